@@ -1,0 +1,57 @@
+"""The one error type simnet raises for bad input, and its key-path context.
+
+Every mistake a user can make in a scenario, a topology file, a unit string or an
+argument of the Python API surfaces as a :class:`SimnetError` (or a subclass).
+The command line turns it into a single line ``error: <file>: <key path>: <message>``
+and exit code 2; the Python API lets it propagate.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SimnetError", "UnitError", "TopologyError", "ScheduleError", "ScenarioError"]
+
+
+class SimnetError(ValueError):
+    """Bad input, with an optional key path and source file.
+
+    Parameters
+    ----------
+    message : str
+        What was expected and what was found.
+    path : str, optional
+        Dotted key path of the offending value, e.g. ``"topology.hosts"``.
+    source : str, optional
+        File the value came from.
+    """
+
+    def __init__(self, message: str, *, path: str = "", source: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.source = source
+
+    def at(self, path: str = "", source: str = "") -> "SimnetError":
+        """Return a copy whose key path is prefixed by `path` and whose source is `source`."""
+        joined = ".".join(p for p in (path, self.path) if p)
+        clone = type(self)(self.message, path=joined, source=source or self.source)
+        return clone
+
+    def __str__(self) -> str:
+        parts = [p for p in (self.source, self.path) if p]
+        return ": ".join([*parts, self.message])
+
+
+class UnitError(SimnetError):
+    """A quantity with a missing, unknown or wrong unit."""
+
+
+class TopologyError(SimnetError):
+    """A graph that breaks the topology contract, naming the node or edge."""
+
+
+class ScheduleError(SimnetError):
+    """A schedule that is malformed or does not compute its collective."""
+
+
+class ScenarioError(SimnetError):
+    """A scenario file that does not validate."""

@@ -1,0 +1,306 @@
+"""Schedules of collectives as data, and the check that they compute their collective.
+
+A :class:`Schedule` splits the payload into *chunks* and lists *transfers*: each
+moves the current contents of some chunks from one rank's buffer to another's,
+either overwriting (``"copy"``) or adding into (``"reduce"``) the destination,
+after the transfers it depends on have finished. Dependencies always point to
+earlier transfers, so the list is already in a valid execution order.
+
+:func:`check` proves that the transfers compute the collective, whatever the
+timing: it follows, for every rank and chunk, the *set of ranks whose
+contribution* the buffer holds, refuses races (an unordered read and write, or
+two unordered writes one of which is a copy, of the same buffer), double counting
+and reads of empty buffers, and compares the final sets with what the collective
+must produce. With ``numeric=True`` it moves real numpy payloads instead and
+compares with :func:`numpy.sum`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from simnet.errors import ScheduleError
+
+__all__ = ["COLLECTIVES", "Transfer", "Schedule", "split_bytes", "check"]
+
+COLLECTIVES = ("allreduce", "reduce_scatter", "all_gather", "broadcast", "reduce")
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    """One message of a schedule.
+
+    Parameters
+    ----------
+    src, dst : int
+        Sending and receiving rank.
+    chunks : tuple of int
+        Chunks whose contents the message carries.
+    nbytes : int
+        Size of the message on the wire, bytes (the chunks' bytes for dense data).
+    op : {"copy", "reduce"}
+        Whether the destination overwrites or adds into its copy of the chunks.
+    deps : tuple of int
+        Indices of earlier transfers that must finish before this one starts.
+    stage : str, optional
+        Label of the algorithm phase, e.g. ``"reduce_scatter"``, for analysis.
+    """
+
+    src: int
+    dst: int
+    chunks: tuple[int, ...]
+    nbytes: int
+    op: Literal["copy", "reduce"] = "copy"
+    deps: tuple[int, ...] = ()
+    stage: str = ""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A collective as data: chunks, transfers and what the result must be.
+
+    Parameters
+    ----------
+    collective : str
+        One of :data:`COLLECTIVES`.
+    nranks : int
+        Number of ranks taking part.
+    chunk_bytes : tuple of int
+        Size of each chunk, bytes; they partition the payload of every rank.
+    transfers : tuple of Transfer
+        The messages, each depending only on earlier ones.
+    algorithm : str
+        Name of the algorithm that built the schedule.
+    root : int, optional
+        Root rank of ``broadcast`` and ``reduce``.
+    owners : tuple of int, optional
+        Rank owning each chunk: the rank that ends with the reduced chunk in
+        ``reduce_scatter`` and that starts with it in ``all_gather``.
+    params : dict
+        Parameters the algorithm was built with.
+    """
+
+    collective: str
+    nranks: int
+    chunk_bytes: tuple[int, ...]
+    transfers: tuple[Transfer, ...]
+    algorithm: str = ""
+    root: int | None = None
+    owners: tuple[int, ...] | None = None
+    params: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.collective not in COLLECTIVES:
+            raise ScheduleError(f"collective must be one of {COLLECTIVES}, got {self.collective!r}")
+        if self.nranks < 1:
+            raise ScheduleError(f"nranks must be ≥ 1, got {self.nranks}")
+        if self.collective in ("broadcast", "reduce") and not (
+            self.root is not None and 0 <= self.root < self.nranks
+        ):
+            raise ScheduleError(f"{self.collective} needs a root rank in [0, {self.nranks}), got {self.root!r}")
+        if self.collective in ("reduce_scatter", "all_gather") and (
+            self.owners is None or len(self.owners) != len(self.chunk_bytes)
+        ):
+            raise ScheduleError(f"{self.collective} needs one owner rank per chunk")
+        nchunks = len(self.chunk_bytes)
+        for index, t in enumerate(self.transfers):
+            where = f"transfer {index} ({t.src} -> {t.dst})"
+            if not (0 <= t.src < self.nranks and 0 <= t.dst < self.nranks) or t.src == t.dst:
+                raise ScheduleError(f"{where}: needs two distinct ranks in [0, {self.nranks})")
+            if not t.chunks or any(not 0 <= c < nchunks for c in t.chunks):
+                raise ScheduleError(f"{where}: chunks must be in [0, {nchunks}), got {t.chunks}")
+            if t.op not in ("copy", "reduce"):
+                raise ScheduleError(f"{where}: op must be 'copy' or 'reduce', got {t.op!r}")
+            if t.nbytes < 0:
+                raise ScheduleError(f"{where}: nbytes must be ≥ 0, got {t.nbytes}")
+            if any(not 0 <= d < index for d in t.deps):
+                raise ScheduleError(f"{where}: dependencies must be earlier transfers, got {t.deps}")
+
+    @property
+    def size_bytes(self) -> int:
+        """Payload size per rank, bytes."""
+        return sum(self.chunk_bytes)
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes on the wire summed over all transfers."""
+        return sum(t.nbytes for t in self.transfers)
+
+    def __len__(self) -> int:
+        return len(self.transfers)
+
+
+def split_bytes(size_bytes: int, parts: int) -> list[int]:
+    """Split `size_bytes` into `parts` whole-byte pieces differing by at most one.
+
+    The first ``size_bytes % parts`` pieces get the extra byte.
+
+    >>> split_bytes(10, 4)
+    [3, 3, 2, 2]
+    """
+    base, extra = divmod(size_bytes, parts)
+    return [base + 1 if i < extra else base for i in range(parts)]
+
+
+def _initial(schedule: Schedule, rank: int, chunk: int) -> int | None:
+    """Contribution set (bitmask of ranks) that `rank` starts with for `chunk`."""
+    if schedule.collective in ("allreduce", "reduce_scatter", "reduce"):
+        return 1 << rank
+    if schedule.collective == "all_gather":
+        return 1 << rank if schedule.owners[chunk] == rank else None
+    return 1 << rank if rank == schedule.root else None
+
+
+def _expected(schedule: Schedule, rank: int, chunk: int) -> int | None:
+    """Contribution set `rank` must end with for `chunk` (``None``: anything)."""
+    everyone = (1 << schedule.nranks) - 1
+    match schedule.collective:
+        case "allreduce":
+            return everyone
+        case "reduce_scatter":
+            return everyone if schedule.owners[chunk] == rank else None
+        case "all_gather":
+            return 1 << schedule.owners[chunk]
+        case "broadcast":
+            return 1 << schedule.root
+        case _:
+            return everyone if rank == schedule.root else None
+
+
+def _ranks(mask: int | None) -> str:
+    if mask is None:
+        return "nothing"
+    members = [i for i in range(mask.bit_length()) if mask >> i & 1]
+    return "{" + ", ".join(map(str, members)) + "}"
+
+
+def _depends_on(schedule: Schedule, later: int, earlier: int) -> bool:
+    """Whether transfer `later` (transitively) depends on transfer `earlier`."""
+    stack, seen = [later], {later}
+    while stack:
+        for d in schedule.transfers[stack.pop()].deps:
+            if d == earlier:
+                return True
+            if d > earlier and d not in seen:
+                seen.add(d)
+                stack.append(d)
+    return False
+
+
+def _check_races(schedule: Schedule) -> None:
+    readers: dict[tuple[int, int], list[int]] = {}
+    writers: dict[tuple[int, int], list[int]] = {}
+    for index, t in enumerate(schedule.transfers):
+        for c in t.chunks:
+            readers.setdefault((t.src, c), []).append(index)
+            writers.setdefault((t.dst, c), []).append(index)
+
+    def ordered(a: int, b: int) -> bool:
+        return a == b or _depends_on(schedule, max(a, b), min(a, b))
+
+    for (rank, chunk), writes in writers.items():
+        for w_i, w in enumerate(writes):
+            for other in writes[w_i + 1 :]:
+                both_reduce = schedule.transfers[w].op == schedule.transfers[other].op == "reduce"
+                if not both_reduce and not ordered(w, other):
+                    raise ScheduleError(
+                        f"rank {rank}, chunk {chunk}: transfers {w} and {other} both write it "
+                        "with no dependency between them"
+                    )
+            for r in readers.get((rank, chunk), []):
+                if not ordered(r, w):
+                    raise ScheduleError(
+                        f"rank {rank}, chunk {chunk}: transfer {r} reads it while transfer {w} "
+                        "writes it, with no dependency between them"
+                    )
+
+
+def _run_symbolic(schedule: Schedule) -> list[list[int | None]]:
+    state = [[_initial(schedule, r, c) for c in range(len(schedule.chunk_bytes))] for r in range(schedule.nranks)]
+    for index, t in enumerate(schedule.transfers):
+        for c in t.chunks:
+            sent = state[t.src][c]
+            if sent is None:
+                raise ScheduleError(
+                    f"rank {t.src}, chunk {c}: transfer {index} sends it before the rank holds any data of it"
+                )
+            held = state[t.dst][c]
+            if t.op == "copy":
+                state[t.dst][c] = sent
+            elif held is None:
+                raise ScheduleError(
+                    f"rank {t.dst}, chunk {c}: transfer {index} reduces into it before the rank holds any data of it"
+                )
+            elif held & sent:
+                raise ScheduleError(
+                    f"rank {t.dst}, chunk {c}: transfer {index} counts the contributions of ranks "
+                    f"{_ranks(held & sent)} twice"
+                )
+            else:
+                state[t.dst][c] = held | sent
+    return state
+
+
+def _run_numeric(schedule: Schedule, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    nchunks = len(schedule.chunk_bytes)
+    payload = [
+        [rng.integers(-1000, 1000, size=schedule.chunk_bytes[c], dtype=np.int64) for c in range(nchunks)]
+        for _ in range(schedule.nranks)
+    ]
+    state = [
+        [payload[r][c].copy() if _initial(schedule, r, c) is not None else None for c in range(nchunks)]
+        for r in range(schedule.nranks)
+    ]
+    for t in schedule.transfers:
+        for c in t.chunks:
+            sent = state[t.src][c]
+            state[t.dst][c] = sent.copy() if t.op == "copy" else state[t.dst][c] + sent
+    for rank in range(schedule.nranks):
+        for c in range(nchunks):
+            expected = _expected(schedule, rank, c)
+            if expected is None:
+                continue
+            contributors = [i for i in range(schedule.nranks) if expected >> i & 1]
+            want = np.sum([payload[i][c] for i in contributors], axis=0)
+            if state[rank][c] is None or not np.array_equal(state[rank][c], want):
+                raise ScheduleError(f"rank {rank}, chunk {c}: numeric result differs from np.sum")
+
+
+def check(schedule: Schedule, *, numeric: bool = False, seed: int = 0) -> None:
+    """Prove that `schedule` computes its collective; raise if it does not.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        The schedule to check.
+    numeric : bool, optional
+        Also execute the schedule on random integer payloads (one ``int64`` per byte
+        of each chunk) and compare every rank's result with :func:`numpy.sum` of the
+        contributions it must hold. Use it for payloads up to a few MiB.
+    seed : int, optional
+        Seed of the numeric payloads.
+
+    Raises
+    ------
+    ScheduleError
+        Naming the first rank and chunk that is wrong, e.g.
+        ``"rank 3, chunk 5: holds contributions of {0, 1, 2}, expected all 8 ranks"``.
+    """
+    _check_races(schedule)
+    state = _run_symbolic(schedule)
+    everyone = (1 << schedule.nranks) - 1
+    for rank in range(schedule.nranks):
+        for c in range(len(schedule.chunk_bytes)):
+            expected = _expected(schedule, rank, c)
+            if expected is None or state[rank][c] == expected:
+                continue
+            wanted = f"all {schedule.nranks} ranks" if expected == everyone else _ranks(expected)
+            raise ScheduleError(
+                f"rank {rank}, chunk {c}: holds contributions of {_ranks(state[rank][c])}, expected {wanted}"
+            )
+    if numeric:
+        _run_numeric(schedule, seed)

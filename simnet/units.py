@@ -1,0 +1,228 @@
+"""Quantities with units: the one place where simnet converts them.
+
+Inside simnet every quantity is a float in SI base units, named with its unit:
+``size_bytes``, ``latency_s``, ``bandwidth_Bps`` (bytes per second). People type and
+read numbers with units; this module turns text such as ``"25 GB/s"``, ``"100 Gbps"``,
+``"1 us"`` or ``"64 MiB"`` into those floats and back.
+
+Conventions (as in datasheets and nccl-tests):
+
+* decimal prefixes are powers of 1000 (``GB = 1e9 B``), binary ones powers of 1024
+  (``GiB = 2**30 B``);
+* ``B`` is a byte and ``b``/``bit`` a bit, so ``Gbps`` and ``Gb/s`` are ``1e9 / 8`` bytes
+  per second while ``GBps`` and ``GB/s`` are ``1e9`` bytes per second;
+* a plain number (``1024`` or ``"1024"``) is in the base unit: bytes, seconds or
+  bytes per second.
+
+Examples
+--------
+>>> parse_bandwidth("100 Gbps")
+12500000000.0
+>>> parse_time("1 us")
+1e-06
+>>> parse_size("64 MiB")
+67108864
+>>> format_size(67108864)
+'64 MiB'
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from simnet.errors import UnitError
+
+__all__ = [
+    "parse_size",
+    "parse_time",
+    "parse_bandwidth",
+    "parse_fraction",
+    "format_size",
+    "format_time",
+    "format_bandwidth",
+]
+
+_DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+_BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
+
+_SIZE_UNITS: dict[str, float] = {}
+_BANDWIDTH_UNITS: dict[str, float] = {}
+for _prefix, _factor in (_DECIMAL | _BINARY).items():
+    _SIZE_UNITS[f"{_prefix}B"] = _factor
+    for _per_second in ("/s", "ps"):
+        _BANDWIDTH_UNITS[f"{_prefix}B{_per_second}"] = _factor
+        _BANDWIDTH_UNITS[f"{_prefix}b{_per_second}"] = _factor / 8
+    _BANDWIDTH_UNITS[f"{_prefix}bit/s"] = _factor / 8
+_SIZE_UNITS["bytes"] = _SIZE_UNITS["byte"] = 1.0
+
+_TIME_UNITS = {
+    "s": 1.0,
+    "sec": 1.0,
+    "ms": 1e-3,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ns": 1e-9,
+    "ps": 1e-12,
+    "min": 60.0,
+    "h": 3600.0,
+}
+
+_NUMBER = r"[+-]?(?:\d+(?:_\d+)*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_QUANTITY = re.compile(rf"^\s*(?P<number>{_NUMBER})\s*(?P<unit>[^\s\d.+-][^\s]*)?\s*$")
+
+
+def _split(text: object, what: str, example: str) -> tuple[float, str]:
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise UnitError(f"expected a {what} such as '{example}', got {text!r}")
+    if isinstance(text, (int, float)):
+        value, unit = float(text), ""
+    else:
+        match = _QUANTITY.match(text)
+        if match is None:
+            raise UnitError(f"expected a {what} such as '{example}', got {text!r}")
+        value, unit = float(match["number"].replace("_", "")), match["unit"] or ""
+    if not math.isfinite(value):
+        raise UnitError(f"expected a finite {what}, got {text!r}")
+    return value, unit
+
+
+def _parse(text: object, units: dict[str, float], what: str, example: str) -> float:
+    value, unit = _split(text, what, example)
+    if unit not in units:
+        raise UnitError(
+            f"unknown unit {unit!r} in {text!r}: expected a {what} such as '{example}'"
+        )
+    result = value * units[unit]
+    if not math.isfinite(result):
+        raise UnitError(f"{what} {text!r} is too large")
+    return result
+
+
+def parse_size(text: str | int | float) -> int:
+    """Parse a data size into a whole number of bytes.
+
+    Parameters
+    ----------
+    text : str or int or float
+        ``"64 MiB"``, ``"1 KB"``, ``"512B"``, ``"1.5 GiB"`` or a plain number of bytes.
+
+    Returns
+    -------
+    int
+        Size in bytes.
+
+    Raises
+    ------
+    UnitError
+        If the unit is unknown (``"64 Mb"`` is a rate of bits, not a size) or the
+        value is not a whole number of bytes.
+    """
+    value = _parse(text, _SIZE_UNITS | {"": 1.0}, "size", "64 MiB")
+    if value != math.floor(value):
+        raise UnitError(f"size {text!r} is not a whole number of bytes")
+    return int(value)
+
+
+def parse_time(text: str | int | float) -> float:
+    """Parse a duration into seconds.
+
+    Parameters
+    ----------
+    text : str or int or float
+        ``"1 us"`` (or ``"1 µs"``), ``"500 ns"``, ``"2 ms"``, ``"0.5 s"`` or a plain
+        number of seconds.
+
+    Returns
+    -------
+    float
+        Duration in seconds.
+    """
+    return _parse(text, _TIME_UNITS | {"": 1.0}, "time", "1 us")
+
+
+def parse_bandwidth(text: str | int | float) -> float:
+    """Parse a data rate into bytes per second.
+
+    Parameters
+    ----------
+    text : str or int or float
+        ``"25 GB/s"``, ``"12.5GBps"``, ``"100 Gbps"``, ``"200 Gb/s"``, ``"10 Gbit/s"``
+        or a plain number of bytes per second.
+
+    Returns
+    -------
+    float
+        Rate in bytes per second (``"100 Gbps"`` is ``12.5e9``).
+    """
+    return _parse(text, _BANDWIDTH_UNITS | {"": 1.0}, "bandwidth", "25 GB/s")
+
+
+def parse_fraction(text: str | int | float) -> float:
+    """Parse a fraction written as ``0.01``, ``"1%"`` or ``"1/128"``.
+
+    Returns
+    -------
+    float
+        The fraction as a plain number (``"1/128"`` is ``0.0078125``).
+    """
+    if isinstance(text, str):
+        stripped = text.strip()
+        if stripped.endswith("%"):
+            return _parse(stripped[:-1], {"": 1.0}, "fraction", "1/128") / 100
+        if "/" in stripped:
+            numerator, _, denominator = stripped.partition("/")
+            top = _parse(numerator, {"": 1.0}, "fraction", "1/128")
+            bottom = _parse(denominator, {"": 1.0}, "fraction", "1/128")
+            if bottom == 0:
+                raise UnitError(f"fraction {text!r} divides by zero")
+            return top / bottom
+    return _parse(text, {"": 1.0}, "fraction", "1/128")
+
+
+def _scaled(value: float, steps: list[tuple[float, str]], digits: int) -> str:
+    magnitude = abs(value)
+    factor, unit = steps[-1]
+    for step_factor, step_unit in steps:
+        if magnitude >= step_factor:
+            factor, unit = step_factor, step_unit
+            break
+    text = f"{value / factor:.{digits}g}"
+    return f"{text} {unit}"
+
+
+def format_size(size_bytes: float) -> str:
+    """Format bytes with a binary prefix when exact, otherwise a decimal one.
+
+    >>> format_size(1024), format_size(1_000_000), format_size(3)
+    ('1 KiB', '1 MB', '3 B')
+    """
+    size = float(size_bytes)
+    for factor, unit in ((2.0**40, "TiB"), (2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB")):
+        if size >= factor and size % factor == 0:
+            return f"{size / factor:g} {unit}"
+    steps = [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")]
+    return _scaled(size, steps, 4)
+
+
+def format_time(time_s: float) -> str:
+    """Format seconds with the largest unit that keeps the mantissa ≥ 1.
+
+    >>> format_time(0.010126), format_time(2e-6)
+    ('10.13 ms', '2 us')
+    """
+    if time_s == 0:
+        return "0 s"
+    steps = [(1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"), (1e-12, "ps")]
+    return _scaled(time_s, steps, 4)
+
+
+def format_bandwidth(bandwidth_Bps: float) -> str:
+    """Format bytes per second with a decimal prefix, as nccl-tests prints GB/s.
+
+    >>> format_bandwidth(12.5e9)
+    '12.5 GB/s'
+    """
+    steps = [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")]
+    return _scaled(bandwidth_Bps, steps, 4)

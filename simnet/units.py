@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 
 from simnet.errors import UnitError
 
@@ -55,6 +56,8 @@ for _prefix, _factor in (_DECIMAL | _BINARY).items():
         _BANDWIDTH_UNITS[f"{_prefix}b{_per_second}"] = _factor / 8
     _BANDWIDTH_UNITS[f"{_prefix}bit/s"] = _factor / 8
 _SIZE_UNITS["bytes"] = _SIZE_UNITS["byte"] = 1.0
+_EXACT_SIZE_FACTORS = {f"{prefix}B": 10 ** (3 * i) for i, prefix in enumerate(("", "k", "M", "G", "T", "P"))}
+_EXACT_SIZE_FACTORS |= {"KB": 1000} | {f"{p}B": 2 ** (10 * (i + 1)) for i, p in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi"))}
 
 _TIME_UNITS = {
     "s": 1.0,
@@ -120,9 +123,17 @@ def parse_size(text: str | int | float) -> int:
         value is not a whole number of bytes.
     """
     value = _parse(text, _SIZE_UNITS | {"": 1.0}, "size", "64 MiB")
-    if value != math.floor(value):
+    _, unit = _split(text, "size", "64 MiB")
+    if isinstance(text, str):
+        number = _QUANTITY.match(text)["number"].replace("_", "")
+        exact = Fraction(number) * _EXACT_SIZE_FACTORS.get(unit, 1)
+    else:
+        exact = Fraction(text)
+    if exact.denominator != 1:
         raise UnitError(f"size {text!r} is not a whole number of bytes")
-    return int(value)
+    if not math.isfinite(value):
+        raise UnitError(f"size {text!r} is too large")
+    return int(exact)
 
 
 def parse_time(text: str | int | float) -> float:

@@ -1,0 +1,361 @@
+"""Scenario files: YAML -> validated :class:`Scenario` -> results frame.
+
+A scenario names a topology, a collective with the algorithms to compare, the
+payload sizes and the network model::
+
+    name: quickstart
+    topology: {builder: switch, hosts: 8, bandwidth: 100 Gbps, latency: 1 us}
+    collective: {op: allreduce, algorithms: [ring], chunks: 1}
+    sizes: [1 KiB, 1 MiB, 64 MiB]
+    network: {model: fifo}
+
+Builder and algorithm parameters are checked against the function they go to:
+a YAML key ``bandwidth`` feeds the parameter ``bandwidth_Bps`` and is parsed as a
+bandwidth, ``latency`` feeds ``latency_s`` as a time, ``size`` feeds ``size_bytes``
+as a size; other keys keep their name and the parameter's type. Every error is a
+:class:`~simnet.errors.ScenarioError` naming the key path, e.g.
+``topology.hosts: must be an integer ≥ 2, got 1``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import json
+import typing
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import pandas as pd
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
+
+from simnet import units
+from simnet.algorithms import ALGORITHMS
+from simnet.analysis import RESULT_COLUMNS, result_row
+from simnet.engine import simulate
+from simnet.errors import ScenarioError, SimnetError
+from simnet.models import predict
+from simnet.network import LINK_MODELS, Network
+from simnet.topology import BUILDERS
+
+__all__ = ["Scenario", "load_scenario", "parse_scenario", "build_topology", "call_with_units", "run"]
+
+_UNIT_SUFFIXES = (
+    ("_Bps", units.parse_bandwidth, "a bandwidth such as '25 GB/s'"),
+    ("_bytes", units.parse_size, "a size such as '64 MiB'"),
+    ("_s", units.parse_time, "a time such as '1 us'"),
+)
+
+Size = Annotated[int, BeforeValidator(units.parse_size), Field(ge=1)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AlgorithmSpec(_Strict):
+    """One algorithm to run, with its own parameters (``{name: ring, chunks: 4}``)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    name: str
+
+
+class CollectiveSpec(_Strict):
+    """The collective and the algorithms to compare.
+
+    Keys other than ``op`` and ``algorithms`` are parameters shared by every listed
+    algorithm that takes them (``chunks: 4``).
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    op: Literal["allreduce"] = "allreduce"
+    algorithms: list[str | AlgorithmSpec] = Field(min_length=1)
+
+
+class NetworkSpec(_Strict):
+    """How links are shared between concurrent transfers."""
+
+    model: Literal[tuple(LINK_MODELS)] = "fifo"  # type: ignore[valid-type]
+
+
+class Scenario(_Strict):
+    """A validated scenario (see the module docstring for the YAML form)."""
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    topology: dict[str, Any]
+    collective: CollectiveSpec
+    sizes: list[Size] = Field(min_length=1)
+    network: NetworkSpec = NetworkSpec()
+
+
+def _yaml_key(parameter: str) -> str:
+    for suffix, _, _ in _UNIT_SUFFIXES:
+        if parameter.endswith(suffix):
+            return parameter.removesuffix(suffix)
+    return parameter
+
+
+def _parser(parameter: str, annotation: Any) -> tuple[Callable[[Any], Any], str]:
+    for suffix, parse, expected in _UNIT_SUFFIXES:
+        if parameter.endswith(suffix):
+            return parse, expected
+    adapter = TypeAdapter(annotation)
+
+    def parse(value: Any) -> Any:
+        try:
+            return adapter.validate_python(value, strict=True)
+        except ValidationError as error:
+            raise ScenarioError(f"{error.errors()[0]['msg'].lower()}, got {value!r}") from None
+
+    return parse, getattr(annotation, "__name__", str(annotation))
+
+
+def _did_you_mean(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _unknown(kind: str, word: str, choices: list[str]) -> str:
+    return f"unknown {kind} {word!r}{_did_you_mean(word, choices)} (expected one of: {', '.join(choices)})"
+
+
+def _keyword_parameters(function: Callable) -> dict[str, tuple[inspect.Parameter, Any]]:
+    hints = typing.get_type_hints(function)
+    return {
+        name: (parameter, hints.get(name, Any))
+        for name, parameter in inspect.signature(function).parameters.items()
+        if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+    }
+
+
+def call_with_units(
+    function: Callable,
+    raw: Mapping[str, Any],
+    *,
+    path: str,
+    what: str,
+    skip: tuple[str, ...] = (),
+    required: bool = True,
+) -> dict[str, Any]:
+    """Call `function` with YAML values converted to its parameters' units and types.
+
+    Parameters
+    ----------
+    function : callable
+        Builder or algorithm whose parameters carry unit suffixes and type hints.
+    raw : mapping
+        YAML keys (without unit suffixes) and values.
+    path : str
+        Key path of `raw` in the scenario, for error messages.
+    what : str
+        What `function` is, for error messages (``"builder 'switch'"``).
+    skip : tuple of str
+        Parameters supplied by the caller, not by YAML.
+    required : bool
+        Whether parameters without a default must be present in `raw`.
+
+    Returns
+    -------
+    dict
+        Keyword arguments for `function`, in SI units.
+    """
+    parameters = {
+        _yaml_key(name): (name, parameter, annotation)
+        for name, (parameter, annotation) in _keyword_parameters(function).items()
+        if name not in skip
+    }
+    kwargs = {}
+    for key, value in raw.items():
+        if key not in parameters:
+            raise ScenarioError(_unknown(f"parameter of {what}", key, sorted(parameters)), path=f"{path}.{key}")
+        name, _, annotation = parameters[key]
+        parse, _ = _parser(name, annotation)
+        try:
+            kwargs[name] = parse(value)
+        except SimnetError as error:
+            raise ScenarioError(error.message, path=f"{path}.{key}") from None
+    for key, (name, parameter, annotation) in parameters.items():
+        if required and name not in kwargs and parameter.default is inspect.Parameter.empty:
+            _, expected = _parser(name, annotation)
+            raise ScenarioError(f"missing; {what} needs {expected}", path=f"{path}.{key}")
+    return kwargs
+
+
+def _raise_translated(error: SimnetError, path: str) -> typing.NoReturn:
+    key = _yaml_key(error.path) if error.path else ""
+    raise ScenarioError(error.message, path=".".join(p for p in (path, key) if p)) from None
+
+
+def build_topology(spec: Mapping[str, Any], *, path: str = "topology"):
+    """Build the topology graph described by ``{builder: NAME, **params}``."""
+    if "builder" not in spec:
+        raise ScenarioError(f"missing; expected one of: {', '.join(BUILDERS)}", path=f"{path}.builder")
+    name = spec["builder"]
+    if name not in BUILDERS:
+        raise ScenarioError(_unknown("builder", str(name), sorted(BUILDERS)), path=f"{path}.builder")
+    builder = BUILDERS[name]
+    params = {k: v for k, v in spec.items() if k != "builder"}
+    kwargs = call_with_units(builder, params, path=path, what=f"builder {name!r}")
+    try:
+        return builder(**kwargs)
+    except SimnetError as error:
+        _raise_translated(error, path)
+
+
+def _algorithm_runs(collective: CollectiveSpec) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
+    """Per listed algorithm: its name, converted parameters, and each parameter's key path."""
+    shared = dict(collective.model_extra or {})
+    runs = []
+    used_shared: set[str] = set()
+    for index, entry in enumerate(collective.algorithms):
+        name = entry if isinstance(entry, str) else entry.name
+        own = {} if isinstance(entry, str) else dict(entry.model_extra or {})
+        where = f"collective.algorithms[{index}]"
+        if name not in ALGORITHMS:
+            raise ScenarioError(_unknown("algorithm", name, sorted(ALGORITHMS)), path=where)
+        _, builder = ALGORITHMS[name]
+        accepted = {_yaml_key(p) for p in _keyword_parameters(builder)}
+        taken = {k: v for k, v in shared.items() if k in accepted}
+        used_shared.update(taken)
+        what, skip = f"algorithm {name!r}", ("nranks", "size_bytes")
+        params = call_with_units(builder, taken, path="collective", what=what, skip=skip, required=False)
+        params |= call_with_units(builder, own, path=where, what=what, skip=skip, required=False)
+        for parameter_name, (parameter, annotation) in _keyword_parameters(builder).items():
+            if parameter_name not in (*skip, *params) and parameter.default is inspect.Parameter.empty:
+                _, expected = _parser(parameter_name, annotation)
+                raise ScenarioError(f"missing; {what} needs {expected}", path=f"{where}.{_yaml_key(parameter_name)}")
+        origins = {key: f"collective.{key}" for key in taken} | {key: f"{where}.{key}" for key in own}
+        runs.append((name, params, origins))
+    for key in shared:
+        if key not in used_shared:
+            raise ScenarioError(
+                f"no listed algorithm takes this parameter (algorithms: "
+                f"{', '.join(a if isinstance(a, str) else a.name for a in collective.algorithms)})",
+                path=f"collective.{key}",
+            )
+    return runs
+
+
+def _format_validation_error(error: ValidationError) -> ScenarioError:
+    first = error.errors()[0]
+    path = ""
+    for part in first["loc"]:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    kind, ctx, value = first["type"], first.get("ctx", {}), first.get("input")
+    if kind == "missing":
+        message = "missing"
+    elif kind == "extra_forbidden":
+        parent = first["loc"][:-1]
+        fields = _fields_at(parent)
+        message = "unknown key" + _did_you_mean(str(first["loc"][-1]), fields) + (
+            f" (expected one of: {', '.join(fields)})" if fields else ""
+        )
+    elif kind == "value_error" and isinstance(ctx.get("error"), SimnetError):
+        message = ctx["error"].message
+    elif kind == "greater_than_equal":
+        message = f"must be ≥ {ctx['ge']}, got {value!r}"
+    elif kind == "literal_error":
+        message = f"must be one of {ctx['expected']}, got {value!r}"
+    elif kind == "too_short":
+        message = f"must not be empty, got {value!r}"
+    else:
+        message = f"{first['msg'][0].lower()}{first['msg'][1:]}, got {value!r}"
+    return ScenarioError(message, path=path)
+
+
+def _fields_at(loc: tuple) -> list[str]:
+    model: Any = Scenario
+    for part in loc:
+        field = getattr(model, "model_fields", {}).get(part)
+        if field is None:
+            return []
+        model = field.annotation
+    return list(getattr(model, "model_fields", {}))
+
+
+def parse_scenario(data: Any, *, source: str = "") -> Scenario:
+    """Validate a scenario given as plain data (e.g. from :func:`yaml.safe_load`).
+
+    Raises
+    ------
+    ScenarioError
+        Naming `source`, the key path, what was expected and what was found.
+    """
+    if not isinstance(data, dict):
+        found = "an empty file" if data is None else f"a {type(data).__name__}"
+        raise ScenarioError(
+            f"expected a mapping with keys name, topology, collective, sizes; found {found}", source=source
+        )
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as error:
+        raise _format_validation_error(error).at(source=source) from None
+    try:
+        build_topology(scenario.topology)
+        _algorithm_runs(scenario.collective)
+    except SimnetError as error:
+        raise error.at(source=source) from None
+    return scenario
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario YAML file (safe loading only)."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError("file not found", source=source) from None
+    except UnicodeDecodeError as error:
+        raise ScenarioError(f"not UTF-8 text (byte {error.start})", source=source) from None
+    except OSError as error:
+        raise ScenarioError(f"cannot read: {error.strerror}", source=source) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ScenarioError(f"{where}invalid YAML: {problem}", source=source) from None
+    return parse_scenario(data, source=source)
+
+
+def run(scenario: Scenario) -> pd.DataFrame:
+    """Simulate every (algorithm, size) of `scenario` and set it beside its model.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (algorithm, size) with the columns of
+        :data:`simnet.analysis.RESULT_COLUMNS`.
+    """
+    network = Network(build_topology(scenario.topology))
+    nranks = network.size
+    rows = []
+    for name, params, origins in _algorithm_runs(scenario.collective):
+        op, builder = ALGORITHMS[name]
+        shown = json.dumps({_yaml_key(k): v for k, v in params.items()}, sort_keys=True)
+        for size in scenario.sizes:
+            try:
+                schedule = builder(nranks, size, **params)
+            except SimnetError as error:
+                key = _yaml_key(error.path)
+                raise ScenarioError(error.message, path=origins.get(key, f"collective.{key}")) from None
+            trace = simulate(network, schedule, model=scenario.network.model)
+            rows.append(
+                result_row(
+                    scenario=scenario.name,
+                    topology=network.name,
+                    op=op,
+                    algorithm=name,
+                    params=shown,
+                    network_model=scenario.network.model,
+                    ranks=nranks,
+                    size_bytes=size,
+                    sim_time_s=trace.time_s,
+                    model_time_s=predict(name, network, nranks, size, **params),
+                )
+            )
+    return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))

@@ -1,0 +1,70 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from simnet.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
+
+
+def test_run_prints_a_table(capsys):
+    assert main(["run", str(QUICKSTART)]) == 0
+    out = capsys.readouterr().out
+    assert "quickstart: switch(hosts=8, bandwidth=12.5 GB/s, latency=1 us)" in out
+    assert "64 MiB" in out and "9.423 ms" in out
+
+
+def test_json_is_the_only_output(capsys):
+    assert main(["run", str(QUICKSTART), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [row["size_bytes"] for row in rows] == [1024, 2**20, 64 * 2**20]
+    assert {row["algorithm"] for row in rows} == {"ring"}
+
+
+def test_out_writes_csv_json_and_plot(tmp_path, capsys):
+    out = tmp_path / "results"
+    assert main(["run", str(QUICKSTART), "--out", str(out), "--format", "csv"]) == 0
+    printed = capsys.readouterr().out
+    frame = pd.read_csv(out / "results.csv")
+    assert len(frame) == 3
+    assert printed == (out / "results.csv").read_text()
+    assert json.loads((out / "results.json").read_text())[2]["sim_time_s"] == frame["sim_time_s"][2]
+    assert (out / "time_vs_size.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+def test_bad_input_is_one_line_with_exit_code_2(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(QUICKSTART.read_text().replace("hosts: 8", "hosts: 1"))
+    assert main(["run", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {bad}: topology.hosts: must be an integer ≥ 2, got 1\n"
+
+
+def test_console_script_has_no_traceback_unless_debug(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(QUICKSTART.read_text().replace("100 Gbps", "100 Gbs"))
+    command = [sys.executable, "-m", "simnet.cli"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    plain = subprocess.run([*command, "run", str(bad)], capture_output=True, text=True, env=env)
+    assert plain.returncode == 2
+    assert plain.stderr.count("\n") == 1 and "Traceback" not in plain.stderr
+    debug = subprocess.run([*command, "--debug", "run", str(bad)], capture_output=True, text=True, env=env)
+    assert debug.returncode != 0 and "Traceback" in debug.stderr
+
+
+def test_missing_scenario_file(capsys):
+    assert main(["run", "does-not-exist.yaml"]) == 2
+    assert capsys.readouterr().err == "error: does-not-exist.yaml: file not found\n"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["run", "--help"]])
+def test_help_shows_an_example(args, capsys):
+    assert main(args) == 0
+    assert "simnet" in capsys.readouterr().out

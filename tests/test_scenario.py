@@ -1,0 +1,118 @@
+from pathlib import Path
+
+import pytest
+
+from simnet.analysis import RESULT_COLUMNS
+from simnet.errors import ScenarioError
+from simnet.models import ring_allreduce_time
+from simnet.scenario import load_scenario, parse_scenario, run
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICKSTART = {
+    "name": "quickstart",
+    "topology": {"builder": "switch", "hosts": 8, "bandwidth": "100 Gbps", "latency": "1 us"},
+    "collective": {"op": "allreduce", "algorithms": ["ring"], "chunks": 1},
+    "sizes": ["1 KiB", "1 MiB", "64 MiB"],
+    "network": {"model": "fifo"},
+}
+
+
+def with_changes(path: str, value):
+    data = {key: (dict(v) if isinstance(v, dict) else v) for key, v in QUICKSTART.items()}
+    *parents, last = path.split(".")
+    target = data
+    for part in parents:
+        target = target[part]
+    if value is None:
+        del target[last]
+    else:
+        target[last] = value
+    return data
+
+
+def test_quickstart_file_as_written_in_the_issue():
+    scenario = load_scenario(ROOT / "scenarios" / "quickstart.yaml")
+    assert scenario.model_dump(exclude={"description"}) == parse_scenario(QUICKSTART).model_dump(exclude={"description"})
+    assert scenario.sizes == [1024, 2**20, 64 * 2**20]
+
+
+def test_run_gives_one_row_per_size_with_the_model_beside_it():
+    results = run(parse_scenario(QUICKSTART))
+    assert list(results.columns) == list(RESULT_COLUMNS)
+    assert list(results["size_bytes"]) == [1024, 2**20, 64 * 2**20]
+    assert set(results["ranks"]) == {8}
+    for row in results.itertuples():
+        assert row.model_time_s == pytest.approx(ring_allreduce_time(8, row.size_bytes, 2e-6, 1 / 12.5e9))
+        assert row.sim_over_model == pytest.approx(1.0, rel=1e-9)
+        assert row.algbw_GBps == pytest.approx(row.size_bytes / row.sim_time_s / 1e9)
+        assert row.busbw_GBps == pytest.approx(row.algbw_GBps * 2 * 7 / 8)
+
+
+def test_chunks_reach_the_algorithm():
+    results = run(parse_scenario(with_changes("collective.chunks", 4)))
+    assert set(results["params"]) == {'{"chunks": 4}'}
+    per_algorithm = run(parse_scenario(with_changes("collective.algorithms", [{"name": "ring", "chunks": 2}])))
+    assert set(per_algorithm["params"]) == {'{"chunks": 2}'}
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        ("topology.hosts", 1, "topology.hosts: must be an integer ≥ 2, got 1"),
+        ("topology.hosts", "8", "topology.hosts: input should be a valid integer, got '8'"),
+        ("topology.bandwidth", "100 Gbs", "topology.bandwidth: unknown unit 'Gbs' in '100 Gbs'"),
+        ("topology.bandwidth", "0 Gbps", "topology.bandwidth: must be a finite bandwidth > 0, got 0.0"),
+        ("topology.latency", None, "topology.latency: missing; builder 'switch' needs a time such as '1 us'"),
+        ("topology.bandwith", "1 GB/s", "topology.bandwith: unknown parameter of builder 'switch' 'bandwith'; "
+                                        "did you mean 'bandwidth'?"),
+        ("topology.builder", "fat", "topology.builder: unknown builder 'fat'"),
+        ("topology.builder", None, "topology.builder: missing"),
+        ("collective.algorithms", ["rign"], "collective.algorithms[0]: unknown algorithm 'rign'; did you mean 'ring'?"),
+        ("collective.algorithms", [], "collective.algorithms: must not be empty"),
+        ("collective.chunk", 2, "collective.chunk: no listed algorithm takes this parameter"),
+        ("collective.chunks", "four", "collective.chunks: input should be a valid integer, got 'four'"),
+        ("collective.op", "alltoall", "collective.op: must be one of 'allreduce', got 'alltoall'"),
+        ("sizes", ["1 KiB", "-5 MiB"], "sizes[1]: must be ≥ 1, got '-5 MiB'"),
+        ("sizes", ["12 parsecs"], "sizes[0]: unknown unit 'parsecs'"),
+        ("sizes", [], "sizes: must not be empty"),
+        ("sizes", None, "sizes: missing"),
+        ("network.model", "tcp", "network.model: must be one of 'fifo', got 'tcp'"),
+        ("netwrk", {"model": "fifo"}, "netwrk: unknown key; did you mean 'network'?"),
+    ],
+)
+def test_errors_name_the_key_path(path, value, message):
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(with_changes(path, value), source="s.yaml")
+    assert str(raised.value).startswith(f"s.yaml: {message}")
+    assert "\n" not in str(raised.value)
+
+
+def test_algorithm_argument_errors_surface_at_run_with_their_key():
+    with pytest.raises(ScenarioError, match=r"^collective.chunks: must be an integer ≥ 1, got 0$"):
+        run(parse_scenario(with_changes("collective.chunks", 0)))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "expected a mapping with keys name, topology, collective, sizes; found an empty file"),
+        ("- 1\n- 2\n", "found a list"),
+        ("name: [unclosed\n", "invalid YAML"),
+        ("name: !!python/object/apply:os.system [echo hi]\n", "invalid YAML: could not determine a constructor"),
+    ],
+)
+def test_file_level_errors(tmp_path, text, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ScenarioError, match=message) as raised:
+        load_scenario(path)
+    assert str(raised.value).startswith(str(path))
+
+
+def test_non_utf8_and_missing_files(tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("name: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ScenarioError, match="not UTF-8"):
+        load_scenario(path)
+    with pytest.raises(ScenarioError, match="file not found"):
+        load_scenario(tmp_path / "nope.yaml")

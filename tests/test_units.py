@@ -1,0 +1,121 @@
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simnet.errors import SimnetError, UnitError
+from simnet.units import (
+    format_bandwidth,
+    format_size,
+    format_time,
+    parse_bandwidth,
+    parse_fraction,
+    parse_size,
+    parse_time,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("25 GB/s", 25e9),
+        ("100 Gbps", 12.5e9),
+        ("12.5GBps", 12.5e9),
+        ("200 Gb/s", 25e9),
+        ("10 Gbit/s", 1.25e9),
+        ("1 GiB/s", 2**30),
+        ("400 Gbps", 50e9),
+        (1e9, 1e9),
+        ("1e9", 1e9),
+    ],
+)
+def test_parse_bandwidth(text, expected):
+    assert parse_bandwidth(text) == pytest.approx(expected, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("1 us", 1e-6), ("1 µs", 1e-6), ("500 ns", 500e-9), ("2 ms", 2e-3), ("0.5 s", 0.5), (3, 3.0), ("0", 0.0)],
+)
+def test_parse_time(text, expected):
+    assert parse_time(text) == pytest.approx(expected, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("64 MiB", 64 * 2**20), ("1 KB", 1000), ("1 kB", 1000), ("1 KiB", 1024), ("1 GB", 10**9),
+     ("1 GiB", 2**30), ("512B", 512), (4096, 4096), ("1.5 KiB", 1536), ("1_000 B", 1000)],
+)
+def test_parse_size(text, expected):
+    assert parse_size(text) == expected
+    assert isinstance(parse_size(text), int)
+
+
+@pytest.mark.parametrize(
+    ("parse", "text", "fragment"),
+    [
+        (parse_size, "64 Mb", "'Mb'"),
+        (parse_size, "64 parsecs", "'parsecs'"),
+        (parse_size, "0.5 B", "whole number"),
+        (parse_bandwidth, "100 Gbs", "'100 Gbs'"),
+        (parse_bandwidth, "fast", "'fast'"),
+        (parse_time, "1 us us", "'1 us us'"),
+        (parse_time, "3 GB", "'GB'"),
+        (parse_time, "", "''"),
+        (parse_time, True, "True"),
+        (parse_size, None, "None"),
+        (parse_bandwidth, "1e400 GB/s", "finite"),
+        (parse_bandwidth, "nan GB/s", "nan"),
+    ],
+)
+def test_bad_units_name_the_text(parse, text, fragment):
+    with pytest.raises(UnitError, match=None) as raised:
+        parse(text)
+    assert fragment in str(raised.value)
+    assert isinstance(raised.value, SimnetError)
+
+
+def test_fractions():
+    assert parse_fraction("1/128") == 1 / 128
+    assert parse_fraction("1%") == pytest.approx(0.01)
+    assert parse_fraction(0.25) == 0.25
+    with pytest.raises(UnitError):
+        parse_fraction("1/0")
+
+
+def test_formatting():
+    assert format_size(64 * 2**20) == "64 MiB"
+    assert format_size(1000) == "1 kB"
+    assert format_size(0) == "0 B"
+    assert format_time(0.0101263296) == "10.13 ms"
+    assert format_time(2e-6) == "2 us"
+    assert format_time(0) == "0 s"
+    assert format_time(5e-13) == "0.5 ps"
+    assert format_bandwidth(12.5e9) == "12.5 GB/s"
+
+
+@given(st.integers(min_value=0, max_value=2**62))
+def test_plain_byte_counts_round_trip(n):
+    assert parse_size(f"{n} B") == n
+    assert parse_size(n) == n
+
+
+@given(st.integers(min_value=0, max_value=2**40))
+def test_binary_sizes_format_and_parse_back(n):
+    assert parse_size(format_size(n * 1024)) == pytest.approx(n * 1024, rel=1e-3)
+
+
+@given(st.floats(min_value=1e-3, max_value=1e6, allow_nan=False))
+def test_bits_are_an_eighth_of_bytes(x):
+    assert parse_bandwidth(f"{x!r} Gbps") * 8 == pytest.approx(parse_bandwidth(f"{x!r} GB/s"), rel=1e-15)
+
+
+@given(st.text(max_size=20))
+def test_only_unit_errors_escape(text):
+    for parse in (parse_size, parse_time, parse_bandwidth, parse_fraction):
+        try:
+            value = parse(text)
+        except UnitError:
+            continue
+        assert math.isfinite(value)

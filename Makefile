@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test clean
+.PHONY: demo test golden clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -20,6 +20,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# Rewrite tests/golden/*.csv from the current code and print every timing that moved.
+golden: $(STAMP)
+	$(BIN)/python -m pytest -q -s tests/test_golden.py --simnet-update-golden
+	@git status --short tests/golden
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .hypothesis

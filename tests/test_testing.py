@@ -1,0 +1,55 @@
+import pandas as pd
+import pytest
+
+from simnet.scenario import load_scenario, parse_scenario, run
+from simnet.testing import Golden, assert_timings, timing_changes
+
+from tests.test_scenario import QUICKSTART, ROOT, with_changes
+
+
+@pytest.fixture(scope="module")
+def quickstart() -> pd.DataFrame:
+    return run(load_scenario(ROOT / "scenarios" / "quickstart.yaml"))
+
+
+def test_identical_results_have_no_changes(quickstart):
+    assert timing_changes(quickstart, quickstart.copy()).empty
+    assert_timings(quickstart, quickstart.copy())
+
+
+def test_moved_added_and_removed_rows_are_reported(quickstart):
+    moved = quickstart.copy()
+    moved.loc[1, "sim_time_s"] *= 1 + 1e-8
+    changes = timing_changes(moved.iloc[:2], quickstart)
+    assert list(changes["change"]) == ["moved", "removed"]
+    assert changes.iloc[0]["relative_change"] == pytest.approx(1e-8, rel=1e-6)
+    assert list(timing_changes(quickstart, quickstart.iloc[:2])["change"]) == ["added"]
+    with pytest.raises(AssertionError, match=r"2 timing\(s\) changed"):
+        assert_timings(moved.iloc[:2], quickstart)
+
+
+def test_a_latency_change_fails_the_golden_check_naming_the_scenario(tmp_path, quickstart):
+    golden = Golden(tmp_path, update=True)
+    golden.check("quickstart", quickstart)
+    slower = run(parse_scenario(with_changes("topology.latency", "1.1 us")))
+    with pytest.raises(pytest.fail.Exception) as failed:
+        Golden(tmp_path).check("quickstart", slower)
+    message = str(failed.value)
+    assert "quickstart.csv: 9 timing(s) changed" in message
+    lines = message.splitlines()
+    assert all(line.split()[0] == "quickstart" for line in lines[2:])
+    assert sum("sim_time_s" in line and "moved" in line for line in lines) == 3
+    assert sum("latency=1.1 us" in line and "relabelled" in line for line in lines) == 3
+
+
+def test_update_mode_writes_and_reports(tmp_path, quickstart, capsys):
+    golden = Golden(tmp_path, update=True)
+    assert len(golden.check("q", quickstart)) == 3
+    assert golden.check("q", quickstart).empty
+    assert "3 change(s)" in capsys.readouterr().out
+    assert Golden(tmp_path).check("q", quickstart).empty
+
+
+def test_missing_table_fails_outside_update_mode(tmp_path, quickstart):
+    with pytest.raises(pytest.fail.Exception, match="--simnet-update-golden"):
+        Golden(tmp_path).check("absent", quickstart)

@@ -16,6 +16,7 @@ __all__ = ["RESULT_COLUMNS", "busbw_factor", "result_row", "display_table"]
 
 RESULT_COLUMNS = (
     "scenario",
+    "point",
     "topology",
     "op",
     "algorithm",
@@ -51,6 +52,7 @@ def busbw_factor(op: str, nranks: int) -> float:
 def result_row(
     *,
     scenario: str,
+    point: str,
     topology: str,
     op: str,
     algorithm: str,
@@ -65,6 +67,7 @@ def result_row(
     algbw_GBps = size_bytes / sim_time_s / 1e9
     return {
         "scenario": scenario,
+        "point": point,
         "topology": topology,
         "op": op,
         "algorithm": algorithm,
@@ -84,6 +87,7 @@ def display_table(results: pd.DataFrame) -> pd.DataFrame:
     """A copy of `results` for people: sizes and times with units, ratios rounded."""
     shown = pd.DataFrame(
         {
+            "point": results["point"],
             "algorithm": results["algorithm"],
             "params": results["params"],
             "ranks": results["ranks"],
@@ -95,4 +99,6 @@ def display_table(results: pd.DataFrame) -> pd.DataFrame:
             "busbw GB/s": results["busbw_GBps"].map("{:.2f}".format),
         }
     )
+    if not results["point"].astype(bool).any():
+        shown = shown.drop(columns="point")
     return shown

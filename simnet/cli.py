@@ -7,29 +7,17 @@ standard error and exit with status 2; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 
-from simnet import analysis, plots
+from simnet import __version__, analysis, plots
 from simnet.errors import SimnetError
-from simnet.scenario import load_scenario, run as run_scenario
+from simnet.scenario import expand, load_scenario
+from simnet.sweep import SweepInterrupted, run_sweep, write_atomic
 
 __all__ = ["main"]
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -44,38 +32,57 @@ def cli(context: click.Context, debug: bool) -> None:
 @cli.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Write results.csv, results.json and time_vs_size.png here.")
+              help="Write results.csv, results.json, time_vs_size.png and each finished sweep point here.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
               show_default=True, help="What to print on standard output.")
-def run(scenario: Path, out_dir: Path | None, fmt: str) -> None:
-    """Run a scenario: simulate each algorithm and size, beside its α-β model.
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Run sweep points in local processes or on a dask.distributed cluster.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Local worker processes.")
+@click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786.")
+@click.option("--resume", is_flag=True, help="Skip sweep points already finished in --out.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
+def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: int, scheduler: str | None,
+        resume: bool, progress: bool | None) -> None:
+    """Run a scenario (or its sweep): simulate each algorithm and size, beside its α-β model.
 
     \b
-    Example:
+    Examples:
       simnet run scenarios/quickstart.yaml --out results/quickstart
       simnet run scenarios/quickstart.yaml --format json
+      simnet run sweep.yaml --out results/sweep --workers 2 --resume
+      simnet run sweep.yaml --out results/sweep --executor dask --scheduler tcp://head:8786
     """
+    if resume and out_dir is None:
+        raise click.UsageError("--resume needs --out DIR (where the finished points are)")
     loaded = load_scenario(scenario)
-    try:
-        results = run_scenario(loaded)
-    except SimnetError as error:
-        raise error.at(source=str(scenario)) from None
-    as_json = json.dumps(results.to_dict(orient="records"), indent=2) + "\n"
-    as_csv = results.to_csv(index=False, lineterminator="\n")
-    if fmt == "json":
-        click.echo(as_json, nl=False)
-    elif fmt == "csv":
-        click.echo(as_csv, nl=False)
-    else:
-        click.echo(f"{loaded.name}: {results['topology'].iloc[0]}, {results['op'].iloc[0]}, "
-                   f"{results['network_model'].iloc[0]} links")
-        click.echo(analysis.display_table(results).to_string(index=False))
+    points = expand(loaded, source=str(scenario))
+    show_progress = progress if progress is not None else (len(points) > 1 and sys.stderr.isatty())
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        _write_atomic(out_dir / "results.csv", as_csv)
-        _write_atomic(out_dir / "results.json", as_json)
+        manifest = {"simnet_version": __version__, "scenario": str(scenario), "name": loaded.name,
+                    "points": [{"index": p.index, "label": p.label, "digest": p.digest} for p in points]}
+        write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+    try:
+        results = run_sweep(points, out_dir=out_dir, executor=executor, workers=workers, scheduler=scheduler,
+                            resume=resume, progress=show_progress)
+    except SweepInterrupted as error:
+        again = f"simnet run {scenario} --out {out_dir} --resume" if out_dir else "rerun with --out DIR"
+        raise SweepInterrupted(f"{error.message}; resume with: {again}", source=str(scenario)) from None
+    except SimnetError as error:
+        raise error.at(source=str(scenario)) from None
+    if fmt == "json":
+        click.echo(json.dumps(results.to_dict(orient="records"), indent=2))
+    elif fmt == "csv":
+        click.echo(results.to_csv(index=False, lineterminator="\n"), nl=False)
+    else:
+        where = f"{len(points)} sweep points" if len(points) > 1 else results["topology"].iloc[0]
+        click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, {results['network_model'].iloc[0]} links")
+        click.echo(analysis.display_table(results).to_string(index=False))
+    if out_dir is not None:
         plot_path = out_dir / "time_vs_size.png"
-        plots.time_vs_size(results, plot_path, title=f"{loaded.name}: {results['topology'].iloc[0]}")
+        title = loaded.name if len(points) > 1 else f"{loaded.name}: {results['topology'].iloc[0]}"
+        plots.time_vs_size(results, plot_path, title=title)
         click.echo(f"wrote {out_dir / 'results.csv'}, {out_dir / 'results.json'}, {plot_path}", err=True)
 
 
@@ -84,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     debug = "--debug" in (sys.argv[1:] if argv is None else argv)
     try:
         cli.main(args=argv, prog_name="simnet", standalone_mode=False)
+    except SweepInterrupted as error:
+        click.echo(f"interrupted: {error}", err=True)
+        return 130
     except SimnetError as error:
         if debug:
             raise

@@ -27,7 +27,8 @@ def time_vs_size(results: pd.DataFrame, path: str | Path, *, title: str = "") ->
     Parameters
     ----------
     results : pandas.DataFrame
-        Rows with ``algorithm, params, size_bytes, sim_time_s, model_time_s``.
+        Rows with ``point, algorithm, params, size_bytes, sim_time_s, model_time_s``;
+        one pair of series per (point, algorithm, params).
     path : str or pathlib.Path
         PNG file to write.
     title : str, optional
@@ -35,9 +36,9 @@ def time_vs_size(results: pd.DataFrame, path: str | Path, *, title: str = "") ->
     """
     figure = Figure(figsize=(7, 4.5), layout="constrained")
     axes = figure.subplots()
-    for (algorithm, params), group in results.groupby(["algorithm", "params"], sort=False):
+    for (point, algorithm, params), group in results.groupby(["point", "algorithm", "params"], sort=False):
         group = group.sort_values("size_bytes")
-        label = algorithm if params in ("{}", "") else f"{algorithm} {params}"
+        label = " ".join(part for part in (point, algorithm, "" if params == "{}" else params) if part)
         points = axes.loglog(group["size_bytes"], group["sim_time_s"], "o", label=f"{label} (simulated)")
         axes.loglog(
             group["size_bytes"],
@@ -52,7 +53,7 @@ def time_vs_size(results: pd.DataFrame, path: str | Path, *, title: str = "") ->
     axes.set_xlabel("payload per rank")
     axes.set_ylabel("completion time")
     axes.grid(True, which="major", alpha=0.3)
-    axes.legend(fontsize="small")
+    axes.legend(fontsize="x-small" if results["point"].nunique() > 4 else "small", ncols=2 if len(axes.lines) > 12 else 1)
     if title:
         axes.set_title(title)
     figure.savefig(path, dpi=120)

@@ -19,11 +19,15 @@ as a size; other keys keep their name and the parameter's type. Every error is a
 
 from __future__ import annotations
 
+import copy
 import difflib
+import hashlib
 import inspect
+import itertools
 import json
 import typing
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -40,7 +44,19 @@ from simnet.models import predict
 from simnet.network import LINK_MODELS, Network
 from simnet.topology import BUILDERS
 
-__all__ = ["Scenario", "load_scenario", "parse_scenario", "build_topology", "call_with_units", "run"]
+__all__ = [
+    "Scenario",
+    "SweepSpec",
+    "Point",
+    "read_yaml",
+    "load_scenario",
+    "parse_scenario",
+    "expand",
+    "build_topology",
+    "call_with_units",
+    "run",
+    "run_point",
+]
 
 _UNIT_SUFFIXES = (
     ("_Bps", units.parse_bandwidth, "a bandwidth such as '25 GB/s'"),
@@ -80,6 +96,13 @@ class NetworkSpec(_Strict):
     model: Literal[tuple(LINK_MODELS)] = "fifo"  # type: ignore[valid-type]
 
 
+class SweepSpec(_Strict):
+    """Keys to vary, by dotted path: a ``grid`` of every combination and/or listed ``points``."""
+
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    points: list[dict[str, Any]] = Field(default_factory=list)
+
+
 class Scenario(_Strict):
     """A validated scenario (see the module docstring for the YAML form)."""
 
@@ -89,6 +112,36 @@ class Scenario(_Strict):
     collective: CollectiveSpec
     sizes: list[Size] = Field(min_length=1)
     network: NetworkSpec = NetworkSpec()
+    sweep: SweepSpec | None = None
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a scenario's sweep (the only point of a scenario without one).
+
+    Attributes
+    ----------
+    index : int
+        Position in the sweep: grid combinations in the order written, each with
+        every listed point.
+    label : str
+        The overridden keys and values, e.g. ``"topology.hosts=8,collective.chunks=4"``;
+        empty for a scenario without a sweep.
+    digest : str
+        First 16 hex digits of the SHA-256 of the point's full scenario.
+    scenario : Scenario
+        The point's validated scenario, without a sweep.
+    """
+
+    index: int
+    label: str
+    digest: str
+    scenario: Scenario
+
+    @property
+    def filename(self) -> str:
+        """Name of the point's result file in a sweep's output directory."""
+        return f"{self.index:05d}-{self.digest}.json"
 
 
 def _yaml_key(parameter: str) -> str:
@@ -272,7 +325,8 @@ def _fields_at(loc: tuple) -> list[str]:
         field = getattr(model, "model_fields", {}).get(part)
         if field is None:
             return []
-        model = field.annotation
+        candidates = [field.annotation, *typing.get_args(field.annotation)]
+        model = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
     return list(getattr(model, "model_fields", {}))
 
 
@@ -301,8 +355,8 @@ def parse_scenario(data: Any, *, source: str = "") -> Scenario:
     return scenario
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a scenario YAML file (safe loading only)."""
+def read_yaml(path: str | Path) -> Any:
+    """Read a YAML file as plain data with :func:`yaml.safe_load`; errors name the file and line."""
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -319,11 +373,76 @@ def load_scenario(path: str | Path) -> Scenario:
         where = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise ScenarioError(f"{where}invalid YAML: {problem}", source=source) from None
-    return parse_scenario(data, source=source)
+    return data
 
 
-def run(scenario: Scenario) -> pd.DataFrame:
-    """Simulate every (algorithm, size) of `scenario` and set it beside its model.
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario YAML file, including its sweep's points."""
+    scenario = parse_scenario(read_yaml(path), source=str(path))
+    expand(scenario, source=str(path))
+    return scenario
+
+
+_LIST_KEYS = ("sizes", "collective.algorithms")
+
+
+def _set(data: dict, dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    target = data
+    for depth, part in enumerate(parts[:-1]):
+        child = target.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ScenarioError(f"cannot set {dotted!r}: {'.'.join(parts[: depth + 1])} is not a mapping")
+        target = child
+    if dotted in _LIST_KEYS and not isinstance(value, list):
+        value = [value]
+    target[parts[-1]] = value
+
+
+def _shown(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def expand(scenario: Scenario, *, source: str = "") -> list[Point]:
+    """The points of `scenario`'s sweep, each a validated scenario without a sweep.
+
+    Grid values multiply with each other and with the listed points; ``sizes`` and
+    ``collective.algorithms`` accept a single value as a one-element list. A
+    scenario without a sweep has one point with an empty label.
+
+    Raises
+    ------
+    ScenarioError
+        Naming the sweep key, or the point whose scenario does not validate.
+    """
+    base = scenario.model_dump(mode="json", exclude={"sweep"}, exclude_defaults=True)
+    sweep = scenario.sweep or SweepSpec()
+    for key, values in sweep.grid.items():
+        if not values:
+            raise ScenarioError("must list at least one value", path=f"sweep.grid.{key}", source=source)
+    grid = [[(key, value) for value in values] for key, values in sweep.grid.items()]
+    listed = [list(point.items()) for point in sweep.points] or [[]]
+    points = []
+    for index, (combination, extra) in enumerate(itertools.product(itertools.product(*grid), listed)):
+        overrides = [*combination, *extra]
+        data = copy.deepcopy(base)
+        for key, value in overrides:
+            try:
+                _set(data, key, value)
+            except ScenarioError as error:
+                raise error.at(path="sweep", source=source) from None
+        label = ",".join(f"{key}={_shown(value)}" for key, value in overrides)
+        try:
+            point = parse_scenario(data)
+        except SimnetError as error:
+            raise ScenarioError(f"point {index} ({label}): {error}", path="sweep", source=source) from None
+        digest = hashlib.sha256(point.model_dump_json().encode()).hexdigest()[:16]
+        points.append(Point(index, label, digest, point))
+    return points
+
+
+def run_point(point: Point) -> pd.DataFrame:
+    """Simulate every (algorithm, size) of one point and set it beside its model.
 
     Returns
     -------
@@ -331,6 +450,7 @@ def run(scenario: Scenario) -> pd.DataFrame:
         One row per (algorithm, size) with the columns of
         :data:`simnet.analysis.RESULT_COLUMNS`.
     """
+    scenario = point.scenario
     network = Network(build_topology(scenario.topology))
     nranks = network.size
     rows = []
@@ -347,6 +467,7 @@ def run(scenario: Scenario) -> pd.DataFrame:
             rows.append(
                 result_row(
                     scenario=scenario.name,
+                    point=point.label,
                     topology=network.name,
                     op=op,
                     algorithm=name,
@@ -359,3 +480,19 @@ def run(scenario: Scenario) -> pd.DataFrame:
                 )
             )
     return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+
+
+def run(scenario: Scenario) -> pd.DataFrame:
+    """Run every point of `scenario` in this process and concatenate the rows.
+
+    For sweeps on several processes or a cluster, with results kept on disk as
+    they finish, see :func:`simnet.sweep.run_sweep`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (point, algorithm, size) with the columns of
+        :data:`simnet.analysis.RESULT_COLUMNS`.
+    """
+    frames = [run_point(point) for point in expand(scenario)]
+    return pd.concat(frames, ignore_index=True)

@@ -31,7 +31,7 @@ import pytest
 
 __all__ = ["KEY_COLUMNS", "LABEL_COLUMNS", "TIME_COLUMNS", "timing_changes", "assert_timings", "Golden", "simnet_golden"]
 
-KEY_COLUMNS = ("scenario", "algorithm", "params", "network_model", "ranks", "size_bytes")
+KEY_COLUMNS = ("scenario", "point", "algorithm", "params", "network_model", "ranks", "size_bytes")
 TIME_COLUMNS = ("sim_time_s", "model_time_s")
 LABEL_COLUMNS = ("topology",)
 
@@ -40,7 +40,8 @@ def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in (*KEY_COLUMNS, *LABEL_COLUMNS, *TIME_COLUMNS) if c not in frame.columns]
     if missing:
         raise ValueError(f"timings need the columns {missing}")
-    return frame.loc[:, [*KEY_COLUMNS, *LABEL_COLUMNS, *TIME_COLUMNS]].astype({"ranks": "int64", "size_bytes": "int64"})
+    keyed = frame.loc[:, [*KEY_COLUMNS, *LABEL_COLUMNS, *TIME_COLUMNS]]
+    return keyed.astype({"point": str, "ranks": "int64", "size_bytes": "int64"})
 
 
 def timing_changes(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float = 1e-9) -> pd.DataFrame:
@@ -86,7 +87,7 @@ def timing_changes(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float 
 
 
 def _describe(changes: pd.DataFrame) -> str:
-    shown = changes.loc[:, ["scenario", "algorithm", "params", "size_bytes", "column", "expected",
+    shown = changes.loc[:, ["scenario", "point", "algorithm", "params", "size_bytes", "column", "expected",
                             "actual", "relative_change", "change"]].astype({"expected": object, "actual": object})
     buffer = io.StringIO()
     with pd.option_context("display.width", 200, "display.max_colwidth", 40, "display.max_rows", 200):
@@ -144,7 +145,12 @@ class Golden:
                 pytest.fail(f"no golden table {path}; run pytest with --simnet-update-golden to create it")
             changes = timing_changes(current, current.iloc[0:0], rtol=self.rtol)
         else:
-            changes = timing_changes(current, pd.read_csv(path, keep_default_na=False), rtol=self.rtol)
+            try:
+                changes = timing_changes(current, pd.read_csv(path, keep_default_na=False), rtol=self.rtol)
+            except ValueError as error:
+                if not self.update:
+                    pytest.fail(f"{path}: {error}; regenerate it with --simnet-update-golden", pytrace=False)
+                changes = timing_changes(current, current.iloc[0:0], rtol=self.rtol)
         if self.update:
             self.directory.mkdir(parents=True, exist_ok=True)
             temporary = path.with_suffix(".csv.tmp")

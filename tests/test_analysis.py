@@ -14,7 +14,7 @@ def test_busbw_factors_are_nccl_tests_ones(op, p, factor):
 
 
 def test_result_row_derives_bandwidths():
-    row = result_row(scenario="s", topology="t", op="allreduce", algorithm="ring", params="{}",
+    row = result_row(scenario="s", point="", topology="t", op="allreduce", algorithm="ring", params="{}",
                      network_model="fifo", ranks=8, size_bytes=10**9, sim_time_s=0.5, model_time_s=0.25)
     assert tuple(row) == RESULT_COLUMNS
     assert row["algbw_GBps"] == 2.0

@@ -1,0 +1,190 @@
+"""Sweep executors: run a scenario's points on local processes or a Dask cluster.
+
+A scenario may carry a ``sweep:`` block that varies any of its keys, named by
+dotted path (see :func:`simnet.scenario.expand`)::
+
+    sweep:
+      grid:                                   # every combination, in the order written
+        topology.hosts: [4, 8, 16]
+        topology.bandwidth: [100 Gbps, 200 Gbps]
+      points:                                 # and/or explicit combinations
+        - {collective.chunks: 1}
+        - {collective.chunks: 4, network.model: fifo}
+
+Results survive interruptions. With an output directory, every finished point is
+written at once to ``points/<index>-<digest>.json`` (temporary file + rename, so a
+killed process leaves either the whole file or none); the digest identifies the
+point's full scenario, so ``resume=True`` reuses exactly the points that are
+unchanged and finished. The combined ``results.csv`` and ``results.json`` are
+rewritten atomically from the point files whenever a run ends, even by Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+from simnet.analysis import RESULT_COLUMNS
+from simnet.errors import SimnetError
+from simnet.scenario import Point, run_point
+
+__all__ = ["SweepInterrupted", "run_sweep", "write_atomic"]
+
+class SweepInterrupted(SimnetError):
+    """A sweep stopped by the user before every point finished; finished points are kept."""
+
+
+def _rows(point: Point) -> list[dict]:
+    return run_point(point).to_dict(orient="records")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file and a rename."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(temporary, "w", encoding="utf-8", newline="") as stream:
+        stream.write(text)
+        stream.flush()
+        os.fsync(stream.fileno())
+    os.replace(temporary, path)
+
+
+def _load_finished(points_dir: Path, points: list[Point]) -> dict[int, list[dict]]:
+    finished = {}
+    for point in points:
+        path = points_dir / point.filename
+        if path.exists():
+            record = json.loads(path.read_text(encoding="utf-8"))
+            if record.get("digest") == point.digest:
+                finished[point.index] = record["rows"]
+    return finished
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _local(points: list[Point], workers: int) -> Iterator[tuple[Point, list[dict]]]:
+    if workers <= 1:
+        for point in points:
+            yield point, _rows(point)
+        return
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
+    pending: dict[Future, Point] = {}
+    queue = iter(points)
+    try:
+        for point in itertools.islice(queue, workers):
+            pending[pool.submit(_rows, point)] = point
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: pending[f].index):
+                point = pending.pop(future)
+                yield point, future.result()
+                for following in itertools.islice(queue, 1):
+                    pending[pool.submit(_rows, following)] = following
+    except BaseException:
+        for future in pending:
+            future.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _dask(points: list[Point], scheduler: str | None) -> Iterator[tuple[Point, list[dict]]]:
+    try:
+        from dask.distributed import Client, as_completed
+    except ImportError:
+        raise SimnetError("the dask executor needs dask.distributed: pip install 'simnet[cluster]'") from None
+    client = Client(scheduler) if scheduler else Client(processes=False)
+    try:
+        futures = {client.submit(_rows, point, key=f"simnet-point-{point.digest}", pure=False): point
+                   for point in points}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+    finally:
+        client.close()
+
+
+def run_sweep(
+    points: list[Point],
+    *,
+    out_dir: Path | None = None,
+    executor: str = "local",
+    workers: int = 1,
+    scheduler: str | None = None,
+    resume: bool = False,
+    progress: bool = False,
+    on_point: Callable[[Point], None] | None = None,
+) -> pd.DataFrame:
+    """Run every point of a sweep and return all result rows, in point order.
+
+    Parameters
+    ----------
+    points : list of Point
+        From :func:`simnet.scenario.expand`.
+    out_dir : pathlib.Path, optional
+        Where each finished point is written at once (``points/``) and the combined
+        ``results.csv`` / ``results.json`` at the end.
+    executor : {"local", "dask"}
+        Local worker processes, or a dask.distributed cluster.
+    workers : int
+        Local worker processes (1 runs in this process).
+    scheduler : str, optional
+        Address of the Dask scheduler (``tcp://host:8786``); ``None`` starts an
+        in-process cluster.
+    resume : bool
+        Reuse finished points found in ``out_dir/points`` whose scenario is unchanged.
+    progress : bool
+        Show a tqdm progress bar with ETA on standard error.
+    on_point : callable, optional
+        Called with each point as it finishes (after its file is written).
+
+    Raises
+    ------
+    SweepInterrupted
+        On Ctrl-C, after writing every finished point and the combined results.
+    """
+    if executor not in ("local", "dask"):
+        raise SimnetError(f"executor must be 'local' or 'dask', got {executor!r}", path="executor")
+    points_dir = out_dir / "points" if out_dir is not None else None
+    if points_dir is not None:
+        points_dir.mkdir(parents=True, exist_ok=True)
+    finished = _load_finished(points_dir, points) if (resume and points_dir is not None) else {}
+    todo = [p for p in points if p.index not in finished]
+    bar = tqdm(total=len(points), initial=len(finished), unit="point", disable=not progress,
+               file=sys.stderr, dynamic_ncols=True)
+    stream = _local(todo, workers) if executor == "local" else _dask(todo, scheduler)
+    try:
+        for point, rows in stream:
+            finished[point.index] = rows
+            if points_dir is not None:
+                record = {"index": point.index, "label": point.label, "digest": point.digest, "rows": rows}
+                write_atomic(points_dir / point.filename, json.dumps(record, indent=1) + "\n")
+            bar.update(1)
+            if on_point is not None:
+                on_point(point)
+    except KeyboardInterrupt:
+        _write_results(out_dir, finished)
+        raise SweepInterrupted(
+            f"interrupted after {len(finished)} of {len(points)} points; the finished ones are kept"
+        ) from None
+    finally:
+        bar.close()
+    return _write_results(out_dir, finished)
+
+
+def _write_results(out_dir: Path | None, finished: dict[int, list[dict]]) -> pd.DataFrame:
+    rows = [row for index in sorted(finished) for row in finished[index]]
+    results = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+    if out_dir is not None:
+        write_atomic(out_dir / "results.csv", results.to_csv(index=False, lineterminator="\n"))
+        write_atomic(out_dir / "results.json", json.dumps(rows, indent=2) + "\n")
+    return results

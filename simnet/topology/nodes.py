@@ -43,13 +43,14 @@ Figures
 
 from __future__ import annotations
 
+import inspect
 from types import MappingProxyType
 
 import networkx as nx
 
 from simnet.errors import TopologyError
 from simnet.topology.contract import validate
-from simnet.topology.fabrics import _check_bandwidth, _check_latency, _new_graph, add_cable
+from simnet.topology.fabrics import _check_bandwidth, _check_latency, _label, add_cable
 
 __all__ = ["dgx1", "dgx2", "dgx_a100", "dgx_h100", "power9_ac922", "abci_node", "NODES"]
 
@@ -78,7 +79,11 @@ def _start(builder: str, params: dict, sources: tuple) -> nx.DiGraph:
             _check_bandwidth(value, key)
         elif key.endswith("_s"):
             _check_latency(value, key)
-    graph = _new_graph(builder, **params)
+    defaults = {
+        name: parameter.default for name, parameter in inspect.signature(NODES[builder]).parameters.items()
+    }
+    changed = {key: value for key, value in params.items() if defaults.get(key) != value}
+    graph = nx.DiGraph(name=_label(builder, **changed), builder=builder, params=dict(params))
     graph.graph["sources"] = list(sources)
     return graph
 

@@ -41,10 +41,10 @@ def _suffix(name: str) -> str:
 def quantity(name: str, value: float) -> str:
     """Shortest unit string for `value` of the parameter `name` that parses back exactly.
 
-    Mantissas below 1 are avoided; among equally short ones byte units come first.
+    A mantissa below 1 counts two characters more; among equally short ones byte units come first.
 
     >>> quantity("bandwidth_Bps", 25e9), quantity("latency_s", 5e-7), quantity("nic_bandwidth_Bps", 12.5e9)
-    ('25 GB/s', '500 ns', '100 Gb/s')
+    ('25 GB/s', '0.5 us', '100 Gb/s')
     """
     suffix = _suffix(name)
     parse = SUFFIXES[suffix]
@@ -53,7 +53,7 @@ def quantity(name: str, value: float) -> str:
         text = f"{value / factor:.15g}"
         if "e" in text or parse(f"{text} {unit}") != value:
             continue
-        score = (text.startswith(("0.", "-0.")), len(text))
+        score = len(text) + 2 * text.startswith(("0.", "-0."))
         if best is None or score < best[0]:
             best = (score, text, unit)
     if best is None:

@@ -125,7 +125,7 @@ def call(builder: Callable, params: Mapping, path: str = ""):
     for name, parameter in known.items():
         if parameter.default is inspect.Parameter.empty and name not in params:
             where = f"{path}.{_yaml_name(name)}" if path else _yaml_name(name)
-            raise TopologyError(f"missing parameter {_yaml_name(name)!r} of {builder.__name__}", path=where)
+            raise TopologyError(f"missing parameter {_yaml_name(name)!r} ({name})", path=where)
     try:
         return builder(**params)
     except SimnetError as error:

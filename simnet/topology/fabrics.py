@@ -362,15 +362,7 @@ def leaf_spine(
     _check_int(hosts_per_leaf, "hosts_per_leaf", 1)
     if leaves * hosts_per_leaf < 2:
         raise TopologyError(f"needs at least 2 hosts, got leaves * hosts_per_leaf = {leaves * hosts_per_leaf}", path="hosts_per_leaf")
-    params = dict(
-        leaves=leaves,
-        spines=spines,
-        hosts_per_leaf=hosts_per_leaf,
-        bandwidth_Bps=bandwidth_Bps,
-        latency_s=latency_s,
-        oversubscription=oversubscription,
-        tier=tier,
-    )
+    params = dict(locals())
     _leaf_spine_fabric(nx.DiGraph(), **params)
     graph = _new_graph("leaf_spine", **params)
     ports = _leaf_spine_fabric(graph, **params)

@@ -175,15 +175,7 @@ def dgx1(
     NVIDIA (2017). NVIDIA DGX-1 with Tesla V100 System Architecture, WP-08437-002.
     NVIDIA (2017). Tesla V100 GPU Architecture, WP-08608-001.
     """
-    params = dict(
-        nvlink_bandwidth_Bps=nvlink_bandwidth_Bps,
-        nvlink_latency_s=nvlink_latency_s,
-        pcie_bandwidth_Bps=pcie_bandwidth_Bps,
-        pcie_latency_s=pcie_latency_s,
-        socket_bandwidth_Bps=socket_bandwidth_Bps,
-        socket_latency_s=socket_latency_s,
-        nic_bandwidth_Bps=nic_bandwidth_Bps,
-    )
+    params = dict(locals())
     graph = _start(
         "dgx1",
         params,
@@ -243,15 +235,7 @@ def dgx2(
     Ishii, A., Foley, D., Anderson, E. et al. (2018). NVSwitch and DGX-2: NVIDIA's
     NVLink-switching chip and scale-up compute server. Hot Chips 30 (18 ports).
     """
-    params = dict(
-        nvlink_bandwidth_Bps=nvlink_bandwidth_Bps,
-        nvswitch_latency_s=nvswitch_latency_s,
-        pcie_bandwidth_Bps=pcie_bandwidth_Bps,
-        pcie_latency_s=pcie_latency_s,
-        socket_bandwidth_Bps=socket_bandwidth_Bps,
-        socket_latency_s=socket_latency_s,
-        nic_bandwidth_Bps=nic_bandwidth_Bps,
-    )
+    params = dict(locals())
     graph = _start(
         "dgx2",
         params,
@@ -327,15 +311,7 @@ def dgx_a100(
     NVIDIA (2020). NVIDIA DGX A100 System Architecture, WP-10083-001.
     NVIDIA (2020). NVIDIA A100 Tensor Core GPU Architecture whitepaper.
     """
-    params = dict(
-        nvlink_bandwidth_Bps=nvlink_bandwidth_Bps,
-        nvswitch_latency_s=nvswitch_latency_s,
-        pcie_bandwidth_Bps=pcie_bandwidth_Bps,
-        pcie_latency_s=pcie_latency_s,
-        socket_bandwidth_Bps=socket_bandwidth_Bps,
-        socket_latency_s=socket_latency_s,
-        nic_bandwidth_Bps=nic_bandwidth_Bps,
-    )
+    params = dict(locals())
     sources = (
         "NVIDIA DGX A100 System Architecture whitepaper WP-10083-001 (2020): 8 A100, 6 NVSwitches, "
         "8 ConnectX-6 HDR 200 Gb/s compute NICs, 4 PCIe Gen4 switches, 2 AMD EPYC 7742",
@@ -387,15 +363,7 @@ def dgx_h100(
     NVIDIA (2022). NVIDIA H100 Tensor Core GPU Architecture whitepaper: 900 GB/s
     bidirectional NVLink per GPU.
     """
-    params = dict(
-        nvlink_bandwidth_Bps=nvlink_bandwidth_Bps,
-        nvswitch_latency_s=nvswitch_latency_s,
-        pcie_bandwidth_Bps=pcie_bandwidth_Bps,
-        pcie_latency_s=pcie_latency_s,
-        socket_bandwidth_Bps=socket_bandwidth_Bps,
-        socket_latency_s=socket_latency_s,
-        nic_bandwidth_Bps=nic_bandwidth_Bps,
-    )
+    params = dict(locals())
     sources = (
         "NVIDIA DGX H100 user guide / DGX SuperPOD H100 reference architecture (2023): 8 H100, 4 NVSwitches "
         "(5/4/4/5 links per GPU), 8 ConnectX-7 NDR 400 Gb/s, 2 Xeon Platinum 8480C",
@@ -453,16 +421,7 @@ def power9_ac922(
     """
     if gpus_per_socket not in (2, 3) or isinstance(gpus_per_socket, bool):
         raise TopologyError(f"must be 2 or 3 (the AC922 models), got {gpus_per_socket!r}", path="gpus_per_socket")
-    params = dict(
-        gpus_per_socket=gpus_per_socket,
-        nvlink_bandwidth_Bps=nvlink_bandwidth_Bps,
-        nvlink_latency_s=nvlink_latency_s,
-        xbus_bandwidth_Bps=xbus_bandwidth_Bps,
-        xbus_latency_s=xbus_latency_s,
-        pcie_bandwidth_Bps=pcie_bandwidth_Bps,
-        pcie_latency_s=pcie_latency_s,
-        nic_bandwidth_Bps=nic_bandwidth_Bps,
-    )
+    params = dict(locals())
     graph = _start(
         "power9_ac922",
         params,
@@ -526,15 +485,7 @@ def abci_node(
     Nguyen, T. T., Wahib, M. and Takano, R. (2019). Topology-aware sparse allreduce
     for large-scale deep learning. IPCCC 2019 (evaluated on ABCI).
     """
-    params = dict(
-        nvlink_bandwidth_Bps=nvlink_bandwidth_Bps,
-        nvlink_latency_s=nvlink_latency_s,
-        pcie_bandwidth_Bps=pcie_bandwidth_Bps,
-        pcie_latency_s=pcie_latency_s,
-        socket_bandwidth_Bps=socket_bandwidth_Bps,
-        socket_latency_s=socket_latency_s,
-        nic_bandwidth_Bps=nic_bandwidth_Bps,
-    )
+    params = dict(locals())
     graph = _start(
         "abci_node",
         params,

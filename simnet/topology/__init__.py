@@ -12,7 +12,7 @@ from simnet.topology.cluster import cluster
 from simnet.topology.contract import NODE_KINDS, gpus, validate
 from simnet.topology.describe import describe, format_description
 from simnet.topology.fabrics import FABRICS, add_cable, fat_tree, leaf_spine, ring, switch, torus
-from simnet.topology.io import BUILDERS, build, dumps, export_graphml, load, loads, save
+from simnet.topology.io import BUILDERS, PRESETS, build, dumps, export_graphml, find, load, loads, save
 from simnet.topology.nodes import NODES, abci_node, dgx1, dgx2, dgx_a100, dgx_h100, power9_ac922
 from simnet.topology.routing import Router
 
@@ -37,6 +37,8 @@ __all__ = [
     "abci_node",
     "cluster",
     "Router",
+    "PRESETS",
+    "find",
     "build",
     "load",
     "loads",

@@ -60,7 +60,10 @@ from simnet.topology.nodes import NODES
 from simnet.topology.params import call, quantity, to_python, to_yaml
 from simnet.units import parse_bandwidth, parse_time
 
-__all__ = ["BUILDERS", "build", "load", "loads", "save", "dumps", "to_spec", "export_graphml"]
+__all__ = ["BUILDERS", "PRESETS", "find", "build", "load", "loads", "save", "dumps", "to_spec", "export_graphml"]
+
+PRESETS = Path(__file__).resolve().parents[2] / "topologies"
+"""Directory of the preset topology files shipped with simnet."""
 
 BUILDERS = MappingProxyType(
     {
@@ -215,7 +218,7 @@ def build(spec: Mapping, *, base: str | Path | None = None) -> nx.DiGraph:
     ----------
     spec : mapping
         ``{builder: NAME, ...params}``, ``{nodes: [...], links: [...]}`` or
-        ``{file: PATH}`` (a topology file; relative paths start at `base`).
+        ``{file: PATH}`` (a topology file or preset name, see :func:`find`).
     base : str or Path, optional
         Directory relative file paths start from (default: the working directory).
 
@@ -236,8 +239,7 @@ def build(spec: Mapping, *, base: str | Path | None = None) -> nx.DiGraph:
         extra = sorted(set(spec) - {"file"}, key=str)
         if extra:
             raise TopologyError(f"'file' takes no other keys, got {extra[0]!r}", path=str(extra[0]))
-        path = Path(spec["file"])
-        return load(path if base is None or path.is_absolute() else Path(base) / path)
+        return load(find(spec["file"], base=base))
     _check_meta(spec)
     if "builder" in spec:
         graph = _from_builder(spec)
@@ -249,6 +251,34 @@ def build(spec: Mapping, *, base: str | Path | None = None) -> nx.DiGraph:
         if key in spec:
             graph.graph[key] = spec[key] if key == "description" else list(spec[key])
     return graph
+
+
+def find(name: str | Path, *, base: str | Path | None = None) -> Path:
+    """Path of a topology file given as a path or as the name of a preset.
+
+    Parameters
+    ----------
+    name : str or Path
+        A file (relative paths start at `base`, default the working directory), or
+        the stem of a file in :data:`PRESETS` such as ``"dgx1"`` or ``"abci_rack"``.
+
+    Raises
+    ------
+    TopologyError
+        If neither exists (path ``file``), listing the presets.
+    """
+    if not isinstance(name, (str, Path)) or not str(name):
+        raise TopologyError(f"expected a file path or a preset name, got {name!r}", path="file")
+    path = Path(name)
+    if base is not None and not path.is_absolute():
+        path = Path(base) / path
+    if path.is_file():
+        return path
+    preset = PRESETS / f"{name}.yaml"
+    if "/" not in str(name) and preset.is_file():
+        return preset
+    names = sorted(p.stem for p in PRESETS.glob("*.yaml"))
+    raise TopologyError(f"no topology file {str(path)!r} and no preset of that name (presets: {', '.join(names)})", path="file")
 
 
 def loads(text: str, *, source: str = "") -> nx.DiGraph:

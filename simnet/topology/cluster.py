@@ -118,7 +118,7 @@ def cluster(
         rails=rails,
     )
     graph = nx.DiGraph(
-        name=f"cluster({nodes} x {template.graph['name']} on {_label(fabric, **settings)}, rails={rails})",
+        name=f"cluster({nodes} x {template.graph['name']} on {_label(fabric, **given)}, rails={rails})",
         builder="cluster",
         params=params,
         sources=list(template.graph.get("sources", [])),

@@ -6,13 +6,19 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simnet.algorithms import ring_allreduce
 from simnet.engine import simulate
 from simnet.errors import TopologyError
 from simnet.network import Network
-from simnet.topology import BUILDERS, build, dgx1, dumps, export_graphml, gpus, load, loads, save, torus
+from simnet.topology import (
+    BUILDERS, build, dgx1, dumps, export_graphml, fat_tree, gpus, leaf_spine, load, loads, save, torus,
+)
 from simnet.topology.io import to_spec
+from simnet.topology.params import quantity
+from simnet.units import parse_bandwidth, parse_time
 
 PRESETS = sorted((Path(__file__).resolve().parents[2] / "topologies").glob("*.yaml"))
 
@@ -160,3 +166,37 @@ def test_malformed_files_give_one_line_errors(text, path, needle):
 def test_missing_file_is_a_topology_error(tmp_path):
     with pytest.raises(TopologyError, match="cannot read"):
         load(tmp_path / "nope.yaml")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    value=st.floats(min_value=1e-3, max_value=1e15, allow_nan=False, allow_infinity=False),
+    name=st.sampled_from(["bandwidth_Bps", "latency_s"]),
+)
+def test_unit_strings_written_by_save_parse_back_exactly(value, name):
+    text = quantity(name, value)
+    assert (parse_bandwidth if name.endswith("_Bps") else parse_time)(text) == value
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    family=st.sampled_from(["fat_tree", "leaf_spine", "torus"]),
+    bandwidth=st.floats(min_value=1e6, max_value=1e12, allow_nan=False),
+    latency=st.floats(min_value=0.0, max_value=1e-3, allow_nan=False),
+    data=st.data(),
+)
+def test_builder_graphs_round_trip_through_yaml(family, bandwidth, latency, data):
+    if family == "fat_tree":
+        graph = fat_tree(data.draw(st.sampled_from([2, 4])), bandwidth, latency)
+    elif family == "leaf_spine":
+        graph = leaf_spine(
+            data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)), data.draw(st.integers(2, 4)), bandwidth, latency,
+            oversubscription=data.draw(st.sampled_from([1.0, 2.5, 3.0])),
+        )
+    else:
+        graph = torus(data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=2).filter(lambda d: max(d) > 1)),
+                      bandwidth, latency, double_links=data.draw(st.booleans()))
+    text = dumps(graph)
+    again = loads(text)
+    assert dumps(again) == text
+    assert list(again.edges(data=True)) == list(graph.edges(data=True))

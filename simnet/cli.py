@@ -16,6 +16,7 @@ from simnet import __version__, analysis, plots
 from simnet.errors import SimnetError
 from simnet.scenario import expand, load_scenario
 from simnet.sweep import SweepInterrupted, run_sweep, write_atomic
+from simnet.topology import describe, find, format_description, load
 
 __all__ = ["main"]
 
@@ -84,6 +85,41 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
         title = loaded.name if len(points) > 1 else f"{loaded.name}: {results['topology'].iloc[0]}"
         plots.time_vs_size(results, plot_path, title=title)
         click.echo(f"wrote {out_dir / 'results.csv'}, {out_dir / 'results.json'}, {plot_path}", err=True)
+
+
+@cli.group()
+def topo() -> None:
+    """Inspect topologies: a topology file, or a preset name such as dgx1 or abci_rack."""
+
+
+@topo.command()
+@click.argument("topology")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def show(topology: str, fmt: str) -> None:
+    """Counts per node kind and tier, bisection bandwidth and diameter.
+
+    \b
+    Example:
+      simnet topo show dgx_a100_superpod_slice
+      simnet topo show topologies/fat_tree_k4.yaml --format json
+    """
+    info = describe(load(find(topology)))
+    click.echo(json.dumps(info, indent=2) if fmt == "json" else format_description(info))
+
+
+@topo.command()
+@click.argument("topology")
+@click.option("-o", "--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="PNG file to write.")
+def draw(topology: str, out_path: Path) -> None:
+    """Draw a topology in layers: GPUs, NICs and server switches, fabric switches.
+
+    \b
+    Example:
+      simnet topo draw dgx1 -o dgx1.png
+    """
+    plots.draw_topology(load(find(topology)), out_path)
+    click.echo(f"wrote {out_path}", err=True)
 
 
 def main(argv: list[str] | None = None) -> int:

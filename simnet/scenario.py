@@ -43,6 +43,7 @@ from simnet.errors import ScenarioError, SimnetError
 from simnet.models import predict
 from simnet.network import LINK_MODELS, Network
 from simnet.topology import BUILDERS
+from simnet.topology import build as topology_build
 
 __all__ = [
     "Scenario",
@@ -243,7 +244,20 @@ def _raise_translated(error: SimnetError, path: str) -> typing.NoReturn:
 
 
 def build_topology(spec: Mapping[str, Any], *, path: str = "topology"):
-    """Build the topology graph described by ``{builder: NAME, **params}``."""
+    """Build the topology graph described by ``{builder: NAME, **params}`` or ``{file: PATH}``.
+
+    ``file`` is a topology file (relative to the working directory) or the name of a
+    preset in ``topologies/``; ``cluster`` and files go through
+    :func:`simnet.topology.build`, which parses their nested unit strings.
+    """
+    if "file" in spec or spec.get("builder") == "cluster":
+        try:
+            return topology_build(spec)
+        except SimnetError as error:
+            inner = ": ".join(p for p in (error.source, error.path) if p)
+            where = f"{path}.file" if "file" in spec else ".".join(p for p in (path, error.path) if p)
+            message = f"{inner}: {error.message}" if error.source else error.message
+            raise ScenarioError(message, path=where) from None
     if "builder" not in spec:
         raise ScenarioError(f"missing; expected one of: {', '.join(BUILDERS)}", path=f"{path}.builder")
     name = spec["builder"]

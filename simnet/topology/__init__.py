@@ -1,17 +1,50 @@
 """Topologies as NetworkX graphs: the contract, its validator, builders and routing.
 
 See :mod:`simnet.topology.contract` for the attributes every graph carries.
-``BUILDERS`` maps the names used in scenario files to builder functions.
+``BUILDERS`` maps the names used in scenario and topology files to builder
+functions: fabrics (:mod:`~simnet.topology.fabrics`), server templates
+(:mod:`~simnet.topology.nodes`) and their composition (:func:`cluster`).
 """
 
 from __future__ import annotations
 
-from types import MappingProxyType
-
+from simnet.topology.cluster import cluster
 from simnet.topology.contract import NODE_KINDS, gpus, validate
-from simnet.topology.fabrics import add_cable, ring, switch
+from simnet.topology.describe import describe, format_description
+from simnet.topology.fabrics import FABRICS, add_cable, fat_tree, leaf_spine, ring, switch, torus
+from simnet.topology.io import BUILDERS, PRESETS, build, dumps, export_graphml, find, load, loads, save
+from simnet.topology.nodes import NODES, abci_node, dgx1, dgx2, dgx_a100, dgx_h100, power9_ac922
 from simnet.topology.routing import Router
 
-__all__ = ["NODE_KINDS", "BUILDERS", "validate", "gpus", "add_cable", "switch", "ring", "Router"]
-
-BUILDERS = MappingProxyType({"switch": switch, "ring": ring})
+__all__ = [
+    "NODE_KINDS",
+    "BUILDERS",
+    "FABRICS",
+    "NODES",
+    "validate",
+    "gpus",
+    "add_cable",
+    "switch",
+    "ring",
+    "fat_tree",
+    "leaf_spine",
+    "torus",
+    "dgx1",
+    "dgx2",
+    "dgx_a100",
+    "dgx_h100",
+    "power9_ac922",
+    "abci_node",
+    "cluster",
+    "Router",
+    "PRESETS",
+    "find",
+    "build",
+    "load",
+    "loads",
+    "save",
+    "dumps",
+    "export_graphml",
+    "describe",
+    "format_description",
+]

@@ -8,6 +8,13 @@ Graph attributes
         ``"switch(hosts=8, bandwidth=12.5 GB/s, latency=1 us)"``.
     ``builder`` (str) and ``params`` (dict), optional
         How to rebuild the graph; present when a builder made it.
+    ``sources`` (list of str) and ``description`` (str), optional
+        Where the figures come from and what the machine is (topology files).
+    ``routing`` (str) and ``dims`` (list of int), optional
+        ``"dimension_order"`` on tori, with the ring size of every dimension;
+        routers then carry ``coord`` (see :mod:`simnet.topology.routing`).
+    ``host_transit`` (bool), optional
+        ``False`` forbids routes between two servers through a third (default True).
 
 Node attributes
     ``kind`` (str)
@@ -15,6 +22,19 @@ Node attributes
         collective; every other kind only forwards traffic. Any node may forward.
     ``host`` (int), optional
         Index of the server a GPU, NIC or CPU belongs to (hierarchy level 1).
+    ``local_rank`` (int), optional
+        Index of a GPU inside its server (hierarchy level 2).
+    ``socket`` (int), optional
+        CPU socket a GPU, NIC or CPU is attached to inside its server.
+    ``rail`` (int), optional
+        On a GPU: index of the NIC it sends through (the server's NIC order); on a
+        NIC: its own index.
+    ``forward`` (bool), optional
+        ``False`` when the node relays no traffic of others (default True).
+    ``port_bandwidth_Bps`` (float), optional
+        On a NIC: line rate of its network port, bytes/s.
+    ``coord`` (tuple of int), ``level`` (str), ``pod`` (int), optional
+        Position of a switch in its fabric (torus coordinate, fabric level, pod).
 
 Edge attributes (one directed edge per direction of a cable)
     ``bandwidth_Bps`` (float > 0)
@@ -83,6 +103,12 @@ def validate(graph: nx.DiGraph) -> nx.DiGraph:
             raise TopologyError(
                 f"node {node!r}: kind must be one of {sorted(NODE_KINDS)}, got {kind!r}"
             )
+        for key in ("host", "local_rank", "socket", "rail"):
+            value = data.get(key)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise TopologyError(f"node {node!r}: {key} must be an integer ≥ 0, got {value!r}")
+        if data.get("forward", True) not in (True, False):
+            raise TopologyError(f"node {node!r}: forward must be true or false, got {data['forward']!r}")
     for u, v, data in graph.edges(data=True):
         where = f"link {u!r} -> {v!r}"
         bandwidth = data.get("bandwidth_Bps")

@@ -2,9 +2,19 @@
 
 Every builder returns a validated :class:`networkx.DiGraph` that obeys
 :mod:`simnet.topology.contract`, with GPUs named ``gpu0 .. gpu{n-1}`` in rank order.
+The switched fabrics (:func:`switch`, :func:`fat_tree`, :func:`leaf_spine`,
+:func:`torus`) are also available as *skeletons* through ``FABRICS``: a function
+``skeleton(graph, **params) -> list`` that adds the fabric's switches and cables to
+`graph` and returns its host ports, one edge switch per port in port order. The
+public builders put one GPU on every port; :func:`simnet.topology.cluster.cluster`
+puts the NICs of whole servers there instead.
 """
 
 from __future__ import annotations
+
+import itertools
+import math
+from types import MappingProxyType
 
 import networkx as nx
 
@@ -12,7 +22,7 @@ from simnet.errors import TopologyError
 from simnet.topology.contract import validate
 from simnet.units import format_bandwidth, format_time
 
-__all__ = ["switch", "ring", "add_cable"]
+__all__ = ["switch", "ring", "fat_tree", "leaf_spine", "torus", "add_cable", "FABRICS"]
 
 
 def add_cable(
@@ -53,18 +63,41 @@ def add_cable(
             )
 
 
-def _check_common(hosts: int, bandwidth_Bps: float, latency_s: float, minimum_hosts: int = 2) -> None:
-    if not isinstance(hosts, int) or isinstance(hosts, bool) or hosts < minimum_hosts:
-        raise TopologyError(f"must be an integer ≥ {minimum_hosts}, got {hosts!r}", path="hosts")
-    if not isinstance(bandwidth_Bps, (int, float)) or not bandwidth_Bps > 0 or bandwidth_Bps == float("inf"):
-        raise TopologyError(f"must be a finite bandwidth > 0, got {bandwidth_Bps!r}", path="bandwidth_Bps")
-    if not isinstance(latency_s, (int, float)) or not 0 <= latency_s < float("inf"):
-        raise TopologyError(f"must be a finite time ≥ 0, got {latency_s!r}", path="latency_s")
+def _check_int(value: object, path: str, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise TopologyError(f"must be an integer ≥ {minimum}, got {value!r}", path=path)
+
+
+def _check_bandwidth(value: object, path: str = "bandwidth_Bps") -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise TopologyError(f"must be a finite bandwidth > 0, got {value!r}", path=path)
+
+
+def _check_latency(value: object, path: str = "latency_s") -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+        raise TopologyError(f"must be a finite time ≥ 0, got {value!r}", path=path)
+
+
+def _check_tier(value: object) -> None:
+    if not isinstance(value, str) or not value:
+        raise TopologyError(f"must be a non-empty string, got {value!r}", path="tier")
+
+
+def _check_common(hosts: int, bandwidth_Bps: float, latency_s: float, tier: str, minimum_hosts: int = 2) -> None:
+    _check_int(hosts, "hosts", minimum_hosts)
+    _check_bandwidth(bandwidth_Bps)
+    _check_latency(latency_s)
+    _check_tier(tier)
+
+
+_QUIET_DEFAULTS = MappingProxyType({"tier": "fabric", "oversubscription": 1.0, "double_links": False})
 
 
 def _label(builder: str, **params) -> str:
     shown = []
     for key, value in params.items():
+        if key in _QUIET_DEFAULTS and value == _QUIET_DEFAULTS[key]:
+            continue
         if key.endswith("_Bps"):
             shown.append(f"{key.removesuffix('_Bps')}={format_bandwidth(value)}")
         elif key.endswith("_s"):
@@ -75,8 +108,22 @@ def _label(builder: str, **params) -> str:
 
 
 def _new_graph(builder: str, **params) -> nx.DiGraph:
+    """A graph named after `builder` and its parameters, which it records in ``params``."""
     graph = nx.DiGraph(name=_label(builder, **params), builder=builder, params=dict(params))
     return graph
+
+
+def _add_hosts(graph: nx.DiGraph, ports: list, bandwidth_Bps: float, latency_s: float, tier: str) -> None:
+    for i in range(len(ports)):
+        graph.add_node(f"gpu{i}", kind="gpu", host=i)
+    for i, port in enumerate(ports):
+        add_cable(graph, f"gpu{i}", port, bandwidth_Bps, latency_s, tier)
+
+
+def _switch_fabric(graph: nx.DiGraph, hosts: int, bandwidth_Bps: float, latency_s: float, tier: str = "fabric") -> list:
+    _check_common(hosts, bandwidth_Bps, latency_s, tier, minimum_hosts=1)
+    graph.add_node("switch", kind="switch")
+    return ["switch"] * hosts
 
 
 def switch(hosts: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fabric") -> nx.DiGraph:
@@ -111,13 +158,10 @@ def switch(hosts: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "f
     >>> G.number_of_nodes(), G.number_of_edges()
     (9, 16)
     """
-    _check_common(hosts, bandwidth_Bps, latency_s)
-    graph = _new_graph("switch", hosts=hosts, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s)
-    for i in range(hosts):
-        graph.add_node(f"gpu{i}", kind="gpu", host=i)
-    graph.add_node("switch", kind="switch")
-    for i in range(hosts):
-        add_cable(graph, f"gpu{i}", "switch", bandwidth_Bps, latency_s, tier)
+    _check_common(hosts, bandwidth_Bps, latency_s, tier)
+    graph = _new_graph("switch", hosts=hosts, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, tier=tier)
+    ports = _switch_fabric(graph, hosts, bandwidth_Bps, latency_s, tier)
+    _add_hosts(graph, ports, bandwidth_Bps, latency_s, tier)
     return validate(graph)
 
 
@@ -148,8 +192,8 @@ def ring(hosts: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fab
     >>> ring(4, 25e9, 1e-6).number_of_edges()
     8
     """
-    _check_common(hosts, bandwidth_Bps, latency_s)
-    graph = _new_graph("ring", hosts=hosts, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s)
+    _check_common(hosts, bandwidth_Bps, latency_s, tier)
+    graph = _new_graph("ring", hosts=hosts, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, tier=tier)
     for i in range(hosts):
         graph.add_node(f"gpu{i}", kind="gpu", host=i)
     for i in range(hosts):
@@ -157,3 +201,285 @@ def ring(hosts: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fab
         if not graph.has_edge(f"gpu{i}", f"gpu{j}"):
             add_cable(graph, f"gpu{i}", f"gpu{j}", bandwidth_Bps, latency_s, tier)
     return validate(graph)
+
+
+def _fat_tree_fabric(graph: nx.DiGraph, k: int, bandwidth_Bps: float, latency_s: float, tier: str = "fabric") -> list:
+    _check_int(k, "k", 2)
+    if k % 2:
+        raise TopologyError(f"a k-ary fat-tree needs an even k (k/2 ports down, k/2 up), got {k}", path="k")
+    _check_bandwidth(bandwidth_Bps)
+    _check_latency(latency_s)
+    _check_tier(tier)
+    half = k // 2
+    for c in range(half * half):
+        graph.add_node(f"core{c}", kind="switch", level="core")
+    ports = []
+    for pod in range(k):
+        for j in range(half):
+            graph.add_node(f"agg{pod}_{j}", kind="switch", level="aggregation", pod=pod)
+            graph.add_node(f"edge{pod}_{j}", kind="switch", level="edge", pod=pod)
+        for j in range(half):
+            for a in range(half):
+                add_cable(graph, f"edge{pod}_{j}", f"agg{pod}_{a}", bandwidth_Bps, latency_s, tier)
+            for c in range(half):
+                add_cable(graph, f"agg{pod}_{j}", f"core{j * half + c}", bandwidth_Bps, latency_s, tier)
+            ports.extend([f"edge{pod}_{j}"] * half)
+    return ports
+
+
+def fat_tree(k: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fabric") -> nx.DiGraph:
+    """A k-ary three-tier fat-tree of identical k-port switches (Al-Fares et al. 2008).
+
+    There are ``k`` pods; pod ``p`` has ``k/2`` edge switches ``edge{p}_{j}`` and
+    ``k/2`` aggregation switches ``agg{p}_{j}``. Every edge switch serves ``k/2``
+    hosts and is cabled to every aggregation switch of its pod. Aggregation switch
+    ``agg{p}_{j}`` is cabled to the core switches ``core{j*k/2} .. core{j*k/2 + k/2 - 1}``
+    (``(k/2)^2`` cores in all), so every core switch reaches every pod once.
+
+    Parameters
+    ----------
+    k : int
+        Switch radix, even and ≥ 2.
+    bandwidth_Bps : float
+        Bandwidth of every cable, per direction, bytes/s.
+    latency_s : float
+        Latency of every cable, seconds.
+    tier : str, optional
+        Tier label of the links (default ``"fabric"``).
+
+    Returns
+    -------
+    networkx.DiGraph
+        ``k^3/4`` GPUs ``gpu0 .. gpu{k^3/4 - 1}`` (GPU ``i`` is on edge switch
+        ``edge{i // (k^2/4)}_{(i // (k/2)) % (k/2)}``), ``5k^2/4`` switches (each of
+        degree ``k``) and ``3k^3/4`` cables. Full bisection bandwidth:
+        ``k^3/8 * bandwidth_Bps`` between the first and last ``k/2`` pods.
+        Switches carry ``level`` (``"edge"``, ``"aggregation"``, ``"core"``) and,
+        except cores, ``pod``.
+
+    Raises
+    ------
+    TopologyError
+        If `k` is odd or < 2.
+
+    References
+    ----------
+    Al-Fares, M., Loukissas, A. and Vahdat, A. (2008). A scalable, commodity data
+    center network architecture. SIGCOMM '08, 63-74.
+
+    Examples
+    --------
+    >>> G = fat_tree(4, 12.5e9, 1e-6)
+    >>> len([n for n, kind in G.nodes(data="kind") if kind == "switch"])
+    20
+    """
+    _fat_tree_fabric(nx.DiGraph(), k, bandwidth_Bps, latency_s, tier)
+    graph = _new_graph("fat_tree", k=k, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, tier=tier)
+    ports = _fat_tree_fabric(graph, k, bandwidth_Bps, latency_s, tier)
+    _add_hosts(graph, ports, bandwidth_Bps, latency_s, tier)
+    return validate(graph)
+
+
+def _leaf_spine_fabric(
+    graph: nx.DiGraph,
+    leaves: int,
+    spines: int,
+    hosts_per_leaf: int,
+    bandwidth_Bps: float,
+    latency_s: float,
+    oversubscription: float = 1.0,
+    tier: str = "fabric",
+) -> list:
+    _check_int(leaves, "leaves", 1)
+    _check_int(spines, "spines", 1)
+    _check_int(hosts_per_leaf, "hosts_per_leaf", 1)
+    _check_bandwidth(bandwidth_Bps)
+    _check_latency(latency_s)
+    _check_tier(tier)
+    if isinstance(oversubscription, bool) or not isinstance(oversubscription, (int, float)) or not (
+        0 < oversubscription < float("inf")
+    ):
+        raise TopologyError(f"must be a finite ratio > 0, got {oversubscription!r}", path="oversubscription")
+    uplink_Bps = hosts_per_leaf * bandwidth_Bps / (oversubscription * spines)
+    for s in range(spines):
+        graph.add_node(f"spine{s}", kind="switch", level="spine")
+    ports = []
+    for leaf in range(leaves):
+        graph.add_node(f"leaf{leaf}", kind="switch", level="leaf")
+        for s in range(spines):
+            add_cable(graph, f"leaf{leaf}", f"spine{s}", uplink_Bps, latency_s, tier)
+        ports.extend([f"leaf{leaf}"] * hosts_per_leaf)
+    return ports
+
+
+def leaf_spine(
+    leaves: int,
+    spines: int,
+    hosts_per_leaf: int,
+    bandwidth_Bps: float,
+    latency_s: float,
+    *,
+    oversubscription: float = 1.0,
+    tier: str = "fabric",
+) -> nx.DiGraph:
+    """A two-tier leaf-spine (folded Clos) fabric with explicit oversubscription.
+
+    Every leaf ``leaf{l}`` serves `hosts_per_leaf` hosts and has one uplink to every
+    spine ``spine{s}``. The uplinks of a leaf carry in total
+    ``hosts_per_leaf * bandwidth_Bps / oversubscription`` per direction, split
+    evenly over the spines: each leaf-spine cable has
+    ``hosts_per_leaf * bandwidth_Bps / (oversubscription * spines)``.
+
+    Parameters
+    ----------
+    leaves, spines : int
+        Number of leaf and spine switches, each ≥ 1.
+    hosts_per_leaf : int
+        Hosts under every leaf, ≥ 1 (``leaves * hosts_per_leaf`` ≥ 2).
+    bandwidth_Bps : float
+        Bandwidth of each host link, per direction, bytes/s.
+    latency_s : float
+        Latency of every cable, seconds.
+    oversubscription : float, optional
+        Downlink-to-uplink capacity ratio of a leaf (default 1.0, non-blocking;
+        3.0 means 3:1).
+    tier : str, optional
+        Tier label of the links (default ``"fabric"``).
+
+    Returns
+    -------
+    networkx.DiGraph
+        ``leaves * hosts_per_leaf`` GPUs ``gpu0 ..`` (GPU ``i`` on ``leaf{i // hosts_per_leaf}``),
+        ``leaves + spines`` switches, ``leaves * (hosts_per_leaf + spines)`` cables.
+
+    Examples
+    --------
+    >>> G = leaf_spine(2, 2, 4, 25e9, 1e-6, oversubscription=2.0)
+    >>> G.edges["leaf0", "spine0"]["bandwidth_Bps"]
+    25000000000.0
+    """
+    _check_int(leaves, "leaves", 1)
+    _check_int(hosts_per_leaf, "hosts_per_leaf", 1)
+    if leaves * hosts_per_leaf < 2:
+        raise TopologyError(f"needs at least 2 hosts, got leaves * hosts_per_leaf = {leaves * hosts_per_leaf}", path="hosts_per_leaf")
+    params = dict(locals())
+    _leaf_spine_fabric(nx.DiGraph(), **params)
+    graph = _new_graph("leaf_spine", **params)
+    ports = _leaf_spine_fabric(graph, **params)
+    _add_hosts(graph, ports, bandwidth_Bps, latency_s, tier)
+    return validate(graph)
+
+
+def _router(coord: tuple) -> str:
+    return "r" + "_".join(str(c) for c in coord)
+
+
+def _torus_fabric(
+    graph: nx.DiGraph,
+    dims: list,
+    bandwidth_Bps: float,
+    latency_s: float,
+    double_links: bool = False,
+    tier: str = "fabric",
+) -> list:
+    if isinstance(dims, (str, bytes)) or not isinstance(dims, (list, tuple)) or not dims:
+        raise TopologyError(f"must be a non-empty list of ring sizes such as [4, 4], got {dims!r}", path="dims")
+    for i, size in enumerate(dims):
+        _check_int(size, f"dims[{i}]", 1)
+    if math.prod(dims) < 2:
+        raise TopologyError(f"needs at least 2 routers, got dims {list(dims)}", path="dims")
+    _check_bandwidth(bandwidth_Bps)
+    _check_latency(latency_s)
+    _check_tier(tier)
+    if not isinstance(double_links, bool):
+        raise TopologyError(f"must be true or false, got {double_links!r}", path="double_links")
+    coords = list(itertools.product(*(range(size) for size in dims)))
+    for coord in coords:
+        graph.add_node(_router(coord), kind="switch", level="router", coord=coord)
+    for coord in coords:
+        for axis, size in enumerate(dims):
+            if size == 1:
+                continue
+            nxt = list(coord)
+            nxt[axis] = (coord[axis] + 1) % size
+            u, v = _router(coord), _router(tuple(nxt))
+            if size == 2 and not double_links and coord[axis] == 1:
+                continue
+            add_cable(graph, u, v, bandwidth_Bps, latency_s, tier)
+    graph.graph["routing"] = "dimension_order"
+    graph.graph["dims"] = [int(size) for size in dims]
+    return [_router(coord) for coord in coords]
+
+
+def torus(
+    dims: list[int],
+    bandwidth_Bps: float,
+    latency_s: float,
+    *,
+    double_links: bool = False,
+    tier: str = "fabric",
+) -> nx.DiGraph:
+    """A torus of routers with wrap-around in every dimension and one GPU per router.
+
+    Routers ``r{c0}_{c1}_..`` sit at the coordinates of ``dims`` (attribute
+    ``coord``); along every dimension of size ``d ≥ 3`` each router is cabled to its
+    two neighbours ``c ± 1 mod d``. In a dimension of size 2 both neighbours are the
+    same router and there is a single cable between them, unless `double_links`
+    asks for the two (parallel cables: double bandwidth, ``cables == 2``). A
+    dimension of size 1 has no cable. GPU ``gpu{i}`` hangs off the ``i``-th router
+    in row-major order (the first dimension varies slowest) through its own cable.
+
+    Routes follow dimension-order routing: the graph carries ``routing =
+    "dimension_order"`` and ``dims``, which :class:`~simnet.topology.Router` honours.
+
+    Parameters
+    ----------
+    dims : list of int
+        Ring size of every dimension, each ≥ 1, at least 2 routers in all.
+    bandwidth_Bps : float
+        Bandwidth of every cable (router-router and GPU-router), per direction, bytes/s.
+    latency_s : float
+        Latency of every cable, seconds.
+    double_links : bool, optional
+        Cable size-2 dimensions twice, once per direction of the ring (default False).
+    tier : str, optional
+        Tier label of the links (default ``"fabric"``).
+
+    Returns
+    -------
+    networkx.DiGraph
+        ``prod(dims)`` routers and as many GPUs. With every ``d_i ≥ 3`` the routers
+        form a ``2 len(dims)``-regular graph whose diameter is ``sum(d_i // 2)``
+        hops; the bisection (cutting the first dimension in half, ``d_0`` even) is
+        ``2 prod(dims) / d_0`` cables.
+
+    References
+    ----------
+    Dally, W. J. and Towles, B. (2004). Principles and Practices of Interconnection
+    Networks, ch. 5 (tori) and 14.2 (dimension-order routing). Morgan Kaufmann.
+
+    Examples
+    --------
+    >>> G = torus([4, 4], 25e9, 1e-6)
+    >>> G.out_degree("r0_0") - 1
+    4
+    """
+    params = dict(dims=dims, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, double_links=double_links, tier=tier)
+    _torus_fabric(nx.DiGraph(), **params)
+    params["dims"] = [int(size) for size in dims]
+    graph = _new_graph("torus", **params)
+    ports = _torus_fabric(graph, **params)
+    _add_hosts(graph, ports, bandwidth_Bps, latency_s, tier)
+    return validate(graph)
+
+
+FABRICS = MappingProxyType(
+    {
+        "switch": (switch, _switch_fabric),
+        "fat_tree": (fat_tree, _fat_tree_fabric),
+        "leaf_spine": (leaf_spine, _leaf_spine_fabric),
+        "torus": (torus, _torus_fabric),
+    }
+)
+"""Fabric name -> ``(builder, skeleton)``; a skeleton takes the builder's parameters
+after a graph to extend and returns the edge switch of every host port."""

@@ -9,6 +9,18 @@ predecessors the one at index ``crc32("s|t|node") mod k`` of the predecessors
 sorted by name is taken. Routes are therefore identical across runs, processes
 and ``PYTHONHASHSEED`` values, and different endpoint pairs spread over the
 equal-cost paths.
+
+Three optional attributes of the contract (:mod:`simnet.topology.contract`)
+restrict or override the shortest path:
+
+* a node with ``forward = False`` relays nothing: only routes that start or end
+  at it use its links (GPUs inside a server do not relay for each other);
+* a graph with ``host_transit = False`` never routes traffic between two servers
+  through a third: nodes whose ``host`` is neither endpoint's host are avoided;
+* a graph with ``routing = "dimension_order"`` and ``dims`` re-routes every stretch
+  of a route that runs over torus routers (nodes with ``coord``) by dimension-order
+  routing: the first dimension is corrected first, each along the shorter way
+  around its ring, the ``+1`` direction when both ways are equally long.
 """
 
 from __future__ import annotations
@@ -25,7 +37,7 @@ __all__ = ["Router"]
 _HOP_SCALE = 1 << 20
 
 
-def _cost(u, v, data) -> int:
+def _cost(data) -> int:
     return round(data["latency_s"] * 1e12) * _HOP_SCALE + 1
 
 
@@ -54,14 +66,64 @@ class Router:
 
     def __init__(self, graph: nx.DiGraph) -> None:
         self._graph = graph
-        self._predecessors: dict[Hashable, dict] = {}
+        self._trees: dict[tuple, dict] = {}
+        self._paths: dict[tuple, list] = {}
+        self._stubs = frozenset(node for node, forward in graph.nodes(data="forward") if forward is False)
+        self._host = {node: host for node, host in graph.nodes(data="host") if host is not None}
+        self._transit = graph.graph.get("host_transit", True) is not False
+        self._dims = None
+        if graph.graph.get("routing") == "dimension_order":
+            self._dims = tuple(graph.graph["dims"])
+            self._routers = {
+                tuple(coord): node for node, coord in graph.nodes(data="coord") if coord is not None
+            }
+            self._coord = {node: coord for coord, node in self._routers.items()}
 
-    def _tree(self, source: Hashable) -> dict:
-        tree = self._predecessors.get(source)
+    def _tree(self, source: Hashable, target: Hashable) -> dict:
+        allowed = None
+        if not self._transit:
+            allowed = frozenset(h for h in (self._host.get(source), self._host.get(target)) if h is not None)
+        key = (source, allowed)
+        tree = self._trees.get(key)
         if tree is None:
-            tree, _ = nx.dijkstra_predecessor_and_distance(self._graph, source, weight=_cost)
-            self._predecessors[source] = tree
+            stubs, hosts = self._stubs, self._host
+
+            def weight(u, v, data):
+                if u in stubs and u != source:
+                    return None
+                if allowed is not None and v in hosts and hosts[v] not in allowed:
+                    return None
+                return _cost(data)
+
+            tree, _ = nx.dijkstra_predecessor_and_distance(self._graph, source, weight=weight)
+            self._trees[key] = tree
         return tree
+
+    def _dimension_order(self, first: Hashable, last: Hashable) -> list:
+        coord = list(self._coord[first])
+        goal = self._coord[last]
+        nodes = [first]
+        for axis, size in enumerate(self._dims):
+            forward = (goal[axis] - coord[axis]) % size
+            step = 1 if forward <= size - forward else -1
+            for _ in range(min(forward, size - forward)):
+                coord[axis] = (coord[axis] + step) % size
+                nodes.append(self._routers[tuple(coord)])
+        return nodes
+
+    def _reroute(self, nodes: list) -> list:
+        result: list = []
+        i = 0
+        while i < len(nodes):
+            j = i
+            while j + 1 < len(nodes) and nodes[j] in self._coord and nodes[j + 1] in self._coord:
+                j += 1
+            if j > i:
+                result.extend(self._dimension_order(nodes[i], nodes[j]))
+            else:
+                result.append(nodes[i])
+            i = j + 1
+        return result
 
     def path(self, source: Hashable, target: Hashable) -> list:
         """Return the route from `source` to `target` as a list of nodes.
@@ -73,7 +135,10 @@ class Router:
         """
         if source == target:
             return [source]
-        tree = self._tree(source)
+        cached = self._paths.get((source, target))
+        if cached is not None:
+            return list(cached)
+        tree = self._tree(source, target)
         if target not in tree:
             raise TopologyError(f"no route from {source!r} to {target!r}")
         nodes = [target]
@@ -82,4 +147,7 @@ class Router:
             node = _pick(tree[node], source, target, node)
             nodes.append(node)
         nodes.reverse()
+        if self._dims is not None:
+            nodes = self._reroute(nodes)
+        self._paths[(source, target)] = tuple(nodes)
         return nodes

@@ -1,9 +1,17 @@
+"""Fabric builders against their closed forms (Al-Fares et al. 2008; Dally & Towles 2004)."""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simnet.errors import TopologyError
-from simnet.topology import ring, switch
+from simnet.topology import describe, fat_tree, leaf_spine, ring, switch, torus
+from simnet.topology.describe import bisection_bandwidth_Bps
 
 
 @given(st.integers(min_value=2, max_value=200))
@@ -40,3 +48,115 @@ def test_builders_reject_bad_arguments_naming_them(builder, args, path):
     with pytest.raises(TopologyError) as raised:
         builder(*args)
     assert raised.value.path == path
+
+
+def _switches(graph):
+    return [n for n, kind in graph.nodes(data="kind") if kind == "switch"]
+
+
+def _cables(graph, nodes=None):
+    return sum(1 for u, v in graph.edges if (nodes is None or (u in nodes and v in nodes)) and str(u) < str(v))
+
+
+@pytest.mark.parametrize("k", [2, 4, 6, 8])
+def test_fat_tree_counts_and_degrees_match_al_fares(k):
+    graph = fat_tree(k, 12.5e9, 1e-6)
+    hosts = [n for n, kind in graph.nodes(data="kind") if kind == "gpu"]
+    switches = _switches(graph)
+    assert len(hosts) == k**3 // 4
+    assert len(switches) == 5 * k**2 // 4
+    assert sum(1 for n in switches if n.startswith("core")) == (k // 2) ** 2
+    assert all(graph.out_degree(n) == k and graph.in_degree(n) == k for n in switches)
+    assert all(graph.out_degree(n) == 1 for n in hosts)
+    assert graph.number_of_edges() == 2 * 3 * k**3 // 4
+    assert graph.graph["name"] == f"fat_tree(k={k}, bandwidth=12.5 GB/s, latency=1 us)"
+    assert graph.graph["builder"] == "fat_tree" and graph.graph["params"]["k"] == k
+
+
+@pytest.mark.parametrize("k", [4, 6])
+def test_fat_tree_has_full_bisection(k):
+    assert bisection_bandwidth_Bps(fat_tree(k, 1e9, 1e-6)) == pytest.approx(k**3 / 8 * 1e9, rel=1e-9)
+
+
+@pytest.mark.parametrize("k", [1, 3, 5, 7, 0, -2])
+def test_fat_tree_rejects_odd_or_small_k(k):
+    with pytest.raises(TopologyError) as error:
+        fat_tree(k, 1e9, 1e-6)
+    assert error.value.path == "k"
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    leaves=st.integers(1, 6),
+    spines=st.integers(1, 4),
+    hosts_per_leaf=st.integers(2, 8),
+    oversubscription=st.sampled_from([1.0, 1.5, 2.0, 3.0, 4.0]),
+)
+def test_leaf_spine_uplink_capacity_matches_oversubscription(leaves, spines, hosts_per_leaf, oversubscription):
+    bandwidth = 12.5e9
+    graph = leaf_spine(leaves, spines, hosts_per_leaf, bandwidth, 1e-6, oversubscription=oversubscription)
+    for leaf in range(leaves):
+        up = sum(graph.edges[f"leaf{leaf}", f"spine{s}"]["bandwidth_Bps"] for s in range(spines))
+        down = sum(d["bandwidth_Bps"] for _, v, d in graph.out_edges(f"leaf{leaf}", data=True) if v.startswith("gpu"))
+        assert down == pytest.approx(hosts_per_leaf * bandwidth, rel=1e-12)
+        assert up == pytest.approx(hosts_per_leaf * bandwidth / oversubscription, rel=1e-12)
+        assert down / up == pytest.approx(oversubscription, rel=1e-12)
+    assert len(_switches(graph)) == leaves + spines
+
+
+def test_leaf_spine_name_shows_oversubscription_only_when_set():
+    assert "oversubscription=3.0" in leaf_spine(2, 2, 4, 1e9, 1e-6, oversubscription=3.0).graph["name"]
+    assert "oversubscription" not in leaf_spine(2, 2, 4, 1e9, 1e-6).graph["name"]
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("inf"), "3"])
+def test_leaf_spine_rejects_bad_oversubscription(bad):
+    with pytest.raises(TopologyError) as error:
+        leaf_spine(2, 2, 4, 1e9, 1e-6, oversubscription=bad)
+    assert error.value.path == "oversubscription"
+
+
+def _routers(graph):
+    return graph.subgraph(n for n, level in graph.nodes(data="level") if level == "router")
+
+
+@settings(max_examples=20, deadline=None)
+@given(dims=st.lists(st.integers(3, 5), min_size=1, max_size=3))
+def test_torus_is_2d_regular_with_closed_form_diameter(dims):
+    graph = torus(dims, 25e9, 1e-6)
+    routers = _routers(graph)
+    assert routers.number_of_nodes() == math.prod(dims)
+    assert all(routers.out_degree(n) == 2 * len(dims) for n in routers)
+    assert nx.diameter(routers.to_undirected(as_view=True)) == sum(d // 2 for d in dims)
+    assert graph.graph["name"] == f"torus(dims={dims}, bandwidth=25 GB/s, latency=1 us)"
+
+
+@pytest.mark.parametrize("dims", [[4, 4], [4, 3], [6, 4, 3]])
+def test_torus_route_diameter_and_bisection(dims):
+    info = describe(torus(dims, 1e9, 1e-6))
+    assert info["diameter_hops"] == sum(d // 2 for d in dims) + 2
+    assert info["bisection_Bps"] == pytest.approx(2 * math.prod(dims) / dims[0] * 1e9, rel=1e-9)
+
+
+def test_torus_size_two_dimension_has_a_single_cable_unless_asked():
+    single = torus([2, 4], 10e9, 1e-6)
+    assert single.edges["r0_0", "r1_0"]["cables"] == 1
+    assert single.edges["r0_0", "r1_0"]["bandwidth_Bps"] == 10e9
+    double = torus([2, 4], 10e9, 1e-6, double_links=True)
+    assert double.edges["r0_0", "r1_0"]["cables"] == 2
+    assert double.edges["r0_0", "r1_0"]["bandwidth_Bps"] == 20e9
+    assert all(sum(d["cables"] for *_, d in _routers(double).out_edges(n, data=True)) == 4 for n in _routers(double))
+
+
+def test_torus_dimension_of_size_one_adds_no_cable():
+    graph = torus([1, 3], 1e9, 1e-6)
+    assert all(_routers(graph).out_degree(n) == 2 for n in _routers(graph))
+
+
+@pytest.mark.parametrize(
+    ("dims", "path"), [([], "dims"), ("44", "dims"), ([4, 0], "dims[1]"), ([1], "dims"), ([4, 2.5], "dims[1]")]
+)
+def test_torus_rejects_bad_dims(dims, path):
+    with pytest.raises(TopologyError) as error:
+        torus(dims, 1e9, 1e-6)
+    assert error.value.path == path

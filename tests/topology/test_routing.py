@@ -1,13 +1,20 @@
+"""Routing: latency then hops, ECMP, determinism across processes, dimension order on tori, relays."""
+
+from __future__ import annotations
+
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simnet.errors import TopologyError
-from simnet.topology import Router, add_cable, ring, switch
+from simnet.topology import Router, add_cable, cluster, fat_tree, gpus, ring, switch, torus
 
 
 def two_spines(leaves: int = 4) -> nx.DiGraph:
@@ -91,3 +98,108 @@ def test_routes_are_identical_across_processes_and_hash_seeds():
     router = Router(two_spines())
     nodes = [n for n, k in two_spines().nodes(data="kind") if k == "gpu"]
     assert outputs[0] == [router.path(a, b) for a in nodes for b in nodes if a != b]
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+_ROUTES = """
+import json
+from simnet.topology import Router, cluster, fat_tree, gpus, load
+graphs = [fat_tree(4, 1e9, 1e-6), load("topologies/dgx_a100_superpod_slice.yaml"), load("topologies/torus_4x4x4.yaml")]
+out = []
+for graph in graphs:
+    router = Router(graph)
+    ranks = gpus(graph)
+    out.append([router.path(a, b) for a in ranks[::3] for b in ranks[::5]])
+print(json.dumps(out))
+"""
+
+
+def _routes_in_subprocess(seed: str) -> list:
+    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", _ROUTES], cwd=REPO, env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout)
+
+
+def test_routes_on_builder_graphs_are_identical_across_processes():
+    assert _routes_in_subprocess("1") == _routes_in_subprocess("4242")
+
+
+def test_ecmp_spreads_pairs_over_the_cores_of_a_fat_tree():
+    graph = fat_tree(4, 1e9, 1e-6)
+    router = Router(graph)
+    ranks = gpus(graph)
+    cores = {router.path(a, b)[3] for a in ranks[:4] for b in ranks[12:]}
+    assert len(cores) > 1
+    assert all(len(router.path(a, b)) == 7 for a in ranks[:4] for b in ranks[12:])
+
+
+def test_routes_are_cached():
+    router = Router(fat_tree(4, 1e9, 1e-6))
+    first = router.path("gpu0", "gpu9")
+    assert router.path("gpu0", "gpu9") == first
+    assert len(router._paths) == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    dims=st.lists(st.integers(1, 5), min_size=1, max_size=3).filter(lambda d: len(d) and max(d) >= 2),
+    data=st.data(),
+)
+def test_torus_routes_follow_dimension_order_along_the_shorter_way(dims, data):
+    graph = torus(dims, 1e9, 1e-6)
+    ranks = gpus(graph)
+    a = data.draw(st.sampled_from(ranks))
+    b = data.draw(st.sampled_from(ranks))
+    path = Router(graph).path(a, b)
+    if a == b:
+        assert path == [a]
+        return
+    coords = [graph.nodes[n]["coord"] for n in path[1:-1]]
+    axes = [next(i for i, (x, y) in enumerate(zip(p, q)) if x != y) for p, q in zip(coords, coords[1:])]
+    assert axes == sorted(axes)
+    start, goal = coords[0], coords[-1]
+    assert len(coords) - 1 == sum(min((g - s) % d, (s - g) % d) for s, g, d in zip(start, goal, dims))
+    assert all(graph.has_edge(u, v) for u, v in zip(path, path[1:]))
+
+
+def test_torus_tie_takes_the_positive_direction():
+    graph = torus([4], 1e9, 1e-6)
+    assert Router(graph).path("gpu0", "gpu2") == ["gpu0", "r0", "r1", "r2", "gpu2"]
+    assert Router(graph).path("gpu2", "gpu0") == ["gpu2", "r2", "r3", "r0", "gpu0"]
+
+
+def test_cluster_routes_never_cross_a_third_server_or_relay_through_gpus():
+    graph = cluster(
+        "abci_node", 6, fabric="torus", fabric_params={"dims": [3, 4], "bandwidth_Bps": 12.5e9, "latency_s": 1e-6}
+    )
+    router = Router(graph)
+    ranks = gpus(graph)
+    for a in ranks[::3]:
+        for b in ranks[::5]:
+            path = router.path(a, b)
+            ends = {graph.nodes[a]["host"], graph.nodes[b]["host"]}
+            assert {graph.nodes[n].get("host") for n in path} - {None} <= ends
+            assert all(graph.nodes[n]["kind"] != "gpu" for n in path[1:-1])
+
+
+def test_relays_can_be_switched_off_per_node():
+    graph = nx.DiGraph()
+    for name in ("gpu0", "gpu1", "gpu2"):
+        graph.add_node(name, kind="gpu", forward=name != "gpu1")
+    graph.add_node("sw", kind="switch")
+    for u, v, latency in (("gpu0", "gpu1", 1e-6), ("gpu1", "gpu2", 1e-6), ("gpu0", "sw", 5e-6), ("sw", "gpu2", 5e-6)):
+        for a, b in ((u, v), (v, u)):
+            graph.add_edge(a, b, bandwidth_Bps=1e9, latency_s=latency, tier="t")
+    assert Router(graph).path("gpu0", "gpu2") == ["gpu0", "sw", "gpu2"]
+    graph.nodes["gpu1"]["forward"] = True
+    assert Router(graph).path("gpu0", "gpu2") == ["gpu0", "gpu1", "gpu2"]
+
+
+def test_unreachable_target_is_an_error_on_a_torus():
+    graph = torus([3], 1e9, 1e-6)
+    graph.add_node("lonely", kind="switch")
+    with pytest.raises(Exception, match="no route"):
+        Router(graph).path("gpu0", "lonely")

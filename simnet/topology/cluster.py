@@ -1,0 +1,144 @@
+"""Composition: copies of a server template on a network fabric.
+
+:func:`cluster` is the one composition builder. It takes a server template by name
+(:data:`simnet.topology.nodes.NODES`) and a fabric by name
+(:data:`simnet.topology.fabrics.FABRICS`), each with its own parameters, so that
+the same call is written in a topology file as plain keys.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+
+import networkx as nx
+
+from simnet.errors import TopologyError
+from simnet.topology.contract import validate
+from simnet.topology.fabrics import FABRICS, _check_int, _label, add_cable
+from simnet.topology.nodes import NODES
+from simnet.topology.params import call
+
+__all__ = ["cluster"]
+
+
+def cluster(
+    node: str,
+    nodes: int,
+    *,
+    fabric: str = "switch",
+    fabric_params: Mapping | None = None,
+    node_params: Mapping | None = None,
+    rails: bool = True,
+) -> nx.DiGraph:
+    """`nodes` copies of a server template, their NICs cabled to a fabric.
+
+    Server ``h`` gets the template's nodes renamed ``n{h}.<name>`` (``n0.gpu0``,
+    ``n0.nic3``, ...) with ``host = h``. Ranks are hierarchy-major: all GPUs of
+    server 0 in template order, then server 1, and so on, so rank
+    ``h * g + local_rank`` is GPU ``local_rank`` of server ``h`` (``g`` GPUs per
+    server). GPUs reach the fabric through the NICs the template gives them (their
+    PCIe switch), never through another server: the graph has
+    ``host_transit = False``.
+
+    The fabric is built without hosts; its host ports, in the fabric's own host
+    order (see each builder), receive the NICs. With ``rails=True`` NIC ``j`` of
+    server ``h`` takes port ``j * nodes + h``: the ``j``-th NICs of all servers are
+    neighbours, so a leaf-spine with ``hosts_per_leaf = nodes`` puts every rail on
+    its own leaf (rail-optimised, as in NVIDIA SuperPODs). With ``rails=False`` it
+    takes port ``h * nics + j``: a server's NICs are neighbours, all on one leaf when
+    ``hosts_per_leaf`` is a multiple of ``nics``. A NIC's cable to its edge switch
+    runs at the NIC's ``port_bandwidth_Bps`` with the fabric's latency and tier;
+    unused ports stay empty.
+
+    Parameters
+    ----------
+    node : str
+        Server template, a key of :data:`~simnet.topology.nodes.NODES`
+        (``"dgx1"``, ``"dgx_a100"``, ``"abci_node"``, ...).
+    nodes : int
+        Number of servers, ≥ 1.
+    fabric : str, optional
+        Fabric family, a key of :data:`~simnet.topology.fabrics.FABRICS`:
+        ``"switch"`` (default), ``"leaf_spine"``, ``"fat_tree"`` or ``"torus"``.
+    fabric_params : mapping, optional
+        Parameters of the fabric builder except what only concerns hosts; its
+        ``tier`` defaults to ``"ib"``. For ``"switch"``, ``hosts`` (the port count)
+        defaults to the number of NICs.
+    node_params : mapping, optional
+        Parameters of the server template (default: its published figures).
+    rails : bool, optional
+        Rail-major port assignment (default True), see above.
+
+    Returns
+    -------
+    networkx.DiGraph
+        ``nodes * g`` GPUs; the fabric's switches; graph attributes ``builder``,
+        ``params``, ``sources`` (the template's) and, on a torus, ``routing`` and
+        ``dims``.
+
+    Raises
+    ------
+    TopologyError
+        For an unknown template or fabric, bad parameters (path
+        ``node_params.<key>`` or ``fabric_params.<key>``) or a fabric with fewer
+        host ports than NICs.
+
+    Examples
+    --------
+    >>> G = cluster("dgx_a100", 2, fabric_params={"bandwidth_Bps": 25e9, "latency_s": 1e-6})
+    >>> G.number_of_nodes() - 1
+    56
+    """
+    if node not in NODES:
+        raise TopologyError(f"unknown server template {node!r}; expected one of {sorted(NODES)}", path="node")
+    if fabric not in FABRICS:
+        raise TopologyError(f"unknown fabric {fabric!r}; expected one of {sorted(FABRICS)}", path="fabric")
+    _check_int(nodes, "nodes", 1)
+    if not isinstance(rails, bool):
+        raise TopologyError(f"must be true or false, got {rails!r}", path="rails")
+    for key, value in (("fabric_params", fabric_params), ("node_params", node_params)):
+        if value is not None and not isinstance(value, Mapping):
+            raise TopologyError(f"must be a mapping of parameters, got {value!r}", path=key)
+    template = call(NODES[node], dict(node_params or {}), "node_params")
+    nics = [name for name, kind in template.nodes(data="kind") if kind == "nic"]
+    if not nics:
+        raise TopologyError(f"server template {node!r} has no NIC to cable to a fabric", path="node")
+    skeleton = FABRICS[fabric][1]
+    given = dict(fabric_params or {})
+    settings = {"tier": "ib", **given}
+    if fabric == "switch":
+        settings.setdefault("hosts", nodes * len(nics))
+    params = dict(
+        node=node,
+        nodes=nodes,
+        fabric=fabric,
+        fabric_params=given or None,
+        node_params=dict(node_params) if node_params else None,
+        rails=rails,
+    )
+    graph = nx.DiGraph(
+        name=f"cluster({nodes} x {template.graph['name']} on {_label(fabric, **given)}, rails={rails})",
+        builder="cluster",
+        params=params,
+        sources=list(template.graph.get("sources", [])),
+        host_transit=False,
+    )
+    for h in range(nodes):
+        for name, data in template.nodes(data=True):
+            graph.add_node(f"n{h}.{name}", **{**data, "host": h})
+        for u, v, data in template.edges(data=True):
+            graph.add_edge(f"n{h}.{u}", f"n{h}.{v}", **data)
+    ports = call(functools.partial(skeleton, graph), settings, "fabric_params")
+    if len(ports) < nodes * len(nics):
+        raise TopologyError(
+            f"the {fabric} fabric has {len(ports)} host ports but {nodes} servers x {len(nics)} NICs need "
+            f"{nodes * len(nics)}",
+            path="fabric_params",
+        )
+    for h in range(nodes):
+        for j, nic in enumerate(nics):
+            port = ports[j * nodes + h] if rails else ports[h * len(nics) + j]
+            bandwidth = template.nodes[nic].get("port_bandwidth_Bps", settings.get("bandwidth_Bps"))
+            add_cable(graph, f"n{h}.{nic}", port, bandwidth, settings["latency_s"], settings["tier"])
+    return validate(graph)

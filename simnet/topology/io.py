@@ -1,0 +1,399 @@
+"""Topology files: load and save YAML, export GraphML.
+
+A topology file is YAML in one of two forms; both may carry ``description`` (str)
+and ``sources`` (list of str: where the figures come from).
+
+Builder form
+    ``builder`` names a function of :data:`simnet.topology.BUILDERS`; every other
+    key is one of its parameters, written without the unit suffix and with a unit
+    string (see :mod:`simnet.topology.params`)::
+
+        builder: leaf_spine
+        leaves: 4
+        spines: 2
+        hosts_per_leaf: 8
+        bandwidth: 100 Gb/s
+        latency: 1 us
+        oversubscription: 2.0
+
+    For ``cluster``, ``node_params`` and ``fabric_params`` are mappings of the
+    template's and the fabric's parameters, written the same way.
+
+Explicit form
+    ``nodes`` is a list of mappings with ``name``, ``kind`` and any other node
+    attribute of the contract (``port_bandwidth`` with a unit); ``links`` is a list
+    of full-duplex cables ``{from, to, bandwidth, latency, tier, cables}`` where
+    ``bandwidth`` is per direction for all ``cables`` (default 1) together.
+    Optional top-level keys: ``name``, ``routing``, ``dims``, ``host_transit``::
+
+        name: two GPUs on a switch
+        nodes:
+        - {name: gpu0, kind: gpu}
+        - {name: gpu1, kind: gpu}
+        - {name: sw, kind: switch}
+        links:
+        - {from: gpu0, to: sw, bandwidth: 25 GB/s, latency: 1 us, tier: fabric}
+        - {from: gpu1, to: sw, bandwidth: 25 GB/s, latency: 1 us, tier: fabric}
+
+Files are read with ``yaml.safe_load`` only. A malformed file raises one
+:class:`~simnet.errors.TopologyError` whose key path (``links[2].bandwidth``) and
+message name the offending node or link. :func:`save` writes the builder form when
+the graph was built by a builder and the explicit form otherwise, so that
+``save(load(f))`` reproduces a file that ``save`` wrote, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+
+import networkx as nx
+import yaml
+
+from simnet.errors import SimnetError, TopologyError, UnitError
+from simnet.topology.cluster import cluster
+from simnet.topology.contract import NODE_KINDS, validate
+from simnet.topology.fabrics import FABRICS, ring, switch, fat_tree, leaf_spine, torus
+from simnet.topology.nodes import NODES
+from simnet.topology.params import call, quantity, to_python, to_yaml
+from simnet.units import parse_bandwidth, parse_time
+
+__all__ = ["BUILDERS", "PRESETS", "find", "build", "load", "loads", "save", "dumps", "to_spec", "export_graphml"]
+
+PRESETS = Path(__file__).resolve().parents[2] / "topologies"
+"""Directory of the preset topology files shipped with simnet."""
+
+BUILDERS = MappingProxyType(
+    {
+        "switch": switch,
+        "ring": ring,
+        "fat_tree": fat_tree,
+        "leaf_spine": leaf_spine,
+        "torus": torus,
+        **NODES,
+        "cluster": cluster,
+    }
+)
+"""Builder name (as in files and scenarios) -> builder function."""
+
+_META = ("description", "sources")
+_GRAPH_KEYS = ("name", "routing", "dims", "host_transit")
+_LINK_KEYS = ("from", "to", "bandwidth", "latency", "tier", "cables")
+
+
+def _nested(builder: str, params: Mapping, convert) -> dict:
+    """Convert ``node_params``/``fabric_params`` of a cluster with `convert`."""
+    result = dict(params)
+    if builder != "cluster":
+        return result
+    node, fabric = result.get("node"), result.get("fabric", "switch")
+    if "node_params" in result and node in NODES and isinstance(result["node_params"], Mapping):
+        result["node_params"] = convert(NODES[node], result["node_params"], "node_params")
+    if "fabric_params" in result and fabric in FABRICS and isinstance(result["fabric_params"], Mapping):
+        result["fabric_params"] = convert(FABRICS[fabric][0], result["fabric_params"], "fabric_params")
+    return result
+
+
+def _check_meta(spec: Mapping) -> None:
+    description = spec.get("description")
+    if description is not None and not isinstance(description, str):
+        raise TopologyError(f"must be text, got {description!r}", path="description")
+    sources = spec.get("sources")
+    if sources is not None and (not isinstance(sources, list) or not all(isinstance(s, str) for s in sources)):
+        raise TopologyError("must be a list of citations (text)", path="sources")
+
+
+def _from_builder(spec: Mapping) -> nx.DiGraph:
+    name = spec["builder"]
+    if name not in BUILDERS:
+        raise TopologyError(f"unknown builder {name!r}; expected one of {sorted(BUILDERS)}", path="builder")
+    builder = BUILDERS[name]
+    given = {key: value for key, value in spec.items() if key not in ("builder", *_META)}
+    params = to_python(builder, given)
+    params = _nested(name, params, to_python)
+    return call(builder, params)
+
+
+def _link_where(index: int, link: Mapping) -> str:
+    return f"link {link.get('from')!r} <-> {link.get('to')!r}"
+
+
+def _quantity_of(link: Mapping, key: str, parse, index: int, where: str) -> float:
+    path = f"links[{index}].{key}"
+    if key not in link:
+        example = "25 GB/s" if key == "bandwidth" else "1 us"
+        raise TopologyError(f"{where}: missing {key} (such as '{example}')", path=path)
+    try:
+        value = parse(link[key])
+    except UnitError as error:
+        raise TopologyError(f"{where}: {error.message}", path=path) from None
+    if key == "bandwidth" and value <= 0:
+        raise TopologyError(f"{where}: bandwidth must be > 0, got {link[key]!r}", path=path)
+    if key == "latency" and value < 0:
+        raise TopologyError(f"{where}: latency must be ≥ 0, got {link[key]!r}", path=path)
+    return value
+
+
+def _from_explicit(spec: Mapping) -> nx.DiGraph:
+    unknown = sorted(set(spec) - {"nodes", "links", *_META, *_GRAPH_KEYS}, key=str)
+    if unknown:
+        raise TopologyError(
+            f"unknown key {unknown[0]!r}; expected builder or nodes/links and {sorted((*_META, *_GRAPH_KEYS))}",
+            path=str(unknown[0]),
+        )
+    nodes, links = spec.get("nodes"), spec.get("links")
+    if not isinstance(nodes, list):
+        raise TopologyError(f"must be a list of nodes such as {{name: gpu0, kind: gpu}}, got {nodes!r}", path="nodes")
+    if not isinstance(links, list):
+        raise TopologyError(f"must be a list of links such as {{from: gpu0, to: sw, ...}}, got {links!r}", path="links")
+    graph = nx.DiGraph(**{key: spec[key] for key in _GRAPH_KEYS if key in spec})
+    first_seen: dict = {}
+    for index, entry in enumerate(nodes):
+        path = f"nodes[{index}]"
+        if not isinstance(entry, Mapping) or "name" not in entry:
+            raise TopologyError(f"must be a mapping with a name and a kind, got {entry!r}", path=path)
+        name = entry["name"]
+        if not isinstance(name, (str, int)) or isinstance(name, bool):
+            raise TopologyError(f"node name must be text or an integer, got {name!r}", path=f"{path}.name")
+        if name in first_seen:
+            raise TopologyError(
+                f"duplicate node {name!r} (first declared at nodes[{first_seen[name]}])", path=f"{path}.name"
+            )
+        first_seen[name] = index
+        attrs = {key: value for key, value in entry.items() if key != "name"}
+        if attrs.get("kind") not in NODE_KINDS:
+            raise TopologyError(
+                f"node {name!r}: kind must be one of {sorted(NODE_KINDS)}, got {attrs.get('kind')!r}", path=f"{path}.kind"
+            )
+        if "coord" in attrs and isinstance(attrs["coord"], list):
+            attrs["coord"] = tuple(attrs["coord"])
+        if "port_bandwidth" in attrs:
+            try:
+                attrs["port_bandwidth_Bps"] = parse_bandwidth(attrs.pop("port_bandwidth"))
+            except UnitError as error:
+                raise TopologyError(f"node {name!r}: {error.message}", path=f"{path}.port_bandwidth") from None
+        graph.add_node(name, **attrs)
+    cables_at: dict = {}
+    for index, link in enumerate(links):
+        path = f"links[{index}]"
+        if not isinstance(link, Mapping):
+            raise TopologyError(f"must be a mapping {{from, to, bandwidth, latency, tier}}, got {link!r}", path=path)
+        where = _link_where(index, link)
+        extra = sorted(set(link) - set(_LINK_KEYS), key=str)
+        if extra:
+            raise TopologyError(f"{where}: unknown key {extra[0]!r}; expected {list(_LINK_KEYS)}", path=f"{path}.{extra[0]}")
+        for end in ("from", "to"):
+            if end not in link:
+                raise TopologyError(f"{where}: missing {end!r}", path=f"{path}.{end}")
+            if link[end] not in first_seen:
+                raise TopologyError(f"{where}: node {link[end]!r} is not declared under nodes", path=f"{path}.{end}")
+        u, v = link["from"], link["to"]
+        if u == v:
+            raise TopologyError(f"{where}: a link needs two different ends", path=path)
+        pair = frozenset((u, v))
+        if pair in cables_at:
+            raise TopologyError(
+                f"{where}: listed twice (first at links[{cables_at[pair]}]); give one entry with cables: n", path=path
+            )
+        cables_at[pair] = index
+        bandwidth = _quantity_of(link, "bandwidth", parse_bandwidth, index, where)
+        latency = _quantity_of(link, "latency", parse_time, index, where)
+        tier = link.get("tier")
+        if not isinstance(tier, str) or not tier:
+            raise TopologyError(f"{where}: tier must be a non-empty name such as 'nvlink', got {tier!r}", path=f"{path}.tier")
+        cables = link.get("cables", 1)
+        if not isinstance(cables, int) or isinstance(cables, bool) or cables < 1:
+            raise TopologyError(f"{where}: cables must be an integer ≥ 1, got {cables!r}", path=f"{path}.cables")
+        for a, b in ((u, v), (v, u)):
+            graph.add_edge(a, b, bandwidth_Bps=bandwidth, latency_s=latency, tier=tier, cables=cables)
+    return validate(graph)
+
+
+def build(spec: Mapping, *, base: str | Path | None = None) -> nx.DiGraph:
+    """Build a topology from a mapping in either file form, or ``{file: PATH}``.
+
+    Parameters
+    ----------
+    spec : mapping
+        ``{builder: NAME, ...params}``, ``{nodes: [...], links: [...]}`` or
+        ``{file: PATH}`` (a topology file or preset name, see :func:`find`).
+    base : str or Path, optional
+        Directory relative file paths start from (default: the working directory).
+
+    Returns
+    -------
+    networkx.DiGraph
+        The validated topology; ``description`` and ``sources`` become graph
+        attributes.
+
+    Raises
+    ------
+    TopologyError
+        Naming the key path and the offending node, link or parameter.
+    """
+    if not isinstance(spec, Mapping):
+        raise TopologyError(f"a topology must be a mapping with 'builder', 'nodes' or 'file', got {spec!r}")
+    if "file" in spec:
+        extra = sorted(set(spec) - {"file"}, key=str)
+        if extra:
+            raise TopologyError(f"'file' takes no other keys, got {extra[0]!r}", path=str(extra[0]))
+        return load(find(spec["file"], base=base))
+    _check_meta(spec)
+    if "builder" in spec:
+        graph = _from_builder(spec)
+    elif "nodes" in spec or "links" in spec:
+        graph = _from_explicit(spec)
+    else:
+        raise TopologyError("a topology needs 'builder' (with parameters), 'nodes' and 'links', or 'file'")
+    for key in _META:
+        if key in spec:
+            graph.graph[key] = spec[key] if key == "description" else list(spec[key])
+    return graph
+
+
+def find(name: str | Path, *, base: str | Path | None = None) -> Path:
+    """Path of a topology file given as a path or as the name of a preset.
+
+    Parameters
+    ----------
+    name : str or Path
+        A file (relative paths start at `base`, default the working directory), or
+        the stem of a file in :data:`PRESETS` such as ``"dgx1"`` or ``"abci_rack"``.
+
+    Raises
+    ------
+    TopologyError
+        If neither exists (path ``file``), listing the presets.
+    """
+    if not isinstance(name, (str, Path)) or not str(name):
+        raise TopologyError(f"expected a file path or a preset name, got {name!r}", path="file")
+    path = Path(name)
+    if base is not None and not path.is_absolute():
+        path = Path(base) / path
+    if path.is_file():
+        return path
+    preset = PRESETS / f"{name}.yaml"
+    if "/" not in str(name) and preset.is_file():
+        return preset
+    names = sorted(p.stem for p in PRESETS.glob("*.yaml"))
+    raise TopologyError(f"no topology file {str(path)!r} and no preset of that name (presets: {', '.join(names)})", path="file")
+
+
+def loads(text: str, *, source: str = "") -> nx.DiGraph:
+    """Build a topology from YAML text (see the module docstring for the format)."""
+    try:
+        spec = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = getattr(error, "problem", None) or "not valid YAML"
+        raise TopologyError(f"{where}{problem}", source=source) from None
+    try:
+        return build(spec)
+    except SimnetError as error:
+        raise TopologyError(error.message, path=error.path, source=error.source or source) from None
+
+
+def load(path: str | Path) -> nx.DiGraph:
+    """Read a topology file.
+
+    Raises
+    ------
+    TopologyError
+        With ``source`` set to `path`, for an unreadable or malformed file.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise TopologyError(f"cannot read topology file: {error.strerror}", source=str(path)) from None
+    return loads(text, source=str(path))
+
+
+def _explicit(graph: nx.DiGraph) -> dict:
+    spec: dict = {key: graph.graph[key] for key in _GRAPH_KEYS if key in graph.graph}
+    if "dims" in spec:
+        spec["dims"] = list(spec["dims"])
+    nodes = []
+    for name, data in graph.nodes(data=True):
+        entry = {"name": name}
+        for key, value in data.items():
+            if key == "port_bandwidth_Bps":
+                entry["port_bandwidth"] = quantity(key, value)
+            elif isinstance(value, tuple):
+                entry[key] = list(value)
+            else:
+                entry[key] = value
+        nodes.append(entry)
+    links = []
+    done = set()
+    for u, v, data in graph.edges(data=True):
+        if (v, u) in done:
+            continue
+        done.add((u, v))
+        back = graph.edges[v, u]
+        if any(back.get(key) != data.get(key) for key in ("bandwidth_Bps", "latency_s", "tier", "cables")):
+            raise TopologyError(
+                f"link {u!r} <-> {v!r}: the two directions differ, which the explicit file form cannot express"
+            )
+        link = {
+            "from": u,
+            "to": v,
+            "bandwidth": quantity("bandwidth_Bps", data["bandwidth_Bps"]),
+            "latency": quantity("latency_s", data["latency_s"]),
+            "tier": data["tier"],
+        }
+        if data.get("cables", 1) != 1:
+            link["cables"] = data["cables"]
+        links.append(link)
+    spec["nodes"] = nodes
+    spec["links"] = links
+    return spec
+
+
+def to_spec(graph: nx.DiGraph) -> dict:
+    """The mapping :func:`dumps` writes: builder form when possible, else explicit."""
+    spec: dict = {}
+    name = graph.graph.get("builder")
+    if name in BUILDERS and isinstance(graph.graph.get("params"), Mapping):
+        spec["builder"] = name
+    for key in _META:
+        if key in graph.graph:
+            spec[key] = graph.graph[key] if key == "description" else list(graph.graph[key])
+    if "builder" in spec:
+        params = to_yaml(BUILDERS[name], graph.graph["params"])
+        spec.update(_nested(name, params, lambda builder, given, _path: to_yaml(builder, given, keep_defaults=True)))
+    else:
+        spec.update(_explicit(graph))
+    return spec
+
+
+def dumps(graph: nx.DiGraph) -> str:
+    """YAML text of `graph` (see :func:`save`)."""
+    return yaml.safe_dump(to_spec(graph), sort_keys=False, allow_unicode=True, width=100)
+
+
+def save(graph: nx.DiGraph, path: str | Path) -> None:
+    """Write `graph` as a topology file: builder form if a builder made it, else explicit."""
+    Path(path).write_text(dumps(graph), encoding="utf-8")
+
+
+def export_graphml(graph: nx.DiGraph, path: str | Path) -> None:
+    """Write `graph` as GraphML (for Gephi, yEd, igraph).
+
+    Scalar attributes are kept as they are; lists, tuples and mappings (``params``,
+    ``sources``, ``coord``, ``dims``) are written as JSON text.
+    """
+
+    def plain(attrs: Mapping) -> dict:
+        return {
+            key: json.dumps(value) if isinstance(value, (list, tuple, dict)) else value
+            for key, value in attrs.items()
+            if value is not None
+        }
+
+    copy = nx.DiGraph(**plain(graph.graph))
+    copy.add_nodes_from((str(node), plain(data)) for node, data in graph.nodes(data=True))
+    copy.add_edges_from((str(u), str(v), plain(data)) for u, v, data in graph.edges(data=True))
+    nx.write_graphml(copy, str(path))

@@ -1,0 +1,135 @@
+"""Builder parameters between YAML and Python: unit strings, key names and calls.
+
+In a file a builder parameter is written without its unit suffix and with a unit
+string (``bandwidth: 25 GB/s`` for ``bandwidth_Bps``, ``latency: 1 us`` for
+``latency_s``, ``size: 64 MiB`` for ``size_bytes``); the full Python name with a
+plain SI number is accepted too. :func:`to_python` maps such a mapping onto a
+builder's signature, :func:`to_yaml` writes it back with lossless unit strings,
+and :func:`call` runs a builder, turning unknown or missing parameters into a
+:class:`~simnet.errors.TopologyError` that names the key.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+
+from simnet.errors import SimnetError, TopologyError, UnitError
+from simnet.units import parse_bandwidth, parse_size, parse_time
+
+__all__ = ["SUFFIXES", "to_python", "to_yaml", "call", "quantity"]
+
+SUFFIXES = {"_Bps": parse_bandwidth, "_s": parse_time, "_bytes": parse_size}
+
+_UNITS = {
+    "_Bps": (
+        (1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s"),
+        (1e12 / 8, "Tb/s"), (1e9 / 8, "Gb/s"), (1e6 / 8, "Mb/s"),
+    ),
+    "_s": ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"), (1e-12, "ps")),
+    "_bytes": ((2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")),
+}
+
+
+def _suffix(name: str) -> str:
+    for suffix in SUFFIXES:
+        if name.endswith(suffix):
+            return suffix
+    return ""
+
+
+def quantity(name: str, value: float) -> str:
+    """Shortest unit string for `value` of the parameter `name` that parses back exactly.
+
+    A mantissa below 1 counts two characters more; among equally short ones byte units come first.
+
+    >>> quantity("bandwidth_Bps", 25e9), quantity("latency_s", 5e-7), quantity("nic_bandwidth_Bps", 12.5e9)
+    ('25 GB/s', '0.5 us', '100 Gb/s')
+    """
+    suffix = _suffix(name)
+    parse = SUFFIXES[suffix]
+    best = None
+    for factor, unit in _UNITS[suffix]:
+        text = f"{value / factor:.15g}"
+        if "e" in text or parse(f"{text} {unit}") != value:
+            continue
+        score = len(text) + 2 * text.startswith(("0.", "-0."))
+        if best is None or score < best[0]:
+            best = (score, text, unit)
+    if best is None:
+        return repr(float(value))
+    return f"{best[1]} {best[2]}"
+
+
+def _parameters(builder: Callable) -> dict[str, inspect.Parameter]:
+    return dict(inspect.signature(builder).parameters)
+
+
+def to_python(builder: Callable, params: Mapping, path: str = "") -> dict:
+    """Map YAML keys with unit strings onto `builder`'s parameter names and SI floats.
+
+    Raises
+    ------
+    TopologyError
+        For a key the builder does not take (path ``path.key``) or a bad unit.
+    """
+    known = _parameters(builder)
+    result = {}
+    for key, value in params.items():
+        where = f"{path}.{key}" if path else str(key)
+        name = key if key in known else next(
+            (key + suffix for suffix in SUFFIXES if key + suffix in known), None
+        )
+        if name is None:
+            expected = sorted(_yaml_name(p) for p in known)
+            raise TopologyError(f"unknown parameter {key!r}; expected one of {expected}", path=where)
+        suffix = _suffix(name)
+        if suffix:
+            try:
+                value = SUFFIXES[suffix](value)
+            except UnitError as error:
+                raise TopologyError(error.message, path=where) from None
+        result[name] = value
+    return result
+
+
+def _yaml_name(name: str) -> str:
+    suffix = _suffix(name)
+    return name.removesuffix(suffix) if suffix else name
+
+
+def to_yaml(builder: Callable, params: Mapping, *, keep_defaults: bool = False) -> dict:
+    """Inverse of :func:`to_python`: YAML keys and unit strings.
+
+    Parameters at their default are left out unless `keep_defaults`.
+    """
+    known = _parameters(builder)
+    result = {}
+    for name, value in params.items():
+        parameter = known.get(name)
+        default = parameter.default if parameter is not None else inspect.Parameter.empty
+        if not keep_defaults and default is not inspect.Parameter.empty and default == value:
+            continue
+        suffix = _suffix(name)
+        result[_yaml_name(name)] = quantity(name, value) if suffix and value is not None else value
+    return result
+
+
+def call(builder: Callable, params: Mapping, path: str = ""):
+    """Call `builder(**params)`, naming missing parameters and prefixing error paths with `path`."""
+    known = _parameters(builder)
+    for name in params:
+        if name not in known:
+            where = f"{path}.{name}" if path else str(name)
+            raise TopologyError(f"unknown parameter {name!r}; expected one of {sorted(known)}", path=where)
+    for name, parameter in known.items():
+        if parameter.default is inspect.Parameter.empty and name not in params:
+            where = f"{path}.{_yaml_name(name)}" if path else _yaml_name(name)
+            raise TopologyError(f"missing parameter {_yaml_name(name)!r} ({name})", path=where)
+    try:
+        return builder(**params)
+    except SimnetError as error:
+        head, dot, rest = error.path.partition(".")
+        inner = _yaml_name(head) + dot + rest
+        joined = ".".join(p for p in (path, inner) if p)
+        raise type(error)(error.message, path=joined, source=error.source) from None

@@ -1,0 +1,202 @@
+"""Topology files: presets, round trips, GraphML and one-line errors for malformed files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simnet.algorithms import ring_allreduce
+from simnet.engine import simulate
+from simnet.errors import TopologyError
+from simnet.network import Network
+from simnet.topology import (
+    BUILDERS, build, dgx1, dumps, export_graphml, fat_tree, gpus, leaf_spine, load, loads, save, torus,
+)
+from simnet.topology.io import to_spec
+from simnet.topology.params import quantity
+from simnet.units import parse_bandwidth, parse_time
+
+PRESETS = sorted((Path(__file__).resolve().parents[2] / "topologies").glob("*.yaml"))
+
+
+def test_there_is_a_preset_for_every_builder_and_the_two_clusters():
+    stems = {path.stem for path in PRESETS}
+    builders = {load(path).graph["builder"] for path in PRESETS}
+    assert builders == set(BUILDERS)
+    assert {"abci_rack", "dgx_a100_superpod_slice"} <= stems
+
+
+@pytest.mark.parametrize("path", PRESETS, ids=lambda p: p.stem)
+def test_preset_validates_round_trips_and_lists_sources(path):
+    graph = load(path)
+    assert graph.graph["sources"] and graph.graph["description"]
+    assert dumps(graph) == path.read_text(encoding="utf-8")
+    assert dumps(loads(dumps(graph))) == dumps(graph)
+
+
+@pytest.mark.parametrize("path", PRESETS, ids=lambda p: p.stem)
+def test_preset_runs_ring_allreduce_end_to_end(path):
+    network = Network(load(path))
+    size = 1 << 20
+    trace = simulate(network, ring_allreduce(network.size, size))
+    p = network.size
+    lower = 2 * (p - 1) / p * size / max(network.bandwidth_Bps)
+    assert trace.time_s > lower
+    assert simulate(network, ring_allreduce(network.size, size)).time_s == trace.time_s
+
+
+def test_explicit_form_round_trips(tmp_path):
+    graph = dgx1()
+    del graph.graph["builder"], graph.graph["params"]
+    file = tmp_path / "dgx1_explicit.yaml"
+    save(graph, file)
+    text = file.read_text()
+    assert "links:" in text and "builder" not in text
+    again = load(file)
+    assert dumps(again) == text
+    assert list(again.nodes(data=True)) == list(graph.nodes(data=True))
+    assert {(u, v): d for u, v, d in again.edges(data=True)} == {(u, v): d for u, v, d in graph.edges(data=True)}
+
+
+def test_explicit_torus_keeps_dimension_order_routing():
+    graph = torus([3, 3], 1e9, 1e-6)
+    del graph.graph["builder"], graph.graph["params"]
+    again = loads(dumps(graph))
+    assert again.graph["routing"] == "dimension_order" and again.nodes["r1_2"]["coord"] == (1, 2)
+
+
+def test_builder_form_with_units_and_nested_cluster_params():
+    graph = loads(
+        """
+builder: cluster
+node: abci_node
+nodes: 2
+node_params: {nic_bandwidth: 200 Gb/s}
+fabric: leaf_spine
+fabric_params: {leaves: 2, spines: 1, hosts_per_leaf: 2, bandwidth: 25 GB/s, latency: 600 ns}
+"""
+    )
+    assert graph.edges["n0.nic0", "leaf0"]["bandwidth_Bps"] == 25e9
+    assert graph.edges["n0.nic0", "leaf0"]["latency_s"] == pytest.approx(600e-9, rel=1e-12)
+    assert to_spec(graph)["node_params"] == {"nic_bandwidth": "25 GB/s"}
+
+
+def test_build_accepts_a_file_reference(tmp_path):
+    save(dgx1(), tmp_path / "x.yaml")
+    assert len(gpus(build({"file": "x.yaml"}, base=tmp_path))) == 8
+
+
+def test_graphml_export_reads_back(tmp_path):
+    file = tmp_path / "t.graphml"
+    export_graphml(torus([3, 2], 1e9, 1e-6), file)
+    back = nx.read_graphml(file)
+    assert back.number_of_edges() == torus([3, 2], 1e9, 1e-6).number_of_edges()
+    assert back.edges["gpu0", "r0_0"]["bandwidth_Bps"] == 1e9
+    assert back.nodes["r2_1"]["coord"] == "[2, 1]"
+
+
+HEADER = """
+nodes:
+- {name: gpu0, kind: gpu}
+- {name: gpu1, kind: gpu}
+- {name: sw, kind: switch}
+links:
+"""
+GOOD = "- {from: gpu0, to: sw, bandwidth: 25 GB/s, latency: 1 us, tier: fabric}\n"
+
+
+@pytest.mark.parametrize(
+    ("links", "path", "names"),
+    [
+        (GOOD + "- {from: gpu1, to: sw, latency: 1 us, tier: fabric}\n", "links[1].bandwidth", "'gpu1' <-> 'sw'"),
+        (GOOD + "- {from: gpu1, to: sw, bandwidth: 25 GB/x, latency: 1 us, tier: fabric}\n", "links[1].bandwidth", "'gpu1' <-> 'sw'"),
+        (GOOD + "- {from: gpu1, to: sw, bandwidth: 25 GB/s, latency: 1 parsec, tier: fabric}\n", "links[1].latency", "'gpu1' <-> 'sw'"),
+        (GOOD + "- {from: gpu1, to: nic9, bandwidth: 25 GB/s, latency: 1 us, tier: fabric}\n", "links[1].to", "'nic9'"),
+        (GOOD + "- {from: gpu1, to: sw, bandwidth: 0 GB/s, latency: 1 us, tier: fabric}\n", "links[1].bandwidth", "'gpu1' <-> 'sw'"),
+        (GOOD + "- {from: gpu1, to: sw, bandwidth: -5 GB/s, latency: 1 us, tier: fabric}\n", "links[1].bandwidth", "'gpu1' <-> 'sw'"),
+        (GOOD + "- {from: gpu1, to: sw, bandwidth: 5 GB/s, latency: -1 us, tier: fabric}\n", "links[1].latency", "'gpu1' <-> 'sw'"),
+        (GOOD + "- {from: gpu1, to: sw, bandwidth: 5 GB/s, latency: 1 us}\n", "links[1].tier", "'gpu1' <-> 'sw'"),
+        (GOOD + GOOD, "links[1]", "'gpu0' <-> 'sw'"),
+        (GOOD, "", "'gpu1'"),
+    ],
+    ids=["missing-bandwidth", "unknown-unit", "unknown-time-unit", "dangling", "zero", "negative", "negative-latency",
+         "missing-tier", "duplicate-link", "disconnected-gpu"],
+)
+def test_malformed_links_give_one_line_errors_naming_the_link(tmp_path, links, path, names):
+    file = tmp_path / "bad.yaml"
+    file.write_text(HEADER + links)
+    with pytest.raises(TopologyError) as error:
+        load(file)
+    message = str(error.value)
+    assert "\n" not in message
+    assert error.value.path == path
+    assert names in message
+    assert message.startswith(str(file))
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "needle"),
+    [
+        (HEADER.replace("- {name: sw", "- {name: gpu0, kind: gpu}\n- {name: sw") + GOOD, "nodes[2].name", "duplicate node 'gpu0'"),
+        (HEADER.replace("kind: switch", "kind: router") + GOOD, "nodes[2].kind", "node 'sw'"),
+        ("builder: fat_tree\nk: 3\nbandwidth: 1 GB/s\nlatency: 1 us\n", "k", "even"),
+        ("builder: fat_tree\nk: 4\nlatency: 1 us\n", "bandwidth", "missing"),
+        ("builder: fat_tree\nk: 4\nbandwidth: 1 GB\nlatency: 1 us\n", "bandwidth", "unknown unit"),
+        ("builder: fat_tree\nk: 4\nbandwidth: 1 GB/s\nlatency: 1 us\nradix: 4\n", "radix", "unknown parameter"),
+        ("builder: fat_tree\nk: 4\nbandwidth: 0 GB/s\nlatency: 1 us\n", "bandwidth", "> 0"),
+        ("builder: hypercube\n", "builder", "unknown builder"),
+        ("builder: cluster\nnode: dgx1\nnodes: 2\nfabric_params: {bandwidth: 1 Gbps, latency: 2 lightyears}\n",
+         "fabric_params.latency", "unknown unit"),
+        ("nodes: [\n", "", "line"),
+        ("- 1\n- 2\n", "", "mapping"),
+    ],
+)
+def test_malformed_files_give_one_line_errors(text, path, needle):
+    with pytest.raises(TopologyError) as error:
+        loads(text, source="t.yaml")
+    assert "\n" not in str(error.value)
+    assert error.value.path == path
+    assert needle in str(error.value)
+
+
+def test_missing_file_is_a_topology_error(tmp_path):
+    with pytest.raises(TopologyError, match="cannot read"):
+        load(tmp_path / "nope.yaml")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    value=st.floats(min_value=1e-3, max_value=1e15, allow_nan=False, allow_infinity=False),
+    name=st.sampled_from(["bandwidth_Bps", "latency_s"]),
+)
+def test_unit_strings_written_by_save_parse_back_exactly(value, name):
+    text = quantity(name, value)
+    assert (parse_bandwidth if name.endswith("_Bps") else parse_time)(text) == value
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    family=st.sampled_from(["fat_tree", "leaf_spine", "torus"]),
+    bandwidth=st.floats(min_value=1e6, max_value=1e12, allow_nan=False),
+    latency=st.floats(min_value=0.0, max_value=1e-3, allow_nan=False),
+    data=st.data(),
+)
+def test_builder_graphs_round_trip_through_yaml(family, bandwidth, latency, data):
+    if family == "fat_tree":
+        graph = fat_tree(data.draw(st.sampled_from([2, 4])), bandwidth, latency)
+    elif family == "leaf_spine":
+        graph = leaf_spine(
+            data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)), data.draw(st.integers(2, 4)), bandwidth, latency,
+            oversubscription=data.draw(st.sampled_from([1.0, 2.5, 3.0])),
+        )
+    else:
+        graph = torus(data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=2).filter(lambda d: max(d) > 1)),
+                      bandwidth, latency, double_links=data.draw(st.booleans()))
+    text = dumps(graph)
+    again = loads(text)
+    assert dumps(again) == text
+    assert list(again.edges(data=True)) == list(graph.edges(data=True))

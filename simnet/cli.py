@@ -43,8 +43,9 @@ def cli(context: click.Context, debug: bool) -> None:
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786.")
 @click.option("--resume", is_flag=True, help="Skip sweep points already finished in --out.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
+@click.option("--force", is_flag=True, help="Run even if the estimated memory exceeds what this machine has.")
 def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: int, scheduler: str | None,
-        resume: bool, progress: bool | None) -> None:
+        resume: bool, progress: bool | None, force: bool) -> None:
     """Run a scenario (or its sweep): simulate each algorithm and size, beside its α-β model.
 
     \b
@@ -56,8 +57,8 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
     """
     if resume and out_dir is None:
         raise click.UsageError("--resume needs --out DIR (where the finished points are)")
-    loaded = load_scenario(scenario)
-    points = expand(loaded, source=str(scenario))
+    loaded = load_scenario(scenario, force=force)
+    points = expand(loaded, source=str(scenario), force=force)
     show_progress = progress if progress is not None else (len(points) > 1 and sys.stderr.isatty())
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -66,7 +67,7 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
         write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     try:
         results = run_sweep(points, out_dir=out_dir, executor=executor, workers=workers, scheduler=scheduler,
-                            resume=resume, progress=show_progress)
+                            resume=resume, progress=show_progress, force=force)
     except SweepInterrupted as error:
         again = f"simnet run {scenario} --out {out_dir} --resume" if out_dir else "rerun with --out DIR"
         raise SweepInterrupted(f"{error.message}; resume with: {again}", source=str(scenario)) from None

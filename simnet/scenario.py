@@ -39,6 +39,7 @@ from simnet import units
 from simnet.algorithms import ALGORITHMS
 from simnet.analysis import RESULT_COLUMNS, result_row
 from simnet.engine import simulate
+from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
 from simnet.errors import ScenarioError, SimnetError
 from simnet.models import predict
 from simnet.network import LINK_MODELS, Network
@@ -88,7 +89,9 @@ class CollectiveSpec(_Strict):
 
     model_config = ConfigDict(extra="allow", frozen=True)
     op: Literal["allreduce"] = "allreduce"
-    algorithms: list[str | AlgorithmSpec] = Field(min_length=1)
+    algorithms: list[Annotated[AlgorithmSpec, BeforeValidator(lambda v: {"name": v} if isinstance(v, str) else v)]] = (
+        Field(min_length=1)
+    )
 
 
 class NetworkSpec(_Strict):
@@ -243,13 +246,18 @@ def _raise_translated(error: SimnetError, path: str) -> typing.NoReturn:
     raise ScenarioError(error.message, path=".".join(p for p in (path, key) if p)) from None
 
 
-def build_topology(spec: Mapping[str, Any], *, path: str = "topology"):
+def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bool = False):
     """Build the topology graph described by ``{builder: NAME, **params}`` or ``{file: PATH}``.
 
     ``file`` is a topology file (relative to the working directory) or the name of a
     preset in ``topologies/``; ``cluster`` and files go through
-    :func:`simnet.topology.build`, which parses their nested unit strings.
+    :func:`simnet.topology.build`, which parses their nested unit strings. A fabric
+    too large for this machine's memory is refused before it is built, unless
+    `force` (see :mod:`simnet.guards`).
     """
+    gpus = estimate_gpus(spec)
+    if gpus is not None:
+        check_fits(f"a {spec['builder']} topology of {gpus:,} GPUs", gpus * BYTES_PER_GPU, force=force, path=path)
     if "file" in spec or spec.get("builder") == "cluster":
         try:
             return topology_build(spec)
@@ -278,8 +286,8 @@ def _algorithm_runs(collective: CollectiveSpec) -> list[tuple[str, dict[str, Any
     runs = []
     used_shared: set[str] = set()
     for index, entry in enumerate(collective.algorithms):
-        name = entry if isinstance(entry, str) else entry.name
-        own = {} if isinstance(entry, str) else dict(entry.model_extra or {})
+        name = entry.name
+        own = dict(entry.model_extra or {})
         where = f"collective.algorithms[{index}]"
         if name not in ALGORITHMS:
             raise ScenarioError(_unknown("algorithm", name, sorted(ALGORITHMS)), path=where)
@@ -300,7 +308,7 @@ def _algorithm_runs(collective: CollectiveSpec) -> list[tuple[str, dict[str, Any
         if key not in used_shared:
             raise ScenarioError(
                 f"no listed algorithm takes this parameter (algorithms: "
-                f"{', '.join(a if isinstance(a, str) else a.name for a in collective.algorithms)})",
+                f"{', '.join(a.name for a in collective.algorithms)})",
                 path=f"collective.{key}",
             )
     return runs
@@ -344,7 +352,7 @@ def _fields_at(loc: tuple) -> list[str]:
     return list(getattr(model, "model_fields", {}))
 
 
-def parse_scenario(data: Any, *, source: str = "") -> Scenario:
+def parse_scenario(data: Any, *, source: str = "", force: bool = False) -> Scenario:
     """Validate a scenario given as plain data (e.g. from :func:`yaml.safe_load`).
 
     Raises
@@ -362,7 +370,7 @@ def parse_scenario(data: Any, *, source: str = "") -> Scenario:
     except ValidationError as error:
         raise _format_validation_error(error).at(source=source) from None
     try:
-        build_topology(scenario.topology)
+        build_topology(scenario.topology, force=force)
         _algorithm_runs(scenario.collective)
     except SimnetError as error:
         raise error.at(source=source) from None
@@ -390,10 +398,13 @@ def read_yaml(path: str | Path) -> Any:
     return data
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a scenario YAML file, including its sweep's points."""
-    scenario = parse_scenario(read_yaml(path), source=str(path))
-    expand(scenario, source=str(path))
+def load_scenario(path: str | Path, *, force: bool = False) -> Scenario:
+    """Read and validate a scenario YAML file, including its sweep's points.
+
+    `force` lets topologies through that look too large for this machine.
+    """
+    scenario = parse_scenario(read_yaml(path), source=str(path), force=force)
+    expand(scenario, source=str(path), force=force)
     return scenario
 
 
@@ -417,7 +428,7 @@ def _shown(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-def expand(scenario: Scenario, *, source: str = "") -> list[Point]:
+def expand(scenario: Scenario, *, source: str = "", force: bool = False) -> list[Point]:
     """The points of `scenario`'s sweep, each a validated scenario without a sweep.
 
     Grid values multiply with each other and with the listed points; ``sizes`` and
@@ -447,7 +458,7 @@ def expand(scenario: Scenario, *, source: str = "") -> list[Point]:
                 raise error.at(path="sweep", source=source) from None
         label = ",".join(f"{key}={_shown(value)}" for key, value in overrides)
         try:
-            point = parse_scenario(data)
+            point = parse_scenario(data, force=force)
         except SimnetError as error:
             raise ScenarioError(f"point {index} ({label}): {error}", path="sweep", source=source) from None
         digest = hashlib.sha256(point.model_dump_json().encode()).hexdigest()[:16]
@@ -455,8 +466,11 @@ def expand(scenario: Scenario, *, source: str = "") -> list[Point]:
     return points
 
 
-def run_point(point: Point) -> pd.DataFrame:
+def run_point(point: Point, *, force: bool = False) -> pd.DataFrame:
     """Simulate every (algorithm, size) of one point and set it beside its model.
+
+    A schedule estimated not to fit in memory is refused before it is built,
+    unless `force` (see :mod:`simnet.guards`).
 
     Returns
     -------
@@ -465,11 +479,14 @@ def run_point(point: Point) -> pd.DataFrame:
         :data:`simnet.analysis.RESULT_COLUMNS`.
     """
     scenario = point.scenario
-    network = Network(build_topology(scenario.topology))
+    network = Network(build_topology(scenario.topology, force=force))
     nranks = network.size
     rows = []
     for name, params, origins in _algorithm_runs(scenario.collective):
         op, builder = ALGORITHMS[name]
+        transfers = 2 * nranks * (nranks - 1) * params.get("chunks", 1) * params.get("channels", 1)
+        check_fits(f"{name} on {nranks:,} ranks (about {transfers:,} transfers)",
+                   transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective")
         shown = json.dumps({_yaml_key(k): v for k, v in params.items()}, sort_keys=True)
         for size in scenario.sizes:
             try:
@@ -496,7 +513,7 @@ def run_point(point: Point) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
 
 
-def run(scenario: Scenario) -> pd.DataFrame:
+def run(scenario: Scenario, *, force: bool = False) -> pd.DataFrame:
     """Run every point of `scenario` in this process and concatenate the rows.
 
     For sweeps on several processes or a cluster, with results kept on disk as
@@ -508,5 +525,5 @@ def run(scenario: Scenario) -> pd.DataFrame:
         One row per (point, algorithm, size) with the columns of
         :data:`simnet.analysis.RESULT_COLUMNS`.
     """
-    frames = [run_point(point) for point in expand(scenario)]
+    frames = [run_point(point, force=force) for point in expand(scenario, force=force)]
     return pd.concat(frames, ignore_index=True)

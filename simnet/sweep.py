@@ -43,8 +43,8 @@ class SweepInterrupted(SimnetError):
     """A sweep stopped by the user before every point finished; finished points are kept."""
 
 
-def _rows(point: Point) -> list[dict]:
-    return run_point(point).to_dict(orient="records")
+def _rows(point: Point, force: bool = False) -> list[dict]:
+    return run_point(point, force=force).to_dict(orient="records")
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -72,24 +72,24 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _local(points: list[Point], workers: int) -> Iterator[tuple[Point, list[dict]]]:
+def _local(points: list[Point], workers: int, force: bool) -> Iterator[tuple[Point, list[dict]]]:
     if workers <= 1:
         for point in points:
-            yield point, _rows(point)
+            yield point, _rows(point, force)
         return
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
     pending: dict[Future, Point] = {}
     queue = iter(points)
     try:
         for point in itertools.islice(queue, workers):
-            pending[pool.submit(_rows, point)] = point
+            pending[pool.submit(_rows, point, force)] = point
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in sorted(done, key=lambda f: pending[f].index):
                 point = pending.pop(future)
                 yield point, future.result()
                 for following in itertools.islice(queue, 1):
-                    pending[pool.submit(_rows, following)] = following
+                    pending[pool.submit(_rows, following, force)] = following
     except BaseException:
         for future in pending:
             future.cancel()
@@ -98,14 +98,14 @@ def _local(points: list[Point], workers: int) -> Iterator[tuple[Point, list[dict
     pool.shutdown(wait=True)
 
 
-def _dask(points: list[Point], scheduler: str | None) -> Iterator[tuple[Point, list[dict]]]:
+def _dask(points: list[Point], scheduler: str | None, force: bool) -> Iterator[tuple[Point, list[dict]]]:
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
         raise SimnetError("the dask executor needs dask.distributed: pip install 'simnet[cluster]'") from None
     client = Client(scheduler) if scheduler else Client(processes=False)
     try:
-        futures = {client.submit(_rows, point, key=f"simnet-point-{point.digest}", pure=False): point
+        futures = {client.submit(_rows, point, force, key=f"simnet-point-{point.digest}", pure=False): point
                    for point in points}
         for future in as_completed(futures):
             yield futures[future], future.result()
@@ -123,6 +123,7 @@ def run_sweep(
     resume: bool = False,
     progress: bool = False,
     on_point: Callable[[Point], None] | None = None,
+    force: bool = False,
 ) -> pd.DataFrame:
     """Run every point of a sweep and return all result rows, in point order.
 
@@ -146,6 +147,8 @@ def run_sweep(
         Show a tqdm progress bar with ETA on standard error.
     on_point : callable, optional
         Called with each point as it finishes (after its file is written).
+    force : bool
+        Run points that look too large for the machine (see :mod:`simnet.guards`).
 
     Raises
     ------
@@ -161,7 +164,7 @@ def run_sweep(
     todo = [p for p in points if p.index not in finished]
     bar = tqdm(total=len(points), initial=len(finished), unit="point", disable=not progress,
                file=sys.stderr, dynamic_ncols=True)
-    stream = _local(todo, workers) if executor == "local" else _dask(todo, scheduler)
+    stream = _local(todo, workers, force) if executor == "local" else _dask(todo, scheduler, force)
     try:
         for point, rows in stream:
             finished[point.index] = rows

@@ -211,7 +211,7 @@ def _from_explicit(spec: Mapping) -> nx.DiGraph:
     return validate(graph)
 
 
-def build(spec: Mapping, *, base: str | Path | None = None) -> nx.DiGraph:
+def build(spec: Mapping, *, base: str | Path | None = None, including: tuple[Path, ...] = ()) -> nx.DiGraph:
     """Build a topology from a mapping in either file form, or ``{file: PATH}``.
 
     Parameters
@@ -221,6 +221,9 @@ def build(spec: Mapping, *, base: str | Path | None = None) -> nx.DiGraph:
         ``{file: PATH}`` (a topology file or preset name, see :func:`find`).
     base : str or Path, optional
         Directory relative file paths start from (default: the working directory).
+    including : tuple of Path, optional
+        Files being read that led here, outermost first; a file that includes
+        itself, directly or not, is an error rather than endless recursion.
 
     Returns
     -------
@@ -239,7 +242,11 @@ def build(spec: Mapping, *, base: str | Path | None = None) -> nx.DiGraph:
         extra = sorted(set(spec) - {"file"}, key=str)
         if extra:
             raise TopologyError(f"'file' takes no other keys, got {extra[0]!r}", path=str(extra[0]))
-        return load(find(spec["file"], base=base))
+        target = find(spec["file"], base=base).resolve()
+        if target in including:
+            cycle = " -> ".join(str(p) for p in (*including, target))
+            raise TopologyError(f"files include each other in a cycle: {cycle}", path="file")
+        return load(target, including=including)
     _check_meta(spec)
     if "builder" in spec:
         graph = _from_builder(spec)
@@ -281,8 +288,13 @@ def find(name: str | Path, *, base: str | Path | None = None) -> Path:
     raise TopologyError(f"no topology file {str(path)!r} and no preset of that name (presets: {', '.join(names)})", path="file")
 
 
-def loads(text: str, *, source: str = "") -> nx.DiGraph:
-    """Build a topology from YAML text (see the module docstring for the format)."""
+def loads(
+    text: str, *, source: str = "", base: str | Path | None = None, including: tuple[Path, ...] = ()
+) -> nx.DiGraph:
+    """Build a topology from YAML text (see the module docstring for the format).
+
+    `base` is where relative ``file`` includes start; `including` is as in :func:`build`.
+    """
     try:
         spec = yaml.safe_load(text)
     except yaml.YAMLError as error:
@@ -290,14 +302,16 @@ def loads(text: str, *, source: str = "") -> nx.DiGraph:
         where = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(error, "problem", None) or "not valid YAML"
         raise TopologyError(f"{where}{problem}", source=source) from None
+    if spec is None:
+        raise TopologyError("empty file; expected a mapping with 'builder', 'nodes' or 'file'", source=source)
     try:
-        return build(spec)
+        return build(spec, base=base, including=including)
     except SimnetError as error:
         raise TopologyError(error.message, path=error.path, source=error.source or source) from None
 
 
-def load(path: str | Path) -> nx.DiGraph:
-    """Read a topology file.
+def load(path: str | Path, *, including: tuple[Path, ...] = ()) -> nx.DiGraph:
+    """Read a topology file; relative ``file`` includes in it start from its directory.
 
     Raises
     ------
@@ -306,9 +320,12 @@ def load(path: str | Path) -> nx.DiGraph:
     """
     try:
         text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise TopologyError(f"not UTF-8 text (byte {error.start})", source=str(path)) from None
     except OSError as error:
         raise TopologyError(f"cannot read topology file: {error.strerror}", source=str(path)) from None
-    return loads(text, source=str(path))
+    resolved = Path(path).resolve()
+    return loads(text, source=str(path), base=resolved.parent, including=(*including, resolved))
 
 
 def _explicit(graph: nx.DiGraph) -> dict:

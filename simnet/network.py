@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 from collections.abc import Hashable, Mapping
 from types import MappingProxyType
 
@@ -261,10 +262,11 @@ class FifoLinks:
 
 
 class _Flow:
-    __slots__ = ("route", "remaining", "rate", "limit", "since_s", "version", "draining", "history")
+    __slots__ = ("route", "latency_s", "remaining", "rate", "limit", "since_s", "version", "draining", "history")
 
-    def __init__(self, route: tuple[int, ...], nbytes: float) -> None:
+    def __init__(self, route: tuple[int, ...], latency_s: float, nbytes: float) -> None:
         self.route = route
+        self.latency_s = latency_s
         self.remaining = float(nbytes)
         self.rate = 0.0
         self.limit = -1
@@ -284,6 +286,18 @@ class MaxMinLinks:
     without using bandwidth, then drains its bytes through every link of its route
     at once at its max-min fair rate; it finishes when its last byte has drained.
     A lone transfer therefore takes exactly ``L + nbytes / min(bandwidth)``.
+
+    Transfers between the same two end points (the same route) form one connection
+    and drain in order, one at a time, as on one NCCL channel or one MPI queue pair:
+    a transfer whose latency has elapsed while an earlier one of its connection is
+    still draining waits, and starts draining the instant that one finishes (its
+    latency overlapped the wait, as in a pipeline). Its ``started_s`` is then
+    ``L`` before it starts draining, and it is ``blocked_by`` the route's slowest
+    link. Transfers of different connections share links max-min fairly. Hence a
+    pipelined ring, whose sub-chunks follow each other over the same connection,
+    takes the same time as under :class:`FifoLinks`. (SimGrid lets two concurrent
+    messages of one pair share bandwidth instead; MPI collectives built from
+    blocking ``MPI_Sendrecv`` never have two.)
 
     Rates are the max-min fair allocation of the links' bandwidths among the
     draining flows, computed by progressive filling: all unfixed flows grow at the
@@ -333,17 +347,17 @@ class MaxMinLinks:
         self._on_link: dict[int, dict[int, None]] = {}
         self._events: list[tuple[float, int, int, int]] = []
         self._finished_s: dict[int, float] = {}
+        self._connections: dict[tuple[int, ...], deque[int]] = {}
         self.started_s: dict[int, float] = {}
         self.blocked_by: dict[int, int] = {}
 
     def submit(self, now_s: float, transfer: int, route: tuple[int, ...], nbytes: float) -> None:
         """Start `transfer` at `now_s`: it drains its bytes once its route latency has passed."""
-        flow = _Flow(route, nbytes)
-        self._flows[transfer] = flow
-        self.started_s[transfer] = now_s
         latency = 0.0
         for link in route:
             latency += self._latency_s[link]
+        self._flows[transfer] = _Flow(route, latency, nbytes)
+        self.started_s[transfer] = now_s
         kind = _ACTIVATE if route and nbytes > 0 else _FINISH
         heapq.heappush(self._events, (now_s + latency, kind, transfer, 0))
 
@@ -378,17 +392,31 @@ class MaxMinLinks:
                     for link in flow.route:
                         del self._on_link[link][transfer]
                     touched.extend(flow.route)
+                    line = self._connections[flow.route]
+                    line.popleft()
+                    if line:
+                        self._drain(line[0], now_s, queued=True)
+                        touched.extend(flow.route)
             for transfer in started:
-                flow = self._flows[transfer]
-                flow.draining = True
-                flow.since_s = now_s
-                for link in flow.route:
-                    self._on_link.setdefault(link, {})[transfer] = None
-                touched.extend(flow.route)
+                line = self._connections.setdefault(self._flows[transfer].route, deque())
+                line.append(transfer)
+                if len(line) == 1:
+                    self._drain(transfer, now_s, queued=False)
+                    touched.extend(self._flows[transfer].route)
             if touched:
                 self._reshare(now_s, touched)
         finished.sort()
         return finished
+
+    def _drain(self, transfer: int, now_s: float, *, queued: bool) -> None:
+        flow = self._flows[transfer]
+        flow.draining = True
+        flow.since_s = now_s
+        for link in flow.route:
+            self._on_link.setdefault(link, {})[transfer] = None
+        if queued:
+            self.started_s[transfer] = now_s - flow.latency_s
+            self.blocked_by[transfer] = min(flow.route, key=lambda link: self._bandwidth_Bps[link])
 
     def _component(self, links: list[int]) -> tuple[list[int], list[int]]:
         seen_links: set[int] = set()

@@ -72,29 +72,34 @@ def test_per_rank_gamma_and_stragglers_apply_at_the_reducing_rank():
     assert trace.time_s == pytest.approx(3e-6 + lone + MIB * 2e-9, rel=1e-12)
 
 
-def test_start_offset_delays_the_ring_by_the_late_rank():
+@pytest.mark.parametrize("model", sorted(LINK_MODELS))
+def test_start_offset_delays_the_ring_by_the_late_rank(model):
+    """Each ring transfer depends on one earlier transfer, so a late rank delays its chains by its offset;
+    its next messages queue behind the late one on the same connection, under either model."""
     p, size, late = 8, 8 * MIB, 30e-6
     net = Network(switch(p, B, LAT))
     offsets = [late] + [0.0] * (p - 1)
-    closed = ring_allreduce_time(p, size, 2 * LAT, 1 / B)
-    fifo = simulate(net, ring_allreduce(p, size), model="fifo", start_offset_s=offsets)
-    assert fifo.time_s == pytest.approx(closed + late, rel=1e-9)
-    assert fifo.tiers().set_index("tier").loc["start_offset", "time_s"] == pytest.approx(late, rel=1e-9)
-    maxmin = simulate(net, ring_allreduce(p, size), model="maxmin", start_offset_s=offsets)
-    assert maxmin.time_s >= closed + late
-    assert maxmin.ready_s[0] == maxmin.start_s[0] == late
+    trace = simulate(net, ring_allreduce(p, size), model=model, start_offset_s=offsets)
+    assert trace.time_s == pytest.approx(ring_allreduce_time(p, size, 2 * LAT, 1 / B) + late, rel=1e-9)
+    assert trace.ready_s[0] == trace.start_s[0] == late
+    assert trace.tiers()["time_s"].sum() == pytest.approx(trace.time_s, rel=1e-9)
 
 
-def test_a_late_rank_costs_more_under_fair_sharing_than_under_fifo():
-    """The late message overlaps the next one on its link: FIFO delays only the next,
-    processor sharing slows both, so the delay spreads to more chains of the ring."""
-    p, size, late = 8, 8 * MIB, 30e-6
-    net = Network(switch(p, B, LAT))
-    offsets = [late] + [0.0] * (p - 1)
-    fifo = simulate(net, ring_allreduce(p, size), model="fifo", start_offset_s=offsets)
-    maxmin = simulate(net, ring_allreduce(p, size), model="maxmin", start_offset_s=offsets)
-    assert maxmin.time_s > fifo.time_s
-    assert maxmin.links()["peak_flows"].max() == 2 and fifo.links()["peak_flows"].max() == 1
+def test_messages_of_one_connection_drain_in_order_under_maxmin():
+    net = Network(switch(3, B, LAT))
+    schedule = Schedule(
+        collective="allreduce",
+        nranks=3,
+        chunk_bytes=(1,),
+        transfers=tuple(Transfer(src=0, dst=1, chunks=(0,), nbytes=MIB) for _ in range(3)),
+    )
+    maxmin = simulate(net, schedule)
+    fifo = simulate(net, schedule, model="fifo")
+    assert maxmin.end_s == pytest.approx(fifo.end_s, rel=1e-12)
+    assert maxmin.end_s == pytest.approx([2 * LAT + k * MIB / B for k in (1, 2, 3)], rel=1e-12)
+    assert maxmin.start_s == pytest.approx(fifo.start_s, rel=1e-9, abs=1e-18)
+    assert maxmin.blocked_by.tolist() == [-1, net.link("gpu0", "switch"), net.link("gpu0", "switch")]
+    assert maxmin.links()["peak_flows"].max() == 1
 
 
 @pytest.mark.parametrize(

@@ -19,9 +19,14 @@ LAT = 1e-6
 MIB = 2**20
 
 
+def independent(pairs: list[tuple[int, int]], nbytes: int, op: str = "copy", nranks: int = 3) -> Schedule:
+    """Transfers with no dependencies, all ready at time 0."""
+    transfers = tuple(Transfer(src=s, dst=d, chunks=(0,), nbytes=nbytes, op=op) for s, d in pairs)
+    return Schedule(collective="allreduce", nranks=nranks, chunk_bytes=(1,), transfers=transfers)
+
+
 def one(src: int, dst: int, nbytes: int, op: str = "copy", nranks: int = 2) -> Schedule:
-    transfer = Transfer(src=src, dst=dst, chunks=(0,), nbytes=nbytes, op=op)
-    return Schedule(collective="allreduce", nranks=nranks, chunk_bytes=(1,), transfers=(transfer,))
+    return independent([(src, dst)], nbytes, op, nranks)
 
 
 def two_tier() -> nx.DiGraph:
@@ -87,12 +92,7 @@ def test_start_offset_delays_the_ring_by_the_late_rank(model):
 
 def test_messages_of_one_connection_drain_in_order_under_maxmin():
     net = Network(switch(3, B, LAT))
-    schedule = Schedule(
-        collective="allreduce",
-        nranks=3,
-        chunk_bytes=(1,),
-        transfers=tuple(Transfer(src=0, dst=1, chunks=(0,), nbytes=MIB) for _ in range(3)),
-    )
+    schedule = independent([(0, 1)] * 3, MIB)
     maxmin = simulate(net, schedule)
     fifo = simulate(net, schedule, model="fifo")
     assert maxmin.end_s == pytest.approx(fifo.end_s, rel=1e-12)
@@ -125,11 +125,7 @@ def test_bad_arguments_raise_simnet_error_with_path(kwargs, path):
 
 def test_links_frame_counts_bytes_busy_time_and_peak_flows():
     net = Network(switch(3, B, LAT))
-    transfers = (
-        Transfer(src=0, dst=2, chunks=(0,), nbytes=MIB),
-        Transfer(src=1, dst=2, chunks=(0,), nbytes=MIB),
-    )
-    schedule = Schedule(collective="allreduce", nranks=3, chunk_bytes=(1,), transfers=transfers)
+    schedule = independent([(0, 2), (1, 2)], MIB)
     trace = simulate(net, schedule)
     links = trace.links().set_index("link")
     down = links.loc[net.link("switch", "gpu2")]
@@ -145,15 +141,7 @@ def test_links_frame_counts_bytes_busy_time_and_peak_flows():
 
 def test_fifo_timeline_shows_busy_intervals_back_to_back():
     net = Network(switch(3, B, LAT))
-    schedule = Schedule(
-        collective="allreduce",
-        nranks=3,
-        chunk_bytes=(1,),
-        transfers=(
-            Transfer(src=0, dst=2, chunks=(0,), nbytes=MIB),
-            Transfer(src=1, dst=2, chunks=(0,), nbytes=MIB),
-        ),
-    )
+    schedule = independent([(0, 2), (1, 2)], MIB)
     trace = simulate(net, schedule, model="fifo")
     down = trace.timeline().query("link == @net.link('switch', 'gpu2')")
     assert down["flows"].tolist() == [1, 1]

@@ -224,7 +224,8 @@ class Trace:
             shares = {tier: value / latency for tier, value in by_tier.items()} if latency > 0 else {}
             pieces.append(("latency", shares, self.start_s[index], drain_from))
             blocker = int(self.blocked_by[index])
-            pieces.append(("wait", {net.tiers[blocker] if blocker >= 0 else "wait": 1.0}, self.issue_s[index], self.start_s[index]))
+            waited_on = net.tiers[blocker] if blocker >= 0 else "wait"
+            pieces.append(("wait", {waited_on: 1.0}, self.issue_s[index], self.start_s[index]))
             pieces.append(("overhead", {"overhead": 1.0}, self.ready_s[index], self.issue_s[index]))
             released = max(t.deps, key=lambda d: (self.end_s[d], -d)) if t.deps else None
             released_s = self.end_s[released] if released is not None else 0.0

@@ -430,7 +430,7 @@ class MaxMinLinks:
             for transfer in self._on_link[link]:
                 if transfer not in seen_flows:
                     seen_flows.add(transfer)
-                    stack.extend(l for l in self._flows[transfer].route if l not in seen_links)
+                    stack.extend(other for other in self._flows[transfer].route if other not in seen_links)
         return sorted(seen_flows), sorted(seen_links)
 
     def _fill(self, links: list[int]) -> dict[int, tuple[float, int]]:

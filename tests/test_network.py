@@ -192,3 +192,15 @@ def test_ring_64MiB_on_16_host_switch_is_unchanged(model):
 
     net = Network(switch(16, 12.5e9, 1e-6))
     assert simulate(net, ring_allreduce(16, 64 * MIB), model=model).time_s == pytest.approx(10.1263296e-3, rel=1e-9)
+
+
+def test_bottleneck_of_a_flow_moves_when_its_competitor_leaves():
+    net = Network(star([B, B, B / 4]))
+    trace = simulate(net, flows([(0, 1), (2, 1)], [8 * MIB, MIB]))
+    shared_until = 2 * LAT + MIB / (B / 4)
+    limits = trace.bottlenecks[0]
+    down, up = net.link("switch", "gpu1"), net.link("gpu0", "switch")
+    assert set(limits) == {down, up}
+    assert limits[down] == pytest.approx(MIB / (B / 4), rel=1e-12)
+    assert sum(limits.values()) == pytest.approx(trace.arrive_s[0] - 2 * LAT, rel=1e-12)
+    assert trace.end_s[0] == pytest.approx(shared_until + (8 * MIB - 3 * MIB) / B, rel=1e-12)

@@ -132,7 +132,8 @@ def program(tmp_path_factory):
     source = directory / "allreduce.c"
     source.write_text(PROGRAM)
     binary = directory / "allreduce"
-    subprocess.run(["smpicc", "-O1", str(source), "-o", str(binary)], check=True, capture_output=True, timeout=120)
+    done = subprocess.run(["smpicc", "-O1", str(source), "-o", str(binary)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"smpicc failed:\n{done.stderr[-3000:]}"
     return binary
 
 
@@ -154,7 +155,8 @@ def smpi_time_s(program, graph: nx.DiGraph, algorithm: str, size_bytes: int, dir
         str(program),
         str(size_bytes // 8),
     ]
-    done = subprocess.run(command, check=True, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"smpirun failed ({done.returncode}):\n{done.stderr[-3000:]}"
     return float(done.stdout.split()[-1])
 
 

@@ -132,7 +132,8 @@ def program(tmp_path_factory):
     source = directory / "allreduce.c"
     source.write_text(PROGRAM)
     binary = directory / "allreduce"
-    done = subprocess.run(["smpicc", "-O1", str(source), "-o", str(binary)], capture_output=True, text=True, timeout=120)
+    compile_command = ["smpicc", "-O1", str(source), "-o", str(binary)]
+    done = subprocess.run(compile_command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, f"smpicc failed:\n{done.stderr[-3000:]}"
     return binary
 

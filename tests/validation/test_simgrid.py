@@ -38,7 +38,7 @@ from simnet.algorithms import ALGORITHMS
 from simnet.engine import simulate
 from simnet.network import Network
 from simnet.schedule import Schedule, check
-from simnet.topology import add_cable, switch
+from simnet.topology import leaf_spine, switch, torus
 from simnet.topology.simgrid import to_simgrid_platform, write_hostfile
 
 pytestmark = pytest.mark.skipif(
@@ -95,35 +95,13 @@ FLAGS = [
 PAIRS = {"ring": "lr", "halving_doubling": "rab_rdb", "recursive_doubling": "rdb"}
 
 
-def leaf_spine_16() -> nx.DiGraph:
-    """Two-level fat-tree: 4 leaves of 4 hosts, 2 spines, every leaf cabled to every spine (2:1)."""
-    graph = nx.DiGraph(name="leaf-spine(16 hosts, 4 leaves, 2 spines)")
-    for i in range(16):
-        graph.add_node(f"gpu{i}", kind="gpu", host=i)
-    for leaf in range(4):
-        graph.add_node(f"leaf{leaf}", kind="switch")
-        for spine in range(2):
-            graph.add_node(f"spine{spine}", kind="switch")
-            add_cable(graph, f"leaf{leaf}", f"spine{spine}", B, LAT, "spine")
-    for i in range(16):
-        add_cable(graph, f"gpu{i}", f"leaf{i // 4}", B, LAT, "leaf")
-    return graph
-
-
-def torus_4x4() -> nx.DiGraph:
-    """4 x 4 torus of GPUs that forward for each other; rank ``4 y + x`` at ``(x, y)``."""
-    graph = nx.DiGraph(name="torus(4x4)")
-    for i in range(16):
-        graph.add_node(f"gpu{i}", kind="gpu", host=i)
-    for y in range(4):
-        for x in range(4):
-            here = f"gpu{4 * y + x}"
-            add_cable(graph, here, f"gpu{4 * y + (x + 1) % 4}", B, LAT, "torus")
-            add_cable(graph, here, f"gpu{4 * ((y + 1) % 4) + x}", B, LAT, "torus")
-    return graph
-
-
-TOPOLOGIES = {"switch": lambda: switch(16, B, LAT), "leaf_spine": leaf_spine_16, "torus": torus_4x4}
+TOPOLOGIES = {
+    "switch": lambda: switch(16, B, LAT),
+    "leaf_spine": lambda: leaf_spine(4, 2, 4, B, LAT, oversubscription=2.0),
+    "torus": lambda: torus([4, 4], B, LAT),
+}
+"""16 hosts each: one switch; 4 leaves of 4 hosts under 2 spines (2:1 oversubscribed);
+a 4 x 4 torus of routers with one GPU per router and dimension-order routes."""
 
 
 @pytest.fixture(scope="module")

@@ -9,22 +9,36 @@ A link-sharing model decides when transfers that share links finish. Models are
 plain objects with no notion of time passing; the engine drives them:
 
 ``submit(now_s, transfer, route, nbytes)``
-    a transfer is ready to send at ``now_s``;
+    a transfer is ready to send at ``now_s`` (always the engine's current instant);
 ``next_time_s()``
-    the earliest instant at which some submitted transfer finishes (``inf`` if none);
+    the earliest instant at which the model's state changes: a transfer finishes or,
+    for :class:`MaxMinLinks`, starts draining bytes (``inf`` if nothing is pending);
 ``pop_finished(now_s)``
-    the transfers that finish at ``now_s``, in transfer order; each also reports the
-    instant its first byte entered the network through ``started_s``.
+    advance to ``now_s`` (a value ``next_time_s()`` returned) and return the transfers
+    whose last byte arrives at ``now_s``, in transfer order (possibly none).
+
+and, for the trace, every model exposes
+
+``started_s``
+    transfer -> instant its first byte entered the network;
+``bottlenecks()``
+    transfer -> ``{link: seconds}``: how long each link limited the transfer's rate
+    while it drained its bytes (its values sum to the drain time);
+``blocked_by``
+    transfer -> the link it queued for before it could start (FIFO only);
+``usage()``
+    per-link drain segments ``(link, transfer, start_s, end_s, rate_Bps)``.
 
 Every model gives a lone transfer of ``n`` bytes over route ``r`` exactly
-``sum(latency_s[r]) + n / min(bandwidth_Bps[r])`` (cut-through).
+``sum(latency_s[r]) + n / min(bandwidth_Bps[r])``, bit for bit the same float.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Hashable
+from collections import deque
+from collections.abc import Hashable, Mapping
 from types import MappingProxyType
 
 import networkx as nx
@@ -34,7 +48,7 @@ import pandas as pd
 from simnet.errors import SimnetError
 from simnet.topology import Router, gpus, validate
 
-__all__ = ["Network", "FifoLinks", "LINK_MODELS"]
+__all__ = ["Network", "FifoLinks", "MaxMinLinks", "LINK_MODELS"]
 
 
 class Network:
@@ -44,6 +58,12 @@ class Network:
     ----------
     graph : networkx.DiGraph
         Topology obeying :mod:`simnet.topology.contract`; it is validated here.
+    tier_efficiency : mapping of str to float, optional
+        Fraction of line rate each named tier achieves, in ``(0, 1]``, e.g.
+        ``{"nvlink": 0.8}`` for an effective NVLink bandwidth of 80 % of line rate.
+        It scales ``bandwidth_Bps`` of every link of that tier; everything built on
+        the network (link models, closed forms, exports) then sees the effective
+        bandwidth, while the graph keeps the line rate. Tiers not named keep 1.
 
     Attributes
     ----------
@@ -54,19 +74,23 @@ class Network:
     links : tuple of (node, node)
         Directed edge of each link index.
     bandwidth_Bps, latency_s : numpy.ndarray
-        Per-link bandwidth (bytes/s) and latency (s).
+        Per-link effective bandwidth (bytes/s) and latency (s).
+    efficiency : numpy.ndarray
+        Per-link factor applied to the graph's line rate.
     tiers : tuple of str
         Per-link tier.
     """
 
-    def __init__(self, graph: nx.DiGraph) -> None:
+    def __init__(self, graph: nx.DiGraph, *, tier_efficiency: Mapping[str, float] | None = None) -> None:
         self.graph = validate(graph)
         self.ranks = tuple(gpus(graph))
         self.links = tuple(graph.edges)
         self._link_index = {edge: i for i, edge in enumerate(self.links)}
-        self.bandwidth_Bps = np.array([graph.edges[e]["bandwidth_Bps"] for e in self.links], dtype=float)
-        self.latency_s = np.array([graph.edges[e]["latency_s"] for e in self.links], dtype=float)
         self.tiers = tuple(graph.edges[e]["tier"] for e in self.links)
+        self.efficiency = _efficiency(self.tiers, tier_efficiency)
+        line_rate = np.array([graph.edges[e]["bandwidth_Bps"] for e in self.links], dtype=float)
+        self.bandwidth_Bps = line_rate * self.efficiency
+        self.latency_s = np.array([graph.edges[e]["latency_s"] for e in self.links], dtype=float)
         self._router = Router(graph)
         self._routes: dict[tuple[int, int], tuple[int, ...]] = {}
 
@@ -111,7 +135,10 @@ class Network:
         return self.route_latency_s(src, dst) + nbytes / self.route_bandwidth_Bps(src, dst)
 
     def links_frame(self) -> pd.DataFrame:
-        """One row per directed link: ``link, src, dst, tier, bandwidth_Bps, latency_s``."""
+        """One row per directed link: ``link, src, dst, tier, bandwidth_Bps, latency_s, efficiency``.
+
+        ``bandwidth_Bps`` is the effective bandwidth (line rate times ``efficiency``).
+        """
         return pd.DataFrame(
             {
                 "link": np.arange(len(self.links)),
@@ -120,8 +147,41 @@ class Network:
                 "tier": list(self.tiers),
                 "bandwidth_Bps": self.bandwidth_Bps,
                 "latency_s": self.latency_s,
+                "efficiency": self.efficiency,
             }
         )
+
+
+def _efficiency(tiers: tuple[str, ...], tier_efficiency: Mapping[str, float] | None) -> np.ndarray:
+    factors = np.ones(len(tiers))
+    if tier_efficiency is None:
+        return factors
+    if not isinstance(tier_efficiency, Mapping):
+        raise SimnetError(
+            f"must map tier names to factors in (0, 1], got {tier_efficiency!r}", path="network.tier_efficiency"
+        )
+    known = set(tiers)
+    for tier, factor in tier_efficiency.items():
+        where = f"network.tier_efficiency.{tier}"
+        if tier not in known:
+            raise SimnetError(f"the topology has no tier {tier!r}; its tiers are {sorted(known)}", path=where)
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor <= 1:
+            raise SimnetError(f"must be a factor in (0, 1], got {factor!r}", path=where)
+        factors[[i for i, t in enumerate(tiers) if t == tier]] = float(factor)
+    return factors
+
+
+def _segments(rows: list[tuple[int, int, float, float, float]]) -> tuple[np.ndarray, ...]:
+    if not rows:
+        return (np.zeros(0, dtype=int), np.zeros(0, dtype=int), np.zeros(0), np.zeros(0), np.zeros(0))
+    link, transfer, start, end, rate = zip(*rows)
+    return (
+        np.array(link, dtype=int),
+        np.array(transfer, dtype=int),
+        np.array(start, dtype=float),
+        np.array(end, dtype=float),
+        np.array(rate, dtype=float),
+    )
 
 
 class FifoLinks:
@@ -145,7 +205,10 @@ class FifoLinks:
         self._latency_s = network.latency_s
         self._free_s = np.zeros(len(network.links))
         self._finishing: list[tuple[float, int]] = []
+        self._reservations: list[tuple[int, tuple[int, ...], tuple[float, ...], float, float, float]] = []
+        self._limits: dict[int, dict[int, float]] = {}
         self.started_s: dict[int, float] = {}
+        self.blocked_by: dict[int, int] = {}
 
     def submit(self, now_s: float, transfer: int, route: tuple[int, ...], nbytes: float) -> None:
         """Reserve `route` for `transfer`, which is ready at `now_s`."""
@@ -154,9 +217,17 @@ class FifoLinks:
         offsets = []
         for link in route:
             offsets.append(offset)
-            start = max(start, self._free_s[link] - offset)
+            if self._free_s[link] - offset > start:
+                start = self._free_s[link] - offset
+                self.blocked_by[transfer] = link
             offset += self._latency_s[link]
-        occupancy = nbytes / min(self._bandwidth_Bps[link] for link in route) if route else 0.0
+        occupancy = 0.0
+        if route:
+            bottleneck = min(route, key=lambda link: self._bandwidth_Bps[link])
+            rate = self._bandwidth_Bps[bottleneck]
+            occupancy = nbytes / rate
+            self._limits[transfer] = {bottleneck: occupancy}
+            self._reservations.append((transfer, route, tuple(offsets), start, occupancy, rate))
         for link, link_offset in zip(route, offsets):
             self._free_s[link] = start + link_offset + occupancy
         self.started_s[transfer] = start
@@ -173,5 +244,268 @@ class FifoLinks:
             done.append(heapq.heappop(self._finishing)[1])
         return done
 
+    def usage(self) -> tuple[np.ndarray, ...]:
+        """Per-link drain segments: arrays ``(link, transfer, start_s, end_s, rate_Bps)``.
 
-LINK_MODELS = MappingProxyType({"fifo": FifoLinks})
+        Link ``i`` of a route carries the transfer at its bottleneck rate from
+        ``start + sum(latency of links before i)`` for ``nbytes / rate`` seconds.
+        """
+        rows = []
+        for transfer, route, offsets, start, occupancy, rate in self._reservations:
+            for link, link_offset in zip(route, offsets):
+                rows.append((link, transfer, start + link_offset, start + link_offset + occupancy, rate))
+        return _segments(rows)
+
+    def bottlenecks(self) -> dict[int, dict[int, float]]:
+        """Transfer -> ``{bottleneck link: nbytes / rate}`` (the slowest link, first on ties)."""
+        return {transfer: dict(limit) for transfer, limit in self._limits.items()}
+
+
+class _Flow:
+    __slots__ = ("route", "latency_s", "remaining", "rate", "limit", "since_s", "version", "draining", "history")
+
+    def __init__(self, route: tuple[int, ...], latency_s: float, nbytes: float) -> None:
+        self.route = route
+        self.latency_s = latency_s
+        self.remaining = float(nbytes)
+        self.rate = 0.0
+        self.limit = -1
+        self.since_s = 0.0
+        self.version = 0
+        self.draining = False
+        self.history: list[tuple[float, float, int]] = []
+
+
+_ACTIVATE, _FINISH = 0, 1
+
+
+class MaxMinLinks:
+    """Flow-level max-min fair sharing of links (progressive filling), SimGrid CM02 style.
+
+    A transfer submitted at ``t`` first spends its route latency ``L = sum(latency)``
+    without using bandwidth, then drains its bytes through every link of its route
+    at once at its max-min fair rate; it finishes when its last byte has drained.
+    A lone transfer therefore takes exactly ``L + nbytes / min(bandwidth)``.
+
+    Transfers between the same two end points (the same route) form one connection
+    and drain in order, one at a time, as on one NCCL channel or one MPI queue pair:
+    a transfer whose latency has elapsed while an earlier one of its connection is
+    still draining waits, and starts draining the instant that one finishes (its
+    latency overlapped the wait, as in a pipeline). Its ``started_s`` is then
+    ``L`` before it starts draining, and it is ``blocked_by`` the route's slowest
+    link. Transfers of different connections share links max-min fairly. Hence a
+    pipelined ring, whose sub-chunks follow each other over the same connection,
+    takes the same time as under :class:`FifoLinks`. (SimGrid lets two concurrent
+    messages of one pair share bandwidth instead; MPI collectives built from
+    blocking ``MPI_Sendrecv`` never have two.)
+
+    Rates are the max-min fair allocation of the links' bandwidths among the
+    draining flows, computed by progressive filling: all unfixed flows grow at the
+    same pace; when a link saturates, the flows crossing it are fixed at its fair
+    share ``remaining capacity / unfixed flows``, and that link is their bottleneck
+    (see :meth:`bottlenecks`). A flow bottlenecked elsewhere thus leaves its unused
+    share to the others.
+
+    Rates are recomputed whenever a flow starts or stops draining, and only for the
+    *connected component* of the changed flows' links in the bipartite graph of
+    draining flows and the links they cross. This is exact: the max-min allocation
+    is the solution of independent problems, one per connected component (no
+    constraint of one component mentions a flow of another), so a change leaves the
+    rates of every other component untouched. Components are found by a breadth-
+    first walk from the links of the flows that changed, after removing finished and
+    adding newly draining flows, so a component split by a departure is covered too.
+
+    Floating point: a flow whose recomputed rate is bit-identical keeps its pending
+    finish instant, so transfers that never share a link get exactly the lone-
+    transfer time. Otherwise its remaining bytes are brought up to date
+    (``remaining -= rate * elapsed``, clamped at 0) and its finish is rescheduled at
+    ``now + remaining / rate``. Completion is an event, never a test of
+    ``remaining == 0``: each flow has one valid finish event (older ones carry a
+    stale version and are skipped), so no completion is lost and the event loop
+    advances by at least one event per step. Ties are broken by link and transfer
+    index, so results are deterministic bit for bit.
+
+    Parameters
+    ----------
+    network : Network
+        Links to share.
+
+    Notes
+    -----
+    SimGrid's CM02 model shares links max-min weighted by route latency (RTT-fair);
+    this model is unweighted, and the two agree when competing flows have equal route
+    latency. References: Casanova, H. et al. (2014). Versatile, scalable, and accurate
+    simulation of distributed applications and platforms. J. Parallel Distrib. Comput.
+    74(10), 2899-2917; Bertsekas, D. and Gallager, R. (1992). Data Networks, §6.5.2
+    (max-min fairness by progressive filling).
+    """
+
+    def __init__(self, network: Network) -> None:
+        self._bandwidth_Bps = network.bandwidth_Bps
+        self._latency_s = network.latency_s
+        self._flows: dict[int, _Flow] = {}
+        self._on_link: dict[int, dict[int, None]] = {}
+        self._events: list[tuple[float, int, int, int]] = []
+        self._finished_s: dict[int, float] = {}
+        self._connections: dict[tuple[int, ...], deque[int]] = {}
+        self.started_s: dict[int, float] = {}
+        self.blocked_by: dict[int, int] = {}
+
+    def submit(self, now_s: float, transfer: int, route: tuple[int, ...], nbytes: float) -> None:
+        """Start `transfer` at `now_s`: it drains its bytes once its route latency has passed."""
+        latency = 0.0
+        for link in route:
+            latency += self._latency_s[link]
+        self._flows[transfer] = _Flow(route, latency, nbytes)
+        self.started_s[transfer] = now_s
+        kind = _ACTIVATE if route and nbytes > 0 else _FINISH
+        heapq.heappush(self._events, (now_s + latency, kind, transfer, 0))
+
+    def next_time_s(self) -> float:
+        """Earliest instant a flow starts draining or finishes, ``inf`` if none."""
+        events = self._events
+        while events and events[0][1] == _FINISH and self._flows[events[0][2]].version != events[0][3]:
+            heapq.heappop(events)
+        return events[0][0] if events else math.inf
+
+    def pop_finished(self, now_s: float) -> list[int]:
+        """Advance to `now_s` and return the transfers finishing then, in transfer order."""
+        finished = []
+        events = self._events
+        while events and events[0][0] <= now_s:
+            ended, started = [], []
+            while events and events[0][0] <= now_s:
+                _, kind, transfer, version = heapq.heappop(events)
+                if kind == _ACTIVATE:
+                    started.append(transfer)
+                elif self._flows[transfer].version == version:
+                    ended.append(transfer)
+            touched: list[int] = []
+            for transfer in ended:
+                flow = self._flows[transfer]
+                flow.version = -1
+                finished.append(transfer)
+                self._finished_s[transfer] = now_s
+                if flow.draining:
+                    flow.draining = False
+                    flow.remaining = 0.0
+                    for link in flow.route:
+                        del self._on_link[link][transfer]
+                    touched.extend(flow.route)
+                    line = self._connections[flow.route]
+                    line.popleft()
+                    if line:
+                        self._drain(line[0], now_s, queued=True)
+                        touched.extend(flow.route)
+            for transfer in started:
+                line = self._connections.setdefault(self._flows[transfer].route, deque())
+                line.append(transfer)
+                if len(line) == 1:
+                    self._drain(transfer, now_s, queued=False)
+                    touched.extend(self._flows[transfer].route)
+            if touched:
+                self._reshare(now_s, touched)
+        finished.sort()
+        return finished
+
+    def _drain(self, transfer: int, now_s: float, *, queued: bool) -> None:
+        flow = self._flows[transfer]
+        flow.draining = True
+        flow.since_s = now_s
+        for link in flow.route:
+            self._on_link.setdefault(link, {})[transfer] = None
+        if queued:
+            self.started_s[transfer] = now_s - flow.latency_s
+            self.blocked_by[transfer] = min(flow.route, key=lambda link: self._bandwidth_Bps[link])
+
+    def _component(self, links: list[int]) -> tuple[list[int], list[int]]:
+        seen_links: set[int] = set()
+        seen_flows: set[int] = set()
+        stack = [link for link in links if self._on_link.get(link)]
+        while stack:
+            link = stack.pop()
+            if link in seen_links:
+                continue
+            seen_links.add(link)
+            for transfer in self._on_link[link]:
+                if transfer not in seen_flows:
+                    seen_flows.add(transfer)
+                    stack.extend(other for other in self._flows[transfer].route if other not in seen_links)
+        return sorted(seen_flows), sorted(seen_links)
+
+    def _fill(self, links: list[int]) -> dict[int, tuple[float, int]]:
+        capacity = {link: float(self._bandwidth_Bps[link]) for link in links}
+        unfixed = {link: len(self._on_link[link]) for link in links}
+        heap = [(capacity[link] / unfixed[link], link) for link in links]
+        heapq.heapify(heap)
+        fixed: dict[int, tuple[float, int]] = {}
+        floor = 0.0
+        while heap:
+            share, link = heapq.heappop(heap)
+            if unfixed[link] == 0:
+                continue
+            current = capacity[link] / unfixed[link]
+            if current != share:
+                heapq.heappush(heap, (current, link))
+                continue
+            share = max(share, floor)
+            floor = share
+            for transfer in sorted(self._on_link[link]):
+                if transfer in fixed:
+                    continue
+                fixed[transfer] = (share, link)
+                for other in self._flows[transfer].route:
+                    capacity[other] -= share
+                    unfixed[other] -= 1
+        return fixed
+
+    def _reshare(self, now_s: float, touched: list[int]) -> None:
+        flows, links = self._component(touched)
+        if not flows:
+            return
+        allocation = self._fill(links)
+        for transfer in flows:
+            flow = self._flows[transfer]
+            rate, limit = allocation[transfer]
+            if rate == flow.rate:
+                if limit != flow.limit:
+                    flow.limit = limit
+                    flow.history.append((now_s, rate, limit))
+                continue
+            if flow.rate > 0:
+                flow.remaining = max(0.0, flow.remaining - flow.rate * (now_s - flow.since_s))
+            flow.since_s = now_s
+            flow.rate = rate
+            flow.limit = limit
+            flow.version += 1
+            flow.history.append((now_s, rate, limit))
+            heapq.heappush(self._events, (now_s + flow.remaining / rate, _FINISH, transfer, flow.version))
+
+    def _drains(self):
+        for transfer, flow in self._flows.items():
+            history = flow.history
+            for k, (begin, rate, limit) in enumerate(history):
+                end = history[k + 1][0] if k + 1 < len(history) else self._finished_s.get(transfer, begin)
+                yield transfer, flow.route, begin, end, rate, limit
+
+    def usage(self) -> tuple[np.ndarray, ...]:
+        """Per-link drain segments: arrays ``(link, transfer, start_s, end_s, rate_Bps)``.
+
+        One segment per link of the route and per interval of constant rate.
+        """
+        rows = []
+        for transfer, route, begin, end, rate, _ in self._drains():
+            if end > begin:
+                rows.extend((link, transfer, begin, end, rate) for link in route)
+        return _segments(rows)
+
+    def bottlenecks(self) -> dict[int, dict[int, float]]:
+        """Transfer -> ``{link: seconds}`` during which that link limited its rate."""
+        limits: dict[int, dict[int, float]] = {}
+        for transfer, _, begin, end, _, limit in self._drains():
+            per_link = limits.setdefault(transfer, {})
+            per_link[limit] = per_link.get(limit, 0.0) + (end - begin)
+        return limits
+
+
+LINK_MODELS = MappingProxyType({"maxmin": MaxMinLinks, "fifo": FifoLinks})

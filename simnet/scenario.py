@@ -94,10 +94,50 @@ class CollectiveSpec(_Strict):
     )
 
 
-class NetworkSpec(_Strict):
-    """How links are shared between concurrent transfers."""
+Time = Annotated[float, BeforeValidator(units.parse_time), Field(ge=0)]
+Bandwidth = Annotated[float, BeforeValidator(units.parse_bandwidth), Field(gt=0)]
+Fraction = Annotated[float, BeforeValidator(units.parse_fraction), Field(gt=0, le=1)]
 
-    model: Literal[tuple(LINK_MODELS)] = "fifo"  # type: ignore[valid-type]
+
+class NetworkSpec(_Strict):
+    """How links are shared between concurrent transfers, and what each message costs beyond them.
+
+    ``model`` (``maxmin`` or ``fifo``), ``overhead`` (software overhead per message,
+    a time), ``reduce_bandwidth`` (a GPU's reduction throughput: γ = 1 / it),
+    ``tier_efficiency`` (``{tier: fraction of line rate}``), ``stragglers``
+    (``{rank: slowdown factor}`` of its overhead and γ) and ``start_offset``
+    (``{rank: time}`` before which the rank sends nothing); see :func:`simnet.engine.simulate`.
+    """
+
+    model: Literal[tuple(LINK_MODELS)] = "maxmin"  # type: ignore[valid-type]
+    overhead: Time = 0.0
+    reduce_bandwidth: Bandwidth | None = None
+    tier_efficiency: dict[str, Fraction] = {}
+    stragglers: dict[int, Annotated[float, Field(gt=0)]] = {}
+    start_offset: dict[int, Time] = {}
+
+    def network(self, graph) -> Network:
+        """The :class:`Network` of `graph` with these tier efficiencies."""
+        try:
+            return Network(graph, tier_efficiency=self.tier_efficiency)
+        except SimnetError as error:
+            raise ScenarioError(error.message, path=error.path) from None
+
+    def simulate_kwargs(self, nranks: int) -> dict[str, Any]:
+        """Keyword arguments of :func:`simnet.engine.simulate` for `nranks` ranks."""
+        per_rank = {}
+        for key, values, default in (("stragglers", self.stragglers, 1.0), ("start_offset", self.start_offset, 0.0)):
+            for rank in values:
+                if not 0 <= rank < nranks:
+                    raise ScenarioError(f"no rank {rank}; ranks are 0 .. {nranks - 1}", path=f"network.{key}[{rank}]")
+            per_rank[key] = [values.get(rank, default) for rank in range(nranks)]
+        return {
+            "model": self.model,
+            "overhead_s": self.overhead,
+            "gamma_s_per_byte": 0.0 if self.reduce_bandwidth is None else 1.0 / self.reduce_bandwidth,
+            "slowdown": per_rank["stragglers"],
+            "start_offset_s": per_rank["start_offset"],
+        }
 
 
 class SweepSpec(_Strict):
@@ -370,7 +410,8 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False) -> Scena
     except ValidationError as error:
         raise _format_validation_error(error).at(source=source) from None
     try:
-        build_topology(scenario.topology, force=force)
+        network = scenario.network.network(build_topology(scenario.topology, force=force))
+        scenario.network.simulate_kwargs(network.size)
         _algorithm_runs(scenario.collective)
     except SimnetError as error:
         raise error.at(source=source) from None
@@ -479,8 +520,9 @@ def run_point(point: Point, *, force: bool = False) -> pd.DataFrame:
         :data:`simnet.analysis.RESULT_COLUMNS`.
     """
     scenario = point.scenario
-    network = Network(build_topology(scenario.topology, force=force))
+    network = scenario.network.network(build_topology(scenario.topology, force=force))
     nranks = network.size
+    options = scenario.network.simulate_kwargs(nranks)
     rows = []
     for name, params, origins in _algorithm_runs(scenario.collective):
         op, builder = ALGORITHMS[name]
@@ -494,7 +536,7 @@ def run_point(point: Point, *, force: bool = False) -> pd.DataFrame:
             except SimnetError as error:
                 key = _yaml_key(error.path)
                 raise ScenarioError(error.message, path=origins.get(key, f"collective.{key}")) from None
-            trace = simulate(network, schedule, model=scenario.network.model)
+            trace = simulate(network, schedule, **options)
             rows.append(
                 result_row(
                     scenario=scenario.name,

@@ -91,7 +91,7 @@ def test_fifo_serializes_transfers_sharing_a_link():
     schedule = Schedule(
         "broadcast", 3, (1000, 1000), (Transfer(0, 1, (0,), 1000), Transfer(0, 2, (1,), 1000)), root=0
     )
-    frame = simulate(network, schedule).transfers()
+    frame = simulate(network, schedule, model="fifo").transfers()
     assert list(frame["end_s"]) == pytest.approx([2e-6 + 1e-6, 2e-6 + 2e-6], rel=1e-12)
     assert list(frame["start_s"]) == pytest.approx([0.0, 1e-6], rel=1e-12)
 

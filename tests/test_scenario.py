@@ -76,7 +76,7 @@ def test_chunks_reach_the_algorithm():
         ("sizes", ["12 parsecs"], "sizes[0]: unknown unit 'parsecs'"),
         ("sizes", [], "sizes: must not be empty"),
         ("sizes", None, "sizes: missing"),
-        ("network.model", "tcp", "network.model: must be one of 'fifo', got 'tcp'"),
+        ("network.model", "tcp", "network.model: must be one of 'maxmin' or 'fifo', got 'tcp'"),
         ("netwrk", {"model": "fifo"}, "netwrk: unknown key; did you mean 'network'?"),
     ],
 )

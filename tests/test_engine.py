@@ -1,0 +1,174 @@
+"""Tests of simnet.engine: overheads, reductions, offsets, stragglers and the Trace's telemetry."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from simnet.algorithms import ring_allreduce
+from simnet.engine import simulate
+from simnet.errors import SimnetError
+from simnet.models import ring_allreduce_time
+from simnet.network import LINK_MODELS, Network
+from simnet.schedule import Schedule, Transfer
+from simnet.topology import add_cable, switch
+
+B = 12.5e9
+LAT = 1e-6
+MIB = 2**20
+
+
+def independent(pairs: list[tuple[int, int]], nbytes: int, op: str = "copy", nranks: int = 3) -> Schedule:
+    """Transfers with no dependencies, all ready at time 0."""
+    transfers = tuple(Transfer(src=s, dst=d, chunks=(0,), nbytes=nbytes, op=op) for s, d in pairs)
+    return Schedule(collective="allreduce", nranks=nranks, chunk_bytes=(1,), transfers=transfers)
+
+
+def one(src: int, dst: int, nbytes: int, op: str = "copy", nranks: int = 2) -> Schedule:
+    return independent([(src, dst)], nbytes, op, nranks)
+
+
+def two_tier() -> nx.DiGraph:
+    """Two hosts of two GPUs: NVLink inside a host (fast), one InfiniBand cable between hosts."""
+    graph = nx.DiGraph(name="two-tier")
+    for i in range(4):
+        graph.add_node(f"gpu{i}", kind="gpu", host=i // 2)
+    for h in range(2):
+        graph.add_node(f"nic{h}", kind="nic", host=h)
+        add_cable(graph, f"gpu{2 * h}", f"gpu{2 * h + 1}", 150e9, 0.5e-6, "nvlink")
+        for g in (2 * h, 2 * h + 1):
+            add_cable(graph, f"gpu{g}", f"nic{h}", 25e9, 1e-6, "pcie")
+    add_cable(graph, "nic0", "nic1", 12.5e9, 2e-6, "ib")
+    return graph
+
+
+@pytest.mark.parametrize("model", sorted(LINK_MODELS))
+def test_overhead_adds_to_every_message_of_the_ring(model):
+    p, size, overhead = 8, 8 * MIB, 5e-6
+    net = Network(switch(p, B, LAT))
+    trace = simulate(net, ring_allreduce(p, size), model=model, overhead_s=overhead)
+    assert trace.time_s == pytest.approx(ring_allreduce_time(p, size, 2 * LAT + overhead, 1 / B), rel=1e-9)
+    assert np.allclose(trace.issue_s - trace.ready_s, overhead, rtol=1e-9, atol=0)
+
+
+@pytest.mark.parametrize("model", sorted(LINK_MODELS))
+def test_gamma_delays_each_reduce_transfer_after_its_last_byte(model):
+    p, size, gamma = 8, 8 * MIB, 1 / 200e9
+    net = Network(switch(p, B, LAT))
+    trace = simulate(net, ring_allreduce(p, size), model=model, gamma_s_per_byte=gamma)
+    m = size // p
+    assert trace.time_s == pytest.approx(ring_allreduce_time(p, size, 2 * LAT, 1 / B) + (p - 1) * m * gamma, rel=1e-9)
+    frame = trace.transfers()
+    reduce = frame[frame["op"] == "reduce"]
+    assert np.allclose(reduce["end_s"] - reduce["arrive_s"], m * gamma, rtol=1e-9)
+    copy = frame[frame["op"] == "copy"]
+    assert (copy["end_s"] == copy["arrive_s"]).all()
+
+
+def test_per_rank_gamma_and_stragglers_apply_at_the_reducing_rank():
+    net = Network(switch(3, B, LAT))
+    lone = net.transfer_time_s(0, 1, MIB)
+    trace = simulate(net, one(0, 1, MIB, "reduce", nranks=3), gamma_s_per_byte=[1e-9, 2e-9, 0.0])
+    assert trace.time_s == pytest.approx(lone + MIB * 2e-9, rel=1e-12)
+    trace = simulate(
+        net, one(0, 1, MIB, "reduce", nranks=3), gamma_s_per_byte=1e-9, overhead_s=1e-6, slowdown=[3.0, 2.0, 1.0]
+    )
+    assert trace.time_s == pytest.approx(3e-6 + lone + MIB * 2e-9, rel=1e-12)
+
+
+@pytest.mark.parametrize("model", sorted(LINK_MODELS))
+def test_start_offset_delays_the_ring_by_the_late_rank(model):
+    """Each ring transfer depends on one earlier transfer, so a late rank delays its chains by its offset;
+    its next messages queue behind the late one on the same connection, under either model."""
+    p, size, late = 8, 8 * MIB, 30e-6
+    net = Network(switch(p, B, LAT))
+    offsets = [late] + [0.0] * (p - 1)
+    trace = simulate(net, ring_allreduce(p, size), model=model, start_offset_s=offsets)
+    assert trace.time_s == pytest.approx(ring_allreduce_time(p, size, 2 * LAT, 1 / B) + late, rel=1e-9)
+    assert trace.ready_s[0] == trace.start_s[0] == late
+    assert trace.tiers()["time_s"].sum() == pytest.approx(trace.time_s, rel=1e-9)
+
+
+def test_messages_of_one_connection_drain_in_order_under_maxmin():
+    net = Network(switch(3, B, LAT))
+    schedule = independent([(0, 1)] * 3, MIB)
+    maxmin = simulate(net, schedule)
+    fifo = simulate(net, schedule, model="fifo")
+    assert maxmin.end_s == pytest.approx(fifo.end_s, rel=1e-12)
+    assert maxmin.end_s == pytest.approx([2 * LAT + k * MIB / B for k in (1, 2, 3)], rel=1e-12)
+    assert maxmin.start_s == pytest.approx(fifo.start_s, rel=1e-9, abs=1e-18)
+    assert maxmin.blocked_by.tolist() == [-1, net.link("gpu0", "switch"), net.link("gpu0", "switch")]
+    assert maxmin.links()["peak_flows"].max() == 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "path"),
+    [
+        ({"model": "ideal"}, "network.model"),
+        ({"overhead_s": -1e-6}, "network.overhead"),
+        ({"overhead_s": float("nan")}, "network.overhead"),
+        ({"gamma_s_per_byte": -1.0}, "network.gamma"),
+        ({"gamma_s_per_byte": [1e-9]}, "network.gamma"),
+        ({"gamma_s_per_byte": "fast"}, "network.gamma"),
+        ({"start_offset_s": [0.0, -1.0]}, "network.start_offset"),
+        ({"slowdown": [1.0, 0.0]}, "network.stragglers"),
+        ({"slowdown": [1.0, float("inf")]}, "network.stragglers"),
+    ],
+)
+def test_bad_arguments_raise_simnet_error_with_path(kwargs, path):
+    net = Network(switch(2, B, LAT))
+    with pytest.raises(SimnetError) as info:
+        simulate(net, one(0, 1, 10), **kwargs)
+    assert info.value.path == path
+
+
+def test_links_frame_counts_bytes_busy_time_and_peak_flows():
+    net = Network(switch(3, B, LAT))
+    schedule = independent([(0, 2), (1, 2)], MIB)
+    trace = simulate(net, schedule)
+    links = trace.links().set_index("link")
+    down = links.loc[net.link("switch", "gpu2")]
+    assert down["bytes"] == 2 * MIB and down["peak_flows"] == 2
+    assert down["busy_s"] == pytest.approx(2 * MIB / B, rel=1e-12)
+    assert down["utilization"] == pytest.approx(down["busy_s"] / trace.time_s, rel=1e-12)
+    assert down["load"] == pytest.approx(2 * MIB / (B * trace.time_s), rel=1e-12)
+    up = links.loc[net.link("gpu0", "switch")]
+    assert up["bytes"] == MIB and up["peak_flows"] == 1
+    idle = links.loc[net.link("switch", "gpu0")]
+    assert idle["bytes"] == 0 and idle["busy_s"] == 0 and idle["peak_flows"] == 0
+
+
+def test_fifo_timeline_shows_busy_intervals_back_to_back():
+    net = Network(switch(3, B, LAT))
+    schedule = independent([(0, 2), (1, 2)], MIB)
+    trace = simulate(net, schedule, model="fifo")
+    down = trace.timeline().query("link == @net.link('switch', 'gpu2')")
+    assert down["flows"].tolist() == [1, 1]
+    assert down["rate_Bps"].tolist() == [B, B]
+    assert down["end_s"].iloc[0] == down["start_s"].iloc[1]
+    path = trace.critical_path()
+    wait = path[path["kind"] == "wait"]
+    assert wait["tier"].tolist() == ["fabric"] and wait["duration_s"].iloc[0] == pytest.approx(MIB / B, rel=1e-9)
+
+
+@pytest.mark.parametrize("model", sorted(LINK_MODELS))
+def test_tier_breakdown_walks_the_critical_path(model):
+    net = Network(two_tier())
+    trace = simulate(net, ring_allreduce(4, 16 * MIB), model=model, overhead_s=2e-6, gamma_s_per_byte=1e-11)
+    path = trace.critical_path()
+    assert path["duration_s"].sum() == pytest.approx(trace.time_s, rel=1e-9)
+    tiers = trace.tiers().set_index("tier")
+    assert tiers["time_s"].sum() == pytest.approx(trace.time_s, rel=1e-9)
+    assert tiers["fraction"].sum() == pytest.approx(1.0, rel=1e-9)
+    assert set(tiers.index) == {"ib", "pcie", "nvlink", "overhead", "reduction"}
+    assert tiers.index[0] == "ib"
+    assert tiers.loc["overhead", "time_s"] == pytest.approx(6 * 2e-6, rel=1e-9)
+    assert trace.tiers().equals(trace.tiers())
+
+
+def test_empty_schedule_gives_empty_telemetry():
+    net = Network(switch(2, B, LAT))
+    trace = simulate(net, Schedule(collective="allreduce", nranks=2, chunk_bytes=(1,), transfers=()))
+    assert trace.time_s == 0.0
+    assert trace.links()["busy_s"].sum() == 0 and trace.timeline().empty and trace.critical_path().empty

@@ -1,0 +1,206 @@
+"""Tests of simnet.network: Network, tier efficiency and the link-sharing models' laws."""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simnet.engine import simulate
+from simnet.errors import SimnetError
+from simnet.models import ring_allreduce_time
+from simnet.network import LINK_MODELS, FifoLinks, MaxMinLinks, Network
+from simnet.schedule import Schedule, Transfer
+from simnet.topology import add_cable, switch
+
+B = 12.5e9
+LAT = 1e-6
+MIB = 2**20
+
+
+def star(bandwidths: list[float], latency_s: float = LAT) -> nx.DiGraph:
+    """GPUs on one switch, GPU ``i``'s cable having bandwidth ``bandwidths[i]``."""
+    graph = nx.DiGraph(name="star")
+    for i in range(len(bandwidths)):
+        graph.add_node(f"gpu{i}", kind="gpu", host=i)
+    graph.add_node("switch", kind="switch")
+    for i, bandwidth in enumerate(bandwidths):
+        add_cable(graph, f"gpu{i}", "switch", bandwidth, latency_s, "fabric")
+    return graph
+
+
+def leaf_spine(hosts_per_leaf: int, uplink_Bps: float, latency_s: float = LAT) -> nx.DiGraph:
+    """Two leaves and one spine; rank ``i`` sits on leaf ``i % 2`` so every ring hop crosses the spine."""
+    graph = nx.DiGraph(name="leaf-spine")
+    for i in range(2 * hosts_per_leaf):
+        graph.add_node(f"gpu{i}", kind="gpu", host=i)
+    for leaf in range(2):
+        graph.add_node(f"leaf{leaf}", kind="switch")
+    graph.add_node("spine", kind="switch")
+    for i in range(2 * hosts_per_leaf):
+        add_cable(graph, f"gpu{i}", f"leaf{i % 2}", B, latency_s, "fabric")
+    for leaf in range(2):
+        add_cable(graph, f"leaf{leaf}", "spine", uplink_Bps, latency_s, "spine")
+    return graph
+
+
+def flows(pairs: list[tuple[int, int]], nbytes: int | list[int]) -> Schedule:
+    """Independent transfers (no dependencies), all ready at time 0."""
+    sizes = nbytes if isinstance(nbytes, list) else [nbytes] * len(pairs)
+    nranks = 1 + max(max(pair) for pair in pairs)
+    transfers = tuple(Transfer(src=s, dst=d, chunks=(0,), nbytes=n) for (s, d), n in zip(pairs, sizes))
+    return Schedule(collective="allreduce", nranks=nranks, chunk_bytes=(1,), transfers=transfers)
+
+
+def test_registry_has_both_models_and_maxmin_is_default():
+    assert LINK_MODELS["maxmin"] is MaxMinLinks and LINK_MODELS["fifo"] is FifoLinks
+    net = Network(switch(2, B, LAT))
+    assert simulate(net, flows([(0, 1)], 1000)).model == "maxmin"
+
+
+@pytest.mark.parametrize("model", sorted(LINK_MODELS))
+def test_lone_transfer_is_exact_alpha_beta(model):
+    net = Network(star([B, B / 3, 7e9]))
+    trace = simulate(net, flows([(1, 2)], 12345), model=model)
+    assert trace.end_s[0] == net.route_latency_s(1, 2) + 12345 / net.route_bandwidth_Bps(1, 2)
+    assert trace.end_s[0] == net.transfer_time_s(1, 2, 12345)
+
+
+def test_two_flows_on_one_link_get_half_each():
+    net = Network(switch(3, B, LAT))
+    trace = simulate(net, flows([(0, 2), (1, 2)], 8 * MIB))
+    assert trace.end_s[0] == trace.end_s[1] == pytest.approx(2 * LAT + 8 * MIB / (B / 2), rel=1e-12)
+    timeline = trace.timeline()
+    shared = timeline[timeline["link"] == net.link("switch", "gpu2")]
+    assert list(shared["flows"]) == [2] and shared["rate_Bps"].iloc[0] == pytest.approx(B, rel=1e-12)
+    assert shared["utilization"].iloc[0] == pytest.approx(1.0, rel=1e-12)
+
+
+def test_flow_bottlenecked_elsewhere_leaves_its_share_to_the_others():
+    net = Network(star([B, B, B / 4]))
+    trace = simulate(net, flows([(0, 1), (2, 1)], 8 * MIB))
+    assert trace.end_s[1] == pytest.approx(2 * LAT + 8 * MIB / (B / 4), rel=1e-12)
+    assert trace.end_s[0] == pytest.approx(2 * LAT + 8 * MIB / (3 * B / 4), rel=1e-12)
+    assert trace.end_s[0] < 2 * LAT + 8 * MIB / (B / 2)
+    assert trace.bottlenecks[1] == {net.link("gpu2", "switch"): pytest.approx(8 * MIB / (B / 4), rel=1e-12)}
+
+
+def test_freed_capacity_is_redistributed_when_a_flow_ends():
+    net = Network(switch(3, B, LAT))
+    small, large = 1 * MIB, 4 * MIB
+    trace = simulate(net, flows([(0, 2), (1, 2)], [small, large]))
+    first = 2 * LAT + small / (B / 2)
+    assert trace.end_s[0] == pytest.approx(first, rel=1e-12)
+    assert trace.end_s[1] == pytest.approx(first + (large - small) / B, rel=1e-12)
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 8])
+def test_k_way_incast_takes_k_times_the_lone_time(k):
+    net = Network(switch(k + 1, B, LAT))
+    trace = simulate(net, flows([(i, 0) for i in range(1, k + 1)], 4 * MIB))
+    lone_drain = 4 * MIB / B
+    for end in trace.end_s:
+        assert end - 2 * LAT == pytest.approx(k * lone_drain, rel=1e-12)
+    assert trace.links().set_index("link").loc[net.link("switch", "gpu0"), "peak_flows"] == k
+
+
+@pytest.mark.parametrize("oversubscription", [1, 2, 4])
+def test_ring_across_oversubscribed_leaf_spine_slows_by_predicted_factor(oversubscription):
+    hosts_per_leaf, size = 4, 64 * MIB
+    p = 2 * hosts_per_leaf
+    from simnet.algorithms import ring_allreduce
+
+    uplink = hosts_per_leaf * B / oversubscription
+    net = Network(leaf_spine(hosts_per_leaf, uplink))
+    trace = simulate(net, ring_allreduce(p, size))
+    per_flow_Bps = min(B, uplink / hosts_per_leaf)
+    predicted = ring_allreduce_time(p, size, 4 * LAT, 1 / per_flow_Bps)
+    assert trace.time_s == pytest.approx(predicted, rel=1e-9)
+    drain = trace.time_s - 2 * (p - 1) * 4 * LAT
+    full_drain = ring_allreduce_time(p, size, 0.0, 1 / B)
+    assert drain / full_drain == pytest.approx(oversubscription, rel=1e-9)
+
+
+def test_tier_efficiency_scales_bandwidth_and_is_validated():
+    graph = switch(2, B, LAT, tier="nvlink")
+    net = Network(graph, tier_efficiency={"nvlink": 0.8})
+    assert net.bandwidth_Bps.tolist() == [0.8 * B] * 4
+    assert net.links_frame()["efficiency"].tolist() == [0.8] * 4
+    assert graph.edges["gpu0", "switch"]["bandwidth_Bps"] == B
+    assert simulate(net, flows([(0, 1)], MIB)).time_s == pytest.approx(2 * LAT + MIB / (0.8 * B), rel=1e-12)
+    with pytest.raises(SimnetError, match="no tier 'ib'") as info:
+        Network(graph, tier_efficiency={"ib": 0.5})
+    assert info.value.path == "network.tier_efficiency.ib"
+    for bad in (0, 1.5, -1, "x", True):
+        with pytest.raises(SimnetError, match=r"\(0, 1\]"):
+            Network(graph, tier_efficiency={"nvlink": bad})
+
+
+def test_zero_byte_transfers_finish_after_their_latency():
+    net = Network(switch(3, B, LAT))
+    for model in LINK_MODELS:
+        trace = simulate(net, flows([(0, 1), (2, 1)], 0), model=model)
+        assert trace.end_s.tolist() == [2 * LAT, 2 * LAT]
+
+
+transfer_sets = st.lists(
+    st.tuples(st.integers(0, 4), st.integers(0, 4), st.integers(0, 10 * MIB), st.integers(0, 3)).filter(
+        lambda t: t[0] != t[1]
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(transfer_sets, st.sampled_from(sorted(LINK_MODELS)))
+def test_contention_never_makes_a_transfer_faster_than_alone(specs, model):
+    net = Network(star([B, B / 2, B, B / 5, 3e9]))
+    offsets = [0.0, 3e-6, 1e-4, 7e-5, 2.5e-4]
+    transfers = tuple(Transfer(src=s, dst=d, chunks=(0,), nbytes=n) for s, d, n, _ in specs)
+    schedule = Schedule(collective="allreduce", nranks=5, chunk_bytes=(1,), transfers=transfers)
+    trace = simulate(net, schedule, model=model, start_offset_s=offsets)
+    assert not any(math.isnan(e) for e in trace.end_s)
+    for i, t in enumerate(transfers):
+        alone = net.transfer_time_s(t.src, t.dst, t.nbytes)
+        assert trace.end_s[i] - trace.ready_s[i] >= alone * (1 - 1e-12)
+        assert trace.ready_s[i] == offsets[t.src]
+    again = simulate(net, schedule, model=model, start_offset_s=offsets)
+    assert again.end_s.tobytes() == trace.end_s.tobytes()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 12), st.integers(1, 2**28))
+def test_maxmin_and_fifo_agree_without_overlap_and_match_the_ring_closed_form(p, size):
+    from simnet.algorithms import ring_allreduce
+    from simnet.models import predict
+
+    net = Network(switch(p, B, LAT))
+    schedule = ring_allreduce(p, size)
+    maxmin = simulate(net, schedule, model="maxmin")
+    fifo = simulate(net, schedule, model="fifo")
+    assert maxmin.end_s == pytest.approx(fifo.end_s, rel=1e-9)
+    assert maxmin.time_s == pytest.approx(predict("ring", net, p, size), rel=1e-9)
+
+
+@pytest.mark.parametrize("model", sorted(LINK_MODELS))
+def test_ring_64MiB_on_16_host_switch_is_unchanged(model):
+    from simnet.algorithms import ring_allreduce
+
+    net = Network(switch(16, 12.5e9, 1e-6))
+    assert simulate(net, ring_allreduce(16, 64 * MIB), model=model).time_s == pytest.approx(10.1263296e-3, rel=1e-9)
+
+
+def test_bottleneck_of_a_flow_moves_when_its_competitor_leaves():
+    net = Network(star([B, B, B / 4]))
+    trace = simulate(net, flows([(0, 1), (2, 1)], [8 * MIB, MIB]))
+    shared_until = 2 * LAT + MIB / (B / 4)
+    limits = trace.bottlenecks[0]
+    down, up = net.link("switch", "gpu1"), net.link("gpu0", "switch")
+    assert set(limits) == {down, up}
+    assert limits[down] == pytest.approx(MIB / (B / 4), rel=1e-12)
+    assert sum(limits.values()) == pytest.approx(trace.arrive_s[0] - 2 * LAT, rel=1e-12)
+    assert trace.end_s[0] == pytest.approx(shared_until + (8 * MIB - 3 * MIB) / B, rel=1e-12)

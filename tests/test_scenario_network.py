@@ -1,0 +1,57 @@
+"""The ``network:`` keys of a scenario reach the engine in SI units (fidelity options)."""
+
+import pytest
+
+from simnet.errors import ScenarioError
+from simnet.models import ring_allreduce_time
+from simnet.scenario import parse_scenario, run
+
+B = 12.5e9
+BASE = {
+    "name": "fidelity",
+    "topology": {"builder": "switch", "hosts": 4, "bandwidth": "100 Gbps", "latency": "1 us"},
+    "collective": {"algorithms": ["ring"]},
+    "sizes": ["4 MiB"],
+}
+
+
+def scenario(**network):
+    return parse_scenario(BASE | {"network": network})
+
+
+def test_maxmin_is_the_default_model():
+    assert parse_scenario(BASE).network.model == "maxmin"
+    assert run(parse_scenario(BASE))["network_model"].tolist() == ["maxmin"]
+
+
+def test_overhead_reduce_bandwidth_and_tier_efficiency_reach_the_simulation():
+    size, m = 4 * 2**20, 2**20
+    spec = scenario(overhead="3 us", reduce_bandwidth="100 GB/s", tier_efficiency={"fabric": "80%"})
+    time = run(spec)["sim_time_s"].iloc[0]
+    expected = ring_allreduce_time(4, size, 2e-6 + 3e-6, 1 / (0.8 * B)) + 3 * m / 100e9
+    assert time == pytest.approx(expected, rel=1e-9)
+
+
+def test_stragglers_and_start_offsets_are_per_rank_mappings():
+    options = scenario(stragglers={2: 3.0}, start_offset={1: "5 us"}).network.simulate_kwargs(4)
+    assert options["slowdown"] == [1.0, 1.0, 3.0, 1.0]
+    assert options["start_offset_s"] == pytest.approx([0.0, 5e-6, 0.0, 0.0], rel=1e-12)
+    late = run(scenario(start_offset={0: "5 us"}))["sim_time_s"].iloc[0]
+    assert late > run(parse_scenario(BASE))["sim_time_s"].iloc[0]
+
+
+@pytest.mark.parametrize(
+    ("network", "path", "message"),
+    [
+        ({"tier_efficiency": {"nvlink": 0.5}}, "network.tier_efficiency.nvlink", "no tier 'nvlink'"),
+        ({"tier_efficiency": {"fabric": 1.5}}, "network.tier_efficiency.fabric", "less than or equal to 1"),
+        ({"stragglers": {7: 2.0}}, "network.stragglers[7]", "no rank 7"),
+        ({"start_offset": {0: "-1 us"}}, "network.start_offset[0]", "≥ 0"),
+        ({"overhead": "5 GB"}, "network.overhead", "unknown unit"),
+        ({"model": "ideal"}, "network.model", "must be one of"),
+    ],
+)
+def test_bad_network_keys_name_their_path(network, path, message):
+    with pytest.raises(ScenarioError, match=message) as info:
+        scenario(**network)
+    assert info.value.path == path

@@ -309,7 +309,7 @@ def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bo
     if "builder" not in spec:
         raise ScenarioError(f"missing; expected one of: {', '.join(BUILDERS)}", path=f"{path}.builder")
     name = spec["builder"]
-    if name not in BUILDERS:
+    if not isinstance(name, str) or name not in BUILDERS:
         raise ScenarioError(_unknown("builder", str(name), sorted(BUILDERS)), path=f"{path}.builder")
     builder = BUILDERS[name]
     params = {k: v for k, v in spec.items() if k != "builder"}

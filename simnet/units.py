@@ -204,16 +204,19 @@ def _scaled(value: float, steps: list[tuple[float, str]], digits: int) -> str:
 
 
 def format_size(size_bytes: float) -> str:
-    """Format bytes with a binary prefix when exact, otherwise a decimal one.
+    """Format bytes with the largest binary prefix when exact, otherwise a decimal one.
 
-    >>> format_size(1024), format_size(1_000_000), format_size(3)
-    ('1 KiB', '1 MB', '3 B')
+    >>> format_size(1024), format_size(1_000_000), format_size(3), format_size(1536 * 2**20)
+    ('1 KiB', '1 MB', '3 B', '1.5 GiB')
     """
     size = float(size_bytes)
-    for factor, unit in ((2.0**40, "TiB"), (2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB")):
-        if size >= factor and size % factor == 0:
-            return f"{size / factor:g} {unit}"
-    steps = [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")]
+    for factor, unit in ((2.0**50, "PiB"), (2.0**40, "TiB"), (2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB")):
+        if size >= factor:
+            mantissa = size / factor
+            if mantissa * 1000 == round(mantissa * 1000) and mantissa < 1024:
+                return f"{mantissa:g} {unit}"
+            break
+    steps = [(1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")]
     return _scaled(size, steps, 4)
 
 

@@ -99,7 +99,7 @@ def validate(graph: nx.DiGraph) -> nx.DiGraph:
         )
     for node, data in graph.nodes(data=True):
         kind = data.get("kind")
-        if kind not in NODE_KINDS:
+        if not isinstance(kind, str) or kind not in NODE_KINDS:
             raise TopologyError(
                 f"node {node!r}: kind must be one of {sorted(NODE_KINDS)}, got {kind!r}"
             )

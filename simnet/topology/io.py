@@ -107,7 +107,7 @@ def _check_meta(spec: Mapping) -> None:
 
 def _from_builder(spec: Mapping) -> nx.DiGraph:
     name = spec["builder"]
-    if name not in BUILDERS:
+    if not isinstance(name, str) or name not in BUILDERS:
         raise TopologyError(f"unknown builder {name!r}; expected one of {sorted(BUILDERS)}", path="builder")
     builder = BUILDERS[name]
     given = {key: value for key, value in spec.items() if key not in ("builder", *_META)}
@@ -163,7 +163,7 @@ def _from_explicit(spec: Mapping) -> nx.DiGraph:
             )
         first_seen[name] = index
         attrs = {key: value for key, value in entry.items() if key != "name"}
-        if attrs.get("kind") not in NODE_KINDS:
+        if not isinstance(attrs.get("kind"), str) or attrs["kind"] not in NODE_KINDS:
             raise TopologyError(
                 f"node {name!r}: kind must be one of {sorted(NODE_KINDS)}, got {attrs.get('kind')!r}", path=f"{path}.kind"
             )
@@ -187,7 +187,7 @@ def _from_explicit(spec: Mapping) -> nx.DiGraph:
         for end in ("from", "to"):
             if end not in link:
                 raise TopologyError(f"{where}: missing {end!r}", path=f"{path}.{end}")
-            if link[end] not in first_seen:
+            if not isinstance(link[end], (str, int)) or link[end] not in first_seen:
                 raise TopologyError(f"{where}: node {link[end]!r} is not declared under nodes", path=f"{path}.{end}")
         u, v = link["from"], link["to"]
         if u == v:

@@ -1,0 +1,371 @@
+"""Building blocks of collective schedules, and the primitive collectives.
+
+A :class:`ScheduleBuilder` records transfers one after another and derives their
+dependencies from the data they touch, per (rank, chunk) buffer: a transfer waits
+for the last writes of the buffer it reads (read after write) and, before writing
+a buffer, for the reads and writes of it that came earlier (write after read,
+write after write); reductions into the same buffer stay unordered because they
+commute. Algorithms therefore only say *what* moves in which order; sub-chunks
+pipeline on their own because each depends only on its own history.
+
+The phase functions (:func:`ring_reduce_scatter`, :func:`ring_all_gather`,
+:func:`tree_reduce`, :func:`tree_broadcast`) add the transfers of one phase to a
+builder, for several concurrent groups of ranks at once; the algorithms in
+:mod:`simnet.algorithms.dense` compose them. The primitive collectives
+(:func:`reduce_scatter`, :func:`all_gather`, :func:`broadcast`, :func:`reduce`;
+``all_reduce`` is in :mod:`simnet.algorithms`) are the same phases wrapped into
+schedules of their own.
+
+A *block* is a list of *pieces*; a piece is a tuple of chunk indices sent as one
+transfer. A block of ``C`` pieces is sent as ``C`` pipelined transfers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from simnet.errors import ScheduleError
+from simnet.schedule import Schedule, Transfer, split_bytes
+
+__all__ = [
+    "ScheduleBuilder",
+    "check_args",
+    "ring_reduce_scatter",
+    "ring_all_gather",
+    "binomial_parents",
+    "tree_reduce",
+    "tree_broadcast",
+    "reduce_scatter",
+    "all_gather",
+    "broadcast",
+    "reduce",
+]
+
+Piece = tuple[int, ...]
+Block = list[Piece]
+
+
+class ScheduleBuilder:
+    """Accumulates transfers and derives their data dependencies.
+
+    Parameters
+    ----------
+    chunk_bytes : sequence of int
+        Size of every chunk, bytes.
+    """
+
+    def __init__(self, chunk_bytes: Sequence[int]) -> None:
+        self.chunk_bytes = tuple(chunk_bytes)
+        self.transfers: list[Transfer] = []
+        self._base: dict[tuple[int, int], list[int]] = {}
+        self._reduces: dict[tuple[int, int], list[int]] = {}
+        self._readers: dict[tuple[int, int], list[int]] = {}
+
+    def _read_deps(self, rank: int, chunk: int) -> list[int]:
+        key = (rank, chunk)
+        return self._base.get(key, []) + self._reduces.get(key, [])
+
+    def _write_deps(self, rank: int, chunk: int, op: str) -> list[int]:
+        key = (rank, chunk)
+        if op == "reduce" and not self._readers.get(key):
+            return self._base.get(key, [])
+        return self._read_deps(rank, chunk) + self._readers.get(key, [])
+
+    def _record_read(self, index: int, rank: int, chunk: int) -> None:
+        self._readers.setdefault((rank, chunk), []).append(index)
+
+    def _record_write(self, index: int, rank: int, chunk: int, op: str) -> None:
+        key = (rank, chunk)
+        if op == "reduce" and not self._readers.get(key):
+            self._reduces.setdefault(key, []).append(index)
+        else:
+            self._base[key] = [index]
+            self._reduces.pop(key, None)
+            self._readers.pop(key, None)
+
+    def _append(self, src: int, dst: int, piece: Piece, op: str, stage: str, deps: set[int]) -> int:
+        index = len(self.transfers)
+        self.transfers.append(
+            Transfer(
+                src=src,
+                dst=dst,
+                chunks=tuple(piece),
+                nbytes=sum(self.chunk_bytes[c] for c in piece),
+                op=op,
+                deps=tuple(sorted(deps)),
+                stage=stage,
+            )
+        )
+        return index
+
+    def send(self, src: int, dst: int, piece: Piece, op: str, stage: str) -> int:
+        """Add a transfer of `piece` from `src` to `dst`; return its index."""
+        deps: set[int] = set()
+        for c in piece:
+            deps.update(self._read_deps(src, c))
+            deps.update(self._write_deps(dst, c, op))
+        index = self._append(src, dst, piece, op, stage, deps)
+        for c in piece:
+            self._record_read(index, src, c)
+            self._record_write(index, dst, c, op)
+        return index
+
+    def exchange(self, a: int, b: int, piece: Piece, op: str, stage: str) -> tuple[int, int]:
+        """Add a pairwise exchange of `piece` between `a` and `b` (see :mod:`simnet.schedule`).
+
+        Both transfers read their source before either writes, so neither waits
+        for the other.
+        """
+        deps_ab: set[int] = set()
+        deps_ba: set[int] = set()
+        for c in piece:
+            deps_ab.update(self._read_deps(a, c))
+            deps_ab.update(self._write_deps(b, c, "copy"))
+            deps_ba.update(self._read_deps(b, c))
+            deps_ba.update(self._write_deps(a, c, "copy"))
+        first = self._append(a, b, piece, op, stage, deps_ab)
+        second = self._append(b, a, piece, op, stage, deps_ba)
+        for c in piece:
+            for index, src, dst in ((first, a, b), (second, b, a)):
+                self._base[(dst, c)] = [index]
+                self._reduces.pop((dst, c), None)
+                self._readers[(dst, c)] = [first if index == second else second]
+        return first, second
+
+    def schedule(self, collective: str, nranks: int, algorithm: str, params: dict, **extra) -> Schedule:
+        """Freeze the transfers into a :class:`~simnet.schedule.Schedule`."""
+        return Schedule(
+            collective=collective,
+            nranks=nranks,
+            chunk_bytes=self.chunk_bytes,
+            transfers=tuple(self.transfers),
+            algorithm=algorithm,
+            params=dict(params),
+            **extra,
+        )
+
+
+def check_args(nranks: int, size_bytes: int, chunks: int, *, minimum_ranks: int = 2) -> None:
+    """Raise :class:`ScheduleError` unless ranks, size and chunks are usable."""
+    if not isinstance(nranks, int) or isinstance(nranks, bool) or nranks < minimum_ranks:
+        raise ScheduleError(f"must be an integer ≥ {minimum_ranks}, got {nranks!r}", path="ranks")
+    if not isinstance(size_bytes, int) or isinstance(size_bytes, bool) or size_bytes < 1:
+        raise ScheduleError(f"must be a whole number of bytes ≥ 1, got {size_bytes!r}", path="size")
+    if not isinstance(chunks, int) or isinstance(chunks, bool) or chunks < 1:
+        raise ScheduleError(f"must be an integer ≥ 1, got {chunks!r}", path="chunks")
+
+
+def _check_root(nranks: int, root: int) -> None:
+    if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < nranks:
+        raise ScheduleError(f"must be a rank in [0, {nranks}), got {root!r}", path="root")
+
+
+def ring_reduce_scatter(
+    builder: ScheduleBuilder, groups: Sequence[tuple[Sequence[int], Sequence[Block]]], stage: str
+) -> None:
+    """Ring reduce-scatter within each group, all groups concurrently.
+
+    Each group is ``(members, blocks)`` with as many blocks as members. In step
+    ``s`` (``0 .. m-2``) member ``i`` sends block ``(i - s) mod m`` to member
+    ``i + 1``, which adds it into its own; member ``i`` ends holding block
+    ``(i + 1) mod m`` reduced over the group (Patarasuk & Yuan 2009).
+    """
+    steps = max((len(members) - 1 for members, _ in groups), default=0)
+    for step in range(steps):
+        for members, blocks in groups:
+            m = len(members)
+            if step >= m - 1:
+                continue
+            for i in range(m):
+                for piece in blocks[(i - step) % m]:
+                    builder.send(members[i], members[(i + 1) % m], piece, "reduce", stage)
+
+
+def ring_all_gather(
+    builder: ScheduleBuilder, groups: Sequence[tuple[Sequence[int], Sequence[Block]]], stage: str
+) -> None:
+    """Ring all-gather within each group, all groups concurrently.
+
+    Member ``i`` starts holding block ``(i + 1) mod m`` (where
+    :func:`ring_reduce_scatter` leaves it); in step ``s`` it forwards block
+    ``(i + 1 - s) mod m`` to member ``i + 1``.
+    """
+    steps = max((len(members) - 1 for members, _ in groups), default=0)
+    for step in range(steps):
+        for members, blocks in groups:
+            m = len(members)
+            if step >= m - 1:
+                continue
+            for i in range(m):
+                for piece in blocks[(i + 1 - step) % m]:
+                    builder.send(members[i], members[(i + 1) % m], piece, "copy", stage)
+
+
+def binomial_parents(size: int) -> list[int | None]:
+    """Parent of each position ``0 .. size-1`` in a binomial tree rooted at 0.
+
+    Position ``i > 0`` hangs under ``i - lowbit(i)`` (MPICH's binomial reduce and
+    broadcast); the tree has depth ``ceil(log2 size)``.
+    """
+    return [None] + [i - (i & -i) for i in range(1, size)]
+
+
+def _depths(parents: Sequence[int | None]) -> list[int]:
+    depths = []
+    for i, parent in enumerate(parents):
+        depth, node = 0, i
+        while parents[node] is not None:
+            node, depth = parents[node], depth + 1
+        depths.append(depth)
+    return depths
+
+
+def _tree_order(parents: Sequence[int | None]) -> list[int]:
+    """Non-root positions, children sending in rounds: deepest subtrees first, then by position."""
+    height = [0] * len(parents)
+    for i in reversed(range(len(parents))):
+        parent = parents[i]
+        if parent is not None:
+            height[parent] = max(height[parent], height[i] + 1)
+    return sorted((i for i, p in enumerate(parents) if p is not None), key=lambda i: (height[i], i))
+
+
+def tree_reduce(
+    builder: ScheduleBuilder,
+    trees: Sequence[tuple[Sequence[int], Sequence[int | None], Block]],
+    stage: str,
+) -> None:
+    """Reduce every piece of each tree's block to the tree's root.
+
+    Each tree is ``(members, parents, block)``: ``parents[i]`` is the position of
+    member ``i``'s parent (``None`` for the root). A member forwards a piece to its
+    parent once its children's contributions have arrived; trees and pieces
+    proceed concurrently.
+    """
+    for piece_index in range(max((len(block) for _, _, block in trees), default=0)):
+        for members, parents, block in trees:
+            if piece_index >= len(block):
+                continue
+            for i in _tree_order(parents):
+                builder.send(members[i], members[parents[i]], block[piece_index], "reduce", stage)
+
+
+def tree_broadcast(
+    builder: ScheduleBuilder,
+    trees: Sequence[tuple[Sequence[int], Sequence[int | None], Block]],
+    stage: str,
+) -> None:
+    """Copy every piece of each tree's block from its root down the tree (see :func:`tree_reduce`)."""
+    for piece_index in range(max((len(block) for _, _, block in trees), default=0)):
+        for members, parents, block in trees:
+            if piece_index >= len(block):
+                continue
+            depths = _depths(parents)
+            for i in sorted((i for i, p in enumerate(parents) if p is not None), key=lambda i: (depths[i], i)):
+                builder.send(members[parents[i]], members[i], block[piece_index], "copy", stage)
+
+
+def _segments(size_bytes: int, parts: int, chunks: int) -> tuple[list[int], list[Block]]:
+    """Chunk sizes and blocks of `parts` segments of `chunks` pieces each, segment-major."""
+    chunk_bytes = [piece for segment in split_bytes(size_bytes, parts) for piece in split_bytes(segment, chunks)]
+    blocks = [[(g * chunks + j,) for j in range(chunks)] for g in range(parts)]
+    return chunk_bytes, blocks
+
+
+def reduce_scatter(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
+    """Ring reduce-scatter: rank ``r`` ends with segment ``(r + 1) mod p`` summed over all ranks.
+
+    ``(p - 1) p C`` transfers of ``n / (p C)`` bytes; time
+    ``(p - 1)(α + n/p β)`` for ``C = 1`` (Patarasuk & Yuan 2009).
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Payload per rank ``n``, bytes, split into ``p`` segments.
+    chunks : int, optional
+        Pipelined sub-chunks per segment ``C``.
+    """
+    check_args(nranks, size_bytes, chunks)
+    chunk_bytes, blocks = _segments(size_bytes, nranks, chunks)
+    builder = ScheduleBuilder(chunk_bytes)
+    ring_reduce_scatter(builder, [(range(nranks), blocks)], "reduce_scatter")
+    owners = tuple((g - 1) % nranks for g in range(nranks) for _ in range(chunks))
+    return builder.schedule("reduce_scatter", nranks, "ring", {"chunks": chunks}, owners=owners)
+
+
+def all_gather(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
+    """Ring all-gather: rank ``r`` starts with segment ``(r + 1) mod p``; all end with every segment.
+
+    ``(p - 1) p C`` transfers; time ``(p - 1)(α + n/p β)`` for ``C = 1``.
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Size of the gathered result ``n``, bytes (``p`` segments).
+    chunks : int, optional
+        Pipelined sub-chunks per segment ``C``.
+    """
+    check_args(nranks, size_bytes, chunks)
+    chunk_bytes, blocks = _segments(size_bytes, nranks, chunks)
+    builder = ScheduleBuilder(chunk_bytes)
+    ring_all_gather(builder, [(range(nranks), blocks)], "all_gather")
+    owners = tuple((g - 1) % nranks for g in range(nranks) for _ in range(chunks))
+    return builder.schedule("all_gather", nranks, "ring", {"chunks": chunks}, owners=owners)
+
+
+def _rooted_tree(nranks: int, size_bytes: int, root: int, chunks: int):
+    chunk_bytes = split_bytes(size_bytes, chunks)
+    members = [(root + i) % nranks for i in range(nranks)]
+    return chunk_bytes, [(members, binomial_parents(nranks), [(j,) for j in range(chunks)])]
+
+
+def broadcast(nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1) -> Schedule:
+    """Binomial-tree broadcast from `root`, pipelined in `chunks` pieces.
+
+    Time ``ceil(log2 p)(α + n β)`` for ``C = 1`` (Thakur et al. 2005).
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Payload ``n``, bytes.
+    root : int, optional
+        Rank that holds the data.
+    chunks : int, optional
+        Pipelined pieces ``C``.
+    """
+    check_args(nranks, size_bytes, chunks)
+    _check_root(nranks, root)
+    chunk_bytes, trees = _rooted_tree(nranks, size_bytes, root, chunks)
+    builder = ScheduleBuilder(chunk_bytes)
+    tree_broadcast(builder, trees, "broadcast")
+    return builder.schedule("broadcast", nranks, "binomial_tree", {"root": root, "chunks": chunks}, root=root)
+
+
+def reduce(nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1) -> Schedule:
+    """Binomial-tree reduce to `root`, pipelined in `chunks` pieces.
+
+    Time ``ceil(log2 p)(α + n β + n γ)`` for ``C = 1`` (Thakur et al. 2005).
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Payload per rank ``n``, bytes.
+    root : int, optional
+        Rank that ends with the sum.
+    chunks : int, optional
+        Pipelined pieces ``C``.
+    """
+    check_args(nranks, size_bytes, chunks)
+    _check_root(nranks, root)
+    chunk_bytes, trees = _rooted_tree(nranks, size_bytes, root, chunks)
+    builder = ScheduleBuilder(chunk_bytes)
+    tree_reduce(builder, trees, "reduce")
+    return builder.schedule("reduce", nranks, "binomial_tree", {"root": root, "chunks": chunks}, root=root)

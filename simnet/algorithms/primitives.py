@@ -210,24 +210,42 @@ def binomial_parents(size: int) -> list[int | None]:
     return [None] + [i - (i & -i) for i in range(1, size)]
 
 
-def _depths(parents: Sequence[int | None]) -> list[int]:
-    depths = []
-    for i, parent in enumerate(parents):
-        depth, node = 0, i
-        while parents[node] is not None:
-            node, depth = parents[node], depth + 1
-        depths.append(depth)
-    return depths
-
-
-def _tree_order(parents: Sequence[int | None]) -> list[int]:
-    """Non-root positions, children sending in rounds: deepest subtrees first, then by position."""
+def _heights(parents: Sequence[int | None]) -> list[int]:
+    """Height of the subtree under each position (0 for a leaf)."""
     height = [0] * len(parents)
-    for i in reversed(range(len(parents))):
+    for i in _by_depth(parents)[::-1]:
         parent = parents[i]
         if parent is not None:
             height[parent] = max(height[parent], height[i] + 1)
+    return height
+
+
+def _by_depth(parents: Sequence[int | None]) -> list[int]:
+    depth: dict[int, int] = {}
+
+    def depth_of(i: int) -> int:
+        if i not in depth:
+            depth[i] = 0 if parents[i] is None else depth_of(parents[i]) + 1
+        return depth[i]
+
+    return sorted(range(len(parents)), key=lambda i: (depth_of(i), i))
+
+
+def _reduce_order(parents: Sequence[int | None]) -> list[int]:
+    """Non-root positions, smallest subtrees first: children before their parent."""
+    height = _heights(parents)
     return sorted((i for i, p in enumerate(parents) if p is not None), key=lambda i: (height[i], i))
+
+
+def _broadcast_order(parents: Sequence[int | None]) -> list[int]:
+    """Non-root positions, parents before children and, among siblings, largest subtree first."""
+    height = _heights(parents)
+    order = _by_depth(parents)
+    place = {i: k for k, i in enumerate(order)}
+    return sorted(
+        (i for i in order if parents[i] is not None),
+        key=lambda i: (place[parents[i]], -height[i], i),
+    )
 
 
 def tree_reduce(
@@ -246,7 +264,7 @@ def tree_reduce(
         for members, parents, block in trees:
             if piece_index >= len(block):
                 continue
-            for i in _tree_order(parents):
+            for i in _reduce_order(parents):
                 builder.send(members[i], members[parents[i]], block[piece_index], "reduce", stage)
 
 
@@ -260,8 +278,7 @@ def tree_broadcast(
         for members, parents, block in trees:
             if piece_index >= len(block):
                 continue
-            depths = _depths(parents)
-            for i in sorted((i for i, p in enumerate(parents) if p is not None), key=lambda i: (depths[i], i)):
+            for i in _broadcast_order(parents):
                 builder.send(members[parents[i]], members[i], block[piece_index], "copy", stage)
 
 

@@ -5,7 +5,8 @@ dependencies from the data they touch, per (rank, chunk) buffer: a transfer wait
 for the last writes of the buffer it reads (read after write) and, before writing
 a buffer, for the reads and writes of it that came earlier (write after read,
 write after write); reductions into the same buffer stay unordered because they
-commute. Algorithms therefore only say *what* moves in which order; sub-chunks
+commute. Every read already waits for the writes before it, so a write after
+reads waits only for those reads. Algorithms therefore only say *what* moves in which order; sub-chunks
 pipeline on their own because each depends only on its own history.
 
 The phase functions (:func:`ring_reduce_scatter`, :func:`ring_all_gather`,
@@ -67,9 +68,10 @@ class ScheduleBuilder:
 
     def _write_deps(self, rank: int, chunk: int, op: str) -> list[int]:
         key = (rank, chunk)
-        if op == "reduce" and not self._readers.get(key):
-            return self._base.get(key, [])
-        return self._read_deps(rank, chunk) + self._readers.get(key, [])
+        readers = self._readers.get(key)
+        if readers:
+            return readers
+        return self._base.get(key, []) if op == "reduce" else self._read_deps(rank, chunk)
 
     def _record_read(self, index: int, rank: int, chunk: int) -> None:
         self._readers.setdefault((rank, chunk), []).append(index)
@@ -114,7 +116,8 @@ class ScheduleBuilder:
         """Add a pairwise exchange of `piece` between `a` and `b` (see :mod:`simnet.schedule`).
 
         Both transfers read their source before either writes, so neither waits
-        for the other.
+        for the other; whatever touches the two buffers next waits for both, as
+        after ``MPI_Sendrecv``.
         """
         deps_ab: set[int] = set()
         deps_ba: set[int] = set()
@@ -126,10 +129,10 @@ class ScheduleBuilder:
         first = self._append(a, b, piece, op, stage, deps_ab)
         second = self._append(b, a, piece, op, stage, deps_ba)
         for c in piece:
-            for index, src, dst in ((first, a, b), (second, b, a)):
-                self._base[(dst, c)] = [index]
-                self._reduces.pop((dst, c), None)
-                self._readers[(dst, c)] = [first if index == second else second]
+            for rank in (a, b):
+                self._base[(rank, c)] = [first, second]
+                self._reduces.pop((rank, c), None)
+                self._readers.pop((rank, c), None)
         return first, second
 
     def schedule(self, collective: str, nranks: int, algorithm: str, params: dict, **extra) -> Schedule:

@@ -10,7 +10,8 @@ with other transfers. Formulas are for ``chunks = 1`` unless said otherwise.
 :func:`predict` derives ``α`` and ``β`` from a network (per step or per level:
 ``α`` is the route latency of the slowest transfer of a step, ``β`` the inverse
 bottleneck bandwidth times the number of the step's transfers that share that
-link, see :func:`step_alpha_beta`) and evaluates the model of a named algorithm,
+link, see :func:`pair_alpha_beta`; the ring and the binomial tree sum their
+hops or rounds) and evaluates the model of a named algorithm,
 so that a simulation can be set beside its closed form.
 
 :func:`critical_path_time` models *any* schedule without a hand formula: the
@@ -50,6 +51,7 @@ __all__ = [
     "blueconnect_time",
     "tree_height",
     "ring_hop_alpha_beta",
+    "pair_alpha_beta",
     "step_alpha_beta",
     "blueconnect_levels",
     "critical_path_finish_s",
@@ -62,8 +64,8 @@ __all__ = [
 def ring_allreduce_time(
     nranks: int,
     size_bytes: int,
-    alpha_s: float,
-    beta_s_per_byte: float,
+    alpha_s: float | Sequence[float],
+    beta_s_per_byte: float | Sequence[float],
     *,
     chunks: int = 1,
     gamma_s_per_byte: float = 0.0,
@@ -81,6 +83,12 @@ def ring_allreduce_time(
     messages back to back, the last one arriving ``α`` later). For ``C = 1`` this
     is the textbook ``2 (p - 1) α + 2 (p - 1) / p · n β + (p - 1) / p · n γ``.
 
+    When the hops differ (``α_h``, ``β_h`` for hop ``h -> h + 1``), segment ``g``
+    crosses hops ``g .. g+p-2`` reducing and ``g-1 .. g+p-3`` gathering, so the
+    latency-bound term takes the slowest such chain,
+    ``max_g Σ_chain (α_h + m β_h)``, and the bandwidth-bound term the slowest hop
+    (largest ``β_h``).
+
     The payload is split in whole bytes, so ``m`` is the largest piece,
     ``ceil(ceil(n / p) / C)``; for ``C = 1`` the formula stays exact when ``p``
     does not divide ``n``, because the largest segment is on the critical path.
@@ -91,10 +99,10 @@ def ring_allreduce_time(
         Ranks ``p`` ≥ 2.
     size_bytes : int
         Payload per rank ``n``, bytes.
-    alpha_s : float
-        Latency of one ring hop, seconds.
-    beta_s_per_byte : float
-        Inverse bandwidth of one ring hop, seconds per byte.
+    alpha_s : float or sequence of float
+        Latency of a ring hop, seconds (or one per hop ``h -> h + 1``).
+    beta_s_per_byte : float or sequence of float
+        Inverse bandwidth of a ring hop, seconds per byte (or one per hop).
     chunks : int, optional
         Pipelined sub-chunks per segment ``C``.
     gamma_s_per_byte : float, optional
@@ -109,12 +117,21 @@ def ring_allreduce_time(
     """
     steps = 2 * (nranks - 1)
     message = math.ceil(math.ceil(size_bytes / nranks) / chunks)
-    occupancy = message * beta_s_per_byte
-    latency_bound = (
-        steps * (alpha_s + occupancy) + (nranks - 1) * message * gamma_s_per_byte + (chunks - 1) * occupancy
-    )
-    bandwidth_bound = steps * chunks * occupancy + alpha_s
-    return max(latency_bound, bandwidth_bound)
+    reductions = (nranks - 1) * message * gamma_s_per_byte
+    if isinstance(alpha_s, (int, float)) and isinstance(beta_s_per_byte, (int, float)):
+        occupancy = message * beta_s_per_byte
+        latency_bound = steps * (alpha_s + occupancy) + reductions + (chunks - 1) * occupancy
+        return max(latency_bound, steps * chunks * occupancy + alpha_s)
+    alphas = np.broadcast_to(np.asarray(alpha_s, dtype=float), (nranks,))
+    betas = np.broadcast_to(np.asarray(beta_s_per_byte, dtype=float), (nranks,))
+    hop = np.tile(alphas + message * betas, 3)
+    prefix = np.concatenate([[0.0], np.cumsum(hop)])
+    g = np.arange(nranks) + nranks
+    chains = (prefix[g + nranks - 1] - prefix[g]) + (prefix[g + nranks - 2] - prefix[g - 1])
+    slowest = int(np.lexsort((alphas, betas))[-1])
+    occupancy = message * betas[slowest]
+    latency_bound = float(chains.max()) + reductions + (chunks - 1) * occupancy
+    return max(latency_bound, steps * chunks * occupancy + float(alphas[slowest]))
 
 
 def _fold(nranks: int) -> tuple[int, int]:
@@ -304,14 +321,20 @@ def blueconnect_time(
 
     With group sizes ``p_i``, per-level latency ``α_i``, inverse bandwidth ``β_i``
     and link-sharing factor ``s_i`` (how many of the level's concurrent groups'
-    transfers cross the same bottleneck link), and ``m_i = n / (p_1 ... p_i)`` the
-    bytes per message at level ``i``::
+    transfers cross the same bottleneck link), ``m_i = n / (p_1 ... p_i)`` the bytes
+    per message at level ``i`` and ``S_i = 2 (p_i - 1)`` ring steps per level::
 
-        T = Σ_i [ 2 (p_i - 1) (α_i + m_i β_i s_i) + (p_i - 1) m_i γ ]
+        T   = Σ_i T_i
+        T_i = max( S_i (α_i + m_i β_i) + (s_i - 1) m_i β_i ,  S_i s_i m_i β_i + α_i ) + (p_i - 1) m_i γ
 
-    a ring reduce-scatter and a ring all-gather per level (Cho et al. 2019, eq. for
-    the decomposed all-reduce). One level gives the ring, all ``p_i = 2`` the
-    halving-doubling.
+    a ring reduce-scatter and a ring all-gather per level (Cho et al. 2019). The
+    ``s_i`` groups sharing a link interleave on it like pipelined chunks of one ring
+    (compare :func:`ring_allreduce_time` with ``C = s_i``): either one group's chain
+    of steps is the bottleneck, or the shared link, busy back to back. Cho et al.'s
+    per-step form ``S_i (α_i + m_i β_i s_i)`` is the upper bound that also charges
+    the latency ``s_i`` times. One level gives the ring, all ``p_i = 2`` the
+    halving-doubling; with ``s_i = 1`` everything reduces to
+    ``Σ_i 2 (p_i - 1)(α_i + m_i β_i) + (p_i - 1) m_i γ``.
 
     Parameters
     ----------
@@ -336,8 +359,17 @@ def blueconnect_time(
     total, share = 0.0, size_bytes
     for p_i, alpha, beta, s in zip(factors, alphas_s, betas_s_per_byte, sharing):
         share = math.ceil(share / p_i)
-        total += 2 * (p_i - 1) * (alpha + share * beta * s) + (p_i - 1) * share * gamma_s_per_byte
+        total += _level_time(p_i, share, alpha, beta, s) + (p_i - 1) * share * gamma_s_per_byte
     return total
+
+
+def _level_time(group_size: int, message_bytes: int, alpha: float, beta: float, sharing: float) -> float:
+    """Ring reduce-scatter + all-gather of one level whose groups share links `sharing` ways."""
+    steps = 2 * (group_size - 1)
+    if steps == 0:
+        return 0.0
+    occupancy = message_bytes * beta
+    return max(steps * (alpha + occupancy) + (sharing - 1) * occupancy, steps * sharing * occupancy + alpha)
 
 
 def ring_hop_alpha_beta(network: Network, nranks: int, message_bytes: float) -> tuple[float, float]:
@@ -359,42 +391,54 @@ def ring_hop_alpha_beta(network: Network, nranks: int, message_bytes: float) -> 
     return max(hops, key=lambda ab: ab[0] + message_bytes * ab[1])
 
 
-def step_alpha_beta(
-    network: Network, pairs: Sequence[tuple[int, int]], message_bytes: float
-) -> tuple[float, float, float]:
-    """α, β and link-sharing factor of the slowest of concurrent transfers.
+def pair_alpha_beta(
+    network: Network, pairs: Sequence[tuple[int, int]]
+) -> list[tuple[float, float, float]]:
+    """α, β and link-sharing factor of each of concurrent transfers.
 
-    Every ``(src, dst)`` pair sends ``message_bytes`` at once. A link crossed by
-    ``k`` of them gives each ``1 / k`` of its bandwidth (fair sharing; FIFO finishes
-    the last one at the same time), so a transfer's effective inverse bandwidth
-    is ``max over its links of k / bandwidth``. The slowest transfer maximises
-    ``α + m β_eff``.
+    Every ``(src, dst)`` pair sends at once. A link crossed by ``k`` of them gives
+    each ``1 / k`` of its bandwidth (fair sharing; FIFO finishes the last one at the
+    same time), so a transfer's effective inverse bandwidth is ``max over its
+    links of k / bandwidth``.
 
     Returns
     -------
-    tuple of float
-        ``(alpha_s, beta_s_per_byte, sharing)``: route latency, inverse bottleneck
-        bandwidth ``1 / B`` of the limiting link and its sharing factor ``k``, so
-        that the step takes ``α + m β k``.
+    list of tuple of float
+        Per pair ``(alpha_s, beta_s_per_byte, sharing)``: route latency, inverse
+        bottleneck bandwidth ``1 / B`` and the factor ``s ≥ 1`` such that a message
+        of ``m`` bytes takes ``α + m β s``.
     """
     load: dict[int, int] = {}
     routes = [network.route(s, d) for s, d in pairs]
     for route in routes:
         for link in route:
             load[link] = load.get(link, 0) + 1
-    best = (0.0, 0.0, 1.0)
-    best_time = -1.0
+    result = []
     for (s, d), route in zip(pairs, routes):
         if not route:
+            result.append((0.0, 0.0, 1.0))
             continue
-        limiting = max(route, key=lambda link: (load[link] / network.bandwidth_Bps[link], -link))
         beta = 1.0 / network.route_bandwidth_Bps(s, d)
-        sharing = load[limiting] / network.bandwidth_Bps[limiting] / beta
-        alpha = network.route_latency_s(s, d)
-        time = alpha + message_bytes * beta * sharing
-        if time > best_time:
-            best, best_time = (alpha, beta, sharing), time
-    return best
+        effective = max(load[link] / network.bandwidth_Bps[link] for link in route)
+        result.append((network.route_latency_s(s, d), beta, effective / beta))
+    return result
+
+
+def step_alpha_beta(
+    network: Network, pairs: Sequence[tuple[int, int]], message_bytes: float
+) -> tuple[float, float, float]:
+    """α, β and link-sharing factor of the slowest of concurrent transfers.
+
+    The slowest transfer of :func:`pair_alpha_beta` is the one maximising
+    ``α + m β s`` for messages of ``m = message_bytes``; the step takes that long.
+
+    Returns
+    -------
+    tuple of float
+        ``(alpha_s, beta_s_per_byte, sharing)``; ``(0, 0, 1)`` for no pairs.
+    """
+    costs = pair_alpha_beta(network, pairs)
+    return max(costs, key=lambda c: c[0] + message_bytes * c[1] * c[2], default=(0.0, 0.0, 1.0))
 
 
 def _ring_pairs(members: Sequence[int]) -> list[tuple[int, int]]:
@@ -405,10 +449,17 @@ def _ring(
     network: Network, nranks: int, size_bytes: int, *, chunks: int = 1, channels: int = 1, gamma_s_per_byte: float = 0.0
 ) -> float:
     part = math.ceil(size_bytes / channels)
-    message = math.ceil(math.ceil(part / nranks) / chunks)
-    pairs = [pair for order in ring_orders(nranks, channels) for pair in _ring_pairs(order)]
-    alpha, beta, sharing = step_alpha_beta(network, pairs, message)
-    return ring_allreduce_time(nranks, part, alpha, beta * sharing, chunks=chunks, gamma_s_per_byte=gamma_s_per_byte)
+    orders = ring_orders(nranks, channels)
+    costs = pair_alpha_beta(network, [pair for order in orders for pair in _ring_pairs(order)])
+    times = []
+    for k in range(channels):
+        hops = costs[k * nranks : (k + 1) * nranks]
+        alphas = [a for a, _, _ in hops]
+        betas = [b * s for _, b, s in hops]
+        if len(set(alphas)) == 1 and len(set(betas)) == 1:
+            alphas, betas = alphas[0], betas[0]
+        times.append(ring_allreduce_time(nranks, part, alphas, betas, chunks=chunks, gamma_s_per_byte=gamma_s_per_byte))
+    return max(times)
 
 
 def _power_of_two_members(nranks: int) -> tuple[int, list[int]]:
@@ -463,8 +514,18 @@ def _tree_alpha_beta(network: Network, trees: Sequence[Sequence[int | None]], me
 def _binomial_tree(
     network: Network, nranks: int, size_bytes: int, *, chunks: int = 1, gamma_s_per_byte: float = 0.0
 ) -> float:
-    alpha, beta = _tree_alpha_beta(network, [binomial_parents(nranks)], math.ceil(size_bytes / chunks))
-    return binomial_tree_time(nranks, size_bytes, alpha, beta, chunks=chunks, gamma_s_per_byte=gamma_s_per_byte)
+    m = math.ceil(size_bytes / chunks)
+    rounds = []
+    mask = 1
+    while mask < nranks:
+        pairs = [(r, r - mask) for r in range(mask, nranks, 2 * mask)]
+        alpha, beta, sharing = step_alpha_beta(network, pairs, m)
+        rounds.append((alpha, beta * sharing))
+        mask <<= 1
+    occupancy = sum(m * beta for _, beta in rounds)
+    return sum(2 * (alpha + m * beta) for alpha, beta in rounds) + len(rounds) * m * gamma_s_per_byte + (
+        chunks - 1
+    ) * occupancy
 
 
 def _double_binary_tree(
@@ -545,19 +606,20 @@ def blueconnect_levels(
     pandas.DataFrame
         One row per level: ``level`` (1-based), ``group_size`` ``p_i``, ``groups``
         (``p / p_i`` concurrent groups), ``message_bytes`` ``m_i``, ``alpha_s``,
-        ``beta_s_per_byte``, ``sharing`` ``s_i``, ``reduce_scatter_s``
-        (``(p_i - 1)(α_i + m_i β_i s_i + m_i γ)``), ``all_gather_s``
-        (``(p_i - 1)(α_i + m_i β_i s_i)``) and ``time_s`` (their sum). The column
-        ``time_s`` sums to :func:`blueconnect_time`.
+        ``beta_s_per_byte``, ``sharing`` ``s_i``, ``reduce_scatter_s`` and
+        ``all_gather_s`` (half the level's communication time ``T_i`` of
+        :func:`blueconnect_time` each, plus ``(p_i - 1) m_i γ`` for the
+        reduce-scatter) and ``time_s`` (their sum). The column ``time_s`` sums to
+        :func:`blueconnect_time`.
     """
     factors = check_factors(nranks, factors)
     alphas, betas, sharing = _level_alpha_beta(network, range(nranks), factors, size_bytes)
     rows, share = [], size_bytes
     for level, (p_i, alpha, beta, s) in enumerate(zip(factors, alphas, betas, sharing)):
         share = math.ceil(share / p_i)
-        step = alpha + share * beta * s
-        reduce_scatter_s = (p_i - 1) * (step + share * gamma_s_per_byte)
-        all_gather_s = (p_i - 1) * step
+        communication = _level_time(p_i, share, alpha, beta, s)
+        reduce_scatter_s = communication / 2 + (p_i - 1) * share * gamma_s_per_byte
+        all_gather_s = communication / 2
         rows.append(
             {
                 "level": level + 1,

@@ -52,8 +52,8 @@ DEFAULT_LEVELS = MappingProxyType(
     }
 )
 """Levels each hierarchical algorithm decomposes over by default: BlueConnect uses
-every level present; the 2D torus and the hierarchical ring need exactly two
-factors, ``[GPUs per host, hosts]``."""
+every level present, leaving out levels of one group (no-op stages); the 2D torus
+and the hierarchical ring need exactly two factors, ``[GPUs per host, hosts]``."""
 
 
 def _present(graph: nx.DiGraph, ranks: list, levels: Sequence[str]) -> list[str]:
@@ -171,4 +171,6 @@ def default_factors(graph: nx.DiGraph, algorithm: str) -> tuple[int, ...] | None
     if levels is None:
         return None
     factors = hierarchy_factors(graph, levels)
+    if algorithm == "blueconnect":
+        return tuple(f for f in factors if f > 1) or (1,)
     return (1, *factors) if len(factors) == 1 else factors

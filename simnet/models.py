@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from itertools import chain
+from operator import attrgetter
 from types import MappingProxyType
 
 import numpy as np
@@ -742,15 +743,17 @@ def predict(algorithm: str, network: Network, nranks: int, size_bytes: int, **pa
 
 def _pair_costs(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Route latency and inverse bottleneck bandwidth of every (src, dst)."""
-    keys = src.astype(np.int64) * network.size + dst
-    unique, inverse = np.unique(keys, return_inverse=True)
-    latency = np.empty(len(unique))
-    inverse_bw = np.empty(len(unique))
-    for i, key in enumerate(unique.tolist()):
-        s, d = divmod(key, network.size)
-        latency[i] = network.route_latency_s(s, d)
-        inverse_bw[i] = 1.0 / network.route_bandwidth_Bps(s, d)
-    return latency[inverse], inverse_bw[inverse]
+    size = network.size
+    keys = src * size + dst
+    present = np.zeros(size * size, dtype=bool)
+    present[keys] = True
+    latency = np.zeros(size * size)
+    inverse_bw = np.zeros(size * size)
+    for key in np.flatnonzero(present).tolist():
+        s, d = divmod(key, size)
+        latency[key] = network.route_latency_s(s, d)
+        inverse_bw[key] = 1.0 / network.route_bandwidth_Bps(s, d)
+    return latency[keys], inverse_bw[keys]
 
 
 def critical_path_finish_s(
@@ -777,14 +780,13 @@ def critical_path_finish_s(
     count = len(transfers)
     if count == 0:
         return np.zeros(0)
-    src = np.fromiter((t.src for t in transfers), dtype=np.int64, count=count)
-    dst = np.fromiter((t.dst for t in transfers), dtype=np.int64, count=count)
-    nbytes = np.fromiter((t.nbytes for t in transfers), dtype=float, count=count)
-    reduce = np.fromiter((t.op == "reduce" for t in transfers), dtype=bool, count=count)
-    ndeps = np.fromiter((len(t.deps) or 1 for t in transfers), dtype=np.int64, count=count)
-    deps = np.fromiter(
-        chain.from_iterable(t.deps or (count,) for t in transfers), dtype=np.int64, count=int(ndeps.sum())
-    )
+    src = np.fromiter(map(attrgetter("src"), transfers), dtype=np.int64, count=count)
+    dst = np.fromiter(map(attrgetter("dst"), transfers), dtype=np.int64, count=count)
+    nbytes = np.fromiter(map(attrgetter("nbytes"), transfers), dtype=float, count=count)
+    reduce = np.fromiter(map("reduce".__eq__, map(attrgetter("op"), transfers)), dtype=bool, count=count)
+    dep_lists = [d or (count,) for d in map(attrgetter("deps"), transfers)]
+    ndeps = np.fromiter(map(len, dep_lists), dtype=np.int64, count=count)
+    deps = np.fromiter(chain.from_iterable(dep_lists), dtype=np.int64, count=int(ndeps.sum()))
     gamma = np.broadcast_to(np.asarray(gamma_s_per_byte, dtype=float), (schedule.nranks,))
     latency, inverse_bw = _pair_costs(network, src, dst)
     duration = latency + nbytes * inverse_bw + np.where(reduce, nbytes * gamma[dst], 0.0)

@@ -12,7 +12,10 @@ payload sizes and the network model::
 Builder and algorithm parameters are checked against the function they go to:
 a YAML key ``bandwidth`` feeds the parameter ``bandwidth_Bps`` and is parsed as a
 bandwidth, ``latency`` feeds ``latency_s`` as a time, ``size`` feeds ``size_bytes``
-as a size; other keys keep their name and the parameter's type. Every error is a
+as a size; other keys keep their name and the parameter's type. Hierarchical
+algorithms (``blueconnect``, ``torus_2d``, ``hierarchical_ring``) given no
+``factors`` get them from the topology's GPU attributes
+(:func:`simnet.algorithms.hierarchy.default_factors`). Every error is a
 :class:`~simnet.errors.ScenarioError` naming the key path, e.g.
 ``topology.hosts: must be an integer ≥ 2, got 1``.
 """
@@ -37,6 +40,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter,
 
 from simnet import units
 from simnet.algorithms import ALGORITHMS
+from simnet.algorithms.hierarchy import default_factors
 from simnet.analysis import RESULT_COLUMNS, result_row
 from simnet.engine import simulate
 from simnet.errors import ScenarioError, SimnetError
@@ -283,7 +287,7 @@ def _algorithm_runs(collective: CollectiveSpec) -> list[tuple[str, dict[str, Any
         where = f"collective.algorithms[{index}]"
         if name not in ALGORITHMS:
             raise ScenarioError(_unknown("algorithm", name, sorted(ALGORITHMS)), path=where)
-        _, builder = ALGORITHMS[name]
+        builder = ALGORITHMS[name][1]
         accepted = {_yaml_key(p) for p in _keyword_parameters(builder)}
         taken = {k: v for k, v in shared.items() if k in accepted}
         used_shared.update(taken)
@@ -469,7 +473,9 @@ def run_point(point: Point) -> pd.DataFrame:
     nranks = network.size
     rows = []
     for name, params, origins in _algorithm_runs(scenario.collective):
-        op, builder = ALGORITHMS[name]
+        op, builder = ALGORITHMS[name][:2]
+        if "factors" in inspect.signature(builder).parameters and "factors" not in params:
+            params = params | {"factors": list(default_factors(network.graph, name))}
         shown = json.dumps({_yaml_key(k): v for k, v in params.items()}, sort_keys=True)
         for size in scenario.sizes:
             try:

@@ -128,13 +128,14 @@ ALGORITHMS = MappingProxyType(
             "allreduce",
             torus_2d_allreduce,
             "Mikami et al.: reduce-scatter along X, all-reduce along Y, all-gather along X",
-            "2(X-1)(α_x + n/X·β_x) + 2(Y-1)(α_y + n/(XY)·β_y)",
+            "2(X-1)(α_x + n/X·β_x) + 2(Y-1)(α_y + n/(XY)·β_y) + γ terms   [no link sharing]",
         ),
         "blueconnect": Algorithm(
             "allreduce",
             blueconnect_allreduce,
             "Cho et al.: reduce-scatter over levels 1..k, all-gather over k..1, concurrent groups per level",
-            "Σ_i 2(p_i-1)(α_i + n/(p_1…p_i)·β_i·s_i) + Σ_i (p_i-1)·n/(p_1…p_i)·γ   [s_i link sharing]",
+            "Σ_i max(S_i(α_i + m_iβ_i) + (s_i-1)m_iβ_i, S_i·s_i·m_iβ_i + α_i) + (p_i-1)m_iγ"
+            "   [S_i = 2(p_i-1), m_i = n/(p_1…p_i), s_i groups sharing a link]",
         ),
         "reduce_scatter": Algorithm(
             "reduce_scatter",

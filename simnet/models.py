@@ -35,7 +35,9 @@ from simnet.algorithms.dense import (
     check_factors,
     double_binary_tree_parents,
     level_groups,
+    power_of_two_members,
     ring_orders,
+    square_factors,
 )
 from simnet.algorithms.primitives import binomial_parents
 from simnet.errors import SimnetError
@@ -136,8 +138,8 @@ def ring_allreduce_time(
 
 
 def _fold(nranks: int) -> tuple[int, int]:
-    pof2 = 1 << (nranks.bit_length() - 1)
-    return pof2.bit_length() - 1, nranks - pof2
+    rem, members = power_of_two_members(nranks)
+    return len(members).bit_length() - 1, rem
 
 
 def recursive_doubling_time(
@@ -463,12 +465,6 @@ def _ring(
     return max(times)
 
 
-def _power_of_two_members(nranks: int) -> tuple[int, list[int]]:
-    pof2 = 1 << (nranks.bit_length() - 1)
-    rem = nranks - pof2
-    return rem, [2 * i + 1 if i < rem else i + rem for i in range(pof2)]
-
-
 def _fold_time(network: Network, rem: int, size_bytes: int, gamma: float) -> float:
     if not rem:
         return 0.0
@@ -480,7 +476,7 @@ def _fold_time(network: Network, rem: int, size_bytes: int, gamma: float) -> flo
 def _recursive_doubling(
     network: Network, nranks: int, size_bytes: int, *, chunks: int = 1, gamma_s_per_byte: float = 0.0
 ) -> float:
-    rem, members = _power_of_two_members(nranks)
+    rem, members = power_of_two_members(nranks)
     m = math.ceil(size_bytes / chunks)
     total = _fold_time(network, rem, size_bytes, gamma_s_per_byte)
     mask = 1
@@ -495,7 +491,7 @@ def _recursive_doubling(
 def _halving_doubling(
     network: Network, nranks: int, size_bytes: int, *, chunks: int = 1, gamma_s_per_byte: float = 0.0
 ) -> float:
-    rem, members = _power_of_two_members(nranks)
+    rem, members = power_of_two_members(nranks)
     levels = len(members).bit_length() - 1
     alphas, betas, sharing = _level_alpha_beta(network, members, [2] * levels, size_bytes)
     return _fold_time(network, rem, size_bytes, gamma_s_per_byte) + blueconnect_time(
@@ -660,8 +656,7 @@ def _torus_2d(
     chunks: int = 1,
     gamma_s_per_byte: float = 0.0,
 ) -> float:
-    x = max(d for d in range(1, math.isqrt(nranks) + 1) if nranks % d == 0)
-    factors = check_factors(nranks, factors, default=(x, nranks // x))
+    factors = check_factors(nranks, factors, default=square_factors(nranks))
     return _blueconnect(network, nranks, size_bytes, factors=factors, gamma_s_per_byte=gamma_s_per_byte)
 
 

@@ -45,6 +45,8 @@ __all__ = [
     "double_binary_tree_parents",
     "check_factors",
     "level_groups",
+    "power_of_two_members",
+    "square_factors",
 ]
 
 
@@ -226,6 +228,10 @@ def _staged_allreduce(
         ring_all_gather(builder, stage_groups(level), labels[level][1])
 
 
+def _level_labels(levels: int) -> list[tuple[str, str]]:
+    return [(f"reduce_scatter_{i + 1}", f"all_gather_{i + 1}") for i in range(levels)]
+
+
 def blueconnect_allreduce(
     nranks: int, size_bytes: int, *, factors: Sequence[int] | None = None, chunks: int = 1
 ) -> Schedule:
@@ -267,8 +273,7 @@ def blueconnect_allreduce(
     check_args(nranks, size_bytes, chunks)
     factors = check_factors(nranks, factors)
     builder = ScheduleBuilder(_nested_leaves(size_bytes, factors, chunks))
-    labels = [(f"reduce_scatter_{i + 1}", f"all_gather_{i + 1}") for i in range(len(factors))]
-    _staged_allreduce(builder, range(nranks), factors, chunks, labels)
+    _staged_allreduce(builder, range(nranks), factors, chunks, _level_labels(len(factors)))
     return builder.schedule(
         "allreduce", nranks, "blueconnect", {"factors": list(factors), "chunks": chunks}
     )
@@ -303,8 +308,7 @@ def torus_2d_allreduce(
     arXiv:1811.05233.
     """
     check_args(nranks, size_bytes, chunks)
-    x = max(d for d in range(1, math.isqrt(nranks) + 1) if nranks % d == 0)
-    factors = check_factors(nranks, factors, default=(x, nranks // x))
+    factors = check_factors(nranks, factors, default=square_factors(nranks))
     if len(factors) != 2:
         raise ScheduleError(f"must be two factors [X, Y], got {list(factors)!r}", path="factors")
     builder = ScheduleBuilder(_nested_leaves(size_bytes, factors, chunks))
@@ -314,7 +318,7 @@ def torus_2d_allreduce(
     return builder.schedule("allreduce", nranks, "torus_2d", {"factors": list(factors), "chunks": chunks})
 
 
-def _power_of_two_members(nranks: int) -> tuple[int, list[int]]:
+def power_of_two_members(nranks: int) -> tuple[int, list[int]]:
     """MPICH's folding of ``p`` ranks onto ``2^floor(log2 p)``: ``(rem, members)``.
 
     The first ``2 rem`` ranks pair up (even into odd) and the odd ones take part;
@@ -323,6 +327,22 @@ def _power_of_two_members(nranks: int) -> tuple[int, list[int]]:
     pof2 = 1 << (nranks.bit_length() - 1)
     rem = nranks - pof2
     return rem, [2 * i + 1 if i < rem else i + rem for i in range(pof2)]
+
+
+def _fold(builder: ScheduleBuilder, rem: int, pieces: Block, unfold: bool) -> None:
+    """MPICH's fold (even ``r < 2 rem`` adds into ``r + 1``) or unfold (copy back)."""
+    for r in range(rem):
+        for piece in pieces:
+            if unfold:
+                builder.send(2 * r + 1, 2 * r, piece, "copy", "unfold")
+            else:
+                builder.send(2 * r, 2 * r + 1, piece, "reduce", "fold")
+
+
+def square_factors(nranks: int) -> tuple[int, int]:
+    """``(X, Y)`` with ``X Y = p`` and ``X`` the largest divisor of ``p`` not above ``sqrt(p)``."""
+    x = max(d for d in range(1, math.isqrt(nranks) + 1) if nranks % d == 0)
+    return x, nranks // x
 
 
 def halving_doubling_allreduce(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
@@ -354,18 +374,13 @@ def halving_doubling_allreduce(nranks: int, size_bytes: int, *, chunks: int = 1)
     communication operations in MPICH. Int. J. High Perform. Comput. Appl. 19(1), 49-66.
     """
     check_args(nranks, size_bytes, chunks)
-    rem, members = _power_of_two_members(nranks)
+    rem, members = power_of_two_members(nranks)
     levels = len(members).bit_length() - 1
     builder = ScheduleBuilder(_nested_leaves(size_bytes, [2] * levels, chunks))
     everything = _pieces(range(len(members)), chunks)
-    for r in range(rem):
-        for piece in everything:
-            builder.send(2 * r, 2 * r + 1, piece, "reduce", "fold")
-    labels = [(f"reduce_scatter_{i + 1}", f"all_gather_{i + 1}") for i in range(levels)]
-    _staged_allreduce(builder, members, [2] * levels, chunks, labels)
-    for r in range(rem):
-        for piece in everything:
-            builder.send(2 * r + 1, 2 * r, piece, "copy", "unfold")
+    _fold(builder, rem, everything, unfold=False)
+    _staged_allreduce(builder, members, [2] * levels, chunks, _level_labels(levels))
+    _fold(builder, rem, everything, unfold=True)
     return builder.schedule("allreduce", nranks, "halving_doubling", {"chunks": chunks})
 
 
@@ -392,12 +407,10 @@ def recursive_doubling_allreduce(nranks: int, size_bytes: int, *, chunks: int = 
     communication operations in MPICH. Int. J. High Perform. Comput. Appl. 19(1), 49-66.
     """
     check_args(nranks, size_bytes, chunks)
-    rem, members = _power_of_two_members(nranks)
+    rem, members = power_of_two_members(nranks)
     builder = ScheduleBuilder(split_bytes(size_bytes, chunks))
     pieces = [(j,) for j in range(chunks)]
-    for r in range(rem):
-        for piece in pieces:
-            builder.send(2 * r, 2 * r + 1, piece, "reduce", "fold")
+    _fold(builder, rem, pieces, unfold=False)
     mask = 1
     while mask < len(members):
         for i in range(len(members)):
@@ -405,9 +418,7 @@ def recursive_doubling_allreduce(nranks: int, size_bytes: int, *, chunks: int = 
                 for piece in pieces:
                     builder.exchange(members[i], members[i ^ mask], piece, "reduce", f"exchange_{mask}")
         mask <<= 1
-    for r in range(rem):
-        for piece in pieces:
-            builder.send(2 * r + 1, 2 * r, piece, "copy", "unfold")
+    _fold(builder, rem, pieces, unfold=True)
     return builder.schedule("allreduce", nranks, "recursive_doubling", {"chunks": chunks})
 
 

@@ -158,14 +158,23 @@ def check_args(nranks: int, size_bytes: int, chunks: int, *, minimum_ranks: int 
         raise ScheduleError(f"must be an integer ≥ 1, got {chunks!r}", path="chunks")
 
 
-def _check_root(nranks: int, root: int) -> None:
-    if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < nranks:
-        raise ScheduleError(f"must be a rank in [0, {nranks}), got {root!r}", path="root")
+Groups = Sequence[tuple[Sequence[int], Sequence[Block]]]
 
 
-def ring_reduce_scatter(
-    builder: ScheduleBuilder, groups: Sequence[tuple[Sequence[int], Sequence[Block]]], stage: str
-) -> None:
+def _ring_steps(builder: ScheduleBuilder, groups: Groups, stage: str, offset: int, op: str) -> None:
+    """``m - 1`` steps per group; in step ``s`` member ``i`` sends block ``(i + offset - s) mod m``."""
+    steps = max((len(members) - 1 for members, _ in groups), default=0)
+    for step in range(steps):
+        for members, blocks in groups:
+            m = len(members)
+            if step >= m - 1:
+                continue
+            for i in range(m):
+                for piece in blocks[(i + offset - step) % m]:
+                    builder.send(members[i], members[(i + 1) % m], piece, op, stage)
+
+
+def ring_reduce_scatter(builder: ScheduleBuilder, groups: Groups, stage: str) -> None:
     """Ring reduce-scatter within each group, all groups concurrently.
 
     Each group is ``(members, blocks)`` with as many blocks as members. In step
@@ -173,35 +182,17 @@ def ring_reduce_scatter(
     ``i + 1``, which adds it into its own; member ``i`` ends holding block
     ``(i + 1) mod m`` reduced over the group (Patarasuk & Yuan 2009).
     """
-    steps = max((len(members) - 1 for members, _ in groups), default=0)
-    for step in range(steps):
-        for members, blocks in groups:
-            m = len(members)
-            if step >= m - 1:
-                continue
-            for i in range(m):
-                for piece in blocks[(i - step) % m]:
-                    builder.send(members[i], members[(i + 1) % m], piece, "reduce", stage)
+    _ring_steps(builder, groups, stage, 0, "reduce")
 
 
-def ring_all_gather(
-    builder: ScheduleBuilder, groups: Sequence[tuple[Sequence[int], Sequence[Block]]], stage: str
-) -> None:
+def ring_all_gather(builder: ScheduleBuilder, groups: Groups, stage: str) -> None:
     """Ring all-gather within each group, all groups concurrently.
 
     Member ``i`` starts holding block ``(i + 1) mod m`` (where
     :func:`ring_reduce_scatter` leaves it); in step ``s`` it forwards block
     ``(i + 1 - s) mod m`` to member ``i + 1``.
     """
-    steps = max((len(members) - 1 for members, _ in groups), default=0)
-    for step in range(steps):
-        for members, blocks in groups:
-            m = len(members)
-            if step >= m - 1:
-                continue
-            for i in range(m):
-                for piece in blocks[(i + 1 - step) % m]:
-                    builder.send(members[i], members[(i + 1) % m], piece, "copy", stage)
+    _ring_steps(builder, groups, stage, 1, "copy")
 
 
 def binomial_parents(size: int) -> list[int | None]:
@@ -285,11 +276,15 @@ def tree_broadcast(
                 builder.send(members[parents[i]], members[i], block[piece_index], "copy", stage)
 
 
-def _segments(size_bytes: int, parts: int, chunks: int) -> tuple[list[int], list[Block]]:
-    """Chunk sizes and blocks of `parts` segments of `chunks` pieces each, segment-major."""
-    chunk_bytes = [piece for segment in split_bytes(size_bytes, parts) for piece in split_bytes(segment, chunks)]
-    blocks = [[(g * chunks + j,) for j in range(chunks)] for g in range(parts)]
-    return chunk_bytes, blocks
+def _ring_primitive(collective: str, nranks: int, size_bytes: int, chunks: int) -> Schedule:
+    check_args(nranks, size_bytes, chunks)
+    chunk_bytes = [piece for segment in split_bytes(size_bytes, nranks) for piece in split_bytes(segment, chunks)]
+    blocks = [[(g * chunks + j,) for j in range(chunks)] for g in range(nranks)]
+    builder = ScheduleBuilder(chunk_bytes)
+    phase = ring_reduce_scatter if collective == "reduce_scatter" else ring_all_gather
+    phase(builder, [(range(nranks), blocks)], collective)
+    owners = tuple((g - 1) % nranks for g in range(nranks) for _ in range(chunks))
+    return builder.schedule(collective, nranks, "ring", {"chunks": chunks}, owners=owners)
 
 
 def reduce_scatter(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
@@ -307,12 +302,7 @@ def reduce_scatter(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule
     chunks : int, optional
         Pipelined sub-chunks per segment ``C``.
     """
-    check_args(nranks, size_bytes, chunks)
-    chunk_bytes, blocks = _segments(size_bytes, nranks, chunks)
-    builder = ScheduleBuilder(chunk_bytes)
-    ring_reduce_scatter(builder, [(range(nranks), blocks)], "reduce_scatter")
-    owners = tuple((g - 1) % nranks for g in range(nranks) for _ in range(chunks))
-    return builder.schedule("reduce_scatter", nranks, "ring", {"chunks": chunks}, owners=owners)
+    return _ring_primitive("reduce_scatter", nranks, size_bytes, chunks)
 
 
 def all_gather(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
@@ -329,18 +319,18 @@ def all_gather(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
     chunks : int, optional
         Pipelined sub-chunks per segment ``C``.
     """
+    return _ring_primitive("all_gather", nranks, size_bytes, chunks)
+
+
+def _rooted_primitive(collective: str, nranks: int, size_bytes: int, root: int, chunks: int) -> Schedule:
     check_args(nranks, size_bytes, chunks)
-    chunk_bytes, blocks = _segments(size_bytes, nranks, chunks)
-    builder = ScheduleBuilder(chunk_bytes)
-    ring_all_gather(builder, [(range(nranks), blocks)], "all_gather")
-    owners = tuple((g - 1) % nranks for g in range(nranks) for _ in range(chunks))
-    return builder.schedule("all_gather", nranks, "ring", {"chunks": chunks}, owners=owners)
-
-
-def _rooted_tree(nranks: int, size_bytes: int, root: int, chunks: int):
-    chunk_bytes = split_bytes(size_bytes, chunks)
+    if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < nranks:
+        raise ScheduleError(f"must be a rank in [0, {nranks}), got {root!r}", path="root")
     members = [(root + i) % nranks for i in range(nranks)]
-    return chunk_bytes, [(members, binomial_parents(nranks), [(j,) for j in range(chunks)])]
+    trees = [(members, binomial_parents(nranks), [(j,) for j in range(chunks)])]
+    builder = ScheduleBuilder(split_bytes(size_bytes, chunks))
+    (tree_broadcast if collective == "broadcast" else tree_reduce)(builder, trees, collective)
+    return builder.schedule(collective, nranks, "binomial_tree", {"root": root, "chunks": chunks}, root=root)
 
 
 def broadcast(nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1) -> Schedule:
@@ -359,12 +349,7 @@ def broadcast(nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1) -
     chunks : int, optional
         Pipelined pieces ``C``.
     """
-    check_args(nranks, size_bytes, chunks)
-    _check_root(nranks, root)
-    chunk_bytes, trees = _rooted_tree(nranks, size_bytes, root, chunks)
-    builder = ScheduleBuilder(chunk_bytes)
-    tree_broadcast(builder, trees, "broadcast")
-    return builder.schedule("broadcast", nranks, "binomial_tree", {"root": root, "chunks": chunks}, root=root)
+    return _rooted_primitive("broadcast", nranks, size_bytes, root, chunks)
 
 
 def reduce(nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1) -> Schedule:
@@ -383,9 +368,4 @@ def reduce(nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1) -> S
     chunks : int, optional
         Pipelined pieces ``C``.
     """
-    check_args(nranks, size_bytes, chunks)
-    _check_root(nranks, root)
-    chunk_bytes, trees = _rooted_tree(nranks, size_bytes, root, chunks)
-    builder = ScheduleBuilder(chunk_bytes)
-    tree_reduce(builder, trees, "reduce")
-    return builder.schedule("reduce", nranks, "binomial_tree", {"root": root, "chunks": chunks}, root=root)
+    return _rooted_primitive("reduce", nranks, size_bytes, root, chunks)

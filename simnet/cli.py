@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from simnet import __version__, analysis, plots
-from simnet.algorithms import ALGORITHMS
+from simnet.algorithms import ALGORITHMS, Algorithm
 from simnet.errors import SimnetError
 from simnet.scenario import expand, load_scenario
 from simnet.sweep import SweepInterrupted, run_sweep, write_atomic
@@ -141,7 +141,7 @@ def algorithms(fmt: str) -> None:
             "parameters": {p.name: {"type": p.type, "default": p.default} for p in entry.parameters},
             "formula": entry.formula,
         }
-        for name, entry in ALGORITHMS.items()
+        for name, entry in ((name, Algorithm(*entry)) for name, entry in ALGORITHMS.items())
     ]
     if fmt == "json":
         click.echo(json.dumps(entries, indent=2))

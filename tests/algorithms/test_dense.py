@@ -24,7 +24,16 @@ from simnet.schedule import Schedule, Transfer, check, split_bytes
 from simnet.topology import ring, switch
 from tests.algorithms.fabrics import dgx_cluster
 
-ALLREDUCE = sorted(name for name, entry in ALGORITHMS.items() if entry.collective == "allreduce")
+ALLREDUCE = [
+    "ring",
+    "recursive_doubling",
+    "halving_doubling",
+    "binomial_tree",
+    "double_binary_tree",
+    "hierarchical_ring",
+    "torus_2d",
+    "blueconnect",
+]
 HIERARCHICAL = {"blueconnect", "torus_2d", "hierarchical_ring"}
 
 

@@ -27,21 +27,12 @@ from simnet.network import LINK_MODELS, Network
 from simnet.schedule import Schedule, Transfer
 from simnet.topology import switch
 from tests.algorithms.fabrics import dgx_cluster, full_mesh
+from tests.algorithms.test_dense import ALLREDUCE
 
 ALPHA_s = 2e-6
 BETA_s_per_byte = 1 / 12.5e9
 SIZES = [2**10, 2**14, 2**20, 2**26, 2**30]
 SWITCH16 = Network(switch(16, 12.5e9, 1e-6))
-ALLREDUCE = [
-    "ring",
-    "recursive_doubling",
-    "halving_doubling",
-    "binomial_tree",
-    "double_binary_tree",
-    "hierarchical_ring",
-    "torus_2d",
-    "blueconnect",
-]
 CLOSED = {
     "ring": lambda p, n: ring_allreduce_time(p, n, ALPHA_s, BETA_s_per_byte),
     "recursive_doubling": lambda p, n: recursive_doubling_time(p, n, ALPHA_s, BETA_s_per_byte),

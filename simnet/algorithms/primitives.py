@@ -46,6 +46,35 @@ Piece = tuple[int, ...]
 Block = list[Piece]
 
 
+class _Buffer:
+    """Bookkeeping of one (rank, chunk) buffer: last writes and reads since."""
+
+    __slots__ = ("base", "reduces", "readers")
+
+    def __init__(self) -> None:
+        self.base: list[int] = []
+        self.reduces: list[int] = []
+        self.readers: list[int] = []
+
+    def read_deps(self, deps: set[int]) -> None:
+        deps.update(self.base)
+        deps.update(self.reduces)
+
+    def write_deps(self, deps: set[int], op: str) -> None:
+        if self.readers:
+            deps.update(self.readers)
+        else:
+            deps.update(self.base)
+            if op != "reduce":
+                deps.update(self.reduces)
+
+    def write(self, index: int, op: str) -> None:
+        if op == "reduce" and not self.readers:
+            self.reduces.append(index)
+        else:
+            self.base, self.reduces, self.readers = [index], [], []
+
+
 class ScheduleBuilder:
     """Accumulates transfers and derives their data dependencies.
 
@@ -58,32 +87,13 @@ class ScheduleBuilder:
     def __init__(self, chunk_bytes: Sequence[int]) -> None:
         self.chunk_bytes = tuple(chunk_bytes)
         self.transfers: list[Transfer] = []
-        self._base: dict[tuple[int, int], list[int]] = {}
-        self._reduces: dict[tuple[int, int], list[int]] = {}
-        self._readers: dict[tuple[int, int], list[int]] = {}
+        self._buffers: dict[tuple[int, int], _Buffer] = {}
 
-    def _read_deps(self, rank: int, chunk: int) -> list[int]:
-        key = (rank, chunk)
-        return self._base.get(key, []) + self._reduces.get(key, [])
-
-    def _write_deps(self, rank: int, chunk: int, op: str) -> list[int]:
-        key = (rank, chunk)
-        readers = self._readers.get(key)
-        if readers:
-            return readers
-        return self._base.get(key, []) if op == "reduce" else self._read_deps(rank, chunk)
-
-    def _record_read(self, index: int, rank: int, chunk: int) -> None:
-        self._readers.setdefault((rank, chunk), []).append(index)
-
-    def _record_write(self, index: int, rank: int, chunk: int, op: str) -> None:
-        key = (rank, chunk)
-        if op == "reduce" and not self._readers.get(key):
-            self._reduces.setdefault(key, []).append(index)
-        else:
-            self._base[key] = [index]
-            self._reduces.pop(key, None)
-            self._readers.pop(key, None)
+    def _buffer(self, rank: int, chunk: int) -> _Buffer:
+        buffer = self._buffers.get((rank, chunk))
+        if buffer is None:
+            buffer = self._buffers[(rank, chunk)] = _Buffer()
+        return buffer
 
     def _append(self, src: int, dst: int, piece: Piece, op: str, stage: str, deps: set[int]) -> int:
         index = len(self.transfers)
@@ -103,13 +113,14 @@ class ScheduleBuilder:
     def send(self, src: int, dst: int, piece: Piece, op: str, stage: str) -> int:
         """Add a transfer of `piece` from `src` to `dst`; return its index."""
         deps: set[int] = set()
-        for c in piece:
-            deps.update(self._read_deps(src, c))
-            deps.update(self._write_deps(dst, c, op))
+        pairs = [(self._buffer(src, c), self._buffer(dst, c)) for c in piece]
+        for read, written in pairs:
+            read.read_deps(deps)
+            written.write_deps(deps, op)
         index = self._append(src, dst, piece, op, stage, deps)
-        for c in piece:
-            self._record_read(index, src, c)
-            self._record_write(index, dst, c, op)
+        for read, written in pairs:
+            read.readers.append(index)
+            written.write(index, op)
         return index
 
     def exchange(self, a: int, b: int, piece: Piece, op: str, stage: str) -> tuple[int, int]:
@@ -121,18 +132,17 @@ class ScheduleBuilder:
         """
         deps_ab: set[int] = set()
         deps_ba: set[int] = set()
-        for c in piece:
-            deps_ab.update(self._read_deps(a, c))
-            deps_ab.update(self._write_deps(b, c, "copy"))
-            deps_ba.update(self._read_deps(b, c))
-            deps_ba.update(self._write_deps(a, c, "copy"))
+        pairs = [(self._buffer(a, c), self._buffer(b, c)) for c in piece]
+        for at_a, at_b in pairs:
+            at_a.read_deps(deps_ab)
+            at_b.write_deps(deps_ab, "copy")
+            at_b.read_deps(deps_ba)
+            at_a.write_deps(deps_ba, "copy")
         first = self._append(a, b, piece, op, stage, deps_ab)
         second = self._append(b, a, piece, op, stage, deps_ba)
-        for c in piece:
-            for rank in (a, b):
-                self._base[(rank, c)] = [first, second]
-                self._reduces.pop((rank, c), None)
-                self._readers.pop((rank, c), None)
+        for buffers in pairs:
+            for buffer in buffers:
+                buffer.base, buffer.reduces, buffer.readers = [first, second], [], []
         return first, second
 
     def schedule(self, collective: str, nranks: int, algorithm: str, params: dict, **extra) -> Schedule:

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from simnet import __version__, analysis, plots
+from simnet.algorithms import ALGORITHMS, Algorithm
 from simnet.errors import SimnetError
 from simnet.scenario import expand, load_scenario
 from simnet.sweep import SweepInterrupted, run_sweep, write_atomic
@@ -121,6 +122,36 @@ def draw(topology: str, out_path: Path) -> None:
     """
     plots.draw_topology(load(find(topology)), out_path)
     click.echo(f"wrote {out_path}", err=True)
+
+
+@cli.command()
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="What to print on standard output.")
+def algorithms(fmt: str) -> None:
+    """List the algorithms, their parameters and their α-β cost formula.
+
+    \b
+    Example:
+      simnet algorithms
+    """
+    entries = [
+        {
+            "name": name,
+            "collective": entry.collective,
+            "description": entry.description,
+            "parameters": {p.name: {"type": p.type, "default": p.default} for p in entry.parameters},
+            "formula": entry.formula,
+        }
+        for name, entry in ((name, Algorithm(*entry)) for name, entry in ALGORITHMS.items())
+    ]
+    if fmt == "json":
+        click.echo(json.dumps(entries, indent=2))
+        return
+    for item in entries:
+        shown = ", ".join(f"{k}: {v['type']} = {v['default']!r}" for k, v in item["parameters"].items())
+        click.echo(f"{item['name']} ({item['collective']}): {item['description']}")
+        click.echo(f"    parameters: {shown or 'none'}")
+        click.echo(f"    time: {item['formula']}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,10 @@ payload sizes and the network model::
 Builder and algorithm parameters are checked against the function they go to:
 a YAML key ``bandwidth`` feeds the parameter ``bandwidth_Bps`` and is parsed as a
 bandwidth, ``latency`` feeds ``latency_s`` as a time, ``size`` feeds ``size_bytes``
-as a size; other keys keep their name and the parameter's type. Every error is a
+as a size; other keys keep their name and the parameter's type. Hierarchical
+algorithms (``blueconnect``, ``torus_2d``, ``hierarchical_ring``) given no
+``factors`` get them from the topology's GPU attributes
+(:func:`simnet.algorithms.hierarchy.default_factors`). Every error is a
 :class:`~simnet.errors.ScenarioError` naming the key path, e.g.
 ``topology.hosts: must be an integer ≥ 2, got 1``.
 """
@@ -37,6 +40,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter,
 
 from simnet import units
 from simnet.algorithms import ALGORITHMS
+from simnet.algorithms.hierarchy import default_factors
 from simnet.analysis import RESULT_COLUMNS, result_row
 from simnet.engine import simulate
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
@@ -331,7 +335,7 @@ def _algorithm_runs(collective: CollectiveSpec) -> list[tuple[str, dict[str, Any
         where = f"collective.algorithms[{index}]"
         if name not in ALGORITHMS:
             raise ScenarioError(_unknown("algorithm", name, sorted(ALGORITHMS)), path=where)
-        _, builder = ALGORITHMS[name]
+        builder = ALGORITHMS[name][1]
         accepted = {_yaml_key(p) for p in _keyword_parameters(builder)}
         taken = {k: v for k, v in shared.items() if k in accepted}
         used_shared.update(taken)
@@ -525,7 +529,9 @@ def run_point(point: Point, *, force: bool = False) -> pd.DataFrame:
     options = scenario.network.simulate_kwargs(nranks)
     rows = []
     for name, params, origins in _algorithm_runs(scenario.collective):
-        op, builder = ALGORITHMS[name]
+        op, builder = ALGORITHMS[name][:2]
+        if "factors" in inspect.signature(builder).parameters and "factors" not in params:
+            params = params | {"factors": list(default_factors(network.graph, name))}
         transfers = 2 * nranks * (nranks - 1) * params.get("chunks", 1) * params.get("channels", 1)
         check_fits(f"{name} on {nranks:,} ranks (about {transfers:,} transfers)",
                    transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective")
@@ -549,7 +555,7 @@ def run_point(point: Point, *, force: bool = False) -> pd.DataFrame:
                     ranks=nranks,
                     size_bytes=size,
                     sim_time_s=trace.time_s,
-                    model_time_s=predict(name, network, nranks, size, **params),
+                    model_time_s=predict(name, network, nranks, size, gamma_s_per_byte=options["gamma_s_per_byte"], **params),
                 )
             )
     return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))

@@ -68,3 +68,13 @@ def test_missing_scenario_file(capsys):
 def test_help_shows_an_example(args, capsys):
     assert main(args) == 0
     assert "simnet" in capsys.readouterr().out
+
+
+def test_algorithms_lists_parameters_and_formulas(capsys):
+    assert main(["algorithms"]) == 0
+    out = capsys.readouterr().out
+    assert "blueconnect (allreduce):" in out and "factors: Sequence[int] | None = None" in out
+    assert "channels: int = 1" in out and "2(p-1)α + 2(p-1)/p·nβ" in out
+    assert main(["algorithms", "--format", "json"]) == 0
+    entries = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
+    assert entries["halving_doubling"]["parameters"] == {"chunks": {"type": "int", "default": 1}}

@@ -116,3 +116,16 @@ def test_non_utf8_and_missing_files(tmp_path):
         load_scenario(path)
     with pytest.raises(ScenarioError, match="file not found"):
         load_scenario(tmp_path / "nope.yaml")
+
+
+def test_hierarchical_algorithms_take_factors_from_yaml_or_from_the_topology():
+    algorithms = [{"name": "blueconnect", "factors": [2, 4]}, "blueconnect", "hierarchical_ring", "torus_2d"]
+    results = run(parse_scenario(with_changes("collective.algorithms", algorithms)))
+    assert list(results["params"].unique()) == [
+        '{"chunks": 1, "factors": [2, 4]}',
+        '{"chunks": 1, "factors": [8]}',
+        '{"chunks": 1, "factors": [1, 8]}',
+    ]
+    with pytest.raises(ScenarioError) as error:
+        run(parse_scenario(with_changes("collective.algorithms", [{"name": "blueconnect", "factors": [3, 3]}])))
+    assert error.value.path == "collective.algorithms[0].factors"

@@ -132,3 +132,15 @@ def test_split_bytes_partitions_evenly(size, parts):
     assert sum(pieces) == size and len(pieces) == parts
     assert max(pieces) - min(pieces) <= 1
     assert pieces == sorted(pieces, reverse=True)
+
+
+def test_a_pairwise_exchange_reads_before_either_side_writes():
+    """MPI_Sendrecv semantics: 0 -> 1 and 1 -> 0 over the same chunk, unordered, both reduce."""
+    exchange = (Transfer(0, 1, (0,), 4, "reduce"), Transfer(1, 0, (0,), 4, "reduce"))
+    check(Schedule("allreduce", 2, (4,), exchange), numeric=True)
+    ordered = (exchange[0], Transfer(1, 0, (0,), 4, "reduce", deps=(0,)))
+    with pytest.raises(ScheduleError, match="twice"):
+        check(Schedule("allreduce", 2, (4,), ordered))
+    one_way = (Transfer(0, 1, (0,), 4, "reduce"), Transfer(1, 2, (0,), 4, "reduce"))
+    with pytest.raises(ScheduleError, match="no dependency"):
+        check(Schedule("reduce", 3, (4,), one_way, root=2))

@@ -1,0 +1,176 @@
+"""Hierarchy factors of a topology, for the hierarchical algorithms.
+
+Hierarchical algorithms (``blueconnect``, ``torus_2d``, ``hierarchical_ring``) take
+the hierarchy as plain data: ``factors = (p1, ..., pk)``, innermost level first,
+with ``p1 ... pk = p`` and rank ``r`` at coordinates
+``c_i = (r // (p1 ... p_{i-1})) mod p_i`` (see :mod:`simnet.algorithms.dense`).
+This module is the one place that reads them off a topology graph, from the GPU
+node attributes (all optional):
+
+``socket``
+    CPU socket (or NVSwitch/PCIe domain) of the GPU inside its host;
+``host``
+    server the GPU belongs to (the contract's hierarchy level 1);
+``leaf``
+    leaf (top-of-rack) switch its host hangs under;
+``local_rank``
+    position of the GPU inside its host; when present it must increase with the
+    rank inside every host.
+
+The ranks must be numbered hierarchy-major (all GPUs of a socket, then of a host,
+then of a leaf, consecutively, as the topology builders do) and every group of a
+level must have the same size; otherwise :class:`~simnet.errors.TopologyError`
+says which rank breaks it.
+
+Examples
+--------
+>>> from simnet.topology import switch
+>>> hierarchy_factors(switch(16, 12.5e9, 1e-6))
+(1, 16)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import MappingProxyType
+
+import networkx as nx
+
+from simnet.errors import TopologyError
+from simnet.topology import gpus
+
+__all__ = ["LEVELS", "DEFAULT_LEVELS", "hierarchy_factors", "rank_coordinates", "default_factors"]
+
+LEVELS = ("socket", "host", "leaf")
+"""GPU attributes that name hierarchy levels, innermost first."""
+
+DEFAULT_LEVELS = MappingProxyType(
+    {
+        "blueconnect": LEVELS,
+        "torus_2d": ("host",),
+        "hierarchical_ring": ("host",),
+    }
+)
+"""Levels each hierarchical algorithm decomposes over by default: BlueConnect uses
+every level present, leaving out levels of one group (no-op stages); the 2D torus
+and the hierarchical ring need exactly two factors, ``[GPUs per host, hosts]``."""
+
+
+def _present(graph: nx.DiGraph, ranks: list, levels: Sequence[str]) -> list[str]:
+    used = []
+    for level in levels:
+        if level not in LEVELS:
+            raise TopologyError(f"must be among {list(LEVELS)}, got {level!r}", path="levels")
+        has = [level in graph.nodes[gpu] for gpu in ranks]
+        if any(has) and not all(has):
+            missing = ranks[has.index(False)]
+            raise TopologyError(f"node {missing!r}: GPU has no {level!r} attribute while other GPUs do")
+        if all(has):
+            used.append(level)
+    return used
+
+
+def rank_coordinates(graph: nx.DiGraph, levels: Sequence[str] = LEVELS) -> list[tuple]:
+    """Per rank, the values of the hierarchy attributes present, outermost first.
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+        A topology (see :mod:`simnet.topology.contract`).
+    levels : sequence of str, optional
+        Attributes to use, among :data:`LEVELS`; those no GPU carries are skipped.
+
+    Returns
+    -------
+    list of tuple
+        ``[(leaf, host, socket), ...]`` restricted to the attributes present.
+    """
+    ranks = gpus(graph)
+    used = _present(graph, ranks, levels)
+    return [tuple(graph.nodes[gpu][level] for level in reversed(used)) for gpu in ranks]
+
+
+def _check_local_ranks(graph: nx.DiGraph, ranks: list) -> None:
+    if not all("local_rank" in graph.nodes[gpu] and "host" in graph.nodes[gpu] for gpu in ranks):
+        return
+    last: dict = {}
+    for gpu in ranks:
+        host, local = graph.nodes[gpu]["host"], graph.nodes[gpu]["local_rank"]
+        if host in last and local <= last[host]:
+            raise TopologyError(
+                f"node {gpu!r}: local_rank {local} does not increase with the rank inside host {host!r}"
+            )
+        last[host] = local
+
+
+def hierarchy_factors(graph: nx.DiGraph, levels: Sequence[str] = LEVELS) -> tuple[int, ...]:
+    """Group size per hierarchy level, innermost first, read from GPU attributes.
+
+    With the attributes ``socket``, ``host`` and ``leaf`` all present this is
+    ``(GPUs per socket, sockets per host, hosts per leaf, leaves)``; levels whose
+    attribute no GPU carries are left out, so a graph with only ``host`` gives
+    ``(GPUs per host, hosts)`` and a graph without any ``(p,)``. There is one
+    factor more than levels used and their product is the number of GPUs;
+    factors of 1 are kept.
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+        A topology (see :mod:`simnet.topology.contract`).
+    levels : sequence of str, optional
+        Attributes to use, among :data:`LEVELS` (default all).
+
+    Returns
+    -------
+    tuple of int
+        The ``factors`` parameter of ``blueconnect``, ``torus_2d`` (with
+        ``levels=("host",)``) and ``hierarchical_ring``.
+
+    Raises
+    ------
+    TopologyError
+        When the ranks are not numbered hierarchy-major or a level's groups differ
+        in size, naming the first offending GPU.
+    """
+    ranks = gpus(graph)
+    _check_local_ranks(graph, ranks)
+    coordinates = rank_coordinates(graph, levels)
+    depth = len(coordinates[0])
+    sizes = [len(ranks)]
+    for prefix in range(1, depth + 1):
+        runs: list[int] = []
+        seen: set = set()
+        previous = None
+        for index, coordinate in enumerate(coordinates):
+            key = coordinate[:prefix]
+            if key != previous:
+                if key in seen:
+                    raise TopologyError(
+                        f"node {ranks[index]!r}: ranks are not numbered hierarchy-major "
+                        f"(group {key!r} resumes after another group)"
+                    )
+                seen.add(key)
+                runs.append(0)
+                previous = key
+            runs[-1] += 1
+        if len(set(runs)) != 1:
+            first = ranks[sum(runs[: runs.index(min(runs))])]
+            raise TopologyError(
+                f"node {first!r}: groups of level {prefix} differ in size ({sorted(set(runs))} GPUs)"
+            )
+        sizes.append(runs[0])
+    return (sizes[depth], *(sizes[i] // sizes[i + 1] for i in reversed(range(depth))))
+
+
+def default_factors(graph: nx.DiGraph, algorithm: str) -> tuple[int, ...] | None:
+    """Default ``factors`` of a hierarchical `algorithm` on `graph` (``None`` if it takes none).
+
+    See :data:`DEFAULT_LEVELS`.
+    """
+    levels = DEFAULT_LEVELS.get(algorithm)
+    if levels is None:
+        return None
+    factors = hierarchy_factors(graph, levels)
+    if algorithm == "blueconnect":
+        return tuple(f for f in factors if f > 1) or (1,)
+    return (1, *factors) if len(factors) == 1 else factors

@@ -1,0 +1,64 @@
+"""Hierarchy factors read off GPU attributes."""
+
+import networkx as nx
+import pytest
+
+from simnet.algorithms.hierarchy import default_factors, hierarchy_factors, rank_coordinates
+from simnet.errors import TopologyError
+from simnet.topology import add_cable, switch, validate
+from tests.algorithms.fabrics import dgx_cluster
+
+
+def _two_socket_nodes(nodes=2, sockets=2, gpus=2, shuffle=False):
+    graph = nx.DiGraph()
+    order = [(n, s, g) for n in range(nodes) for s in range(sockets) for g in range(gpus)]
+    if shuffle:
+        order[1], order[2] = order[2], order[1]
+    for n, s, g in order:
+        graph.add_node(f"n{n}s{s}g{g}", kind="gpu", host=n, socket=s, local_rank=s * gpus + g)
+    graph.add_node("sw", kind="switch")
+    for node in list(graph.nodes):
+        if node != "sw":
+            add_cable(graph, node, "sw", 1e9, 1e-6, "fabric")
+    return validate(graph)
+
+
+def test_switch_hosts_hold_one_gpu_each():
+    graph = switch(16, 12.5e9, 1e-6)
+    assert hierarchy_factors(graph) == (1, 16)
+    assert default_factors(graph, "blueconnect") == (16,)
+    assert default_factors(graph, "hierarchical_ring") == (1, 16)
+    assert default_factors(graph, "ring") is None
+
+
+def test_dgx_cluster_is_gpus_per_node_times_nodes_per_leaf():
+    graph = dgx_cluster(4, 8)
+    assert hierarchy_factors(graph) == (8, 4, 1)
+    assert hierarchy_factors(graph, ("host",)) == (8, 4)
+    assert default_factors(graph, "blueconnect") == (8, 4)
+    assert default_factors(graph, "torus_2d") == (8, 4)
+    assert rank_coordinates(graph)[9] == (0, 1)
+
+
+def test_sockets_add_an_inner_level():
+    assert hierarchy_factors(_two_socket_nodes(2, 2, 2)) == (2, 2, 2)
+
+
+def test_ranks_out_of_hierarchy_order_are_refused():
+    with pytest.raises(TopologyError, match="local_rank"):
+        hierarchy_factors(_two_socket_nodes(shuffle=True))
+
+
+def test_uneven_nodes_are_refused_naming_a_gpu():
+    graph = dgx_cluster(2, 4)
+    graph.nodes["n1g3"]["host"] = 2
+    graph.nodes["n1g3"]["local_rank"] = 0
+    with pytest.raises(TopologyError, match="differ in size"):
+        hierarchy_factors(graph)
+
+
+def test_partial_attributes_are_refused():
+    graph = dgx_cluster(2, 4)
+    del graph.nodes["n0g1"]["leaf"]
+    with pytest.raises(TopologyError, match="n0g1"):
+        hierarchy_factors(graph)

@@ -1,0 +1,91 @@
+"""The dependency-deriving builder and the primitive collectives."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simnet.algorithms import ALGORITHMS, all_reduce
+from simnet.algorithms.primitives import (
+    ScheduleBuilder,
+    all_gather,
+    binomial_parents,
+    broadcast,
+    reduce,
+    reduce_scatter,
+)
+from simnet.errors import ScheduleError
+from simnet.schedule import check
+
+
+def test_builder_orders_read_after_write_and_leaves_reductions_unordered():
+    builder = ScheduleBuilder([4, 4])
+    a = builder.send(1, 0, (0,), "reduce", "x")
+    b = builder.send(2, 0, (0,), "reduce", "x")
+    c = builder.send(0, 3, (0,), "copy", "x")
+    d = builder.send(3, 0, (0,), "copy", "x")
+    t = builder.transfers
+    assert t[a].deps == () and t[b].deps == ()
+    assert t[c].deps == (a, b)
+    assert t[d].deps == (c,)
+    assert t[a].nbytes == 4
+
+
+def test_builder_exchange_transfers_do_not_wait_for_each_other():
+    builder = ScheduleBuilder([8])
+    first, second = builder.exchange(0, 1, (0,), "reduce", "x")
+    third, fourth = builder.exchange(0, 2, (0,), "reduce", "x")
+    t = builder.transfers
+    assert t[first].deps == () and t[second].deps == ()
+    assert t[third].deps == t[fourth].deps == (first, second)
+
+
+def test_binomial_parents_form_the_mpich_tree():
+    assert binomial_parents(8) == [None, 0, 0, 2, 0, 4, 4, 6]
+
+
+@pytest.mark.parametrize("build", [reduce_scatter, all_gather])
+@settings(max_examples=15, deadline=None)
+@given(p=st.integers(2, 24), size=st.integers(1, 500), chunks=st.integers(1, 3))
+def test_ring_primitives_compute_their_collective(build, p, size, chunks):
+    schedule = build(p, size, chunks=chunks)
+    assert len(schedule) == (p - 1) * p * chunks
+    check(schedule, numeric=True)
+
+
+@pytest.mark.parametrize("build", [broadcast, reduce])
+@settings(max_examples=15, deadline=None)
+@given(p=st.integers(2, 64), size=st.integers(1, 500), chunks=st.integers(1, 3), data=st.data())
+def test_rooted_primitives_compute_their_collective(build, p, size, chunks, data):
+    root = data.draw(st.integers(0, p - 1))
+    schedule = build(p, size, root=root, chunks=chunks)
+    assert schedule.root == root and len(schedule) == (p - 1) * chunks
+    check(schedule, numeric=True)
+
+
+def test_all_reduce_dispatches_by_name():
+    assert all_reduce(4, 64, algorithm="halving_doubling").algorithm == "halving_doubling"
+    with pytest.raises(ScheduleError) as error:
+        all_reduce(4, 64, algorithm="broadcast")
+    assert error.value.path == "algorithm"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "path"),
+    [({"nranks": 1}, "ranks"), ({"size_bytes": 0}, "size"), ({"chunks": 0}, "chunks"), ({"root": 4}, "root")],
+)
+def test_bad_arguments_name_the_parameter(kwargs, path):
+    args = {"nranks": 4, "size_bytes": 64} | kwargs
+    with pytest.raises(ScheduleError) as error:
+        broadcast(args.pop("nranks"), args.pop("size_bytes"), **args)
+    assert error.value.path == path
+
+
+def test_registry_entries_describe_themselves():
+    for name in ("ring", "blueconnect", "reduce_scatter", "all_gather", "broadcast", "reduce"):
+        entry = ALGORITHMS[name]
+        collective, builder = entry[:2]
+        assert collective in {"allreduce", "reduce_scatter", "all_gather", "broadcast", "reduce"}
+        assert entry.description and entry.formula, name
+        assert "chunks" in {p.name for p in entry.parameters}, name
+    blue = {p.name: p for p in ALGORITHMS["blueconnect"].parameters}
+    assert blue["factors"].default is None and "int" in blue["factors"].type

@@ -10,9 +10,22 @@ from __future__ import annotations
 
 import pandas as pd
 
+from simnet.engine import Trace
+from simnet.errors import SimnetError
 from simnet.units import format_size, format_time
 
-__all__ = ["RESULT_COLUMNS", "busbw_factor", "result_row", "display_table"]
+__all__ = [
+    "RESULT_COLUMNS",
+    "busbw_factor",
+    "result_row",
+    "display_table",
+    "speedups",
+    "winners",
+    "residuals",
+    "tier_summary",
+    "link_summary",
+    "markdown_summary",
+]
 
 RESULT_COLUMNS = (
     "scenario",
@@ -26,7 +39,9 @@ RESULT_COLUMNS = (
     "size_bytes",
     "sim_time_s",
     "model_time_s",
+    "critical_path_s",
     "sim_over_model",
+    "sim_over_critical_path",
     "algbw_GBps",
     "busbw_GBps",
 )
@@ -62,8 +77,15 @@ def result_row(
     size_bytes: int,
     sim_time_s: float,
     model_time_s: float,
+    critical_path_s: float,
 ) -> dict:
-    """One result row with derived columns (ratio to the model, algbw, busbw in GB/s)."""
+    """One result row with derived columns (ratios to the two models, algbw, busbw in GB/s).
+
+    ``model_time_s`` is the algorithm's closed form; ``critical_path_s`` the
+    contention-free longest path through the schedule's transfers
+    (:func:`simnet.models.critical_path_time`). Their ratios to the simulated time
+    show how much of it the formula explains, and how much contention adds.
+    """
     algbw_GBps = size_bytes / sim_time_s / 1e9
     return {
         "scenario": scenario,
@@ -77,7 +99,9 @@ def result_row(
         "size_bytes": size_bytes,
         "sim_time_s": sim_time_s,
         "model_time_s": model_time_s,
+        "critical_path_s": critical_path_s,
         "sim_over_model": sim_time_s / model_time_s,
+        "sim_over_critical_path": sim_time_s / critical_path_s,
         "algbw_GBps": algbw_GBps,
         "busbw_GBps": algbw_GBps * busbw_factor(op, ranks),
     }
@@ -95,6 +119,7 @@ def display_table(results: pd.DataFrame) -> pd.DataFrame:
             "sim time": results["sim_time_s"].map(format_time),
             "model time": results["model_time_s"].map(format_time),
             "sim/model": results["sim_over_model"].map("{:.4f}".format),
+            "sim/crit.path": results["sim_over_critical_path"].map("{:.4f}".format),
             "algbw GB/s": results["algbw_GBps"].map("{:.2f}".format),
             "busbw GB/s": results["busbw_GBps"].map("{:.2f}".format),
         }
@@ -102,3 +127,174 @@ def display_table(results: pd.DataFrame) -> pd.DataFrame:
     if not results["point"].astype(bool).any():
         shown = shown.drop(columns="point")
     return shown
+
+
+_RUN_KEY = ["point", "size_bytes"]
+
+
+def _choice(frame: pd.DataFrame) -> pd.Series:
+    return frame["algorithm"] + frame["params"].map(lambda p: "" if p in ("{}", "") else f" {p}")
+
+
+def speedups(results: pd.DataFrame, baseline: str = "ring") -> pd.DataFrame:
+    """Speedup of every run over the `baseline` algorithm at the same point and size.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``point, size_bytes, algorithm, params, sim_time_s, baseline_time_s, speedup``
+        where ``speedup = baseline_time_s / sim_time_s`` (> 1: faster than the
+        baseline). When the baseline ran with several parameter sets, the fastest
+        one is the baseline.
+
+    Raises
+    ------
+    SimnetError
+        If the baseline algorithm is not among the results.
+    """
+    if baseline not in set(results["algorithm"]):
+        raise SimnetError(
+            f"baseline {baseline!r} is not among the algorithms run ({', '.join(sorted(set(results['algorithm'])))})",
+            path="baseline",
+        )
+    base = (
+        results[results["algorithm"] == baseline]
+        .groupby(_RUN_KEY, as_index=False)["sim_time_s"]
+        .min()
+        .rename(columns={"sim_time_s": "baseline_time_s"})
+    )
+    frame = results.merge(base, on=_RUN_KEY, how="left")
+    frame["speedup"] = frame["baseline_time_s"] / frame["sim_time_s"]
+    return frame[["point", "size_bytes", "algorithm", "params", "sim_time_s", "baseline_time_s", "speedup"]]
+
+
+def winners(results: pd.DataFrame) -> pd.DataFrame:
+    """The fastest simulated choice per (point, size), the runner-up and the margin.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``point, size_bytes, winner, time_s, runner_up, runner_up_time_s, margin,
+        model_agrees``; ``margin = runner_up_time_s / time_s - 1`` (``NaN`` with a
+        single choice); ``model_agrees`` says whether the closed-form model ranks
+        the same choice first. Ties go to the earlier row.
+    """
+    rows = []
+    for (point, size), group in results.groupby(_RUN_KEY, sort=False):
+        ordered = group.sort_values("sim_time_s", kind="stable")
+        best = ordered.iloc[0]
+        labels = _choice(ordered)
+        runner = ordered.iloc[1] if len(ordered) > 1 else None
+        predicted = _choice(group.sort_values("model_time_s", kind="stable")).iloc[0]
+        rows.append(
+            {
+                "point": point,
+                "size_bytes": size,
+                "winner": labels.iloc[0],
+                "time_s": best["sim_time_s"],
+                "runner_up": labels.iloc[1] if runner is not None else "",
+                "runner_up_time_s": runner["sim_time_s"] if runner is not None else float("nan"),
+                "margin": runner["sim_time_s"] / best["sim_time_s"] - 1 if runner is not None else float("nan"),
+                "model_agrees": bool(predicted == labels.iloc[0]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def residuals(results: pd.DataFrame) -> pd.DataFrame:
+    """How far each model is from the simulation, per algorithm.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``algorithm, params, runs, model_median, model_worst, critical_path_median,
+        critical_path_worst``: medians and the largest deviations of
+        ``sim / model - 1`` and ``sim / critical_path - 1`` (positive: the simulation
+        is slower than the model predicts, e.g. because of contention).
+    """
+    frame = results.assign(
+        model_residual=results["sim_over_model"] - 1,
+        critical_path_residual=results["sim_over_critical_path"] - 1,
+    )
+
+    def worst(values: pd.Series) -> float:
+        return float(values.iloc[values.abs().argmax()])
+
+    grouped = frame.groupby(["algorithm", "params"], sort=False)
+    return grouped.agg(
+        runs=("sim_time_s", "size"),
+        model_median=("model_residual", "median"),
+        model_worst=("model_residual", worst),
+        critical_path_median=("critical_path_residual", "median"),
+        critical_path_worst=("critical_path_residual", worst),
+    ).reset_index()
+
+
+def tier_summary(trace: Trace) -> pd.DataFrame:
+    """Where the time went, by tier, along the critical path of one run.
+
+    A thin alias of :meth:`simnet.engine.Trace.tiers` with the time formatted:
+    ``tier, time_s, fraction, time``.
+    """
+    frame = trace.tiers()
+    frame["time"] = frame["time_s"].map(format_time)
+    return frame
+
+
+def link_summary(trace: Trace, *, top: int = 10) -> pd.DataFrame:
+    """The `top` busiest links of one run, by utilization then bytes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows of :meth:`simnet.engine.Trace.links`, sorted.
+    """
+    frame = trace.links()
+    return frame.sort_values(["utilization", "bytes", "link"], ascending=[False, False, True]).head(top)
+
+
+def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None = None) -> str:
+    """A short Markdown report of a results frame: winners, models' residuals, results.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Rows with :data:`RESULT_COLUMNS`.
+    title : str
+        First heading.
+    baseline : str, optional
+        Algorithm to compute speedups against (default: ``ring`` if it ran).
+    """
+    lines = [f"# {title}", ""]
+    topologies = sorted(set(results["topology"]))
+    lines += [f"- topology: {', '.join(topologies)}", f"- collective: {', '.join(sorted(set(results['op'])))}",
+              f"- link model: {', '.join(sorted(set(results['network_model'])))}",
+              f"- runs: {len(results)}", ""]
+    lines += ["## Fastest choice per size", ""]
+    best = winners(results)
+    shown = pd.DataFrame({
+        "point": best["point"],
+        "size": best["size_bytes"].map(format_size),
+        "winner": best["winner"],
+        "time": best["time_s"].map(format_time),
+        "runner-up": best["runner_up"],
+        "margin": best["margin"].map(lambda m: "" if m != m else f"{m:.1%}"),
+        "model agrees": best["model_agrees"].map({True: "yes", False: "no"}),
+    })
+    if not shown["point"].astype(bool).any():
+        shown = shown.drop(columns="point")
+    lines += [shown.to_markdown(index=False), ""]
+    baseline = baseline or ("ring" if "ring" in set(results["algorithm"]) else None)
+    if baseline is not None and results["algorithm"].nunique() > 1:
+        table = speedups(results, baseline)
+        pivot = table.assign(choice=_choice(table), size=table["size_bytes"].map(format_size))
+        pivot = pivot.pivot_table(index=["point", "size_bytes", "size"], columns="choice", values="speedup",
+                                  sort=False).reset_index().drop(columns=["size_bytes"])
+        if not pivot["point"].astype(bool).any():
+            pivot = pivot.drop(columns="point")
+        lines += [f"## Speedup over {baseline}", "", pivot.to_markdown(index=False, floatfmt=".3f"), ""]
+    lines += ["## Models against the simulation", "",
+              "`sim/model − 1` and `sim/critical path − 1`: positive when the simulation is slower.", ""]
+    lines += [residuals(results).to_markdown(index=False, floatfmt=".2e"), ""]
+    lines += ["## All runs", "", display_table(results).to_markdown(index=False), ""]
+    return "\n".join(lines)

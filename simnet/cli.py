@@ -27,7 +27,15 @@ __all__ = ["main"]
 @click.version_option(package_name="simnet")
 @click.pass_context
 def cli(context: click.Context, debug: bool) -> None:
-    """Simulate and model collective communication on GPU clusters."""
+    """Simulate and model collective communication on GPU clusters.
+
+    \b
+    Examples:
+      simnet run scenarios/quickstart.yaml --out results/quickstart
+      simnet compare scenarios/blueconnect_dgx.yaml
+      simnet tune dgx_a100_superpod_slice --sizes 1KiB..1GiB:x8
+      simnet algorithms
+    """
     context.obj = {"debug": debug}
 
 
@@ -58,6 +66,23 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
     """
     if resume and out_dir is None:
         raise click.UsageError("--resume needs --out DIR (where the finished points are)")
+    loaded, points, results = _run_scenario(scenario, out_dir, executor=executor, workers=workers,
+                                            scheduler=scheduler, resume=resume, progress=progress, force=force)
+    if fmt == "json":
+        click.echo(json.dumps(results.to_dict(orient="records"), indent=2))
+    elif fmt == "csv":
+        click.echo(results.to_csv(index=False, lineterminator="\n"), nl=False)
+    else:
+        where = f"{len(points)} sweep points" if len(points) > 1 else results["topology"].iloc[0]
+        click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, {results['network_model'].iloc[0]} links")
+        click.echo(analysis.display_table(results).to_string(index=False))
+    if out_dir is not None:
+        _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1)
+
+
+def _run_scenario(scenario: Path, out_dir: Path | None, *, executor: str = "local", workers: int = 1,
+                  scheduler: str | None = None, resume: bool = False, progress: bool | None = None,
+                  force: bool = False):
     loaded = load_scenario(scenario, force=force)
     points = expand(loaded, source=str(scenario), force=force)
     show_progress = progress if progress is not None else (len(points) > 1 and sys.stderr.isatty())
@@ -74,24 +99,207 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
         raise SweepInterrupted(f"{error.message}; resume with: {again}", source=str(scenario)) from None
     except SimnetError as error:
         raise error.at(source=str(scenario)) from None
+    return loaded, points, results
+
+
+def _write_report(out_dir: Path, name: str, results, *, single_topology: bool, baseline: str | None = None) -> None:
+    """Plots and results.md next to results.csv / results.json."""
+    title = f"{name}: {results['topology'].iloc[0]}" if single_topology else name
+    written = [out_dir / "results.csv", out_dir / "results.json"]
+    for kind, draw in (("time_vs_size", plots.time_vs_size), ("busbw_vs_size", plots.busbw_vs_size)):
+        draw(results, out_dir / f"{kind}.png", title=title)
+        written.append(out_dir / f"{kind}.png")
+    baseline = baseline or ("ring" if "ring" in set(results["algorithm"]) else None)
+    if baseline is not None and len(set(zip(results["algorithm"], results["params"]))) > 1:
+        plots.speedup_bars(results, out_dir / "speedup.png", baseline=baseline, title=title)
+        written.append(out_dir / "speedup.png")
+    write_atomic(out_dir / "results.md", analysis.markdown_summary(results, title=name, baseline=baseline))
+    written.append(out_dir / "results.md")
+    click.echo("wrote " + ", ".join(str(path) for path in written), err=True)
+
+
+@cli.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--baseline", default="ring", show_default=True, help="Algorithm the speedups are measured against.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write results, plots (with speedup bars) and results.md here.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option("--force", is_flag=True, help="Run even if the estimated memory exceeds what this machine has.")
+def compare(scenario: Path, baseline: str, out_dir: Path | None, fmt: str, force: bool) -> None:
+    """Which algorithm wins at each size, by how much, and does the model agree?
+
+    \b
+    Example:
+      simnet compare scenarios/blueconnect_dgx.yaml --baseline ring --out results/compare
+    """
+    loaded, points, results = _run_scenario(scenario, out_dir, force=force)
+    try:
+        best = analysis.winners(results)
+        gains = analysis.speedups(results, baseline)
+    except SimnetError as error:
+        path = "--baseline" if error.path == "baseline" else error.path
+        raise SimnetError(error.message, path=path, source=str(scenario)) from None
     if fmt == "json":
-        click.echo(json.dumps(results.to_dict(orient="records"), indent=2))
+        click.echo(json.dumps({"winners": best.to_dict(orient="records"),
+                               "speedups": gains.to_dict(orient="records")}, indent=2))
     elif fmt == "csv":
-        click.echo(results.to_csv(index=False, lineterminator="\n"), nl=False)
+        click.echo(best.to_csv(index=False, lineterminator="\n"), nl=False)
     else:
-        where = f"{len(points)} sweep points" if len(points) > 1 else results["topology"].iloc[0]
-        click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, {results['network_model'].iloc[0]} links")
-        click.echo(analysis.display_table(results).to_string(index=False))
+        click.echo(f"{loaded.name}: fastest choice per size (simulated), speedups over {baseline}")
+        click.echo(analysis.markdown_summary(results, title=loaded.name, baseline=baseline).split("## All runs")[0])
     if out_dir is not None:
-        plot_path = out_dir / "time_vs_size.png"
-        title = loaded.name if len(points) > 1 else f"{loaded.name}: {results['topology'].iloc[0]}"
-        plots.time_vs_size(results, plot_path, title=title)
-        click.echo(f"wrote {out_dir / 'results.csv'}, {out_dir / 'results.json'}, {plot_path}", err=True)
+        _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1, baseline=baseline)
+
+
+@cli.command()
+@click.argument("topology")
+@click.option("--op", type=click.Choice(["allreduce"]), default="allreduce", show_default=True)
+@click.option("--sizes", default="1KiB..1GiB:x4", show_default=True,
+              help="Range LOW..HIGH (doubling, or :xN steps) or a comma-separated list.")
+@click.option("--top", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Algorithms (with all their variants) confirmed by simulation per size.")
+@click.option("--network-model", type=click.Choice(["maxmin", "fifo"]), default="maxmin", show_default=True)
+@click.option("--chunks", "chunk_text", default="1,4", show_default=True, help="Chunk counts to try.")
+@click.option("--channels", "channel_text", default="1,2,4,8", show_default=True, help="Ring channel counts to try.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write tuner.csv (the table) and candidates.csv (every priced candidate).")
+def tune(topology: str, op: str, sizes: str, top: int, network_model: str, chunk_text: str, channel_text: str,
+         fmt: str, out_dir: Path | None) -> None:
+    """Best algorithm and parameters per size range for a topology, NCCL-tuner style.
+
+    Every candidate is priced by its α-β model; the best algorithms are confirmed by
+    simulation. TOPOLOGY is a topology file or a preset name (see `simnet topo show`).
+
+    \b
+    Examples:
+      simnet tune dgx_a100_superpod_slice --sizes 1KiB..1GiB:x8
+      simnet tune topologies/power9_ac922.yaml --sizes 1MiB,64MiB --format json
+    """
+    from simnet.tune import display_tuner_table, parse_size_range, tune as tune_sizes, tuner_table
+
+    counts = {}
+    for option, text in (("--chunks", chunk_text), ("--channels", channel_text)):
+        try:
+            counts[option] = [int(part) for part in text.split(",")]
+        except ValueError:
+            raise SimnetError(f"expected comma-separated integers such as '1,4', got {text!r}", path=option) from None
+        if any(count < 1 for count in counts[option]):
+            raise SimnetError(f"counts must be ≥ 1, got {text!r}", path=option)
+    try:
+        size_list = parse_size_range(sizes)
+    except SimnetError as error:
+        raise error.at(path="--sizes") from None
+    graph = load(find(topology))
+    tuned = tune_sizes(graph, size_list, model=network_model, top=top,
+                       chunk_counts=counts["--chunks"], channel_counts=counts["--channels"])
+    table = tuner_table(tuned)
+    if fmt == "json":
+        click.echo(json.dumps(table.to_dict(orient="records"), indent=2))
+    elif fmt == "csv":
+        click.echo(table.to_csv(index=False, lineterminator="\n"), nl=False)
+    else:
+        click.echo(f"{graph.graph.get('name', topology)}: {op}, {network_model} links, "
+                   f"{len(size_list)} sizes, {tuned['choice'].nunique()} candidates")
+        click.echo(display_tuner_table(table).to_string(index=False))
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(out_dir / "tuner.csv", table.to_csv(index=False, lineterminator="\n"))
+        write_atomic(out_dir / "candidates.csv", tuned.to_csv(index=False, lineterminator="\n"))
+        click.echo(f"wrote {out_dir / 'tuner.csv'}, {out_dir / 'candidates.csv'}", err=True)
+
+
+_RESULT_PLOTS = ("time", "busbw", "speedup")
+_TRACE_PLOTS = ("links", "gantt")
+
+
+@cli.command()
+@click.argument("source", type=click.Path(exists=False, path_type=Path))
+@click.option("--kind", type=click.Choice([*_RESULT_PLOTS, *_TRACE_PLOTS]), required=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="PNG to write (default: <kind>.png next to the results, or in the working directory).")
+@click.option("--baseline", default="ring", show_default=True, help="For --kind speedup.")
+@click.option("--algorithm", help="For links/gantt: which algorithm of the scenario (default: the first).")
+@click.option("--size", "size_text", help="For links/gantt: which size (default: the largest).")
+@click.option("--point", "point_index", type=int, default=0, show_default=True,
+              help="For links/gantt: which sweep point.")
+def plot(source: Path, kind: str, output: Path | None, baseline: str, algorithm: str | None,
+         size_text: str | None, point_index: int) -> None:
+    """Draw one plot from a results directory (time, busbw, speedup) or a scenario (any kind).
+
+    links and gantt need per-transfer detail, so they re-run one (algorithm, size) of
+    a scenario; simulated times are deterministic, so it is the same run.
+
+    \b
+    Examples:
+      simnet plot results/quickstart --kind busbw
+      simnet plot scenarios/blueconnect_dgx.yaml --kind speedup -o speedup.png
+      simnet plot scenarios/blueconnect_dgx.yaml --kind gantt --algorithm ring --size 64MiB
+      simnet plot scenarios/blueconnect_dgx.yaml --kind links --algorithm blueconnect
+    """
+    import pandas as pd
+
+    from simnet.scenario import runs
+    from simnet.units import parse_size
+
+    if kind in _RESULT_PLOTS and source.is_dir():
+        csv = source / "results.csv"
+        if not csv.is_file():
+            raise SimnetError("no results.csv here; run `simnet run SCENARIO --out DIR` first", source=str(source))
+        results = pd.read_csv(csv, keep_default_na=False)
+        title = source.name
+        target = output or source / f"{kind}.png"
+    elif source.suffix in (".yaml", ".yml"):
+        title = source.stem
+        target = output or Path(f"{kind}.png")
+        if kind in _RESULT_PLOTS:
+            _, _, results = _run_scenario(source, None)
+        else:
+            points = expand(load_scenario(source), source=str(source))
+            if not 0 <= point_index < len(points):
+                raise SimnetError(f"no point {point_index}; the sweep has {len(points)}", path="--point",
+                                  source=str(source))
+            chosen = points[point_index].scenario
+            names = list(dict.fromkeys(a.name for a in chosen.collective.algorithms))
+            name = algorithm or names[0]
+            if name not in names:
+                raise SimnetError(f"algorithm {name!r} is not in the scenario ({', '.join(names)})",
+                                  path="--algorithm", source=str(source))
+            size = parse_size(size_text) if size_text else max(chosen.sizes)
+            if size not in chosen.sizes:
+                raise SimnetError(f"size {size_text!r} is not in the scenario's sizes", path="--size",
+                                  source=str(source))
+            narrowed = chosen.model_copy(update={
+                "collective": chosen.collective.model_copy(update={
+                    "algorithms": [a for a in chosen.collective.algorithms if a.name == name][:1]}),
+                "sizes": [size],
+            })
+            (only,) = runs(points[point_index].__class__(0, "", "", narrowed))
+            draw = plots.link_utilization if kind == "links" else plots.gantt
+            draw(only.trace, target)
+            click.echo(f"wrote {target}", err=True)
+            return
+    else:
+        raise SimnetError("expected a results directory (from `simnet run --out`) or a scenario .yaml",
+                          source=str(source))
+    if kind == "time":
+        plots.time_vs_size(results, target, title=title)
+    elif kind == "busbw":
+        plots.busbw_vs_size(results, target, title=title)
+    else:
+        plots.speedup_bars(results, target, baseline=baseline, title=title)
+    click.echo(f"wrote {target}", err=True)
 
 
 @cli.group()
 def topo() -> None:
-    """Inspect topologies: a topology file, or a preset name such as dgx1 or abci_rack."""
+    """Inspect topologies: a topology file, or a preset name such as dgx1 or abci_rack.
+
+    \b
+    Examples:
+      simnet topo show dgx1
+      simnet topo draw topologies/fat_tree_k4.yaml -o fat_tree.png
+    """
 
 
 @topo.command()

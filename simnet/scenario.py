@@ -29,7 +29,7 @@ import inspect
 import itertools
 import json
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -42,10 +42,10 @@ from simnet import units
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import default_factors
 from simnet.analysis import RESULT_COLUMNS, result_row
-from simnet.engine import simulate
+from simnet.engine import Trace, simulate
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
 from simnet.errors import ScenarioError, SimnetError
-from simnet.models import predict
+from simnet.models import critical_path_time, predict
 from simnet.network import LINK_MODELS, Network
 from simnet.topology import BUILDERS
 from simnet.topology import build as topology_build
@@ -61,6 +61,8 @@ __all__ = [
     "build_topology",
     "call_with_units",
     "run",
+    "Run",
+    "runs",
     "run_point",
 ]
 
@@ -511,23 +513,41 @@ def expand(scenario: Scenario, *, source: str = "", force: bool = False) -> list
     return points
 
 
-def run_point(point: Point, *, force: bool = False) -> pd.DataFrame:
-    """Simulate every (algorithm, size) of one point and set it beside its model.
+@dataclass(frozen=True)
+class Run:
+    """One simulated (algorithm, size) of a point, with its models.
+
+    Attributes
+    ----------
+    algorithm : str
+        Algorithm name.
+    params : dict
+        Its parameters as passed to the builder (SI units; defaults filled in).
+    size_bytes : int
+        Payload per rank.
+    trace : Trace
+        The simulation (schedule, network and per-transfer times).
+    row : dict
+        The result row (see :func:`simnet.analysis.result_row`).
+    """
+
+    algorithm: str
+    params: dict
+    size_bytes: int
+    trace: Trace
+    row: dict
+
+
+def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
+    """Simulate every (algorithm, size) of one point, in scenario order, with its models.
 
     A schedule estimated not to fit in memory is refused before it is built,
     unless `force` (see :mod:`simnet.guards`).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (algorithm, size) with the columns of
-        :data:`simnet.analysis.RESULT_COLUMNS`.
     """
     scenario = point.scenario
     network = scenario.network.network(build_topology(scenario.topology, force=force))
     nranks = network.size
     options = scenario.network.simulate_kwargs(nranks)
-    rows = []
     for name, params, origins in _algorithm_runs(scenario.collective):
         op, builder = ALGORITHMS[name][:2]
         if "factors" in inspect.signature(builder).parameters and "factors" not in params:
@@ -543,21 +563,34 @@ def run_point(point: Point, *, force: bool = False) -> pd.DataFrame:
                 key = _yaml_key(error.path)
                 raise ScenarioError(error.message, path=origins.get(key, f"collective.{key}")) from None
             trace = simulate(network, schedule, **options)
-            rows.append(
-                result_row(
-                    scenario=scenario.name,
-                    point=point.label,
-                    topology=network.name,
-                    op=op,
-                    algorithm=name,
-                    params=shown,
-                    network_model=scenario.network.model,
-                    ranks=nranks,
-                    size_bytes=size,
-                    sim_time_s=trace.time_s,
-                    model_time_s=predict(name, network, nranks, size, gamma_s_per_byte=options["gamma_s_per_byte"], **params),
-                )
+            gamma = options["gamma_s_per_byte"]
+            row = result_row(
+                scenario=scenario.name,
+                point=point.label,
+                topology=network.name,
+                op=op,
+                algorithm=name,
+                params=shown,
+                network_model=scenario.network.model,
+                ranks=nranks,
+                size_bytes=size,
+                sim_time_s=trace.time_s,
+                model_time_s=predict(name, network, nranks, size, gamma_s_per_byte=gamma, **params),
+                critical_path_s=critical_path_time(network, schedule, gamma),
             )
+            yield Run(name, params, size, trace, row)
+
+
+def run_point(point: Point, *, force: bool = False) -> pd.DataFrame:
+    """Result rows of one point: every (algorithm, size) beside its models.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (algorithm, size) with the columns of
+        :data:`simnet.analysis.RESULT_COLUMNS`.
+    """
+    rows = [r.row for r in runs(point, force=force)]
     return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
 
 

@@ -32,7 +32,7 @@ import pytest
 __all__ = ["KEY_COLUMNS", "LABEL_COLUMNS", "TIME_COLUMNS", "timing_changes", "assert_timings", "Golden", "simnet_golden"]
 
 KEY_COLUMNS = ("scenario", "point", "algorithm", "params", "network_model", "ranks", "size_bytes")
-TIME_COLUMNS = ("sim_time_s", "model_time_s")
+TIME_COLUMNS = ("sim_time_s", "model_time_s", "critical_path_s")
 LABEL_COLUMNS = ("topology",)
 
 

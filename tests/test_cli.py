@@ -78,3 +78,40 @@ def test_algorithms_lists_parameters_and_formulas(capsys):
     assert main(["algorithms", "--format", "json"]) == 0
     entries = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
     assert entries["halving_doubling"]["parameters"] == {"chunks": {"type": "int", "default": 1}}
+
+
+def test_compare_prints_winners_and_rejects_unknown_baselines(capsys):
+    assert main(["compare", str(ROOT / "scenarios" / "blueconnect_dgx.yaml"), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {row["size_bytes"] for row in report["winners"]} == {2**20, 64 * 2**20}
+    assert main(["compare", str(QUICKSTART), "--baseline", "tree"]) == 2
+    assert "--baseline: baseline 'tree' is not among the algorithms run (ring)" in capsys.readouterr().err
+
+
+def test_tune_prints_a_tuner_table(tmp_path, capsys):
+    assert main(["tune", "power9_cluster", "--sizes", "4KiB,16MiB", "--top", "2", "--channels", "1,2",
+                 "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "sizes" in out and "choice" in out and "simulated" in out
+    table = pd.read_csv(tmp_path / "tuner.csv")
+    assert table["from_bytes"].iloc[0] == 4096 and table["to_bytes"].iloc[-1] == 16 * 2**20
+    assert len(pd.read_csv(tmp_path / "candidates.csv")) > len(table)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--sizes", "1KiB..1GiB:y2"], "--sizes: expected a step such as ':x4'"),
+        (["--chunks", "1,x"], "--chunks: expected comma-separated integers"),
+        (["--channels", "0"], "--channels: counts must be ≥ 1"),
+    ],
+)
+def test_tune_argument_errors(capsys, args, message):
+    assert main(["tune", "switch8", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["", "run", "compare", "tune", "plot", "algorithms", "topo", "topo show", "topo draw"])
+def test_every_subcommand_help_shows_an_example(command, capsys):
+    assert main([*command.split(), "--help"]) == 0
+    assert "Example" in capsys.readouterr().out

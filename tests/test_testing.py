@@ -35,10 +35,11 @@ def test_a_latency_change_fails_the_golden_check_naming_the_scenario(tmp_path, q
     with pytest.raises(pytest.fail.Exception) as failed:
         Golden(tmp_path).check("quickstart", slower)
     message = str(failed.value)
-    assert "quickstart.csv: 9 timing(s) changed" in message
+    assert "quickstart.csv: 12 timing(s) changed" in message
     lines = message.splitlines()
     assert all(line.split()[0] == "quickstart" for line in lines[2:])
     assert sum("sim_time_s" in line and "moved" in line for line in lines) == 3
+    assert sum("critical_path_s" in line and "moved" in line for line in lines) == 3
     assert sum("latency=1.1 us" in line and "relabelled" in line for line in lines) == 3
 
 

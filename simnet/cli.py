@@ -89,7 +89,8 @@ def _run_scenario(scenario: Path, out_dir: Path | None, *, executor: str = "loca
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         manifest = {"simnet_version": __version__, "scenario": str(scenario), "name": loaded.name,
-                    "points": [{"index": p.index, "label": p.label, "digest": p.digest} for p in points]}
+                    "points": [{"index": p.index, "label": p.label, "digest": p.digest,
+                                "scenario": p.scenario.model_dump(mode="json", exclude_none=True)} for p in points]}
         write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     try:
         results = run_sweep(points, out_dir=out_dir, executor=executor, workers=workers, scheduler=scheduler,

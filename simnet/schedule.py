@@ -53,6 +53,13 @@ class Transfer:
         Indices of earlier transfers that must finish before this one starts.
     stage : str, optional
         Label of the algorithm phase, e.g. ``"reduce_scatter"``, for analysis.
+    nnz : int, optional
+        Sparse payloads only: nonzeros the message carries (``None`` for dense data).
+    dense : bool, optional
+        Sparse payloads only: whether the message was sent in dense form.
+    merged : int, optional
+        Sparse payloads only: how many ranks' contributions the message sums, the
+        ``m`` of the expected fill-in ``1 - (1 - d)^m``.
     """
 
     src: int
@@ -62,6 +69,9 @@ class Transfer:
     op: Literal["copy", "reduce"] = "copy"
     deps: tuple[int, ...] = ()
     stage: str = ""
+    nnz: int | None = None
+    dense: bool | None = None
+    merged: int | None = None
 
 
 @dataclass(frozen=True)

@@ -93,7 +93,8 @@ class _Plan:
     A read of ``(rank, chunk)`` waits for the writes that produced it; a write waits
     for the earlier reads and writes of the buffer, except that reductions into the
     same buffer with no read in between may proceed in any order (as in
-    :func:`simnet.schedule.check`).
+    :func:`simnet.schedule.check`) unless the send is ``ordered`` (gTop-k's
+    selection after each addition does not commute).
     """
 
     def __init__(self) -> None:
@@ -112,6 +113,7 @@ class _Plan:
         *,
         dense: bool | None = None,
         deps: tuple[int, ...] | None = None,
+        ordered: bool = False,
     ) -> int:
         index = len(self.sends)
         found: set[int] = set()
@@ -120,7 +122,12 @@ class _Plan:
             found.update(self._writes.get((src, c), ()))
             target = (dst, c)
             found.update(self._reads.get(target, ()))
-            joining = op == "reduce" and self._write_op.get(target) == "reduce" and not self._reads.get(target)
+            joining = (
+                not ordered
+                and op == "reduce"
+                and self._write_op.get(target) == "reduce"
+                and not self._reads.get(target)
+            )
             if not joining:
                 found.update(self._writes.get(target, ()))
             joins.append(joining)
@@ -592,7 +599,7 @@ def gtopk(nranks: int, size_bytes: int, *, payload: SparsePayload, k: int | None
         distances.append(distance)
         for root in range(0, nranks, 2 * distance):
             if root + distance < nranks:
-                plan.send(root + distance, root, (0,), "reduce", "reduce")
+                plan.send(root + distance, root, (0,), "reduce", "reduce", ordered=True)
         distance *= 2
     for distance in reversed(distances):
         for root in range(0, nranks, 2 * distance):

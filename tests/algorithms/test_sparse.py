@@ -1,0 +1,210 @@
+"""Tests of simnet.algorithms.sparse: exact sums, fill-in, encoding, and the topology-aware claim."""
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simnet.algorithms.dense import ring_allreduce
+from simnet.algorithms.sparse import SPARSE_ALGORITHMS, execute, gtopk, sparse_ring, sparse_ring_ring
+from simnet.engine import simulate
+from simnet.errors import ScheduleError
+from simnet.network import Network
+from simnet.payloads import SparsePayload
+from simnet.schedule import check
+from simnet.topology import add_cable, validate
+
+EXACT = [name for name in SPARSE_ALGORITHMS if name != "gtopk"]
+CHECKABLE = ["ssar_split_allgather", "dsar_split_allgather", "gtopk", "sparse_ring", "sparse_ring_ring"]
+
+
+def build(name, nranks, payload, **params):
+    return SPARSE_ALGORITHMS[name][1](nranks, payload.size_bytes, payload=payload, **params)
+
+
+def dense_sum(payload, nranks):
+    total = np.zeros(payload.dimension, dtype=np.float64)
+    for rank in range(nranks):
+        vector = payload.vector(rank)
+        total[vector.indices.astype(np.int64)] += vector.values
+    return total
+
+
+def densify(vector, dimension):
+    out = np.zeros(dimension, dtype=np.float64)
+    out[vector.indices.astype(np.int64)] = vector.values
+    return out
+
+
+def abci_like(nodes):
+    """`nodes` ABCI-like nodes on one EDR switch (figures as in docs/sparse.md).
+
+    Per node: 4 V100 with a doubled NVLink2 (2 x 25 GB/s per direction, NVIDIA V100
+    whitepaper) between every pair; 2 PCIe Gen3 x16 switches (15.75 GB/s) each with
+    2 GPUs and one EDR HCA (100 Gb/s); AIST ABCI system overview (2018).
+    """
+    graph = nx.DiGraph(name=f"abci_like(nodes={nodes})")
+    graph.add_node("ib", kind="switch")
+    for node in range(nodes):
+        for local in range(4):
+            graph.add_node(f"n{node}g{local}", kind="gpu", host=node)
+        for half in range(2):
+            graph.add_node(f"n{node}pcie{half}", kind="switch", host=node)
+            graph.add_node(f"n{node}hca{half}", kind="nic", host=node)
+            add_cable(graph, f"n{node}pcie{half}", f"n{node}hca{half}", 15.75e9, 0.5e-6, "pcie")
+            add_cable(graph, f"n{node}hca{half}", "ib", 12.5e9, 0.5e-6, "ib")
+        for local in range(4):
+            add_cable(graph, f"n{node}g{local}", f"n{node}pcie{local // 2}", 15.75e9, 0.5e-6, "pcie")
+            for other in range(local + 1, 4):
+                add_cable(graph, f"n{node}g{local}", f"n{node}g{other}", 25e9, 0.5e-6, "nvlink", cables=2)
+    return Network(validate(graph))
+
+
+@pytest.mark.parametrize("name", EXACT)
+@pytest.mark.parametrize("distribution", ["uniform", "zipf", "clustered"])
+def test_exact_algorithms_compute_the_dense_sum(name, distribution):
+    payload = SparsePayload(dimension=4096, density=1 / 32, distribution=distribution, seed=7, cluster=8)
+    schedule = build(name, 8, payload)
+    run = execute(schedule, payload)
+    want = dense_sum(payload, 8)
+    for rank in range(8):
+        np.testing.assert_allclose(densify(run.result(rank), payload.dimension), want, rtol=1e-5, atol=1e-5)
+    assert run.nnz == tuple(t.nnz for t in schedule.transfers)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    nodes=st.integers(1, 4),
+    gpus_per_node=st.integers(1, 4),
+    dimension=st.integers(16, 3000),
+    density=st.sampled_from([1 / 2, 1 / 8, 1 / 64]),
+    seed=st.integers(0, 100),
+)
+def test_sparse_ring_ring_is_exact_for_any_shape(nodes, gpus_per_node, dimension, density, seed):
+    nranks = nodes * gpus_per_node
+    if nranks < 2:
+        return
+    payload = SparsePayload(dimension=dimension, density=density, seed=seed)
+    schedule = sparse_ring_ring(nranks, payload.size_bytes, payload=payload, gpus_per_node=gpus_per_node)
+    check(schedule)
+    want = dense_sum(payload, nranks)
+    result = execute(schedule, payload).result(nranks - 1)
+    np.testing.assert_allclose(densify(result, dimension), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", CHECKABLE)
+def test_schedules_without_exchanges_pass_check(name):
+    payload = SparsePayload(dimension=2000, density=1 / 16, seed=1)
+    check(build(name, 8, payload))
+
+
+def test_recursive_doubling_needs_a_power_of_two():
+    payload = SparsePayload(dimension=100, density=0.1)
+    with pytest.raises(ScheduleError) as error:
+        build("ssar_recursive_doubling", 6, payload)
+    assert error.value.path == "ranks"
+
+
+def test_size_must_be_the_dense_size_and_hierarchy_must_divide():
+    payload = SparsePayload(dimension=100, density=0.1)
+    with pytest.raises(ScheduleError) as error:
+        sparse_ring(4, 100, payload=payload)
+    assert error.value.path == "size"
+    with pytest.raises(ScheduleError) as error:
+        sparse_ring_ring(6, 400, payload=payload, gpus_per_node=4)
+    assert error.value.path == "gpus_per_node"
+
+
+def reference_gtopk(payload, nranks, k):
+    """gTop-k by its definition (Shi et al. 2019, Algorithm 2) on dense arrays."""
+
+    def top_k(x):
+        nonzero = np.flatnonzero(x)
+        keep = nonzero[np.lexsort((nonzero, -np.abs(x[nonzero])))[:k]]
+        out = np.zeros_like(x)
+        out[keep] = x[keep]
+        return out
+
+    held = [densify(payload.vector(r), payload.dimension).astype(np.float32) for r in range(nranks)]
+    distance = 1
+    while distance < nranks:
+        for root in range(0, nranks, 2 * distance):
+            if root + distance < nranks:
+                held[root] = top_k(held[root] + held[root + distance])
+        distance *= 2
+    return held[0]
+
+
+@pytest.mark.parametrize("nranks", [2, 5, 8])
+def test_gtopk_follows_its_documented_semantics(nranks):
+    payload = SparsePayload(dimension=3000, density=1 / 30, seed=4)
+    schedule = gtopk(nranks, payload.size_bytes, payload=payload)
+    run = execute(schedule, payload)
+    want = reference_gtopk(payload, nranks, payload.k)
+    for rank in range(nranks):
+        result = run.result(rank)
+        assert result.nnz == payload.k
+        np.testing.assert_allclose(densify(result, payload.dimension), want, rtol=1e-6)
+    assert max(t.nnz for t in schedule.transfers) == payload.k
+    assert len(schedule.transfers) == 2 * (nranks - 1)
+
+
+@pytest.mark.parametrize("name", list(SPARSE_ALGORITHMS))
+def test_nbytes_is_the_smaller_encoding_of_the_actual_nonzeros(name):
+    payload = SparsePayload(dimension=4000, density=1 / 8, seed=2, header_bytes=16)
+    schedule = build(name, 8, payload)
+    for t in schedule.transfers:
+        entries = sum(schedule.chunk_bytes[c] for c in t.chunks) // payload.value_bytes
+        sparse_bytes, dense_bytes = 8 * t.nnz, 4 * entries
+        assert t.nbytes == 16 + (dense_bytes if t.dense else sparse_bytes)
+        if not (name == "dsar_split_allgather" and t.stage == "all_gather"):
+            assert t.dense == (dense_bytes < sparse_bytes)
+    assert schedule.size_bytes == payload.size_bytes
+
+
+def test_dsar_all_gather_is_dense_and_ssar_reduce_scatter_is_identical():
+    payload = SparsePayload(dimension=64_000, density=1 / 256, seed=3)
+    ssar, dsar = build("ssar_split_allgather", 8, payload), build("dsar_split_allgather", 8, payload)
+    for s, d in zip(ssar.transfers, dsar.transfers):
+        if d.stage == "all_gather":
+            assert d.dense and d.nbytes == 4 + 4 * 8000 and not s.dense
+        else:
+            assert s == d
+
+
+def test_dense_payload_sparse_ring_times_equal_the_dense_ring():
+    payload = SparsePayload(dimension=8000, density=1.0, header_bytes=0)
+    network = abci_like(2)
+    sparse = simulate(network, sparse_ring(8, payload.size_bytes, payload=payload))
+    dense = simulate(network, ring_allreduce(8, payload.size_bytes))
+    assert all(t.dense for t in sparse.schedule.transfers)
+    assert sparse.time_s == pytest.approx(dense.time_s, rel=1e-9)
+
+
+def test_measured_fill_in_matches_the_uniform_expectation():
+    """Summing m independent uniform k-subsets of n entries leaves n (1 - (1 - k/n)^m) nonzeros on average."""
+    nranks, dimension, density = 16, 2**20, 1 / 64
+    payload = SparsePayload(dimension=dimension, density=density, seed=11)
+    schedule = sparse_ring(nranks, payload.size_bytes, payload=payload)
+    entries = dimension // nranks
+    d = payload.k / dimension
+    for m in range(1, nranks + 1):
+        counts = np.array([t.nnz for t in schedule.transfers if t.merged == m])
+        expected = 1 - (1 - d) ** m
+        sigma = np.sqrt(expected * (1 - expected) / (entries * counts.size))
+        assert counts.size >= nranks - 1
+        assert abs(counts.mean() / entries - expected) < 5 * sigma
+
+
+def test_topology_aware_sparse_ring_ring_beats_flat_sparse_and_dense_ring():
+    """Nguyen, Wahib & Takano (2019): keeping fill-in on NVLink beats flat sparse rings and the dense ring."""
+    network = abci_like(4)
+    payload = SparsePayload(dimension=2**20, density=1 / 64, seed=1)
+    times = {
+        name: simulate(network, build(name, 16, payload)).time_s
+        for name in ("sparse_ring_ring", "sparse_ring", "ssar_split_allgather", "topk_allgather")
+    }
+    times["ring"] = simulate(network, ring_allreduce(16, payload.size_bytes)).time_s
+    best = min(times, key=times.get)
+    assert best == "sparse_ring_ring", times

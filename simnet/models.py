@@ -42,6 +42,7 @@ from simnet.algorithms.dense import (
 from simnet.algorithms.primitives import binomial_parents
 from simnet.errors import SimnetError
 from simnet.network import Network
+from simnet.payloads import SparsePayload
 from simnet.schedule import Schedule
 
 __all__ = [
@@ -61,6 +62,17 @@ __all__ = [
     "critical_path_time",
     "predict",
     "MODELS",
+    "expected_density",
+    "sparse_message_bytes",
+    "sparse_ring_allreduce_time",
+    "sparse_ring_ring_allreduce_time",
+    "topk_allgather_time",
+    "ssar_recursive_doubling_time",
+    "split_allgather_time",
+    "gtopk_time",
+    "pattern_alpha_beta",
+    "sparse_fill_in",
+    "SPARSE_MODELS",
 ]
 
 
@@ -815,3 +827,262 @@ def critical_path_time(
     """
     finish = critical_path_finish_s(network, schedule, gamma_s_per_byte=gamma_s_per_byte)
     return float(finish.max()) if len(finish) else 0.0
+
+
+# Sparse all-reduce (issue 5): α-β models with the expected fill-in of uniform indices.
+
+def expected_density(density: float, merged: int) -> float:
+    """Expected density of the sum of `merged` independent uniform vectors of density `density`.
+
+    An entry is zero in the sum only if it is zero in all ``m`` vectors::
+
+        f(m) = 1 - (1 - d)^m
+
+    exact for independent uniformly random k-subsets with ``d = k / N``.
+    """
+    return 1.0 - (1.0 - density) ** merged
+
+
+def sparse_message_bytes(
+    entries: float,
+    density: float,
+    merged: int,
+    *,
+    index_bytes: int = 4,
+    value_bytes: int = 4,
+    header_bytes: int = 4,
+) -> float:
+    """Expected wire size of a segment of `entries` entries summing `merged` uniform vectors, bytes.
+
+    ``S(n, m) = h + min(n f(m) (b_i + b_v), n b_v)``: the sparse encoding of the
+    expected nonzeros or the dense segment, whichever is smaller (SparCML).
+    """
+    nnz = entries * expected_density(density, merged)
+    return header_bytes + min(nnz * (index_bytes + value_bytes), entries * value_bytes)
+
+
+def _encoding(payload: SparsePayload) -> dict:
+    return {"index_bytes": payload.index_bytes, "value_bytes": payload.value_bytes, "header_bytes": payload.header_bytes}
+
+
+def sparse_ring_allreduce_time(
+    nranks: int, payload: SparsePayload, alpha_s: float, beta_s_per_byte: float
+) -> float:
+    """Ring reduce-scatter + all-gather on sparse segments, seconds.
+
+    With ``p`` ranks and segments of ``n = N / p`` entries, reduce-scatter step ``s``
+    carries the sum of ``s`` vectors and the all-gather the sum of all ``p``::
+
+        T = Σ_{s=1}^{p-1} (α + S(N/p, s) β) + (p - 1) (α + S(N/p, p) β)
+
+    References
+    ----------
+    Patarasuk & Yuan (2009) for the ring; Renggli et al. (2019), SparCML, for the
+    sparse/dense switch; Nguyen, Wahib & Takano (2019), Sec. III, for the fill-in.
+    """
+    d, n, enc = payload.k / payload.dimension, payload.dimension / nranks, _encoding(payload)
+    steps = sum(alpha_s + sparse_message_bytes(n, d, s, **enc) * beta_s_per_byte for s in range(1, nranks))
+    return steps + (nranks - 1) * (alpha_s + sparse_message_bytes(n, d, nranks, **enc) * beta_s_per_byte)
+
+
+def sparse_ring_ring_allreduce_time(
+    nranks: int,
+    payload: SparsePayload,
+    gpus_per_node: int,
+    intra_alpha_s: float,
+    intra_beta_s_per_byte: float,
+    inter_alpha_s: float,
+    inter_beta_s_per_byte: float,
+) -> float:
+    """Topology-aware sparse all-reduce (intra ring, inter rings, inter and intra all-gathers), seconds.
+
+    With ``g`` GPUs per node and ``q = p / g`` nodes::
+
+        T = Σ_{s=1}^{g-1} (α_a + S(N/g, s) β_a)                 intra reduce-scatter
+          + Σ_{s=1}^{q-1} (α_e + S(N/(g q), g s) β_e)           inter reduce-scatter
+          + (q - 1) (α_e + S(N/(g q), p) β_e)                   inter all-gather
+          + (g - 1) (α_a + S(N/g, p) β_a)                       intra all-gather
+
+    ``β_e`` includes the sharing of a node's network ports by its ``g`` concurrent
+    inter-node rings.
+
+    References
+    ----------
+    Nguyen, T. T., Wahib, M. and Takano, R. (2019). Topology-aware sparse allreduce
+    for large-scale deep learning. IPCCC 2019.
+    """
+    g, q = gpus_per_node, nranks // gpus_per_node
+    d, enc = payload.k / payload.dimension, _encoding(payload)
+    n_intra, n_inter = payload.dimension / g, payload.dimension / nranks
+    intra = sum(intra_alpha_s + sparse_message_bytes(n_intra, d, s, **enc) * intra_beta_s_per_byte for s in range(1, g))
+    inter = sum(inter_alpha_s + sparse_message_bytes(n_inter, d, g * s, **enc) * inter_beta_s_per_byte for s in range(1, q))
+    inter += (q - 1) * (inter_alpha_s + sparse_message_bytes(n_inter, d, nranks, **enc) * inter_beta_s_per_byte)
+    intra += (g - 1) * (intra_alpha_s + sparse_message_bytes(n_intra, d, nranks, **enc) * intra_beta_s_per_byte)
+    return intra + inter
+
+
+def topk_allgather_time(nranks: int, payload: SparsePayload, alpha_s: float, beta_s_per_byte: float) -> float:
+    """All-gather of every rank's k nonzeros by ``p - 1`` pairwise rounds, seconds.
+
+    ``T = (p - 1) (α + S(N, 1) β)`` (pairwise exchange, Thakur et al. 2005).
+    """
+    d = payload.k / payload.dimension
+    return (nranks - 1) * (alpha_s + sparse_message_bytes(payload.dimension, d, 1, **_encoding(payload)) * beta_s_per_byte)
+
+
+def ssar_recursive_doubling_time(nranks: int, payload: SparsePayload, alpha_s: float, beta_s_per_byte: float) -> float:
+    """SparCML's SSAR_Recursive_double, seconds: ``T = Σ_{i=0}^{log2 p - 1} (α + S(N, 2^i) β)``.
+
+    References
+    ----------
+    Renggli et al. (2019), SparCML, Sec. 4 and its cost analysis.
+    """
+    d, enc = payload.k / payload.dimension, _encoding(payload)
+    steps = max(1, math.ceil(math.log2(nranks)))
+    return sum(alpha_s + sparse_message_bytes(payload.dimension, d, 2**i, **enc) * beta_s_per_byte for i in range(steps))
+
+
+def split_allgather_time(
+    nranks: int, payload: SparsePayload, alpha_s: float, beta_s_per_byte: float, *, dense_all_gather: bool = False
+) -> float:
+    """SparCML's SSAR/DSAR_Split_allgather by pairwise rounds, seconds.
+
+    ``T = (p - 1) (α + S(N/p, 1) β) + (p - 1) (α + A β)`` with ``A = S(N/p, p)``
+    (SSAR) or ``h + (N/p) b_v`` (DSAR, dense all-gather).
+    """
+    d, enc, n = payload.k / payload.dimension, _encoding(payload), payload.dimension / nranks
+    gather = payload.header_bytes + n * payload.value_bytes if dense_all_gather else sparse_message_bytes(n, d, nranks, **enc)
+    scatter = sparse_message_bytes(n, d, 1, **enc)
+    return (nranks - 1) * (2 * alpha_s + (scatter + gather) * beta_s_per_byte)
+
+
+def gtopk_time(nranks: int, payload: SparsePayload, alpha_s: float, beta_s_per_byte: float) -> float:
+    """gTop-k: tree reduction with top-k re-selection then broadcast, seconds.
+
+    ``T = 2 ceil(log2 p) (α + S_k β)`` with ``S_k = h + min(k (b_i + b_v), N b_v)``
+    (Shi et al. 2019 give ``2 α log p + 4 k β log p`` for 4-byte indices and values).
+    """
+    message = payload.header_bytes + min(
+        payload.k * (payload.index_bytes + payload.value_bytes), payload.dimension * payload.value_bytes
+    )
+    return 2 * math.ceil(math.log2(nranks)) * (alpha_s + message * beta_s_per_byte)
+
+
+def pattern_alpha_beta(network: Network, pairs: list[tuple[int, int]]) -> tuple[float, float]:
+    """α and effective β of a step in which every pair sends a message of equal size at once.
+
+    ``α`` is the largest route latency; ``β`` the largest ``(routes using link) /
+    bandwidth(link)`` over the links used, i.e. the bottleneck link shared fairly.
+    """
+    load: dict[int, int] = {}
+    for src, dst in pairs:
+        for link in network.route(src, dst):
+            load[link] = load.get(link, 0) + 1
+    alpha = max(network.route_latency_s(src, dst) for src, dst in pairs)
+    beta = max(count / network.bandwidth_Bps[link] for link, count in load.items())
+    return alpha, beta
+
+
+def _worst(network: Network, patterns: list[list[tuple[int, int]]]) -> tuple[float, float]:
+    found = [pattern_alpha_beta(network, pairs) for pairs in patterns if pairs]
+    return max(a for a, _ in found), max(b for _, b in found)
+
+
+def _shifts(nranks: int) -> list[list[tuple[int, int]]]:
+    return [[(r, (r + s) % nranks) for r in range(nranks)] for s in range(1, nranks)]
+
+
+def _sparse_ring_model(network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload) -> float:
+    return sparse_ring_allreduce_time(nranks, payload, *_worst(network, _shifts(nranks)[:1]))
+
+
+def _sparse_ring_ring_model(
+    network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload, gpus_per_node: int = 4
+) -> float:
+    g = gpus_per_node
+    intra = [(r, r - r % g + (r + 1) % g) for r in range(nranks)] if g > 1 else []
+    inter = [(r, (r + g) % nranks) for r in range(nranks)] if nranks > g else []
+    a_alpha, a_beta = pattern_alpha_beta(network, intra) if intra else (0.0, 0.0)
+    e_alpha, e_beta = pattern_alpha_beta(network, inter) if inter else (0.0, 0.0)
+    return sparse_ring_ring_allreduce_time(nranks, payload, g, a_alpha, a_beta, e_alpha, e_beta)
+
+
+def _topk_allgather_model(network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload) -> float:
+    return topk_allgather_time(nranks, payload, *_worst(network, _shifts(nranks)))
+
+
+def _recursive_doubling_model(network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload) -> float:
+    d, enc = payload.k / payload.dimension, _encoding(payload)
+    total, distance, merged = 0.0, 1, 1
+    while distance < nranks:
+        alpha, beta = pattern_alpha_beta(network, [(r, r ^ distance) for r in range(nranks)])
+        total += alpha + sparse_message_bytes(payload.dimension, d, merged, **enc) * beta
+        distance, merged = 2 * distance, 2 * merged
+    return total
+
+
+def _ssar_split_model(network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload) -> float:
+    return split_allgather_time(nranks, payload, *_worst(network, _shifts(nranks)))
+
+
+def _dsar_split_model(network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload) -> float:
+    return split_allgather_time(nranks, payload, *_worst(network, _shifts(nranks)), dense_all_gather=True)
+
+
+def _gtopk_model(
+    network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload, k: int | None = None
+) -> float:
+    tree = []
+    distance = 1
+    while distance < nranks:
+        tree.append([(r + distance, r) for r in range(0, nranks, 2 * distance) if r + distance < nranks])
+        distance *= 2
+    chosen = payload if k is None else SparsePayload(**{**payload.describe(), "density": k / payload.dimension})
+    return gtopk_time(nranks, chosen, *_worst(network, tree))
+
+
+SPARSE_MODELS = MappingProxyType(
+    {
+        "topk_allgather": _topk_allgather_model,
+        "ssar_recursive_doubling": _recursive_doubling_model,
+        "ssar_split_allgather": _ssar_split_model,
+        "dsar_split_allgather": _dsar_split_model,
+        "gtopk": _gtopk_model,
+        "sparse_ring": _sparse_ring_model,
+        "sparse_ring_ring": _sparse_ring_ring_model,
+    }
+)
+
+MODELS = MappingProxyType({**MODELS, **SPARSE_MODELS})
+
+
+def sparse_fill_in(schedule: Schedule) -> pd.DataFrame:
+    """Measured fill-in of a sparse schedule beside the uniform expectation.
+
+    One row per ``(stage, merged)``: ``transfers``, mean ``entries`` and ``nnz`` per
+    message, ``measured`` density (``nnz / entries`` over the group), ``expected``
+    density ``1 - (1 - k/N)^m`` and the fraction of messages sent ``dense``.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        Built by :mod:`simnet.algorithms.sparse` (``schedule.params["payload"]``
+        holds ``dimension`` and ``density``; transfers hold ``nnz`` and ``merged``).
+    """
+    spec = schedule.params["payload"]
+    value_bytes = spec["value_bytes"]
+    density = max(1, min(spec["dimension"], round(spec["density"] * spec["dimension"]))) / spec["dimension"]
+    rows = pd.DataFrame(
+        {
+            "stage": [t.stage for t in schedule.transfers],
+            "merged": [t.merged for t in schedule.transfers],
+            "entries": [sum(schedule.chunk_bytes[c] for c in t.chunks) // value_bytes for t in schedule.transfers],
+            "nnz": [t.nnz for t in schedule.transfers],
+            "dense": [bool(t.dense) for t in schedule.transfers],
+        }
+    )
+    grouped = rows.groupby(["stage", "merged"], sort=False)
+    table = grouped.agg(transfers=("nnz", "size"), entries=("entries", "mean"), nnz=("nnz", "mean"), dense=("dense", "mean"))
+    table["measured"] = grouped["nnz"].sum() / grouped["entries"].sum()
+    table["expected"] = [expected_density(density, m) for m in table.index.get_level_values("merged")]
+    return table.reset_index()

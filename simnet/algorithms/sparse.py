@@ -76,6 +76,7 @@ class _Send:
     deps: tuple[int, ...]
     stage: str
     dense: bool | None = None
+    own: bool = False
 
 
 @dataclass(eq=False)
@@ -89,6 +90,10 @@ class _Part:
 
 class _Plan:
     """Messages laid out in order; dependencies follow from buffer reads and writes.
+
+    ``deps`` replaces the derived dependencies (exchanges), ``after`` adds to them
+    (rounds of a pairwise exchange); an ``own`` message carries the sender's own
+    vector rather than its buffer (the all-gather of top-k vectors).
 
     A read of ``(rank, chunk)`` waits for the writes that produced it; a write waits
     for the earlier reads and writes of the buffer, except that reductions into the
@@ -113,7 +118,9 @@ class _Plan:
         *,
         dense: bool | None = None,
         deps: tuple[int, ...] | None = None,
+        after: tuple[int, ...] = (),
         ordered: bool = False,
+        own: bool = False,
     ) -> int:
         index = len(self.sends)
         found: set[int] = set()
@@ -140,9 +147,25 @@ class _Plan:
                 self._writes[target] = [index]
                 self._write_op[target] = op
                 self._reads[target] = []
-        chosen = tuple(sorted(found)) if deps is None else tuple(sorted(deps))
-        self.sends.append(_Send(src, dst, tuple(chunks), op, chosen, stage, dense))
+        chosen = tuple(sorted(found | set(after))) if deps is None else tuple(sorted(deps))
+        self.sends.append(_Send(src, dst, tuple(chunks), op, chosen, stage, dense, own))
         return index
+
+    def pairwise(self, nranks: int, send) -> None:
+        """``p - 1`` rounds; in round ``s`` rank ``r`` sends to ``r + s`` once its round ``s - 1``
+        send and receive have finished (pairwise exchange, Thakur et al. 2005).
+
+        ``send(rank, peer, after)`` adds one message and returns its index.
+        """
+        sent: dict[int, int] = {}
+        received: dict[int, int] = {}
+        for shift in range(1, nranks):
+            now_sent, now_received = {}, {}
+            for rank in range(nranks):
+                peer = (rank + shift) % nranks
+                after = tuple(i for i in (sent.get(rank), received.get(rank)) if i is not None)
+                now_sent[rank] = now_received[peer] = send(rank, peer, after)
+            sent, received = now_sent, now_received
 
     def ring_reduce_scatter(self, ring: list[int], segments: list[tuple[int, ...]], stage: str) -> None:
         """Ring reduce-scatter: afterwards ``ring[i]`` holds segment ``(i + 1) % q`` reduced."""
@@ -215,6 +238,9 @@ def _union(parts: list[_Part], key: int) -> _Part:
     return _Part(key, indices[starts], np.add.reduceat(values, starts) if indices.size else values)
 
 
+_EMPTY = np.empty(0, dtype=np.uint32)
+
+
 def _top_k(part: _Part, k: int) -> _Part:
     if part.indices.size <= k:
         return part
@@ -222,11 +248,51 @@ def _top_k(part: _Part, k: int) -> _Part:
     return _Part(part.key, part.indices[keep], part.values[keep])
 
 
-def _levels(sends: list) -> list[int]:
-    level = []
+def _waves(sends: list) -> list[list[int]]:
+    level: list[int] = []
     for s in sends:
         level.append(1 + max((level[d] for d in s.deps), default=-1))
-    return level
+    waves: list[list[int]] = [[] for _ in range(max(level, default=-1) + 1)]
+    for i, depth in enumerate(level):
+        waves[depth].append(i)
+    return waves
+
+
+def _liveness(sends: list, waves: list[list[int]], keep_final: bool) -> tuple[dict, dict]:
+    """Whether a buffer's contents are still needed after each read and each write of it.
+
+    Walking backwards, a buffer is needed before a read, not before a copy into it,
+    and before a reduction into it exactly when it is needed after (the sum carries
+    it). Contents nobody needs are dropped to keep memory to what is live.
+    """
+    events: dict[tuple[int, int], list[tuple[str, int]]] = {}
+    for wave in waves:
+        for i in wave:
+            if not sends[i].own:
+                for c in sends[i].chunks:
+                    events.setdefault((sends[i].src, c), []).append(("read", i))
+        for i in wave:
+            for c in sends[i].chunks:
+                events.setdefault((sends[i].dst, c), []).append((sends[i].op, i))
+    after_read: dict[tuple[int, int], bool] = {}
+    after_write: dict[tuple[int, int], bool] = {}
+    for (_, c), history in events.items():
+        needed = keep_final
+        for kind, i in reversed(history):
+            if kind == "read":
+                after_read[(i, c)] = needed
+                needed = True
+            else:
+                after_write[(i, c)] = needed
+                needed = needed and kind == "reduce"
+    return after_read, after_write
+
+
+def _keys(parts: tuple[_Part, ...]) -> int:
+    key = 0
+    for p in parts:
+        key |= p.key
+    return key
 
 
 def _run(
@@ -236,6 +302,7 @@ def _run(
     vectors: list[SparseVector],
     *,
     select_k: int | None = None,
+    keep_final: bool = True,
 ) -> Execution:
     nchunks = len(bounds) - 1
     cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -254,13 +321,12 @@ def _run(
                 for c in range(nchunks)
             ]
         )
+    originals = [[parts[0] for parts in row] for row in state]
 
     def merge(parts: tuple[_Part, ...], chunk: int) -> _Part:
         if len(parts) == 1:
             return parts[0]
-        key = 0
-        for p in parts:
-            key |= p.key
+        key = _keys(parts)
         if select_k is None:
             found = cache.get((chunk, key))
             if found is not None:
@@ -270,24 +336,24 @@ def _run(
             cache[(chunk, key)] = merged
         return merged
 
+    def dropped(parts: tuple[_Part, ...]) -> tuple[_Part, ...]:
+        return (_Part(_keys(parts), _EMPTY, None),)
+
     nnz = [0] * len(sends)
     merged_count = [0] * len(sends)
-    levels = _levels(sends)
-    order = sorted(range(len(sends)), key=lambda i: (levels[i], i))
-    position = 0
-    while position < len(order):
-        level = levels[order[position]]
-        wave = []
-        while position < len(order) and levels[order[position]] == level:
-            wave.append(order[position])
-            position += 1
+    waves = _waves(sends)
+    after_read, after_write = _liveness(sends, waves, keep_final)
+    for wave in waves:
         payloads = {}
         for i in wave:
             s = sends[i]
             parts = []
             for c in s.chunks:
+                if s.own:
+                    parts.append(originals[s.src][c])
+                    continue
                 part = merge(state[s.src][c], c)
-                state[s.src][c] = (part,)
+                state[s.src][c] = (part,) if after_read[(i, c)] else dropped((part,))
                 parts.append(part)
             payloads[i] = parts
             nnz[i] = sum(p.indices.size for p in parts)
@@ -296,19 +362,18 @@ def _run(
             s = sends[i]
             for c, part in zip(s.chunks, payloads[i]):
                 if s.op == "copy":
-                    state[s.dst][c] = (part,)
-                    continue
-                held = 0
-                for p in state[s.dst][c]:
-                    held |= p.key
-                if held & part.key:
-                    twice = [r for r in range(nranks) if held & part.key >> r & 1]
-                    raise ScheduleError(
-                        f"rank {s.dst}, chunk {c}: transfer {i} counts the contributions of ranks {twice} twice"
-                    )
-                state[s.dst][c] = state[s.dst][c] + (part,)
-                if select_k is not None:
-                    state[s.dst][c] = (_top_k(merge(state[s.dst][c], c), select_k),)
+                    held = (part,)
+                else:
+                    overlap = _keys(state[s.dst][c]) & part.key
+                    if overlap:
+                        twice = [r for r in range(nranks) if overlap >> r & 1]
+                        raise ScheduleError(
+                            f"rank {s.dst}, chunk {c}: transfer {i} counts the contributions of ranks {twice} twice"
+                        )
+                    held = state[s.dst][c] + (part,)
+                    if select_k is not None and after_write[(i, c)]:
+                        held = (_top_k(merge(held, c), select_k),)
+                state[s.dst][c] = held if after_write[(i, c)] else dropped(held)
     return Execution(tuple(nnz), tuple(merged_count), state, bounds, merge)
 
 
@@ -340,7 +405,8 @@ def execute(schedule: Schedule, payload: SparsePayload, *, values: bool = True) 
     ScheduleError
         If a message would count a rank's contribution twice.
     """
-    sends = [_Send(t.src, t.dst, t.chunks, t.op, t.deps, t.stage) for t in schedule.transfers]
+    own = bool(schedule.params.get("sends_own"))
+    sends = [_Send(t.src, t.dst, t.chunks, t.op, t.deps, t.stage, own=own) for t in schedule.transfers]
     select_k = schedule.params.get("select_k")
     vectors = [payload.vector(r, values=values or select_k is not None) for r in range(schedule.nranks)]
     return _run(sends, schedule.nranks, _bounds(schedule, payload), vectors, select_k=select_k)
@@ -374,7 +440,7 @@ def _finish(
     params: dict | None = None,
 ) -> Schedule:
     vectors = [payload.vector(r, values=select_k is not None) for r in range(nranks)]
-    run = _run(plan.sends, nranks, bounds, vectors, select_k=select_k)
+    run = _run(plan.sends, nranks, bounds, vectors, select_k=select_k, keep_final=False)
     entries = np.diff(bounds)
     transfers = []
     for i, s in enumerate(plan.sends):
@@ -433,10 +499,12 @@ def topk_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload) -> S
     """
     _check(nranks, size_bytes, payload)
     plan = _Plan()
-    for shift in range(1, nranks):
-        for rank in range(nranks):
-            plan.send(rank, (rank + shift) % nranks, (0,), "reduce", "all_gather", deps=())
-    return _finish("topk_allgather", nranks, payload, plan, _entry_bounds(payload.dimension, 1))
+    plan.pairwise(
+        nranks, lambda rank, peer, after: plan.send(rank, peer, (0,), "reduce", "all_gather", deps=after, own=True)
+    )
+    return _finish(
+        "topk_allgather", nranks, payload, plan, _entry_bounds(payload.dimension, 1), params={"sends_own": True}
+    )
 
 
 def ssar_recursive_doubling(nranks: int, size_bytes: int, *, payload: SparsePayload) -> Schedule:
@@ -485,13 +553,13 @@ def ssar_recursive_doubling(nranks: int, size_bytes: int, *, payload: SparsePayl
 def _split_allgather(name: str, nranks: int, size_bytes: int, payload: SparsePayload, dense: bool | None) -> Schedule:
     _check(nranks, size_bytes, payload)
     plan = _Plan()
-    for shift in range(1, nranks):
-        for rank in range(nranks):
-            owner = (rank + shift) % nranks
-            plan.send(rank, owner, (owner,), "reduce", "reduce_scatter")
-    for shift in range(1, nranks):
-        for owner in range(nranks):
-            plan.send(owner, (owner + shift) % nranks, (owner,), "copy", "all_gather", dense=dense)
+    plan.pairwise(
+        nranks, lambda rank, owner, after: plan.send(rank, owner, (owner,), "reduce", "reduce_scatter", after=after)
+    )
+    plan.pairwise(
+        nranks,
+        lambda owner, peer, after: plan.send(owner, peer, (owner,), "copy", "all_gather", dense=dense, after=after),
+    )
     return _finish(name, nranks, payload, plan, _entry_bounds(payload.dimension, nranks))
 
 

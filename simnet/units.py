@@ -39,6 +39,7 @@ __all__ = [
     "parse_time",
     "parse_bandwidth",
     "parse_fraction",
+    "parse_count",
     "format_size",
     "format_time",
     "format_bandwidth",
@@ -190,6 +191,21 @@ def parse_fraction(text: str | int | float) -> float:
                 raise UnitError(f"fraction {text!r} divides by zero")
             return top / bottom
     return _parse(text, {"": 1.0}, "fraction", "1/128")
+
+
+def parse_count(text: str | int) -> int:
+    """Parse a whole count with an optional prefix: ``"32M"`` is 32 000 000, ``"16Mi"`` is 16 * 2**20.
+
+    Decimal prefixes (``k``, ``M``, ``G``, ...) are powers of 1000, binary ones
+    (``Ki``, ``Mi``, ``Gi``, ...) powers of 1024, as for sizes.
+
+    >>> parse_count("32M"), parse_count("1Ki"), parse_count(7)
+    (32000000, 1024, 7)
+    """
+    value = _parse(text, _DECIMAL | _BINARY, "count", "32M")
+    if value != math.floor(value):
+        raise UnitError(f"count {text!r} is not a whole number")
+    return int(value)
 
 
 def _scaled(value: float, steps: list[tuple[float, str]], digits: int) -> str:

@@ -18,6 +18,14 @@ algorithms (``blueconnect``, ``torus_2d``, ``hierarchical_ring``) given no
 (:func:`simnet.algorithms.hierarchy.default_factors`). Every error is a
 :class:`~simnet.errors.ScenarioError` naming the key path, e.g.
 ``topology.hosts: must be an integer ≥ 2, got 1``.
+
+A sparse scenario replaces ``sizes`` by a ``payload`` (see :class:`PayloadSpec`)::
+
+    payload: {kind: sparse, dimension: 32M, density: 1/128, distribution: uniform, seed: 1}
+
+Every combination of its ``dimension`` and ``density`` (each a value or a list) runs
+at the dense size ``dimension * value_bytes``; sparse algorithms receive the
+:class:`~simnet.payloads.SparsePayload` as their ``payload`` parameter.
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimat
 from simnet.errors import ScenarioError, SimnetError
 from simnet.models import critical_path_time, predict
 from simnet.network import LINK_MODELS, Network
+from simnet.payloads import DISTRIBUTIONS, SparsePayload
 from simnet.topology import BUILDERS
 from simnet.topology import build as topology_build
 
@@ -153,6 +162,40 @@ class SweepSpec(_Strict):
     points: list[dict[str, Any]] = Field(default_factory=list)
 
 
+def _as_list(value: Any) -> Any:
+    return value if isinstance(value, list) else [value]
+
+
+Count = Annotated[int, BeforeValidator(units.parse_count), Field(ge=1)]
+
+
+class PayloadSpec(_Strict):
+    """A sparse payload; keys as :class:`simnet.payloads.SparsePayload`, counts like ``32M``,
+    densities like ``1/128`` or ``0.5%``; ``dimension`` and ``density`` may be lists."""
+
+    kind: Literal["sparse"]
+    dimension: Annotated[list[Count], BeforeValidator(_as_list), Field(min_length=1)]
+    density: Annotated[list[Annotated[float, BeforeValidator(units.parse_fraction), Field(gt=0, le=1)]],
+                       BeforeValidator(_as_list), Field(min_length=1)] = [1 / 128]
+    distribution: Literal[DISTRIBUTIONS] = "uniform"  # type: ignore[valid-type]
+    seed: int = Field(0, ge=0)
+    index_bytes: int = Field(4, ge=1)
+    value_bytes: int = Field(4, ge=1)
+    header_bytes: int = Field(4, ge=0)
+    skew: float = Field(1.1, gt=0)
+    cluster: int = Field(64, ge=1)
+    indices_file: str = ""
+    values_file: str = ""
+
+    def payloads(self) -> list[SparsePayload]:
+        """One payload per (dimension, density), dimensions outermost."""
+        fixed = self.model_dump(exclude={"kind", "dimension", "density"})
+        try:
+            return [SparsePayload(dimension=n, density=d, **fixed) for n in self.dimension for d in self.density]
+        except SimnetError as error:
+            raise ScenarioError(error.message, path=f"payload.{error.path}") from None
+
+
 class Scenario(_Strict):
     """A validated scenario (see the module docstring for the YAML form)."""
 
@@ -160,7 +203,8 @@ class Scenario(_Strict):
     description: str = ""
     topology: dict[str, Any]
     collective: CollectiveSpec
-    sizes: list[Size] = Field(min_length=1)
+    sizes: list[Size] = []
+    payload: PayloadSpec | None = None
     network: NetworkSpec = NetworkSpec()
     sweep: SweepSpec | None = None
 
@@ -326,8 +370,13 @@ def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bo
         _raise_translated(error, path)
 
 
-def _algorithm_runs(collective: CollectiveSpec) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
-    """Per listed algorithm: its name, converted parameters, and each parameter's key path."""
+def _algorithm_runs(
+    collective: CollectiveSpec, supplied: tuple[str, ...] = ()
+) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
+    """Per listed algorithm: its name, converted parameters, and each parameter's key path.
+
+    `supplied` names parameters the scenario provides itself (``payload``).
+    """
     shared = dict(collective.model_extra or {})
     runs = []
     used_shared: set[str] = set()
@@ -341,7 +390,7 @@ def _algorithm_runs(collective: CollectiveSpec) -> list[tuple[str, dict[str, Any
         accepted = {_yaml_key(p) for p in _keyword_parameters(builder)}
         taken = {k: v for k, v in shared.items() if k in accepted}
         used_shared.update(taken)
-        what, skip = f"algorithm {name!r}", ("nranks", "size_bytes")
+        what, skip = f"algorithm {name!r}", ("nranks", "size_bytes", *supplied)
         params = call_with_units(builder, taken, path="collective", what=what, skip=skip, required=False)
         params |= call_with_units(builder, own, path=where, what=what, skip=skip, required=False)
         for parameter_name, (parameter, annotation) in _keyword_parameters(builder).items():
@@ -418,7 +467,14 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False) -> Scena
     try:
         network = scenario.network.network(build_topology(scenario.topology, force=force))
         scenario.network.simulate_kwargs(network.size)
-        _algorithm_runs(scenario.collective)
+        if scenario.payload is None and not scenario.sizes:
+            given = "sizes" in data
+            raise ScenarioError(f"must not be empty, got {data['sizes']!r}" if given else "missing", path="sizes")
+        if scenario.payload is not None and scenario.sizes:
+            raise ScenarioError("a sparse payload fixes the size (dimension * value_bytes); remove sizes", path="sizes")
+        _algorithm_runs(scenario.collective, _supplied(scenario))
+        if scenario.payload is not None:
+            scenario.payload.payloads()
     except SimnetError as error:
         raise error.at(source=source) from None
     return scenario
@@ -538,6 +594,10 @@ class Run:
     row: dict
 
 
+def _supplied(scenario: Scenario) -> tuple[str, ...]:
+    return ("payload",) if scenario.payload is not None else ()
+
+
 def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     """Simulate every (algorithm, size) of one point, in scenario order, with its models.
 
@@ -548,15 +608,22 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     network = scenario.network.network(build_topology(scenario.topology, force=force))
     nranks = network.size
     options = scenario.network.simulate_kwargs(nranks)
-    for name, params, origins in _algorithm_runs(scenario.collective):
+    cases = [(size, None) for size in scenario.sizes]
+    if scenario.payload is not None:
+        cases = [(payload.size_bytes, payload) for payload in scenario.payload.payloads()]
+    for name, params, origins in _algorithm_runs(scenario.collective, _supplied(scenario)):
         op, builder = ALGORITHMS[name][:2]
+        takes_payload = "payload" in _keyword_parameters(builder)
         if "factors" in inspect.signature(builder).parameters and "factors" not in params:
             params = params | {"factors": list(default_factors(network.graph, name))}
         transfers = 2 * nranks * (nranks - 1) * params.get("chunks", 1) * params.get("channels", 1)
         check_fits(f"{name} on {nranks:,} ranks (about {transfers:,} transfers)",
                    transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective")
-        shown = json.dumps({_yaml_key(k): v for k, v in params.items()}, sort_keys=True)
-        for size in scenario.sizes:
+        base = params
+        for size, payload in cases:
+            params = base | ({"payload": payload} if payload is not None and takes_payload else {})
+            described = {_yaml_key(k): v for k, v in base.items()}
+            shown = json.dumps(described | ({"payload": payload.describe()} if payload else {}), sort_keys=True)
             try:
                 schedule = builder(nranks, size, **params)
             except SimnetError as error:

@@ -24,6 +24,7 @@ from simnet.algorithms.dense import (
     torus_2d_allreduce,
 )
 from simnet.algorithms.primitives import all_gather, broadcast, reduce, reduce_scatter
+from simnet.algorithms.sparse import SPARSE_ALGORITHMS
 from simnet.errors import ScheduleError
 from simnet.schedule import Schedule
 
@@ -44,6 +45,7 @@ __all__ = [
     "hierarchical_ring_allreduce",
     "torus_2d_allreduce",
     "blueconnect_allreduce",
+    "SPARSE_ALGORITHMS",
 ]
 
 
@@ -150,6 +152,8 @@ ALGORITHMS = MappingProxyType(
         "reduce": Algorithm("reduce", reduce, "binomial-tree reduce", "⌈log2 p⌉·(α + nβ + nγ)"),
     }
 )
+
+ALGORITHMS = MappingProxyType({**ALGORITHMS, **{name: Algorithm(*entry) for name, entry in SPARSE_ALGORITHMS.items()}})
 
 
 def all_reduce(nranks: int, size_bytes: int, *, algorithm: str = "ring", **params) -> Schedule:

@@ -780,12 +780,47 @@ def sparse_ring_ring(nranks: int, size_bytes: int, *, payload: SparsePayload, gp
 
 SPARSE_ALGORITHMS = MappingProxyType(
     {
-        "topk_allgather": ("allreduce", topk_allgather),
-        "ssar_recursive_doubling": ("allreduce", ssar_recursive_doubling),
-        "ssar_split_allgather": ("allreduce", ssar_split_allgather),
-        "dsar_split_allgather": ("allreduce", dsar_split_allgather),
-        "gtopk": ("allreduce", gtopk),
-        "sparse_ring": ("allreduce", sparse_ring),
-        "sparse_ring_ring": ("allreduce", sparse_ring_ring),
+        "topk_allgather": (
+            "allreduce",
+            topk_allgather,
+            "every rank sends its k (index, value) pairs to every other rank; local sum",
+            "(p-1)(α + S(N,1)β)   [S(n,m) = h + min(n f(m)(b_i+b_v), n b_v), f(m) = 1-(1-d)^m]",
+        ),
+        "ssar_recursive_doubling": (
+            "allreduce",
+            ssar_recursive_doubling,
+            "SparCML: log2 p exchanges of the whole sparse sum, dense once smaller",
+            "Σ_i (α + S(N, 2^i)β)   [p = 2^k]",
+        ),
+        "ssar_split_allgather": (
+            "allreduce",
+            ssar_split_allgather,
+            "SparCML: sparse reduce of p index ranges at their owners, sparse all-gather",
+            "(p-1)(2α + (S(N/p,1) + S(N/p,p))β)",
+        ),
+        "dsar_split_allgather": (
+            "allreduce",
+            dsar_split_allgather,
+            "SparCML: sparse reduce of p index ranges at their owners, dense all-gather",
+            "(p-1)(2α + (S(N/p,1) + h + N/p·b_v)β)",
+        ),
+        "gtopk": (
+            "allreduce",
+            gtopk,
+            "Shi et al.: binomial-tree reduce re-selecting the top-k, then broadcast (lossy)",
+            "2⌈log2 p⌉(α + S_k β)   [S_k = h + k(b_i+b_v)]",
+        ),
+        "sparse_ring": (
+            "allreduce",
+            sparse_ring,
+            "ring reduce-scatter + all-gather on sparse segments",
+            "Σ_s (α + S(N/p,s)β) + (p-1)(α + S(N/p,p)β)",
+        ),
+        "sparse_ring_ring": (
+            "allreduce",
+            sparse_ring_ring,
+            "Nguyen et al.: intra-node sparse ring RS, inter-node rings per local GPU, AG back",
+            "Σ_s(α_a + S(N/g,s)β_a) + Σ_s(α_e + S(N/p,gs)β_e) + (q-1)(α_e + S(N/p,p)β_e) + (g-1)(α_a + S(N/g,p)β_a)",
+        ),
     }
 )

@@ -208,3 +208,43 @@ def test_topology_aware_sparse_ring_ring_beats_flat_sparse_and_dense_ring():
     times["ring"] = simulate(network, ring_allreduce(16, payload.size_bytes)).time_s
     best = min(times, key=times.get)
     assert best == "sparse_ring_ring", times
+
+
+SPARSE_SCENARIO = {
+    "name": "sparse",
+    "topology": {"builder": "switch", "hosts": 4, "bandwidth": "100 Gbps", "latency": "1 us"},
+    "collective": {"algorithms": ["ring", "sparse_ring", {"name": "sparse_ring_ring", "gpus_per_node": 2}]},
+    "payload": {"kind": "sparse", "dimension": "4k", "density": ["1/16", "50%"], "seed": 2},
+}
+
+
+def test_scenario_payload_key_runs_every_dimension_and_density():
+    from simnet.scenario import parse_scenario, run
+
+    scenario = parse_scenario(SPARSE_SCENARIO)
+    assert [(p.dimension, p.density) for p in scenario.payload.payloads()] == [(4000, 1 / 16), (4000, 0.5)]
+    rows = run(scenario)
+    assert len(rows) == 6 and set(rows["size_bytes"]) == {16_000}
+    sparse = rows[rows["algorithm"] == "sparse_ring"]
+    assert sparse["sim_time_s"].iloc[0] < sparse["sim_time_s"].iloc[1]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"payload": {"kind": "sparse", "dimension": "4k", "density": "2"}}, "payload.density[0]"),
+        ({"payload": {"kind": "dense", "dimension": 10}}, "payload.kind"),
+        ({"sizes": ["1 MiB"]}, "sizes: a sparse payload fixes the size"),
+        ({"payload": None}, "collective.algorithms[1].payload: missing"),
+    ],
+)
+def test_scenario_payload_errors_name_their_key(change, message):
+    from simnet.errors import ScenarioError
+    from simnet.scenario import parse_scenario
+
+    data = {**SPARSE_SCENARIO, **change}
+    if change.get("payload", 1) is None:
+        data = {k: v for k, v in data.items() if k != "payload"} | {"sizes": ["1 KiB"]}
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(data)
+    assert str(raised.value).startswith(message), str(raised.value)

@@ -28,9 +28,10 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f}"
 
 
-def study(gpus: list[int], dimensions: list[str], densities: list[str], seed: int) -> list[str]:
+def study(gpus: list[int], dimensions: list[str], densities: list[str], seed: int) -> None:
+    """Print the table row by row as the cases finish."""
     header = ["GPUs", "N", "d", *EXACT, "ring (dense)", "gtopk (lossy)", "best exact", "vs next", "vs ring"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    print("| " + " | ".join(header) + " |\n|" + "---|" * len(header), flush=True)
     for count in gpus:
         network = abci_like(count // 4)
         for dimension in dimensions:
@@ -46,8 +47,7 @@ def study(gpus: list[int], dimensions: list[str], densities: list[str], seed: in
                 ranked = sorted(EXACT, key=times.get)
                 row = [str(count), dimension, density, *cells[:-1], _ms(ring), cells[-1], ranked[0]]
                 row += [f"{times[ranked[1]] / times[ranked[0]]:.2f}x", f"{ring / times[ranked[0]]:.2f}x"]
-                lines.append("| " + " | ".join(row) + " |")
-    return lines
+                print("| " + " | ".join(row) + " |", flush=True)
 
 
 def main() -> None:
@@ -58,10 +58,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     start = time.perf_counter()
-    lines = study(
-        [int(g) for g in args.gpus.split(",")], args.dimensions.split(","), args.densities.split(","), args.seed
-    )
-    print("\n".join(lines))
+    study([int(g) for g in args.gpus.split(",")], args.dimensions.split(","), args.densities.split(","), args.seed)
     print(f"\n(simulated in {format_time(time.perf_counter() - start)} of wall time)")
 
 

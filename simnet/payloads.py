@@ -223,18 +223,24 @@ class SparsePayload:
         return SparseVector(indices, vals)
 
     def _finish(self, rng: np.random.Generator, unique: np.ndarray) -> np.ndarray:
-        if unique.size > self.k:
-            unique = np.sort(rng.choice(unique, self.k, replace=False))
+        """Keep a uniformly random `k` of the sorted unique candidates, still sorted."""
+        excess = unique.size - self.k
+        if excess > 0:
+            keep = np.ones(unique.size, dtype=bool)
+            keep[np.argpartition(rng.random(unique.size), excess - 1)[:excess]] = False
+            unique = unique[keep]
         return unique.astype(index_dtype(self.dimension), copy=False)
 
     def _uniform(self, rng: np.random.Generator, initial: np.ndarray | None = None) -> np.ndarray:
         n, k = self.dimension, self.k
         if 2 * k > n:
             return self._finish(rng, np.sort(rng.permutation(n)[:k]))
-        unique = np.empty(0, dtype=np.int64) if initial is None else initial
+        dtype = index_dtype(n)
+        unique = np.empty(0, dtype=dtype) if initial is None else initial.astype(dtype)
         while unique.size < k:
             missing = k - unique.size
-            draw = rng.integers(0, n, size=missing + missing // 8 + 16, dtype=np.int64)
+            margin = int(missing * (k + missing) / n) + 16
+            draw = rng.integers(0, n, size=missing + margin, dtype=dtype)
             unique = _sorted_unique(np.concatenate((unique, draw)))
         return self._finish(rng, unique)
 

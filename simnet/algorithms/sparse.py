@@ -475,6 +475,21 @@ def _finish(
     )
 
 
+_PARAMETERS = """nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Dense size ``N * value_bytes``, bytes (must equal ``payload.size_bytes``).
+    payload : SparsePayload
+        The ranks' sparse vectors and their encoding."""
+
+
+def _documented(builder):
+    """Fill the shared ``{parameters}`` block of a builder's docstring."""
+    builder.__doc__ = builder.__doc__.replace("{parameters}", _PARAMETERS)
+    return builder
+
+
+@_documented
 def topk_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload) -> Schedule:
     """All-gather of every rank's top-k (index, value) pairs, summed locally.
 
@@ -485,12 +500,7 @@ def topk_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload) -> S
 
     Parameters
     ----------
-    nranks : int
-        Ranks ``p`` ≥ 2.
-    size_bytes : int
-        Dense size ``N * value_bytes``, bytes (must match `payload`).
-    payload : SparsePayload
-        The ranks' sparse vectors and their encoding.
+    {parameters}
 
     Returns
     -------
@@ -563,6 +573,7 @@ def _split_allgather(name: str, nranks: int, size_bytes: int, payload: SparsePay
     return _finish(name, nranks, payload, plan, _entry_bounds(payload.dimension, nranks))
 
 
+@_documented
 def ssar_split_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload) -> Schedule:
     """SparCML's SSAR_Split_allgather: split the index space, reduce each range at its owner, all-gather.
 
@@ -574,12 +585,7 @@ def ssar_split_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload
 
     Parameters
     ----------
-    nranks : int
-        Ranks ``p`` ≥ 2.
-    size_bytes : int
-        Dense size ``N * value_bytes``, bytes.
-    payload : SparsePayload
-        The ranks' sparse vectors.
+    {parameters}
 
     Returns
     -------
@@ -594,6 +600,7 @@ def ssar_split_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload
     return _split_allgather("ssar_split_allgather", nranks, size_bytes, payload, None)
 
 
+@_documented
 def dsar_split_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload) -> Schedule:
     """SparCML's DSAR_Split_allgather: as :func:`ssar_split_allgather`, but the all-gather is dense.
 
@@ -602,12 +609,7 @@ def dsar_split_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload
 
     Parameters
     ----------
-    nranks : int
-        Ranks ``p`` ≥ 2.
-    size_bytes : int
-        Dense size ``N * value_bytes``, bytes.
-    payload : SparsePayload
-        The ranks' sparse vectors.
+    {parameters}
 
     Returns
     -------
@@ -676,6 +678,7 @@ def gtopk(nranks: int, size_bytes: int, *, payload: SparsePayload, k: int | None
     return _finish("gtopk", nranks, payload, plan, _entry_bounds(payload.dimension, 1), select_k=k)
 
 
+@_documented
 def sparse_ring(nranks: int, size_bytes: int, *, payload: SparsePayload) -> Schedule:
     """Ring reduce-scatter and all-gather on sparse segments.
 
@@ -686,12 +689,7 @@ def sparse_ring(nranks: int, size_bytes: int, *, payload: SparsePayload) -> Sche
 
     Parameters
     ----------
-    nranks : int
-        Ranks ``p`` ≥ 2.
-    size_bytes : int
-        Dense size ``N * value_bytes``, bytes.
-    payload : SparsePayload
-        The ranks' sparse vectors.
+    {parameters}
 
     Returns
     -------

@@ -242,9 +242,15 @@ _EMPTY = np.empty(0, dtype=np.uint32)
 
 
 def _top_k(part: _Part, k: int) -> _Part:
-    if part.indices.size <= k:
+    """The `k` entries of largest magnitude; among equal magnitudes the lower indices win."""
+    size = part.indices.size
+    if size <= k:
         return part
-    keep = np.sort(np.lexsort((part.indices, -np.abs(part.values)))[:k])
+    magnitude = np.abs(part.values)
+    threshold = np.partition(magnitude, size - k)[size - k]
+    keep = magnitude > threshold
+    ties = np.flatnonzero(magnitude == threshold)
+    keep[ties[: k - int(keep.sum())]] = True
     return _Part(part.key, part.indices[keep], part.values[keep])
 
 

@@ -248,3 +248,12 @@ def test_scenario_payload_errors_name_their_key(change, message):
     with pytest.raises(ScenarioError) as raised:
         parse_scenario(data)
     assert str(raised.value).startswith(message), str(raised.value)
+
+
+def test_gtopk_breaks_magnitude_ties_by_lower_index(tmp_path):
+    for rank in range(4):
+        np.save(tmp_path / f"idx_{rank}.npy", np.arange(rank, 40, 4 - rank % 2))
+    payload = SparsePayload(dimension=40, distribution="file", indices_file=str(tmp_path / "idx_{rank}.npy"))
+    schedule = gtopk(4, payload.size_bytes, payload=payload, k=5)
+    result = execute(schedule, payload).result(2)
+    np.testing.assert_allclose(densify(result, 40), reference_gtopk(payload, 4, 5))

@@ -40,10 +40,10 @@ def study(gpus: list[int], dimensions: list[str], densities: list[str], seed: in
                 times, cells = {}, []
                 for name in [*EXACT, "gtopk"]:
                     schedule = SPARSE_ALGORITHMS[name][1](count, payload.size_bytes, payload=payload)
-                    times[name] = simulate(network, schedule).time_s
+                    times[name] = simulate(network, schedule, model="fifo").time_s
                     model = predict(name, network, count, payload.size_bytes, payload=payload)
                     cells.append(f"{_ms(times[name])} ({_ms(model)})")
-                ring = simulate(network, ring_allreduce(count, payload.size_bytes)).time_s
+                ring = simulate(network, ring_allreduce(count, payload.size_bytes), model="fifo").time_s
                 ranked = sorted(EXACT, key=times.get)
                 row = [str(count), dimension, density, *cells[:-1], _ms(ring), cells[-1], ranked[0]]
                 row += [f"{times[ranked[1]] / times[ranked[0]]:.2f}x", f"{ring / times[ranked[0]]:.2f}x"]

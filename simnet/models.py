@@ -866,7 +866,7 @@ def _encoding(payload: SparsePayload) -> dict:
 
 
 def sparse_ring_allreduce_time(
-    nranks: int, payload: SparsePayload, alpha_s: float, beta_s_per_byte: float
+    nranks: int, payload: SparsePayload, alpha_s: float, beta_s_per_byte: float, *, gamma_s_per_byte: float = 0.0
 ) -> float:
     """Ring reduce-scatter + all-gather on sparse segments, seconds.
 
@@ -881,7 +881,8 @@ def sparse_ring_allreduce_time(
     sparse/dense switch; Nguyen, Wahib & Takano (2019), Sec. III, for the fill-in.
     """
     d, n, enc = payload.k / payload.dimension, payload.dimension / nranks, _encoding(payload)
-    steps = sum(alpha_s + sparse_message_bytes(n, d, s, **enc) * beta_s_per_byte for s in range(1, nranks))
+    reduce = beta_s_per_byte + gamma_s_per_byte
+    steps = sum(alpha_s + sparse_message_bytes(n, d, s, **enc) * reduce for s in range(1, nranks))
     return steps + (nranks - 1) * (alpha_s + sparse_message_bytes(n, d, nranks, **enc) * beta_s_per_byte)
 
 
@@ -893,6 +894,8 @@ def sparse_ring_ring_allreduce_time(
     intra_beta_s_per_byte: float,
     inter_alpha_s: float,
     inter_beta_s_per_byte: float,
+    *,
+    gamma_s_per_byte: float = 0.0,
 ) -> float:
     """Topology-aware sparse all-reduce (intra ring, inter rings, inter and intra all-gathers), seconds.
 
@@ -914,8 +917,9 @@ def sparse_ring_ring_allreduce_time(
     g, q = gpus_per_node, nranks // gpus_per_node
     d, enc = payload.k / payload.dimension, _encoding(payload)
     n_intra, n_inter = payload.dimension / g, payload.dimension / nranks
-    intra = sum(intra_alpha_s + sparse_message_bytes(n_intra, d, s, **enc) * intra_beta_s_per_byte for s in range(1, g))
-    inter = sum(inter_alpha_s + sparse_message_bytes(n_inter, d, g * s, **enc) * inter_beta_s_per_byte for s in range(1, q))
+    a_reduce, e_reduce = intra_beta_s_per_byte + gamma_s_per_byte, inter_beta_s_per_byte + gamma_s_per_byte
+    intra = sum(intra_alpha_s + sparse_message_bytes(n_intra, d, s, **enc) * a_reduce for s in range(1, g))
+    inter = sum(inter_alpha_s + sparse_message_bytes(n_inter, d, g * s, **enc) * e_reduce for s in range(1, q))
     inter += (q - 1) * (inter_alpha_s + sparse_message_bytes(n_inter, d, nranks, **enc) * inter_beta_s_per_byte)
     intra += (g - 1) * (intra_alpha_s + sparse_message_bytes(n_intra, d, nranks, **enc) * intra_beta_s_per_byte)
     return intra + inter
@@ -971,16 +975,11 @@ def gtopk_time(nranks: int, payload: SparsePayload, alpha_s: float, beta_s_per_b
 def pattern_alpha_beta(network: Network, pairs: list[tuple[int, int]]) -> tuple[float, float]:
     """α and effective β of a step in which every pair sends a message of equal size at once.
 
-    ``α`` is the largest route latency; ``β`` the largest ``(routes using link) /
-    bandwidth(link)`` over the links used, i.e. the bottleneck link shared fairly.
+    ``α`` is the largest route latency and ``β`` the largest ``β s`` of
+    :func:`pair_alpha_beta` (inverse bottleneck bandwidth times link sharing).
     """
-    load: dict[int, int] = {}
-    for src, dst in pairs:
-        for link in network.route(src, dst):
-            load[link] = load.get(link, 0) + 1
-    alpha = max(network.route_latency_s(src, dst) for src, dst in pairs)
-    beta = max(count / network.bandwidth_Bps[link] for link, count in load.items())
-    return alpha, beta
+    costs = pair_alpha_beta(network, pairs)
+    return max(c[0] for c in costs), max(c[1] * c[2] for c in costs)
 
 
 def _worst(network: Network, patterns: list[list[tuple[int, int]]]) -> tuple[float, float]:
@@ -992,26 +991,42 @@ def _shifts(nranks: int) -> list[list[tuple[int, int]]]:
     return [[(r, (r + s) % nranks) for r in range(nranks)] for s in range(1, nranks)]
 
 
-def _sparse_ring_model(network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload) -> float:
-    return sparse_ring_allreduce_time(nranks, payload, *_worst(network, _shifts(nranks)[:1]))
+def _sparse_ring_model(
+    network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload, gamma_s_per_byte: float = 0.0
+) -> float:
+    return sparse_ring_allreduce_time(
+        nranks, payload, *_worst(network, _shifts(nranks)[:1]), gamma_s_per_byte=gamma_s_per_byte
+    )
 
 
 def _sparse_ring_ring_model(
-    network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload, gpus_per_node: int = 4
+    network: Network,
+    nranks: int,
+    size_bytes: int,
+    *,
+    payload: SparsePayload,
+    gpus_per_node: int = 4,
+    gamma_s_per_byte: float = 0.0,
 ) -> float:
     g = gpus_per_node
     intra = [(r, r - r % g + (r + 1) % g) for r in range(nranks)] if g > 1 else []
     inter = [(r, (r + g) % nranks) for r in range(nranks)] if nranks > g else []
     a_alpha, a_beta = pattern_alpha_beta(network, intra) if intra else (0.0, 0.0)
     e_alpha, e_beta = pattern_alpha_beta(network, inter) if inter else (0.0, 0.0)
-    return sparse_ring_ring_allreduce_time(nranks, payload, g, a_alpha, a_beta, e_alpha, e_beta)
+    return sparse_ring_ring_allreduce_time(
+        nranks, payload, g, a_alpha, a_beta, e_alpha, e_beta, gamma_s_per_byte=gamma_s_per_byte
+    )
 
 
-def _topk_allgather_model(network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload) -> float:
+def _topk_allgather_model(
+    network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload, gamma_s_per_byte: float = 0.0
+) -> float:
     return topk_allgather_time(nranks, payload, *_worst(network, _shifts(nranks)))
 
 
-def _recursive_doubling_model(network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload) -> float:
+def _recursive_doubling_model(
+    network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload, gamma_s_per_byte: float = 0.0
+) -> float:
     d, enc = payload.k / payload.dimension, _encoding(payload)
     total, distance, merged = 0.0, 1, 1
     while distance < nranks:
@@ -1021,16 +1036,26 @@ def _recursive_doubling_model(network: Network, nranks: int, size_bytes: int, *,
     return total
 
 
-def _ssar_split_model(network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload) -> float:
+def _ssar_split_model(
+    network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload, gamma_s_per_byte: float = 0.0
+) -> float:
     return split_allgather_time(nranks, payload, *_worst(network, _shifts(nranks)))
 
 
-def _dsar_split_model(network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload) -> float:
+def _dsar_split_model(
+    network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload, gamma_s_per_byte: float = 0.0
+) -> float:
     return split_allgather_time(nranks, payload, *_worst(network, _shifts(nranks)), dense_all_gather=True)
 
 
 def _gtopk_model(
-    network: Network, nranks: int, size_bytes: int, *, payload: SparsePayload, k: int | None = None
+    network: Network,
+    nranks: int,
+    size_bytes: int,
+    *,
+    payload: SparsePayload,
+    k: int | None = None,
+    gamma_s_per_byte: float = 0.0,
 ) -> float:
     tree = []
     distance = 1

@@ -79,10 +79,10 @@ class Algorithm(NamedTuple):
 
     @property
     def parameters(self) -> tuple[Parameter, ...]:
-        """Keyword parameters of the builder, with their type hints and defaults."""
+        """Keyword parameters of the builder, with their type hints and defaults (``None`` if required)."""
         hints = inspect.get_annotations(self.builder, eval_str=False)
         return tuple(
-            Parameter(p.name, str(hints.get(p.name, "")), p.default)
+            Parameter(p.name, str(hints.get(p.name, "")), None if p.default is p.empty else p.default)
             for p in inspect.signature(self.builder).parameters.values()
             if p.kind is inspect.Parameter.KEYWORD_ONLY
         )

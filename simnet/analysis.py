@@ -8,6 +8,8 @@ all-reduce ``2 (p - 1) / p``.
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
 from simnet.engine import Trace
@@ -107,13 +109,30 @@ def result_row(
     }
 
 
+def _compact(params: str) -> str:
+    """``{"chunks": 4, "payload": {...}}`` as ``chunks=4 N=1000000 d=1/16``, for tables."""
+    try:
+        values = json.loads(params) if params else {}
+    except json.JSONDecodeError:
+        return params
+    shown = []
+    for key, value in values.items():
+        if key == "payload" and isinstance(value, dict):
+            density = value.get("density")
+            fraction = f"1/{round(1 / density)}" if density and abs(1 / density - round(1 / density)) < 1e-9 else density
+            shown.append(f"N={value.get('dimension')} d={fraction}")
+        else:
+            shown.append(f"{key}={json.dumps(value)}")
+    return " ".join(shown)
+
+
 def display_table(results: pd.DataFrame) -> pd.DataFrame:
     """A copy of `results` for people: sizes and times with units, ratios rounded."""
     shown = pd.DataFrame(
         {
             "point": results["point"],
             "algorithm": results["algorithm"],
-            "params": results["params"],
+            "params": results["params"].map(_compact),
             "ranks": results["ranks"],
             "size": results["size_bytes"].map(format_size),
             "sim time": results["sim_time_s"].map(format_time),

@@ -19,7 +19,8 @@ from simnet.engine import simulate
 from simnet.models import predict
 from simnet.payloads import SparsePayload
 from simnet.units import format_time, parse_count, parse_fraction
-from tests.algorithms.test_sparse import abci_like
+from simnet.network import Network
+from simnet.topology import cluster
 
 EXACT = ["sparse_ring_ring", "sparse_ring", "ssar_recursive_doubling", "ssar_split_allgather", "dsar_split_allgather", "topk_allgather"]
 
@@ -33,7 +34,8 @@ def study(gpus: list[int], dimensions: list[str], densities: list[str], seed: in
     header = ["GPUs", "N", "d", *EXACT, "ring (dense)", "gtopk (lossy)", "best exact", "vs next", "vs ring"]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header), flush=True)
     for count in gpus:
-        network = abci_like(count // 4)
+        network = Network(cluster("abci_node", count // 4, fabric="switch",
+                                  fabric_params={"bandwidth_Bps": 12.5e9, "latency_s": 0.5e-6}))
         for dimension in dimensions:
             for density in densities:
                 payload = SparsePayload(dimension=parse_count(dimension), density=parse_fraction(density), seed=seed)

@@ -31,7 +31,7 @@ from simnet.units import format_size
 from tests.validation import test_simgrid
 from tests.validation.calibration import PUBLISHED, calibrated_cluster, calibrated_node
 
-__all__ = ["published_table", "alpha_beta_table", "simgrid_table", "TABLES", "main"]
+__all__ = ["published_table", "alpha_beta_table", "simgrid_table", "TABLES", "markdown", "main"]
 
 SWITCH_HOSTS = 16
 SWITCH_Bps = 12.5e9
@@ -123,7 +123,9 @@ def simgrid_table() -> pd.DataFrame:
 TABLES = {"published": published_table, "alpha_beta": alpha_beta_table, "simgrid": simgrid_table}
 
 
-def _markdown(frame: pd.DataFrame) -> str:
+def markdown(frame: pd.DataFrame) -> str:
+    """`frame` as a Markdown table, times in ms, bandwidths in GB/s, errors signed."""
+
     def cell(column: str, value) -> str:
         if isinstance(value, float):
             if column in ("error", "relative difference", "max relative error"):
@@ -146,7 +148,7 @@ def main(argv: list[str]) -> None:
         if name == "simgrid" and not test_simgrid.shutil.which("smpirun"):
             print("## simgrid\n\nskipped: smpirun is not installed\n")
             continue
-        print(f"## {name}\n\n{_markdown(TABLES[name]())}\n")
+        print(f"## {name}\n\n{markdown(TABLES[name]())}\n")
 
 
 if __name__ == "__main__":

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from simnet.network import Network
 from tests.validation.calibration import PUBLISHED, calibrated_cluster, calibrated_node
-from tests.validation.tables import alpha_beta_table, published_table
+from tests.validation.tables import alpha_beta_table, markdown, published_table
 
 INTRA_NODE_BOUND = 0.10
+DOC = Path(__file__).resolve().parents[2] / "docs" / "validation.md"
 
 
 @pytest.fixture(scope="module")
@@ -49,3 +52,11 @@ def test_simulation_equals_the_alpha_beta_closed_forms():
     table = alpha_beta_table()
     assert set(table["algorithm"]) == {"ring", "halving_doubling", "recursive_doubling"}
     assert table["max relative error"].max() <= 1e-9, table.to_string()
+
+
+@pytest.mark.parametrize("table", [published_table, alpha_beta_table], ids=["published", "alpha_beta"])
+def test_docs_show_the_tables_the_command_prints(table):
+    """docs/validation.md must be refreshed with `python -m tests.validation.tables` when a number moves."""
+    text = DOC.read_text(encoding="utf-8")
+    missing = [line for line in markdown(table()).splitlines() if line not in text]
+    assert not missing, "rows of docs/validation.md differ from the command's output:\n" + "\n".join(missing)

@@ -1,0 +1,206 @@
+"""DGX machines calibrated from public sources only, and the published nccl-tests figures they face.
+
+Calibration (never fitted to the figures in :data:`PUBLISHED`):
+
+* NVLink: NCCL's own effective per-link rate, ``SM80_NVLINK_BW 20.0`` (A100) and
+  ``SM90_NVLINK_BW 20.6`` (H100) GB/s in NVIDIA/nccl ``src/graph/topo.h``, i.e. the
+  25 GB/s line rate of one NVLink3/4 link less the ~20 % packet overhead
+  (S. Jeaugey in NVIDIA/nccl#1054: "the app-level bandwidth is 80% of the peak
+  bandwidth"; NVIDIA/nccl-tests#149: "25GB/s ... converts to ~20GB/s effective
+  bandwidth with a 128B payload size").
+* InfiniBand: NCCL's ``NET_BW 12.0`` GB/s for a 100 Gbit/s port (same file), i.e.
+  96 % of line rate: 24 GB/s for HDR 200 Gb/s, 48 GB/s for NDR 400 Gb/s.
+* NVSwitch planes: an A100 or H100 stripes its traffic to another GPU over all of
+  its NVLinks, hence over every NVSwitch chip. simnet's templates route a GPU pair
+  over one NVSwitch (one plane), so :func:`stripe_nvswitches` merges the planes of
+  each server into one crossbar whose GPU ports carry all the GPU's links
+  (12 x 20 = 240 GB/s on A100, 18 x 20.6 = 370.8 GB/s on H100).
+
+Everything else (PCIe, latencies, fabric) is the templates' defaults.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import networkx as nx
+
+from simnet.topology import cluster, dgx_a100, dgx_h100, validate
+
+__all__ = [
+    "NVLINK_EFFECTIVE_Bps",
+    "NIC_EFFECTIVE_Bps",
+    "Published",
+    "PUBLISHED",
+    "stripe_nvswitches",
+    "calibrated_node",
+    "calibrated_cluster",
+]
+
+NVLINK_EFFECTIVE_Bps = {"dgx_a100": 20.0e9, "dgx_h100": 20.6e9}
+"""NCCL's effective bandwidth of one NVLink, bytes/s (topo.h SM80_NVLINK_BW, SM90_NVLINK_BW)."""
+
+NIC_EFFECTIVE_Bps = {"dgx_a100": 200e9 / 8 * 0.96, "dgx_h100": 400e9 / 8 * 0.96}
+"""Effective InfiniBand port rate, bytes/s: line rate times NET_BW / 100 Gbit/s = 12 / 12.5."""
+
+TOPO_H = "NVIDIA/nccl src/graph/topo.h: SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6, NET_BW 12.0 (100Gbit)"
+
+
+def stripe_nvswitches(graph: nx.DiGraph) -> nx.DiGraph:
+    """Merge every server's NVSwitch chips into one crossbar ``[n{h}.]nvswitch``.
+
+    Parallel GPU-NVSwitch links of the planes add their bandwidth and cables; the
+    latency and tier of a plane are kept. Returns a new validated graph without
+    ``builder``/``params`` (it is no longer what a builder makes).
+    """
+
+    def merged(node):
+        prefix, _, local = str(node).rpartition(".")
+        if graph.nodes[node].get("kind") == "switch" and local.startswith("nvswitch"):
+            return f"{prefix}.nvswitch" if prefix else "nvswitch"
+        return node
+
+    striped = nx.DiGraph()
+    striped.graph.update(
+        {key: value for key, value in graph.graph.items() if key not in ("builder", "params")},
+        name=f"nvswitch-striped {graph.graph['name']}",
+    )
+    for node, data in graph.nodes(data=True):
+        if merged(node) not in striped:
+            striped.add_node(merged(node), **data)
+    for u, v, data in graph.edges(data=True):
+        a, b = merged(u), merged(v)
+        if striped.has_edge(a, b):
+            striped.edges[a, b]["bandwidth_Bps"] += data["bandwidth_Bps"]
+            striped.edges[a, b]["cables"] += data.get("cables", 1)
+        else:
+            striped.add_edge(a, b, **{"cables": 1, **data})
+    return validate(striped)
+
+
+def _node_params(kind: str, nic_share: float = 1.0) -> dict:
+    return {
+        "nvlink_bandwidth_Bps": NVLINK_EFFECTIVE_Bps[kind],
+        "nic_bandwidth_Bps": NIC_EFFECTIVE_Bps[kind] * nic_share,
+    }
+
+
+def calibrated_node(kind: str) -> nx.DiGraph:
+    """One ``"dgx_a100"`` or ``"dgx_h100"`` server at NCCL's effective rates, NVSwitch planes striped."""
+    builder = {"dgx_a100": dgx_a100, "dgx_h100": dgx_h100}[kind]
+    return stripe_nvswitches(builder(**_node_params(kind)))
+
+
+def calibrated_cluster(kind: str, nodes: int, *, nic_share: float = 1.0) -> nx.DiGraph:
+    """`nodes` calibrated servers, NIC ``j`` of every server on leaf ``j`` (rail-optimised, non-blocking).
+
+    ``nic_share`` scales every NIC: 0.5 models a server with 4 NICs for 8 GPUs (each
+    GPU's share of a NIC is half a port), as in the HGX systems of the multi-node rows.
+    """
+    fabric = {
+        "leaves": 8,
+        "spines": 4,
+        "hosts_per_leaf": nodes,
+        "bandwidth_Bps": NIC_EFFECTIVE_Bps[kind],
+        "latency_s": 1e-6,
+    }
+    graph = cluster(kind, nodes, fabric="leaf_spine", fabric_params=fabric, node_params=_node_params(kind, nic_share))
+    return stripe_nvswitches(graph)
+
+
+class Published(NamedTuple):
+    """One published nccl-tests all_reduce_perf figure and the simnet run set beside it."""
+
+    machine: str
+    kind: str
+    nodes: int
+    nic_share: float
+    size_bytes: int
+    algorithm: str
+    params: dict
+    busbw_GBps: float
+    source: str
+    quote: str
+    intra_node: bool
+
+
+PUBLISHED = (
+    Published(
+        "8x A100 SXM4, NVSwitch (1 node)",
+        "dgx_a100",
+        1,
+        1.0,
+        8 << 30,
+        "ring",
+        {},
+        230.0,
+        "NVIDIA/nccl-tests#149 (S. Jeaugey, 2023-07-05)",
+        "total effective bandwidth should be 240GB/s on A100, but other bottlenecks limit it to ~230GB/s; "
+        "run up to 8G to reach 230 GB/s",
+        True,
+    ),
+    Published(
+        "8x H100 SXM5, NVSwitch, NCCL_ALGO=RING (1 node)",
+        "dgx_h100",
+        1,
+        1.0,
+        8 << 30,
+        "ring",
+        {},
+        370.0,
+        "NVIDIA/nccl-tests#212 (S. Jeaugey, 2024-05-06)",
+        "450GB/s is the line rate; with the protocol overhead (~20%) NCCL gets an effective NVLink "
+        "bandwidth of 370GB/s, observed as BusBw with NCCL_ALGO=RING",
+        True,
+    ),
+    Published(
+        "8x H100 SXM5, NCCL_ALGO=RING, 2G-4G (1 node)",
+        "dgx_h100",
+        1,
+        1.0,
+        4 << 30,
+        "ring",
+        {},
+        367.5,
+        "NVIDIA/nccl#1455 (measured, 2024-09-19)",
+        "when using ALGO=RING, busbw is about 365-370 GBps when gpus from 2 to 8",
+        True,
+    ),
+    Published(
+        "2x HGX A100, 4 HDR NICs per node (16 GPUs)",
+        "dgx_a100",
+        2,
+        0.5,
+        8 << 30,
+        "blueconnect",
+        {"factors": [8, 2]},
+        91.0,
+        "NVIDIA/nccl-tests#100 (measured, 2022-01-17)",
+        "two HGX-A100 with four ConnectX-6 IB 200Gbps, all_reduce_perf -b 1G -e 8G reaches 91GB/s busbw",
+        False,
+    ),
+    Published(
+        "3x A100 SXM4 servers, 4 HDR NICs per node (24 GPUs)",
+        "dgx_a100",
+        3,
+        0.5,
+        128 << 20,
+        "blueconnect",
+        {"factors": [8, 3]},
+        96.0,
+        "NVIDIA/nccl-tests#119 (measured, 2022-11-17)",
+        "3 servers x 8 A100 SXM4, 4 HDR cards: theoretical 100GB/s, average 84.8GB/s, peak about 96GB/s "
+        "(up to 128M)",
+        False,
+    ),
+)
+"""Published all-reduce bus bandwidths (GB/s) with their sources.
+
+The multi-node systems have 4 HDR NICs for 8 GPUs; they are modelled with the
+8-NIC template at half a port per GPU (``nic_share = 0.5``), the same 100 GB/s of
+line rate per server (96 GB/s effective). NCCL runs one ring per NIC there, so
+every NIC carries traffic; simnet's ``ring`` is a single ring of ranks that
+crosses each server boundary through one NIC, so the rows use BlueConnect with
+``[GPUs per node, nodes]``: eight concurrent rail rings between the servers,
+which is how NCCL's channels spread over the rails.
+"""

@@ -1,0 +1,155 @@
+"""The three validation tables of docs/validation.md, computed, and printed by one command.
+
+    PYTHONPATH=. python -m tests.validation.tables            # all three (SimGrid when smpirun exists)
+    PYTHONPATH=. python -m tests.validation.tables published  # one of: published, alpha_beta, simgrid
+
+* ``published_table``: calibrated DGX machines (:mod:`tests.validation.calibration`)
+  beside published nccl-tests all-reduce bus bandwidths, with sources and errors.
+* ``alpha_beta_table``: simulated time on ``switch(16)`` against the textbook closed
+  forms of ring, halving-doubling and recursive doubling (Thakur, Rabenseifner &
+  Gropp 2005; Patarasuk & Yuan 2009), with α = two link latencies and β = 1/B.
+* ``simgrid_table``: simnet against SimGrid SMPI on the topologies, algorithms and
+  sizes of ``tests/validation/test_simgrid.py``, through that test's own functions.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from simnet.algorithms import ALGORITHMS
+from simnet.analysis import busbw_factor
+from simnet.engine import simulate
+from simnet.models import halving_doubling_time, recursive_doubling_time, ring_allreduce_time
+from simnet.network import Network
+from simnet.topology import switch
+from simnet.units import format_size
+from tests.validation import test_simgrid
+from tests.validation.calibration import PUBLISHED, calibrated_cluster, calibrated_node
+
+__all__ = ["published_table", "alpha_beta_table", "simgrid_table", "TABLES", "markdown", "main"]
+
+SWITCH_HOSTS = 16
+SWITCH_Bps = 12.5e9
+SWITCH_LATENCY_S = 1e-6
+ALPHA_BETA_SIZES = (1 << 10, 1 << 20, 64 << 20, 100_000_000)
+CLOSED_FORMS = {
+    "ring": ring_allreduce_time,
+    "halving_doubling": halving_doubling_time,
+    "recursive_doubling": recursive_doubling_time,
+}
+
+
+def published_table() -> pd.DataFrame:
+    """One row per :data:`PUBLISHED` figure: simulated busbw, published busbw, relative error."""
+    rows = []
+    for row in PUBLISHED:
+        graph = calibrated_node(row.kind) if row.nodes == 1 else calibrated_cluster(
+            row.kind, row.nodes, nic_share=row.nic_share
+        )
+        network = Network(graph)
+        schedule = ALGORITHMS[row.algorithm].builder(network.size, row.size_bytes, **row.params)
+        time_s = simulate(network, schedule).time_s
+        busbw = row.size_bytes / time_s * busbw_factor("allreduce", network.size) / 1e9
+        rows.append(
+            {
+                "machine": row.machine,
+                "GPUs": network.size,
+                "size": format_size(row.size_bytes),
+                "simnet algorithm": row.algorithm + (f" {row.params['factors']}" if row.params else ""),
+                "simnet busbw GB/s": busbw,
+                "published busbw GB/s": row.busbw_GBps,
+                "error": busbw / row.busbw_GBps - 1,
+                "intra-node": row.intra_node,
+                "source": row.source,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def alpha_beta_table() -> pd.DataFrame:
+    """Simulated time vs closed form on ``switch(16, 12.5 GB/s, 1 us)``, both link models."""
+    network = Network(switch(SWITCH_HOSTS, SWITCH_Bps, SWITCH_LATENCY_S))
+    alpha, beta = 2 * SWITCH_LATENCY_S, 1 / SWITCH_Bps
+    rows = []
+    for name, closed_form in CLOSED_FORMS.items():
+        for size in ALPHA_BETA_SIZES:
+            schedule = ALGORITHMS[name].builder(SWITCH_HOSTS, size)
+            model = closed_form(SWITCH_HOSTS, size, alpha, beta)
+            row = {"algorithm": name, "size": format_size(size), "closed form": model}
+            for link_model in ("maxmin", "fifo"):
+                row[f"sim {link_model}"] = simulate(network, schedule, model=link_model).time_s
+            row["max relative error"] = max(abs(row[f"sim {m}"] / model - 1) for m in ("maxmin", "fifo"))
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _compile(directory: Path) -> Path:
+    source, binary = directory / "allreduce.c", directory / "allreduce"
+    source.write_text(test_simgrid.PROGRAM)
+    subprocess.run(["smpicc", "-O1", str(source), "-o", str(binary)], check=True, capture_output=True, timeout=120)
+    return binary
+
+
+def simgrid_table() -> pd.DataFrame:
+    """simnet (max-min) vs SMPI (CM02) on the cross-check's topologies, 16 MiB and 64 MiB."""
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        directory = Path(scratch)
+        program = _compile(directory)
+        for ours, theirs in test_simgrid.PAIRS.items():
+            for topology, make in sorted(test_simgrid.TOPOLOGIES.items()):
+                for size in (16 * test_simgrid.MIB, 64 * test_simgrid.MIB):
+                    graph = make()
+                    reference = test_simgrid.smpi_time_s(program, graph, theirs, size, directory)
+                    mine = test_simgrid.simnet_time_s(graph, ours, size)
+                    rows.append(
+                        {
+                            "simnet vs SMPI": f"{ours} vs {theirs}",
+                            "topology": topology,
+                            "size": format_size(size),
+                            "simnet": mine,
+                            "SMPI": reference,
+                            "relative difference": mine / reference - 1,
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+TABLES = {"published": published_table, "alpha_beta": alpha_beta_table, "simgrid": simgrid_table}
+
+
+def markdown(frame: pd.DataFrame) -> str:
+    """`frame` as a Markdown table, times in ms, bandwidths in GB/s, errors signed."""
+
+    def cell(column: str, value) -> str:
+        if isinstance(value, float):
+            if column in ("error", "relative difference", "max relative error"):
+                return f"{value:+.2e}" if abs(value) < 1e-3 else f"{value:+.1%}"
+            if "GB/s" in column:
+                return f"{value:.1f}"
+            return f"{value * 1e3:.6f} ms"
+        return str(value)
+
+    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    for record in frame.itertuples(index=False):
+        lines.append("| " + " | ".join(cell(c, v) for c, v in zip(frame.columns, record)) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> None:
+    """Print the named tables (default all) as Markdown."""
+    names = argv or list(TABLES)
+    for name in names:
+        if name == "simgrid" and not test_simgrid.shutil.which("smpirun"):
+            print("## simgrid\n\nskipped: smpirun is not installed\n")
+            continue
+        print(f"## {name}\n\n{markdown(TABLES[name]())}\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

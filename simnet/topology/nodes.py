@@ -9,8 +9,14 @@ Node naming (rank order is GPU order)
     ``gpu{i}``
         GPUs, kind ``gpu``, with ``local_rank = i``, ``socket`` and ``rail`` (the
         NIC they send through); GPUs do not relay traffic (``forward = False``).
-    ``nvswitch{j}``
-        NVSwitch chips, kind ``switch``.
+    ``nvswitch{b}`` (or ``nvswitch{j}`` with ``nvswitch_planes=True``)
+        NVSwitch crossbars, kind ``switch``. A GPU stripes its traffic to a peer over
+        all of its NVLinks, hence over every NVSwitch chip of its board (the chips are
+        parallel *planes*). Routes here are single paths, so by default the planes of
+        board ``b`` are one crossbar ``nvswitch{b}`` whose GPU ports carry all of the
+        GPU's links: a GPU pair then gets the GPU's full NVLink bandwidth, as NCCL
+        measures. ``nvswitch_planes=True`` keeps one node per chip, as in NVIDIA's
+        drawings; a GPU pair then uses a single plane.
     ``pcie{j}``
         PCIe switches, kind ``switch``, with ``socket``.
     ``cpu{s}``
@@ -120,12 +126,20 @@ def _add_pcie_tree(
         add_cable(graph, f"nic{j}", f"pcie{j * switches // nics}", bandwidth_Bps, latency_s, "pcie")
 
 
-def _add_nvswitches(graph: nx.DiGraph, cables_per_switch: list, gpus: range, first: int, bandwidth_Bps: float, latency_s: float) -> None:
-    for s, cables in enumerate(cables_per_switch):
+def _add_nvswitches(
+    graph: nx.DiGraph, cables_per_switch: list, gpus: range, first: int, bandwidth_Bps: float, latency_s: float,
+    planes: bool,
+) -> list[str]:
+    """One node per NVSwitch chip (`planes`), or one striped crossbar for all of them; returns their names."""
+    groups = [[cables] for cables in cables_per_switch] if planes else [cables_per_switch]
+    names = []
+    for s, group in enumerate(groups):
         name = f"nvswitch{first + s}"
-        graph.add_node(name, kind="switch", host=0)
+        graph.add_node(name, kind="switch", host=0, planes=len(group))
         for i in gpus:
-            add_cable(graph, f"gpu{i}", name, bandwidth_Bps, latency_s, "nvswitch", cables=cables)
+            add_cable(graph, f"gpu{i}", name, bandwidth_Bps, latency_s, "nvswitch", cables=sum(group))
+        names.append(name)
+    return names
 
 
 DGX1_NVLINKS = (
@@ -201,13 +215,16 @@ def dgx2(
     socket_bandwidth_Bps: float = 3 * 20.8e9,
     socket_latency_s: float = SOCKET_LATENCY_S,
     nic_bandwidth_Bps: float = EDR_Bps,
+    nvswitch_planes: bool = False,
 ) -> nx.DiGraph:
     """NVIDIA DGX-2 with 16 Tesla V100 on 12 NVSwitches, PCIe Gen3, 8 EDR NICs.
 
-    Two baseboards of 8 GPUs and 6 NVSwitches each (``nvswitch0..5`` and
-    ``nvswitch6..11``). Every GPU has one NVLink to each NVSwitch of its board:
-    6 x 25 GB/s = 150 GB/s per direction; NVSwitch ``s`` is joined to ``s + 6`` by 8
-    cables, 48 in all across the boards. PCIe is simplified to one level: eight
+    Two baseboards of 8 GPUs and 6 NVSwitches each. Every GPU has one NVLink to each
+    NVSwitch of its board: 6 x 25 GB/s = 150 GB/s per direction; NVSwitch ``s`` of
+    one board is joined to NVSwitch ``s`` of the other by 8 cables, 48 in all. By
+    default each board's six planes are one crossbar (``nvswitch0``, ``nvswitch1``,
+    joined by the 48 cables); with ``nvswitch_planes=True`` the chips are
+    ``nvswitch0..5`` and ``nvswitch6..11``, ``s`` joined to ``s + 6``. PCIe is simplified to one level: eight
     switches ``pcie0..7``, switch ``j`` holding GPUs ``2j, 2j+1`` and ``nic{j}``,
     ``pcie0..3`` on ``cpu0`` and ``pcie4..7`` on ``cpu1`` (two Xeon Platinum 8168,
     3 UPI links at 10.4 GT/s, 20.8 GB/s each per direction).
@@ -223,11 +240,14 @@ def dgx2(
         The UPI links between the sockets together (default 62.4 GB/s, 1 us).
     nic_bandwidth_Bps : float
         Port rate of each InfiniBand EDR NIC (default 100 Gb/s).
+    nvswitch_planes : bool
+        One node per NVSwitch chip instead of one striped crossbar per board.
 
     Returns
     -------
     networkx.DiGraph
-        16 GPUs, 12 NVSwitches, 8 PCIe switches, 2 CPUs, 8 NICs.
+        16 GPUs, 2 NVSwitch crossbars (12 chips with ``nvswitch_planes``), 8 PCIe
+        switches, 2 CPUs, 8 NICs.
 
     References
     ----------
@@ -247,10 +267,13 @@ def dgx2(
     _add_cpus(graph, socket_bandwidth_Bps, socket_latency_s, "upi")
     _add_nics(graph, 8, nic_bandwidth_Bps, lambda j: j // 4)
     _add_pcie_tree(graph, 8, 16, 8, pcie_bandwidth_Bps, pcie_latency_s)
-    for board in range(2):
-        _add_nvswitches(graph, [1] * 6, range(8 * board, 8 * board + 8), 6 * board, nvlink_bandwidth_Bps, nvswitch_latency_s)
-    for s in range(6):
-        add_cable(graph, f"nvswitch{s}", f"nvswitch{s + 6}", nvlink_bandwidth_Bps, nvswitch_latency_s, "nvswitch", cables=8)
+    boards = [
+        _add_nvswitches(graph, [1] * 6, range(8 * board, 8 * board + 8), board * (6 if nvswitch_planes else 1),
+                        nvlink_bandwidth_Bps, nvswitch_latency_s, nvswitch_planes)
+        for board in range(2)
+    ]
+    for a, b in zip(*boards):
+        add_cable(graph, a, b, nvlink_bandwidth_Bps, nvswitch_latency_s, "nvswitch", cables=48 // len(boards[0]))
     return validate(graph)
 
 
@@ -266,7 +289,8 @@ def _dgx_nvswitch_node(
     _add_cpus(graph, params["socket_bandwidth_Bps"], params["socket_latency_s"], socket_tier)
     _add_nics(graph, 8, params["nic_bandwidth_Bps"], lambda j: j // 4)
     _add_pcie_tree(graph, 4, 8, 8, params["pcie_bandwidth_Bps"], params["pcie_latency_s"])
-    _add_nvswitches(graph, cables_per_switch, range(8), 0, params["nvlink_bandwidth_Bps"], params["nvswitch_latency_s"])
+    _add_nvswitches(graph, cables_per_switch, range(8), 0, params["nvlink_bandwidth_Bps"], params["nvswitch_latency_s"],
+                    params["nvswitch_planes"])
     return validate(graph)
 
 
@@ -279,11 +303,14 @@ def dgx_a100(
     socket_bandwidth_Bps: float = 4 * 36e9,
     socket_latency_s: float = SOCKET_LATENCY_S,
     nic_bandwidth_Bps: float = HDR_Bps,
+    nvswitch_planes: bool = False,
 ) -> nx.DiGraph:
     """NVIDIA DGX A100 with 8 A100 on 6 NVSwitches, PCIe Gen4, 8 HDR NICs.
 
-    Every GPU has 12 NVLink3 links, two to each of ``nvswitch0..5``:
-    12 x 25 GB/s = 300 GB/s per direction. Four PCIe Gen4 switches ``pcie0..3``
+    Every GPU has 12 NVLink3 links, two to each of 6 NVSwitch chips:
+    12 x 25 GB/s = 300 GB/s per direction. By default the chips are one striped
+    crossbar ``nvswitch0`` (see the module docstring); ``nvswitch_planes=True`` gives
+    ``nvswitch0..5``. Four PCIe Gen4 switches ``pcie0..3``
     each hold GPUs ``2j, 2j+1`` and NICs ``nic{2j}, nic{2j+1}`` (ConnectX-6 HDR
     200 Gb/s); GPU ``i`` sends through ``nic{i}`` (rail ``i``). ``pcie0,1`` hang off
     ``cpu0``, ``pcie2,3`` off ``cpu1`` (two AMD EPYC 7742). The inter-socket
@@ -300,11 +327,14 @@ def dgx_a100(
         The inter-socket link (default 144 GB/s, 1 us; an assumption).
     nic_bandwidth_Bps : float
         Port rate of each HDR NIC (default 200 Gb/s).
+    nvswitch_planes : bool
+        One node per NVSwitch chip instead of one striped crossbar.
 
     Returns
     -------
     networkx.DiGraph
-        8 GPUs, 6 NVSwitches, 4 PCIe switches, 2 CPUs, 8 NICs.
+        8 GPUs, 1 NVSwitch crossbar (6 chips with ``nvswitch_planes``), 4 PCIe
+        switches, 2 CPUs, 8 NICs.
 
     References
     ----------
@@ -330,11 +360,14 @@ def dgx_h100(
     socket_bandwidth_Bps: float = 4 * 32e9,
     socket_latency_s: float = SOCKET_LATENCY_S,
     nic_bandwidth_Bps: float = NDR_Bps,
+    nvswitch_planes: bool = False,
 ) -> nx.DiGraph:
     """NVIDIA DGX H100 with 8 H100 on 4 NVSwitches, PCIe Gen5, 8 NDR NICs.
 
-    Every GPU has 18 NVLink4 links, cabled 5, 4, 4, 5 to ``nvswitch0..3``:
-    18 x 25 GB/s = 450 GB/s per direction. Four PCIe Gen5 switches ``pcie0..3`` each
+    Every GPU has 18 NVLink4 links, cabled 5, 4, 4, 5 to 4 NVSwitch chips:
+    18 x 25 GB/s = 450 GB/s per direction. By default the chips are one striped
+    crossbar ``nvswitch0`` (see the module docstring); ``nvswitch_planes=True`` gives
+    ``nvswitch0..3``. Four PCIe Gen5 switches ``pcie0..3`` each
     hold GPUs ``2j, 2j+1`` and NICs ``nic{2j}, nic{2j+1}`` (ConnectX-7 NDR
     400 Gb/s); GPU ``i`` sends through ``nic{i}``. Two Xeon Platinum 8480C joined by
     4 UPI links at 16 GT/s (32 GB/s each per direction).
@@ -350,11 +383,14 @@ def dgx_h100(
         The UPI links between the sockets together (default 128 GB/s, 1 us).
     nic_bandwidth_Bps : float
         Port rate of each NDR NIC (default 400 Gb/s).
+    nvswitch_planes : bool
+        One node per NVSwitch chip instead of one striped crossbar.
 
     Returns
     -------
     networkx.DiGraph
-        8 GPUs, 4 NVSwitches, 4 PCIe switches, 2 CPUs, 8 NICs.
+        8 GPUs, 1 NVSwitch crossbar (4 chips with ``nvswitch_planes``), 4 PCIe
+        switches, 2 CPUs, 8 NICs.
 
     References
     ----------

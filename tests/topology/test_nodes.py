@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+
 from simnet.errors import TopologyError
+from simnet.network import Network
 from simnet.topology import NODES, Router, abci_node, dgx1, dgx2, dgx_a100, dgx_h100, gpus, power9_ac922
 
 NVLINK_TIERS = ("nvlink", "nvswitch")
@@ -62,11 +64,27 @@ def test_dgx1_is_a_hybrid_cube_mesh_with_eight_double_links():
 
 
 def test_dgx2_nvswitch_planes_join_the_boards():
-    graph = dgx2()
+    graph = dgx2(nvswitch_planes=True)
     assert len(gpus(graph)) == 16
     assert sum(1 for n in graph if n.startswith("nvswitch")) == 12
     assert graph.edges["nvswitch0", "nvswitch6"]["cables"] == 8
     assert Router(graph).path("gpu0", "gpu15")[1].startswith("nvswitch")
+
+
+def test_dgx2_striped_boards_carry_all_48_cables():
+    graph = dgx2()
+    assert sorted(n for n in graph if n.startswith("nvswitch")) == ["nvswitch0", "nvswitch1"]
+    assert graph.edges["nvswitch0", "nvswitch1"]["cables"] == 48
+    assert graph.edges["nvswitch0", "nvswitch1"]["bandwidth_Bps"] == 48 * 25e9
+
+
+@pytest.mark.parametrize(("builder", "per_gpu_Bps"), [(dgx2, 150e9), (dgx_a100, 300e9), (dgx_h100, 450e9)])
+def test_a_gpu_pair_gets_the_full_nvlink_bandwidth_through_striped_planes(builder, per_gpu_Bps):
+    """A GPU stripes over all NVSwitch planes (NCCL measures ~80 % of this line rate, nccl-tests#149)."""
+    network = Network(builder())
+    assert network.route_bandwidth_Bps(0, 1) == per_gpu_Bps
+    single_plane = Network(builder(nvswitch_planes=True))
+    assert single_plane.route_bandwidth_Bps(0, 1) < per_gpu_Bps
 
 
 def test_nic_counts_and_rates():

@@ -3,7 +3,7 @@
     PYTHONPATH=. python -m tests.validation.tables            # all three (SimGrid when smpirun exists)
     PYTHONPATH=. python -m tests.validation.tables published  # one of: published, alpha_beta, simgrid
 
-* ``published_table``: calibrated DGX machines (:mod:`tests.validation.calibration`)
+* ``published_table``: calibrated DGX machines (:mod:`simnet.calibration`)
   beside published nccl-tests all-reduce bus bandwidths, with sources and errors.
 * ``alpha_beta_table``: simulated time on ``switch(16)`` against the textbook closed
   forms of ring, halving-doubling and recursive doubling (Thakur, Rabenseifner &
@@ -29,7 +29,7 @@ from simnet.network import Network
 from simnet.topology import switch
 from simnet.units import format_size
 from tests.validation import test_simgrid
-from tests.validation.calibration import PUBLISHED, calibrated_cluster, calibrated_node
+from simnet.calibration import published_comparison as published_table
 
 __all__ = ["published_table", "alpha_beta_table", "simgrid_table", "TABLES", "markdown", "main"]
 
@@ -42,33 +42,6 @@ CLOSED_FORMS = {
     "halving_doubling": halving_doubling_time,
     "recursive_doubling": recursive_doubling_time,
 }
-
-
-def published_table() -> pd.DataFrame:
-    """One row per :data:`PUBLISHED` figure: simulated busbw, published busbw, relative error."""
-    rows = []
-    for row in PUBLISHED:
-        graph = calibrated_node(row.kind) if row.nodes == 1 else calibrated_cluster(
-            row.kind, row.nodes, nic_share=row.nic_share
-        )
-        network = Network(graph)
-        schedule = ALGORITHMS[row.algorithm].builder(network.size, row.size_bytes, **row.params)
-        time_s = simulate(network, schedule).time_s
-        busbw = row.size_bytes / time_s * busbw_factor("allreduce", network.size) / 1e9
-        rows.append(
-            {
-                "machine": row.machine,
-                "GPUs": network.size,
-                "size": format_size(row.size_bytes),
-                "simnet algorithm": row.algorithm + (f" {row.params['factors']}" if row.params else ""),
-                "simnet busbw GB/s": busbw,
-                "published busbw GB/s": row.busbw_GBps,
-                "error": busbw / row.busbw_GBps - 1,
-                "intra-node": row.intra_node,
-                "source": row.source,
-            }
-        )
-    return pd.DataFrame(rows)
 
 
 def alpha_beta_table() -> pd.DataFrame:

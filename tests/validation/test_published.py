@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from simnet.network import Network
-from tests.validation.calibration import PUBLISHED, calibrated_cluster, calibrated_node
+from simnet.calibration import PUBLISHED, calibrated_cluster, calibrated_node
 from tests.validation.tables import alpha_beta_table, markdown, published_table
 
 INTRA_NODE_BOUND = 0.10
@@ -36,8 +36,8 @@ def test_calibrated_ports_are_nccl_effective_rates_times_datasheet_link_counts()
     """12 NVLink3 x 20 GB/s (A100), 18 NVLink4 x 20.6 GB/s (H100): NVIDIA/nccl src/graph/topo.h."""
     for kind, links, per_link in (("dgx_a100", 12, 20.0e9), ("dgx_h100", 18, 20.6e9)):
         graph = calibrated_node(kind)
-        assert graph.edges["gpu0", "nvswitch"]["bandwidth_Bps"] == pytest.approx(links * per_link, rel=1e-12)
-        assert graph.edges["gpu0", "nvswitch"]["cables"] == links
+        assert graph.edges["gpu0", "nvswitch0"]["bandwidth_Bps"] == pytest.approx(links * per_link, rel=1e-12)
+        assert graph.edges["gpu0", "nvswitch0"]["cables"] == links
 
 
 def test_calibrated_cluster_sends_every_rail_through_its_own_nic():

@@ -11,10 +11,9 @@ Calibration (never fitted to the figures in :data:`PUBLISHED`):
 * InfiniBand: NCCL's ``NET_BW 12.0`` GB/s for a 100 Gbit/s port (same file), i.e.
   96 % of line rate: 24 GB/s for HDR 200 Gb/s, 48 GB/s for NDR 400 Gb/s.
 * NVSwitch planes: an A100 or H100 stripes its traffic to another GPU over all of
-  its NVLinks, hence over every NVSwitch chip. simnet's templates route a GPU pair
-  over one NVSwitch (one plane), so :func:`stripe_nvswitches` merges the planes of
-  each server into one crossbar whose GPU ports carry all the GPU's links
-  (12 x 20 = 240 GB/s on A100, 18 x 20.6 = 370.8 GB/s on H100).
+  its NVLinks, hence over every NVSwitch chip; the templates model a server's
+  planes as one crossbar (their default), so a GPU port carries all of the GPU's
+  links (12 x 20 = 240 GB/s on A100, 18 x 20.6 = 370.8 GB/s on H100).
 
 Everything else (PCIe, latencies, fabric) is the templates' defaults.
 """
@@ -24,15 +23,21 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import networkx as nx
+import pandas as pd
 
-from simnet.topology import cluster, dgx_a100, dgx_h100, validate
+from simnet.algorithms import ALGORITHMS
+from simnet.analysis import busbw_factor
+from simnet.engine import simulate
+from simnet.network import Network
+from simnet.topology import cluster, dgx_a100, dgx_h100
+from simnet.units import format_size
 
 __all__ = [
+    "published_comparison",
     "NVLINK_EFFECTIVE_Bps",
     "NIC_EFFECTIVE_Bps",
     "Published",
     "PUBLISHED",
-    "stripe_nvswitches",
     "calibrated_node",
     "calibrated_cluster",
 ]
@@ -46,38 +51,6 @@ NIC_EFFECTIVE_Bps = {"dgx_a100": 200e9 / 8 * 0.96, "dgx_h100": 400e9 / 8 * 0.96}
 TOPO_H = "NVIDIA/nccl src/graph/topo.h: SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6, NET_BW 12.0 (100Gbit)"
 
 
-def stripe_nvswitches(graph: nx.DiGraph) -> nx.DiGraph:
-    """Merge every server's NVSwitch chips into one crossbar ``[n{h}.]nvswitch``.
-
-    Parallel GPU-NVSwitch links of the planes add their bandwidth and cables; the
-    latency and tier of a plane are kept. Returns a new validated graph without
-    ``builder``/``params`` (it is no longer what a builder makes).
-    """
-
-    def merged(node):
-        prefix, _, local = str(node).rpartition(".")
-        if graph.nodes[node].get("kind") == "switch" and local.startswith("nvswitch"):
-            return f"{prefix}.nvswitch" if prefix else "nvswitch"
-        return node
-
-    striped = nx.DiGraph()
-    striped.graph.update(
-        {key: value for key, value in graph.graph.items() if key not in ("builder", "params")},
-        name=f"nvswitch-striped {graph.graph['name']}",
-    )
-    for node, data in graph.nodes(data=True):
-        if merged(node) not in striped:
-            striped.add_node(merged(node), **data)
-    for u, v, data in graph.edges(data=True):
-        a, b = merged(u), merged(v)
-        if striped.has_edge(a, b):
-            striped.edges[a, b]["bandwidth_Bps"] += data["bandwidth_Bps"]
-            striped.edges[a, b]["cables"] += data.get("cables", 1)
-        else:
-            striped.add_edge(a, b, **{"cables": 1, **data})
-    return validate(striped)
-
-
 def _node_params(kind: str, nic_share: float = 1.0) -> dict:
     return {
         "nvlink_bandwidth_Bps": NVLINK_EFFECTIVE_Bps[kind],
@@ -86,9 +59,9 @@ def _node_params(kind: str, nic_share: float = 1.0) -> dict:
 
 
 def calibrated_node(kind: str) -> nx.DiGraph:
-    """One ``"dgx_a100"`` or ``"dgx_h100"`` server at NCCL's effective rates, NVSwitch planes striped."""
+    """One ``"dgx_a100"`` or ``"dgx_h100"`` server at NCCL's effective rates."""
     builder = {"dgx_a100": dgx_a100, "dgx_h100": dgx_h100}[kind]
-    return stripe_nvswitches(builder(**_node_params(kind)))
+    return builder(**_node_params(kind))
 
 
 def calibrated_cluster(kind: str, nodes: int, *, nic_share: float = 1.0) -> nx.DiGraph:
@@ -104,8 +77,7 @@ def calibrated_cluster(kind: str, nodes: int, *, nic_share: float = 1.0) -> nx.D
         "bandwidth_Bps": NIC_EFFECTIVE_Bps[kind],
         "latency_s": 1e-6,
     }
-    graph = cluster(kind, nodes, fabric="leaf_spine", fabric_params=fabric, node_params=_node_params(kind, nic_share))
-    return stripe_nvswitches(graph)
+    return cluster(kind, nodes, fabric="leaf_spine", fabric_params=fabric, node_params=_node_params(kind, nic_share))
 
 
 class Published(NamedTuple):
@@ -204,3 +176,30 @@ crosses each server boundary through one NIC, so the rows use BlueConnect with
 ``[GPUs per node, nodes]``: eight concurrent rail rings between the servers,
 which is how NCCL's channels spread over the rails.
 """
+
+
+def published_comparison() -> pd.DataFrame:
+    """One row per :data:`PUBLISHED` figure: simulated busbw, published busbw, relative error."""
+    rows = []
+    for row in PUBLISHED:
+        graph = calibrated_node(row.kind) if row.nodes == 1 else calibrated_cluster(
+            row.kind, row.nodes, nic_share=row.nic_share
+        )
+        network = Network(graph)
+        schedule = ALGORITHMS[row.algorithm].builder(network.size, row.size_bytes, **row.params)
+        time_s = simulate(network, schedule).time_s
+        busbw = row.size_bytes / time_s * busbw_factor("allreduce", network.size) / 1e9
+        rows.append(
+            {
+                "machine": row.machine,
+                "GPUs": network.size,
+                "size": format_size(row.size_bytes),
+                "simnet algorithm": row.algorithm + (f" {row.params['factors']}" if row.params else ""),
+                "simnet busbw GB/s": busbw,
+                "published busbw GB/s": row.busbw_GBps,
+                "error": busbw / row.busbw_GBps - 1,
+                "intra-node": row.intra_node,
+                "source": row.source,
+            }
+        )
+    return pd.DataFrame(rows)

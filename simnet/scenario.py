@@ -51,11 +51,12 @@ from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import default_factors
 from simnet.analysis import RESULT_COLUMNS, result_row
 from simnet.engine import Trace, simulate
-from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
 from simnet.errors import ScenarioError, SimnetError
+from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
 from simnet.models import critical_path_time, predict
 from simnet.network import LINK_MODELS, Network
 from simnet.payloads import DISTRIBUTIONS, SparsePayload
+from simnet.schedule import COLLECTIVES
 from simnet.topology import BUILDERS
 from simnet.topology import build as topology_build
 
@@ -103,7 +104,7 @@ class CollectiveSpec(_Strict):
     """
 
     model_config = ConfigDict(extra="allow", frozen=True)
-    op: Literal["allreduce"] = "allreduce"
+    op: Literal[COLLECTIVES] = "allreduce"  # type: ignore[valid-type]
     algorithms: list[Annotated[AlgorithmSpec, BeforeValidator(lambda v: {"name": v} if isinstance(v, str) else v)]] = (
         Field(min_length=1)
     )
@@ -386,6 +387,13 @@ def _algorithm_runs(
         where = f"collective.algorithms[{index}]"
         if name not in ALGORITHMS:
             raise ScenarioError(_unknown("algorithm", name, sorted(ALGORITHMS)), path=where)
+        if ALGORITHMS[name][0] != collective.op:
+            fitting = sorted(n for n, entry in ALGORITHMS.items() if entry[0] == collective.op)
+            raise ScenarioError(
+                f"algorithm {name!r} computes {ALGORITHMS[name][0]}, not {collective.op} "
+                f"(algorithms for {collective.op}: {', '.join(fitting)})",
+                path=where,
+            )
         builder = ALGORITHMS[name][1]
         accepted = {_yaml_key(p) for p in _keyword_parameters(builder)}
         taken = {k: v for k, v in shared.items() if k in accepted}

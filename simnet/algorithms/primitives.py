@@ -110,9 +110,13 @@ class ScheduleBuilder:
         )
         return index
 
-    def send(self, src: int, dst: int, piece: Piece, op: str, stage: str) -> int:
-        """Add a transfer of `piece` from `src` to `dst`; return its index."""
-        deps: set[int] = set()
+    def send(self, src: int, dst: int, piece: Piece, op: str, stage: str, *, after: Sequence[int] = ()) -> int:
+        """Add a transfer of `piece` from `src` to `dst`; return its index.
+
+        It depends on the transfers its buffers need, and on `after` (program
+        order a data dependency does not capture, such as a blocking send).
+        """
+        deps: set[int] = set(after)
         pairs = [(self._buffer(src, c), self._buffer(dst, c)) for c in piece]
         for read, written in pairs:
             read.read_deps(deps)
@@ -277,13 +281,22 @@ def tree_broadcast(
     trees: Sequence[tuple[Sequence[int], Sequence[int | None], Block]],
     stage: str,
 ) -> None:
-    """Copy every piece of each tree's block from its root down the tree (see :func:`tree_reduce`)."""
+    """Copy every piece of each tree's block from its root down the tree (see :func:`tree_reduce`).
+
+    A member sends a piece to its children one after the other, largest subtree
+    first, as MPICH's binomial broadcast does with blocking sends: its link then
+    carries one copy at a time instead of sharing it between all the children.
+    """
     for piece_index in range(max((len(block) for _, _, block in trees), default=0)):
         for members, parents, block in trees:
             if piece_index >= len(block):
                 continue
+            previous: dict[int, int] = {}
             for i in _broadcast_order(parents):
-                builder.send(members[parents[i]], members[i], block[piece_index], "copy", stage)
+                sender = parents[i]
+                after = (previous[sender],) if sender in previous else ()
+                previous[sender] = builder.send(members[sender], members[i], block[piece_index], "copy", stage,
+                                                after=after)
 
 
 def _ring_primitive(collective: str, nranks: int, size_bytes: int, chunks: int) -> Schedule:

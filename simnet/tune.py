@@ -40,7 +40,7 @@ from simnet.models import predict
 from simnet.network import Network
 from simnet.units import UnitError, format_size, format_time, parse_size
 
-__all__ = ["parse_size_range", "candidates", "tune", "tuner_table", "display_tuner_table"]
+__all__ = ["parse_size_range", "candidates", "tune", "tuner_table", "display_tuner_table", "as_blueconnect"]
 
 _FLAT = ("recursive_doubling", "halving_doubling", "binomial_tree", "double_binary_tree")
 
@@ -143,7 +143,7 @@ def tune(
     Returns
     -------
     pandas.DataFrame
-        One row per (size, candidate): ``size_bytes, algorithm, params, choice,
+        One row per (size, candidate): ``size_bytes, ranks, algorithm, params, choice,
         predicted_s, simulated_s`` (``NaN`` when pruned by the model),
         ``model_rank``, ``sim_rank`` (1 = fastest simulated, ``NaN`` when pruned;
         simulated times within a relative 1e-9 tie, and a tie goes to the candidate
@@ -181,6 +181,7 @@ def tune(
         for model_rank, (predicted, label, name, params) in enumerate(priced, 1):
             rows.append({
                 "size_bytes": size,
+                "ranks": nranks,
                 "algorithm": name,
                 "params": json.dumps(params, sort_keys=True),
                 "choice": label,
@@ -192,17 +193,36 @@ def tune(
     return pd.DataFrame(rows)
 
 
+def as_blueconnect(algorithm: str, params: str, nranks: int) -> str:
+    """The BlueConnect factorization a choice amounts to, e.g. ``"[2, 2, 2, 2, 2]"``; ``""`` if none.
+
+    BlueConnect with factors ``[p]`` is the ring and with all factors 2 it is
+    halving-doubling (Cho et al. 2019; both equalities are tested), so those
+    winners name their factorization too.
+    """
+    values = json.loads(params) if params else {}
+    if algorithm == "blueconnect":
+        return str(values["factors"])
+    if algorithm == "halving_doubling" and nranks & (nranks - 1) == 0:
+        return str([2] * (nranks.bit_length() - 1))
+    if algorithm == "ring" and values.get("channels", 1) == 1:
+        return str([nranks])
+    return ""
+
+
 def tuner_table(tuned: pd.DataFrame) -> pd.DataFrame:
     """The winner per size range, NCCL-tuner style, from :func:`tune`'s rows.
 
     Returns
     -------
     pandas.DataFrame
-        ``from_bytes, to_bytes, sizes, choice, algorithm, params, predicted_s,
-        simulated_s, runner_up, margin, model_first`` per range of consecutive sizes
+        ``from_bytes, to_bytes, sizes, choice, blueconnect_factors, algorithm, params,
+        predicted_s, simulated_s, runner_up, margin, model_first`` per range of consecutive sizes
         with the same simulated winner; times and the runner-up are those of the
         range's largest size; ``margin`` is how much slower the runner-up
-        simulated; ``model_first`` whether the model alone would have chosen it.
+        simulated; ``model_first`` whether the model alone would have chosen it;
+        ``blueconnect_factors`` the factorization the choice amounts to (see
+        :func:`as_blueconnect`).
     """
     per_size = []
     for size, group in tuned.groupby("size_bytes", sort=True):
@@ -212,6 +232,7 @@ def tuner_table(tuned: pd.DataFrame) -> pd.DataFrame:
         per_size.append({
             "size_bytes": size,
             "choice": best["choice"],
+            "blueconnect_factors": as_blueconnect(best["algorithm"], best["params"], int(best["ranks"])),
             "algorithm": best["algorithm"],
             "params": best["params"],
             "predicted_s": best["predicted_s"],
@@ -228,8 +249,8 @@ def tuner_table(tuned: pd.DataFrame) -> pd.DataFrame:
             "from_bytes": run[0]["size_bytes"],
             "to_bytes": last["size_bytes"],
             "sizes": f"{format_size(run[0]['size_bytes'])} .. {format_size(last['size_bytes'])}",
-            **{key: last[key] for key in ("choice", "algorithm", "params", "predicted_s", "simulated_s",
-                                          "runner_up", "margin")},
+            **{key: last[key] for key in ("choice", "blueconnect_factors", "algorithm", "params", "predicted_s",
+                                          "simulated_s", "runner_up", "margin")},
             "model_first": all(row["model_first"] for row in run),
         })
     return pd.DataFrame(ranges)
@@ -240,6 +261,7 @@ def display_tuner_table(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "sizes": table["sizes"],
         "choice": table["choice"],
+        "as BlueConnect": table["blueconnect_factors"],
         "predicted": table["predicted_s"].map(format_time),
         "simulated": table["simulated_s"].map(format_time),
         "runner-up": table["runner_up"],

@@ -52,7 +52,7 @@ def test_tuner_picks_blueconnect_on_a_power9_cluster_with_slow_links_and_names_i
     table = assert_simulation_confirms(tuned)
     large = table[table["to_bytes"] == 2**24].iloc[0]
     assert large["algorithm"] == "blueconnect"
-    assert '"factors": [' in large["choice"]
+    assert large["blueconnect_factors"] and large["blueconnect_factors"] in large["choice"]
     assert large["simulated_s"] < tuned[(tuned["size_bytes"] == 2**24) & (tuned["algorithm"] == "ring")][
         "predicted_s"].min()
 
@@ -63,6 +63,17 @@ def test_tuner_on_a_four_node_dgx_a100_cluster_is_confirmed_by_simulation():
     table = assert_simulation_confirms(tuned)
     assert table["from_bytes"].iloc[0] == 2**12 and table["to_bytes"].iloc[-1] == 2**26
     assert (tuned.groupby("size_bytes")["sim_rank"].count() >= 2).all()
+
+
+def test_winners_name_the_blueconnect_factorization_they_amount_to():
+    from simnet.tune import as_blueconnect
+
+    assert as_blueconnect("blueconnect", '{"chunks": 4, "factors": [4, 8]}', 32) == "[4, 8]"
+    assert as_blueconnect("halving_doubling", '{"chunks": 1}', 32) == "[2, 2, 2, 2, 2]"
+    assert as_blueconnect("halving_doubling", "{}", 24) == ""
+    assert as_blueconnect("ring", '{"channels": 1, "chunks": 4}', 16) == "[16]"
+    assert as_blueconnect("ring", '{"channels": 2, "chunks": 4}', 16) == ""
+    assert as_blueconnect("recursive_doubling", "{}", 16) == ""
 
 
 def test_top_must_be_positive():

@@ -29,7 +29,8 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -58,12 +59,14 @@ class Trace:
         Per transfer: when it could be issued, when it entered the link model,
         when its first byte entered the network, when its last byte arrived and
         when it completed (see :mod:`simnet.engine`).
-    usage : tuple of numpy.ndarray
-        Per-link drain segments ``(link, transfer, start_s, end_s, rate_Bps)``.
-    bottlenecks : tuple of dict
-        Per transfer, ``{link: seconds}`` during which that link limited its rate.
     blocked_by : numpy.ndarray
         Per transfer, the link it queued for before starting, ``-1`` if none.
+    usage : tuple of numpy.ndarray
+        Per-link drain segments ``(link, transfer, start_s, end_s, rate_Bps)``
+        (computed from the link model on first access).
+    bottlenecks : tuple of dict
+        Per transfer, ``{link: seconds}`` during which that link limited its rate
+        (computed from the link model on first access).
     """
 
     schedule: Schedule
@@ -74,9 +77,21 @@ class Trace:
     start_s: np.ndarray
     arrive_s: np.ndarray
     end_s: np.ndarray
-    usage: tuple
-    bottlenecks: tuple
     blocked_by: np.ndarray
+    _links: object = field(repr=False, compare=False)
+
+    @cached_property
+    def usage(self) -> tuple[np.ndarray, ...]:
+        """Per-link drain segments: arrays ``(link, transfer, start_s, end_s, rate_Bps)``."""
+        return self._links.usage()
+
+    @cached_property
+    def bottlenecks(self) -> tuple[dict[int, float], ...]:
+        """Per transfer, ``{link: seconds}`` during which that link limited its rate."""
+        limits = self._links.bottlenecks()
+        return tuple(
+            {int(k): float(v) for k, v in limits.get(i, {}).items()} for i in range(len(self.end_s))
+        )
 
     @property
     def time_s(self) -> float:
@@ -256,6 +271,15 @@ class Trace:
         return frame.sort_values(["time_s", "tier"], ascending=[False, True]).reset_index(drop=True)
 
 
+def _routes(network: Network, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, ...]]:
+    """Route of every transfer, looked up once per distinct (src, dst) pair."""
+    if len(src) == 0:
+        return []
+    pairs, inverse = np.unique(src * network.size + dst, return_inverse=True)
+    distinct = [network.route(*divmod(key, network.size)) for key in pairs.tolist()]
+    return [distinct[k] for k in inverse.tolist()]
+
+
 def _finite(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -339,41 +363,48 @@ def simulate(
     offset = _per_rank(start_offset_s, nranks, "network.start_offset", default=0.0)
     slow = _per_rank(slowdown, nranks, "network.stragglers", default=1.0, positive=True)
 
-    transfers = schedule.transfers
-    count = len(transfers)
+    count = len(schedule)
     links = LINK_MODELS[model](network)
-    routes = [network.route(t.src, t.dst) for t in transfers]
-    overhead = [overhead_s * slow[t.src] for t in transfers]
-    reduction = [t.nbytes * gamma[t.dst] * slow[t.dst] if t.op == "reduce" else 0.0 for t in transfers]
-    waiting = [len(t.deps) for t in transfers]
-    dependents: list[list[int]] = [[] for _ in range(count)]
-    for index, t in enumerate(transfers):
-        for d in t.deps:
-            dependents[d].append(index)
-    ready_s = np.full(count, math.nan)
-    issue_s = np.full(count, math.nan)
-    arrive_s = np.full(count, math.nan)
-    end_s = np.full(count, math.nan)
+    columns = schedule.columns
+    routes = _routes(network, columns.src, columns.dst)
+    nbytes = columns.nbytes.tolist()
+    src = columns.src.tolist()
+    overhead = (overhead_s * slow[columns.src]).tolist()
+    reduction = np.where(columns.reduce, columns.nbytes * gamma[columns.dst] * slow[columns.dst], 0.0).tolist()
+    offset = offset.tolist()
+    waiting = np.diff(columns.dep_offsets).tolist()
+    order = np.argsort(columns.deps, kind="stable")
+    dependents = np.repeat(np.arange(count), np.diff(columns.dep_offsets))[order].tolist()
+    first_dependent = np.searchsorted(columns.deps[order], np.arange(count + 1)).tolist()
+    ready_s = [math.nan] * count
+    issue_s = [math.nan] * count
+    arrive_s = [math.nan] * count
+    end_s = [math.nan] * count
     pending: list[tuple[float, int]] = []
+    heappush, heappop = heapq.heappush, heapq.heappop
 
     def release(index: int, now: float, issued: list[int]) -> None:
-        ready = max(now, offset[transfers[index].src])
+        ready = offset[src[index]]
+        if now > ready:
+            ready = now
         ready_s[index] = ready
         issue = ready + overhead[index]
         issue_s[index] = issue
         if issue <= now:
             issued.append(index)
         else:
-            heapq.heappush(pending, (issue, index))
+            heappush(pending, (issue, index))
 
     def finish(index: int, now: float, issued: list[int]) -> None:
         end_s[index] = now
-        for child in dependents[index]:
+        for k in range(first_dependent[index], first_dependent[index + 1]):
+            child = dependents[k]
             waiting[child] -= 1
             if waiting[child] == 0:
                 release(child, now, issued)
 
     env = simpy.Environment()
+    submit, next_time_s, pop_finished = links.submit, links.next_time_s, links.pop_finished
 
     def run():
         issued: list[int] = []
@@ -382,22 +413,25 @@ def simulate(
                 release(i, 0.0, issued)
         now = 0.0
         while True:
-            for i in sorted(issued):
-                links.submit(now, i, routes[i], transfers[i].nbytes)
+            issued.sort()
+            for i in issued:
+                submit(now, i, routes[i], nbytes[i])
             issued = []
-            now = min(links.next_time_s(), pending[0][0] if pending else math.inf)
+            now = next_time_s()
+            if pending and pending[0][0] < now:
+                now = pending[0][0]
             if now == math.inf:
                 return
             yield env.timeout(max(0.0, now - env.now))
-            for i in links.pop_finished(now):
+            for i in pop_finished(now):
                 arrive_s[i] = now
                 done = now + reduction[i]
                 if done <= now:
                     finish(i, now, issued)
                 else:
-                    heapq.heappush(pending, (done, -1 - i))
+                    heappush(pending, (done, -1 - i))
             while pending and pending[0][0] <= now:
-                _, key = heapq.heappop(pending)
+                _, key = heappop(pending)
                 if key < 0:
                     finish(-1 - key, now, issued)
                 else:
@@ -405,20 +439,21 @@ def simulate(
 
     env.process(run())
     env.run()
-    start_s = np.array([links.started_s[i] for i in range(count)], dtype=float)
-    limits = links.bottlenecks()
-    bottlenecks = tuple({int(k): float(v) for k, v in limits.get(i, {}).items()} for i in range(count))
-    blocked_by = np.array([links.blocked_by.get(i, -1) for i in range(count)], dtype=int)
+    started = links.started_s
+    start_s = np.fromiter((started[i] for i in range(count)), dtype=float, count=count)
+    blocked = links.blocked_by
+    blocked_by = np.full(count, -1, dtype=int)
+    if blocked:
+        blocked_by[np.fromiter(blocked.keys(), dtype=int)] = np.fromiter(blocked.values(), dtype=int)
     return Trace(
         schedule=schedule,
         network=network,
         model=model,
-        ready_s=ready_s,
-        issue_s=issue_s,
+        ready_s=np.array(ready_s, dtype=float),
+        issue_s=np.array(issue_s, dtype=float),
         start_s=start_s,
-        arrive_s=arrive_s,
-        end_s=end_s,
-        usage=links.usage(),
-        bottlenecks=bottlenecks,
+        arrive_s=np.array(arrive_s, dtype=float),
+        end_s=np.array(end_s, dtype=float),
         blocked_by=blocked_by,
+        _links=links,
     )

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from itertools import chain
-from operator import attrgetter
 from types import MappingProxyType
 
 import numpy as np
@@ -783,17 +781,14 @@ def critical_path_finish_s(
     gamma_s_per_byte : float or sequence of float, optional
         Reduction cost γ of every rank, or per rank, seconds per byte.
     """
-    transfers = schedule.transfers
-    count = len(transfers)
+    count = len(schedule)
     if count == 0:
         return np.zeros(0)
-    src = np.fromiter(map(attrgetter("src"), transfers), dtype=np.int64, count=count)
-    dst = np.fromiter(map(attrgetter("dst"), transfers), dtype=np.int64, count=count)
-    nbytes = np.fromiter(map(attrgetter("nbytes"), transfers), dtype=float, count=count)
-    reduce = np.fromiter(map("reduce".__eq__, map(attrgetter("op"), transfers)), dtype=bool, count=count)
-    dep_lists = [d or (count,) for d in map(attrgetter("deps"), transfers)]
-    ndeps = np.fromiter(map(len, dep_lists), dtype=np.int64, count=count)
-    deps = np.fromiter(chain.from_iterable(dep_lists), dtype=np.int64, count=int(ndeps.sum()))
+    columns = schedule.columns
+    src, dst, nbytes, reduce = columns.src, columns.dst, columns.nbytes, columns.reduce
+    no_deps = np.diff(columns.dep_offsets) == 0
+    ndeps = np.where(no_deps, 1, np.diff(columns.dep_offsets))
+    deps = np.insert(columns.deps, columns.dep_offsets[:-1][no_deps], count)
     gamma = np.broadcast_to(np.asarray(gamma_s_per_byte, dtype=float), (schedule.nranks,))
     latency, inverse_bw = _pair_costs(network, src, dst)
     duration = latency + nbytes * inverse_bw + np.where(reduce, nbytes * gamma[dst], 0.0)

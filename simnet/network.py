@@ -39,6 +39,7 @@ import heapq
 import math
 from collections import deque
 from collections.abc import Hashable, Mapping
+from itertools import chain
 from types import MappingProxyType
 
 import networkx as nx
@@ -203,35 +204,45 @@ class FifoLinks:
     def __init__(self, network: Network) -> None:
         self._bandwidth_Bps = network.bandwidth_Bps
         self._latency_s = network.latency_s
-        self._free_s = np.zeros(len(network.links))
+        self._free_s = [0.0] * len(network.links)
         self._finishing: list[tuple[float, int]] = []
-        self._reservations: list[tuple[int, tuple[int, ...], tuple[float, ...], float, float, float]] = []
-        self._limits: dict[int, dict[int, float]] = {}
+        self._routes: dict[tuple[int, ...], tuple[tuple[float, ...], float, int, float]] = {}
+        self._reservations: list[tuple[int, tuple[int, ...], float, float]] = []
         self.started_s: dict[int, float] = {}
         self.blocked_by: dict[int, int] = {}
 
-    def submit(self, now_s: float, transfer: int, route: tuple[int, ...], nbytes: float) -> None:
-        """Reserve `route` for `transfer`, which is ready at `now_s`."""
-        start = now_s
+    def _route(self, route: tuple[int, ...]) -> tuple[tuple[float, ...], float, int, float]:
+        """Per route (once): link offsets, total latency, bottleneck link and its bandwidth."""
         offset = 0.0
         offsets = []
         for link in route:
             offsets.append(offset)
-            if self._free_s[link] - offset > start:
-                start = self._free_s[link] - offset
+            offset += float(self._latency_s[link])
+        bottleneck = min(route, key=lambda link: self._bandwidth_Bps[link]) if route else -1
+        rate = float(self._bandwidth_Bps[bottleneck]) if route else math.inf
+        info = self._routes[route] = (tuple(offsets), offset, bottleneck, rate)
+        return info
+
+    def submit(self, now_s: float, transfer: int, route: tuple[int, ...], nbytes: float) -> None:
+        """Reserve `route` for `transfer`, which is ready at `now_s`."""
+        info = self._routes.get(route)
+        if info is None:
+            info = self._route(route)
+        offsets, latency, _, rate = info
+        free = self._free_s
+        start = now_s
+        for link, offset in zip(route, offsets):
+            if free[link] - offset > start:
+                start = free[link] - offset
                 self.blocked_by[transfer] = link
-            offset += self._latency_s[link]
         occupancy = 0.0
         if route:
-            bottleneck = min(route, key=lambda link: self._bandwidth_Bps[link])
-            rate = self._bandwidth_Bps[bottleneck]
             occupancy = nbytes / rate
-            self._limits[transfer] = {bottleneck: occupancy}
-            self._reservations.append((transfer, route, tuple(offsets), start, occupancy, rate))
-        for link, link_offset in zip(route, offsets):
-            self._free_s[link] = start + link_offset + occupancy
+            self._reservations.append((transfer, route, start, occupancy))
+            for link, offset in zip(route, offsets):
+                free[link] = start + offset + occupancy
         self.started_s[transfer] = start
-        heapq.heappush(self._finishing, (start + offset + occupancy, transfer))
+        heapq.heappush(self._finishing, (start + latency + occupancy, transfer))
 
     def next_time_s(self) -> float:
         """Earliest finishing time of a submitted transfer, ``inf`` if none."""
@@ -240,8 +251,9 @@ class FifoLinks:
     def pop_finished(self, now_s: float) -> list[int]:
         """Transfers finishing at or before `now_s`, in (time, transfer) order."""
         done = []
-        while self._finishing and self._finishing[0][0] <= now_s:
-            done.append(heapq.heappop(self._finishing)[1])
+        finishing = self._finishing
+        while finishing and finishing[0][0] <= now_s:
+            done.append(heapq.heappop(finishing)[1])
         return done
 
     def usage(self) -> tuple[np.ndarray, ...]:
@@ -250,15 +262,24 @@ class FifoLinks:
         Link ``i`` of a route carries the transfer at its bottleneck rate from
         ``start + sum(latency of links before i)`` for ``nbytes / rate`` seconds.
         """
-        rows = []
-        for transfer, route, offsets, start, occupancy, rate in self._reservations:
-            for link, link_offset in zip(route, offsets):
-                rows.append((link, transfer, start + link_offset, start + link_offset + occupancy, rate))
-        return _segments(rows)
+        if not self._reservations:
+            return _segments([])
+        transfer, routes, start, occupancy = zip(*self._reservations)
+        lengths = np.fromiter(map(len, routes), dtype=np.int64, count=len(routes))
+        link = np.fromiter(chain.from_iterable(routes), dtype=np.int64, count=int(lengths.sum()))
+        offset = np.fromiter(
+            chain.from_iterable(self._routes[route][0] for route in routes), dtype=float, count=len(link)
+        )
+        begin = np.repeat(np.array(start, dtype=float), lengths) + offset
+        occupied = np.repeat(np.array(occupancy, dtype=float), lengths)
+        rate = np.repeat(np.array([self._routes[route][3] for route in routes], dtype=float), lengths)
+        return (link.astype(int), np.repeat(np.array(transfer, dtype=int), lengths), begin, begin + occupied, rate)
 
     def bottlenecks(self) -> dict[int, dict[int, float]]:
         """Transfer -> ``{bottleneck link: nbytes / rate}`` (the slowest link, first on ties)."""
-        return {transfer: dict(limit) for transfer, limit in self._limits.items()}
+        return {
+            transfer: {self._routes[route][2]: occupancy} for transfer, route, _, occupancy in self._reservations
+        }
 
 
 class _Flow:
@@ -344,18 +365,35 @@ class MaxMinLinks:
         self._bandwidth_Bps = network.bandwidth_Bps
         self._latency_s = network.latency_s
         self._flows: dict[int, _Flow] = {}
-        self._on_link: dict[int, dict[int, None]] = {}
+        self._on_link: list[dict[int, None]] = [{} for _ in network.links]
+        self._routes: dict[tuple[int, ...], tuple[float, float, int]] = {}
         self._events: list[tuple[float, int, int, int]] = []
         self._finished_s: dict[int, float] = {}
         self._connections: dict[tuple[int, ...], deque[int]] = {}
         self.started_s: dict[int, float] = {}
         self.blocked_by: dict[int, int] = {}
 
-    def submit(self, now_s: float, transfer: int, route: tuple[int, ...], nbytes: float) -> None:
-        """Start `transfer` at `now_s`: it drains its bytes once its route latency has passed."""
+    def _route(self, route: tuple[int, ...]) -> tuple[float, float, int]:
+        """Per route (once): latency, and the rate and bottleneck of a flow alone on its links.
+
+        Alone, progressive filling fixes the flow at the smallest ``bandwidth / 1`` of
+        its route, on the link of lowest index among the slowest (the heap order of
+        :meth:`_fill`), so this is exactly what :meth:`_fill` would compute.
+        """
         latency = 0.0
         for link in route:
             latency += self._latency_s[link]
+        limit = min(route, key=lambda link: (self._bandwidth_Bps[link], link)) if route else -1
+        rate = float(self._bandwidth_Bps[limit]) / 1 if route else math.inf
+        info = self._routes[route] = (latency, rate, limit)
+        return info
+
+    def submit(self, now_s: float, transfer: int, route: tuple[int, ...], nbytes: float) -> None:
+        """Start `transfer` at `now_s`: it drains its bytes once its route latency has passed."""
+        info = self._routes.get(route)
+        if info is None:
+            info = self._route(route)
+        latency = info[0]
         self._flows[transfer] = _Flow(route, latency, nbytes)
         self.started_s[transfer] = now_s
         kind = _ACTIVATE if route and nbytes > 0 else _FINISH
@@ -364,7 +402,8 @@ class MaxMinLinks:
     def next_time_s(self) -> float:
         """Earliest instant a flow starts draining or finishes, ``inf`` if none."""
         events = self._events
-        while events and events[0][1] == _FINISH and self._flows[events[0][2]].version != events[0][3]:
+        flows = self._flows
+        while events and events[0][1] == _FINISH and flows[events[0][2]].version != events[0][3]:
             heapq.heappop(events)
         return events[0][0] if events else math.inf
 
@@ -372,37 +411,45 @@ class MaxMinLinks:
         """Advance to `now_s` and return the transfers finishing then, in transfer order."""
         finished = []
         events = self._events
+        flows = self._flows
+        on_link = self._on_link
+        connections = self._connections
+        heappop = heapq.heappop
         while events and events[0][0] <= now_s:
             ended, started = [], []
             while events and events[0][0] <= now_s:
-                _, kind, transfer, version = heapq.heappop(events)
+                _, kind, transfer, version = heappop(events)
                 if kind == _ACTIVATE:
                     started.append(transfer)
-                elif self._flows[transfer].version == version:
+                elif flows[transfer].version == version:
                     ended.append(transfer)
             touched: list[int] = []
             for transfer in ended:
-                flow = self._flows[transfer]
+                flow = flows[transfer]
                 flow.version = -1
                 finished.append(transfer)
                 self._finished_s[transfer] = now_s
                 if flow.draining:
                     flow.draining = False
                     flow.remaining = 0.0
-                    for link in flow.route:
-                        del self._on_link[link][transfer]
-                    touched.extend(flow.route)
-                    line = self._connections[flow.route]
+                    route = flow.route
+                    for link in route:
+                        del on_link[link][transfer]
+                    touched.extend(route)
+                    line = connections[route]
                     line.popleft()
                     if line:
                         self._drain(line[0], now_s, queued=True)
-                        touched.extend(flow.route)
+                        touched.extend(route)
             for transfer in started:
-                line = self._connections.setdefault(self._flows[transfer].route, deque())
+                route = flows[transfer].route
+                line = connections.get(route)
+                if line is None:
+                    line = connections[route] = deque()
                 line.append(transfer)
                 if len(line) == 1:
                     self._drain(transfer, now_s, queued=False)
-                    touched.extend(self._flows[transfer].route)
+                    touched.extend(route)
             if touched:
                 self._reshare(now_s, touched)
         finished.sort()
@@ -412,30 +459,59 @@ class MaxMinLinks:
         flow = self._flows[transfer]
         flow.draining = True
         flow.since_s = now_s
+        on_link = self._on_link
         for link in flow.route:
-            self._on_link.setdefault(link, {})[transfer] = None
+            on_link[link][transfer] = None
         if queued:
             self.started_s[transfer] = now_s - flow.latency_s
             self.blocked_by[transfer] = min(flow.route, key=lambda link: self._bandwidth_Bps[link])
 
+    def _alone(self, touched: list[int]) -> list[int] | None:
+        """The flows on the `touched` links if each is alone on every link of its route, else ``None``.
+
+        Then each is a component of its own (a single flow on links no other flow
+        crosses), and these flows are the whole of what :meth:`_component` finds.
+        """
+        on_link = self._on_link
+        flows = self._flows
+        alone: dict[int, None] = {}
+        for link in touched:
+            holders = on_link[link]
+            if not holders:
+                continue
+            if len(holders) > 1:
+                return None
+            for transfer in holders:
+                if transfer in alone:
+                    continue
+                for other in flows[transfer].route:
+                    if len(on_link[other]) != 1:
+                        return None
+                alone[transfer] = None
+        return list(alone)
+
     def _component(self, links: list[int]) -> tuple[list[int], list[int]]:
+        on_link = self._on_link
+        flows = self._flows
         seen_links: set[int] = set()
         seen_flows: set[int] = set()
-        stack = [link for link in links if self._on_link.get(link)]
+        stack = [link for link in links if on_link[link]]
         while stack:
             link = stack.pop()
             if link in seen_links:
                 continue
             seen_links.add(link)
-            for transfer in self._on_link[link]:
+            for transfer in on_link[link]:
                 if transfer not in seen_flows:
                     seen_flows.add(transfer)
-                    stack.extend(other for other in self._flows[transfer].route if other not in seen_links)
+                    stack.extend(other for other in flows[transfer].route if other not in seen_links)
         return sorted(seen_flows), sorted(seen_links)
 
     def _fill(self, links: list[int]) -> dict[int, tuple[float, int]]:
+        on_link = self._on_link
+        flows = self._flows
         capacity = {link: float(self._bandwidth_Bps[link]) for link in links}
-        unfixed = {link: len(self._on_link[link]) for link in links}
+        unfixed = {link: len(on_link[link]) for link in links}
         heap = [(capacity[link] / unfixed[link], link) for link in links]
         heapq.heapify(heap)
         fixed: dict[int, tuple[float, int]] = {}
@@ -450,21 +526,28 @@ class MaxMinLinks:
                 continue
             share = max(share, floor)
             floor = share
-            for transfer in sorted(self._on_link[link]):
+            for transfer in sorted(on_link[link]):
                 if transfer in fixed:
                     continue
                 fixed[transfer] = (share, link)
-                for other in self._flows[transfer].route:
+                for other in flows[transfer].route:
                     capacity[other] -= share
                     unfixed[other] -= 1
         return fixed
 
     def _reshare(self, now_s: float, touched: list[int]) -> None:
-        flows, links = self._component(touched)
-        if not flows:
-            return
-        allocation = self._fill(links)
-        for transfer in flows:
+        alone = self._alone(touched)
+        if alone is not None:
+            routes = self._routes
+            flows = self._flows
+            allocation = {transfer: routes[flows[transfer].route][1:] for transfer in alone}
+        else:
+            alone, links = self._component(touched)
+            if not alone:
+                return
+            allocation = self._fill(links)
+        events = self._events
+        for transfer in alone:
             flow = self._flows[transfer]
             rate, limit = allocation[transfer]
             if rate == flow.rate:
@@ -479,7 +562,7 @@ class MaxMinLinks:
             flow.limit = limit
             flow.version += 1
             flow.history.append((now_s, rate, limit))
-            heapq.heappush(self._events, (now_s + flow.remaining / rate, _FINISH, transfer, flow.version))
+            heapq.heappush(events, (now_s + flow.remaining / rate, _FINISH, transfer, flow.version))
 
     def _drains(self):
         for transfer, flow in self._flows.items():

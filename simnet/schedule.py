@@ -24,13 +24,16 @@ doubling needs it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from functools import cached_property
+from itertools import chain
+from operator import attrgetter
+from typing import Literal, NamedTuple
 
 import numpy as np
 
 from simnet.errors import ScheduleError
 
-__all__ = ["COLLECTIVES", "Transfer", "Schedule", "split_bytes", "check"]
+__all__ = ["COLLECTIVES", "Transfer", "Columns", "Schedule", "split_bytes", "check"]
 
 COLLECTIVES = ("allreduce", "reduce_scatter", "all_gather", "broadcast", "reduce")
 
@@ -72,6 +75,32 @@ class Transfer:
     nnz: int | None = None
     dense: bool | None = None
     merged: int | None = None
+
+
+class Columns(NamedTuple):
+    """The transfers of a schedule as arrays, one entry per transfer (see :attr:`Schedule.columns`).
+
+    Attributes
+    ----------
+    src, dst : numpy.ndarray of int64
+        Sending and receiving rank.
+    nbytes : numpy.ndarray of float64
+        Size on the wire, bytes.
+    reduce : numpy.ndarray of bool
+        Whether the transfer is a ``"reduce"``.
+    dep_offsets : numpy.ndarray of int64
+        ``count + 1`` offsets into `deps`: the dependencies of transfer ``i`` are
+        ``deps[dep_offsets[i]:dep_offsets[i + 1]]``.
+    deps : numpy.ndarray of int64
+        All dependencies, transfer after transfer, each transfer's in its own order.
+    """
+
+    src: np.ndarray
+    dst: np.ndarray
+    nbytes: np.ndarray
+    reduce: np.ndarray
+    dep_offsets: np.ndarray
+    deps: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -121,6 +150,8 @@ class Schedule:
             self.owners is None or len(self.owners) != len(self.chunk_bytes)
         ):
             raise ScheduleError(f"{self.collective} needs one owner rank per chunk")
+        if self._valid_transfers():
+            return
         nchunks = len(self.chunk_bytes)
         for index, t in enumerate(self.transfers):
             where = f"transfer {index} ({t.src} -> {t.dst})"
@@ -135,6 +166,40 @@ class Schedule:
             if any(not 0 <= d < index for d in t.deps):
                 raise ScheduleError(f"{where}: dependencies must be earlier transfers, got {t.deps}")
 
+    def _valid_transfers(self) -> bool:
+        """Whether every transfer passes the checks of :meth:`__post_init__`, vectorized.
+
+        ``False`` when one does not (or a field has an unexpected type); the loop
+        of :meth:`__post_init__` then finds the first offender and names it.
+        """
+        transfers = self.transfers
+        if not transfers:
+            return True
+        try:
+            if not all(type(t) is Transfer for t in transfers):
+                return False
+            if not {t.op for t in transfers} <= {"copy", "reduce"}:
+                return False
+            columns = self.columns
+            chunk_lists = list(map(attrgetter("chunks"), transfers))
+            lengths = np.fromiter(map(len, chunk_lists), dtype=np.int64, count=len(chunk_lists))
+            chunks = np.fromiter(chain.from_iterable(chunk_lists), dtype=np.int64, count=int(lengths.sum()))
+        except (TypeError, ValueError, OverflowError):
+            self.__dict__.pop("columns", None)
+            return False
+        src, dst = columns.src, columns.dst
+        index = np.repeat(np.arange(len(transfers)), np.diff(columns.dep_offsets))
+        valid = (
+            bool(((src >= 0) & (src < self.nranks) & (dst >= 0) & (dst < self.nranks) & (src != dst)).all())
+            and bool((lengths > 0).all())
+            and bool(((chunks >= 0) & (chunks < len(self.chunk_bytes))).all())
+            and bool((columns.nbytes >= 0).all())
+            and bool(((columns.deps >= 0) & (columns.deps < index)).all())
+        )
+        if not valid:
+            self.__dict__.pop("columns", None)
+        return valid
+
     @property
     def size_bytes(self) -> int:
         """Payload size per rank, bytes."""
@@ -147,6 +212,27 @@ class Schedule:
 
     def __len__(self) -> int:
         return len(self.transfers)
+
+    @cached_property
+    def columns(self) -> Columns:
+        """The transfers as arrays (computed once, read-only), for vectorized consumers."""
+        transfers = self.transfers
+        count = len(transfers)
+        dep_lists = list(map(attrgetter("deps"), transfers))
+        ndeps = np.fromiter(map(len, dep_lists), dtype=np.int64, count=count)
+        offsets = np.zeros(count + 1, dtype=np.int64)
+        np.cumsum(ndeps, out=offsets[1:])
+        columns = Columns(
+            src=np.fromiter(map(attrgetter("src"), transfers), dtype=np.int64, count=count),
+            dst=np.fromiter(map(attrgetter("dst"), transfers), dtype=np.int64, count=count),
+            nbytes=np.fromiter(map(attrgetter("nbytes"), transfers), dtype=float, count=count),
+            reduce=np.fromiter(map("reduce".__eq__, map(attrgetter("op"), transfers)), dtype=bool, count=count),
+            dep_offsets=offsets,
+            deps=np.fromiter(chain.from_iterable(dep_lists), dtype=np.int64, count=int(offsets[-1])),
+        )
+        for array in columns:
+            array.flags.writeable = False
+        return columns
 
 
 def split_bytes(size_bytes: int, parts: int) -> list[int]:

@@ -112,30 +112,22 @@ def ring_allreduce(nranks: int, size_bytes: int, *, chunks: int = 1, channels: i
         for piece in split_bytes(segment, chunks)
     ]
     orders = ring_orders(p, channels)
+    pieces = [(chunk,) for chunk in range(len(chunk_bytes))]
     transfers: list[Transfer] = []
-    previous: dict[tuple[int, int], int] = {}
+    append = transfers.append
     for step in range(2 * (p - 1)):
         reducing = step < p - 1
-        current: dict[tuple[int, int], int] = {}
+        op = "reduce" if reducing else "copy"
+        stage = "reduce_scatter" if reducing else "all_gather"
+        shift = step if reducing else step - (p - 1) - 1
         for k, order in enumerate(orders):
             for position in range(p):
-                segment = (position - step) % p if reducing else (position + 1 - (step - (p - 1))) % p
-                for j in range(chunks):
-                    chunk = (k * p + segment) * chunks + j
-                    dep = previous.get(((position - 1) % p, chunk))
-                    current[(position, chunk)] = len(transfers)
-                    transfers.append(
-                        Transfer(
-                            src=order[position],
-                            dst=order[(position + 1) % p],
-                            chunks=(chunk,),
-                            nbytes=chunk_bytes[chunk],
-                            op="reduce" if reducing else "copy",
-                            deps=() if dep is None else (dep,),
-                            stage="reduce_scatter" if reducing else "all_gather",
-                        )
-                    )
-        previous = current
+                src, dst = order[position], order[(position + 1) % p]
+                first = (k * p + (position - shift) % p) * chunks
+                previous = (((step - 1) * channels + k) * p + (position - 1) % p) * chunks
+                for chunk in range(first, first + chunks):
+                    deps = (previous + chunk - first,) if step else ()
+                    append(Transfer(src, dst, pieces[chunk], chunk_bytes[chunk], op, deps, stage))
     params = {"chunks": chunks} if channels == 1 else {"chunks": chunks, "channels": channels}
     return Schedule(
         collective="allreduce",

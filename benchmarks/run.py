@@ -1,0 +1,245 @@
+"""Speed of simnet on a fixed set of cases, and of SimGrid SMPI on the same ring runs.
+
+Run from the repository root::
+
+    PYTHONPATH=. python benchmarks/run.py            # every case, SimGrid if installed
+    PYTHONPATH=. python benchmarks/run.py --quick    # small sizes, one run each (smoke test)
+    PYTHONPATH=. python benchmarks/run.py --cases ring_1024_maxmin --no-simgrid
+
+Each case runs in a subprocess of its own (a clean peak RSS) and prints, per case:
+``wall_s`` (median over the runs: topology, Network, schedule and simulation or
+model, everything from the inputs to the result), ``sim_s`` (median time of
+:func:`simnet.engine.simulate` or of the critical-path model alone),
+``transfers/s`` (transfers / ``sim_s``), ``vs_simpy`` (that rate over the rate of a
+bare SimPy loop of ``env.timeout`` events measured in the same run: the ceiling of
+a SimPy engine handling one event per transfer), ``rss_MB`` (peak resident set of
+the case's process) and the simulated time.
+
+With ``smpirun`` on PATH, the ring cases under ``maxmin`` also run in SimGrid 3.32
+SMPI (``smpi/allreduce:lr``, the platform exported by
+:func:`simnet.topology.simgrid.to_simgrid_platform`, flags of :mod:`simnet.smpi`:
+correction factors off, shared malloc): ``smpi_wall_s`` (one run), the wall-time
+ratio SMPI / simnet, and the relative difference between SMPI's simulated time and
+simnet's on the same program (:func:`simnet.smpi.as_mpi`: 16-byte envelopes,
+blocking sends).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MIB = 2**20
+BANDWIDTH_Bps = 12.5e9
+LATENCY_S = 1e-6
+
+CASES = {
+    "ring_256_fifo": {"kind": "ring", "ranks": 256, "model": "fifo", "runs": 3},
+    "ring_256_maxmin": {"kind": "ring", "ranks": 256, "model": "maxmin", "runs": 3},
+    "ring_1024_fifo": {"kind": "ring", "ranks": 1024, "model": "fifo", "runs": 1},
+    "ring_1024_maxmin": {"kind": "ring", "ranks": 1024, "model": "maxmin", "runs": 1},
+    "blueconnect_4096": {"kind": "blueconnect", "nodes": 512, "runs": 1},
+    "critical_path_1M": {"kind": "critical_path", "ranks": 64, "chunks": 128, "runs": 3},
+    "sparse_ring_ring_64": {"kind": "sparse", "runs": 1},
+}
+"""Ring all-reduce of 64 MiB on ``switch(p)`` (12.5 GB/s, 1 µs per link); BlueConnect
+of 64 MiB on 512 DGX A100 (4096 GPUs, rails on a k = 32 fat-tree of 25 GB/s, 1 µs),
+factors (4, 2, 16, 32); the critical-path model of a ring of 64 ranks with 128
+sub-chunks (1 032 192 transfers) on ``switch(64)``; sparse ``sparse_ring_ring`` on
+64 ABCI-like GPUs at N = 128M (if simnet has it)."""
+
+QUICK = {
+    "ring_256_fifo": {"ranks": 32},
+    "ring_256_maxmin": {"ranks": 32},
+    "ring_1024_fifo": {"ranks": 64},
+    "ring_1024_maxmin": {"ranks": 64},
+    "blueconnect_4096": {"nodes": 4},
+    "critical_path_1M": {"chunks": 2},
+}
+
+
+def simpy_rate(events: int = 500_000) -> float:
+    """Events per second of a bare SimPy loop: one process yielding ``env.timeout(1)``."""
+    import simpy
+
+    env = simpy.Environment()
+
+    def loop():
+        for _ in range(events):
+            yield env.timeout(1)
+
+    env.process(loop())
+    began = time.perf_counter()
+    env.run()
+    return events / (time.perf_counter() - began)
+
+
+def _ring(spec: dict) -> dict:
+    from simnet.algorithms.dense import ring_allreduce
+    from simnet.engine import simulate
+    from simnet.network import Network
+    from simnet.topology import switch
+
+    began = time.perf_counter()
+    network = Network(switch(spec["ranks"], BANDWIDTH_Bps, LATENCY_S))
+    schedule = ring_allreduce(spec["ranks"], 64 * MIB)
+    simulating = time.perf_counter()
+    trace = simulate(network, schedule, model=spec["model"])
+    done = time.perf_counter()
+    return {"wall_s": done - began, "sim_s": done - simulating, "transfers": len(schedule), "time_s": trace.time_s}
+
+
+def _mpi_ring_time_s(spec: dict) -> float:
+    from simnet.algorithms.dense import ring_allreduce
+    from simnet.engine import simulate
+    from simnet.network import Network
+    from simnet.smpi import as_mpi
+    from simnet.topology import switch
+
+    network = Network(switch(spec["ranks"], BANDWIDTH_Bps, LATENCY_S))
+    return simulate(network, as_mpi(ring_allreduce(spec["ranks"], 64 * MIB)), model="maxmin").time_s
+
+
+def _blueconnect(spec: dict) -> dict:
+    from simnet.algorithms.dense import blueconnect_allreduce
+    from simnet.engine import simulate
+    from simnet.network import Network
+    from simnet.topology import cluster
+
+    nodes = spec["nodes"]
+    began = time.perf_counter()
+    k = 32 if nodes > 4 else 8
+    graph = cluster(
+        "dgx_a100", nodes, fabric="fat_tree", fabric_params={"k": k, "bandwidth_Bps": 25e9, "latency_s": LATENCY_S}
+    )
+    network = Network(graph)
+    factors = (4, 2, 16, nodes // 16) if nodes >= 32 else (4, 2, nodes)
+    schedule = blueconnect_allreduce(network.size, 64 * MIB, factors=factors)
+    simulating = time.perf_counter()
+    trace = simulate(network, schedule, model="maxmin")
+    done = time.perf_counter()
+    return {"wall_s": done - began, "sim_s": done - simulating, "transfers": len(schedule), "time_s": trace.time_s}
+
+
+def _critical_path(spec: dict) -> dict:
+    from simnet.algorithms.dense import ring_allreduce
+    from simnet.models import critical_path_time
+    from simnet.network import Network
+    from simnet.topology import switch
+
+    began = time.perf_counter()
+    network = Network(switch(spec["ranks"], BANDWIDTH_Bps, LATENCY_S))
+    schedule = ring_allreduce(spec["ranks"], 1024 * MIB, chunks=spec["chunks"])
+    modelling = time.perf_counter()
+    time_s = critical_path_time(network, schedule)
+    done = time.perf_counter()
+    return {"wall_s": done - began, "sim_s": done - modelling, "transfers": len(schedule), "time_s": time_s}
+
+
+def _sparse(spec: dict) -> dict | None:
+    from simnet.algorithms import ALGORITHMS
+
+    if "sparse_ring_ring" not in ALGORITHMS:
+        return None
+    raise NotImplementedError("sparse_ring_ring landed: wire its benchmark case here")
+
+
+RUNNERS = {"ring": _ring, "blueconnect": _blueconnect, "critical_path": _critical_path, "sparse": _sparse}
+
+
+def child(name: str, quick: bool, smpi: bool) -> None:
+    """Run case `name` in this process and print one JSON line."""
+    spec = {**CASES[name], **(QUICK.get(name, {}) if quick else {})}
+    runs = 1 if quick else spec["runs"]
+    results = []
+    for _ in range(runs):
+        result = RUNNERS[spec["kind"]](spec)
+        if result is None:
+            print(json.dumps({"skipped": "simnet.algorithms has no sparse_ring_ring on this branch"}))
+            return
+        results.append(result)
+    summary = {
+        "runs": runs,
+        "wall_s": statistics.median(r["wall_s"] for r in results),
+        "sim_s": statistics.median(r["sim_s"] for r in results),
+        "transfers": results[0]["transfers"],
+        "time_s": results[0]["time_s"],
+        "rss_MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+    if smpi:
+        summary["mpi_time_s"] = _mpi_ring_time_s(spec)
+    print(json.dumps(summary))
+
+
+def _smpi(spec: dict, program: Path, directory: Path) -> tuple[float, float]:
+    from simnet.smpi import smpi_time_s
+    from simnet.topology import switch
+
+    began = time.perf_counter()
+    reference = smpi_time_s(
+        program, switch(spec["ranks"], BANDWIDTH_Bps, LATENCY_S), "lr", 64 * MIB, directory, timeout_s=1800
+    )
+    return time.perf_counter() - began, reference
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, one run each")
+    parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=list(CASES))
+    parser.add_argument("--no-simgrid", action="store_true", help="do not run SimGrid SMPI")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--smpi", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.quick, args.smpi)
+        return
+
+    from simnet.smpi import available, compile_program
+
+    use_smpi = available() and not args.no_simgrid
+    rates = [simpy_rate() for _ in range(3)]
+    rate = statistics.median(rates)
+    print(f"bare SimPy loop: {rate / 1e6:.2f} M timeouts/s (median of 3)")
+    if not use_smpi:
+        print("SimGrid: skipped (" + ("--no-simgrid" if args.no_simgrid else "smpirun/smpicc not on PATH") + ")")
+    header = (
+        f"{'case':<20} {'runs':>4} {'transfers':>10} {'wall_s':>8} {'sim_s':>8} {'transfers/s':>12} "
+        f"{'vs_simpy':>8} {'rss_MB':>7} {'time_s':>14} {'smpi_wall_s':>11} {'smpi/simnet':>11} {'smpi_diff':>10}"
+    )
+    print(header)
+    with tempfile.TemporaryDirectory() as tmp:
+        program = compile_program(tmp) if use_smpi else None
+        for name in args.cases:
+            spec = {**CASES[name], **(QUICK.get(name, {}) if args.quick else {})}
+            compare = use_smpi and spec["kind"] == "ring" and spec["model"] == "maxmin"
+            command = [sys.executable, __file__, "--child", name] + ["--quick"] * args.quick + ["--smpi"] * compare
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode != 0:
+                print(f"{name:<20} failed:\n{done.stderr[-2000:]}")
+                continue
+            result = json.loads(done.stdout.strip().splitlines()[-1])
+            if "skipped" in result:
+                print(f"{name:<20} skipped: {result['skipped']}")
+                continue
+            per_s = result["transfers"] / result["sim_s"]
+            line = (
+                f"{name:<20} {result['runs']:>4} {result['transfers']:>10} {result['wall_s']:>8.2f} "
+                f"{result['sim_s']:>8.2f} {per_s:>12,.0f} {per_s / rate:>8.3f} {result['rss_MB']:>7.0f} "
+                f"{result['time_s']:>14.9g}"
+            )
+            if compare:
+                smpi_wall, reference = _smpi(spec, program, Path(tmp))
+                diff = (result["mpi_time_s"] - reference) / reference
+                line += f" {smpi_wall:>11.2f} {smpi_wall / result['wall_s']:>11.1f} {diff:>+10.2e}"
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()

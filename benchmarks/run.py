@@ -81,6 +81,13 @@ def simpy_rate(events: int = 500_000) -> float:
     return events / (time.perf_counter() - began)
 
 
+def simnet_path() -> str:
+    """Where the simnet package being measured lives."""
+    import simnet
+
+    return simnet.__file__
+
+
 def _ring(spec: dict) -> dict:
     from simnet.algorithms.dense import ring_allreduce
     from simnet.engine import simulate
@@ -201,11 +208,14 @@ def main() -> None:
         child(args.child, args.quick, args.smpi)
         return
 
-    from simnet.smpi import available, compile_program
+    use_smpi = False
+    if not args.no_simgrid:
+        from simnet.smpi import available, compile_program
 
-    use_smpi = available() and not args.no_simgrid
+        use_smpi = available()
     rates = [simpy_rate() for _ in range(3)]
     rate = statistics.median(rates)
+    print(f"simnet from {Path(simnet_path()).parent}")
     print(f"bare SimPy loop: {rate / 1e6:.2f} M timeouts/s (median of 3)")
     if not use_smpi:
         print("SimGrid: skipped (" + ("--no-simgrid" if args.no_simgrid else "smpirun/smpicc not on PATH") + ")")

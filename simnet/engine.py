@@ -404,7 +404,7 @@ def simulate(
                 release(child, now, issued)
 
     env = simpy.Environment()
-    submit, next_time_s, pop_finished = links.submit, links.next_time_s, links.pop_finished
+    submit_many, next_time_s, pop_finished = links.submit_many, links.next_time_s, links.pop_finished
 
     def run():
         issued: list[int] = []
@@ -414,8 +414,7 @@ def simulate(
         now = 0.0
         while True:
             issued.sort()
-            for i in issued:
-                submit(now, i, routes[i], nbytes[i])
+            submit_many(now, issued, routes, nbytes)
             issued = []
             now = next_time_s()
             if pending and pending[0][0] < now:
@@ -426,10 +425,24 @@ def simulate(
             for i in pop_finished(now):
                 arrive_s[i] = now
                 done = now + reduction[i]
-                if done <= now:
-                    finish(i, now, issued)
-                else:
+                if done > now:
                     heappush(pending, (done, -1 - i))
+                    continue
+                end_s[i] = now
+                for k in range(first_dependent[i], first_dependent[i + 1]):
+                    child = dependents[k]
+                    waiting[child] -= 1
+                    if waiting[child] == 0:
+                        ready = offset[src[child]]
+                        if now > ready:
+                            ready = now
+                        ready_s[child] = ready
+                        issue = ready + overhead[child]
+                        issue_s[child] = issue
+                        if issue <= now:
+                            issued.append(child)
+                        else:
+                            heappush(pending, (issue, child))
             while pending and pending[0][0] <= now:
                 _, key = heappop(pending)
                 if key < 0:

@@ -10,6 +10,9 @@ plain objects with no notion of time passing; the engine drives them:
 
 ``submit(now_s, transfer, route, nbytes)``
     a transfer is ready to send at ``now_s`` (always the engine's current instant);
+``submit_many(now_s, transfers, routes, nbytes)``
+    the same for several transfers at once, in the given order (``routes[i]`` and
+    ``nbytes[i]`` describe transfer ``i``): what the engine calls, once per instant;
 ``next_time_s()``
     the earliest instant at which the model's state changes: a transfer finishes or,
     for :class:`MaxMinLinks`, starts draining bytes (``inf`` if nothing is pending);
@@ -38,7 +41,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from itertools import chain
 from types import MappingProxyType
 
@@ -205,7 +208,8 @@ class FifoLinks:
         self._bandwidth_Bps = network.bandwidth_Bps
         self._latency_s = network.latency_s
         self._free_s = [0.0] * len(network.links)
-        self._finishing: list[tuple[float, int]] = []
+        self._instants: list[float] = []
+        self._finishing: dict[float, list[int]] = {}
         self._routes: dict[tuple[int, ...], tuple[tuple[float, ...], float, int, float]] = {}
         self._reservations: list[tuple[int, tuple[int, ...], float, float]] = []
         self.started_s: dict[int, float] = {}
@@ -225,35 +229,57 @@ class FifoLinks:
 
     def submit(self, now_s: float, transfer: int, route: tuple[int, ...], nbytes: float) -> None:
         """Reserve `route` for `transfer`, which is ready at `now_s`."""
-        info = self._routes.get(route)
-        if info is None:
-            info = self._route(route)
-        offsets, latency, _, rate = info
+        self.submit_many(now_s, (transfer,), {transfer: route}, {transfer: nbytes})
+
+    def submit_many(
+        self,
+        now_s: float,
+        transfers: Iterable[int],
+        routes: Sequence[tuple[int, ...]] | Mapping[int, tuple[int, ...]],
+        nbytes: Sequence[float] | Mapping[int, float],
+    ) -> None:
+        """:meth:`submit` each of `transfers`, in order; ``routes[i]`` and ``nbytes[i]`` describe transfer ``i``."""
+        cache = self._routes
         free = self._free_s
-        start = now_s
-        for link, offset in zip(route, offsets):
-            if free[link] - offset > start:
-                start = free[link] - offset
-                self.blocked_by[transfer] = link
-        occupancy = 0.0
-        if route:
-            occupancy = nbytes / rate
-            self._reservations.append((transfer, route, start, occupancy))
+        blocked_by = self.blocked_by
+        started = self.started_s
+        reservations = self._reservations
+        finishing = self._finishing
+        for transfer in transfers:
+            route = routes[transfer]
+            info = cache.get(route)
+            if info is None:
+                info = self._route(route)
+            offsets, latency, _, rate = info
+            start = now_s
             for link, offset in zip(route, offsets):
-                free[link] = start + offset + occupancy
-        self.started_s[transfer] = start
-        heapq.heappush(self._finishing, (start + latency + occupancy, transfer))
+                if free[link] - offset > start:
+                    start = free[link] - offset
+                    blocked_by[transfer] = link
+            occupancy = 0.0
+            if route:
+                occupancy = nbytes[transfer] / rate
+                reservations.append((transfer, route, start, occupancy))
+                for link, offset in zip(route, offsets):
+                    free[link] = start + offset + occupancy
+            started[transfer] = start
+            end = start + latency + occupancy
+            bucket = finishing.get(end)
+            if bucket is None:
+                bucket = finishing[end] = []
+                heapq.heappush(self._instants, end)
+            bucket.append(transfer)
 
     def next_time_s(self) -> float:
         """Earliest finishing time of a submitted transfer, ``inf`` if none."""
-        return self._finishing[0][0] if self._finishing else math.inf
+        return self._instants[0] if self._instants else math.inf
 
     def pop_finished(self, now_s: float) -> list[int]:
         """Transfers finishing at or before `now_s`, in (time, transfer) order."""
         done = []
-        finishing = self._finishing
-        while finishing and finishing[0][0] <= now_s:
-            done.append(heapq.heappop(finishing)[1])
+        instants = self._instants
+        while instants and instants[0] <= now_s:
+            done.extend(sorted(self._finishing.pop(heapq.heappop(instants))))
         return done
 
     def usage(self) -> tuple[np.ndarray, ...]:
@@ -367,7 +393,8 @@ class MaxMinLinks:
         self._flows: dict[int, _Flow] = {}
         self._on_link: list[dict[int, None]] = [{} for _ in network.links]
         self._routes: dict[tuple[int, ...], tuple[float, float, int]] = {}
-        self._events: list[tuple[float, int, int, int]] = []
+        self._instants: list[float] = []
+        self._events: dict[float, tuple[list[int], list[tuple[int, int]]]] = {}
         self._finished_s: dict[int, float] = {}
         self._connections: dict[tuple[int, ...], deque[int]] = {}
         self.started_s: dict[int, float] = {}
@@ -388,47 +415,78 @@ class MaxMinLinks:
         info = self._routes[route] = (latency, rate, limit)
         return info
 
+    def _at(self, instant: float) -> tuple[list[int], list[tuple[int, int]]]:
+        """The events at `instant`: transfers starting to drain, ``(transfer, version)`` finishing."""
+        bucket = self._events.get(instant)
+        if bucket is None:
+            bucket = self._events[instant] = ([], [])
+            heapq.heappush(self._instants, instant)
+        return bucket
+
     def submit(self, now_s: float, transfer: int, route: tuple[int, ...], nbytes: float) -> None:
         """Start `transfer` at `now_s`: it drains its bytes once its route latency has passed."""
-        info = self._routes.get(route)
-        if info is None:
-            info = self._route(route)
-        latency = info[0]
-        self._flows[transfer] = _Flow(route, latency, nbytes)
-        self.started_s[transfer] = now_s
-        kind = _ACTIVATE if route and nbytes > 0 else _FINISH
-        heapq.heappush(self._events, (now_s + latency, kind, transfer, 0))
+        self.submit_many(now_s, (transfer,), {transfer: route}, {transfer: nbytes})
+
+    def submit_many(
+        self,
+        now_s: float,
+        transfers: Iterable[int],
+        routes: Sequence[tuple[int, ...]] | Mapping[int, tuple[int, ...]],
+        nbytes: Sequence[float] | Mapping[int, float],
+    ) -> None:
+        """:meth:`submit` each of `transfers`, in order; ``routes[i]`` and ``nbytes[i]`` describe transfer ``i``."""
+        cache = self._routes
+        flows = self._flows
+        started = self.started_s
+        at = self._at
+        instant, bucket = math.nan, ([], [])
+        for transfer in transfers:
+            route = routes[transfer]
+            info = cache.get(route)
+            if info is None:
+                info = self._route(route)
+            size = nbytes[transfer]
+            flows[transfer] = _Flow(route, info[0], size)
+            started[transfer] = now_s
+            if now_s + info[0] != instant:
+                instant = now_s + info[0]
+                bucket = at(instant)
+            if route and size > 0:
+                bucket[0].append(transfer)
+            else:
+                bucket[1].append((transfer, 0))
 
     def next_time_s(self) -> float:
         """Earliest instant a flow starts draining or finishes, ``inf`` if none."""
-        events = self._events
+        instants = self._instants
         flows = self._flows
-        while events and events[0][1] == _FINISH and flows[events[0][2]].version != events[0][3]:
-            heapq.heappop(events)
-        return events[0][0] if events else math.inf
+        while instants:
+            starting, finishing = self._events[instants[0]]
+            if starting or any(flows[transfer].version == version for transfer, version in finishing):
+                return instants[0]
+            del self._events[heapq.heappop(instants)]
+        return math.inf
 
     def pop_finished(self, now_s: float) -> list[int]:
         """Advance to `now_s` and return the transfers finishing then, in transfer order."""
         finished = []
-        events = self._events
+        instants = self._instants
         flows = self._flows
         on_link = self._on_link
         connections = self._connections
-        heappop = heapq.heappop
-        while events and events[0][0] <= now_s:
+        finished_s = self._finished_s
+        while instants and instants[0] <= now_s:
             ended, started = [], []
-            while events and events[0][0] <= now_s:
-                _, kind, transfer, version = heappop(events)
-                if kind == _ACTIVATE:
-                    started.append(transfer)
-                elif flows[transfer].version == version:
-                    ended.append(transfer)
+            while instants and instants[0] <= now_s:
+                starting, finishing = self._events.pop(heapq.heappop(instants))
+                started.extend(sorted(starting))
+                ended.extend(sorted(transfer for transfer, version in finishing if flows[transfer].version == version))
             touched: list[int] = []
             for transfer in ended:
                 flow = flows[transfer]
                 flow.version = -1
                 finished.append(transfer)
-                self._finished_s[transfer] = now_s
+                finished_s[transfer] = now_s
                 if flow.draining:
                     flow.draining = False
                     flow.remaining = 0.0
@@ -442,13 +500,17 @@ class MaxMinLinks:
                         self._drain(line[0], now_s, queued=True)
                         touched.extend(route)
             for transfer in started:
-                route = flows[transfer].route
+                flow = flows[transfer]
+                route = flow.route
                 line = connections.get(route)
                 if line is None:
                     line = connections[route] = deque()
                 line.append(transfer)
                 if len(line) == 1:
-                    self._drain(transfer, now_s, queued=False)
+                    flow.draining = True
+                    flow.since_s = now_s
+                    for link in route:
+                        on_link[link][transfer] = None
                     touched.extend(route)
             if touched:
                 self._reshare(now_s, touched)
@@ -536,19 +598,18 @@ class MaxMinLinks:
         return fixed
 
     def _reshare(self, now_s: float, touched: list[int]) -> None:
+        flows = self._flows
         alone = self._alone(touched)
-        if alone is not None:
-            routes = self._routes
-            flows = self._flows
-            allocation = {transfer: routes[flows[transfer].route][1:] for transfer in alone}
-        else:
+        if alone is None:
             alone, links = self._component(touched)
-            if not alone:
-                return
             allocation = self._fill(links)
-        events = self._events
+        else:
+            routes = self._routes
+            allocation = {transfer: routes[flows[transfer].route][1:] for transfer in alone}
+        at = self._at
+        instant, bucket = math.nan, ([], [])
         for transfer in alone:
-            flow = self._flows[transfer]
+            flow = flows[transfer]
             rate, limit = allocation[transfer]
             if rate == flow.rate:
                 if limit != flow.limit:
@@ -562,7 +623,11 @@ class MaxMinLinks:
             flow.limit = limit
             flow.version += 1
             flow.history.append((now_s, rate, limit))
-            heapq.heappush(events, (now_s + flow.remaining / rate, _FINISH, transfer, flow.version))
+            end = now_s + flow.remaining / rate
+            if end != instant:
+                instant = end
+                bucket = at(end)
+            bucket[1].append((transfer, flow.version))
 
     def _drains(self):
         for transfer, flow in self._flows.items():

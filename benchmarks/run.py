@@ -45,13 +45,15 @@ CASES = {
     "ring_256_maxmin": {"kind": "ring", "ranks": 256, "model": "maxmin", "runs": 3},
     "ring_1024_fifo": {"kind": "ring", "ranks": 1024, "model": "fifo", "runs": 1},
     "ring_1024_maxmin": {"kind": "ring", "ranks": 1024, "model": "maxmin", "runs": 1},
-    "blueconnect_4096": {"kind": "blueconnect", "nodes": 512, "runs": 1},
+    "blueconnect_512": {"kind": "blueconnect", "nodes": 64, "k": 16, "runs": 1},
+    "blueconnect_4096": {"kind": "blueconnect", "nodes": 512, "k": 32, "runs": 1},
     "critical_path_1M": {"kind": "critical_path", "ranks": 64, "chunks": 128, "runs": 3},
     "sparse_ring_ring_64": {"kind": "sparse", "runs": 1},
 }
 """Ring all-reduce of 64 MiB on ``switch(p)`` (12.5 GB/s, 1 µs per link); BlueConnect
-of 64 MiB on 512 DGX A100 (4096 GPUs, rails on a k = 32 fat-tree of 25 GB/s, 1 µs),
-factors (4, 2, 16, 32); the critical-path model of a ring of 64 ranks with 128
+of 64 MiB on 64 DGX A100 (512 GPUs, rails on a k = 16 fat-tree of 25 GB/s, 1 µs,
+factors (4, 2, 16, 4)) and on 512 DGX A100 (4096 GPUs, k = 32 fat-tree, factors
+(4, 2, 16, 32)); the critical-path model of a ring of 64 ranks with 128
 sub-chunks (1 032 192 transfers) on ``switch(64)``; sparse ``sparse_ring_ring`` on
 64 ABCI-like GPUs at N = 128M (if simnet has it)."""
 
@@ -60,7 +62,8 @@ QUICK = {
     "ring_256_maxmin": {"ranks": 32},
     "ring_1024_fifo": {"ranks": 64},
     "ring_1024_maxmin": {"ranks": 64},
-    "blueconnect_4096": {"nodes": 4},
+    "blueconnect_512": {"nodes": 4, "k": 8},
+    "blueconnect_4096": {"nodes": 4, "k": 8},
     "critical_path_1M": {"chunks": 2},
 }
 
@@ -79,6 +82,10 @@ def simpy_rate(events: int = 500_000) -> float:
     began = time.perf_counter()
     env.run()
     return events / (time.perf_counter() - began)
+
+
+def _progress(began: float, what: str) -> None:
+    print(f"{time.perf_counter() - began:8.1f} s: {what}", file=sys.stderr, flush=True)
 
 
 def simnet_path() -> str:
@@ -122,13 +129,15 @@ def _blueconnect(spec: dict) -> dict:
 
     nodes = spec["nodes"]
     began = time.perf_counter()
-    k = 32 if nodes > 4 else 8
-    graph = cluster(
-        "dgx_a100", nodes, fabric="fat_tree", fabric_params={"k": k, "bandwidth_Bps": 25e9, "latency_s": LATENCY_S}
-    )
-    network = Network(graph)
+    fabric = {"k": spec["k"], "bandwidth_Bps": 25e9, "latency_s": LATENCY_S}
+    network = Network(cluster("dgx_a100", nodes, fabric="fat_tree", fabric_params=fabric))
     factors = (4, 2, 16, nodes // 16) if nodes >= 32 else (4, 2, nodes)
     schedule = blueconnect_allreduce(network.size, 64 * MIB, factors=factors)
+    _progress(began, f"built {len(schedule)} transfers")
+    pairs = sorted({(t.src, t.dst) for t in schedule.transfers})
+    for src, dst in pairs:
+        network.route(src, dst)
+    _progress(began, f"routed {len(pairs)} rank pairs")
     simulating = time.perf_counter()
     trace = simulate(network, schedule, model="maxmin")
     done = time.perf_counter()
@@ -201,6 +210,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes, one run each")
     parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=list(CASES))
     parser.add_argument("--no-simgrid", action="store_true", help="do not run SimGrid SMPI")
+    parser.add_argument("--timeout", type=float, default=600.0, help="wall-time limit per case, seconds")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--smpi", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -230,11 +240,18 @@ def main() -> None:
             spec = {**CASES[name], **(QUICK.get(name, {}) if args.quick else {})}
             compare = use_smpi and spec["kind"] == "ring" and spec["model"] == "maxmin"
             command = [sys.executable, __file__, "--child", name] + ["--quick"] * args.quick + ["--smpi"] * compare
-            done = subprocess.run(command, capture_output=True, text=True)
-            if done.returncode != 0:
-                print(f"{name:<20} failed:\n{done.stderr[-2000:]}")
+            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                out, err = process.communicate(timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                out, err = process.communicate()
+                print(f"{name:<20} timed out after {args.timeout:.0f} s; progress: {err.strip() or 'none'}", flush=True)
                 continue
-            result = json.loads(done.stdout.strip().splitlines()[-1])
+            if process.returncode != 0:
+                print(f"{name:<20} failed:\n{err[-2000:]}")
+                continue
+            result = json.loads(out.strip().splitlines()[-1])
             if "skipped" in result:
                 print(f"{name:<20} skipped: {result['skipped']}")
                 continue

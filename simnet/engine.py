@@ -39,6 +39,7 @@ import simpy
 from simnet.errors import SimnetError
 from simnet.network import LINK_MODELS, Network
 from simnet.schedule import Schedule
+from simnet.speed import gc_paused
 
 __all__ = ["Trace", "simulate"]
 
@@ -300,6 +301,7 @@ def _per_rank(value: object, nranks: int, path: str, *, default: float, positive
     return np.array(value, dtype=float)
 
 
+@gc_paused()
 def simulate(
     network: Network,
     schedule: Schedule,

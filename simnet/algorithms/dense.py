@@ -30,6 +30,7 @@ from simnet.algorithms.primitives import (
 )
 from simnet.errors import ScheduleError
 from simnet.schedule import Schedule, Transfer, split_bytes
+from simnet.speed import gc_paused
 
 __all__ = [
     "ring_allreduce",
@@ -65,6 +66,7 @@ def ring_orders(nranks: int, channels: int) -> list[list[int]]:
     return orders
 
 
+@gc_paused()
 def ring_allreduce(nranks: int, size_bytes: int, *, chunks: int = 1, channels: int = 1) -> Schedule:
     """Ring all-reduce: a reduce-scatter then an all-gather around the ring of ranks.
 
@@ -224,6 +226,7 @@ def _level_labels(levels: int) -> list[tuple[str, str]]:
     return [(f"reduce_scatter_{i + 1}", f"all_gather_{i + 1}") for i in range(levels)]
 
 
+@gc_paused()
 def blueconnect_allreduce(
     nranks: int, size_bytes: int, *, factors: Sequence[int] | None = None, chunks: int = 1
 ) -> Schedule:
@@ -271,6 +274,7 @@ def blueconnect_allreduce(
     )
 
 
+@gc_paused()
 def torus_2d_allreduce(
     nranks: int, size_bytes: int, *, factors: Sequence[int] | None = None, chunks: int = 1
 ) -> Schedule:
@@ -337,6 +341,7 @@ def square_factors(nranks: int) -> tuple[int, int]:
     return x, nranks // x
 
 
+@gc_paused()
 def halving_doubling_allreduce(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
     """Rabenseifner's all-reduce: recursive-halving reduce-scatter, recursive-doubling all-gather.
 
@@ -376,6 +381,7 @@ def halving_doubling_allreduce(nranks: int, size_bytes: int, *, chunks: int = 1)
     return builder.schedule("allreduce", nranks, "halving_doubling", {"chunks": chunks})
 
 
+@gc_paused()
 def recursive_doubling_allreduce(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
     """Recursive-doubling all-reduce: ``log2 p`` pairwise exchanges of the whole payload.
 
@@ -414,6 +420,7 @@ def recursive_doubling_allreduce(nranks: int, size_bytes: int, *, chunks: int = 
     return builder.schedule("allreduce", nranks, "recursive_doubling", {"chunks": chunks})
 
 
+@gc_paused()
 def binomial_tree_allreduce(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
     """Binomial-tree reduce to rank 0 followed by a binomial-tree broadcast.
 
@@ -472,6 +479,7 @@ def double_binary_tree_parents(nranks: int) -> tuple[list[int | None], list[int 
     return first, second
 
 
+@gc_paused()
 def double_binary_tree_allreduce(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
     """NCCL's double binary tree: each of two complementary trees all-reduces half the data.
 
@@ -508,6 +516,7 @@ def double_binary_tree_allreduce(nranks: int, size_bytes: int, *, chunks: int = 
     return builder.schedule("allreduce", nranks, "double_binary_tree", {"chunks": chunks})
 
 
+@gc_paused()
 def hierarchical_ring_allreduce(
     nranks: int, size_bytes: int, *, factors: Sequence[int] | None = None, chunks: int = 1
 ) -> Schedule:

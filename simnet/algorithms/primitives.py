@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 from simnet.errors import ScheduleError
 from simnet.schedule import Schedule, Transfer, split_bytes
+from simnet.speed import gc_paused
 
 __all__ = [
     "ScheduleBuilder",
@@ -344,6 +345,7 @@ def _ring_primitive(collective: str, nranks: int, size_bytes: int, chunks: int) 
     return builder.schedule(collective, nranks, "ring", {"chunks": chunks}, owners=owners)
 
 
+@gc_paused()
 def reduce_scatter(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
     """Ring reduce-scatter: rank ``r`` ends with segment ``(r + 1) mod p`` summed over all ranks.
 
@@ -362,6 +364,7 @@ def reduce_scatter(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule
     return _ring_primitive("reduce_scatter", nranks, size_bytes, chunks)
 
 
+@gc_paused()
 def all_gather(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
     """Ring all-gather: rank ``r`` starts with segment ``(r + 1) mod p``; all end with every segment.
 
@@ -390,6 +393,7 @@ def _rooted_primitive(collective: str, nranks: int, size_bytes: int, root: int, 
     return builder.schedule(collective, nranks, "binomial_tree", {"root": root, "chunks": chunks}, root=root)
 
 
+@gc_paused()
 def broadcast(nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1) -> Schedule:
     """Binomial-tree broadcast from `root`, pipelined in `chunks` pieces.
 
@@ -409,6 +413,7 @@ def broadcast(nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1) -
     return _rooted_primitive("broadcast", nranks, size_bytes, root, chunks)
 
 
+@gc_paused()
 def reduce(nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1) -> Schedule:
     """Binomial-tree reduce to `root`, pipelined in `chunks` pieces.
 

@@ -1,0 +1,68 @@
+"""Speed helpers and the internal structures the fast paths rely on (no timing here)."""
+
+import gc
+
+import numpy as np
+import pytest
+
+from simnet.algorithms import ALGORITHMS
+from simnet.errors import ScheduleError
+from simnet.schedule import Schedule, Transfer
+from simnet.speed import gc_paused
+
+
+def test_gc_paused_restores_the_collector_and_nests():
+    assert gc.isenabled()
+    with gc_paused():
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_gc_paused_restores_the_collector_after_an_error():
+    with pytest.raises(ValueError), gc_paused():
+        raise ValueError
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize("name", ["ring", "blueconnect", "recursive_doubling", "binomial_tree"])
+def test_columns_match_the_transfers(name):
+    schedule = ALGORITHMS[name].builder(8, 4096, chunks=2)
+    columns = schedule.columns
+    transfers = schedule.transfers
+    assert columns.src.tolist() == [t.src for t in transfers]
+    assert columns.dst.tolist() == [t.dst for t in transfers]
+    assert columns.nbytes.tolist() == [t.nbytes for t in transfers]
+    assert columns.reduce.tolist() == [t.op == "reduce" for t in transfers]
+    deps = [columns.deps[a:b].tolist() for a, b in zip(columns.dep_offsets[:-1], columns.dep_offsets[1:])]
+    assert deps == [list(t.deps) for t in transfers]
+    assert not columns.src.flags.writeable
+
+
+def test_columns_of_an_empty_schedule():
+    columns = Schedule("allreduce", 1, (4,), ()).columns
+    assert len(columns.src) == 0 and columns.dep_offsets.tolist() == [0]
+
+
+@pytest.mark.parametrize(
+    ("transfer", "message"),
+    [
+        (Transfer(0, 0, (0,), 4), "two distinct ranks"),
+        (Transfer(0, 5, (0,), 4), "two distinct ranks"),
+        (Transfer(0, 1, (3,), 4), "chunks must be in"),
+        (Transfer(0, 1, (), 4), "chunks must be in"),
+        (Transfer(0, 1, (0,), 4, op="sum"), "op must be"),
+        (Transfer(0, 1, (0,), -1), "nbytes must be"),
+        (Transfer(0, 1, (0,), 4, deps=(1,)), "dependencies must be earlier"),
+    ],
+)
+def test_vectorized_validation_names_the_first_bad_transfer(transfer, message):
+    good = Transfer(1, 0, (0,), 4)
+    with pytest.raises(ScheduleError, match=rf"transfer 1 \(.*{message}"):
+        Schedule("allreduce", 2, (4,), (good, transfer))
+
+
+def test_numpy_fields_are_accepted_as_before():
+    transfer = Transfer(np.int64(0), np.int64(1), (np.int64(0),), np.int64(4))
+    assert len(Schedule("allreduce", 2, (4,), (transfer,)).columns.src) == 1

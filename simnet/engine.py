@@ -430,21 +430,7 @@ def simulate(
                 if done > now:
                     heappush(pending, (done, -1 - i))
                     continue
-                end_s[i] = now
-                for k in range(first_dependent[i], first_dependent[i + 1]):
-                    child = dependents[k]
-                    waiting[child] -= 1
-                    if waiting[child] == 0:
-                        ready = offset[src[child]]
-                        if now > ready:
-                            ready = now
-                        ready_s[child] = ready
-                        issue = ready + overhead[child]
-                        issue_s[child] = issue
-                        if issue <= now:
-                            issued.append(child)
-                        else:
-                            heappush(pending, (issue, child))
+                finish(i, now, issued)
             while pending and pending[0][0] <= now:
                 _, key = heappop(pending)
                 if key < 0:

@@ -188,7 +188,20 @@ def _segments(rows: list[tuple[int, int, float, float, float]]) -> tuple[np.ndar
     )
 
 
-class FifoLinks:
+class _Batched:
+    """What both link models share: :meth:`submit` is :meth:`submit_many` of one transfer.
+
+    ``submit_many(now_s, transfers, routes, nbytes)`` handles `transfers` in the given
+    order, exactly as that many calls of :meth:`submit` would; ``routes[i]`` and
+    ``nbytes[i]`` describe transfer ``i`` (sequences or mappings indexed by transfer).
+    """
+
+    def submit(self, now_s: float, transfer: int, route: tuple[int, ...], nbytes: float) -> None:
+        """Hand `transfer`, ready at `now_s`, to the model."""
+        self.submit_many(now_s, (transfer,), {transfer: route}, {transfer: nbytes})
+
+
+class FifoLinks(_Batched):
     """Each directed link carries one transfer at a time, in arrival order.
 
     A transfer reserves its whole route cut-through: link ``i`` of the route is busy
@@ -227,10 +240,6 @@ class FifoLinks:
         info = self._routes[route] = (tuple(offsets), offset, bottleneck, rate)
         return info
 
-    def submit(self, now_s: float, transfer: int, route: tuple[int, ...], nbytes: float) -> None:
-        """Reserve `route` for `transfer`, which is ready at `now_s`."""
-        self.submit_many(now_s, (transfer,), {transfer: route}, {transfer: nbytes})
-
     def submit_many(
         self,
         now_s: float,
@@ -238,7 +247,7 @@ class FifoLinks:
         routes: Sequence[tuple[int, ...]] | Mapping[int, tuple[int, ...]],
         nbytes: Sequence[float] | Mapping[int, float],
     ) -> None:
-        """:meth:`submit` each of `transfers`, in order; ``routes[i]`` and ``nbytes[i]`` describe transfer ``i``."""
+        """Reserve the routes of `transfers`, ready at `now_s`, in order (see :class:`_Batched`)."""
         cache = self._routes
         free = self._free_s
         blocked_by = self.blocked_by
@@ -326,7 +335,7 @@ class _Flow:
 _ACTIVATE, _FINISH = 0, 1
 
 
-class MaxMinLinks:
+class MaxMinLinks(_Batched):
     """Flow-level max-min fair sharing of links (progressive filling), SimGrid CM02 style.
 
     A transfer submitted at ``t`` first spends its route latency ``L = sum(latency)``
@@ -423,18 +432,8 @@ class MaxMinLinks:
             heapq.heappush(self._instants, instant)
         return bucket
 
-    def submit(self, now_s: float, transfer: int, route: tuple[int, ...], nbytes: float) -> None:
-        """Start `transfer` at `now_s`: it drains its bytes once its route latency has passed."""
-        self.submit_many(now_s, (transfer,), {transfer: route}, {transfer: nbytes})
-
-    def submit_many(
-        self,
-        now_s: float,
-        transfers: Iterable[int],
-        routes: Sequence[tuple[int, ...]] | Mapping[int, tuple[int, ...]],
-        nbytes: Sequence[float] | Mapping[int, float],
-    ) -> None:
-        """:meth:`submit` each of `transfers`, in order; ``routes[i]`` and ``nbytes[i]`` describe transfer ``i``."""
+    def submit_many(self, now_s: float, transfers: Iterable[int], routes, nbytes) -> None:
+        """Start `transfers` at `now_s`, in order; each drains once its route latency has passed."""
         cache = self._routes
         flows = self._flows
         started = self.started_s

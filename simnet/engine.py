@@ -104,10 +104,13 @@ class Trace:
 
         Columns: ``transfer, src, dst, chunk, nbytes, op, stage, hops, ready_s,
         issue_s, start_s, arrive_s, end_s, duration_s`` (``end_s - ready_s``);
-        ``chunk`` is the first chunk carried.
+        ``chunk`` is the first chunk carried. Schedules of sparse payloads add
+        ``nnz`` (nonzeros carried), ``dense`` (sent in dense form) and ``merged``
+        (how many ranks' vectors the message sums).
         """
         transfers = self.schedule.transfers
-        return pd.DataFrame(
+        sparse = any(t.nnz is not None for t in transfers)
+        frame = pd.DataFrame(
             {
                 "transfer": np.arange(len(transfers)),
                 "src": [t.src for t in transfers],
@@ -125,6 +128,10 @@ class Trace:
                 "duration_s": self.end_s - self.ready_s,
             }
         )
+        if sparse:
+            for column in ("nnz", "dense", "merged"):
+                frame[column] = [getattr(t, column) for t in transfers]
+        return frame
 
     def _sweep(self) -> tuple[np.ndarray, ...]:
         link, _, start, end, rate = self.usage

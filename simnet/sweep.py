@@ -26,6 +26,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -72,9 +73,23 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _local(points: list[Point], workers: int, force: bool) -> Iterator[tuple[Point, list[dict]]]:
+class _StopRequest:
+    """SIGINT handler: the first Ctrl-C asks the sweep to stop after the running points, the second aborts."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def __call__(self, signum, frame) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+
+def _local(points: list[Point], workers: int, force: bool, stop: _StopRequest) -> Iterator[tuple[Point, list[dict]]]:
     if workers <= 1:
         for point in points:
+            if stop.requested:
+                return
             yield point, _rows(point, force)
         return
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
@@ -88,8 +103,9 @@ def _local(points: list[Point], workers: int, force: bool) -> Iterator[tuple[Poi
             for future in sorted(done, key=lambda f: pending[f].index):
                 point = pending.pop(future)
                 yield point, future.result()
-                for following in itertools.islice(queue, 1):
-                    pending[pool.submit(_rows, following, force)] = following
+                if not stop.requested:
+                    for following in itertools.islice(queue, 1):
+                        pending[pool.submit(_rows, following, force)] = following
     except BaseException:
         for future in pending:
             future.cancel()
@@ -98,7 +114,9 @@ def _local(points: list[Point], workers: int, force: bool) -> Iterator[tuple[Poi
     pool.shutdown(wait=True)
 
 
-def _dask(points: list[Point], scheduler: str | None, force: bool) -> Iterator[tuple[Point, list[dict]]]:
+def _dask(
+    points: list[Point], scheduler: str | None, force: bool, stop: _StopRequest
+) -> Iterator[tuple[Point, list[dict]]]:
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
@@ -108,6 +126,9 @@ def _dask(points: list[Point], scheduler: str | None, force: bool) -> Iterator[t
         futures = {client.submit(_rows, point, force, key=f"simnet-point-{point.digest}", pure=False): point
                    for point in points}
         for future in as_completed(futures):
+            if stop.requested:
+                client.cancel([f for f in futures if not f.done()])
+                return
             yield futures[future], future.result()
     finally:
         client.close()
@@ -153,7 +174,9 @@ def run_sweep(
     Raises
     ------
     SweepInterrupted
-        On Ctrl-C, after writing every finished point and the combined results.
+        On Ctrl-C: the first one lets the running points finish and starts no new
+        one, the second aborts them; either way every finished point and the
+        combined results are written first.
     """
     if executor not in ("local", "dask"):
         raise SimnetError(f"executor must be 'local' or 'dask', got {executor!r}", path="executor")
@@ -164,24 +187,31 @@ def run_sweep(
     todo = [p for p in points if p.index not in finished]
     bar = tqdm(total=len(points), initial=len(finished), unit="point", disable=not progress,
                file=sys.stderr, dynamic_ncols=True)
-    stream = _local(todo, workers, force) if executor == "local" else _dask(todo, scheduler, force)
+    stop = _StopRequest()
+    stream = _local(todo, workers, force, stop) if executor == "local" else _dask(todo, scheduler, force, stop)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, stop) if in_main_thread else None
     try:
         for point, rows in stream:
-            finished[point.index] = rows
             if points_dir is not None:
                 record = {"index": point.index, "label": point.label, "digest": point.digest, "rows": rows}
                 write_atomic(points_dir / point.filename, json.dumps(record, indent=1) + "\n")
+            finished[point.index] = rows
             bar.update(1)
             if on_point is not None:
                 on_point(point)
     except KeyboardInterrupt:
-        _write_results(out_dir, finished)
+        stop.requested = True
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGINT, previous)
+        bar.close()
+    results = _write_results(out_dir, finished)
+    if stop.requested and len(finished) < len(points):
         raise SweepInterrupted(
             f"interrupted after {len(finished)} of {len(points)} points; the finished ones are kept"
-        ) from None
-    finally:
-        bar.close()
-    return _write_results(out_dir, finished)
+        )
+    return results
 
 
 def _write_results(out_dir: Path | None, finished: dict[int, list[dict]]) -> pd.DataFrame:

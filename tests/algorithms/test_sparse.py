@@ -257,3 +257,16 @@ def test_gtopk_breaks_magnitude_ties_by_lower_index(tmp_path):
     schedule = gtopk(4, payload.size_bytes, payload=payload, k=5)
     result = execute(schedule, payload).result(2)
     np.testing.assert_allclose(densify(result, 40), reference_gtopk(payload, 4, 5))
+
+
+def test_trace_records_nnz_and_dense_form_per_transfer():
+    from simnet.topology import switch
+
+    payload = SparsePayload(dimension=4096, density=1 / 8, seed=3)
+    schedule = SPARSE_ALGORITHMS["sparse_ring"][1](4, payload.size_bytes, payload=payload)
+    frame = simulate(Network(switch(4, 1e9, 1e-6)), schedule).transfers()
+    assert {"nnz", "dense", "merged"} <= set(frame.columns)
+    assert (frame["nnz"] > 0).all() and frame["dense"].isin([True, False]).all()
+    assert frame["merged"].max() == 4
+    dense = simulate(Network(switch(4, 1e9, 1e-6)), ring_allreduce(4, 4096)).transfers()
+    assert "nnz" not in dense.columns

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Hashable
+from heapq import heappop, heappush
 
 import networkx as nx
 
@@ -70,6 +71,7 @@ class Router:
         self._paths: dict[tuple, list] = {}
         self._stubs = frozenset(node for node, forward in graph.nodes(data="forward") if forward is False)
         self._host = {node: host for node, host in graph.nodes(data="host") if host is not None}
+        self._adjacency = {u: [(v, _cost(data)) for v, data in graph.adj[u].items()] for u in graph}
         self._transit = graph.graph.get("host_transit", True) is not False
         self._dims = None
         if graph.graph.get("routing") == "dimension_order":
@@ -80,24 +82,50 @@ class Router:
             self._coord = {node: coord for coord, node in self._routers.items()}
 
     def _tree(self, source: Hashable, target: Hashable) -> dict:
+        """Every node's equal-cost predecessors on shortest routes from `source` (Dijkstra)."""
         allowed = None
         if not self._transit:
             allowed = frozenset(h for h in (self._host.get(source), self._host.get(target)) if h is not None)
         key = (source, allowed)
         tree = self._trees.get(key)
         if tree is None:
-            stubs, hosts = self._stubs, self._host
-
-            def weight(u, v, data):
-                if u in stubs and u != source:
-                    return None
-                if allowed is not None and v in hosts and hosts[v] not in allowed:
-                    return None
-                return _cost(data)
-
-            tree, _ = nx.dijkstra_predecessor_and_distance(self._graph, source, weight=weight)
+            tree = self._dijkstra(source, allowed)
             self._trees[key] = tree
         return tree
+
+    def _dijkstra(self, source: Hashable, allowed: frozenset | None) -> dict:
+        """Dijkstra over integer costs; ``pred[v]`` holds every predecessor on a shortest route.
+
+        Costs are positive integers, so a node's set of equal-cost predecessors is
+        complete when it is popped. Links out of a non-forwarding node (other than
+        `source`) and into a server outside `allowed` are skipped.
+        """
+        adjacency, stubs, hosts = self._adjacency, self._stubs, self._host
+        dist: dict = {}
+        best = {source: 0}
+        pred: dict = {source: []}
+        heap = [(0, 0, source)]
+        counter = 1
+        while heap:
+            d, _, u = heappop(heap)
+            if u in dist:
+                continue
+            dist[u] = d
+            if u in stubs and u != source:
+                continue
+            for v, cost in adjacency[u]:
+                if allowed is not None and v in hosts and hosts[v] not in allowed:
+                    continue
+                candidate = d + cost
+                known = best.get(v)
+                if known is None or candidate < known:
+                    best[v] = candidate
+                    pred[v] = [u]
+                    heappush(heap, (candidate, counter, v))
+                    counter += 1
+                elif candidate == known and v not in dist:
+                    pred[v].append(u)
+        return pred
 
     def _dimension_order(self, first: Hashable, last: Hashable) -> list:
         coord = list(self._coord[first])

@@ -203,3 +203,11 @@ def test_unreachable_target_is_an_error_on_a_torus():
     graph.add_node("lonely", kind="switch")
     with pytest.raises(Exception, match="no route"):
         Router(graph).path("gpu0", "lonely")
+
+
+def test_equal_cost_predecessors_are_complete():
+    """Every equal-cost predecessor is kept, so the ECMP choice sees all of them."""
+    router = Router(two_spines())
+    tree = router._tree("gpu0.0", "gpu1.0")
+    assert sorted(tree["leaf1"]) == ["spine0", "spine1"]
+    assert tree["gpu0.0"] == []

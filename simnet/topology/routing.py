@@ -36,6 +36,10 @@ from simnet.errors import TopologyError
 __all__ = ["Router"]
 
 _HOP_SCALE = 1 << 20
+_TREES_KEPT = 64
+"""Shortest-path trees kept (least recently used dropped first). Routes themselves are
+all cached; trees only speed up further routes from the same source, which callers
+such as the engine request together (pairs sorted by source)."""
 
 
 def _cost(data) -> int:
@@ -82,15 +86,22 @@ class Router:
             self._coord = {node: coord for coord, node in self._routers.items()}
 
     def _tree(self, source: Hashable, target: Hashable) -> dict:
-        """Every node's equal-cost predecessors on shortest routes from `source` (Dijkstra)."""
+        """Every node's equal-cost predecessors on shortest routes from `source` (Dijkstra).
+
+        Trees are kept in a small least-recently-used cache: one tree per source can
+        be as large as the graph, so keeping all of them would cost gigabytes on
+        thousands of GPUs.
+        """
         allowed = None
         if not self._transit:
             allowed = frozenset(h for h in (self._host.get(source), self._host.get(target)) if h is not None)
         key = (source, allowed)
-        tree = self._trees.get(key)
+        tree = self._trees.pop(key, None)
         if tree is None:
             tree = self._dijkstra(source, allowed)
-            self._trees[key] = tree
+            if len(self._trees) >= _TREES_KEPT:
+                del self._trees[next(iter(self._trees))]
+        self._trees[key] = tree
         return tree
 
     def _dijkstra(self, source: Hashable, allowed: frozenset | None) -> dict:

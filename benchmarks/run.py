@@ -17,7 +17,7 @@ the case's process) and the simulated time.
 
 With ``smpirun`` on PATH, the ring cases under ``maxmin`` also run in SimGrid 3.32
 SMPI (``smpi/allreduce:lr``, the platform exported by
-:func:`simnet.topology.simgrid.to_simgrid_platform`, flags of :mod:`simnet.smpi`:
+:func:`simnet.simgrid.to_simgrid_platform`, flags of :mod:`simnet.smpi`:
 correction factors off, shared malloc): ``smpi_wall_s`` (one run), the wall-time
 ratio SMPI / simnet, and the relative difference between SMPI's simulated time and
 simnet's on the same program (:func:`simnet.smpi.as_mpi`: 16-byte envelopes,

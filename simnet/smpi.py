@@ -5,7 +5,7 @@ made a plain α-β + flow-level max-min simulator: CM02 network model, no revers
 cross-traffic, no TCP-γ window bound, no computation, free ``MPI_Wtime``; buffers
 are ``SMPI_SHARED_MALLOC`` with large shared blocks so that a thousand ranks stay
 under ``vm.max_map_count``. The platform is written by
-:func:`simnet.topology.simgrid.to_simgrid_platform` with simnet's own routes.
+:func:`simnet.simgrid.to_simgrid_platform` with simnet's own routes.
 
 Envelope: every SMPI message carries :data:`ENVELOPE_BYTES` on top of its payload
 (an isolated message takes ``α + (S + 16) / B``); :func:`as_mpi` adds it to every
@@ -29,7 +29,7 @@ import networkx as nx
 from simnet.errors import SimnetError
 from simnet.network import Network
 from simnet.schedule import Schedule
-from simnet.topology.simgrid import to_simgrid_platform, write_hostfile
+from simnet.simgrid import to_simgrid_platform, write_hostfile
 
 __all__ = ["ENVELOPE_BYTES", "FLAGS", "PROGRAM", "available", "as_mpi", "compile_program", "smpi_time_s"]
 
@@ -100,7 +100,7 @@ def compile_program(directory: str | os.PathLike) -> Path:
 
 def smpi_time_s(
     program: str | os.PathLike,
-    graph: nx.DiGraph | Network,
+    graph: nx.DiGraph,
     algorithm: str,
     size_bytes: int,
     directory: str | os.PathLike,
@@ -113,8 +113,9 @@ def smpi_time_s(
     ----------
     program : path-like
         Binary from :func:`compile_program`.
-    graph : networkx.DiGraph or Network
-        Platform, exported with :func:`~simnet.topology.simgrid.to_simgrid_platform`.
+    graph : networkx.DiGraph
+        Topology; its :class:`~simnet.network.Network` is exported with
+        :func:`~simnet.simgrid.to_simgrid_platform`.
     algorithm : str
         SMPI all-reduce algorithm (``"lr"`` ring, ``"rab_rdb"``, ``"rdb"``).
     size_bytes : int
@@ -126,7 +127,8 @@ def smpi_time_s(
     """
     directory = Path(directory)
     platform, hosts = directory / "platform.xml", directory / "hosts"
-    network = to_simgrid_platform(graph, platform)
+    network = Network(graph)
+    to_simgrid_platform(network, platform)
     write_hostfile(network, hosts)
     command = [
         "smpirun",

@@ -6,7 +6,7 @@ Skipped unless ``smpirun`` and ``smpicc`` are on PATH (Debian/Ubuntu:
 SMPI is made a plain α-β + flow-level max-min simulator (see ``docs`` and
 /work/shared/notes/simgrid.md): CM02 network model, no reverse cross-traffic, no
 TCP-γ window bound, no computation, free ``MPI_Wtime``. The platform is written by
-:func:`simnet.topology.simgrid.to_simgrid_platform` with explicit routes taken from
+:func:`simnet.simgrid.to_simgrid_platform` with explicit routes taken from
 simnet's router, so both simulators route every message identically.
 
 Envelope: every SMPI message carries 16 bytes on top of its payload (an isolated

@@ -1,12 +1,11 @@
-"""Export a topology as a SimGrid platform, so that SimGrid/SMPI can replay it.
+"""Export a network as a SimGrid platform, so that SimGrid/SMPI can replay it.
 
 :func:`to_simgrid_platform` writes a platform file (SimGrid DTD version 4.1) with
 
 * one ``<host>`` per GPU, named after the GPU node, in rank order;
 * one ``<link>`` per directed edge (simnet links are directed and full duplex, so
   each direction of a cable is its own shared link), named ``"u->v"``, with the
-  edge's bandwidth (the effective one when a :class:`~simnet.network.Network` with
-  tier efficiencies is given) and latency;
+  link's effective bandwidth (after the network's tier efficiencies) and latency;
 * an explicit, asymmetric ``<route>`` for every ordered pair of GPUs, listing the
   links of simnet's own route (:meth:`simnet.network.Network.route`), inside a
   single zone with ``routing="Full"``, so SimGrid routes exactly as simnet does;
@@ -29,8 +28,6 @@ from __future__ import annotations
 import os
 import xml.etree.ElementTree as ET
 
-import networkx as nx
-
 from simnet.network import Network
 
 __all__ = ["to_simgrid_platform", "write_hostfile"]
@@ -39,20 +36,15 @@ _LOOPBACK_BPS = 1e15
 _DOCTYPE = '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">'
 
 
-def _network(graph_or_network: nx.DiGraph | Network) -> Network:
-    return graph_or_network if isinstance(graph_or_network, Network) else Network(graph_or_network)
-
-
 def to_simgrid_platform(
-    graph_or_network: nx.DiGraph | Network, path: str | os.PathLike, *, host_speed: str = "1Gf"
-) -> Network:
-    """Write `graph_or_network` as a SimGrid 4.1 platform file at `path`.
+    network: Network, path: str | os.PathLike, *, host_speed: str = "1Gf"
+) -> None:
+    """Write `network` as a SimGrid 4.1 platform file at `path`.
 
     Parameters
     ----------
-    graph_or_network : networkx.DiGraph or Network
-        A topology obeying :mod:`simnet.topology.contract`, or a Network built on
-        one (whose effective bandwidths are then exported).
+    network : Network
+        The network to export: its ranks, effective link bandwidths and routes.
     path : str or path-like
         File to write.
     host_speed : str, optional
@@ -60,22 +52,16 @@ def to_simgrid_platform(
         charges no computation, and SMPI should run with
         ``--cfg=smpi/simulate-computation:no``).
 
-    Returns
-    -------
-    Network
-        The network that was exported (its ranks are the hosts' order).
-
     Examples
     --------
     >>> import tempfile, os
     >>> from simnet.topology import switch
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     net = to_simgrid_platform(switch(2, 12.5e9, 1e-6), os.path.join(tmp, "p.xml"))
+    ...     to_simgrid_platform(Network(switch(2, 12.5e9, 1e-6)), os.path.join(tmp, "p.xml"))
     ...     text = open(os.path.join(tmp, "p.xml")).read()
     >>> '<link id="gpu0-&gt;switch" bandwidth="12500000000.0Bps" latency="1e-06s" />' in text
     True
     """
-    network = _network(graph_or_network)
     platform = ET.Element("platform", version="4.1")
     zone = ET.SubElement(platform, "zone", id="simnet", routing="Full")
     hosts = [str(node) for node in network.ranks]
@@ -105,11 +91,9 @@ def to_simgrid_platform(
         out.write(_DOCTYPE + "\n")
         out.write(ET.tostring(platform, encoding="unicode"))
         out.write("\n")
-    return network
 
 
-def write_hostfile(graph_or_network: nx.DiGraph | Network, path: str | os.PathLike) -> None:
+def write_hostfile(network: Network, path: str | os.PathLike) -> None:
     """Write an SMPI hostfile: the host of each rank, one per line, in rank order."""
-    network = _network(graph_or_network)
     with open(path, "w", encoding="utf-8") as out:
         out.writelines(f"{node}\n" for node in network.ranks)

@@ -108,18 +108,19 @@ class Trace:
         ``nnz`` (nonzeros carried), ``dense`` (sent in dense form) and ``merged``
         (how many ranks' vectors the message sums).
         """
-        transfers = self.schedule.transfers
+        transfers = list(self.schedule.transfers)
+        columns = self.schedule.columns
         sparse = any(t.nnz is not None for t in transfers)
         frame = pd.DataFrame(
             {
                 "transfer": np.arange(len(transfers)),
-                "src": [t.src for t in transfers],
-                "dst": [t.dst for t in transfers],
+                "src": columns.src,
+                "dst": columns.dst,
                 "chunk": [t.chunks[0] for t in transfers],
                 "nbytes": [t.nbytes for t in transfers],
                 "op": [t.op for t in transfers],
                 "stage": [t.stage for t in transfers],
-                "hops": [len(self.network.route(t.src, t.dst)) for t in transfers],
+                "hops": [len(route) for route in _routes(self.network, columns.src, columns.dst)],
                 "ready_s": self.ready_s,
                 "issue_s": self.issue_s,
                 "start_s": self.start_s,

@@ -23,6 +23,9 @@ doubling needs it.
 
 from __future__ import annotations
 
+import dataclasses
+import operator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
@@ -33,7 +36,7 @@ import numpy as np
 
 from simnet.errors import ScheduleError
 
-__all__ = ["COLLECTIVES", "Transfer", "Columns", "Schedule", "split_bytes", "check"]
+__all__ = ["COLLECTIVES", "Transfer", "Columns", "TransferTable", "Schedule", "split_bytes", "check"]
 
 COLLECTIVES = ("allreduce", "reduce_scatter", "all_gather", "broadcast", "reduce")
 
@@ -103,6 +106,174 @@ class Columns(NamedTuple):
     deps: np.ndarray
 
 
+def _csr(offsets, values, count: int, name: str, offsets_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a CSR pair (``offsets`` of ``count + 1``; ``None``: one value per row)."""
+    values = np.asarray(values)
+    if values.ndim != 1 or (values.size and not np.issubdtype(values.dtype, np.integer)):
+        raise ScheduleError(f"must be a 1-D array of integers, got shape {values.shape}, dtype {values.dtype}", path=name)
+    values = values.astype(np.int64, copy=False)
+    if offsets is None:
+        if len(values) != count:
+            raise ScheduleError(f"must have one entry per transfer ({count}), got {len(values)}", path=name)
+        return np.arange(count + 1, dtype=np.int64), values
+    offsets = np.asarray(offsets)
+    if (
+        offsets.ndim != 1
+        or len(offsets) != count + 1
+        or not np.issubdtype(offsets.dtype, np.integer)
+        or offsets[0] != 0
+        or offsets[-1] != len(values)
+        or (np.diff(offsets) < 0).any()
+    ):
+        raise ScheduleError(
+            f"must be {count + 1} non-decreasing offsets from 0 to {len(values)}", path=offsets_name
+        )
+    return offsets.astype(np.int64, copy=False), values
+
+
+class TransferTable(Sequence):
+    """The transfers of a schedule stored as arrays, for schedules of millions of transfers.
+
+    A drop-in for the tuple of :class:`Transfer` in :attr:`Schedule.transfers`:
+    indexing and iteration build :class:`Transfer` objects on demand, while
+    :attr:`Schedule.columns` and the engine read the arrays directly, so a
+    schedule of 2 M transfers costs a few arrays instead of 2 M objects. Dense
+    payloads only (``nnz``, ``dense`` and ``merged`` are ``None``).
+
+    Parameters
+    ----------
+    src, dst : array_like of int
+        Sending and receiving rank of each transfer.
+    nbytes : array_like of int
+        Size on the wire of each transfer, bytes.
+    reduce : array_like of bool
+        Whether each transfer is a ``"reduce"`` (else a ``"copy"``).
+    chunks : array_like of int
+        Chunks carried: one per transfer, or with `chunk_offsets` the chunks of
+        transfer ``i`` are ``chunks[chunk_offsets[i]:chunk_offsets[i + 1]]``.
+    deps : array_like of int
+        Dependencies: with `dep_offsets` (``count + 1`` offsets, like
+        `chunk_offsets`); without, exactly one per transfer.
+    stage : array_like of int, optional
+        Index into `stages` of each transfer's stage label (default all 0).
+    stages : sequence of str, optional
+        Stage labels (default ``("",)``).
+    chunk_offsets, dep_offsets : array_like of int, optional
+        CSR offsets of `chunks` and `deps`.
+
+    Raises
+    ------
+    ScheduleError
+        If the arrays disagree in length or type (``path`` names the argument).
+        Ranks, chunks and dependencies are range-checked by :class:`Schedule`.
+
+    Examples
+    --------
+    >>> table = TransferTable(src=[0, 1], dst=[1, 0], nbytes=[8, 8], reduce=[True, False],
+    ...                       chunks=[0, 0], deps=[0], dep_offsets=[0, 0, 1])
+    >>> table[1]
+    Transfer(src=1, dst=0, chunks=(0,), nbytes=8, op='copy', deps=(0,), stage='', nnz=None, dense=None, merged=None)
+    """
+
+    def __init__(
+        self,
+        *,
+        src,
+        dst,
+        nbytes,
+        reduce,
+        chunks,
+        deps,
+        stage=None,
+        stages: Sequence[str] = ("",),
+        chunk_offsets=None,
+        dep_offsets=None,
+    ) -> None:
+        src, dst, nbytes = (np.asarray(a) for a in (src, dst, nbytes))
+        count = len(src)
+        for name, array in (("src", src), ("dst", dst), ("nbytes", nbytes)):
+            if array.shape != (count,) or (count and not np.issubdtype(array.dtype, np.integer)):
+                raise ScheduleError(f"must be {count} integers, got shape {array.shape}, dtype {array.dtype}", path=name)
+        reduce = np.asarray(reduce)
+        if reduce.shape != (count,) or (count and reduce.dtype != bool):
+            raise ScheduleError(f"must be {count} booleans, got shape {reduce.shape}, dtype {reduce.dtype}", path="reduce")
+        self.stages = tuple(stages)
+        if not self.stages or not all(isinstance(label, str) for label in self.stages):
+            raise ScheduleError(f"must be a non-empty sequence of labels, got {stages!r}", path="stages")
+        stage = np.zeros(count, dtype=np.int64) if stage is None else np.asarray(stage)
+        if stage.shape != (count,) or (count and not np.issubdtype(stage.dtype, np.integer)):
+            raise ScheduleError(f"must be {count} integers, got shape {stage.shape}", path="stage")
+        if count and not ((stage >= 0) & (stage < len(self.stages))).all():
+            raise ScheduleError(f"must index the {len(self.stages)} stages", path="stage")
+        self.chunk_offsets, self.chunks = _csr(chunk_offsets, chunks, count, "chunks", "chunk_offsets")
+        self.dep_offsets, self.deps = _csr(dep_offsets, deps, count, "deps", "dep_offsets")
+        self.src = src.astype(np.int64, copy=False)
+        self.dst = dst.astype(np.int64, copy=False)
+        self.nbytes = nbytes.astype(np.int64, copy=False)
+        self.reduce = reduce.astype(bool, copy=False)
+        self.stage = stage.astype(np.int64, copy=False)
+        for array in (
+            self.src, self.dst, self.nbytes, self.reduce, self.stage,
+            self.chunk_offsets, self.chunks, self.dep_offsets, self.deps,
+        ):
+            array.flags.writeable = False
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        i = operator.index(index)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(f"transfer index {index} out of range for {len(self)} transfers")
+        co, do = self.chunk_offsets, self.dep_offsets
+        return Transfer(
+            int(self.src[i]),
+            int(self.dst[i]),
+            tuple(self.chunks[co[i] : co[i + 1]].tolist()),
+            int(self.nbytes[i]),
+            "reduce" if self.reduce[i] else "copy",
+            tuple(self.deps[do[i] : do[i + 1]].tolist()),
+            self.stages[self.stage[i]],
+        )
+
+    def __iter__(self) -> Iterator[Transfer]:
+        chunks, deps = self.chunks.tolist(), self.deps.tolist()
+        co, do = self.chunk_offsets.tolist(), self.dep_offsets.tolist()
+        stages = self.stages
+        rows = zip(self.src.tolist(), self.dst.tolist(), self.nbytes.tolist(), self.reduce.tolist(), self.stage.tolist())
+        for i, (src, dst, nbytes, reduce, stage) in enumerate(rows):
+            yield Transfer(
+                src,
+                dst,
+                tuple(chunks[co[i] : co[i + 1]]),
+                nbytes,
+                "reduce" if reduce else "copy",
+                tuple(deps[do[i] : do[i + 1]]),
+                stages[stage],
+            )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)) or len(other) != len(self):
+            return NotImplemented if not isinstance(other, Sequence) else False
+        return all(a == b for a, b in zip(self, other))
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"<TransferTable of {len(self)} transfers>"
+
+    @property
+    def columns(self) -> Columns:
+        """The arrays as :class:`Columns` (``nbytes`` as float64)."""
+        nbytes = self.nbytes.astype(float)
+        nbytes.flags.writeable = False
+        return Columns(self.src, self.dst, nbytes, self.reduce, self.dep_offsets, self.deps)
+
+
 @dataclass(frozen=True)
 class Schedule:
     """A collective as data: chunks, transfers and what the result must be.
@@ -115,7 +286,7 @@ class Schedule:
         Number of ranks taking part.
     chunk_bytes : tuple of int
         Size of each chunk, bytes; they partition the payload of every rank.
-    transfers : tuple of Transfer
+    transfers : tuple of Transfer or TransferTable
         The messages, each depending only on earlier ones.
     algorithm : str
         Name of the algorithm that built the schedule.
@@ -131,7 +302,7 @@ class Schedule:
     collective: str
     nranks: int
     chunk_bytes: tuple[int, ...]
-    transfers: tuple[Transfer, ...]
+    transfers: tuple[Transfer, ...] | TransferTable
     algorithm: str = ""
     root: int | None = None
     owners: tuple[int, ...] | None = None
@@ -175,18 +346,23 @@ class Schedule:
         transfers = self.transfers
         if not transfers:
             return True
-        try:
-            if not all(type(t) is Transfer for t in transfers):
-                return False
-            if not {t.op for t in transfers} <= {"copy", "reduce"}:
-                return False
+        if isinstance(transfers, TransferTable):
             columns = self.columns
-            chunk_lists = list(map(attrgetter("chunks"), transfers))
-            lengths = np.fromiter(map(len, chunk_lists), dtype=np.int64, count=len(chunk_lists))
-            chunks = np.fromiter(chain.from_iterable(chunk_lists), dtype=np.int64, count=int(lengths.sum()))
-        except (TypeError, ValueError, OverflowError):
-            self.__dict__.pop("columns", None)
-            return False
+            lengths = np.diff(transfers.chunk_offsets)
+            chunks = transfers.chunks
+        else:
+            try:
+                if not all(type(t) is Transfer for t in transfers):
+                    return False
+                if not {t.op for t in transfers} <= {"copy", "reduce"}:
+                    return False
+                columns = self.columns
+                chunk_lists = list(map(attrgetter("chunks"), transfers))
+                lengths = np.fromiter(map(len, chunk_lists), dtype=np.int64, count=len(chunk_lists))
+                chunks = np.fromiter(chain.from_iterable(chunk_lists), dtype=np.int64, count=int(lengths.sum()))
+            except (TypeError, ValueError, OverflowError):
+                self.__dict__.pop("columns", None)
+                return False
         src, dst = columns.src, columns.dst
         index = np.repeat(np.arange(len(transfers)), np.diff(columns.dep_offsets))
         valid = (
@@ -208,6 +384,8 @@ class Schedule:
     @property
     def total_bytes(self) -> int:
         """Bytes on the wire summed over all transfers."""
+        if isinstance(self.transfers, TransferTable):
+            return int(self.transfers.nbytes.sum())
         return sum(t.nbytes for t in self.transfers)
 
     def __len__(self) -> int:
@@ -217,6 +395,8 @@ class Schedule:
     def columns(self) -> Columns:
         """The transfers as arrays (computed once, read-only), for vectorized consumers."""
         transfers = self.transfers
+        if isinstance(transfers, TransferTable):
+            return transfers.columns
         count = len(transfers)
         dep_lists = list(map(attrgetter("deps"), transfers))
         ndeps = np.fromiter(map(len, dep_lists), dtype=np.int64, count=count)
@@ -415,6 +595,8 @@ def check(schedule: Schedule, *, numeric: bool = False, seed: int = 0) -> None:
         Naming the first rank and chunk that is wrong, e.g.
         ``"rank 3, chunk 5: holds contributions of {0, 1, 2}, expected all 8 ranks"``.
     """
+    if isinstance(schedule.transfers, TransferTable):
+        schedule = dataclasses.replace(schedule, transfers=tuple(schedule.transfers))
     partners = _exchange_partners(schedule)
     _check_races(schedule, partners)
     state = _run_symbolic(schedule, partners)

@@ -1,4 +1,8 @@
 import dataclasses
+import pickle
+import re
+
+import numpy as np
 
 import pytest
 from hypothesis import given, settings
@@ -6,7 +10,7 @@ from hypothesis import strategies as st
 
 from simnet.algorithms import ring_allreduce
 from simnet.errors import ScheduleError
-from simnet.schedule import Schedule, Transfer, check, split_bytes
+from simnet.schedule import Columns, Schedule, Transfer, TransferTable, check, split_bytes
 
 
 def replace_transfer(schedule: Schedule, index: int, **changes) -> Schedule:
@@ -144,3 +148,96 @@ def test_a_pairwise_exchange_reads_before_either_side_writes():
     one_way = (Transfer(0, 1, (0,), 4, "reduce"), Transfer(1, 2, (0,), 4, "reduce"))
     with pytest.raises(ScheduleError, match="no dependency"):
         check(Schedule("reduce", 3, (4,), one_way, root=2))
+
+
+def table_of(transfers: list[Transfer]) -> TransferTable:
+    stages = sorted({t.stage for t in transfers}) or [""]
+    return TransferTable(
+        src=np.array([t.src for t in transfers], dtype=np.int64),
+        dst=np.array([t.dst for t in transfers], dtype=np.int64),
+        nbytes=np.array([t.nbytes for t in transfers], dtype=np.int64),
+        reduce=np.array([t.op == "reduce" for t in transfers], dtype=bool),
+        chunks=np.array([c for t in transfers for c in t.chunks], dtype=np.int64),
+        chunk_offsets=np.cumsum([0] + [len(t.chunks) for t in transfers]),
+        deps=np.array([d for t in transfers for d in t.deps], dtype=np.int64),
+        dep_offsets=np.cumsum([0] + [len(t.deps) for t in transfers]),
+        stage=np.array([stages.index(t.stage) for t in transfers], dtype=np.int64),
+        stages=stages,
+    )
+
+
+@st.composite
+def transfer_lists(draw):
+    count = draw(st.integers(0, 12))
+    transfers = []
+    for index in range(count):
+        src = draw(st.integers(0, 3))
+        transfers.append(
+            Transfer(
+                src,
+                draw(st.integers(0, 3).filter(lambda d, src=src: d != src)),
+                tuple(draw(st.lists(st.integers(0, 4), min_size=1, max_size=3))),
+                draw(st.integers(0, 10**12)),
+                draw(st.sampled_from(["copy", "reduce"])),
+                tuple(draw(st.lists(st.integers(0, index - 1), max_size=3))) if index else (),
+                draw(st.sampled_from(["", "reduce_scatter", "all_gather"])),
+            )
+        )
+    return transfers
+
+
+@settings(max_examples=100, deadline=None)
+@given(transfers=transfer_lists())
+def test_a_transfer_table_is_the_same_schedule_as_its_tuple(transfers):
+    table = table_of(transfers)
+    assert list(table) == transfers
+    assert [table[i] for i in range(-len(table), len(table))] == transfers + transfers
+    assert table == transfers and table[1:3] == tuple(transfers[1:3])
+    as_tuple = Schedule("allreduce", 4, (1,) * 5, tuple(transfers))
+    as_table = Schedule("allreduce", 4, (1,) * 5, table)
+    assert as_table == as_tuple and len(as_table) == len(transfers)
+    assert as_table.total_bytes == as_tuple.total_bytes
+    for name in Columns._fields:
+        assert np.array_equal(getattr(as_table.columns, name), getattr(as_tuple.columns, name)), name
+        assert getattr(as_table.columns, name).dtype == getattr(as_tuple.columns, name).dtype, name
+    assert pickle.loads(pickle.dumps(as_table)) == as_tuple
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"dst": 0}, "transfer 1 (0 -> 0): needs two distinct ranks"),
+        ({"chunks": (9,)}, "transfer 1 (0 -> 1): chunks must be in [0, 2), got (9,)"),
+        ({"deps": (1,)}, "transfer 1 (0 -> 1): dependencies must be earlier transfers, got (1,)"),
+    ],
+)
+def test_a_transfer_table_names_the_first_bad_transfer_like_a_tuple(change, message):
+    transfers = [Transfer(1, 0, (0,), 4), dataclasses.replace(Transfer(0, 1, (1,), 4, deps=(0,)), **change)]
+    for given_as in (tuple(transfers), table_of(transfers)):
+        with pytest.raises(ScheduleError, match=re.escape(message)):
+            Schedule("allreduce", 2, (4, 4), given_as)
+
+
+@pytest.mark.parametrize(
+    ("arrays", "path"),
+    [
+        ({"dst": [1, 0, 1]}, "dst"),
+        ({"nbytes": [1.5, 2.0]}, "nbytes"),
+        ({"reduce": [1, 0]}, "reduce"),
+        ({"deps": [[0]]}, "deps"),
+        ({"dep_offsets": [0, 2, 1]}, "dep_offsets"),
+        ({"stage": [0, 3]}, "stage"),
+    ],
+)
+def test_inconsistent_table_arrays_are_refused_with_their_name(arrays, path):
+    good = {"src": [0, 1], "dst": [1, 0], "nbytes": [8, 8], "reduce": [True, False], "chunks": [0, 0],
+            "deps": [0], "dep_offsets": [0, 0, 1]}
+    with pytest.raises(ScheduleError) as error:
+        TransferTable(**{**good, **arrays})
+    assert error.value.path == path
+
+
+def test_the_ring_is_built_as_a_table_and_checks_out():
+    schedule = ring_allreduce(5, 1001, chunks=2, channels=3)
+    assert isinstance(schedule.transfers, TransferTable)
+    check(schedule, numeric=True)

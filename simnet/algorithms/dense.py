@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from simnet.algorithms.primitives import (
     Block,
     ScheduleBuilder,
@@ -29,7 +31,7 @@ from simnet.algorithms.primitives import (
     tree_reduce,
 )
 from simnet.errors import ScheduleError
-from simnet.schedule import Schedule, Transfer, split_bytes
+from simnet.schedule import Schedule, TransferTable, split_bytes
 from simnet.speed import gc_paused
 
 __all__ = [
@@ -113,29 +115,35 @@ def ring_allreduce(nranks: int, size_bytes: int, *, chunks: int = 1, channels: i
         for segment in split_bytes(part, p)
         for piece in split_bytes(segment, chunks)
     ]
-    orders = ring_orders(p, channels)
-    pieces = [(chunk,) for chunk in range(len(chunk_bytes))]
-    transfers: list[Transfer] = []
-    append = transfers.append
-    for step in range(2 * (p - 1)):
-        reducing = step < p - 1
-        op = "reduce" if reducing else "copy"
-        stage = "reduce_scatter" if reducing else "all_gather"
-        shift = step if reducing else step - (p - 1) - 1
-        for k, order in enumerate(orders):
-            for position in range(p):
-                src, dst = order[position], order[(position + 1) % p]
-                first = (k * p + (position - shift) % p) * chunks
-                previous = (((step - 1) * channels + k) * p + (position - 1) % p) * chunks
-                for chunk in range(first, first + chunks):
-                    deps = (previous + chunk - first,) if step else ()
-                    append(Transfer(src, dst, pieces[chunk], chunk_bytes[chunk], op, deps, stage))
+    orders = np.array(ring_orders(p, channels), dtype=np.int64)
+    steps = 2 * (p - 1)
+    step = np.arange(steps, dtype=np.int64)[:, None, None, None]
+    k = np.arange(channels, dtype=np.int64)[None, :, None, None]
+    position = np.arange(p, dtype=np.int64)[None, None, :, None]
+    sub = np.arange(chunks, dtype=np.int64)[None, None, None, :]
+    shape = (steps, channels, p, chunks)
+    count, first_step = math.prod(shape), channels * p * chunks
+    reducing = step < p - 1
+    shift = np.where(reducing, step, step - p)
+    chunk = (k * p + (position - shift) % p) * chunks + sub
+    previous = (((step - 1) * channels + k) * p + (position - 1) % p) * chunks + sub
+    transfers = TransferTable(
+        src=np.broadcast_to(orders[k, position], shape).ravel(),
+        dst=np.broadcast_to(orders[k, (position + 1) % p], shape).ravel(),
+        nbytes=np.asarray(chunk_bytes, dtype=np.int64)[chunk.ravel()],
+        reduce=np.broadcast_to(reducing, shape).ravel(),
+        chunks=chunk.ravel(),
+        deps=previous.ravel()[first_step:],
+        dep_offsets=np.concatenate([np.zeros(first_step, dtype=np.int64), np.arange(count - first_step + 1)]),
+        stage=np.broadcast_to(~reducing, shape).ravel().astype(np.int64),
+        stages=("reduce_scatter", "all_gather"),
+    )
     params = {"chunks": chunks} if channels == 1 else {"chunks": chunks, "channels": channels}
     return Schedule(
         collective="allreduce",
         nranks=p,
         chunk_bytes=tuple(chunk_bytes),
-        transfers=tuple(transfers),
+        transfers=transfers,
         algorithm="ring",
         params=params,
     )

@@ -393,56 +393,53 @@ def simulate(
     pending: list[tuple[float, int]] = []
     heappush, heappop = heapq.heappush, heapq.heappop
 
-    def release(index: int, now: float, issued: list[int]) -> None:
-        ready = offset[src[index]]
-        if now > ready:
-            ready = now
-        ready_s[index] = ready
-        issue = ready + overhead[index]
-        issue_s[index] = issue
-        if issue <= now:
-            issued.append(index)
-        else:
-            heappush(pending, (issue, index))
-
-    def finish(index: int, now: float, issued: list[int]) -> None:
-        end_s[index] = now
-        for k in range(first_dependent[index], first_dependent[index + 1]):
-            child = dependents[k]
-            waiting[child] -= 1
-            if waiting[child] == 0:
-                release(child, now, issued)
-
     env = simpy.Environment()
     submit_many, next_time_s, pop_finished = links.submit_many, links.next_time_s, links.pop_finished
 
     def run():
-        issued: list[int] = []
-        for i in range(count):
-            if waiting[i] == 0:
-                release(i, 0.0, issued)
         now = 0.0
+        done: list[int] = []
+        released = [i for i in range(count) if waiting[i] == 0]
+        issued: list[int] = []
         while True:
+            for index in done:
+                end_s[index] = now
+                for k in range(first_dependent[index], first_dependent[index + 1]):
+                    child = dependents[k]
+                    waiting[child] -= 1
+                    if waiting[child] == 0:
+                        released.append(child)
+            for index in released:
+                ready = offset[src[index]]
+                if now > ready:
+                    ready = now
+                ready_s[index] = ready
+                issue = ready + overhead[index]
+                issue_s[index] = issue
+                if issue <= now:
+                    issued.append(index)
+                else:
+                    heappush(pending, (issue, index))
             issued.sort()
             submit_many(now, issued, routes, nbytes)
-            issued = []
             now = next_time_s()
             if pending and pending[0][0] < now:
                 now = pending[0][0]
             if now == math.inf:
                 return
             yield env.timeout(max(0.0, now - env.now))
+            done, released, issued = [], [], []
             for i in pop_finished(now):
                 arrive_s[i] = now
-                done = now + reduction[i]
-                if done > now:
-                    heappush(pending, (done, -1 - i))
-                    continue
-                finish(i, now, issued)
+                reduced = now + reduction[i]
+                if reduced > now:
+                    heappush(pending, (reduced, -1 - i))
+                else:
+                    done.append(i)
             while pending and pending[0][0] <= now:
-                _, key = heappop(pending)
+                key = heappop(pending)[1]
                 if key < 0:
-                    finish(-1 - key, now, issued)
+                    done.append(-1 - key)
                 else:
                     issued.append(key)
 

@@ -467,9 +467,18 @@ class MaxMinLinks(_Batched):
         return math.inf
 
     def pop_finished(self, now_s: float) -> list[int]:
-        """Advance to `now_s` and return the transfers finishing then, in transfer order."""
+        """Advance to `now_s` and return the transfers finishing then, in transfer order.
+
+        While it updates the links it notes whether the instant is *simple*: every
+        link a finished flow leaves ends up empty and every flow that starts draining
+        finds all the links of its route empty. Then the flows starting to drain are
+        exactly what :meth:`_alone` would return for the touched links, each alone on
+        its route, and they get their lone rate directly; otherwise :meth:`_reshare`
+        decides.
+        """
         finished = []
         instants = self._instants
+        events = self._events
         flows = self._flows
         on_link = self._on_link
         connections = self._connections
@@ -477,9 +486,11 @@ class MaxMinLinks(_Batched):
         while instants and instants[0] <= now_s:
             ended, started = [], []
             while instants and instants[0] <= now_s:
-                starting, finishing = self._events.pop(heapq.heappop(instants))
+                starting, finishing = events.pop(heapq.heappop(instants))
                 started.extend(sorted(starting))
                 ended.extend(sorted(transfer for transfer, version in finishing if flows[transfer].version == version))
+            simple = True
+            draining: list[int] = []
             touched: list[int] = []
             for transfer in ended:
                 flow = flows[transfer]
@@ -491,13 +502,17 @@ class MaxMinLinks(_Batched):
                     flow.remaining = 0.0
                     route = flow.route
                     for link in route:
-                        del on_link[link][transfer]
+                        holders = on_link[link]
+                        del holders[transfer]
+                        if holders:
+                            simple = False
                     touched.extend(route)
                     line = connections[route]
                     line.popleft()
                     if line:
-                        self._drain(line[0], now_s, queued=True)
-                        touched.extend(route)
+                        if not self._drain(line[0], now_s, queued=True):
+                            simple = False
+                        draining.append(line[0])
             for transfer in started:
                 flow = flows[transfer]
                 route = flow.route
@@ -509,23 +524,36 @@ class MaxMinLinks(_Batched):
                     flow.draining = True
                     flow.since_s = now_s
                     for link in route:
-                        on_link[link][transfer] = None
+                        holders = on_link[link]
+                        if holders:
+                            simple = False
+                        holders[transfer] = None
                     touched.extend(route)
-            if touched:
+                    draining.append(transfer)
+            if simple:
+                routes = self._routes
+                self._assign(now_s, [(transfer, *routes[flows[transfer].route][1:]) for transfer in draining])
+            elif touched:
                 self._reshare(now_s, touched)
         finished.sort()
         return finished
 
-    def _drain(self, transfer: int, now_s: float, *, queued: bool) -> None:
+    def _drain(self, transfer: int, now_s: float, *, queued: bool) -> bool:
+        """Start draining `transfer`; whether every link of its route was free of flows."""
         flow = self._flows[transfer]
         flow.draining = True
         flow.since_s = now_s
         on_link = self._on_link
+        free = True
         for link in flow.route:
-            on_link[link][transfer] = None
+            holders = on_link[link]
+            if holders:
+                free = False
+            holders[transfer] = None
         if queued:
             self.started_s[transfer] = now_s - flow.latency_s
             self.blocked_by[transfer] = min(flow.route, key=lambda link: self._bandwidth_Bps[link])
+        return free
 
     def _alone(self, touched: list[int]) -> list[int] | None:
         """The flows on the `touched` links if each is alone on every link of its route, else ``None``.
@@ -600,16 +628,20 @@ class MaxMinLinks(_Batched):
         flows = self._flows
         alone = self._alone(touched)
         if alone is None:
-            alone, links = self._component(touched)
+            component, links = self._component(touched)
             allocation = self._fill(links)
+            self._assign(now_s, [(transfer, *allocation[transfer]) for transfer in component])
         else:
             routes = self._routes
-            allocation = {transfer: routes[flows[transfer].route][1:] for transfer in alone}
+            self._assign(now_s, [(transfer, *routes[flows[transfer].route][1:]) for transfer in alone])
+
+    def _assign(self, now_s: float, allocation: list[tuple[int, float, int]]) -> None:
+        """Give each ``(transfer, rate, bottleneck link)`` its rate from `now_s` on; reschedule its finish."""
+        flows = self._flows
         at = self._at
         instant, bucket = math.nan, ([], [])
-        for transfer in alone:
+        for transfer, rate, limit in allocation:
             flow = flows[transfer]
-            rate, limit = allocation[transfer]
             if rate == flow.rate:
                 if limit != flow.limit:
                     flow.limit = limit

@@ -211,6 +211,7 @@ def _staged_allreduce(
     k = len(factors)
     below = [math.prod(factors[i + 1 :]) for i in range(k)]
     stride = [math.prod(factors[:i]) for i in range(k)]
+    blocks_at: dict[tuple[int, int, int], list[Block]] = {}
 
     def stage_groups(level: int) -> list[tuple[list[int], list[Block]]]:
         groups = []
@@ -220,8 +221,12 @@ def _staged_allreduce(
                 ((first // stride[j]) % factors[j] + 1) % factors[j] * below[j] for j in range(level)
             )
             width = below[level]
-            blocks = [_pieces(range(start + b * width, start + (b + 1) * width), chunks) for b in range(factors[level])]
-            groups.append(([members[q] for q in positions], blocks))
+            key = (start, width, factors[level])
+            if key not in blocks_at:
+                blocks_at[key] = [
+                    _pieces(range(start + b * width, start + (b + 1) * width), chunks) for b in range(factors[level])
+                ]
+            groups.append(([members[q] for q in positions], blocks_at[key]))
         return groups
 
     for level in range(k):

@@ -108,14 +108,28 @@ class ScheduleBuilder:
         self.chunk_bytes = tuple(chunk_bytes)
         self.transfers: list[Transfer] = []
         self._buffers: dict[int, list[_Buffer]] = {}
+        self._pieces: dict[int, tuple[Piece, Piece, int]] = {}
+
+    def _piece(self, piece: Piece) -> tuple[Piece, int]:
+        """`piece` without repeated chunks, and its bytes; remembered per piece object.
+
+        Algorithms send the same piece tuple from many ranks; the entry keeps the
+        tuple alive, so its ``id`` cannot be reused while it is cached.
+        """
+        known = self._pieces.get(id(piece))
+        if known is None or known[0] is not piece:
+            distinct = piece if len(set(piece)) == len(piece) else tuple(dict.fromkeys(piece))
+            known = (piece, distinct, sum(map(self.chunk_bytes.__getitem__, piece)))
+            if type(piece) is tuple:
+                self._pieces[id(piece)] = known
+        return known[1], known[2]
 
     def _owned(self, rank: int, piece: Piece) -> list[_Buffer]:
         """The records of `piece`'s chunks at `rank`, split so that each holds only chunks of `piece`."""
         records = self._buffers.get(rank)
         if records is None:
             records = self._buffers[rank] = [_Buffer(len(self.chunk_bytes))] * len(self.chunk_bytes)
-        if len(set(piece)) != len(piece):
-            piece = tuple(dict.fromkeys(piece))
+        piece = self._piece(piece)[0]
         touched = Counter(map(records.__getitem__, piece))
         owned = []
         for buffer, count in touched.items():
@@ -135,7 +149,7 @@ class ScheduleBuilder:
                 src=src,
                 dst=dst,
                 chunks=tuple(piece),
-                nbytes=sum(map(self.chunk_bytes.__getitem__, piece)),
+                nbytes=self._piece(piece)[1],
                 op=op,
                 deps=tuple(sorted(deps)),
                 stage=stage,

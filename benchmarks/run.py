@@ -36,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 MIB = 2**20
 BANDWIDTH_Bps = 12.5e9
 LATENCY_S = 1e-6
@@ -43,8 +45,8 @@ LATENCY_S = 1e-6
 CASES = {
     "ring_256_fifo": {"kind": "ring", "ranks": 256, "model": "fifo", "runs": 3},
     "ring_256_maxmin": {"kind": "ring", "ranks": 256, "model": "maxmin", "runs": 3},
-    "ring_1024_fifo": {"kind": "ring", "ranks": 1024, "model": "fifo", "runs": 1},
-    "ring_1024_maxmin": {"kind": "ring", "ranks": 1024, "model": "maxmin", "runs": 1},
+    "ring_1024_fifo": {"kind": "ring", "ranks": 1024, "model": "fifo", "runs": 3},
+    "ring_1024_maxmin": {"kind": "ring", "ranks": 1024, "model": "maxmin", "runs": 3},
     "blueconnect_512": {"kind": "blueconnect", "nodes": 64, "k": 16, "runs": 1},
     "blueconnect_4096": {"kind": "blueconnect", "nodes": 512, "k": 32, "runs": 1},
     "critical_path_1M": {"kind": "critical_path", "ranks": 64, "chunks": 128, "runs": 3},
@@ -154,9 +156,9 @@ def _blueconnect(spec: dict) -> dict:
     factors = (4, 2, 16, nodes // 16) if nodes >= 32 else (4, 2, nodes)
     schedule = blueconnect_allreduce(network.size, 64 * MIB, factors=factors)
     _progress(began, f"built {len(schedule)} transfers")
-    pairs = sorted({(t.src, t.dst) for t in schedule.transfers})
-    for src, dst in pairs:
-        network.route(src, dst)
+    pairs = np.unique(schedule.columns.src * network.size + schedule.columns.dst)
+    for key in pairs.tolist():
+        network.route(*divmod(key, network.size))
     _progress(began, f"routed {len(pairs)} rank pairs")
     simulating = time.perf_counter()
     trace = simulate(network, schedule, model="maxmin")

@@ -28,6 +28,8 @@ from __future__ import annotations
 import zlib
 from collections.abc import Hashable
 from heapq import heappop, heappush
+from itertools import count
+from types import MappingProxyType
 
 import networkx as nx
 
@@ -36,10 +38,11 @@ from simnet.errors import TopologyError
 __all__ = ["Router"]
 
 _HOP_SCALE = 1 << 20
-_TREES_KEPT = 64
-"""Shortest-path trees kept (least recently used dropped first). Routes themselves are
-all cached; trees only speed up further routes from the same source, which callers
+_SEARCHES_KEPT = 64
+"""Searches kept (least recently used dropped first). Routes themselves are all
+cached; searches only speed up further routes from the same source, which callers
 such as the engine request together (pairs sorted by source)."""
+_NOTHING = MappingProxyType({})
 
 
 def _cost(data) -> int:
@@ -54,8 +57,80 @@ def _pick(choices: list, source: Hashable, target: Hashable, node: Hashable):
     return ordered[digest % len(ordered)]
 
 
+class _Search:
+    """A resumable Dijkstra from one source over integer costs.
+
+    ``best[v]`` is the shortest distance to ``v`` found so far and ``pred[v]`` every
+    expanding node ``u`` found so far with ``dist(u) + cost(u, v) == best[v]``.
+    Costs are positive integers, so once every node at distance below ``best[v]``
+    has been expanded, that is once the heap holds nothing smaller than
+    ``best[v]``, neither can change again: :meth:`Router._advance` stops there and
+    a later call resumes. Non-forwarding nodes other than the source never expand,
+    so they never enter the heap.
+
+    A search with a `base` extends a complete search (the base) to more nodes: it
+    holds only the nodes whose distance or predecessors differ from the base's and
+    falls back to the base for the others (see :meth:`Router._overlay`).
+    """
+
+    __slots__ = ("source", "hosts", "heap", "best", "pred", "ticket", "stubs", "base_best", "base_pred")
+
+    def __init__(self, source: Hashable, hosts: tuple, stubs: frozenset, base: _Search | None = None) -> None:
+        self.source = source
+        self.hosts = hosts
+        self.stubs = stubs
+        self.ticket = count(1)
+        if base is None:
+            self.heap = [(0, 0, source)]
+            self.best = {source: 0}
+            self.pred = {source: []}
+            self.base_best = self.base_pred = _NOTHING
+        else:
+            self.heap, self.best, self.pred = [], {}, {}
+            self.base_best, self.base_pred = base.best, base.pred
+
+    def relax(self, u: Hashable, d: int, edges: list) -> None:
+        """Offer the links `edges` out of `u`, at distance `d`, to their heads."""
+        best, pred, base_best, stubs = self.best, self.pred, self.base_best, self.stubs
+        for v, cost in edges:
+            candidate = d + cost
+            known = best.get(v)
+            if known is None:
+                known = base_best.get(v)
+            if known is None or candidate < known:
+                best[v] = candidate
+                pred[v] = [u]
+                if v not in stubs:
+                    heappush(self.heap, (candidate, next(self.ticket), v))
+            elif candidate == known:
+                choices = pred.get(v)
+                if choices is None:
+                    pred[v] = [*self.base_pred[v], u]
+                else:
+                    choices.append(u)
+
+    def predecessors(self, node: Hashable) -> list:
+        """The equal-cost predecessors of `node` (its own, else the base's)."""
+        choices = self.pred.get(node)
+        return self.base_pred[node] if choices is None else choices
+
+
 class Router:
     """Computes and caches routes on one topology graph.
+
+    Searches are Dijkstra's algorithm over integer costs, each node's
+    equal-cost predecessors collected in full, with two savings that leave every
+    route unchanged:
+
+    * a search stops as soon as the target's distance and the predecessors of
+      every node on its routes are final (the heap holds nothing closer), and a
+      later route from the same source resumes it: Dijkstra settles nodes in
+      order of distance, so stopping early changes nothing already settled;
+    * on a graph with ``host_transit = False`` the links into each server are kept
+      apart, so that a search scans only the links into the servers it may use;
+      the search over the fabric and the source's server (the base) is done once
+      per source, and a route into another server ``B`` extends it by ``B`` alone
+      (see :meth:`_overlay`).
 
     Parameters
     ----------
@@ -71,12 +146,26 @@ class Router:
 
     def __init__(self, graph: nx.DiGraph) -> None:
         self._graph = graph
-        self._trees: dict[tuple, dict] = {}
-        self._paths: dict[tuple, list] = {}
+        self._searches: dict[tuple, _Search] = {}
+        self._paths: dict[tuple, tuple] = {}
         self._stubs = frozenset(node for node, forward in graph.nodes(data="forward") if forward is False)
         self._host = {node: host for node, host in graph.nodes(data="host") if host is not None}
-        self._adjacency = {u: [(v, _cost(data)) for v, data in graph.adj[u].items()] for u in graph}
         self._transit = graph.graph.get("host_transit", True) is not False
+        hosts = {} if self._transit else self._host
+        self._open: dict = {}
+        self._into: dict = {}
+        self._feeders: dict = {}
+        for u in graph:
+            self._open[u], self._into[u] = [], {}
+            for v, data in graph.adj[u].items():
+                host = hosts.get(v)
+                if host is None:
+                    self._open[u].append((v, _cost(data)))
+                else:
+                    self._into[u].setdefault(host, []).append((v, _cost(data)))
+            for host in self._into[u]:
+                if host != hosts.get(u):
+                    self._feeders.setdefault(host, []).append(u)
         self._dims = None
         if graph.graph.get("routing") == "dimension_order":
             self._dims = tuple(graph.graph["dims"])
@@ -85,58 +174,78 @@ class Router:
             }
             self._coord = {node: coord for coord, node in self._routers.items()}
 
-    def _tree(self, source: Hashable, target: Hashable) -> dict:
-        """Every node's equal-cost predecessors on shortest routes from `source` (Dijkstra).
+    def _search(self, source: Hashable, target: Hashable) -> _Search:
+        """The search from `source` that may route to `target`, from the cache or new.
 
-        Trees are kept in a small least-recently-used cache: one tree per source can
-        be as large as the graph, so keeping all of them would cost gigabytes on
-        thousands of GPUs.
+        Searches are kept in a small least-recently-used cache: one search can be as
+        large as the graph, so keeping all of them would cost gigabytes on thousands
+        of GPUs.
         """
-        allowed = None
+        home = self._host.get(source)
+        extra = None
         if not self._transit:
-            allowed = frozenset(h for h in (self._host.get(source), self._host.get(target)) if h is not None)
-        key = (source, allowed)
-        tree = self._trees.pop(key, None)
-        if tree is None:
-            tree = self._dijkstra(source, allowed)
-            if len(self._trees) >= _TREES_KEPT:
-                del self._trees[next(iter(self._trees))]
-        self._trees[key] = tree
-        return tree
+            host = self._host.get(target)
+            if host is not None and host != home:
+                extra = host
+        key = (source, extra)
+        search = self._searches.pop(key, None)
+        if search is None:
+            if extra is None:
+                search = _Search(source, () if self._transit or home is None else (home,), self._stubs)
+            else:
+                search = self._overlay(self._search(source, source), extra)
+            if len(self._searches) >= _SEARCHES_KEPT:
+                del self._searches[next(iter(self._searches))]
+        self._searches[key] = search
+        return search
 
-    def _dijkstra(self, source: Hashable, allowed: frozenset | None) -> dict:
-        """Dijkstra over integer costs; ``pred[v]`` holds every predecessor on a shortest route.
+    def _overlay(self, base: _Search, host: Hashable) -> _Search:
+        """Extend the complete `base` search by the nodes of server `host`.
 
-        Costs are positive integers, so a node's set of equal-cost predecessors is
-        complete when it is popped. Links out of a non-forwarding node (other than
-        `source`) and into a server outside `allowed` are skipped.
+        The base searched the fabric (nodes without a host) and the source's server.
+        The overlay seeds the nodes of `host` from the links into them out of the
+        base's expanding nodes, then runs Dijkstra on, relaxing links into the
+        fabric, the source's server and `host`. A base node keeps its base distance
+        and predecessors unless the overlay reaches it at most as cheaply:
+
+        * cheaper: it enters the overlay with the new distance and its one new
+          predecessor (no base node can be one: its base distance plus the link
+          cost is at least the node's base distance, more than the new one);
+        * as cheaply: the overlay node is added to a copy of its base predecessors,
+          which all stay valid (a base predecessor reached more cheaply would make
+          the node cheaper too).
+
+        A node reached more cheaply through `host` enters the heap, so everything
+        the extension changes is found, in order of distance as in one search over
+        the fabric, the source's server and `host` together.
         """
-        adjacency, stubs, hosts = self._adjacency, self._stubs, self._host
-        dist: dict = {}
-        best = {source: 0}
-        pred: dict = {source: []}
-        heap = [(0, 0, source)]
-        counter = 1
+        self._advance(base, None)
+        source, stubs = base.source, self._stubs
+        overlay = _Search(source, (*base.hosts, host), stubs, base)
+        for u in self._feeders.get(host, ()):
+            d = base.best.get(u)
+            if d is not None and (u not in stubs or u == source):
+                overlay.relax(u, d, self._into[u][host])
+        return overlay
+
+    def _advance(self, search: _Search, target: Hashable) -> None:
+        """Run `search` until `target`'s route is final (to the end for ``None``)."""
+        heap, best, hosts, relax = search.heap, search.best, search.hosts, search.relax
+        links, into = self._open, self._into
         while heap:
+            known = best.get(target)
+            if known is not None and heap[0][0] >= known:
+                return
             d, _, u = heappop(heap)
-            if u in dist:
+            if best[u] < d:
                 continue
-            dist[u] = d
-            if u in stubs and u != source:
-                continue
-            for v, cost in adjacency[u]:
-                if allowed is not None and v in hosts and hosts[v] not in allowed:
-                    continue
-                candidate = d + cost
-                known = best.get(v)
-                if known is None or candidate < known:
-                    best[v] = candidate
-                    pred[v] = [u]
-                    heappush(heap, (candidate, counter, v))
-                    counter += 1
-                elif candidate == known and v not in dist:
-                    pred[v].append(u)
-        return pred
+            relax(u, d, links[u])
+            extra = into[u]
+            if extra:
+                for host in hosts:
+                    edges = extra.get(host)
+                    if edges:
+                        relax(u, d, edges)
 
     def _dimension_order(self, first: Hashable, last: Hashable) -> list:
         coord = list(self._coord[first])
@@ -177,13 +286,14 @@ class Router:
         cached = self._paths.get((source, target))
         if cached is not None:
             return list(cached)
-        tree = self._tree(source, target)
-        if target not in tree:
+        search = self._search(source, target)
+        self._advance(search, target)
+        if target not in search.best and target not in search.base_best:
             raise TopologyError(f"no route from {source!r} to {target!r}")
         nodes = [target]
         node = target
         while node != source:
-            node = _pick(tree[node], source, target, node)
+            node = _pick(search.predecessors(node), source, target, node)
             nodes.append(node)
         nodes.reverse()
         if self._dims is not None:

@@ -26,10 +26,9 @@ restrict or override the shortest path:
 from __future__ import annotations
 
 import zlib
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from heapq import heappop, heappush
-from itertools import count
-from types import MappingProxyType
+from itertools import chain, count
 
 import networkx as nx
 
@@ -39,10 +38,11 @@ __all__ = ["Router"]
 
 _HOP_SCALE = 1 << 20
 _SEARCHES_KEPT = 64
-"""Searches kept (least recently used dropped first). Routes themselves are all
-cached; searches only speed up further routes from the same source, which callers
-such as the engine request together (pairs sorted by source)."""
-_NOTHING = MappingProxyType({})
+"""Searches from a source kept (least recently used dropped first). Routes
+themselves are all cached; searches only speed up further routes from the same
+source, which callers such as the engine request together (pairs sorted by source)."""
+_FABRIC_NODES_KEPT = 4_000_000
+"""Fabric searches kept, counted in nodes reached (least recently used dropped first)."""
 
 
 def _cost(data) -> int:
@@ -57,80 +57,198 @@ def _pick(choices: list, source: Hashable, target: Hashable, node: Hashable):
     return ordered[digest % len(ordered)]
 
 
+def _over_links(links: list, distance: Callable, source: Hashable, stubs: frozenset) -> tuple[int | None, list]:
+    """Distance of a node and its equal-cost predecessors, from its incoming `links`.
+
+    This is the definition itself: the distance is the least ``distance(u) + cost``
+    over the links ``u -> node`` out of nodes that expand (forwarding ones and
+    `source`), the predecessors are the ``u`` that reach it. It is exact once
+    ``distance`` is final for every ``u`` with ``distance(u) + cost`` at most the
+    result.
+    """
+    best, choices = None, []
+    for u, cost in links:
+        if u in stubs and u != source:
+            continue
+        d = distance(u)
+        if d is None:
+            continue
+        d += cost
+        if best is None or d < best:
+            best, choices = d, [u]
+        elif d == best:
+            choices.append(u)
+    return best, choices
+
+
 class _Search:
-    """A resumable Dijkstra from one source over integer costs.
+    """Resumable Dijkstra from `source` over integer costs.
 
-    ``best[v]`` is the shortest distance to ``v`` found so far and ``pred[v]`` every
-    expanding node ``u`` found so far with ``dist(u) + cost(u, v) == best[v]``.
-    Costs are positive integers, so once every node at distance below ``best[v]``
-    has been expanded, that is once the heap holds nothing smaller than
-    ``best[v]``, neither can change again: :meth:`Router._advance` stops there and
-    a later call resumes. Non-forwarding nodes other than the source never expand,
-    so they never enter the heap.
+    It scans the links of ``links[u]`` and, for each host of `hosts`, of
+    ``into[u][host]``; the router leaves links into non-forwarding nodes out of
+    both, as such nodes relay nothing. ``best[v]`` is the least distance to ``v``
+    found so far and ``pred[v]`` every expanded ``u`` with ``best[u] + cost(u, v)
+    == best[v]``. Costs are positive integers, so every node at a distance below
+    the top of the heap has been expanded: the labels at most the top are final
+    and so are their ``pred`` lists (their predecessors are closer still).
 
-    A search with a `base` extends a complete search (the base) to more nodes: it
-    holds only the nodes whose distance or predecessors differ from the base's and
-    falls back to the base for the others (see :meth:`Router._overlay`).
+    A target's distance and predecessors are read off its incoming links
+    (:func:`_over_links`). :meth:`reach` searches only until that is final, that is
+    until every link ``u -> target`` comes out of a node with a final label or can
+    no longer reach the target as cheaply (``u`` is at least as far as the top of
+    the heap), and a later call resumes: Dijkstra settles nodes in order of
+    distance, so stopping early changes nothing already settled.
     """
 
-    __slots__ = ("source", "hosts", "heap", "best", "pred", "ticket", "stubs", "base_best", "base_pred")
+    __slots__ = ("source", "hosts", "router", "heap", "best", "pred", "ticket")
 
-    def __init__(self, source: Hashable, hosts: tuple, stubs: frozenset, base: _Search | None = None) -> None:
-        self.source = source
-        self.hosts = hosts
-        self.stubs = stubs
+    def __init__(self, router: Router, source: Hashable, hosts: tuple) -> None:
+        self.router, self.source, self.hosts = router, source, hosts
+        self.heap = [(0, 0, source)]
+        self.best = {source: 0}
+        self.pred = {source: []}
         self.ticket = count(1)
-        if base is None:
-            self.heap = [(0, 0, source)]
-            self.best = {source: 0}
-            self.pred = {source: []}
-            self.base_best = self.base_pred = _NOTHING
-        else:
-            self.heap, self.best, self.pred = [], {}, {}
-            self.base_best, self.base_pred = base.best, base.pred
-
-    def relax(self, u: Hashable, d: int, edges: list) -> None:
-        """Offer the links `edges` out of `u`, at distance `d`, to their heads."""
-        best, pred, base_best, stubs = self.best, self.pred, self.base_best, self.stubs
-        for v, cost in edges:
-            candidate = d + cost
-            known = best.get(v)
-            if known is None:
-                known = base_best.get(v)
-            if known is None or candidate < known:
-                best[v] = candidate
-                pred[v] = [u]
-                if v not in stubs:
-                    heappush(self.heap, (candidate, next(self.ticket), v))
-            elif candidate == known:
-                choices = pred.get(v)
-                if choices is None:
-                    pred[v] = [*self.base_pred[v], u]
-                else:
-                    choices.append(u)
 
     def predecessors(self, node: Hashable) -> list:
-        """The equal-cost predecessors of `node` (its own, else the base's)."""
-        choices = self.pred.get(node)
-        return self.base_pred[node] if choices is None else choices
+        """Equal-cost predecessors of a node on a route found by :meth:`reach`."""
+        return self.pred[node]
+
+    def reach(self, target: Hashable) -> tuple[int | None, list]:
+        """Distance to `target` (``None``: unreachable) and its equal-cost predecessors."""
+        links, stubs, source, best, heap = self.router._incoming[target], self.router._stubs, self.source, self.best, self.heap
+        while True:
+            found = _over_links(links, best.get, source, stubs)
+            if not heap:
+                return found
+            top = heap[0][0]
+            if found[0] is not None and all(
+                (u in stubs and u != source) or best.get(u, top + 1) <= top or top + cost > found[0]
+                for u, cost in links
+            ):
+                return found
+            self.advance(1)
+
+    def advance(self, steps: int | None = None) -> None:
+        """Expand `steps` more nodes (all for ``None``)."""
+        heap, best, pred, hosts, ticket = self.heap, self.best, self.pred, self.hosts, self.ticket
+        links, into = self.router._links, self.router._into
+        while heap and steps != 0:
+            d, _, u = heappop(heap)
+            if best[u] < d:
+                continue
+            if steps is not None:
+                steps -= 1
+            edges = links[u]
+            extra = into[u]
+            if extra:
+                edges = chain(edges, *(extra.get(host, ()) for host in hosts))
+            for v, cost in edges:
+                candidate = d + cost
+                known = best.get(v)
+                if known is None or candidate < known:
+                    best[v] = candidate
+                    pred[v] = [u]
+                    heappush(heap, (candidate, next(ticket), v))
+                elif candidate == known:
+                    pred[v].append(u)
+
+
+class _Composite:
+    """Routes from `source` (in a server) over the fabric and the servers `hosts` only.
+
+    For ``host_transit = False``: the allowed nodes are the servers' (``I``) and
+    the fabric's (nodes without a host, ``F``). A shortest route leaves ``I`` for
+    ``F`` through a link ``a -> b`` (an *exit*) and comes back through a link
+    ``b' -> a'``, so with ``δ_b`` the distances of a search from ``b`` over ``F``
+    alone (shared by every source, :meth:`Router._fabric`):
+
+    * distances in ``I`` are those of a Dijkstra over ``I`` whose links are the
+      links inside ``I`` plus one shortcut ``a -> a'`` of cost
+      ``cost(a, b) + δ_b(b') + cost(b', a')`` per exit and entry (``a``, ``b'``
+      relaying);
+    * the distance of a fabric node ``x`` is the least ``dist(a) + cost(a, b) +
+      δ_b(x)`` over the exits out of relaying ``a`` (the last stretch of a route
+      to ``x`` in ``F`` starts after its last node in ``I``);
+    * the equal-cost predecessors of a fabric node ``x`` are, over the exits that
+      reach it at that distance, ``a`` where ``b = x`` and else the predecessors of
+      ``x`` in the search from ``b``: a predecessor ``u`` in ``F`` lies at its own
+      distance on an exit's search, which then reaches ``x`` through ``u`` at the
+      same distance, and conversely;
+    * a server node's predecessors follow from its incoming links
+      (:func:`_over_links`).
+
+    These are the distances and predecessors of one Dijkstra over ``I`` and ``F``
+    together, which the servers' few nodes make cheap to assemble.
+    """
+
+    __slots__ = ("source", "router", "islands", "exits", "fabric")
+
+    def __init__(self, router: Router, source: Hashable, hosts: tuple) -> None:
+        self.router, self.source = router, source
+        stubs = router._stubs
+        exits = [
+            (a, router._fabric(b), cost)
+            for host in hosts
+            for a, b, cost in router._exits.get(host, ())
+            if a not in stubs or a == source
+        ]
+        entries = [(b, a, cost) for host in hosts for b, a, cost in router._entries.get(host, ()) if b not in stubs]
+        shortcuts: dict = {}
+        for a, search, out in exits:
+            for b, a2, back in entries:
+                d = search.best.get(b)
+                if d is not None:
+                    shortcuts.setdefault(a, []).append((a2, out + d + back))
+        self.islands = router._islands(source, hosts, shortcuts)
+        self.exits = [(self.islands[a] + cost, search, a) for a, search, cost in exits if a in self.islands]
+        self.fabric: dict = {}
+
+    def reach(self, target: Hashable) -> tuple[int | None, list]:
+        """Distance to `target` (``None``: unreachable) and its equal-cost predecessors."""
+        router = self.router
+        return _over_links(router._incoming[target], self.distance, self.source, router._stubs)
+
+    def distance(self, node: Hashable) -> int | None:
+        """Distance to `node` (``None``: unreachable)."""
+        router = self.router
+        if node in router._host:
+            return self.islands.get(node)
+        if node in router._stubs:
+            return _over_links(router._incoming[node], self.distance, self.source, router._stubs)[0]
+        if node not in self.fabric:
+            found = [out + d for out, search, _ in self.exits if (d := search.best.get(node)) is not None]
+            self.fabric[node] = min(found, default=None)
+        return self.fabric[node]
+
+    def predecessors(self, node: Hashable) -> list:
+        """Equal-cost predecessors of `node`."""
+        router = self.router
+        if node in router._host or node in router._stubs:
+            return _over_links(router._incoming[node], self.distance, self.source, router._stubs)[1]
+        best = self.distance(node)
+        choices: dict = {}
+        for out, search, a in self.exits:
+            d = search.best.get(node)
+            if d is not None and out + d == best:
+                choices.update(dict.fromkeys([a] if search.source == node else search.pred[node]))
+        return list(choices)
 
 
 class Router:
     """Computes and caches routes on one topology graph.
 
-    Searches are Dijkstra's algorithm over integer costs, each node's
-    equal-cost predecessors collected in full, with two savings that leave every
-    route unchanged:
+    Every route is the one a Dijkstra over the allowed nodes from its source would
+    give (equal-cost predecessors collected in full), found with less work:
 
-    * a search stops as soon as the target's distance and the predecessors of
-      every node on its routes are final (the heap holds nothing closer), and a
-      later route from the same source resumes it: Dijkstra settles nodes in
-      order of distance, so stopping early changes nothing already settled;
-    * on a graph with ``host_transit = False`` the links into each server are kept
-      apart, so that a search scans only the links into the servers it may use;
-      the search over the fabric and the source's server (the base) is done once
-      per source, and a route into another server ``B`` extends it by ``B`` alone
-      (see :meth:`_overlay`).
+    * a search stops once the target's distance and the predecessors of the nodes
+      on its routes are final, and the next route from the same source resumes it
+      (:class:`_Search`); non-forwarding nodes, which relay nothing, are left out
+      of the search and only read off their incoming links when they are the
+      target;
+    * with ``host_transit = False`` a route from a server's node is assembled from
+      a small search over the servers involved and searches over the fabric alone
+      from each switch a server is cabled to, which all sources share
+      (:class:`_Composite`).
 
     Parameters
     ----------
@@ -146,26 +264,32 @@ class Router:
 
     def __init__(self, graph: nx.DiGraph) -> None:
         self._graph = graph
-        self._searches: dict[tuple, _Search] = {}
+        self._searches: dict[tuple, _Search | _Composite] = {}
+        self._fabrics: dict[Hashable, _Search] = {}
+        self._fabric_nodes = 0
         self._paths: dict[tuple, tuple] = {}
-        self._stubs = frozenset(node for node, forward in graph.nodes(data="forward") if forward is False)
+        self._stubs = stubs = frozenset(node for node, forward in graph.nodes(data="forward") if forward is False)
         self._host = {node: host for node, host in graph.nodes(data="host") if host is not None}
         self._transit = graph.graph.get("host_transit", True) is not False
         hosts = {} if self._transit else self._host
-        self._open: dict = {}
-        self._into: dict = {}
-        self._feeders: dict = {}
-        for u in graph:
-            self._open[u], self._into[u] = [], {}
-            for v, data in graph.adj[u].items():
-                host = hosts.get(v)
-                if host is None:
-                    self._open[u].append((v, _cost(data)))
-                else:
-                    self._into[u].setdefault(host, []).append((v, _cost(data)))
-            for host in self._into[u]:
-                if host != hosts.get(u):
-                    self._feeders.setdefault(host, []).append(u)
+        self._links: dict = {u: [] for u in graph}
+        self._into: dict = {u: {} for u in graph}
+        self._incoming: dict = {v: [] for v in graph}
+        self._inner: dict = {u: [] for u in hosts}
+        self._exits: dict = {}
+        self._entries: dict = {}
+        for u, v, data in graph.edges(data=True):
+            cost = _cost(data)
+            self._incoming[v].append((u, cost))
+            home, host = hosts.get(u), hosts.get(v)
+            if v not in stubs:
+                (self._links[u] if host is None else self._into[u].setdefault(host, [])).append((v, cost))
+            if home is not None and host is not None:
+                self._inner[u].append((v, cost))
+            elif home is not None:
+                self._exits.setdefault(home, []).append((u, v, cost))
+            elif host is not None:
+                self._entries.setdefault(host, []).append((u, v, cost))
         self._dims = None
         if graph.graph.get("routing") == "dimension_order":
             self._dims = tuple(graph.graph["dims"])
@@ -174,78 +298,54 @@ class Router:
             }
             self._coord = {node: coord for coord, node in self._routers.items()}
 
-    def _search(self, source: Hashable, target: Hashable) -> _Search:
-        """The search from `source` that may route to `target`, from the cache or new.
+    def _search(self, source: Hashable, target: Hashable) -> _Search | _Composite:
+        """The search from `source` that routes to `target`, from the cache or new.
 
         Searches are kept in a small least-recently-used cache: one search can be as
         large as the graph, so keeping all of them would cost gigabytes on thousands
         of GPUs.
         """
-        home = self._host.get(source)
-        extra = None
-        if not self._transit:
-            host = self._host.get(target)
-            if host is not None and host != home:
-                extra = host
-        key = (source, extra)
+        home, host = self._host.get(source), self._host.get(target)
+        hosts = () if self._transit else tuple(dict.fromkeys(h for h in (home, host) if h is not None))
+        key = (source, hosts)
         search = self._searches.pop(key, None)
         if search is None:
-            if extra is None:
-                search = _Search(source, () if self._transit or home is None else (home,), self._stubs)
-            else:
-                search = self._overlay(self._search(source, source), extra)
+            search = _Search(self, source, hosts) if home is None or self._transit else _Composite(self, source, hosts)
             if len(self._searches) >= _SEARCHES_KEPT:
                 del self._searches[next(iter(self._searches))]
         self._searches[key] = search
         return search
 
-    def _overlay(self, base: _Search, host: Hashable) -> _Search:
-        """Extend the complete `base` search by the nodes of server `host`.
+    def _fabric(self, switch: Hashable) -> _Search:
+        """The complete search from `switch` over the nodes without a host (shared by all sources)."""
+        search = self._fabrics.pop(switch, None)
+        if search is None:
+            search = _Search(self, switch, ())
+            if switch not in self._stubs:
+                search.advance()
+            self._fabric_nodes += len(search.best)
+            while self._fabrics and self._fabric_nodes > _FABRIC_NODES_KEPT:
+                self._fabric_nodes -= len(self._fabrics.pop(next(iter(self._fabrics))).best)
+        self._fabrics[switch] = search
+        return search
 
-        The base searched the fabric (nodes without a host) and the source's server.
-        The overlay seeds the nodes of `host` from the links into them out of the
-        base's expanding nodes, then runs Dijkstra on, relaxing links into the
-        fabric, the source's server and `host`. A base node keeps its base distance
-        and predecessors unless the overlay reaches it at most as cheaply:
-
-        * cheaper: it enters the overlay with the new distance and its one new
-          predecessor (no base node can be one: its base distance plus the link
-          cost is at least the node's base distance, more than the new one);
-        * as cheaply: the overlay node is added to a copy of its base predecessors,
-          which all stay valid (a base predecessor reached more cheaply would make
-          the node cheaper too).
-
-        A node reached more cheaply through `host` enters the heap, so everything
-        the extension changes is found, in order of distance as in one search over
-        the fabric, the source's server and `host` together.
-        """
-        self._advance(base, None)
-        source, stubs = base.source, self._stubs
-        overlay = _Search(source, (*base.hosts, host), stubs, base)
-        for u in self._feeders.get(host, ()):
-            d = base.best.get(u)
-            if d is not None and (u not in stubs or u == source):
-                overlay.relax(u, d, self._into[u][host])
-        return overlay
-
-    def _advance(self, search: _Search, target: Hashable) -> None:
-        """Run `search` until `target`'s route is final (to the end for ``None``)."""
-        heap, best, hosts, relax = search.heap, search.best, search.hosts, search.relax
-        links, into = self._open, self._into
+    def _islands(self, source: Hashable, hosts: tuple, shortcuts: dict) -> dict:
+        """Distances from `source` to the nodes of the servers `hosts` (Dijkstra over them and `shortcuts`)."""
+        stubs, host, inner = self._stubs, self._host, self._inner
+        dist: dict = {}
+        heap = [(0, 0, source)]
+        ticket = count(1)
         while heap:
-            known = best.get(target)
-            if known is not None and heap[0][0] >= known:
-                return
             d, _, u = heappop(heap)
-            if best[u] < d:
+            if u in dist:
                 continue
-            relax(u, d, links[u])
-            extra = into[u]
-            if extra:
-                for host in hosts:
-                    edges = extra.get(host)
-                    if edges:
-                        relax(u, d, edges)
+            dist[u] = d
+            if u in stubs and u != source:
+                continue
+            for v, cost in chain(inner[u], shortcuts.get(u, ())):
+                if v not in dist and host[v] in hosts:
+                    heappush(heap, (d + cost, next(ticket), v))
+        return dist
 
     def _dimension_order(self, first: Hashable, last: Hashable) -> list:
         coord = list(self._coord[first])
@@ -287,11 +387,11 @@ class Router:
         if cached is not None:
             return list(cached)
         search = self._search(source, target)
-        self._advance(search, target)
-        if target not in search.best and target not in search.base_best:
+        best, choices = search.reach(target)
+        if best is None:
             raise TopologyError(f"no route from {source!r} to {target!r}")
-        nodes = [target]
-        node = target
+        node = _pick(choices, source, target, target)
+        nodes = [target, node]
         while node != source:
             node = _pick(search.predecessors(node), source, target, node)
             nodes.append(node)

@@ -223,7 +223,7 @@ class _Composite:
     def predecessors(self, node: Hashable) -> list:
         """Equal-cost predecessors of `node`."""
         router = self.router
-        if node in router._host or node in router._stubs:
+        if node in router._host:
             return _over_links(router._incoming[node], self.distance, self.source, router._stubs)[1]
         best = self.distance(node)
         choices: dict = {}

@@ -293,14 +293,16 @@ def test_routes_equal_the_reference_for_every_gpu_pair(graph):
 @st.composite
 def random_graphs(draw) -> nx.DiGraph:
     """Small random graphs: few latencies (so ties), relays switched off, hosts, host transit on or off."""
-    size = draw(st.integers(2, 9))
-    graph = nx.DiGraph(host_transit=draw(st.booleans()))
+    size = draw(st.integers(2, 12))
+    graph = nx.DiGraph(host_transit=draw(st.sampled_from([False, False, True])))
+    hosts = st.sampled_from([None, None, 0, 1, 2, 3])
     for node in range(size):
-        host = draw(st.one_of(st.none(), st.integers(0, 1), st.integers(0, 3)))
-        graph.add_node(f"n{node}", kind="gpu", forward=draw(st.booleans()), **({} if host is None else {"host": host}))
+        host = draw(hosts)
+        forward = draw(st.sampled_from([True, True, False]))
+        graph.add_node(f"n{node}", kind="gpu", forward=forward, **({} if host is None else {"host": host}))
     pairs = st.tuples(st.integers(0, size - 1), st.integers(0, size - 1)).filter(lambda p: p[0] != p[1])
-    for u, v in draw(st.lists(pairs, max_size=4 * size, unique=True)):
-        latency = draw(st.sampled_from([0.0, 1e-6, 2e-6]))
+    for u, v in draw(st.lists(pairs, min_size=size, max_size=4 * size, unique=True)):
+        latency = draw(st.sampled_from([0.0, 1e-6, 1e-6, 2e-6]))
         graph.add_edge(f"n{u}", f"n{v}", bandwidth_Bps=1e9, latency_s=latency, tier="t")
     return graph
 
@@ -338,3 +340,32 @@ def test_equal_cost_detour_through_the_target_server_joins_the_fabric_predecesso
     routes = [router.path("s", t) for t in targets]
     assert routes == [_reference_path(graph, "s", t) for t in targets]
     assert {route[1] for route in routes} == {"a", "b"}
+
+
+@pytest.mark.parametrize(
+    ("inner", "extra", "via"),
+    [(["m", "n"], [], {"x", "n"}), (["m", "n", "k"], [], {"x"}), (["m", "n", "k"], [("n", "e")], {"x", "n"})],
+    ids=["tie", "detour", "detour-ties-with-another-feed"],
+)
+def test_route_inside_a_server_may_detour_over_the_fabric(inner, extra, via):
+    """Inside a server, a detour over the fabric is taken when shorter and is an equal-cost choice when as short."""
+    graph = nx.DiGraph(host_transit=False)
+    graph.add_node("s", kind="gpu", host=0, forward=False)
+    for node in ["a", "b", "e", *inner]:
+        graph.add_node(node, kind="nic", host=0)
+    graph.add_node("x", kind="switch")
+    targets = [f"t{i}" for i in range(8)]
+    for node in targets:
+        graph.add_node(node, kind="gpu", host=0, forward=False)
+    chain = ["s", *inner, "b"]
+    feeds = ["b", *(v for _, v in extra)]
+    links = [("s", "a"), ("a", "x"), ("x", "b"), *zip(chain, chain[1:]), *extra]
+    links += [(feed, t) for feed in feeds for t in targets]
+    for u, v in links:
+        graph.add_edge(u, v, bandwidth_Bps=1e9, latency_s=1e-6, tier="t")
+    router = Router(graph)
+    routes = [router.path("s", t) for t in targets]
+    assert routes == [_reference_path(graph, "s", t) for t in targets]
+    assert {route[-3] for route in routes} == via
+    if extra:
+        assert {route[-2] for route in routes} == {"b", "e"}

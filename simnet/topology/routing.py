@@ -41,7 +41,7 @@ _SEARCHES_KEPT = 64
 """Searches from a source kept (least recently used dropped first). Routes
 themselves are all cached; searches only speed up further routes from the same
 source, which callers such as the engine request together (pairs sorted by source)."""
-_FABRIC_NODES_KEPT = 4_000_000
+_FABRIC_NODES_KEPT = 2_000_000
 """Fabric searches kept, counted in nodes reached (least recently used dropped first)."""
 
 
@@ -115,7 +115,8 @@ class _Search:
 
     def reach(self, target: Hashable) -> tuple[int | None, list]:
         """Distance to `target` (``None``: unreachable) and its equal-cost predecessors."""
-        links, stubs, source, best, heap = self.router._incoming[target], self.router._stubs, self.source, self.best, self.heap
+        links, stubs = self.router._incoming[target], self.router._stubs
+        source, best, heap = self.source, self.best, self.heap
         while True:
             found = _over_links(links, best.get, source, stubs)
             if not heap:

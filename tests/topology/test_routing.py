@@ -279,7 +279,9 @@ _LINK = {"bandwidth_Bps": 25e9, "latency_s": 1e-6}
         leaf_spine(4, 2, 4, 1e9, 1e-6),
         torus([3, 4], 1e9, 1e-6),
         cluster("dgx_a100", 4, fabric="fat_tree", fabric_params={"k": 8, **_LINK}),
-        cluster("abci_node", 4, fabric="leaf_spine", fabric_params={"leaves": 2, "spines": 2, "hosts_per_leaf": 4, **_LINK}),
+        cluster(
+            "abci_node", 4, fabric="leaf_spine", fabric_params={"leaves": 2, "spines": 2, "hosts_per_leaf": 4, **_LINK}
+        ),
         cluster("abci_node", 3, fabric="torus", fabric_params={"dims": [2, 3], **_LINK}),
         cluster("dgx_a100", 3, fabric_params=_LINK, node_params={"nvswitch_planes": True}, rails=False),
     ],

@@ -26,8 +26,9 @@ restrict or override the shortest path:
 from __future__ import annotations
 
 import zlib
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from heapq import heappop, heappush
+from itertools import chain, count
 
 import networkx as nx
 
@@ -36,10 +37,12 @@ from simnet.errors import TopologyError
 __all__ = ["Router"]
 
 _HOP_SCALE = 1 << 20
-_TREES_KEPT = 64
-"""Shortest-path trees kept (least recently used dropped first). Routes themselves are
-all cached; trees only speed up further routes from the same source, which callers
-such as the engine request together (pairs sorted by source)."""
+_SEARCHES_KEPT = 64
+"""Searches from a source kept (least recently used dropped first). Routes
+themselves are all cached; searches only speed up further routes from the same
+source, which callers such as the engine request together (pairs sorted by source)."""
+_FABRIC_NODES_KEPT = 2_000_000
+"""Fabric searches kept, counted in nodes reached (least recently used dropped first)."""
 
 
 def _cost(data) -> int:
@@ -54,8 +57,199 @@ def _pick(choices: list, source: Hashable, target: Hashable, node: Hashable):
     return ordered[digest % len(ordered)]
 
 
+def _over_links(links: list, distance: Callable, source: Hashable, stubs: frozenset) -> tuple[int | None, list]:
+    """Distance of a node and its equal-cost predecessors, from its incoming `links`.
+
+    This is the definition itself: the distance is the least ``distance(u) + cost``
+    over the links ``u -> node`` out of nodes that expand (forwarding ones and
+    `source`), the predecessors are the ``u`` that reach it. It is exact once
+    ``distance`` is final for every ``u`` with ``distance(u) + cost`` at most the
+    result.
+    """
+    best, choices = None, []
+    for u, cost in links:
+        if u in stubs and u != source:
+            continue
+        d = distance(u)
+        if d is None:
+            continue
+        d += cost
+        if best is None or d < best:
+            best, choices = d, [u]
+        elif d == best:
+            choices.append(u)
+    return best, choices
+
+
+class _Search:
+    """Resumable Dijkstra from `source` over integer costs.
+
+    It scans the links of ``links[u]`` and, for each host of `hosts`, of
+    ``into[u][host]``; the router leaves links into non-forwarding nodes out of
+    both, as such nodes relay nothing. ``best[v]`` is the least distance to ``v``
+    found so far and ``pred[v]`` every expanded ``u`` with ``best[u] + cost(u, v)
+    == best[v]``. Costs are positive integers, so every node at a distance below
+    the top of the heap has been expanded: the labels at most the top are final
+    and so are their ``pred`` lists (their predecessors are closer still).
+
+    A target's distance and predecessors are read off its incoming links
+    (:func:`_over_links`). :meth:`reach` searches only until that is final, that is
+    until every link ``u -> target`` comes out of a node with a final label or can
+    no longer reach the target as cheaply (``u`` is at least as far as the top of
+    the heap), and a later call resumes: Dijkstra settles nodes in order of
+    distance, so stopping early changes nothing already settled.
+    """
+
+    __slots__ = ("source", "hosts", "router", "heap", "best", "pred", "ticket")
+
+    def __init__(self, router: Router, source: Hashable, hosts: tuple) -> None:
+        self.router, self.source, self.hosts = router, source, hosts
+        self.heap = [(0, 0, source)]
+        self.best = {source: 0}
+        self.pred = {source: []}
+        self.ticket = count(1)
+
+    def predecessors(self, node: Hashable) -> list:
+        """Equal-cost predecessors of a node on a route found by :meth:`reach`."""
+        return self.pred[node]
+
+    def reach(self, target: Hashable) -> tuple[int | None, list]:
+        """Distance to `target` (``None``: unreachable) and its equal-cost predecessors."""
+        links, stubs = self.router._incoming[target], self.router._stubs
+        source, best, heap = self.source, self.best, self.heap
+        while True:
+            found = _over_links(links, best.get, source, stubs)
+            if not heap:
+                return found
+            top = heap[0][0]
+            if found[0] is not None and all(
+                (u in stubs and u != source) or best.get(u, top + 1) <= top or top + cost > found[0]
+                for u, cost in links
+            ):
+                return found
+            self.advance(1)
+
+    def advance(self, steps: int | None = None) -> None:
+        """Expand `steps` more nodes (all for ``None``)."""
+        heap, best, pred, hosts, ticket = self.heap, self.best, self.pred, self.hosts, self.ticket
+        links, into = self.router._links, self.router._into
+        while heap and steps != 0:
+            d, _, u = heappop(heap)
+            if best[u] < d:
+                continue
+            if steps is not None:
+                steps -= 1
+            edges = links[u]
+            extra = into[u]
+            if extra:
+                edges = chain(edges, *(extra.get(host, ()) for host in hosts))
+            for v, cost in edges:
+                candidate = d + cost
+                known = best.get(v)
+                if known is None or candidate < known:
+                    best[v] = candidate
+                    pred[v] = [u]
+                    heappush(heap, (candidate, next(ticket), v))
+                elif candidate == known:
+                    pred[v].append(u)
+
+
+class _Composite:
+    """Routes from `source` (in a server) over the fabric and the servers `hosts` only.
+
+    For ``host_transit = False``: the allowed nodes are the servers' (``I``) and
+    the fabric's (nodes without a host, ``F``). A shortest route leaves ``I`` for
+    ``F`` through a link ``a -> b`` (an *exit*) and comes back through a link
+    ``b' -> a'``, so with ``δ_b`` the distances of a search from ``b`` over ``F``
+    alone (shared by every source, :meth:`Router._fabric`):
+
+    * distances in ``I`` are those of a Dijkstra over ``I`` whose links are the
+      links inside ``I`` plus one shortcut ``a -> a'`` of cost
+      ``cost(a, b) + δ_b(b') + cost(b', a')`` per exit and entry (``a``, ``b'``
+      relaying);
+    * the distance of a fabric node ``x`` is the least ``dist(a) + cost(a, b) +
+      δ_b(x)`` over the exits out of relaying ``a`` (the last stretch of a route
+      to ``x`` in ``F`` starts after its last node in ``I``);
+    * the equal-cost predecessors of a fabric node ``x`` are, over the exits that
+      reach it at that distance, ``a`` where ``b = x`` and else the predecessors of
+      ``x`` in the search from ``b``: a predecessor ``u`` in ``F`` lies at its own
+      distance on an exit's search, which then reaches ``x`` through ``u`` at the
+      same distance, and conversely;
+    * a server node's predecessors follow from its incoming links
+      (:func:`_over_links`).
+
+    These are the distances and predecessors of one Dijkstra over ``I`` and ``F``
+    together, which the servers' few nodes make cheap to assemble.
+    """
+
+    __slots__ = ("source", "router", "islands", "exits", "fabric")
+
+    def __init__(self, router: Router, source: Hashable, hosts: tuple) -> None:
+        self.router, self.source = router, source
+        stubs = router._stubs
+        exits = [
+            (a, router._fabric(b), cost)
+            for host in hosts
+            for a, b, cost in router._exits.get(host, ())
+            if a not in stubs or a == source
+        ]
+        entries = [(b, a, cost) for host in hosts for b, a, cost in router._entries.get(host, ()) if b not in stubs]
+        shortcuts: dict = {}
+        for a, search, out in exits:
+            for b, a2, back in entries:
+                d = search.best.get(b)
+                if d is not None:
+                    shortcuts.setdefault(a, []).append((a2, out + d + back))
+        self.islands = router._islands(source, hosts, shortcuts)
+        self.exits = [(self.islands[a] + cost, search, a) for a, search, cost in exits if a in self.islands]
+        self.fabric: dict = {}
+
+    def reach(self, target: Hashable) -> tuple[int | None, list]:
+        """Distance to `target` (``None``: unreachable) and its equal-cost predecessors."""
+        router = self.router
+        return _over_links(router._incoming[target], self.distance, self.source, router._stubs)
+
+    def distance(self, node: Hashable) -> int | None:
+        """Distance to `node` (``None``: unreachable)."""
+        router = self.router
+        if node in router._host:
+            return self.islands.get(node)
+        if node in router._stubs:
+            return _over_links(router._incoming[node], self.distance, self.source, router._stubs)[0]
+        if node not in self.fabric:
+            found = [out + d for out, search, _ in self.exits if (d := search.best.get(node)) is not None]
+            self.fabric[node] = min(found, default=None)
+        return self.fabric[node]
+
+    def predecessors(self, node: Hashable) -> list:
+        """Equal-cost predecessors of `node`."""
+        router = self.router
+        if node in router._host:
+            return _over_links(router._incoming[node], self.distance, self.source, router._stubs)[1]
+        best = self.distance(node)
+        choices: dict = {}
+        for out, search, a in self.exits:
+            d = search.best.get(node)
+            if d is not None and out + d == best:
+                choices.update(dict.fromkeys([a] if search.source == node else search.pred[node]))
+        return list(choices)
+
+
 class Router:
     """Computes and caches routes on one topology graph.
+
+    Every route is the one a Dijkstra over the allowed nodes from its source would
+    give (equal-cost predecessors collected in full), found with less work:
+
+    * a search stops once the target's distance and the predecessors of the nodes
+      on its routes are final, and the next route from the same source resumes it
+      (:class:`_Search`); non-forwarding nodes, which relay nothing, are left out
+      of the search and only read off their incoming links when they are the
+      target;
+    * with ``host_transit = False`` a route from a server's node is assembled from
+      a small search over the servers involved and searches over the fabric alone
+      from each switch a server is cabled to, which all sources share
+      (:class:`_Composite`).
 
     Parameters
     ----------
@@ -71,12 +265,32 @@ class Router:
 
     def __init__(self, graph: nx.DiGraph) -> None:
         self._graph = graph
-        self._trees: dict[tuple, dict] = {}
-        self._paths: dict[tuple, list] = {}
-        self._stubs = frozenset(node for node, forward in graph.nodes(data="forward") if forward is False)
+        self._searches: dict[tuple, _Search | _Composite] = {}
+        self._fabrics: dict[Hashable, _Search] = {}
+        self._fabric_nodes = 0
+        self._paths: dict[tuple, tuple] = {}
+        self._stubs = stubs = frozenset(node for node, forward in graph.nodes(data="forward") if forward is False)
         self._host = {node: host for node, host in graph.nodes(data="host") if host is not None}
-        self._adjacency = {u: [(v, _cost(data)) for v, data in graph.adj[u].items()] for u in graph}
         self._transit = graph.graph.get("host_transit", True) is not False
+        hosts = {} if self._transit else self._host
+        self._links: dict = {u: [] for u in graph}
+        self._into: dict = {u: {} for u in graph}
+        self._incoming: dict = {v: [] for v in graph}
+        self._inner: dict = {u: [] for u in hosts}
+        self._exits: dict = {}
+        self._entries: dict = {}
+        for u, v, data in graph.edges(data=True):
+            cost = _cost(data)
+            self._incoming[v].append((u, cost))
+            home, host = hosts.get(u), hosts.get(v)
+            if v not in stubs:
+                (self._links[u] if host is None else self._into[u].setdefault(host, [])).append((v, cost))
+            if home is not None and host is not None:
+                self._inner[u].append((v, cost))
+            elif home is not None:
+                self._exits.setdefault(home, []).append((u, v, cost))
+            elif host is not None:
+                self._entries.setdefault(host, []).append((u, v, cost))
         self._dims = None
         if graph.graph.get("routing") == "dimension_order":
             self._dims = tuple(graph.graph["dims"])
@@ -85,38 +299,43 @@ class Router:
             }
             self._coord = {node: coord for coord, node in self._routers.items()}
 
-    def _tree(self, source: Hashable, target: Hashable) -> dict:
-        """Every node's equal-cost predecessors on shortest routes from `source` (Dijkstra).
+    def _search(self, source: Hashable, target: Hashable) -> _Search | _Composite:
+        """The search from `source` that routes to `target`, from the cache or new.
 
-        Trees are kept in a small least-recently-used cache: one tree per source can
-        be as large as the graph, so keeping all of them would cost gigabytes on
-        thousands of GPUs.
+        Searches are kept in a small least-recently-used cache: one search can be as
+        large as the graph, so keeping all of them would cost gigabytes on thousands
+        of GPUs.
         """
-        allowed = None
-        if not self._transit:
-            allowed = frozenset(h for h in (self._host.get(source), self._host.get(target)) if h is not None)
-        key = (source, allowed)
-        tree = self._trees.pop(key, None)
-        if tree is None:
-            tree = self._dijkstra(source, allowed)
-            if len(self._trees) >= _TREES_KEPT:
-                del self._trees[next(iter(self._trees))]
-        self._trees[key] = tree
-        return tree
+        home, host = self._host.get(source), self._host.get(target)
+        hosts = () if self._transit else tuple(dict.fromkeys(h for h in (home, host) if h is not None))
+        key = (source, hosts)
+        search = self._searches.pop(key, None)
+        if search is None:
+            search = _Search(self, source, hosts) if home is None or self._transit else _Composite(self, source, hosts)
+            if len(self._searches) >= _SEARCHES_KEPT:
+                del self._searches[next(iter(self._searches))]
+        self._searches[key] = search
+        return search
 
-    def _dijkstra(self, source: Hashable, allowed: frozenset | None) -> dict:
-        """Dijkstra over integer costs; ``pred[v]`` holds every predecessor on a shortest route.
+    def _fabric(self, switch: Hashable) -> _Search:
+        """The complete search from `switch` over the nodes without a host (shared by all sources)."""
+        search = self._fabrics.pop(switch, None)
+        if search is None:
+            search = _Search(self, switch, ())
+            if switch not in self._stubs:
+                search.advance()
+            self._fabric_nodes += len(search.best)
+            while self._fabrics and self._fabric_nodes > _FABRIC_NODES_KEPT:
+                self._fabric_nodes -= len(self._fabrics.pop(next(iter(self._fabrics))).best)
+        self._fabrics[switch] = search
+        return search
 
-        Costs are positive integers, so a node's set of equal-cost predecessors is
-        complete when it is popped. Links out of a non-forwarding node (other than
-        `source`) and into a server outside `allowed` are skipped.
-        """
-        adjacency, stubs, hosts = self._adjacency, self._stubs, self._host
+    def _islands(self, source: Hashable, hosts: tuple, shortcuts: dict) -> dict:
+        """Distances from `source` to the nodes of the servers `hosts` (Dijkstra over them and `shortcuts`)."""
+        stubs, host, inner = self._stubs, self._host, self._inner
         dist: dict = {}
-        best = {source: 0}
-        pred: dict = {source: []}
         heap = [(0, 0, source)]
-        counter = 1
+        ticket = count(1)
         while heap:
             d, _, u = heappop(heap)
             if u in dist:
@@ -124,19 +343,10 @@ class Router:
             dist[u] = d
             if u in stubs and u != source:
                 continue
-            for v, cost in adjacency[u]:
-                if allowed is not None and v in hosts and hosts[v] not in allowed:
-                    continue
-                candidate = d + cost
-                known = best.get(v)
-                if known is None or candidate < known:
-                    best[v] = candidate
-                    pred[v] = [u]
-                    heappush(heap, (candidate, counter, v))
-                    counter += 1
-                elif candidate == known and v not in dist:
-                    pred[v].append(u)
-        return pred
+            for v, cost in chain(inner[u], shortcuts.get(u, ())):
+                if v not in dist and host[v] in hosts:
+                    heappush(heap, (d + cost, next(ticket), v))
+        return dist
 
     def _dimension_order(self, first: Hashable, last: Hashable) -> list:
         coord = list(self._coord[first])
@@ -177,13 +387,14 @@ class Router:
         cached = self._paths.get((source, target))
         if cached is not None:
             return list(cached)
-        tree = self._tree(source, target)
-        if target not in tree:
+        search = self._search(source, target)
+        best, choices = search.reach(target)
+        if best is None:
             raise TopologyError(f"no route from {source!r} to {target!r}")
-        nodes = [target]
-        node = target
+        node = _pick(choices, source, target, target)
+        nodes = [target, node]
         while node != source:
-            node = _pick(tree[node], source, target, node)
+            node = _pick(search.predecessors(node), source, target, node)
             nodes.append(node)
         nodes.reverse()
         if self._dims is not None:

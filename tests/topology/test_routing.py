@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import os
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import networkx as nx
@@ -14,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simnet.errors import TopologyError
-from simnet.topology import Router, add_cable, cluster, fat_tree, gpus, ring, switch, torus
+from simnet.topology import Router, add_cable, cluster, fat_tree, gpus, leaf_spine, ring, switch, torus
 
 
 def two_spines(leaves: int = 4) -> nx.DiGraph:
@@ -208,6 +211,163 @@ def test_unreachable_target_is_an_error_on_a_torus():
 def test_equal_cost_predecessors_are_complete():
     """Every equal-cost predecessor is kept, so the ECMP choice sees all of them."""
     router = Router(two_spines())
-    tree = router._tree("gpu0.0", "gpu1.0")
-    assert sorted(tree["leaf1"]) == ["spine0", "spine1"]
-    assert tree["gpu0.0"] == []
+    router.path("gpu0.0", "gpu1.0")
+    search = router._search("gpu0.0", "gpu1.0")
+    assert sorted(search.predecessors("leaf1")) == ["spine0", "spine1"]
+    assert search.predecessors("gpu0.0") == []
+
+
+def _reference_path(graph: nx.DiGraph, source, target) -> list:
+    """The route by the rule of :mod:`simnet.topology.routing`, from one plain Dijkstra over the whole graph.
+
+    ``pred[v]`` holds every settled, expanding ``u`` (forwarding, or the source) with
+    ``dist(u) + cost(u, v) == dist(v)``, for every allowed ``v`` (on a graph with
+    ``host_transit = False``: no host, or the host of `source` or `target`).
+    """
+    if source == target:
+        return [source]
+    hosts = dict(graph.nodes(data="host"))
+    allowed = None
+    if graph.graph.get("host_transit", True) is False:
+        allowed = {hosts[source], hosts[target]} - {None}
+    dist, best, pred, heap, ticket = {}, {source: 0}, {source: []}, [(0, 0, source)], itertools.count(1)
+    while heap:
+        d, _, u = heapq.heappop(heap)
+        if u in dist:
+            continue
+        dist[u] = d
+        if graph.nodes[u].get("forward", True) is False and u != source:
+            continue
+        for v, data in graph.adj[u].items():
+            if allowed is not None and hosts[v] is not None and hosts[v] not in allowed:
+                continue
+            candidate = d + round(data["latency_s"] * 1e12) * 2**20 + 1
+            if v not in best or candidate < best[v]:
+                best[v], pred[v] = candidate, [u]
+                heapq.heappush(heap, (candidate, next(ticket), v))
+            elif candidate == best[v] and v not in dist:
+                pred[v].append(u)
+    if target not in dist:
+        raise TopologyError(f"no route from {source!r} to {target!r}")
+    nodes = [target]
+    while nodes[-1] != source:
+        node = nodes[-1]
+        choices = sorted(pred[node], key=str)
+        nodes.append(choices[zlib.crc32(f"{source}|{target}|{node}".encode()) % len(choices)])
+    nodes.reverse()
+    if graph.graph.get("routing") == "dimension_order":
+        nodes = Router(graph)._reroute(nodes)
+    return nodes
+
+
+def _assert_all_pairs_match_reference(graph: nx.DiGraph, nodes=None) -> None:
+    nodes = gpus(graph) if nodes is None else nodes
+    router = Router(graph)
+    for a in nodes:
+        for b in nodes:
+            assert router.path(a, b) == _reference_path(graph, a, b), (a, b)
+
+
+_LINK = {"bandwidth_Bps": 25e9, "latency_s": 1e-6}
+
+
+@pytest.mark.parametrize(
+    "graph",
+    [
+        switch(16, 1e9, 1e-6),
+        fat_tree(4, 1e9, 1e-6),
+        leaf_spine(4, 2, 4, 1e9, 1e-6),
+        torus([3, 4], 1e9, 1e-6),
+        cluster("dgx_a100", 4, fabric="fat_tree", fabric_params={"k": 8, **_LINK}),
+        cluster(
+            "abci_node", 4, fabric="leaf_spine", fabric_params={"leaves": 2, "spines": 2, "hosts_per_leaf": 4, **_LINK}
+        ),
+        cluster("abci_node", 3, fabric="torus", fabric_params={"dims": [2, 3], **_LINK}),
+        cluster("dgx_a100", 3, fabric_params=_LINK, node_params={"nvswitch_planes": True}, rails=False),
+    ],
+    ids=["switch", "fat_tree", "leaf_spine", "torus", "dgx_a100_fat_tree", "abci_leaf_spine", "abci_torus",
+         "dgx_a100_planes"],
+)
+def test_routes_equal_the_reference_for_every_gpu_pair(graph):
+    _assert_all_pairs_match_reference(graph)
+
+
+@st.composite
+def random_graphs(draw) -> nx.DiGraph:
+    """Small random graphs: few latencies (so ties), relays switched off, hosts, host transit on or off."""
+    size = draw(st.integers(2, 12))
+    graph = nx.DiGraph(host_transit=draw(st.sampled_from([False, False, True])))
+    hosts = st.sampled_from([None, None, 0, 1, 2, 3])
+    for node in range(size):
+        host = draw(hosts)
+        forward = draw(st.sampled_from([True, True, False]))
+        graph.add_node(f"n{node}", kind="gpu", forward=forward, **({} if host is None else {"host": host}))
+    pairs = st.tuples(st.integers(0, size - 1), st.integers(0, size - 1)).filter(lambda p: p[0] != p[1])
+    for u, v in draw(st.lists(pairs, min_size=size, max_size=4 * size, unique=True)):
+        latency = draw(st.sampled_from([0.0, 1e-6, 1e-6, 2e-6]))
+        graph.add_edge(f"n{u}", f"n{v}", bandwidth_Bps=1e9, latency_s=latency, tier="t")
+    return graph
+
+
+def _route_or_error(route, graph, a, b):
+    try:
+        return route(graph, a, b)
+    except TopologyError as error:
+        return str(error)
+
+
+@settings(max_examples=300, deadline=None)
+@given(graph=random_graphs())
+def test_routes_equal_the_reference_on_random_graphs(graph):
+    router = Router(graph)
+    for a in graph:
+        for b in graph:
+            expected = _route_or_error(_reference_path, graph, a, b)
+            assert _route_or_error(lambda _, s, t: router.path(s, t), graph, a, b) == expected, (a, b)
+
+
+def test_equal_cost_detour_through_the_target_server_joins_the_fabric_predecessors():
+    """A fabric switch reached as cheaply through the target's server keeps both predecessors."""
+    graph = nx.DiGraph(host_transit=False)
+    graph.add_node("s", kind="gpu", host=0, forward=False)
+    graph.add_node("b", kind="nic", host=1)
+    for node in ("a", "x"):
+        graph.add_node(node, kind="switch")
+    targets = [f"t{i}" for i in range(8)]
+    for node in targets:
+        graph.add_node(node, kind="gpu", host=1, forward=False)
+    for u, v in [("s", "a"), ("a", "x"), ("s", "b"), ("b", "x")] + [("x", t) for t in targets]:
+        graph.add_edge(u, v, bandwidth_Bps=1e9, latency_s=1e-6, tier="t")
+    router = Router(graph)
+    routes = [router.path("s", t) for t in targets]
+    assert routes == [_reference_path(graph, "s", t) for t in targets]
+    assert {route[1] for route in routes} == {"a", "b"}
+
+
+@pytest.mark.parametrize(
+    ("inner", "extra", "via"),
+    [(["m", "n"], [], {"x", "n"}), (["m", "n", "k"], [], {"x"}), (["m", "n", "k"], [("n", "e")], {"x", "n"})],
+    ids=["tie", "detour", "detour-ties-with-another-feed"],
+)
+def test_route_inside_a_server_may_detour_over_the_fabric(inner, extra, via):
+    """Inside a server, a detour over the fabric is taken when shorter and is an equal-cost choice when as short."""
+    graph = nx.DiGraph(host_transit=False)
+    graph.add_node("s", kind="gpu", host=0, forward=False)
+    for node in ["a", "b", "e", *inner]:
+        graph.add_node(node, kind="nic", host=0)
+    graph.add_node("x", kind="switch")
+    targets = [f"t{i}" for i in range(8)]
+    for node in targets:
+        graph.add_node(node, kind="gpu", host=0, forward=False)
+    chain = ["s", *inner, "b"]
+    feeds = ["b", *(v for _, v in extra)]
+    links = [("s", "a"), ("a", "x"), ("x", "b"), *zip(chain, chain[1:]), *extra]
+    links += [(feed, t) for feed in feeds for t in targets]
+    for u, v in links:
+        graph.add_edge(u, v, bandwidth_Bps=1e9, latency_s=1e-6, tier="t")
+    router = Router(graph)
+    routes = [router.path("s", t) for t in targets]
+    assert routes == [_reference_path(graph, "s", t) for t in targets]
+    assert {route[-3] for route in routes} == via
+    if extra:
+        assert {route[-2] for route in routes} == {"b", "e"}

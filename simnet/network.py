@@ -531,30 +531,12 @@ class MaxMinLinks(_Batched):
                     touched.extend(route)
                     draining.append(transfer)
             if simple:
-                self._start_alone(now_s, draining)
+                routes = self._routes
+                self._assign(now_s, [(transfer, *routes[flows[transfer].route][1:]) for transfer in draining])
             elif touched:
                 self._reshare(now_s, touched)
         finished.sort()
         return finished
-
-    def _start_alone(self, now_s: float, draining: list[int]) -> None:
-        """Give flows that start draining alone on their routes their lone rate: :meth:`_assign` for fresh flows."""
-        flows = self._flows
-        routes = self._routes
-        at = self._at
-        instant, finishing = math.nan, []
-        for transfer in draining:
-            flow = flows[transfer]
-            _, rate, limit = routes[flow.route]
-            flow.rate = rate
-            flow.limit = limit
-            flow.version += 1
-            flow.history.append((now_s, rate, limit))
-            end = now_s + flow.remaining / rate
-            if end != instant:
-                instant = end
-                finishing = at(end)[1]
-            finishing.append((transfer, flow.version))
 
     def _drain(self, transfer: int, now_s: float, *, queued: bool) -> bool:
         """Start draining `transfer`; whether every link of its route was free of flows."""

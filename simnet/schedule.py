@@ -257,9 +257,9 @@ class TransferTable(Sequence):
             )
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)) or len(other) != len(self):
-            return NotImplemented if not isinstance(other, Sequence) else False
-        return all(a == b for a, b in zip(self, other))
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(other) == len(self) and all(a == b for a, b in zip(self, other))
 
     __hash__ = None
 

@@ -1,0 +1,46 @@
+"""The benchmark script stays runnable: its smoke-test sizes, in a subprocess (no timing is asserted)."""
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from simnet.models import ring_allreduce_time
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def rows() -> dict[str, list[str]]:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--no-simgrid", "--timeout", "120"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=600,
+        check=True,
+    )
+    lines = result.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("case "))
+    return {line.split()[0]: line.split() for line in lines[header + 1 :]}
+
+
+def test_every_case_runs_and_reports(rows):
+    spec = importlib.util.spec_from_file_location("benchmark_run", ROOT / "benchmarks" / "run.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert set(rows) == set(script.CASES)
+    for name, fields in rows.items():
+        runs, transfers, wall_s, sim_s, _, _, rss_MB, time_s = fields[1:9]
+        assert int(runs) == 1 and int(transfers) > 0, fields
+        assert 0 <= float(sim_s) <= float(wall_s) and float(rss_MB) > 0 and float(time_s) > 0, fields
+
+
+def test_the_ring_cases_report_the_closed_form_time(rows):
+    quick = {"ring_256_fifo": 32, "ring_256_maxmin": 32, "ring_1024_fifo": 64, "ring_1024_maxmin": 64}
+    for name, ranks in quick.items():
+        expected = ring_allreduce_time(ranks, 64 * 2**20, 2e-6, 1 / 12.5e9)
+        assert float(rows[name][8]) == pytest.approx(expected, rel=1e-8), name

@@ -106,29 +106,33 @@ class Columns(NamedTuple):
     deps: np.ndarray
 
 
+def _integers(value, name: str, count: int | None = None) -> np.ndarray:
+    """A private int64 copy of a 1-D array of integers (of `count` entries if given)."""
+    array = np.asarray(value)
+    if array.ndim != 1 or (count is not None and len(array) != count) or (
+        array.size and not np.issubdtype(array.dtype, np.integer)
+    ):
+        expected = "a 1-D array of integers" if count is None else f"{count} integers"
+        raise ScheduleError(f"must be {expected}, got shape {array.shape}, dtype {array.dtype}", path=name)
+    if array.size and array.dtype.kind == "u" and array.max() > np.iinfo(np.int64).max:
+        raise ScheduleError(f"must fit in 64-bit signed integers, got {array.max()}", path=name)
+    return array.astype(np.int64)
+
+
 def _csr(offsets, values, count: int, name: str, offsets_name: str) -> tuple[np.ndarray, np.ndarray]:
     """Validate a CSR pair (``offsets`` of ``count + 1``; ``None``: one value per row)."""
-    values = np.asarray(values)
-    if values.ndim != 1 or (values.size and not np.issubdtype(values.dtype, np.integer)):
-        raise ScheduleError(f"must be a 1-D array of integers, got shape {values.shape}, dtype {values.dtype}", path=name)
-    values = values.astype(np.int64, copy=False)
+    values = _integers(values, name, None if offsets is not None else count)
     if offsets is None:
-        if len(values) != count:
-            raise ScheduleError(f"must have one entry per transfer ({count}), got {len(values)}", path=name)
         return np.arange(count + 1, dtype=np.int64), values
-    offsets = np.asarray(offsets)
-    if (
-        offsets.ndim != 1
-        or len(offsets) != count + 1
-        or not np.issubdtype(offsets.dtype, np.integer)
-        or offsets[0] != 0
-        or offsets[-1] != len(values)
-        or (np.diff(offsets) < 0).any()
-    ):
+    offsets = _integers(offsets, offsets_name, count + 1)
+    if offsets[0] != 0 or offsets[-1] != len(values) or (np.diff(offsets) < 0).any():
         raise ScheduleError(
             f"must be {count + 1} non-decreasing offsets from 0 to {len(values)}", path=offsets_name
         )
-    return offsets.astype(np.int64, copy=False), values
+    return offsets, values
+
+
+_TABLE_ARRAYS = ("src", "dst", "nbytes", "reduce", "stage", "chunk_offsets", "chunks", "dep_offsets", "deps")
 
 
 class TransferTable(Sequence):
@@ -189,34 +193,31 @@ class TransferTable(Sequence):
         chunk_offsets=None,
         dep_offsets=None,
     ) -> None:
-        src, dst, nbytes = (np.asarray(a) for a in (src, dst, nbytes))
-        count = len(src)
-        for name, array in (("src", src), ("dst", dst), ("nbytes", nbytes)):
-            if array.shape != (count,) or (count and not np.issubdtype(array.dtype, np.integer)):
-                raise ScheduleError(f"must be {count} integers, got shape {array.shape}, dtype {array.dtype}", path=name)
+        count = len(np.asarray(src))
+        self.src = _integers(src, "src", count)
+        self.dst = _integers(dst, "dst", count)
+        self.nbytes = _integers(nbytes, "nbytes", count)
         reduce = np.asarray(reduce)
         if reduce.shape != (count,) or (count and reduce.dtype != bool):
             raise ScheduleError(f"must be {count} booleans, got shape {reduce.shape}, dtype {reduce.dtype}", path="reduce")
+        self.reduce = reduce.astype(bool)
         self.stages = tuple(stages)
         if not self.stages or not all(isinstance(label, str) for label in self.stages):
             raise ScheduleError(f"must be a non-empty sequence of labels, got {stages!r}", path="stages")
-        stage = np.zeros(count, dtype=np.int64) if stage is None else np.asarray(stage)
-        if stage.shape != (count,) or (count and not np.issubdtype(stage.dtype, np.integer)):
-            raise ScheduleError(f"must be {count} integers, got shape {stage.shape}", path="stage")
-        if count and not ((stage >= 0) & (stage < len(self.stages))).all():
+        self.stage = np.zeros(count, dtype=np.int64) if stage is None else _integers(stage, "stage", count)
+        if count and not ((self.stage >= 0) & (self.stage < len(self.stages))).all():
             raise ScheduleError(f"must index the {len(self.stages)} stages", path="stage")
         self.chunk_offsets, self.chunks = _csr(chunk_offsets, chunks, count, "chunks", "chunk_offsets")
         self.dep_offsets, self.deps = _csr(dep_offsets, deps, count, "deps", "dep_offsets")
-        self.src = src.astype(np.int64, copy=False)
-        self.dst = dst.astype(np.int64, copy=False)
-        self.nbytes = nbytes.astype(np.int64, copy=False)
-        self.reduce = reduce.astype(bool, copy=False)
-        self.stage = stage.astype(np.int64, copy=False)
-        for array in (
-            self.src, self.dst, self.nbytes, self.reduce, self.stage,
-            self.chunk_offsets, self.chunks, self.dep_offsets, self.deps,
-        ):
-            array.flags.writeable = False
+        self._freeze()
+
+    def _freeze(self) -> None:
+        for name in _TABLE_ARRAYS:
+            getattr(self, name).flags.writeable = False
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._freeze()
 
     def __len__(self) -> int:
         return len(self.src)
@@ -257,6 +258,10 @@ class TransferTable(Sequence):
             )
 
     def __eq__(self, other: object) -> bool:
+        if isinstance(other, TransferTable):
+            return all(
+                np.array_equal(getattr(self, name), getattr(other, name)) for name in _TABLE_ARRAYS if name != "stage"
+            ) and np.array_equal(np.asarray(self.stages)[self.stage], np.asarray(other.stages)[other.stage])
         if not isinstance(other, Sequence):
             return NotImplemented
         return len(other) == len(self) and all(a == b for a, b in zip(self, other))

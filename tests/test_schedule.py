@@ -193,6 +193,9 @@ def test_a_transfer_table_is_the_same_schedule_as_its_tuple(transfers):
     assert list(table) == transfers
     assert [table[i] for i in range(-len(table), len(table))] == transfers + transfers
     assert table == transfers and table[1:3] == tuple(transfers[1:3])
+    assert table == table_of(transfers)
+    if transfers:
+        assert table != table_of(transfers[:-1]) and table != table_of([dataclasses.replace(transfers[0], stage="x")] + transfers[1:])
     as_tuple = Schedule("allreduce", 4, (1,) * 5, tuple(transfers))
     as_table = Schedule("allreduce", 4, (1,) * 5, table)
     assert as_table == as_tuple and len(as_table) == len(transfers)
@@ -241,3 +244,22 @@ def test_the_ring_is_built_as_a_table_and_checks_out():
     schedule = ring_allreduce(5, 1001, chunks=2, channels=3)
     assert isinstance(schedule.transfers, TransferTable)
     check(schedule, numeric=True)
+
+
+def test_a_table_owns_frozen_copies_of_its_arrays_even_after_pickling():
+    src = np.array([0, 1])
+    table = TransferTable(src=src, dst=[1, 0], nbytes=[8, 8], reduce=[True, False], chunks=[0, 0], deps=[0],
+                          dep_offsets=[0, 0, 1])
+    src[0] = 1
+    assert table[0].src == 0 and src.flags.writeable
+    restored = pickle.loads(pickle.dumps(table))
+    assert restored == table
+    with pytest.raises(ValueError):
+        restored.src[0] = 1
+
+
+def test_unsigned_sizes_beyond_int64_are_refused_by_name():
+    with pytest.raises(ScheduleError) as error:
+        TransferTable(src=[0], dst=[1], nbytes=np.array([2**63], dtype=np.uint64), reduce=[False], chunks=[0], deps=[],
+                      dep_offsets=[0, 0])
+    assert error.value.path == "nbytes" and "64-bit" in str(error.value)

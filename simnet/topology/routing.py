@@ -6,7 +6,7 @@ that equal-cost paths are recognised exactly, without floating-point ties.
 Where several paths tie, the choice is made like ECMP in a switch, but without
 randomness: walking back from ``t``, at every node with several equal-cost
 predecessors the one at index ``crc32("s|t|node") mod k`` of the predecessors
-sorted by name is taken. Routes are therefore identical across runs, processes
+sorted by name (then by type name, should two names print alike) is taken. Routes are therefore identical across runs, processes
 and ``PYTHONHASHSEED`` values, and different endpoint pairs spread over the
 equal-cost paths.
 
@@ -37,6 +37,9 @@ from simnet.errors import TopologyError
 __all__ = ["Router"]
 
 _HOP_SCALE = 1 << 20
+_LINKS_SCANNED = 16
+"""Incoming links of a relaying target up to which a search rescans them after every step
+to stop as early as possible (see :class:`_Search`)."""
 _SEARCHES_KEPT = 64
 """Searches from a source kept (least recently used dropped first). Routes
 themselves are all cached; searches only speed up further routes from the same
@@ -52,7 +55,7 @@ def _cost(data) -> int:
 def _pick(choices: list, source: Hashable, target: Hashable, node: Hashable):
     if len(choices) == 1:
         return choices[0]
-    ordered = sorted(choices, key=str)
+    ordered = sorted(choices, key=lambda node: (str(node), type(node).__name__))
     digest = zlib.crc32(f"{source}|{target}|{node}".encode())
     return ordered[digest % len(ordered)]
 
@@ -97,7 +100,12 @@ class _Search:
     until every link ``u -> target`` comes out of a node with a final label or can
     no longer reach the target as cheaply (``u`` is at least as far as the top of
     the heap), and a later call resumes: Dijkstra settles nodes in order of
-    distance, so stopping early changes nothing already settled.
+    distance, so stopping early changes nothing already settled. A relaying target
+    with more than ``_LINKS_SCANNED`` incoming links (a switch with thousands of
+    GPUs) is not rescanned after every step: the search runs until the target's own
+    label is final (at most the top of the heap), as in a plain Dijkstra; every
+    node closer than the target has then been expanded, so the reading off its
+    links is exact.
     """
 
     __slots__ = ("source", "hosts", "router", "heap", "best", "pred", "ticket")
@@ -117,6 +125,10 @@ class _Search:
         """Distance to `target` (``None``: unreachable) and its equal-cost predecessors."""
         links, stubs = self.router._incoming[target], self.router._stubs
         source, best, heap = self.source, self.best, self.heap
+        if len(links) > _LINKS_SCANNED and target not in stubs:
+            while heap and best.get(target, heap[0][0] + 1) > heap[0][0]:
+                self.advance(1)
+            return _over_links(links, best.get, source, stubs)
         while True:
             found = _over_links(links, best.get, source, stubs)
             if not heap:
@@ -380,13 +392,17 @@ class Router:
         Raises
         ------
         TopologyError
-            If `target` cannot be reached from `source`.
+            If `source` or `target` is not a node of the graph, or `target` cannot be
+            reached from `source`.
         """
         if source == target:
             return [source]
         cached = self._paths.get((source, target))
         if cached is not None:
             return list(cached)
+        for node in (source, target):
+            if node not in self._incoming:
+                raise TopologyError(f"no node {node!r} in the topology")
         search = self._search(source, target)
         best, choices = search.reach(target)
         if best is None:

@@ -229,3 +229,35 @@ def test_hierarchical_ring_reduces_inside_nodes_and_rings_between_leaders():
         "intra_broadcast",
     }
     assert math.prod(schedule.params["factors"]) == 8
+
+
+def reference_ring(p: int, size: int, chunks: int, channels: int) -> list[Transfer]:
+    """The ring all-reduce written out transfer by transfer, as its docstring describes it."""
+    chunk_bytes = [c for part in split_bytes(size, channels) for g in split_bytes(part, p) for c in split_bytes(g, chunks)]
+    orders = ring_orders(p, channels)
+    transfers: list[Transfer] = []
+    index: dict[tuple[int, int, int, int], int] = {}
+    for step in range(2 * (p - 1)):
+        reducing = step < p - 1
+        for k, order in enumerate(orders):
+            for position in range(p):
+                segment = (position - step) % p if reducing else (position + 1 - (step - (p - 1))) % p
+                for j in range(chunks):
+                    chunk = (k * p + segment) * chunks + j
+                    deps = (index[(step - 1, k, (position - 1) % p, j)],) if step else ()
+                    index[(step, k, position, j)] = len(transfers)
+                    transfers.append(
+                        Transfer(
+                            order[position], order[(position + 1) % p], (chunk,), chunk_bytes[chunk],
+                            "reduce" if reducing else "copy", deps, "reduce_scatter" if reducing else "all_gather",
+                        )
+                    )
+    return transfers
+
+
+@pytest.mark.parametrize("p", [2, 3, 5, 8])
+@pytest.mark.parametrize(("chunks", "channels"), [(1, 1), (3, 1), (1, 3), (2, 4)])
+@pytest.mark.parametrize("size", [1, 7, 1000, 2**20 + 3])
+def test_the_array_built_ring_equals_the_ring_written_out(p, chunks, channels, size):
+    schedule = ring_allreduce(p, size, chunks=chunks, channels=channels)
+    assert list(schedule.transfers) == reference_ring(p, size, chunks, channels)

@@ -371,3 +371,43 @@ def test_route_inside_a_server_may_detour_over_the_fabric(inner, extra, via):
     assert {route[-3] for route in routes} == via
     if extra:
         assert {route[-2] for route in routes} == {"b", "e"}
+
+
+def test_routes_to_and_from_a_switch_with_many_links_equal_the_reference():
+    """A hub target (more incoming links than a search rescans per step) is searched to its own final label."""
+    graph = switch(40, 1e9, 1e-6)
+    previous = "switch"
+    for i in range(30):
+        graph.add_node(f"chain{i}", kind="switch")
+        latency = 0.0 if i % 7 == 0 else 1e-6
+        for u, v in ((previous, f"chain{i}"), (f"chain{i}", previous)):
+            graph.add_edge(u, v, bandwidth_Bps=1e9, latency_s=latency, tier="t")
+        previous = f"chain{i}"
+    graph.add_edge("chain29", "gpu3", bandwidth_Bps=1e9, latency_s=28e-6, tier="t")
+    for u, v, latency in [("a", "switch", 9e-6), ("a", "b", 1e-6), ("b", "switch", 1e-6), ("a", "c", 2e-6),
+                          ("c", "switch", 0.0), ("a", "d", 3e-6), ("d", "switch", 0.0), ("a", "e", 5e-6),
+                          ("a", "f", 1e-6), ("f", "e", 0.0), ("e", "switch", 0.0)]:
+        graph.add_node(u, kind="switch")
+        graph.add_edge(u, v, bandwidth_Bps=1e9, latency_s=latency, tier="t")
+        graph.add_edge(v, u, bandwidth_Bps=1e9, latency_s=latency, tier="t")
+    _assert_all_pairs_match_reference(graph, nodes=list(graph))
+
+
+def test_an_unknown_node_is_a_topology_error():
+    router = Router(switch(4, 1e9, 1e-6))
+    for source, target in (("gpu0", "nope"), ("nope", "gpu0")):
+        with pytest.raises(TopologyError, match="no node 'nope' in the topology"):
+            router.path(source, target)
+
+
+def test_ties_between_nodes_that_print_alike_do_not_depend_on_link_order():
+    routes = set()
+    for middle in ([1, "1"], ["1", 1]):
+        graph = nx.DiGraph()
+        for node in ("s", *middle, "t"):
+            graph.add_node(node, kind="switch")
+        for node in middle:
+            graph.add_edge("s", node, bandwidth_Bps=1e9, latency_s=1e-6, tier="t")
+            graph.add_edge(node, "t", bandwidth_Bps=1e9, latency_s=1e-6, tier="t")
+        routes.add(tuple(map(repr, Router(graph).path("s", "t"))))
+    assert len(routes) == 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from simnet.algorithms.dense import ring_allreduce
+from simnet.algorithms import ring_allreduce
 from simnet.engine import _routes, simulate
 from simnet.network import Network
 from simnet.topology import switch

@@ -118,7 +118,7 @@ def simnet_path() -> str:
 
 
 def _ring(spec: dict) -> dict:
-    from simnet.algorithms.dense import ring_allreduce
+    from simnet.algorithms import ring_allreduce
     from simnet.engine import simulate
     from simnet.network import Network
     from simnet.topology import switch
@@ -133,7 +133,7 @@ def _ring(spec: dict) -> dict:
 
 
 def _mpi_ring_time_s(spec: dict) -> float:
-    from simnet.algorithms.dense import ring_allreduce
+    from simnet.algorithms import ring_allreduce
     from simnet.engine import simulate
     from simnet.network import Network
     from simnet.smpi import as_mpi
@@ -144,7 +144,7 @@ def _mpi_ring_time_s(spec: dict) -> float:
 
 
 def _blueconnect(spec: dict) -> dict:
-    from simnet.algorithms.dense import blueconnect_allreduce
+    from simnet.algorithms import blueconnect_allreduce
     from simnet.engine import simulate
     from simnet.network import Network
     from simnet.topology import cluster
@@ -156,7 +156,7 @@ def _blueconnect(spec: dict) -> dict:
     factors = (4, 2, 16, nodes // 16) if nodes >= 32 else (4, 2, nodes)
     schedule = blueconnect_allreduce(network.size, 64 * MIB, factors=factors)
     _progress(began, f"built {len(schedule)} transfers")
-    pairs = np.unique(schedule.columns.src * network.size + schedule.columns.dst)
+    pairs = np.unique(schedule.columns.src.astype(np.int64) * network.size + schedule.columns.dst)
     for key in pairs.tolist():
         network.route(*divmod(key, network.size))
     _progress(began, f"routed {len(pairs)} rank pairs")
@@ -167,7 +167,7 @@ def _blueconnect(spec: dict) -> dict:
 
 
 def _critical_path(spec: dict) -> dict:
-    from simnet.algorithms.dense import ring_allreduce
+    from simnet.algorithms import ring_allreduce
     from simnet.models import critical_path_time
     from simnet.network import Network
     from simnet.topology import switch

@@ -12,7 +12,7 @@ import resource
 import sys
 import time
 
-from simnet.algorithms.sparse import SPARSE_ALGORITHMS
+from simnet.algorithms import ALGORITHMS
 from simnet.payloads import SparsePayload
 from simnet.units import parse_count, parse_fraction
 
@@ -20,7 +20,7 @@ from simnet.units import parse_count, parse_fraction
 def main(algorithm: str, dimension: str, ranks: str, density: str) -> None:
     payload = SparsePayload(dimension=parse_count(dimension), density=parse_fraction(density), seed=1)
     start = time.perf_counter()
-    schedule = SPARSE_ALGORITHMS[algorithm][1](int(ranks), payload.size_bytes, payload=payload)
+    schedule = ALGORITHMS[algorithm].builder(int(ranks), payload.size_bytes, payload=payload)
     elapsed = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     print(

@@ -13,8 +13,8 @@ brackets. Usage::
 import argparse
 import time
 
-from simnet.algorithms.dense import ring_allreduce
-from simnet.algorithms.sparse import SPARSE_ALGORITHMS
+from simnet.algorithms import ring_allreduce
+from simnet.algorithms import ALGORITHMS
 from simnet.engine import simulate
 from simnet.models import predict
 from simnet.payloads import SparsePayload
@@ -41,7 +41,7 @@ def study(gpus: list[int], dimensions: list[str], densities: list[str], seed: in
                 payload = SparsePayload(dimension=parse_count(dimension), density=parse_fraction(density), seed=seed)
                 times, cells = {}, []
                 for name in [*EXACT, "gtopk"]:
-                    schedule = SPARSE_ALGORITHMS[name][1](count, payload.size_bytes, payload=payload)
+                    schedule = ALGORITHMS[name].builder(count, payload.size_bytes, payload=payload)
                     times[name] = simulate(network, schedule, model="fifo").time_s
                     model = predict(name, network, count, payload.size_bytes, payload=payload)
                     cells.append(f"{_ms(times[name])} ({_ms(model)})")

@@ -17,7 +17,7 @@ Examples
 from importlib.metadata import PackageNotFoundError, version
 
 from simnet import algorithms, models, topology, units
-from simnet.engine import Trace, simulate
+from simnet.engine import Simulation, Trace, simulate
 from simnet.errors import ScenarioError, ScheduleError, SimnetError, TopologyError, UnitError
 from simnet.network import Network
 from simnet.scenario import Scenario, load_scenario, parse_scenario, run
@@ -39,6 +39,7 @@ __all__ = [
     "Transfer",
     "check",
     "simulate",
+    "Simulation",
     "Trace",
     "Scenario",
     "load_scenario",

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from simnet import __version__, analysis, plots
-from simnet.algorithms import ALGORITHMS, Algorithm
+from simnet.algorithms import ALGORITHMS
 from simnet.errors import SimnetError
 from simnet.scenario import expand, load_scenario
 from simnet.sweep import SweepInterrupted, run_sweep, write_atomic
@@ -346,19 +346,20 @@ def algorithms(fmt: str) -> None:
     entries = [
         {
             "name": name,
-            "collective": entry.collective,
-            "description": entry.description,
-            "parameters": {p.name: {"type": p.type, "default": p.default} for p in entry.parameters},
-            "formula": entry.formula,
+            "collectives": list(record.ops),
+            "description": record.description,
+            "parameters": {p.name: {"type": p.type, "default": p.default} for p in record.parameters},
+            "formula": record.formula if record.model is not None else f"no closed form: {record.no_model}",
+            "citation": record.citation,
         }
-        for name, entry in ((name, Algorithm(*entry)) for name, entry in ALGORITHMS.items())
+        for name, record in ALGORITHMS.items()
     ]
     if fmt == "json":
         click.echo(json.dumps(entries, indent=2))
         return
     for item in entries:
         shown = ", ".join(f"{k}: {v['type']} = {v['default']!r}" for k, v in item["parameters"].items())
-        click.echo(f"{item['name']} ({item['collective']}): {item['description']}")
+        click.echo(f"{item['name']} ({', '.join(item['collectives'])}): {item['description']}")
         click.echo(f"    parameters: {shown or 'none'}")
         click.echo(f"    time: {item['formula']}")
 

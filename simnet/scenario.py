@@ -12,12 +12,13 @@ payload sizes and the network model::
 Builder and algorithm parameters are checked against the function they go to:
 a YAML key ``bandwidth`` feeds the parameter ``bandwidth_Bps`` and is parsed as a
 bandwidth, ``latency`` feeds ``latency_s`` as a time, ``size`` feeds ``size_bytes``
-as a size; other keys keep their name and the parameter's type. Hierarchical
-algorithms (``blueconnect``, ``torus_2d``, ``hierarchical_ring``) given no
-``factors`` get them from the topology's GPU attributes
-(:func:`simnet.algorithms.hierarchy.default_factors`). Every error is a
+as a size; other keys keep their name and the parameter's type. Algorithms whose
+registry record derives parameters from the topology's hierarchy (the ``factors``
+of ``blueconnect``, ``torus_2d``, ``hierarchical_ring``) get them when the scenario
+gives none. Every error is a
 :class:`~simnet.errors.ScenarioError` naming the key path, e.g.
-``topology.hosts: must be an integer ≥ 2, got 1``.
+``topology.hosts: must be an integer ≥ 2, got 1``. A scenario, and the points of its
+sweep, build each distinct network once (:class:`NetworkCache`).
 
 A sparse scenario replaces ``sizes`` by a ``payload`` (see :class:`PayloadSpec`)::
 
@@ -31,6 +32,7 @@ at the dense size ``dimension * value_bytes``; sparse algorithms receive the
 from __future__ import annotations
 
 import copy
+import functools
 import difflib
 import hashlib
 import inspect
@@ -44,17 +46,18 @@ from typing import Annotated, Any, Literal
 
 import pandas as pd
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError
 
 from simnet import units
 from simnet.algorithms import ALGORITHMS
-from simnet.algorithms.hierarchy import default_factors
+from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.analysis import RESULT_COLUMNS, result_row
 from simnet.engine import Trace, simulate
 from simnet.errors import ScenarioError, SimnetError
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
 from simnet.models import critical_path_time, predict
-from simnet.network import LINK_MODELS, Network
+from simnet.links import LINK_MODELS
+from simnet.network import Network
 from simnet.payloads import DISTRIBUTIONS, SparsePayload
 from simnet.schedule import COLLECTIVES
 from simnet.topology import BUILDERS
@@ -74,6 +77,7 @@ __all__ = [
     "Run",
     "runs",
     "run_point",
+    "NetworkCache",
 ]
 
 _UNIT_SUFFIXES = (
@@ -137,7 +141,7 @@ class NetworkSpec(_Strict):
         try:
             return Network(graph, tier_efficiency=self.tier_efficiency)
         except SimnetError as error:
-            raise ScenarioError(error.message, path=error.path) from None
+            raise ScenarioError(error.message, path=f"network.{error.path}") from None
 
     def simulate_kwargs(self, nranks: int) -> dict[str, Any]:
         """Keyword arguments of :func:`simnet.engine.simulate` for `nranks` ranks."""
@@ -154,6 +158,50 @@ class NetworkSpec(_Strict):
             "slowdown": per_rank["stragglers"],
             "start_offset_s": per_rank["start_offset"],
         }
+
+
+_OPTION_PATHS = {
+    "model": "network.model",
+    "sharing": "network.sharing",
+    "overhead_s": "network.overhead",
+    "gamma_s_per_byte": "network.reduce_bandwidth",
+    "slowdown": "network.stragglers",
+    "start_offset_s": "network.start_offset",
+}
+"""Key path of each :meth:`simnet.engine.Simulation.run` option in a scenario."""
+
+
+class NetworkCache:
+    """The networks of a scenario and of its sweep points: each distinct topology is built once.
+
+    Keyed by the SHA-256 of the topology spec and the tier efficiencies. A cache
+    travels with its scenario (and the scenario's points) but not to other
+    processes: a worker of a sweep builds what it needs once itself.
+    """
+
+    def __init__(self) -> None:
+        self._networks: dict[str, Network] = {}
+
+    def network(self, topology: Mapping[str, Any], spec: NetworkSpec, *, force: bool = False) -> Network:
+        """The network of `topology` with `spec`'s tier efficiencies, built on first use."""
+        key = hashlib.sha256(
+            json.dumps([topology, spec.tier_efficiency], sort_keys=True, default=str).encode()
+        ).hexdigest()
+        network = self._networks.get(key)
+        if network is None:
+            network = self._networks[key] = spec.network(build_topology(topology, force=force))
+        return network
+
+    def __len__(self) -> int:
+        return len(self._networks)
+
+    def __getstate__(self) -> dict:
+        return {"_networks": {}}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NetworkCache)
+
+    __hash__ = None
 
 
 class SweepSpec(_Strict):
@@ -208,6 +256,11 @@ class Scenario(_Strict):
     payload: PayloadSpec | None = None
     network: NetworkSpec = NetworkSpec()
     sweep: SweepSpec | None = None
+    _networks: NetworkCache = PrivateAttr(default_factory=NetworkCache)
+
+    def built_network(self, *, force: bool = False) -> Network:
+        """The scenario's network (built once, shared with the scenario's sweep points)."""
+        return self._networks.network(self.topology, self.network, force=force)
 
 
 @dataclass(frozen=True)
@@ -387,14 +440,14 @@ def _algorithm_runs(
         where = f"collective.algorithms[{index}]"
         if name not in ALGORITHMS:
             raise ScenarioError(_unknown("algorithm", name, sorted(ALGORITHMS)), path=where)
-        if ALGORITHMS[name][0] != collective.op:
-            fitting = sorted(n for n, entry in ALGORITHMS.items() if entry[0] == collective.op)
+        if collective.op not in ALGORITHMS[name].ops:
+            fitting = ALGORITHMS.for_op(collective.op)
             raise ScenarioError(
-                f"algorithm {name!r} computes {ALGORITHMS[name][0]}, not {collective.op} "
+                f"algorithm {name!r} computes {', '.join(ALGORITHMS[name].ops)}, not {collective.op} "
                 f"(algorithms for {collective.op}: {', '.join(fitting)})",
                 path=where,
             )
-        builder = ALGORITHMS[name][1]
+        builder = ALGORITHMS[name].builder
         accepted = {_yaml_key(p) for p in _keyword_parameters(builder)}
         taken = {k: v for k, v in shared.items() if k in accepted}
         used_shared.update(taken)
@@ -455,8 +508,12 @@ def _fields_at(loc: tuple) -> list[str]:
     return list(getattr(model, "model_fields", {}))
 
 
-def parse_scenario(data: Any, *, source: str = "", force: bool = False) -> Scenario:
+def parse_scenario(data: Any, *, source: str = "", force: bool = False,
+                   networks: NetworkCache | None = None) -> Scenario:
     """Validate a scenario given as plain data (e.g. from :func:`yaml.safe_load`).
+
+    Its network is built once, into `networks` (a new cache if not given), and
+    reused by everything that runs the scenario or its sweep points.
 
     Raises
     ------
@@ -472,8 +529,10 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False) -> Scena
         scenario = Scenario.model_validate(data)
     except ValidationError as error:
         raise _format_validation_error(error).at(source=source) from None
+    if networks is not None:
+        scenario._networks = networks
     try:
-        network = scenario.network.network(build_topology(scenario.topology, force=force))
+        network = scenario.built_network(force=force)
         scenario.network.simulate_kwargs(network.size)
         if scenario.payload is None and not scenario.sizes:
             given = "sizes" in data
@@ -569,7 +628,7 @@ def expand(scenario: Scenario, *, source: str = "", force: bool = False) -> list
                 raise error.at(path="sweep", source=source) from None
         label = ",".join(f"{key}={_shown(value)}" for key, value in overrides)
         try:
-            point = parse_scenario(data, force=force)
+            point = parse_scenario(data, force=force, networks=scenario._networks)
         except SimnetError as error:
             raise ScenarioError(f"point {index} ({label}): {error}", path="sweep", source=source) from None
         digest = hashlib.sha256(point.model_dump_json().encode()).hexdigest()[:16]
@@ -613,18 +672,20 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     unless `force` (see :mod:`simnet.guards`).
     """
     scenario = point.scenario
-    network = scenario.network.network(build_topology(scenario.topology, force=force))
+    network = scenario.built_network(force=force)
     nranks = network.size
     options = scenario.network.simulate_kwargs(nranks)
     cases = [(size, None) for size in scenario.sizes]
     if scenario.payload is not None:
         cases = [(payload.size_bytes, payload) for payload in scenario.payload.payloads()]
     for name, params, origins in _algorithm_runs(scenario.collective, _supplied(scenario)):
-        op, builder = ALGORITHMS[name][:2]
-        takes_payload = "payload" in _keyword_parameters(builder)
-        if "factors" in inspect.signature(builder).parameters and "factors" not in params:
-            params = params | {"factors": list(default_factors(network.graph, name))}
-        transfers = 2 * nranks * (nranks - 1) * params.get("chunks", 1) * params.get("channels", 1)
+        record = ALGORITHMS[name]
+        op, builder = scenario.collective.op, record.builder
+        takes_payload = record.payload == "sparse"
+        if record.defaults is not None:
+            derived = record.defaults(functools.partial(hierarchy_factors, network.graph))
+            params = {**derived, **params}
+        transfers = record.transfers(nranks, params)
         check_fits(f"{name} on {nranks:,} ranks (about {transfers:,} transfers)",
                    transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective")
         base = params
@@ -636,8 +697,12 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                 schedule = builder(nranks, size, **params)
             except SimnetError as error:
                 key = _yaml_key(error.path)
-                raise ScenarioError(error.message, path=origins.get(key, f"collective.{key}")) from None
-            trace = simulate(network, schedule, **options)
+                where = {"nranks": "topology", "size": "payload" if payload is not None else "sizes"}.get(key)
+                raise ScenarioError(error.message, path=where or origins.get(key, f"collective.{key}")) from None
+            try:
+                trace = simulate(network, schedule, **options)
+            except SimnetError as error:
+                raise ScenarioError(error.message, path=_OPTION_PATHS.get(error.path, error.path)) from None
             gamma = options["gamma_s_per_byte"]
             row = result_row(
                 scenario=scenario.name,

@@ -1,49 +1,79 @@
-"""Schedules of collectives as data, and the check that they compute their collective.
+"""Schedules of collectives as data, one executor for them, and the check that they compute their collective.
 
-A :class:`Schedule` splits the payload into *chunks* and lists *transfers*: each
-moves the current contents of some chunks from one rank's buffer to another's,
-either overwriting (``"copy"``) or adding into (``"reduce"``) the destination,
-after the transfers it depends on have finished. Dependencies always point to
-earlier transfers, so the list is already in a valid execution order.
+A :class:`Schedule` splits every rank's payload into *chunks* and lists *transfers*.
+A transfer moves the current contents of some chunks from a buffer of one rank to a
+buffer of another (or of the same rank, between two of its buffers), either
+overwriting the destination (``"copy"``), adding into it (``"reduce"``), or adding
+and then keeping only the ``k`` entries of largest magnitude (``"reduce_topk"``, the
+merge step of a global top-k), after the transfers it depends on have finished.
+Dependencies point to earlier transfers, so the order of the transfers is an
+execution order and no cycle can be written.
 
-:func:`check` proves that the transfers compute the collective, whatever the
-timing: it follows, for every rank and chunk, the *set of ranks whose
-contribution* the buffer holds, refuses races (an unordered read and write, or
-two unordered writes one of which is a copy, of the same buffer), double counting
-and reads of empty buffers, and compares the final sets with what the collective
-must produce. With ``numeric=True`` it moves real numpy payloads instead and
-compares with :func:`numpy.sum`.
+Buffers (:data:`BUFFERS`) make collectives that keep their input apart expressible:
+``"work"`` starts as a copy of the rank's input (in-place collectives; what the
+collective leaves there is its result), ``"input"`` holds the rank's own
+contribution and is never written (a rank that sends its own vector to many peers
+while it adds theirs reads it there), ``"scratch"`` starts empty.
 
-Two transfers ``a -> b`` and ``b -> a`` over the same chunks with no dependency
-between them form a *pairwise exchange* (``MPI_Sendrecv`` into a temporary
-buffer, then a local copy or reduction): both read their source before either
-writes, so the read of one and the write of the other are not a race. Recursive
-doubling needs it.
+The transfers are stored once, as columns (:class:`TransferTable`): ranks, bytes,
+op, buffers, the chunks carried (an index into a table of distinct *pieces*, which
+many transfers share), dependencies in CSR form and stage labels, plus the sparse
+payload's ``nnz``/``dense``/``merged`` when there is one. A :class:`Transfer` is a
+read-only view of one row.
+
+:func:`execute` runs a schedule on values of any kind given by a
+:class:`Semantics` (sets of contributing ranks, numpy payloads, sparse index sets),
+in the order of the transfers, with one exception that makes pairwise algorithms
+expressible: two transfers ``a -> b`` and ``b -> a`` over the same chunk and
+buffers, with no dependency between them, form a *pairwise exchange* (like
+``MPI_Sendrecv`` into a temporary buffer): both read their source before either
+writes. :func:`check` proves, whatever the timing, that a schedule computes its
+collective: it refuses races (an unordered read and write, or two unordered writes
+that do not both add, of one buffer), double counting and reads of empty buffers,
+executes the schedule on contribution sets and compares them with what the
+collective must produce; ``numeric=True`` also executes it on random integer
+payloads and compares with :func:`numpy.sum`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain
-from operator import attrgetter
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Protocol
 
 import numpy as np
 
 from simnet.errors import ScheduleError
 
-__all__ = ["COLLECTIVES", "Transfer", "Columns", "TransferTable", "Schedule", "split_bytes", "check"]
+__all__ = [
+    "COLLECTIVES",
+    "OPS",
+    "BUFFERS",
+    "Transfer",
+    "Columns",
+    "TransferTable",
+    "Schedule",
+    "Semantics",
+    "execute",
+    "split_bytes",
+    "check",
+]
 
 COLLECTIVES = ("allreduce", "reduce_scatter", "all_gather", "broadcast", "reduce")
+OPS = ("copy", "reduce", "reduce_topk")
+"""Transfer ops; their index is the op code stored in :attr:`TransferTable.op`."""
+BUFFERS = ("work", "input", "scratch")
+"""Buffers of a rank; their index is the buffer code stored in the table."""
+
+COPY, REDUCE, REDUCE_TOPK = range(len(OPS))
+WORK, INPUT, SCRATCH = range(len(BUFFERS))
 
 
 @dataclass(frozen=True, slots=True)
 class Transfer:
-    """One message of a schedule.
+    """One message of a schedule (a read-only view of one row of its :class:`TransferTable`).
 
     Parameters
     ----------
@@ -53,8 +83,9 @@ class Transfer:
         Chunks whose contents the message carries.
     nbytes : int
         Size of the message on the wire, bytes (the chunks' bytes for dense data).
-    op : {"copy", "reduce"}
-        Whether the destination overwrites or adds into its copy of the chunks.
+    op : {"copy", "reduce", "reduce_topk"}
+        Whether the destination overwrites, adds into, or adds into and keeps the
+        schedule's ``topk`` largest entries of, its copy of the chunks.
     deps : tuple of int
         Indices of earlier transfers that must finish before this one starts.
     stage : str, optional
@@ -64,38 +95,41 @@ class Transfer:
     dense : bool, optional
         Sparse payloads only: whether the message was sent in dense form.
     merged : int, optional
-        Sparse payloads only: how many ranks' contributions the message sums, the
-        ``m`` of the expected fill-in ``1 - (1 - d)^m``.
+        Sparse payloads only: how many ranks' contributions the message sums.
+    src_buffer, dst_buffer : {"work", "input", "scratch"}, optional
+        Buffer read at the source and written at the destination (default ``"work"``).
     """
 
     src: int
     dst: int
     chunks: tuple[int, ...]
     nbytes: int
-    op: Literal["copy", "reduce"] = "copy"
+    op: Literal["copy", "reduce", "reduce_topk"] = "copy"
     deps: tuple[int, ...] = ()
     stage: str = ""
     nnz: int | None = None
     dense: bool | None = None
     merged: int | None = None
+    src_buffer: Literal["work", "input", "scratch"] = "work"
+    dst_buffer: Literal["work", "input", "scratch"] = "work"
 
 
 class Columns(NamedTuple):
-    """The transfers of a schedule as arrays, one entry per transfer (see :attr:`Schedule.columns`).
+    """The transfers as the engine and the models read them, one entry per transfer.
 
     Attributes
     ----------
-    src, dst : numpy.ndarray of int64
+    src, dst : numpy.ndarray of int
         Sending and receiving rank.
     nbytes : numpy.ndarray of float64
         Size on the wire, bytes.
     reduce : numpy.ndarray of bool
-        Whether the transfer is a ``"reduce"``.
+        Whether the destination adds (``"reduce"`` or ``"reduce_topk"``), which costs the reduction γ.
     dep_offsets : numpy.ndarray of int64
         ``count + 1`` offsets into `deps`: the dependencies of transfer ``i`` are
         ``deps[dep_offsets[i]:dep_offsets[i + 1]]``.
-    deps : numpy.ndarray of int64
-        All dependencies, transfer after transfer, each transfer's in its own order.
+    deps : numpy.ndarray of int
+        All dependencies, transfer after transfer.
     """
 
     src: np.ndarray
@@ -106,43 +140,59 @@ class Columns(NamedTuple):
     deps: np.ndarray
 
 
-def _integers(value, name: str, count: int | None = None) -> np.ndarray:
-    """A private int64 copy of a 1-D array of integers (of `count` entries if given)."""
+def _integers(value, name: str, count: int | None, dtype) -> np.ndarray:
+    """A private copy of a 1-D array of integers as `dtype` (of `count` entries if given)."""
     array = np.asarray(value)
-    if array.ndim != 1 or (count is not None and len(array) != count) or (
-        array.size and not np.issubdtype(array.dtype, np.integer)
-    ):
+    if array.size == 0:
+        array = array.reshape(0).astype(np.int64)
+    if array.ndim != 1 or (count is not None and len(array) != count) or not np.issubdtype(array.dtype, np.integer):
         expected = "a 1-D array of integers" if count is None else f"{count} integers"
         raise ScheduleError(f"must be {expected}, got shape {array.shape}, dtype {array.dtype}", path=name)
-    if array.size and array.dtype.kind == "u" and array.max() > np.iinfo(np.int64).max:
-        raise ScheduleError(f"must fit in 64-bit signed integers, got {array.max()}", path=name)
-    return array.astype(np.int64)
+    limit = np.iinfo(dtype)
+    if array.size and (array.max() > limit.max or array.min() < limit.min):
+        raise ScheduleError(f"must fit in {8 * np.dtype(dtype).itemsize}-bit signed integers, got values in "
+                            f"[{array.min()}, {array.max()}]", path=name)
+    return array.astype(dtype)
 
 
-def _csr(offsets, values, count: int, name: str, offsets_name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Validate a CSR pair (``offsets`` of ``count + 1``; ``None``: one value per row)."""
-    values = _integers(values, name, None if offsets is not None else count)
+def _offsets(offsets, values: np.ndarray, count: int, name: str) -> np.ndarray:
+    """Validated CSR offsets (``None``: one value per row)."""
     if offsets is None:
-        return np.arange(count + 1, dtype=np.int64), values
-    offsets = _integers(offsets, offsets_name, count + 1)
+        if len(values) != count:
+            raise ScheduleError(f"must hold one value per transfer ({count}) without offsets, got {len(values)}",
+                                path=name)
+        return np.arange(count + 1, dtype=np.int64)
+    offsets = _integers(offsets, f"{name}_offsets", count + 1, np.int64)
     if offsets[0] != 0 or offsets[-1] != len(values) or (np.diff(offsets) < 0).any():
-        raise ScheduleError(
-            f"must be {count + 1} non-decreasing offsets from 0 to {len(values)}", path=offsets_name
-        )
-    return offsets, values
+        raise ScheduleError(f"must be {count + 1} non-decreasing offsets from 0 to {len(values)}",
+                            path=f"{name}_offsets")
+    return offsets
 
 
-_TABLE_ARRAYS = ("src", "dst", "nbytes", "reduce", "stage", "chunk_offsets", "chunks", "dep_offsets", "deps")
+def _codes(value, names: tuple[str, ...], name: str, count: int, default: int) -> np.ndarray:
+    """Codes of an array of names or of codes (``None``: all `default`)."""
+    if value is None:
+        return np.full(count, default, dtype=np.uint8)
+    array = np.asarray(value)
+    if array.dtype.kind in "UO":
+        lookup = {label: code for code, label in enumerate(names)}
+        unknown = [item for item in dict.fromkeys(array.tolist()) if item not in lookup]
+        if unknown:
+            raise ScheduleError(f"must be among {names}, got {unknown[0]!r}", path=name)
+        array = np.fromiter((lookup[item] for item in array.tolist()), dtype=np.int64, count=len(array))
+    codes = _integers(array, name, count, np.int64)
+    if codes.size and (codes.min() < 0 or codes.max() >= len(names)):
+        raise ScheduleError(f"must be codes of {names} (0 .. {len(names) - 1})", path=name)
+    return codes.astype(np.uint8)
+
+
+_REQUIRED = ("src", "dst", "nbytes", "op", "src_buffer", "dst_buffer", "piece", "piece_offsets", "piece_chunks",
+             "dep_offsets", "deps", "stage")
+_SPARSE = ("nnz", "dense", "merged")
 
 
 class TransferTable(Sequence):
-    """The transfers of a schedule stored as arrays, for schedules of millions of transfers.
-
-    A drop-in for the tuple of :class:`Transfer` in :attr:`Schedule.transfers`:
-    indexing and iteration build :class:`Transfer` objects on demand, while
-    :attr:`Schedule.columns` and the engine read the arrays directly, so a
-    schedule of 2 M transfers costs a few arrays instead of 2 M objects. Dense
-    payloads only (``nnz``, ``dense`` and ``merged`` are ``None``).
+    """The transfers of a schedule as columns; indexing and iteration give :class:`Transfer` views.
 
     Parameters
     ----------
@@ -150,18 +200,28 @@ class TransferTable(Sequence):
         Sending and receiving rank of each transfer.
     nbytes : array_like of int
         Size on the wire of each transfer, bytes.
-    reduce : array_like of bool
-        Whether each transfer is a ``"reduce"`` (else a ``"copy"``).
-    chunks : array_like of int
+    op : array_like, optional
+        Op of each transfer, as names of :data:`OPS` or their codes (default all ``"copy"``).
+    chunks : array_like of int, optional
         Chunks carried: one per transfer, or with `chunk_offsets` the chunks of
         transfer ``i`` are ``chunks[chunk_offsets[i]:chunk_offsets[i + 1]]``.
+        Give either `chunks` or `piece` with `pieces`.
+    piece : array_like of int, optional
+        Index of each transfer's piece in `pieces`.
+    pieces : tuple of (array_like, array_like), optional
+        ``(offsets, chunks)``: the chunks of piece ``j`` are
+        ``chunks[offsets[j]:offsets[j + 1]]``. Many transfers may share a piece.
     deps : array_like of int
-        Dependencies: with `dep_offsets` (``count + 1`` offsets, like
-        `chunk_offsets`); without, exactly one per transfer.
+        Dependencies: with `dep_offsets` (``count + 1`` offsets, like `chunk_offsets`);
+        without, exactly one per transfer.
     stage : array_like of int, optional
         Index into `stages` of each transfer's stage label (default all 0).
     stages : sequence of str, optional
         Stage labels (default ``("",)``).
+    src_buffer, dst_buffer : array_like, optional
+        Buffers (names of :data:`BUFFERS` or codes; default ``"work"``).
+    nnz, dense, merged : array_like, optional
+        Sparse payloads: nonzeros carried, sent in dense form, ranks summed (all three or none).
     chunk_offsets, dep_offsets : array_like of int, optional
         CSR offsets of `chunks` and `deps`.
 
@@ -173,10 +233,10 @@ class TransferTable(Sequence):
 
     Examples
     --------
-    >>> table = TransferTable(src=[0, 1], dst=[1, 0], nbytes=[8, 8], reduce=[True, False],
+    >>> table = TransferTable(src=[0, 1], dst=[1, 0], nbytes=[8, 8], op=["reduce", "copy"],
     ...                       chunks=[0, 0], deps=[0], dep_offsets=[0, 0, 1])
-    >>> table[1]
-    Transfer(src=1, dst=0, chunks=(0,), nbytes=8, op='copy', deps=(0,), stage='', nnz=None, dense=None, merged=None)
+    >>> table[1].op, table[1].deps
+    ('copy', (0,))
     """
 
     def __init__(
@@ -185,35 +245,65 @@ class TransferTable(Sequence):
         src,
         dst,
         nbytes,
-        reduce,
-        chunks,
-        deps,
+        op=None,
+        chunks=None,
+        chunk_offsets=None,
+        piece=None,
+        pieces=None,
+        deps=(),
+        dep_offsets=None,
         stage=None,
         stages: Sequence[str] = ("",),
-        chunk_offsets=None,
-        dep_offsets=None,
+        src_buffer=None,
+        dst_buffer=None,
+        nnz=None,
+        dense=None,
+        merged=None,
     ) -> None:
         count = len(np.asarray(src))
-        self.src = _integers(src, "src", count)
-        self.dst = _integers(dst, "dst", count)
-        self.nbytes = _integers(nbytes, "nbytes", count)
-        reduce = np.asarray(reduce)
-        if reduce.shape != (count,) or (count and reduce.dtype != bool):
-            raise ScheduleError(f"must be {count} booleans, got shape {reduce.shape}, dtype {reduce.dtype}", path="reduce")
-        self.reduce = reduce.astype(bool)
+        self.src = _integers(src, "src", count, np.int32)
+        self.dst = _integers(dst, "dst", count, np.int32)
+        self.nbytes = _integers(nbytes, "nbytes", count, np.int64)
+        self.op = _codes(op, OPS, "op", count, COPY)
+        self.src_buffer = _codes(src_buffer, BUFFERS, "src_buffer", count, WORK)
+        self.dst_buffer = _codes(dst_buffer, BUFFERS, "dst_buffer", count, WORK)
+        if (chunks is None) == (piece is None) or (piece is None) != (pieces is None):
+            raise ScheduleError("give either chunks (with chunk_offsets) or piece with pieces", path="chunks")
+        if chunks is not None:
+            self.piece_chunks = _integers(chunks, "chunks", None, np.int32)
+            self.piece_offsets = _offsets(chunk_offsets, self.piece_chunks, count, "chunk")
+            self.piece = np.arange(count, dtype=np.int32)
+        else:
+            offsets, members = pieces
+            self.piece_chunks = _integers(members, "pieces", None, np.int32)
+            npieces = len(np.asarray(offsets)) - 1
+            self.piece_offsets = _offsets(offsets, self.piece_chunks, max(npieces, 0), "piece")
+            self.piece = _integers(piece, "piece", count, np.int32)
+            if count and (self.piece.min() < 0 or self.piece.max() >= npieces):
+                raise ScheduleError(f"must index the {npieces} pieces", path="piece")
+        self.deps = _integers(deps, "deps", None, np.int32)
+        self.dep_offsets = _offsets(dep_offsets, self.deps, count, "dep")
         self.stages = tuple(stages)
         if not self.stages or not all(isinstance(label, str) for label in self.stages):
             raise ScheduleError(f"must be a non-empty sequence of labels, got {stages!r}", path="stages")
-        self.stage = np.zeros(count, dtype=np.int64) if stage is None else _integers(stage, "stage", count)
+        self.stage = np.zeros(count, dtype=np.int32) if stage is None else _integers(stage, "stage", count, np.int32)
         if count and not ((self.stage >= 0) & (self.stage < len(self.stages))).all():
             raise ScheduleError(f"must index the {len(self.stages)} stages", path="stage")
-        self.chunk_offsets, self.chunks = _csr(chunk_offsets, chunks, count, "chunks", "chunk_offsets")
-        self.dep_offsets, self.deps = _csr(dep_offsets, deps, count, "deps", "dep_offsets")
+        given = [name for name, value in zip(_SPARSE, (nnz, dense, merged)) if value is not None]
+        if given and len(given) != 3:
+            raise ScheduleError("give nnz, dense and merged together", path=given[0])
+        self.nnz = None if nnz is None else _integers(nnz, "nnz", count, np.int64)
+        self.dense = None if dense is None else np.asarray(dense, dtype=bool).copy()
+        self.merged = None if merged is None else _integers(merged, "merged", count, np.int32)
+        if self.dense is not None and self.dense.shape != (count,):
+            raise ScheduleError(f"must be {count} booleans, got shape {self.dense.shape}", path="dense")
         self._freeze()
 
     def _freeze(self) -> None:
-        for name in _TABLE_ARRAYS:
-            getattr(self, name).flags.writeable = False
+        for name in (*_REQUIRED, *_SPARSE):
+            array = getattr(self, name)
+            if array is not None:
+                array.flags.writeable = False
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -221,6 +311,20 @@ class TransferTable(Sequence):
 
     def __len__(self) -> int:
         return len(self.src)
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the transfers carry sparse-payload detail (``nnz``, ``dense``, ``merged``)."""
+        return self.nnz is not None
+
+    def chunks_of(self, index: int) -> np.ndarray:
+        """Chunks carried by transfer `index` (a read-only array)."""
+        piece = self.piece[index]
+        return self.piece_chunks[self.piece_offsets[piece] : self.piece_offsets[piece + 1]]
+
+    def deps_of(self, index: int) -> np.ndarray:
+        """Dependencies of transfer `index` (a read-only array)."""
+        return self.deps[self.dep_offsets[index] : self.dep_offsets[index + 1]]
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -230,39 +334,40 @@ class TransferTable(Sequence):
             i += len(self)
         if not 0 <= i < len(self):
             raise IndexError(f"transfer index {index} out of range for {len(self)} transfers")
-        co, do = self.chunk_offsets, self.dep_offsets
+        sparse = self.sparse
         return Transfer(
             int(self.src[i]),
             int(self.dst[i]),
-            tuple(self.chunks[co[i] : co[i + 1]].tolist()),
+            tuple(self.chunks_of(i).tolist()),
             int(self.nbytes[i]),
-            "reduce" if self.reduce[i] else "copy",
-            tuple(self.deps[do[i] : do[i + 1]].tolist()),
+            OPS[self.op[i]],
+            tuple(self.deps_of(i).tolist()),
             self.stages[self.stage[i]],
+            int(self.nnz[i]) if sparse else None,
+            bool(self.dense[i]) if sparse else None,
+            int(self.merged[i]) if sparse else None,
+            BUFFERS[self.src_buffer[i]],
+            BUFFERS[self.dst_buffer[i]],
         )
 
     def __iter__(self) -> Iterator[Transfer]:
-        chunks, deps = self.chunks.tolist(), self.deps.tolist()
-        co, do = self.chunk_offsets.tolist(), self.dep_offsets.tolist()
+        pieces = self.piece_chunks.tolist()
+        po = self.piece_offsets.tolist()
+        chunks = [tuple(pieces[po[j] : po[j + 1]]) for j in range(len(po) - 1)]
+        deps, do = self.deps.tolist(), self.dep_offsets.tolist()
         stages = self.stages
-        rows = zip(self.src.tolist(), self.dst.tolist(), self.nbytes.tolist(), self.reduce.tolist(), self.stage.tolist())
-        for i, (src, dst, nbytes, reduce, stage) in enumerate(rows):
-            yield Transfer(
-                src,
-                dst,
-                tuple(chunks[co[i] : co[i + 1]]),
-                nbytes,
-                "reduce" if reduce else "copy",
-                tuple(deps[do[i] : do[i + 1]]),
-                stages[stage],
-            )
+        sparse = self.sparse
+        nnz = self.nnz.tolist() if sparse else [None] * len(self)
+        dense = self.dense.tolist() if sparse else [None] * len(self)
+        merged = self.merged.tolist() if sparse else [None] * len(self)
+        rows = zip(self.src.tolist(), self.dst.tolist(), self.nbytes.tolist(), self.op.tolist(), self.stage.tolist(),
+                   self.piece.tolist(), self.src_buffer.tolist(), self.dst_buffer.tolist(), nnz, dense, merged)
+        for i, (src, dst, nbytes, op, stage, piece, sb, db, z, d, m) in enumerate(rows):
+            yield Transfer(src, dst, chunks[piece], nbytes, OPS[op], tuple(deps[do[i] : do[i + 1]]), stages[stage],
+                           z, d, m, BUFFERS[sb], BUFFERS[db])
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, TransferTable):
-            return all(
-                np.array_equal(getattr(self, name), getattr(other, name)) for name in _TABLE_ARRAYS if name != "stage"
-            ) and np.array_equal(np.asarray(self.stages)[self.stage], np.asarray(other.stages)[other.stage])
-        if not isinstance(other, Sequence):
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
             return NotImplemented
         return len(other) == len(self) and all(a == b for a, b in zip(self, other))
 
@@ -271,12 +376,71 @@ class TransferTable(Sequence):
     def __repr__(self) -> str:
         return f"<TransferTable of {len(self)} transfers>"
 
+    @classmethod
+    def from_transfers(cls, transfers: Sequence[Transfer]) -> TransferTable:
+        """The table of a sequence of :class:`Transfer` (identical pieces are shared)."""
+        transfers = list(transfers)
+        for index, t in enumerate(transfers):
+            if not isinstance(t, Transfer):
+                raise ScheduleError(f"must be a Transfer, got {type(t).__name__}", path=f"transfers[{index}]")
+            for name, value, allowed in (("op", t.op, OPS), ("src_buffer", t.src_buffer, BUFFERS),
+                                         ("dst_buffer", t.dst_buffer, BUFFERS)):
+                if value not in allowed:
+                    raise ScheduleError(f"transfer {index} ({t.src} -> {t.dst}): {name} must be one of {allowed}, "
+                                        f"got {value!r}")
+        pieces: dict[tuple[int, ...], int] = {}
+        for t in transfers:
+            pieces.setdefault(tuple(t.chunks), len(pieces))
+        stages = list(dict.fromkeys(t.stage for t in transfers)) or [""]
+        stage_code = {label: code for code, label in enumerate(stages)}
+        sparse = any(t.nnz is not None for t in transfers)
+        lengths = [len(p) for p in pieces]
+        return cls(
+            src=np.array([t.src for t in transfers], dtype=np.int64),
+            dst=np.array([t.dst for t in transfers], dtype=np.int64),
+            nbytes=np.array([t.nbytes for t in transfers], dtype=np.int64),
+            op=np.array([t.op for t in transfers], dtype=object) if transfers else None,
+            piece=np.array([pieces[tuple(t.chunks)] for t in transfers], dtype=np.int64),
+            pieces=(np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]),
+                    np.array([c for p in pieces for c in p], dtype=np.int64)),
+            deps=np.array([d for t in transfers for d in t.deps], dtype=np.int64),
+            dep_offsets=np.concatenate([[0], np.cumsum([len(t.deps) for t in transfers], dtype=np.int64)]),
+            stage=np.array([stage_code[t.stage] for t in transfers], dtype=np.int64),
+            stages=stages,
+            src_buffer=np.array([t.src_buffer for t in transfers], dtype=object) if transfers else None,
+            dst_buffer=np.array([t.dst_buffer for t in transfers], dtype=object) if transfers else None,
+            nnz=[t.nnz or 0 for t in transfers] if sparse else None,
+            dense=[bool(t.dense) for t in transfers] if sparse else None,
+            merged=[t.merged or 0 for t in transfers] if sparse else None,
+        )
+
     @property
     def columns(self) -> Columns:
         """The arrays as :class:`Columns` (``nbytes`` as float64)."""
         nbytes = self.nbytes.astype(float)
-        nbytes.flags.writeable = False
-        return Columns(self.src, self.dst, nbytes, self.reduce, self.dep_offsets, self.deps)
+        reduce = self.op != COPY
+        for array in (nbytes, reduce):
+            array.flags.writeable = False
+        return Columns(self.src, self.dst, nbytes, reduce, self.dep_offsets, self.deps)
+
+    def replace(self, **arrays) -> TransferTable:
+        """A copy with some columns replaced, e.g. ``table.replace(nbytes=..., nnz=..., dense=..., merged=...)``."""
+        current = {
+            "src": self.src, "dst": self.dst, "nbytes": self.nbytes, "op": self.op, "piece": self.piece,
+            "pieces": (self.piece_offsets, self.piece_chunks), "deps": self.deps, "dep_offsets": self.dep_offsets,
+            "stage": self.stage, "stages": self.stages, "src_buffer": self.src_buffer, "dst_buffer": self.dst_buffer,
+            "nnz": self.nnz, "dense": self.dense, "merged": self.merged,
+        }
+        unknown = set(arrays) - set(current)
+        if unknown:
+            raise ScheduleError(f"no column {sorted(unknown)[0]!r}", path="replace")
+        return TransferTable(**{**current, **arrays})
+
+
+def _first(mask: np.ndarray) -> int | None:
+    """Index of the first True of a boolean array (``None`` if none)."""
+    hit = int(np.argmax(mask)) if mask.size else 0
+    return hit if mask.size and mask[hit] else None
 
 
 @dataclass(frozen=True)
@@ -291,8 +455,8 @@ class Schedule:
         Number of ranks taking part.
     chunk_bytes : tuple of int
         Size of each chunk, bytes; they partition the payload of every rank.
-    transfers : tuple of Transfer or TransferTable
-        The messages, each depending only on earlier ones.
+    transfers : TransferTable or sequence of Transfer
+        The messages, each depending only on earlier ones (a sequence is turned into a table).
     algorithm : str
         Name of the algorithm that built the schedule.
     root : int, optional
@@ -302,22 +466,25 @@ class Schedule:
         ``reduce_scatter`` and that starts with it in ``all_gather``.
     params : dict
         Parameters the algorithm was built with.
+    topk : int, optional
+        Entries a ``"reduce_topk"`` transfer keeps (required when one is present).
     """
 
     collective: str
     nranks: int
     chunk_bytes: tuple[int, ...]
-    transfers: tuple[Transfer, ...] | TransferTable
+    transfers: TransferTable
     algorithm: str = ""
     root: int | None = None
     owners: tuple[int, ...] | None = None
     params: dict = field(default_factory=dict)
+    topk: int | None = None
 
     def __post_init__(self) -> None:
         if self.collective not in COLLECTIVES:
             raise ScheduleError(f"collective must be one of {COLLECTIVES}, got {self.collective!r}")
-        if self.nranks < 1:
-            raise ScheduleError(f"nranks must be ≥ 1, got {self.nranks}")
+        if not isinstance(self.nranks, int) or self.nranks < 1:
+            raise ScheduleError(f"nranks must be an integer ≥ 1, got {self.nranks!r}")
         if self.collective in ("broadcast", "reduce") and not (
             self.root is not None and 0 <= self.root < self.nranks
         ):
@@ -326,60 +493,47 @@ class Schedule:
             self.owners is None or len(self.owners) != len(self.chunk_bytes)
         ):
             raise ScheduleError(f"{self.collective} needs one owner rank per chunk")
-        if self._valid_transfers():
+        if not isinstance(self.chunk_bytes, tuple):
+            object.__setattr__(self, "chunk_bytes", tuple(int(b) for b in self.chunk_bytes))
+        if not isinstance(self.transfers, TransferTable):
+            object.__setattr__(self, "transfers", TransferTable.from_transfers(self.transfers))
+        self._validate()
+
+    def _validate(self) -> None:
+        table = self.transfers
+        count = len(table)
+        if not count:
             return
         nchunks = len(self.chunk_bytes)
-        for index, t in enumerate(self.transfers):
-            where = f"transfer {index} ({t.src} -> {t.dst})"
-            if not (0 <= t.src < self.nranks and 0 <= t.dst < self.nranks) or t.src == t.dst:
-                raise ScheduleError(f"{where}: needs two distinct ranks in [0, {self.nranks})")
-            if not t.chunks or any(not 0 <= c < nchunks for c in t.chunks):
-                raise ScheduleError(f"{where}: chunks must be in [0, {nchunks}), got {t.chunks}")
-            if t.op not in ("copy", "reduce"):
-                raise ScheduleError(f"{where}: op must be 'copy' or 'reduce', got {t.op!r}")
-            if t.nbytes < 0:
-                raise ScheduleError(f"{where}: nbytes must be ≥ 0, got {t.nbytes}")
-            if any(not 0 <= d < index for d in t.deps):
-                raise ScheduleError(f"{where}: dependencies must be earlier transfers, got {t.deps}")
-
-    def _valid_transfers(self) -> bool:
-        """Whether every transfer passes the checks of :meth:`__post_init__`, vectorized.
-
-        ``False`` when one does not (or a field has an unexpected type); the loop
-        of :meth:`__post_init__` then finds the first offender and names it.
-        """
-        transfers = self.transfers
-        if not transfers:
-            return True
-        if isinstance(transfers, TransferTable):
-            columns = self.columns
-            lengths = np.diff(transfers.chunk_offsets)
-            chunks = transfers.chunks
-        else:
-            try:
-                if not all(type(t) is Transfer for t in transfers):
-                    return False
-                if not {t.op for t in transfers} <= {"copy", "reduce"}:
-                    return False
-                columns = self.columns
-                chunk_lists = list(map(attrgetter("chunks"), transfers))
-                lengths = np.fromiter(map(len, chunk_lists), dtype=np.int64, count=len(chunk_lists))
-                chunks = np.fromiter(chain.from_iterable(chunk_lists), dtype=np.int64, count=int(lengths.sum()))
-            except (TypeError, ValueError, OverflowError):
-                self.__dict__.pop("columns", None)
-                return False
-        src, dst = columns.src, columns.dst
-        index = np.repeat(np.arange(len(transfers)), np.diff(columns.dep_offsets))
-        valid = (
-            bool(((src >= 0) & (src < self.nranks) & (dst >= 0) & (dst < self.nranks) & (src != dst)).all())
-            and bool((lengths > 0).all())
-            and bool(((chunks >= 0) & (chunks < len(self.chunk_bytes))).all())
-            and bool((columns.nbytes >= 0).all())
-            and bool(((columns.deps >= 0) & (columns.deps < index)).all())
+        src, dst = table.src, table.dst
+        lengths = np.diff(table.piece_offsets)
+        chunks = table.piece_chunks
+        bad_piece = lengths == 0
+        outside = (chunks < 0) | (chunks >= nchunks)
+        if outside.any():
+            bad_piece[np.repeat(np.arange(len(lengths)), lengths)[outside]] = True
+        index = np.repeat(np.arange(count), np.diff(table.dep_offsets))
+        bad_dep = np.zeros(count, dtype=bool)
+        wrong = (table.deps < 0) | (table.deps >= index)
+        if wrong.any():
+            bad_dep[index[wrong]] = True
+        checks = (
+            (~((src >= 0) & (src < self.nranks) & (dst >= 0) & (dst < self.nranks)),
+             lambda i: f"needs two distinct ranks in [0, {self.nranks})"),
+            ((src == dst) & (table.src_buffer == table.dst_buffer),
+             lambda i: f"needs two distinct ranks in [0, {self.nranks}), or two buffers of one rank"),
+            (bad_piece[table.piece], lambda i: f"chunks must be in [0, {nchunks}), got "
+                                               f"{tuple(table.chunks_of(i).tolist())}"),
+            (table.dst_buffer == INPUT, lambda i: "writes the input buffer, which is read-only"),
+            (table.nbytes < 0, lambda i: f"nbytes must be ≥ 0, got {table.nbytes[i]}"),
+            (bad_dep, lambda i: f"dependencies must be earlier transfers, got {tuple(table.deps_of(i).tolist())}"),
+            ((table.op == REDUCE_TOPK) & (self.topk is None),
+             lambda i: "is a reduce_topk but the schedule has no topk"),
         )
-        if not valid:
-            self.__dict__.pop("columns", None)
-        return valid
+        for mask, message in checks:
+            i = _first(mask)
+            if i is not None:
+                raise ScheduleError(f"transfer {i} ({src[i]} -> {dst[i]}): {message(i)}")
 
     @property
     def size_bytes(self) -> int:
@@ -389,35 +543,20 @@ class Schedule:
     @property
     def total_bytes(self) -> int:
         """Bytes on the wire summed over all transfers."""
-        if isinstance(self.transfers, TransferTable):
-            return int(self.transfers.nbytes.sum())
-        return sum(t.nbytes for t in self.transfers)
+        return int(self.transfers.nbytes.sum())
 
     def __len__(self) -> int:
         return len(self.transfers)
 
     @cached_property
     def columns(self) -> Columns:
-        """The transfers as arrays (computed once, read-only), for vectorized consumers."""
-        transfers = self.transfers
-        if isinstance(transfers, TransferTable):
-            return transfers.columns
-        count = len(transfers)
-        dep_lists = list(map(attrgetter("deps"), transfers))
-        ndeps = np.fromiter(map(len, dep_lists), dtype=np.int64, count=count)
-        offsets = np.zeros(count + 1, dtype=np.int64)
-        np.cumsum(ndeps, out=offsets[1:])
-        columns = Columns(
-            src=np.fromiter(map(attrgetter("src"), transfers), dtype=np.int64, count=count),
-            dst=np.fromiter(map(attrgetter("dst"), transfers), dtype=np.int64, count=count),
-            nbytes=np.fromiter(map(attrgetter("nbytes"), transfers), dtype=float, count=count),
-            reduce=np.fromiter(map("reduce".__eq__, map(attrgetter("op"), transfers)), dtype=bool, count=count),
-            dep_offsets=offsets,
-            deps=np.fromiter(chain.from_iterable(dep_lists), dtype=np.int64, count=int(offsets[-1])),
-        )
-        for array in columns:
-            array.flags.writeable = False
-        return columns
+        """The transfers as :class:`Columns` (read-only arrays), for the engine and the models."""
+        return self.transfers.columns
+
+    def replace(self, **changes: Any) -> Schedule:
+        """A copy with fields changed (``transfers`` may be a table or a sequence of :class:`Transfer`)."""
+        values = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        return Schedule(**{**values, **changes})
 
 
 def split_bytes(size_bytes: int, parts: int) -> list[int]:
@@ -432,13 +571,312 @@ def split_bytes(size_bytes: int, parts: int) -> list[int]:
     return [base + 1 if i < extra else base for i in range(parts)]
 
 
-def _initial(schedule: Schedule, rank: int, chunk: int) -> int | None:
-    """Contribution set (bitmask of ranks) that `rank` starts with for `chunk`."""
-    if schedule.collective in ("allreduce", "reduce_scatter", "reduce"):
-        return 1 << rank
+class Semantics(Protocol):
+    """What the values in the buffers are and how transfers combine them (see :func:`execute`).
+
+    ``where`` is ``(transfer, rank, chunk)`` of the destination, for error messages.
+    """
+
+    def initial(self, rank: int, chunk: int) -> Any:
+        """The rank's own contribution to `chunk` (its input)."""
+
+    def read(self, value: Any, chunk: int) -> Any:
+        """The value a transfer sends, from the value its source holds."""
+
+    def reduce(self, held: Any, sent: Any, chunk: int, where: tuple[int, int, int]) -> Any:
+        """The destination's value after adding `sent` into `held`."""
+
+    def select(self, value: Any, k: int, chunk: int) -> Any:
+        """`value` reduced to its `k` entries of largest magnitude."""
+
+    def drop(self, value: Any) -> Any:
+        """A stand-in for a value that nothing reads again (frees memory; may return `value`)."""
+
+
+def _depends_on(table: TransferTable, later: int, earlier: int) -> bool:
+    """Whether transfer `later` (transitively) depends on transfer `earlier`."""
+    deps, offsets = table.deps, table.dep_offsets
+    stack, seen = [later], {later}
+    while stack:
+        node = stack.pop()
+        for d in deps[offsets[node] : offsets[node + 1]].tolist():
+            if d == earlier:
+                return True
+            if d > earlier and d not in seen:
+                seen.add(d)
+                stack.append(d)
+    return False
+
+
+def _exchange_partners(table: TransferTable) -> dict[int, int]:
+    """Map each transfer of a pairwise exchange to its partner (both directions)."""
+    waiting: dict[tuple, list[int]] = {}
+    partners: dict[int, int] = {}
+    rows = zip(table.src.tolist(), table.dst.tolist(), table.piece.tolist(), table.src_buffer.tolist(),
+               table.dst_buffer.tolist())
+    for index, (src, dst, piece, sb, db) in enumerate(rows):
+        if sb != db:
+            continue
+        earlier = waiting.get((dst, src, piece, sb))
+        match = None
+        if earlier:
+            match = next((i for i in earlier if not _depends_on(table, index, i)), None)
+        if match is None:
+            waiting.setdefault((src, dst, piece, sb), []).append(index)
+        else:
+            earlier.remove(match)
+            partners[index], partners[match] = match, index
+    return partners
+
+
+def _cells(table: TransferTable):
+    """Per transfer: source rank and buffer, destination rank and buffer, op, and its chunks as a list."""
+    pieces = table.piece_chunks.tolist()
+    po = table.piece_offsets.tolist()
+    chunks = [pieces[po[j] : po[j + 1]] for j in range(len(po) - 1)]
+    return zip(table.src.tolist(), table.src_buffer.tolist(), table.dst.tolist(), table.dst_buffer.tolist(),
+               table.op.tolist(), (chunks[p] for p in table.piece.tolist()))
+
+
+def _check_races(table: TransferTable, partners: dict[int, int]) -> None:
+    readers: dict[tuple[int, int, int], list[int]] = {}
+    writers: dict[tuple[int, int, int], list[int]] = {}
+    ops = table.op
+    for index, (src, sb, dst, db, _, chunks) in enumerate(_cells(table)):
+        for c in chunks:
+            if sb != INPUT:
+                readers.setdefault((src, sb, c), []).append(index)
+            writers.setdefault((dst, db, c), []).append(index)
+
+    def ordered(a: int, b: int) -> bool:
+        return a == b or _depends_on(table, max(a, b), min(a, b))
+
+    for (rank, buffer, chunk), writes in writers.items():
+        where = f"rank {rank}, chunk {chunk}" + ("" if buffer == WORK else f" ({BUFFERS[buffer]} buffer)")
+        for w_i, w in enumerate(writes):
+            for other in writes[w_i + 1 :]:
+                commute = ops[w] == ops[other] == REDUCE
+                if not commute and not ordered(w, other):
+                    raise ScheduleError(
+                        f"{where}: transfers {w} and {other} both write it with no dependency between them"
+                    )
+            for r in readers.get((rank, buffer, chunk), []):
+                if partners.get(r) != w and not ordered(r, w):
+                    raise ScheduleError(
+                        f"{where}: transfer {r} reads it while transfer {w} writes it, with no dependency between them"
+                    )
+
+
+def _initial_holds(collective: str, rank: int, chunk: int, root: int | None, owners) -> bool:
+    """Whether `rank`'s work buffer starts with its contribution to `chunk`."""
+    if collective == "all_gather":
+        return owners[chunk] == rank
+    if collective == "broadcast":
+        return rank == root
+    return True
+
+
+def _liveness(table: TransferTable, partners: dict[int, int]) -> tuple[list[list[bool]], list[list[bool]]]:
+    """Per transfer and chunk: whether the value it reads, and the value it writes, are read again later.
+
+    A backward walk over the cells (rank, buffer, chunk): a read needs the value; a
+    copy does not need what it overwrites, a reduction needs it exactly when its
+    result is needed; the first transfer of a pairwise exchange reads its
+    destination for its partner before writing it.
+    """
+    needed: dict[tuple[int, int, int], bool] = {}
+    rows = list(_cells(table))
+    after_read: list[list[bool]] = [[] for _ in rows]
+    after_write: list[list[bool]] = [[] for _ in rows]
+    for index in range(len(rows) - 1, -1, -1):
+        src, sb, dst, db, op, chunks = rows[index]
+        partner = partners.get(index, index)
+        for c in chunks:
+            cell = (dst, db, c)
+            after_write[index].append(needed.get(cell, False))
+            if op == COPY:
+                needed[cell] = False
+            if partner > index:
+                needed[cell] = True
+        if partner >= index and sb != INPUT:
+            for c in chunks:
+                cell = (src, sb, c)
+                after_read[index].append(needed.get(cell, False))
+                needed[cell] = True
+    return after_read, after_write
+
+
+def execute(
+    schedule: Schedule, semantics: Semantics, *, keep_final: bool = True, on_send=None
+) -> list[list[list[Any]]]:
+    """Run `schedule` on the values of `semantics`, in transfer order (pairwise exchanges read first).
+
+    Parameters
+    ----------
+    schedule : Schedule
+        The schedule.
+    semantics : Semantics
+        What a value is and how transfers combine values.
+    keep_final : bool, optional
+        Keep what the buffers end with (``False``: values nothing reads again are
+        dropped as soon as possible, to save memory).
+    on_send : callable, optional
+        Called as ``on_send(transfer, chunk, value)`` with every value a transfer sends.
+
+    Returns
+    -------
+    list
+        ``state[buffer][rank][chunk]``: what each buffer of each rank ends with
+        (``None`` for nothing), buffers in the order of :data:`BUFFERS`.
+
+    Raises
+    ------
+    ScheduleError
+        When a transfer sends, or adds into, a buffer that holds nothing yet, or
+        when `semantics` refuses a combination (e.g. double counting).
+    """
+    table = schedule.transfers
+    nchunks = len(schedule.chunk_bytes)
+    partners = _exchange_partners(table)
+    initial = [[semantics.initial(r, c) for c in range(nchunks)] for r in range(schedule.nranks)]
+    state = [
+        [[initial[r][c] if _initial_holds(schedule.collective, r, c, schedule.root, schedule.owners) else None
+          for c in range(nchunks)] for r in range(schedule.nranks)],
+        initial,
+        [[None] * nchunks for _ in range(schedule.nranks)],
+    ]
     if schedule.collective == "all_gather":
-        return 1 << rank if schedule.owners[chunk] == rank else None
-    return 1 << rank if rank == schedule.root else None
+        state[INPUT] = [[initial[r][c] if schedule.owners[c] == r else None for c in range(nchunks)]
+                        for r in range(schedule.nranks)]
+    elif schedule.collective == "broadcast":
+        state[INPUT] = [[initial[r][c] if r == schedule.root else None for c in range(nchunks)]
+                        for r in range(schedule.nranks)]
+    after_read, after_write = _liveness(table, partners) if not keep_final else (None, None)
+    before: dict[tuple[int, int], Any] = {}
+    k = schedule.topk
+    for index, (src, sb, dst, db, op, chunks) in enumerate(_cells(table)):
+        partner = partners.get(index, index)
+        source, target = state[sb][src], state[db][dst]
+        for position, c in enumerate(chunks):
+            if partner > index:
+                before[(index, c)] = target[c]
+            sent = before.pop((partner, c)) if partner < index else source[c]
+            if sent is None:
+                raise ScheduleError(
+                    f"rank {src}, chunk {c}: transfer {index} sends it before the rank holds any data of it"
+                )
+            sent = semantics.read(sent, c)
+            if sb != INPUT and partner >= index:
+                source[c] = sent if after_read is None or after_read[index][position] else semantics.drop(sent)
+            if on_send is not None:
+                on_send(index, c, sent)
+            if op == COPY:
+                value = sent
+            else:
+                held = target[c]
+                if held is None:
+                    raise ScheduleError(
+                        f"rank {dst}, chunk {c}: transfer {index} reduces into it before the rank holds any data of it"
+                    )
+                value = semantics.reduce(held, sent, c, (index, dst, c))
+                if op == REDUCE_TOPK:
+                    value = semantics.select(value, k, c)
+            if after_write is not None and not after_write[index][position]:
+                value = semantics.drop(value)
+            target[c] = value
+    return state
+
+
+class _Lossy(NamedTuple):
+    """A value that involves a top-k selection: the ranks it sums and its expression.
+
+    ``terms`` is the sum as a set of addends, each a rank's own contribution
+    ``("r", rank)`` or a selection ``("s", ident)``; two values are the same
+    computation exactly when their terms are equal.
+    """
+
+    mask: int
+    terms: frozenset
+
+
+class _Contributions:
+    """Values are sets of contributing ranks (bitmasks); sums involving a top-k selection are :class:`_Lossy`."""
+
+    def __init__(self) -> None:
+        self._selections: dict[tuple, int] = {}
+
+    def initial(self, rank: int, chunk: int) -> int:
+        return 1 << rank
+
+    def read(self, value, chunk: int):
+        return value
+
+    @staticmethod
+    def mask(value) -> int:
+        return value.mask if isinstance(value, _Lossy) else value
+
+    @staticmethod
+    def terms(value) -> frozenset:
+        if isinstance(value, _Lossy):
+            return value.terms
+        return frozenset(("r", r) for r in range(value.bit_length()) if value >> r & 1)
+
+    def reduce(self, held, sent, chunk: int, where: tuple[int, int, int]):
+        overlap = self.mask(held) & self.mask(sent)
+        if overlap:
+            transfer, rank, c = where
+            raise ScheduleError(
+                f"rank {rank}, chunk {c}: transfer {transfer} counts the contributions of ranks {_ranks(overlap)} twice"
+            )
+        if isinstance(held, _Lossy) or isinstance(sent, _Lossy):
+            return _Lossy(self.mask(held) | self.mask(sent), self.terms(held) | self.terms(sent))
+        return held | sent
+
+    def select(self, value, k: int, chunk: int):
+        ident = self._selections.setdefault((chunk, self.terms(value)), len(self._selections))
+        return _Lossy(self.mask(value), frozenset({("s", ident)}))
+
+    def drop(self, value):
+        return value
+
+
+class _Numeric:
+    """Values are int64 arrays, one entry per byte of the chunk; top-k keeps the largest magnitudes."""
+
+    def __init__(self, schedule: Schedule, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        self.payload = [
+            [rng.integers(-1000, 1000, size=schedule.chunk_bytes[c], dtype=np.int64)
+             for c in range(len(schedule.chunk_bytes))]
+            for _ in range(schedule.nranks)
+        ]
+
+    def initial(self, rank: int, chunk: int) -> np.ndarray:
+        return self.payload[rank][chunk]
+
+    def read(self, value, chunk: int):
+        return value
+
+    def reduce(self, held, sent, chunk: int, where):
+        return held + sent
+
+    def select(self, value, k: int, chunk: int):
+        if np.count_nonzero(value) <= k:
+            return value
+        order = np.lexsort((np.arange(len(value)), -np.abs(value)))
+        kept = np.zeros_like(value)
+        kept[order[:k]] = value[order[:k]]
+        return kept
+
+    def drop(self, value):
+        return value
+
+
+def _ranks(mask: int | None) -> str:
+    if mask is None:
+        return "nothing"
+    members = [i for i in range(mask.bit_length()) if mask >> i & 1]
+    return "{" + ", ".join(map(str, members)) + "}"
 
 
 def _expected(schedule: Schedule, rank: int, chunk: int) -> int | None:
@@ -457,131 +895,12 @@ def _expected(schedule: Schedule, rank: int, chunk: int) -> int | None:
             return everyone if rank == schedule.root else None
 
 
-def _ranks(mask: int | None) -> str:
-    if mask is None:
-        return "nothing"
-    members = [i for i in range(mask.bit_length()) if mask >> i & 1]
-    return "{" + ", ".join(map(str, members)) + "}"
-
-
-def _depends_on(schedule: Schedule, later: int, earlier: int) -> bool:
-    """Whether transfer `later` (transitively) depends on transfer `earlier`."""
-    stack, seen = [later], {later}
-    while stack:
-        for d in schedule.transfers[stack.pop()].deps:
-            if d == earlier:
-                return True
-            if d > earlier and d not in seen:
-                seen.add(d)
-                stack.append(d)
-    return False
-
-
-def _exchange_partners(schedule: Schedule) -> dict[int, int]:
-    """Map each transfer of a pairwise exchange to its partner (both directions)."""
-    waiting: dict[tuple[int, int, tuple[int, ...]], list[int]] = {}
-    partners: dict[int, int] = {}
-    for index, t in enumerate(schedule.transfers):
-        earlier = waiting.get((t.dst, t.src, t.chunks), [])
-        match = next((i for i in earlier if not _depends_on(schedule, index, i)), None)
-        if match is None:
-            waiting.setdefault((t.src, t.dst, t.chunks), []).append(index)
-        else:
-            earlier.remove(match)
-            partners[index], partners[match] = match, index
-    return partners
-
-
-def _check_races(schedule: Schedule, partners: dict[int, int]) -> None:
-    readers: dict[tuple[int, int], list[int]] = {}
-    writers: dict[tuple[int, int], list[int]] = {}
-    for index, t in enumerate(schedule.transfers):
-        for c in t.chunks:
-            readers.setdefault((t.src, c), []).append(index)
-            writers.setdefault((t.dst, c), []).append(index)
-
-    def ordered(a: int, b: int) -> bool:
-        return a == b or _depends_on(schedule, max(a, b), min(a, b))
-
-    for (rank, chunk), writes in writers.items():
-        for w_i, w in enumerate(writes):
-            for other in writes[w_i + 1 :]:
-                both_reduce = schedule.transfers[w].op == schedule.transfers[other].op == "reduce"
-                if not both_reduce and not ordered(w, other):
-                    raise ScheduleError(
-                        f"rank {rank}, chunk {chunk}: transfers {w} and {other} both write it "
-                        "with no dependency between them"
-                    )
-            for r in readers.get((rank, chunk), []):
-                if partners.get(r) != w and not ordered(r, w):
-                    raise ScheduleError(
-                        f"rank {rank}, chunk {chunk}: transfer {r} reads it while transfer {w} "
-                        "writes it, with no dependency between them"
-                    )
-
-
-def _run_symbolic(schedule: Schedule, partners: dict[int, int]) -> list[list[int | None]]:
-    state = [[_initial(schedule, r, c) for c in range(len(schedule.chunk_bytes))] for r in range(schedule.nranks)]
-    before: dict[tuple[int, int], int | None] = {}
-    for index, t in enumerate(schedule.transfers):
-        partner = partners.get(index, index)
-        for c in t.chunks:
-            if partner > index:
-                before[(index, c)] = state[t.dst][c]
-            sent = before.pop((partner, c)) if partner < index else state[t.src][c]
-            if sent is None:
-                raise ScheduleError(
-                    f"rank {t.src}, chunk {c}: transfer {index} sends it before the rank holds any data of it"
-                )
-            held = state[t.dst][c]
-            if t.op == "copy":
-                state[t.dst][c] = sent
-            elif held is None:
-                raise ScheduleError(
-                    f"rank {t.dst}, chunk {c}: transfer {index} reduces into it before the rank holds any data of it"
-                )
-            elif held & sent:
-                raise ScheduleError(
-                    f"rank {t.dst}, chunk {c}: transfer {index} counts the contributions of ranks "
-                    f"{_ranks(held & sent)} twice"
-                )
-            else:
-                state[t.dst][c] = held | sent
-    return state
-
-
-def _run_numeric(schedule: Schedule, partners: dict[int, int], seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    nchunks = len(schedule.chunk_bytes)
-    payload = [
-        [rng.integers(-1000, 1000, size=schedule.chunk_bytes[c], dtype=np.int64) for c in range(nchunks)]
-        for _ in range(schedule.nranks)
-    ]
-    state = [
-        [payload[r][c].copy() if _initial(schedule, r, c) is not None else None for c in range(nchunks)]
-        for r in range(schedule.nranks)
-    ]
-    before: dict[tuple[int, int], np.ndarray | None] = {}
-    for index, t in enumerate(schedule.transfers):
-        partner = partners.get(index, index)
-        for c in t.chunks:
-            if partner > index:
-                before[(index, c)] = state[t.dst][c]
-            sent = before.pop((partner, c)) if partner < index else state[t.src][c]
-            state[t.dst][c] = sent.copy() if t.op == "copy" else state[t.dst][c] + sent
-    for rank in range(schedule.nranks):
-        for c in range(nchunks):
-            expected = _expected(schedule, rank, c)
-            if expected is None:
-                continue
-            contributors = [i for i in range(schedule.nranks) if expected >> i & 1]
-            want = np.sum([payload[i][c] for i in contributors], axis=0)
-            if state[rank][c] is None or not np.array_equal(state[rank][c], want):
-                raise ScheduleError(f"rank {rank}, chunk {c}: numeric result differs from np.sum")
-
-
 def check(schedule: Schedule, *, numeric: bool = False, seed: int = 0) -> None:
     """Prove that `schedule` computes its collective; raise if it does not.
+
+    A schedule with ``"reduce_topk"`` transfers (a global top-k, lossy by design)
+    must leave, wherever the collective puts a result, one and the same top-k
+    selection that sums every required rank's contribution exactly once.
 
     Parameters
     ----------
@@ -590,7 +909,8 @@ def check(schedule: Schedule, *, numeric: bool = False, seed: int = 0) -> None:
     numeric : bool, optional
         Also execute the schedule on random integer payloads (one ``int64`` per byte
         of each chunk) and compare every rank's result with :func:`numpy.sum` of the
-        contributions it must hold. Use it for payloads up to a few MiB.
+        contributions it must hold (for top-k schedules: that the results agree and
+        keep at most ``topk`` entries). Use it for payloads up to a few MiB.
     seed : int, optional
         Seed of the numeric payloads.
 
@@ -600,20 +920,52 @@ def check(schedule: Schedule, *, numeric: bool = False, seed: int = 0) -> None:
         Naming the first rank and chunk that is wrong, e.g.
         ``"rank 3, chunk 5: holds contributions of {0, 1, 2}, expected all 8 ranks"``.
     """
-    if isinstance(schedule.transfers, TransferTable):
-        schedule = dataclasses.replace(schedule, transfers=tuple(schedule.transfers))
-    partners = _exchange_partners(schedule)
-    _check_races(schedule, partners)
-    state = _run_symbolic(schedule, partners)
+    table = schedule.transfers
+    partners = _exchange_partners(table)
+    _check_races(table, partners)
+    state = execute(schedule, _Contributions())[WORK]
     everyone = (1 << schedule.nranks) - 1
+    lossy = bool((table.op == REDUCE_TOPK).any())
+    selections: dict[int, tuple] = {}
     for rank in range(schedule.nranks):
         for c in range(len(schedule.chunk_bytes)):
             expected = _expected(schedule, rank, c)
-            if expected is None or state[rank][c] == expected:
+            value = state[rank][c]
+            if expected is None:
                 continue
-            wanted = f"all {schedule.nranks} ranks" if expected == everyone else _ranks(expected)
-            raise ScheduleError(
-                f"rank {rank}, chunk {c}: holds contributions of {_ranks(state[rank][c])}, expected {wanted}"
-            )
+            held = _Contributions.mask(value) if value is not None else None
+            if held != expected:
+                wanted = f"all {schedule.nranks} ranks" if expected == everyone else _ranks(expected)
+                raise ScheduleError(f"rank {rank}, chunk {c}: holds contributions of {_ranks(held)}, expected {wanted}")
+            if lossy:
+                if not isinstance(value, _Lossy) or len(value.terms) != 1 or next(iter(value.terms))[0] != "s":
+                    raise ScheduleError(f"rank {rank}, chunk {c}: holds a sum that is not a top-{schedule.topk} "
+                                        "selection")
+                first = selections.setdefault(c, (rank, value.terms))
+                if first[1] != value.terms:
+                    raise ScheduleError(f"rank {rank}, chunk {c}: holds another top-{schedule.topk} selection "
+                                        f"than rank {first[0]}")
     if numeric:
-        _run_numeric(schedule, partners, seed)
+        _check_numeric(schedule, seed, lossy)
+
+
+def _check_numeric(schedule: Schedule, seed: int, lossy: bool) -> None:
+    semantics = _Numeric(schedule, seed)
+    state = execute(schedule, semantics)[WORK]
+    reference: dict[int, np.ndarray] = {}
+    for rank in range(schedule.nranks):
+        for c in range(len(schedule.chunk_bytes)):
+            expected = _expected(schedule, rank, c)
+            if expected is None:
+                continue
+            held = state[rank][c]
+            if lossy:
+                first = reference.setdefault(c, held)
+                if np.count_nonzero(held) > schedule.topk or not np.array_equal(held, first):
+                    raise ScheduleError(f"rank {rank}, chunk {c}: numeric result differs from the other ranks' "
+                                        f"top-{schedule.topk} selection")
+                continue
+            contributors = [i for i in range(schedule.nranks) if expected >> i & 1]
+            want = np.sum([semantics.payload[i][c] for i in contributors], axis=0)
+            if held is None or not np.array_equal(held, want):
+                raise ScheduleError(f"rank {rank}, chunk {c}: numeric result differs from np.sum")

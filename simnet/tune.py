@@ -13,10 +13,10 @@ ranges, giving a table such as::
     1 KiB .. 64 KiB    recursive_doubling                  ...
     128 KiB .. 1 GiB   blueconnect {"factors": [8, 4]}     ...
 
-Candidates: ``ring`` with every chunk and channel count asked for, the flat
-algorithms (``recursive_doubling``, ``halving_doubling``, ``binomial_tree``,
-``double_binary_tree``) with every chunk count, and where the topology has a
-hierarchy (GPU attributes ``socket``, ``host``, ``leaf``; see
+Candidates are the tuning variants of every registered dense all-reduce
+algorithm (its record's ``variants``): ``ring`` with every chunk and channel count
+asked for, the flat algorithms with every chunk count, and where the topology has
+a hierarchy (GPU attributes ``socket``, ``host``, ``leaf``; see
 :mod:`simnet.algorithms.hierarchy`) ``hierarchical_ring`` and ``torus_2d`` with
 their default factors and ``blueconnect`` with every distinct ordering of the
 hierarchy's factors and of their coarsenings (adjacent levels merged).
@@ -24,6 +24,7 @@ hierarchy's factors and of their coarsenings (adjacent levels merged).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -33,7 +34,7 @@ import networkx as nx
 import pandas as pd
 
 from simnet.algorithms import ALGORITHMS
-from simnet.algorithms.hierarchy import default_factors, hierarchy_factors
+from simnet.algorithms.hierarchy import LEVELS, hierarchy_factors
 from simnet.engine import simulate
 from simnet.errors import SimnetError
 from simnet.models import predict
@@ -41,9 +42,6 @@ from simnet.network import Network
 from simnet.units import UnitError, format_size, format_time, parse_size
 
 __all__ = ["parse_size_range", "candidates", "tune", "tuner_table", "display_tuner_table", "as_blueconnect"]
-
-_FLAT = ("recursive_doubling", "halving_doubling", "binomial_tree", "double_binary_tree")
-
 
 def parse_size_range(text: str) -> list[int]:
     """Sizes from ``"1KiB..1GiB"`` (doubling), ``"1KiB..1GiB:x4"`` (×4 steps) or ``"1KiB,1MiB"``.
@@ -71,45 +69,24 @@ def parse_size_range(text: str) -> list[int]:
     return sizes
 
 
-def _factorizations(factors: Sequence[int]) -> list[tuple[int, ...]]:
-    """Every ordering of every coarsening of the hierarchy's factors, with at least two levels.
-
-    Coarsening merges adjacent levels (``(2, 2, 8)`` also gives ``(4, 8)`` and
-    ``(2, 16)``), as when one BlueConnect stage spans a whole server.
-    """
-    found: dict[tuple[int, ...], None] = {}
-    for cuts in itertools.product((False, True), repeat=len(factors) - 1):
-        merged = [factors[0]]
-        for factor, cut in zip(factors[1:], cuts):
-            if cut:
-                merged.append(factor)
-            else:
-                merged[-1] *= factor
-        if len(merged) > 1:
-            found.update(dict.fromkeys(itertools.permutations(merged)))
-    return list(found)
-
-
 def candidates(
     graph: nx.DiGraph, *, chunk_counts: Sequence[int] = (1, 4), channel_counts: Sequence[int] = (1, 2)
 ) -> list[tuple[str, dict]]:
-    """Algorithm and parameter choices to consider on `graph` (see the module docstring)."""
-    choices: list[tuple[str, dict]] = []
-    for chunks, channels in itertools.product(chunk_counts, channel_counts):
-        choices.append(("ring", {"chunks": chunks, "channels": channels}))
-    for name in _FLAT:
-        choices += [(name, {"chunks": chunks}) for chunks in chunk_counts]
+    """Algorithm and parameter choices to consider on `graph`: every registered dense
+    all-reduce algorithm's tuning variants (:attr:`Algorithm.variants`), in registry order."""
+    nranks = sum(1 for _, kind in graph.nodes(data="kind") if kind == "gpu")
+    factors = functools.partial(hierarchy_factors, graph)
     try:
-        factors = [f for f in hierarchy_factors(graph) if f > 1]
+        factors(LEVELS)
     except SimnetError:
-        factors = []
-    if len(factors) > 1:
-        for name in ("hierarchical_ring", "torus_2d"):
-            choices += [(name, {"factors": list(default_factors(graph, name)), "chunks": chunks})
-                        for chunks in chunk_counts]
-        for order in _factorizations(factors):
-            choices += [("blueconnect", {"factors": list(order), "chunks": chunks}) for chunks in chunk_counts]
-    return [(name, params) for name, params in choices if name in ALGORITHMS]
+        factors = None
+    choices: list[tuple[str, dict]] = []
+    for name in ALGORITHMS.for_op("allreduce"):
+        record = ALGORITHMS[name]
+        if record.payload == "dense":
+            choices += [(name, params) for params in record.variants(nranks, factors, chunk_counts, channel_counts)]
+    order = {name: i for i, name in enumerate(ALGORITHMS)}
+    return sorted(choices, key=lambda choice: order[choice[0]])
 
 
 def _label(name: str, params: dict) -> str:
@@ -170,7 +147,7 @@ def tune(
             if name not in families:
                 continue
             try:
-                schedule = ALGORITHMS[name][1](nranks, size, **params)
+                schedule = ALGORITHMS[name].build(nranks, size, **params)
             except SimnetError:
                 continue
             simulated[label] = simulate(network, schedule, model=model).time_s

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from simnet.models import ring_allreduce_time
+from simnet.algorithms.dense import ring_allreduce_time
 
 ROOT = Path(__file__).resolve().parents[1]
 

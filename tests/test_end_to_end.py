@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from simnet.algorithms import ring_allreduce
 from simnet.engine import simulate
-from simnet.models import predict, ring_allreduce_time
+from simnet.algorithms.dense import ring_allreduce_time
+from simnet.models import predict
 from simnet.network import Network
 from simnet.topology import ring, switch
 

@@ -9,8 +9,9 @@ import pytest
 from simnet.algorithms import ring_allreduce
 from simnet.engine import simulate
 from simnet.errors import SimnetError
-from simnet.models import ring_allreduce_time
-from simnet.network import LINK_MODELS, Network
+from simnet.algorithms.dense import ring_allreduce_time
+from simnet.links import LINK_MODELS
+from simnet.network import Network
 from simnet.schedule import Schedule, Transfer
 from simnet.topology import add_cable, switch
 
@@ -105,15 +106,15 @@ def test_messages_of_one_connection_drain_in_order_under_maxmin():
 @pytest.mark.parametrize(
     ("kwargs", "path"),
     [
-        ({"model": "ideal"}, "network.model"),
-        ({"overhead_s": -1e-6}, "network.overhead"),
-        ({"overhead_s": float("nan")}, "network.overhead"),
-        ({"gamma_s_per_byte": -1.0}, "network.gamma"),
-        ({"gamma_s_per_byte": [1e-9]}, "network.gamma"),
-        ({"gamma_s_per_byte": "fast"}, "network.gamma"),
-        ({"start_offset_s": [0.0, -1.0]}, "network.start_offset"),
-        ({"slowdown": [1.0, 0.0]}, "network.stragglers"),
-        ({"slowdown": [1.0, float("inf")]}, "network.stragglers"),
+        ({"model": "ideal"}, "model"),
+        ({"overhead_s": -1e-6}, "overhead_s"),
+        ({"overhead_s": float("nan")}, "overhead_s"),
+        ({"gamma_s_per_byte": -1.0}, "gamma_s_per_byte"),
+        ({"gamma_s_per_byte": [1e-9]}, "gamma_s_per_byte"),
+        ({"gamma_s_per_byte": "fast"}, "gamma_s_per_byte"),
+        ({"start_offset_s": [0.0, -1.0]}, "start_offset_s"),
+        ({"slowdown": [1.0, 0.0]}, "slowdown"),
+        ({"slowdown": [1.0, float("inf")]}, "slowdown"),
     ],
 )
 def test_bad_arguments_raise_simnet_error_with_path(kwargs, path):

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from simnet.engine import simulate
 from simnet.errors import SimnetError
-from simnet.models import ring_allreduce_time
-from simnet.network import LINK_MODELS, FifoLinks, MaxMinLinks, Network
+from simnet.algorithms.dense import ring_allreduce_time
+from simnet.links import LINK_MODELS, FifoLinks, MaxMinLinks
+from simnet.network import Network
 from simnet.schedule import Schedule, Transfer
 from simnet.topology import add_cable, switch
 
@@ -133,7 +134,7 @@ def test_tier_efficiency_scales_bandwidth_and_is_validated():
     assert simulate(net, flows([(0, 1)], MIB)).time_s == pytest.approx(2 * LAT + MIB / (0.8 * B), rel=1e-12)
     with pytest.raises(SimnetError, match="no tier 'ib'") as info:
         Network(graph, tier_efficiency={"ib": 0.5})
-    assert info.value.path == "network.tier_efficiency.ib"
+    assert info.value.path == "tier_efficiency.ib"
     for bad in (0, 1.5, -1, "x", True):
         with pytest.raises(SimnetError, match=r"\(0, 1\]"):
             Network(graph, tier_efficiency={"nvlink": bad})

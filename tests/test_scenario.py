@@ -4,7 +4,7 @@ import pytest
 
 from simnet.analysis import RESULT_COLUMNS
 from simnet.errors import ScenarioError
-from simnet.models import ring_allreduce_time
+from simnet.algorithms.dense import ring_allreduce_time
 from simnet.scenario import load_scenario, parse_scenario, run
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -3,7 +3,7 @@
 import pytest
 
 from simnet.errors import ScenarioError
-from simnet.models import ring_allreduce_time
+from simnet.algorithms.dense import ring_allreduce_time
 from simnet.scenario import parse_scenario, run
 
 B = 12.5e9

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from simnet.algorithms import ring_allreduce
 from simnet.errors import ScheduleError
-from simnet.schedule import Columns, Schedule, Transfer, TransferTable, check, split_bytes
+from simnet.schedule import OPS, Columns, Schedule, Transfer, TransferTable, check, split_bytes
 
 
 def replace_transfer(schedule: Schedule, index: int, **changes) -> Schedule:
@@ -156,7 +156,7 @@ def table_of(transfers: list[Transfer]) -> TransferTable:
         src=np.array([t.src for t in transfers], dtype=np.int64),
         dst=np.array([t.dst for t in transfers], dtype=np.int64),
         nbytes=np.array([t.nbytes for t in transfers], dtype=np.int64),
-        reduce=np.array([t.op == "reduce" for t in transfers], dtype=bool),
+        op=np.array([OPS.index(t.op) for t in transfers], dtype=np.int64),
         chunks=np.array([c for t in transfers for c in t.chunks], dtype=np.int64),
         chunk_offsets=np.cumsum([0] + [len(t.chunks) for t in transfers]),
         deps=np.array([d for t in transfers for d in t.deps], dtype=np.int64),
@@ -226,14 +226,14 @@ def test_a_transfer_table_names_the_first_bad_transfer_like_a_tuple(change, mess
     [
         ({"dst": [1, 0, 1]}, "dst"),
         ({"nbytes": [1.5, 2.0]}, "nbytes"),
-        ({"reduce": [1, 0]}, "reduce"),
+        ({"op": [3, 0]}, "op"),
         ({"deps": [[0]]}, "deps"),
         ({"dep_offsets": [0, 2, 1]}, "dep_offsets"),
         ({"stage": [0, 3]}, "stage"),
     ],
 )
 def test_inconsistent_table_arrays_are_refused_with_their_name(arrays, path):
-    good = {"src": [0, 1], "dst": [1, 0], "nbytes": [8, 8], "reduce": [True, False], "chunks": [0, 0],
+    good = {"src": [0, 1], "dst": [1, 0], "nbytes": [8, 8], "op": ["reduce", "copy"], "chunks": [0, 0],
             "deps": [0], "dep_offsets": [0, 0, 1]}
     with pytest.raises(ScheduleError) as error:
         TransferTable(**{**good, **arrays})
@@ -248,7 +248,7 @@ def test_the_ring_is_built_as_a_table_and_checks_out():
 
 def test_a_table_owns_frozen_copies_of_its_arrays_even_after_pickling():
     src = np.array([0, 1])
-    table = TransferTable(src=src, dst=[1, 0], nbytes=[8, 8], reduce=[True, False], chunks=[0, 0], deps=[0],
+    table = TransferTable(src=src, dst=[1, 0], nbytes=[8, 8], op=["reduce", "copy"], chunks=[0, 0], deps=[0],
                           dep_offsets=[0, 0, 1])
     src[0] = 1
     assert table[0].src == 0 and src.flags.writeable
@@ -260,6 +260,6 @@ def test_a_table_owns_frozen_copies_of_its_arrays_even_after_pickling():
 
 def test_unsigned_sizes_beyond_int64_are_refused_by_name():
     with pytest.raises(ScheduleError) as error:
-        TransferTable(src=[0], dst=[1], nbytes=np.array([2**63], dtype=np.uint64), reduce=[False], chunks=[0], deps=[],
+        TransferTable(src=[0], dst=[1], nbytes=np.array([2**63], dtype=np.uint64), op=["copy"], chunks=[0], deps=[],
                       dep_offsets=[0, 0])
     assert error.value.path == "nbytes" and "64-bit" in str(error.value)

@@ -1,16 +1,12 @@
-"""Dense all-reduce algorithms: functions of (ranks, size, parameters) that return a Schedule.
+"""Flat all-reduce algorithms: ring, recursive doubling, binomial tree, double binary tree.
 
-Schedules know ranks, never links: where a message goes on the network is the
-engine's business. Hierarchical algorithms take the hierarchy as plain data,
-``factors = (p1, p2, ..., pk)`` with ``p1 p2 ... pk = p``: rank ``r`` has
-coordinates ``c_i = (r // (p1 ... p_{i-1})) mod p_i``, so level 1 varies fastest
-(GPUs of a node when ranks are numbered node by node, as the topology builders
-do). :func:`simnet.algorithms.hierarchy.hierarchy_factors` derives them from a
-topology graph.
-
-Every builder has the signature ``(nranks, size_bytes, **params)`` and accepts
-``chunks``: the payload's pieces are split further into ``chunks`` sub-chunks
-sent as separate, pipelined transfers.
+Each is a builder ``(nranks, size_bytes, **params) -> Schedule``, its closed-form
+cost as a pure function of ``(p, n, α, β, γ)`` with the formula and citation in
+its docstring, a model that reads α and β off a :class:`PairCosts`, and a registry
+record (:data:`ALGORITHMS`). Every builder accepts ``chunks``: the payload's
+pieces are split further into ``chunks`` sub-chunks sent as separate, pipelined
+transfers. The reduction convention is the engine's: a ``"reduce"`` transfer of
+``m`` bytes completes ``m γ`` after its last byte arrives.
 """
 
 from __future__ import annotations
@@ -20,36 +16,39 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from simnet.algorithms.builder import ScheduleBuilder
 from simnet.algorithms.primitives import (
-    Block,
-    ScheduleBuilder,
+    _THAKUR,
     binomial_parents,
     check_args,
     ring_all_gather,
+    ring_pairs,
     ring_reduce_scatter,
+    tree_alpha_beta,
     tree_broadcast,
     tree_reduce,
 )
+from simnet.algorithms.registry import Algorithm, PairCosts
 from simnet.errors import ScheduleError
-from simnet.schedule import Schedule, TransferTable, split_bytes
+from simnet.schedule import Schedule, split_bytes
 from simnet.speed import gc_paused
 
 __all__ = [
     "ring_allreduce",
     "recursive_doubling_allreduce",
-    "halving_doubling_allreduce",
     "binomial_tree_allreduce",
     "double_binary_tree_allreduce",
-    "hierarchical_ring_allreduce",
-    "torus_2d_allreduce",
-    "blueconnect_allreduce",
     "ring_orders",
     "btree_parents",
     "double_binary_tree_parents",
-    "check_factors",
-    "level_groups",
     "power_of_two_members",
-    "square_factors",
+    "fold",
+    "ring_allreduce_time",
+    "recursive_doubling_time",
+    "binomial_tree_time",
+    "double_binary_tree_time",
+    "tree_height",
+    "ALGORITHMS",
 ]
 
 
@@ -115,216 +114,15 @@ def ring_allreduce(nranks: int, size_bytes: int, *, chunks: int = 1, channels: i
         for segment in split_bytes(part, p)
         for piece in split_bytes(segment, chunks)
     ]
-    orders = np.array(ring_orders(p, channels), dtype=np.int64)
-    steps = 2 * (p - 1)
-    step = np.arange(steps, dtype=np.int64)[:, None, None, None]
-    k = np.arange(channels, dtype=np.int64)[None, :, None, None]
-    position = np.arange(p, dtype=np.int64)[None, None, :, None]
-    sub = np.arange(chunks, dtype=np.int64)[None, None, None, :]
-    shape = (steps, channels, p, chunks)
-    count, first_step = math.prod(shape), channels * p * chunks
-    reducing = step < p - 1
-    shift = np.where(reducing, step, step - p)
-    chunk = (k * p + (position - shift) % p) * chunks + sub
-    previous = (((step - 1) * channels + k) * p + (position - 1) % p) * chunks + sub
-    transfers = TransferTable(
-        src=np.broadcast_to(orders[k, position], shape).ravel(),
-        dst=np.broadcast_to(orders[k, (position + 1) % p], shape).ravel(),
-        nbytes=np.asarray(chunk_bytes, dtype=np.int64)[chunk.ravel()],
-        reduce=np.broadcast_to(reducing, shape).ravel(),
-        chunks=chunk.ravel(),
-        deps=previous.ravel()[first_step:],
-        dep_offsets=np.concatenate([np.zeros(first_step, dtype=np.int64), np.arange(count - first_step + 1)]),
-        stage=np.broadcast_to(~reducing, shape).ravel().astype(np.int64),
-        stages=("reduce_scatter", "all_gather"),
-    )
-    params = {"chunks": chunks} if channels == 1 else {"chunks": chunks, "channels": channels}
-    return Schedule(
-        collective="allreduce",
-        nranks=p,
-        chunk_bytes=tuple(chunk_bytes),
-        transfers=transfers,
-        algorithm="ring",
-        params=params,
-    )
-
-
-def check_factors(nranks: int, factors: Sequence[int] | None, *, default: Sequence[int] | None = None) -> tuple[int, ...]:
-    """Validate hierarchy `factors` (positive integers whose product is `nranks`).
-
-    ``None`` gives `default`, or ``(nranks,)``.
-    """
-    if factors is None:
-        return tuple(default) if default is not None else (nranks,)
-    if isinstance(factors, (str, bytes)) or not isinstance(factors, Sequence) or not factors:
-        raise ScheduleError(f"must be a non-empty list of integers, got {factors!r}", path="factors")
-    for f in factors:
-        if not isinstance(f, int) or isinstance(f, bool) or f < 1:
-            raise ScheduleError(f"must be integers ≥ 1, got {list(factors)!r}", path="factors")
-    if math.prod(factors) != nranks:
-        raise ScheduleError(
-            f"the product of {list(factors)} is {math.prod(factors)}, not the {nranks} ranks", path="factors"
-        )
-    return tuple(factors)
-
-
-def level_groups(factors: Sequence[int], level: int) -> list[list[int]]:
-    """Groups of positions that differ only in coordinate `level` (0-based), each ordered by it.
-
-    There are ``p / p_level`` groups of ``p_level`` positions; groups are listed by
-    their smallest position.
-    """
-    stride = math.prod(factors[:level])
-    size = factors[level]
-    total = math.prod(factors)
-    return [
-        [base + c * stride for c in range(size)]
-        for base in range(total)
-        if (base // stride) % size == 0
+    builder = ScheduleBuilder(chunk_bytes, p)
+    groups = [
+        (order, [[((k * p + g) * chunks + j,) for j in range(chunks)] for g in range(p)])
+        for k, order in enumerate(ring_orders(p, channels))
     ]
-
-
-def _pieces(leaves: range, chunks: int) -> Block:
-    return [tuple(leaf * chunks + j for leaf in leaves) for j in range(chunks)]
-
-
-def _nested_leaves(size_bytes: int, factors: Sequence[int], chunks: int) -> list[int]:
-    sizes = [size_bytes]
-    for f in factors:
-        sizes = [piece for s in sizes for piece in split_bytes(s, f)]
-    return [piece for s in sizes for piece in split_bytes(s, chunks)]
-
-
-def _staged_allreduce(
-    builder: ScheduleBuilder,
-    members: Sequence[int],
-    factors: Sequence[int],
-    chunks: int,
-    labels: Sequence[tuple[str, str]],
-) -> None:
-    """Reduce-scatter over levels 1..k, then all-gather over levels k..1 (BlueConnect).
-
-    ``members[i]`` is the rank at position ``i``; leaves are the ``prod(factors)``
-    nested segments of :func:`_nested_leaves`. After reduce-scatter level ``i`` the
-    position with coordinate ``c_i`` keeps block ``(c_i + 1) mod p_i`` of its region.
-    """
-    k = len(factors)
-    below = [math.prod(factors[i + 1 :]) for i in range(k)]
-    stride = [math.prod(factors[:i]) for i in range(k)]
-    blocks_at: dict[tuple[int, int, int], list[Block]] = {}
-
-    def stage_groups(level: int) -> list[tuple[list[int], list[Block]]]:
-        groups = []
-        for positions in level_groups(factors, level):
-            first = positions[0]
-            start = sum(
-                ((first // stride[j]) % factors[j] + 1) % factors[j] * below[j] for j in range(level)
-            )
-            width = below[level]
-            key = (start, width, factors[level])
-            if key not in blocks_at:
-                blocks_at[key] = [
-                    _pieces(range(start + b * width, start + (b + 1) * width), chunks) for b in range(factors[level])
-                ]
-            groups.append(([members[q] for q in positions], blocks_at[key]))
-        return groups
-
-    for level in range(k):
-        ring_reduce_scatter(builder, stage_groups(level), labels[level][0])
-    for level in reversed(range(k)):
-        ring_all_gather(builder, stage_groups(level), labels[level][1])
-
-
-def _level_labels(levels: int) -> list[tuple[str, str]]:
-    return [(f"reduce_scatter_{i + 1}", f"all_gather_{i + 1}") for i in range(levels)]
-
-
-@gc_paused()
-def blueconnect_allreduce(
-    nranks: int, size_bytes: int, *, factors: Sequence[int] | None = None, chunks: int = 1
-) -> Schedule:
-    """BlueConnect: all-reduce decomposed into per-level reduce-scatters and all-gathers.
-
-    With ``factors = (p1, ..., pk)``, stage ``i`` of the reduce-scatter runs a ring
-    reduce-scatter inside each of the ``p / p_i`` concurrent groups of ranks that
-    differ only in coordinate ``i``, on the ``n / (p1 ... p_{i-1})`` bytes each rank
-    is still responsible for; the all-gather stages follow in reverse order. One
-    factor ``(p,)`` gives the ring all-reduce; all factors 2 give Rabenseifner's
-    halving-doubling; ``(X, Y)`` is the 2D-torus all-reduce.
-
-    Parameters
-    ----------
-    nranks : int
-        Ranks ``p`` ≥ 2.
-    size_bytes : int
-        Payload per rank ``n``, bytes.
-    factors : list of int, optional
-        Group size per level, innermost first, product ``p`` (default ``[p]``: one
-        ring). Derive them from a topology with
-        :func:`simnet.algorithms.hierarchy.hierarchy_factors`.
-    chunks : int, optional
-        Pipelined sub-chunks per leaf segment ``C``.
-
-    Returns
-    -------
-    Schedule
-        ``2 Σ_i (p_i - 1) p C`` transfers; the payload is split into ``p`` nested
-        leaf segments (first into ``p1`` parts, each into ``p2``, ...), each into
-        ``C`` sub-chunks.
-
-    References
-    ----------
-    Cho, M., Finkler, U., Serrano, M., Kung, D. and Hunter, H. (2019). BlueConnect:
-    Decomposing all-reduce for deep learning on heterogeneous network hierarchy.
-    IBM J. Res. Dev. 63(6), 1:1-1:11 (also SysML 2019).
-    """
-    check_args(nranks, size_bytes, chunks)
-    factors = check_factors(nranks, factors)
-    builder = ScheduleBuilder(_nested_leaves(size_bytes, factors, chunks))
-    _staged_allreduce(builder, range(nranks), factors, chunks, _level_labels(len(factors)))
-    return builder.schedule(
-        "allreduce", nranks, "blueconnect", {"factors": list(factors), "chunks": chunks}
-    )
-
-
-@gc_paused()
-def torus_2d_allreduce(
-    nranks: int, size_bytes: int, *, factors: Sequence[int] | None = None, chunks: int = 1
-) -> Schedule:
-    """2D-torus all-reduce: reduce-scatter along X, all-reduce along Y, all-gather along X.
-
-    Ranks form an ``X × Y`` grid, ``r = x + X y``. Rings along X (the ``Y``
-    concurrent rows) reduce-scatter the payload; rings along Y (the ``X``
-    concurrent columns) all-reduce the ``n / X`` bytes each rank holds, as a ring
-    reduce-scatter plus all-gather; rings along X all-gather the result. It is the
-    two-level case of :func:`blueconnect_allreduce`.
-
-    Parameters
-    ----------
-    nranks : int
-        Ranks ``p = X Y`` ≥ 2.
-    size_bytes : int
-        Payload per rank ``n``, bytes.
-    factors : list of two int, optional
-        ``[X, Y]`` (default: ``X`` the largest divisor of ``p`` not above ``sqrt(p)``).
-    chunks : int, optional
-        Pipelined sub-chunks per segment ``C``.
-
-    References
-    ----------
-    Mikami, H., Suganuma, H., U-chupala, P., Tanaka, Y. and Kageyama, Y. (2018).
-    Massively distributed SGD: ImageNet/ResNet-50 training in a flash.
-    arXiv:1811.05233.
-    """
-    check_args(nranks, size_bytes, chunks)
-    factors = check_factors(nranks, factors, default=square_factors(nranks))
-    if len(factors) != 2:
-        raise ScheduleError(f"must be two factors [X, Y], got {list(factors)!r}", path="factors")
-    builder = ScheduleBuilder(_nested_leaves(size_bytes, factors, chunks))
-    _staged_allreduce(
-        builder, range(nranks), factors, chunks, [("reduce_scatter_x", "all_gather_x"), ("reduce_scatter_y", "all_gather_y")]
-    )
-    return builder.schedule("allreduce", nranks, "torus_2d", {"factors": list(factors), "chunks": chunks})
+    ring_reduce_scatter(builder, groups, "reduce_scatter")
+    ring_all_gather(builder, groups, "all_gather")
+    params = {"chunks": chunks} if channels == 1 else {"chunks": chunks, "channels": channels}
+    return builder.schedule("allreduce", "ring", params)
 
 
 def power_of_two_members(nranks: int) -> tuple[int, list[int]]:
@@ -338,7 +136,7 @@ def power_of_two_members(nranks: int) -> tuple[int, list[int]]:
     return rem, [2 * i + 1 if i < rem else i + rem for i in range(pof2)]
 
 
-def _fold(builder: ScheduleBuilder, rem: int, pieces: Block, unfold: bool) -> None:
+def fold(builder: ScheduleBuilder, rem: int, pieces: Sequence[tuple[int, ...]], unfold: bool) -> None:
     """MPICH's fold (even ``r < 2 rem`` adds into ``r + 1``) or unfold (copy back)."""
     for r in range(rem):
         for piece in pieces:
@@ -348,60 +146,16 @@ def _fold(builder: ScheduleBuilder, rem: int, pieces: Block, unfold: bool) -> No
                 builder.send(2 * r, 2 * r + 1, piece, "reduce", "fold")
 
 
-def square_factors(nranks: int) -> tuple[int, int]:
-    """``(X, Y)`` with ``X Y = p`` and ``X`` the largest divisor of ``p`` not above ``sqrt(p)``."""
-    x = max(d for d in range(1, math.isqrt(nranks) + 1) if nranks % d == 0)
-    return x, nranks // x
-
-
-@gc_paused()
-def halving_doubling_allreduce(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
-    """Rabenseifner's all-reduce: recursive-halving reduce-scatter, recursive-doubling all-gather.
-
-    For ``p = 2^k`` the reduce-scatter exchanges half of the current data with the
-    partner at distance ``1, 2, 4, …`` and the all-gather mirrors it, distances
-    ``…, 2, 1``. When ``p`` is not a power of two, MPICH's way: with
-    ``p' = 2^floor(log2 p)`` and ``rem = p - p'``, each even rank ``r < 2 rem``
-    first adds its whole payload into rank ``r + 1`` and waits; the other ``p'``
-    ranks run the power-of-two algorithm; the odd ranks finally copy the result
-    back to their even neighbour.
-
-    For ``p = 2^k`` the transfers are those of ``blueconnect`` with
-    ``factors = [2] * k``.
-
-    Parameters
-    ----------
-    nranks : int
-        Ranks ``p`` ≥ 2.
-    size_bytes : int
-        Payload per rank ``n``, bytes.
-    chunks : int, optional
-        Pipelined sub-chunks per segment ``C``.
-
-    References
-    ----------
-    Thakur, R., Rabenseifner, R. and Gropp, W. (2005). Optimization of collective
-    communication operations in MPICH. Int. J. High Perform. Comput. Appl. 19(1), 49-66.
-    """
-    check_args(nranks, size_bytes, chunks)
-    rem, members = power_of_two_members(nranks)
-    levels = len(members).bit_length() - 1
-    builder = ScheduleBuilder(_nested_leaves(size_bytes, [2] * levels, chunks))
-    everything = _pieces(range(len(members)), chunks)
-    _fold(builder, rem, everything, unfold=False)
-    _staged_allreduce(builder, members, [2] * levels, chunks, _level_labels(levels))
-    _fold(builder, rem, everything, unfold=True)
-    return builder.schedule("allreduce", nranks, "halving_doubling", {"chunks": chunks})
-
-
 @gc_paused()
 def recursive_doubling_allreduce(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
     """Recursive-doubling all-reduce: ``log2 p`` pairwise exchanges of the whole payload.
 
     In step ``k`` every rank exchanges its partial sums with the rank at distance
-    ``2^k`` and both add (a pairwise exchange, see :mod:`simnet.schedule`). Non
-    powers of two are folded MPICH's way (see
-    :func:`halving_doubling_allreduce`).
+    ``2^k`` and both add (a pairwise exchange, see :mod:`simnet.schedule`). When
+    ``p`` is not a power of two, MPICH's way: with ``p' = 2^floor(log2 p)`` and
+    ``rem = p - p'``, each even rank ``r < 2 rem`` first adds its whole payload
+    into rank ``r + 1``; the other ``p'`` ranks run the power-of-two algorithm; the
+    odd ranks finally copy the result back to their even neighbour.
 
     Parameters
     ----------
@@ -419,9 +173,9 @@ def recursive_doubling_allreduce(nranks: int, size_bytes: int, *, chunks: int = 
     """
     check_args(nranks, size_bytes, chunks)
     rem, members = power_of_two_members(nranks)
-    builder = ScheduleBuilder(split_bytes(size_bytes, chunks))
+    builder = ScheduleBuilder(split_bytes(size_bytes, chunks), nranks)
     pieces = [(j,) for j in range(chunks)]
-    _fold(builder, rem, pieces, unfold=False)
+    fold(builder, rem, pieces, unfold=False)
     mask = 1
     while mask < len(members):
         for i in range(len(members)):
@@ -429,8 +183,8 @@ def recursive_doubling_allreduce(nranks: int, size_bytes: int, *, chunks: int = 
                 for piece in pieces:
                     builder.exchange(members[i], members[i ^ mask], piece, "reduce", f"exchange_{mask}")
         mask <<= 1
-    _fold(builder, rem, pieces, unfold=True)
-    return builder.schedule("allreduce", nranks, "recursive_doubling", {"chunks": chunks})
+    fold(builder, rem, pieces, unfold=True)
+    return builder.schedule("allreduce", "recursive_doubling", {"chunks": chunks})
 
 
 @gc_paused()
@@ -455,11 +209,11 @@ def binomial_tree_allreduce(nranks: int, size_bytes: int, *, chunks: int = 1) ->
     communication operations in MPICH. Int. J. High Perform. Comput. Appl. 19(1), 49-66.
     """
     check_args(nranks, size_bytes, chunks)
-    builder = ScheduleBuilder(split_bytes(size_bytes, chunks))
+    builder = ScheduleBuilder(split_bytes(size_bytes, chunks), nranks)
     trees = [(range(nranks), binomial_parents(nranks), [(j,) for j in range(chunks)])]
     tree_reduce(builder, trees, "reduce")
     tree_broadcast(builder, trees, "broadcast")
-    return builder.schedule("allreduce", nranks, "binomial_tree", {"chunks": chunks})
+    return builder.schedule("allreduce", "binomial_tree", {"chunks": chunks})
 
 
 def btree_parents(nranks: int) -> list[int | None]:
@@ -488,7 +242,8 @@ def double_binary_tree_parents(nranks: int) -> tuple[list[int | None], list[int 
     if nranks % 2 == 0:
         second = [None if first[nranks - 1 - r] is None else nranks - 1 - first[nranks - 1 - r] for r in range(nranks)]
     else:
-        second = [None if first[(r - 1) % nranks] is None else (first[(r - 1) % nranks] + 1) % nranks for r in range(nranks)]
+        second = [None if first[(r - 1) % nranks] is None else (first[(r - 1) % nranks] + 1) % nranks
+                  for r in range(nranks)]
     return first, second
 
 
@@ -519,27 +274,47 @@ def double_binary_tree_allreduce(nranks: int, size_bytes: int, *, chunks: int = 
     """
     check_args(nranks, size_bytes, chunks)
     chunk_bytes = [piece for half in split_bytes(size_bytes, 2) for piece in split_bytes(half, chunks)]
-    builder = ScheduleBuilder(chunk_bytes)
+    builder = ScheduleBuilder(chunk_bytes, nranks)
     trees = [
         (range(nranks), parents, [(t * chunks + j,) for j in range(chunks)])
         for t, parents in enumerate(double_binary_tree_parents(nranks))
     ]
     tree_reduce(builder, trees, "reduce")
     tree_broadcast(builder, trees, "broadcast")
-    return builder.schedule("allreduce", nranks, "double_binary_tree", {"chunks": chunks})
+    return builder.schedule("allreduce", "double_binary_tree", {"chunks": chunks})
 
 
-@gc_paused()
-def hierarchical_ring_allreduce(
-    nranks: int, size_bytes: int, *, factors: Sequence[int] | None = None, chunks: int = 1
-) -> Schedule:
-    """Intra-node reduce, ring all-reduce among node leaders, intra-node broadcast.
+def ring_allreduce_time(
+    nranks: int,
+    size_bytes: int,
+    alpha_s: float | Sequence[float],
+    beta_s_per_byte: float | Sequence[float],
+    *,
+    chunks: int = 1,
+    gamma_s_per_byte: float = 0.0,
+) -> float:
+    """Time of ring all-reduce (reduce-scatter + all-gather), seconds.
 
-    Nodes are the ``N = p / p1`` groups of ``p1 = factors[0]`` consecutive ranks;
-    the leader of a node is its first rank. Each node reduces the payload to its
-    leader along a binomial tree, the leaders run a ring all-reduce, and each
-    leader broadcasts the result along the tree. Sub-chunks pipeline across the
-    three phases.
+    With ``L = 2 (p - 1)`` steps and messages of ``m = n / (p C)`` bytes
+    (``C`` = ``chunks`` pipelined sub-chunks per segment)::
+
+        T = max( L (α + m β) + (p - 1) m γ + (C - 1) m β ,   L C m β + α )
+
+    The first term is the latency-bound pipeline (one sub-chunk crosses ``L`` hops,
+    ``p - 1`` of them reductions, the other ``C - 1`` follow one occupancy ``m β``
+    behind); the second is the bandwidth-bound one (every link carries ``L C``
+    messages back to back, the last one arriving ``α`` later). For ``C = 1`` this
+    is the textbook ``2 (p - 1) α + 2 (p - 1) / p · n β + (p - 1) / p · n γ``.
+
+    When the hops differ (``α_h``, ``β_h`` for hop ``h -> h + 1``), segment ``g``
+    crosses hops ``g .. g+p-2`` reducing and ``g-1 .. g+p-3`` gathering, so the
+    latency-bound term takes the slowest such chain,
+    ``max_g Σ_chain (α_h + m β_h)``, and the bandwidth-bound term the slowest hop
+    (largest ``β_h``).
+
+    The payload is split in whole bytes, so ``m`` is the largest piece,
+    ``ceil(ceil(n / p) / C)``; for ``C = 1`` the formula stays exact when ``p``
+    does not divide ``n``, because the largest segment is on the critical path.
 
     Parameters
     ----------
@@ -547,31 +322,260 @@ def hierarchical_ring_allreduce(
         Ranks ``p`` ≥ 2.
     size_bytes : int
         Payload per rank ``n``, bytes.
-    factors : list of int, optional
-        Hierarchy factors, innermost first (see :mod:`simnet.algorithms.dense`); only
-        ``p1`` (ranks per node) matters (default ``[1, p]``: a plain ring).
+    alpha_s : float or sequence of float
+        Latency of a ring hop, seconds (or one per hop ``h -> h + 1``).
+    beta_s_per_byte : float or sequence of float
+        Inverse bandwidth of a ring hop, seconds per byte (or one per hop).
     chunks : int, optional
-        Pipelined sub-chunks per ring segment ``C``.
+        Pipelined sub-chunks per segment ``C``.
+    gamma_s_per_byte : float, optional
+        Reduction cost ``γ``, seconds per byte.
 
     References
     ----------
-    Thakur, R., Rabenseifner, R. and Gropp, W. (2005), §4 (hierarchical variants);
-    Jia, X. et al. (2018). Highly scalable deep learning training system with
-    mixed-precision: training ImageNet in four minutes. arXiv:1807.11205.
+    Patarasuk, P. and Yuan, X. (2009). Bandwidth optimal all-reduce algorithms for
+    clusters of workstations. J. Parallel Distrib. Comput. 69(2), 117-124.
+    Thakur, R., Rabenseifner, R. and Gropp, W. (2005). Optimization of collective
+    communication operations in MPICH. Int. J. High Perform. Comput. Appl. 19(1), 49-66.
     """
-    check_args(nranks, size_bytes, chunks)
-    factors = check_factors(nranks, factors, default=(1, nranks))
-    local = factors[0]
-    nodes = nranks // local
-    chunk_bytes = [piece for segment in split_bytes(size_bytes, nodes) for piece in split_bytes(segment, chunks)]
-    builder = ScheduleBuilder(chunk_bytes)
-    everything = [tuple(g * chunks + j for g in range(nodes)) for j in range(chunks)]
-    trees = [(range(node * local, (node + 1) * local), binomial_parents(local), everything) for node in range(nodes)]
-    tree_reduce(builder, trees, "intra_reduce")
-    leaders = [(range(0, nranks, local), [[(g * chunks + j,) for j in range(chunks)] for g in range(nodes)])]
-    ring_reduce_scatter(builder, leaders, "inter_reduce_scatter")
-    ring_all_gather(builder, leaders, "inter_all_gather")
-    tree_broadcast(builder, trees, "intra_broadcast")
-    return builder.schedule(
-        "allreduce", nranks, "hierarchical_ring", {"factors": list(factors), "chunks": chunks}
+    steps = 2 * (nranks - 1)
+    message = math.ceil(math.ceil(size_bytes / nranks) / chunks)
+    reductions = (nranks - 1) * message * gamma_s_per_byte
+    if isinstance(alpha_s, (int, float)) and isinstance(beta_s_per_byte, (int, float)):
+        occupancy = message * beta_s_per_byte
+        latency_bound = steps * (alpha_s + occupancy) + reductions + (chunks - 1) * occupancy
+        return max(latency_bound, steps * chunks * occupancy + alpha_s)
+    alphas = np.broadcast_to(np.asarray(alpha_s, dtype=float), (nranks,))
+    betas = np.broadcast_to(np.asarray(beta_s_per_byte, dtype=float), (nranks,))
+    hop = np.tile(alphas + message * betas, 3)
+    prefix = np.concatenate([[0.0], np.cumsum(hop)])
+    g = np.arange(nranks) + nranks
+    chains = (prefix[g + nranks - 1] - prefix[g]) + (prefix[g + nranks - 2] - prefix[g - 1])
+    slowest = int(np.lexsort((alphas, betas))[-1])
+    occupancy = message * betas[slowest]
+    latency_bound = float(chains.max()) + reductions + (chunks - 1) * occupancy
+    return max(latency_bound, steps * chunks * occupancy + float(alphas[slowest]))
+
+
+def _folds(nranks: int) -> tuple[int, int]:
+    rem, members = power_of_two_members(nranks)
+    return len(members).bit_length() - 1, rem
+
+
+def recursive_doubling_time(
+    nranks: int, size_bytes: int, alpha_s: float, beta_s_per_byte: float, *, gamma_s_per_byte: float = 0.0
+) -> float:
+    """Time of recursive-doubling all-reduce, seconds.
+
+    With ``p' = 2^k ≤ p`` the largest power of two and ``rem = p - p'``::
+
+        T = k (α + n β + n γ) + [rem > 0] (2 α + 2 n β + n γ)
+
+    ``k`` pairwise exchanges of the whole payload, plus MPICH's fold (the even
+    ranks below ``2 rem`` add their data into their odd neighbour) and unfold
+    (copy the result back).
+
+    References
+    ----------
+    Thakur, R., Rabenseifner, R. and Gropp, W. (2005). Optimization of collective
+    communication operations in MPICH. Int. J. High Perform. Comput. Appl. 19(1),
+    49-66, §4.3.
+    """
+    levels, rem = _folds(nranks)
+    n = size_bytes
+    folded = (2 * alpha_s + 2 * n * beta_s_per_byte + n * gamma_s_per_byte) if rem else 0.0
+    return levels * (alpha_s + n * beta_s_per_byte + n * gamma_s_per_byte) + folded
+
+
+def tree_height(parents: Sequence[int | None]) -> int:
+    """Largest number of edges from a node to the root of a tree given by `parents`."""
+    height = 0
+    for node in range(len(parents)):
+        depth = 0
+        while parents[node] is not None:
+            node, depth = parents[node], depth + 1
+        height = max(height, depth)
+    return height
+
+
+def binomial_tree_time(
+    nranks: int,
+    size_bytes: int,
+    alpha_s: float,
+    beta_s_per_byte: float,
+    *,
+    chunks: int = 1,
+    gamma_s_per_byte: float = 0.0,
+) -> float:
+    """Time of binomial-tree reduce + broadcast all-reduce, seconds.
+
+    With ``L = ceil(log2 p)`` and pieces ``m = n / C``::
+
+        T = 2 L (α + m β) + L m γ + (C - 1) L m β
+
+    The root receives (and later sends) ``L`` messages per piece, so successive
+    pieces follow ``L m β`` apart. Exact for ``C = 1`` without contention; for
+    ``C > 1`` the pipelined estimate of Thakur et al.
+
+    References
+    ----------
+    Thakur, R., Rabenseifner, R. and Gropp, W. (2005). Optimization of collective
+    communication operations in MPICH. Int. J. High Perform. Comput. Appl. 19(1), 49-66.
+    """
+    depth = math.ceil(math.log2(nranks))
+    m = math.ceil(size_bytes / chunks)
+    return 2 * depth * (alpha_s + m * beta_s_per_byte) + depth * m * gamma_s_per_byte + (
+        chunks - 1
+    ) * depth * m * beta_s_per_byte
+
+
+def double_binary_tree_time(
+    nranks: int,
+    size_bytes: int,
+    alpha_s: float,
+    beta_s_per_byte: float,
+    *,
+    chunks: int = 1,
+    gamma_s_per_byte: float = 0.0,
+) -> float:
+    """Time of NCCL's double-binary-tree all-reduce, seconds.
+
+    Each tree carries half the payload in ``C`` pieces of ``m = n / (2 C)`` bytes;
+    with ``h`` the larger tree height::
+
+        T = 2 h (α + m β) + h m γ + (C - 1) · 4 m β
+
+    The first terms are one piece's way up and down a tree without contention; in
+    steady state the busiest port (an inner node of one tree, a leaf of the other)
+    carries ``4 m`` bytes per piece each way, ``2 n`` in all (Sanders et al. 2009:
+    the two-tree all-reduce moves ``2 n`` per port, like the ring's
+    ``2 (p - 1) / p · n``). Exact for ``C = 1`` when no two transfers share a link.
+
+    References
+    ----------
+    Sanders, P., Speck, J. and Träff, J. L. (2009). Two-tree algorithms for full
+    bandwidth broadcast, reduction and scan. Parallel Computing 35(12), 581-594.
+    """
+    height = max(tree_height(parents) for parents in double_binary_tree_parents(nranks))
+    m = math.ceil(math.ceil(size_bytes / 2) / chunks)
+    return (
+        2 * height * (alpha_s + m * beta_s_per_byte)
+        + height * m * gamma_s_per_byte
+        + (chunks - 1) * 4 * m * beta_s_per_byte
     )
+
+
+def _ring_model(costs: PairCosts, nranks: int, size_bytes: int, *, chunks: int = 1, channels: int = 1,
+                gamma_s_per_byte: float = 0.0) -> float:
+    part = math.ceil(size_bytes / channels)
+    orders = ring_orders(nranks, channels)
+    hops_all = costs.pairs([pair for order in orders for pair in ring_pairs(order)])
+    times = []
+    for k in range(channels):
+        hops = hops_all[k * nranks : (k + 1) * nranks]
+        alphas = [a for a, _, _ in hops]
+        betas = [b * s for _, b, s in hops]
+        if len(set(alphas)) == 1 and len(set(betas)) == 1:
+            alphas, betas = alphas[0], betas[0]
+        times.append(ring_allreduce_time(nranks, part, alphas, betas, chunks=chunks, gamma_s_per_byte=gamma_s_per_byte))
+    return max(times)
+
+
+def fold_time(costs: PairCosts, rem: int, size_bytes: int, gamma_s_per_byte: float) -> float:
+    """Time of MPICH's fold and unfold of `rem` pairs moving the whole payload, seconds."""
+    if not rem:
+        return 0.0
+    down = costs.step([(2 * r, 2 * r + 1) for r in range(rem)], size_bytes)
+    up = costs.step([(2 * r + 1, 2 * r) for r in range(rem)], size_bytes)
+    return sum(a + size_bytes * b * s for a, b, s in (down, up)) + size_bytes * gamma_s_per_byte
+
+
+def _recursive_doubling_model(costs: PairCosts, nranks: int, size_bytes: int, *, chunks: int = 1,
+                              gamma_s_per_byte: float = 0.0) -> float:
+    rem, members = power_of_two_members(nranks)
+    m = math.ceil(size_bytes / chunks)
+    total = fold_time(costs, rem, size_bytes, gamma_s_per_byte)
+    mask = 1
+    while mask < len(members):
+        pairs = [(members[i], members[i ^ mask]) for i in range(len(members))]
+        alpha, beta, sharing = costs.step(pairs, m)
+        total += alpha + m * beta * sharing + m * gamma_s_per_byte + (chunks - 1) * m * beta * sharing
+        mask <<= 1
+    return total
+
+
+def _binomial_tree_model(costs: PairCosts, nranks: int, size_bytes: int, *, chunks: int = 1,
+                         gamma_s_per_byte: float = 0.0) -> float:
+    m = math.ceil(size_bytes / chunks)
+    rounds = []
+    mask = 1
+    while mask < nranks:
+        pairs = [(r, r - mask) for r in range(mask, nranks, 2 * mask)]
+        alpha, beta, sharing = costs.step(pairs, m)
+        rounds.append((alpha, beta * sharing))
+        mask <<= 1
+    occupancy = sum(m * beta for _, beta in rounds)
+    return sum(2 * (alpha + m * beta) for alpha, beta in rounds) + len(rounds) * m * gamma_s_per_byte + (
+        chunks - 1
+    ) * occupancy
+
+
+def _double_binary_tree_model(costs: PairCosts, nranks: int, size_bytes: int, *, chunks: int = 1,
+                              gamma_s_per_byte: float = 0.0) -> float:
+    edges = [(child, parent) for parents in double_binary_tree_parents(nranks)
+             for child, parent in enumerate(parents) if parent is not None]
+    alpha, beta = tree_alpha_beta(costs, edges, math.ceil(size_bytes / (2 * chunks)))
+    return double_binary_tree_time(nranks, size_bytes, alpha, beta, chunks=chunks, gamma_s_per_byte=gamma_s_per_byte)
+
+
+def _chunk_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
+    return [{"chunks": chunks} for chunks in chunk_counts]
+
+
+def _ring_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
+    return [{"chunks": chunks, "channels": channels} for chunks in chunk_counts for channels in channel_counts]
+
+
+def _exchange_transfers(nranks: int, params) -> int:
+    return (2 * nranks * max(1, math.ceil(math.log2(nranks))) + 2 * nranks) * int(params.get("chunks", 1))
+
+
+def _tree_allreduce_transfers(nranks: int, params) -> int:
+    return 4 * nranks * int(params.get("chunks", 1))
+
+
+_SANDERS = ("Sanders, P., Speck, J. and Träff, J. L. (2009). Two-tree algorithms for full bandwidth broadcast, "
+            "reduction and scan. Parallel Computing 35(12), 581-594.")
+
+ALGORITHMS = (
+    Algorithm(
+        "ring", ("allreduce",), ring_allreduce,
+        "ring reduce-scatter + all-gather, optionally over several channel rings",
+        "2(p-1)α + 2(p-1)/p·nβ + (p-1)/p·nγ   [C = K = 1; pipelined: max(L(α + mβ) + (p-1)mγ + (C-1)mβ, "
+        "LCmβ + α), L = 2(p-1), m = n/(pCK)]",
+        model=_ring_model,
+        citation="Patarasuk, P. and Yuan, X. (2009). Bandwidth optimal all-reduce algorithms for clusters of "
+                 "workstations. J. Parallel Distrib. Comput. 69(2), 117-124.",
+        variants=_ring_variants,
+    ),
+    Algorithm(
+        "recursive_doubling", ("allreduce",), recursive_doubling_allreduce,
+        "log2 p pairwise exchanges of the whole payload (MPICH folding for non powers of two)",
+        "log2(p')·(α + mβ + mγ + (C-1)mβ) + fold   [m = n/C, p' = 2^⌊log2 p⌋]",
+        model=_recursive_doubling_model, citation=_THAKUR, variants=_chunk_variants, transfers=_exchange_transfers,
+    ),
+    Algorithm(
+        "binomial_tree", ("allreduce",), binomial_tree_allreduce,
+        "binomial-tree reduce to rank 0, then binomial-tree broadcast",
+        "2L(α + mβ) + Lmγ + (C-1)Lmβ   [L = ⌈log2 p⌉, m = n/C]",
+        model=_binomial_tree_model, citation=_THAKUR, variants=_chunk_variants, transfers=_tree_allreduce_transfers,
+    ),
+    Algorithm(
+        "double_binary_tree", ("allreduce",), double_binary_tree_allreduce,
+        "NCCL's two complementary binary trees, each reducing and broadcasting half the data",
+        "2h(α + mβ) + hmγ + (C-1)·4mβ   [h = tree height, m = n/(2C), contention-free]",
+        model=_double_binary_tree_model, citation=_SANDERS, variants=_chunk_variants,
+        transfers=_tree_allreduce_transfers,
+    ),
+)
+"""Registry records of the flat all-reduce algorithms."""

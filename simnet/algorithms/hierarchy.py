@@ -3,7 +3,8 @@
 Hierarchical algorithms (``blueconnect``, ``torus_2d``, ``hierarchical_ring``) take
 the hierarchy as plain data: ``factors = (p1, ..., pk)``, innermost level first,
 with ``p1 ... pk = p`` and rank ``r`` at coordinates
-``c_i = (r // (p1 ... p_{i-1})) mod p_i`` (see :mod:`simnet.algorithms.dense`).
+``c_i = (r // (p1 ... p_{i-1})) mod p_i`` (see :mod:`simnet.algorithms.hierarchical`).
+Their registry records derive default factors from :func:`hierarchy_factors`.
 This module is the one place that reads them off a topology graph, from the GPU
 node attributes (all optional):
 
@@ -32,29 +33,15 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import MappingProxyType
-
 import networkx as nx
 
 from simnet.errors import TopologyError
 from simnet.topology import gpus
 
-__all__ = ["LEVELS", "DEFAULT_LEVELS", "hierarchy_factors", "rank_coordinates", "default_factors"]
+__all__ = ["LEVELS", "hierarchy_factors", "rank_coordinates"]
 
 LEVELS = ("socket", "host", "leaf")
 """GPU attributes that name hierarchy levels, innermost first."""
-
-DEFAULT_LEVELS = MappingProxyType(
-    {
-        "blueconnect": LEVELS,
-        "torus_2d": ("host",),
-        "hierarchical_ring": ("host",),
-    }
-)
-"""Levels each hierarchical algorithm decomposes over by default: BlueConnect uses
-every level present, leaving out levels of one group (no-op stages); the 2D torus
-and the hierarchical ring need exactly two factors, ``[GPUs per host, hosts]``."""
-
 
 def _present(graph: nx.DiGraph, ranks: list, levels: Sequence[str]) -> list[str]:
     used = []
@@ -160,17 +147,3 @@ def hierarchy_factors(graph: nx.DiGraph, levels: Sequence[str] = LEVELS) -> tupl
             )
         sizes.append(runs[0])
     return (sizes[depth], *(sizes[i] // sizes[i + 1] for i in reversed(range(depth))))
-
-
-def default_factors(graph: nx.DiGraph, algorithm: str) -> tuple[int, ...] | None:
-    """Default ``factors`` of a hierarchical `algorithm` on `graph` (``None`` if it takes none).
-
-    See :data:`DEFAULT_LEVELS`.
-    """
-    levels = DEFAULT_LEVELS.get(algorithm)
-    if levels is None:
-        return None
-    factors = hierarchy_factors(graph, levels)
-    if algorithm == "blueconnect":
-        return tuple(f for f in factors if f > 1) or (1,)
-    return (1, *factors) if len(factors) == 1 else factors

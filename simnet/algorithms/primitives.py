@@ -1,240 +1,102 @@
-"""Building blocks of collective schedules, and the primitive collectives.
-
-A :class:`ScheduleBuilder` records transfers one after another and derives their
-dependencies from the data they touch, per (rank, chunk) buffer: a transfer waits
-for the last writes of the buffer it reads (read after write) and, before writing
-a buffer, for the reads and writes of it that came earlier (write after read,
-write after write); reductions into the same buffer stay unordered because they
-commute. Every read already waits for the writes before it, so a write after
-reads waits only for those reads. Algorithms therefore only say *what* moves in which order; sub-chunks
-pipeline on their own because each depends only on its own history.
+"""Phases of collective schedules, and the primitive collectives built from them.
 
 The phase functions (:func:`ring_reduce_scatter`, :func:`ring_all_gather`,
 :func:`tree_reduce`, :func:`tree_broadcast`) add the transfers of one phase to a
-builder, for several concurrent groups of ranks at once; the algorithms in
-:mod:`simnet.algorithms.dense` compose them. The primitive collectives
-(:func:`reduce_scatter`, :func:`all_gather`, :func:`broadcast`, :func:`reduce`;
-``all_reduce`` is in :mod:`simnet.algorithms`) are the same phases wrapped into
-schedules of their own.
+:class:`~simnet.algorithms.builder.ScheduleBuilder`, for several concurrent groups
+of ranks at once; the all-reduce algorithms compose them. A ring phase adds each
+of its steps as one batch (all groups, members and pieces at once), which is what
+lets a ring of thousands of ranks be built in a fraction of a second.
 
 A *block* is a list of *pieces*; a piece is a tuple of chunk indices sent as one
 transfer. A block of ``C`` pieces is sent as ``C`` pipelined transfers.
+
+The primitive collectives (:func:`reduce_scatter`, :func:`all_gather`,
+:func:`broadcast`, :func:`reduce`) are those phases wrapped into schedules of
+their own, registered with their closed forms in :data:`ALGORITHMS`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import math
 from collections.abc import Sequence
 
+import numpy as np
+
+from simnet.algorithms.builder import ScheduleBuilder
+from simnet.algorithms.registry import Algorithm, PairCosts, Stage, pipelined_time
 from simnet.errors import ScheduleError
-from simnet.schedule import Schedule, Transfer, split_bytes
+from simnet.schedule import Schedule, split_bytes
 from simnet.speed import gc_paused
 
 __all__ = [
-    "ScheduleBuilder",
     "check_args",
     "ring_reduce_scatter",
     "ring_all_gather",
     "binomial_parents",
     "tree_reduce",
     "tree_broadcast",
+    "tree_alpha_beta",
+    "ring_pairs",
     "reduce_scatter",
     "all_gather",
     "broadcast",
     "reduce",
+    "ALGORITHMS",
 ]
 
 Piece = tuple[int, ...]
 Block = list[Piece]
-
-
-class _Buffer:
-    """Bookkeeping of a set of chunks of one rank with the same history: last writes and reads since.
-
-    ``size`` counts the chunks of the rank that share this object; a transfer that
-    touches only some of them first gives those a copy of their own.
-    """
-
-    __slots__ = ("base", "reduces", "readers", "size")
-
-    def __init__(self, size: int) -> None:
-        self.base: list[int] = []
-        self.reduces: list[int] = []
-        self.readers: list[int] = []
-        self.size = size
-
-    def split(self, size: int) -> _Buffer:
-        """Detach `size` of the chunks into a copy with the same history."""
-        part = _Buffer(size)
-        part.base, part.reduces, part.readers = list(self.base), list(self.reduces), list(self.readers)
-        self.size -= size
-        return part
-
-    def read_deps(self, deps: set[int]) -> None:
-        deps.update(self.base)
-        deps.update(self.reduces)
-
-    def write_deps(self, deps: set[int], op: str) -> None:
-        if self.readers:
-            deps.update(self.readers)
-        else:
-            deps.update(self.base)
-            if op != "reduce":
-                deps.update(self.reduces)
-
-    def write(self, index: int, op: str) -> None:
-        if op == "reduce" and not self.readers:
-            self.reduces.append(index)
-        else:
-            self.base, self.reduces, self.readers = [index], [], []
-
-
-class ScheduleBuilder:
-    """Accumulates transfers and derives their data dependencies.
-
-    The state of every (rank, chunk) buffer is kept, but chunks of a rank whose
-    history is the same share one record, which a transfer touching only some of
-    them splits: a transfer costs a pass over its chunks in C plus work per
-    distinct history, not per chunk (a BlueConnect level-1 message carries
-    thousands of leaf chunks at p = 4096).
-
-    Parameters
-    ----------
-    chunk_bytes : sequence of int
-        Size of every chunk, bytes.
-    """
-
-    def __init__(self, chunk_bytes: Sequence[int]) -> None:
-        self.chunk_bytes = tuple(chunk_bytes)
-        self.transfers: list[Transfer] = []
-        self._buffers: dict[int, list[_Buffer]] = {}
-        self._pieces: dict[int, tuple[Piece, Piece, int]] = {}
-
-    def _piece(self, piece: Piece) -> tuple[Piece, int]:
-        """`piece` without repeated chunks, and its bytes; remembered per piece object.
-
-        Algorithms send the same piece tuple from many ranks; the entry keeps the
-        tuple alive, so its ``id`` cannot be reused while it is cached.
-        """
-        known = self._pieces.get(id(piece))
-        if known is None or known[0] is not piece:
-            distinct = piece if len(set(piece)) == len(piece) else tuple(dict.fromkeys(piece))
-            known = (piece, distinct, sum(map(self.chunk_bytes.__getitem__, piece)))
-            if type(piece) is tuple:
-                self._pieces[id(piece)] = known
-        return known[1], known[2]
-
-    def _owned(self, rank: int, piece: Piece) -> list[_Buffer]:
-        """The records of `piece`'s chunks at `rank`, split so that each holds only chunks of `piece`."""
-        records = self._buffers.get(rank)
-        if records is None:
-            records = self._buffers[rank] = [_Buffer(len(self.chunk_bytes))] * len(self.chunk_bytes)
-        piece = self._piece(piece)[0]
-        touched = Counter(map(records.__getitem__, piece))
-        owned = []
-        for buffer, count in touched.items():
-            if count < buffer.size:
-                part = buffer.split(count)
-                for c in piece:
-                    if records[c] is buffer:
-                        records[c] = part
-                buffer = part
-            owned.append(buffer)
-        return owned
-
-    def _append(self, src: int, dst: int, piece: Piece, op: str, stage: str, deps: set[int]) -> int:
-        index = len(self.transfers)
-        self.transfers.append(
-            Transfer(
-                src=src,
-                dst=dst,
-                chunks=tuple(piece),
-                nbytes=self._piece(piece)[1],
-                op=op,
-                deps=tuple(sorted(deps)),
-                stage=stage,
-            )
-        )
-        return index
-
-    def send(self, src: int, dst: int, piece: Piece, op: str, stage: str, *, after: Sequence[int] = ()) -> int:
-        """Add a transfer of `piece` from `src` to `dst`; return its index.
-
-        It depends on the transfers its buffers need, and on `after` (program
-        order a data dependency does not capture, such as a blocking send).
-        """
-        deps: set[int] = set(after)
-        read, written = self._owned(src, piece), self._owned(dst, piece)
-        for buffer in read:
-            buffer.read_deps(deps)
-        for buffer in written:
-            buffer.write_deps(deps, op)
-        index = self._append(src, dst, piece, op, stage, deps)
-        for buffer in read:
-            buffer.readers.append(index)
-        for buffer in written:
-            buffer.write(index, op)
-        return index
-
-    def exchange(self, a: int, b: int, piece: Piece, op: str, stage: str) -> tuple[int, int]:
-        """Add a pairwise exchange of `piece` between `a` and `b` (see :mod:`simnet.schedule`).
-
-        Both transfers read their source before either writes, so neither waits
-        for the other; whatever touches the two buffers next waits for both, as
-        after ``MPI_Sendrecv``.
-        """
-        deps_ab: set[int] = set()
-        deps_ba: set[int] = set()
-        at_a, at_b = self._owned(a, piece), self._owned(b, piece)
-        for buffer in at_a:
-            buffer.read_deps(deps_ab)
-            buffer.write_deps(deps_ba, "copy")
-        for buffer in at_b:
-            buffer.write_deps(deps_ab, "copy")
-            buffer.read_deps(deps_ba)
-        first = self._append(a, b, piece, op, stage, deps_ab)
-        second = self._append(b, a, piece, op, stage, deps_ba)
-        for buffer in (*at_a, *at_b):
-            buffer.base, buffer.reduces, buffer.readers = [first, second], [], []
-        return first, second
-
-    def schedule(self, collective: str, nranks: int, algorithm: str, params: dict, **extra) -> Schedule:
-        """Freeze the transfers into a :class:`~simnet.schedule.Schedule`."""
-        return Schedule(
-            collective=collective,
-            nranks=nranks,
-            chunk_bytes=self.chunk_bytes,
-            transfers=tuple(self.transfers),
-            algorithm=algorithm,
-            params=dict(params),
-            **extra,
-        )
+Groups = Sequence[tuple[Sequence[int], Sequence[Block]]]
 
 
 def check_args(nranks: int, size_bytes: int, chunks: int, *, minimum_ranks: int = 2) -> None:
     """Raise :class:`ScheduleError` unless ranks, size and chunks are usable."""
     if not isinstance(nranks, int) or isinstance(nranks, bool) or nranks < minimum_ranks:
-        raise ScheduleError(f"must be an integer ≥ {minimum_ranks}, got {nranks!r}", path="ranks")
+        raise ScheduleError(f"must be an integer ≥ {minimum_ranks}, got {nranks!r}", path="nranks")
     if not isinstance(size_bytes, int) or isinstance(size_bytes, bool) or size_bytes < 1:
-        raise ScheduleError(f"must be a whole number of bytes ≥ 1, got {size_bytes!r}", path="size")
+        raise ScheduleError(f"must be a whole number of bytes ≥ 1, got {size_bytes!r}", path="size_bytes")
     if not isinstance(chunks, int) or isinstance(chunks, bool) or chunks < 1:
         raise ScheduleError(f"must be an integer ≥ 1, got {chunks!r}", path="chunks")
 
 
-Groups = Sequence[tuple[Sequence[int], Sequence[Block]]]
-
-
 def _ring_steps(builder: ScheduleBuilder, groups: Groups, stage: str, offset: int, op: str) -> None:
-    """``m - 1`` steps per group; in step ``s`` member ``i`` sends block ``(i + offset - s) mod m``."""
-    steps = max((len(members) - 1 for members, _ in groups), default=0)
+    """``m - 1`` steps per group; in step ``s`` member ``i`` sends block ``(i + offset - s) mod m``.
+
+    The transfers of a step, over all groups, members and pieces in that order, are
+    one batch (they touch disjoint buffer cells).
+    """
+    prepared = []
+    for members, blocks in groups:
+        if len(blocks) != len(members):
+            raise ScheduleError(f"a group of {len(members)} ranks needs as many blocks, got {len(blocks)}",
+                                path="blocks")
+        ids = [[builder.piece(piece) for piece in block] for block in blocks]
+        prepared.append((np.asarray(members, dtype=np.int64), ids))
+    steps = max((len(members) - 1 for members, _ in prepared), default=0)
+    uniform = len({(len(m), tuple(len(b) for b in ids)) for m, ids in prepared}) == 1
+    if uniform and prepared and len({len(b) for b in prepared[0][1]}) == 1:
+        members = np.stack([m for m, _ in prepared])
+        pieces = np.array([ids for _, ids in prepared], dtype=np.int64)
+        groups_count, m, per_block = pieces.shape
+        position = np.arange(m)
+        for step in range(steps):
+            block = (position + offset - step) % m
+            src = np.repeat(members, per_block, axis=1).reshape(groups_count, m, per_block)
+            dst = np.repeat(members[:, (position + 1) % m], per_block, axis=1).reshape(groups_count, m, per_block)
+            builder.send_batch(src.ravel(), dst.ravel(), pieces[:, block, :].ravel(), op, stage)
+        return
     for step in range(steps):
-        for members, blocks in groups:
+        src, dst, ids_of_step = [], [], []
+        for members, ids in prepared:
             m = len(members)
             if step >= m - 1:
                 continue
             for i in range(m):
-                for piece in blocks[(i + offset - step) % m]:
-                    builder.send(members[i], members[(i + 1) % m], piece, op, stage)
+                block = ids[(i + offset - step) % m]
+                src.extend([int(members[i])] * len(block))
+                dst.extend([int(members[(i + 1) % m])] * len(block))
+                ids_of_step.extend(block)
+        builder.send_batch(src, dst, ids_of_step, op, stage)
 
 
 def ring_reduce_scatter(builder: ScheduleBuilder, groups: Groups, stage: str) -> None:
@@ -317,11 +179,12 @@ def tree_reduce(
     parent once its children's contributions have arrived; trees and pieces
     proceed concurrently.
     """
+    orders = [_reduce_order(parents) for _, parents, _ in trees]
     for piece_index in range(max((len(block) for _, _, block in trees), default=0)):
-        for members, parents, block in trees:
+        for (members, parents, block), order in zip(trees, orders):
             if piece_index >= len(block):
                 continue
-            for i in _reduce_order(parents):
+            for i in order:
                 builder.send(members[i], members[parents[i]], block[piece_index], "reduce", stage)
 
 
@@ -336,35 +199,50 @@ def tree_broadcast(
     first, as MPICH's binomial broadcast does with blocking sends: its link then
     carries one copy at a time instead of sharing it between all the children.
     """
+    orders = [_broadcast_order(parents) for _, parents, _ in trees]
     for piece_index in range(max((len(block) for _, _, block in trees), default=0)):
-        for members, parents, block in trees:
+        for (members, parents, block), order in zip(trees, orders):
             if piece_index >= len(block):
                 continue
             previous: dict[int, int] = {}
-            for i in _broadcast_order(parents):
+            for i in order:
                 sender = parents[i]
                 after = (previous[sender],) if sender in previous else ()
                 previous[sender] = builder.send(members[sender], members[i], block[piece_index], "copy", stage,
                                                 after=after)
 
 
+def ring_pairs(members: Sequence[int]) -> list[tuple[int, int]]:
+    """``(member i, member i + 1)`` around a ring (none for a single member)."""
+    return [(members[i], members[(i + 1) % len(members)]) for i in range(len(members))] if len(members) > 1 else []
+
+
+def tree_alpha_beta(costs: PairCosts, edges: Sequence[tuple[int, int]], message_bytes: float) -> tuple[float, float]:
+    """α and β of the slowest edge of a tree, each edge alone: the largest ``α + m β``."""
+    alpha, beta, _ = max(
+        (costs.step([edge], message_bytes) for edge in edges),
+        key=lambda abs_: abs_[0] + message_bytes * abs_[1],
+        default=(0.0, 0.0, 1.0),
+    )
+    return alpha, beta
+
+
 def _ring_primitive(collective: str, nranks: int, size_bytes: int, chunks: int) -> Schedule:
     check_args(nranks, size_bytes, chunks)
     chunk_bytes = [piece for segment in split_bytes(size_bytes, nranks) for piece in split_bytes(segment, chunks)]
     blocks = [[(g * chunks + j,) for j in range(chunks)] for g in range(nranks)]
-    builder = ScheduleBuilder(chunk_bytes)
+    builder = ScheduleBuilder(chunk_bytes, nranks)
     phase = ring_reduce_scatter if collective == "reduce_scatter" else ring_all_gather
     phase(builder, [(range(nranks), blocks)], collective)
     owners = tuple((g - 1) % nranks for g in range(nranks) for _ in range(chunks))
-    return builder.schedule(collective, nranks, "ring", {"chunks": chunks}, owners=owners)
+    return builder.schedule(collective, "ring", {"chunks": chunks}, owners=owners)
 
 
 @gc_paused()
 def reduce_scatter(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
     """Ring reduce-scatter: rank ``r`` ends with segment ``(r + 1) mod p`` summed over all ranks.
 
-    ``(p - 1) p C`` transfers of ``n / (p C)`` bytes; time
-    ``(p - 1)(α + n/p β)`` for ``C = 1`` (Patarasuk & Yuan 2009).
+    ``(p - 1) p C`` transfers of ``n / (p C)`` bytes (Patarasuk & Yuan 2009).
 
     Parameters
     ----------
@@ -382,7 +260,7 @@ def reduce_scatter(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule
 def all_gather(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
     """Ring all-gather: rank ``r`` starts with segment ``(r + 1) mod p``; all end with every segment.
 
-    ``(p - 1) p C`` transfers; time ``(p - 1)(α + n/p β)`` for ``C = 1``.
+    ``(p - 1) p C`` transfers.
 
     Parameters
     ----------
@@ -402,16 +280,14 @@ def _rooted_primitive(collective: str, nranks: int, size_bytes: int, root: int, 
         raise ScheduleError(f"must be a rank in [0, {nranks}), got {root!r}", path="root")
     members = [(root + i) % nranks for i in range(nranks)]
     trees = [(members, binomial_parents(nranks), [(j,) for j in range(chunks)])]
-    builder = ScheduleBuilder(split_bytes(size_bytes, chunks))
+    builder = ScheduleBuilder(split_bytes(size_bytes, chunks), nranks)
     (tree_broadcast if collective == "broadcast" else tree_reduce)(builder, trees, collective)
-    return builder.schedule(collective, nranks, "binomial_tree", {"root": root, "chunks": chunks}, root=root)
+    return builder.schedule(collective, "binomial_tree", {"root": root, "chunks": chunks}, root=root)
 
 
 @gc_paused()
 def broadcast(nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1) -> Schedule:
-    """Binomial-tree broadcast from `root`, pipelined in `chunks` pieces.
-
-    Time ``ceil(log2 p)(α + n β)`` for ``C = 1`` (Thakur et al. 2005).
+    """Binomial-tree broadcast from `root`, pipelined in `chunks` pieces (Thakur et al. 2005).
 
     Parameters
     ----------
@@ -429,9 +305,7 @@ def broadcast(nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1) -
 
 @gc_paused()
 def reduce(nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1) -> Schedule:
-    """Binomial-tree reduce to `root`, pipelined in `chunks` pieces.
-
-    Time ``ceil(log2 p)(α + n β + n γ)`` for ``C = 1`` (Thakur et al. 2005).
+    """Binomial-tree reduce to `root`, pipelined in `chunks` pieces (Thakur et al. 2005).
 
     Parameters
     ----------
@@ -445,3 +319,93 @@ def reduce(nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1) -> S
         Pipelined pieces ``C``.
     """
     return _rooted_primitive("reduce", nranks, size_bytes, root, chunks)
+
+
+def ring_phase_time(steps: int, message_bytes: float, alpha_s: float, beta_s_per_byte: float, *, chunks: int = 1,
+                    gamma_s_per_byte: float = 0.0) -> float:
+    """Time of a ring reduce-scatter (or, with γ = 0, all-gather) of ``steps = p - 1`` steps, seconds.
+
+    With pieces of ``m`` bytes (``C`` per segment), each step reducing::
+
+        T = max( S (α + m β + m γ) + (C - 1) m β ,  S C m β + α )
+
+    the pipelined ring of Patarasuk & Yuan (2009) (:func:`pipelined_time` of one
+    stage); ``β`` includes the sharing of links by concurrent messages.
+    """
+    stage = Stage(steps * (alpha_s + message_bytes * (beta_s_per_byte + gamma_s_per_byte)),
+                  message_bytes * beta_s_per_byte, steps * chunks * message_bytes * beta_s_per_byte + alpha_s)
+    return pipelined_time([stage], chunks)
+
+
+def _ring_primitive_model(costs: PairCosts, nranks: int, size_bytes: int, *, chunks: int = 1,
+                          gamma_s_per_byte: float = 0.0) -> float:
+    message = math.ceil(math.ceil(size_bytes / nranks) / chunks)
+    alpha, beta, sharing = costs.step(ring_pairs(range(nranks)), message)
+    return ring_phase_time(nranks - 1, message, alpha, beta * sharing, chunks=chunks,
+                           gamma_s_per_byte=gamma_s_per_byte)
+
+
+def _all_gather_model(costs: PairCosts, nranks: int, size_bytes: int, *, chunks: int = 1,
+                      gamma_s_per_byte: float = 0.0) -> float:
+    return _ring_primitive_model(costs, nranks, size_bytes, chunks=chunks)
+
+
+def binomial_rooted_time(nranks: int, size_bytes: int, alpha_s: float, beta_s_per_byte: float, *, chunks: int = 1,
+                         gamma_s_per_byte: float = 0.0) -> float:
+    """Time of a binomial-tree broadcast (γ = 0) or reduce from/to one root, seconds.
+
+    With ``L = ceil(log2 p)`` levels and pieces of ``m = n / C`` bytes, the root
+    sends (or receives) ``L`` messages per piece::
+
+        T = max( L (α + m β + m γ) + (C - 1) L m β ,  C L m β + α )
+
+    which is ``ceil(log2 p)(α + n β + n γ)`` for ``C = 1`` (Thakur et al. 2005).
+    """
+    depth = math.ceil(math.log2(nranks))
+    m = math.ceil(size_bytes / chunks)
+    stage = Stage(depth * (alpha_s + m * (beta_s_per_byte + gamma_s_per_byte)), depth * m * beta_s_per_byte,
+                  chunks * depth * m * beta_s_per_byte + alpha_s)
+    return pipelined_time([stage], chunks)
+
+
+def _rooted_model(op: str):
+    def model(costs: PairCosts, nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1,
+              gamma_s_per_byte: float = 0.0) -> float:
+        parents = binomial_parents(nranks)
+        edges = [((root + i) % nranks, (root + parent) % nranks) for i, parent in enumerate(parents)
+                 if parent is not None]
+        alpha, beta = tree_alpha_beta(costs, edges, size_bytes)
+        gamma = gamma_s_per_byte if op == "reduce" else 0.0
+        return binomial_rooted_time(nranks, size_bytes, alpha, beta, chunks=chunks, gamma_s_per_byte=gamma)
+
+    return model
+
+
+def _tree_transfers(nranks: int, params) -> int:
+    return (nranks - 1) * int(params.get("chunks", 1))
+
+
+def _ring_phase_transfers(nranks: int, params) -> int:
+    return nranks * (nranks - 1) * int(params.get("chunks", 1))
+
+
+_THAKUR = ("Thakur, R., Rabenseifner, R. and Gropp, W. (2005). Optimization of collective communication "
+           "operations in MPICH. Int. J. High Perform. Comput. Appl. 19(1), 49-66.")
+_PATARASUK = ("Patarasuk, P. and Yuan, X. (2009). Bandwidth optimal all-reduce algorithms for clusters of "
+              "workstations. J. Parallel Distrib. Comput. 69(2), 117-124.")
+
+ALGORITHMS = (
+    Algorithm("reduce_scatter", ("reduce_scatter",), reduce_scatter, "ring reduce-scatter",
+              "max((p-1)(α + mβ + mγ) + (C-1)mβ, (p-1)Cmβ + α)   [m = n/(pC)]",
+              model=_ring_primitive_model, citation=_PATARASUK, transfers=_ring_phase_transfers),
+    Algorithm("all_gather", ("all_gather",), all_gather, "ring all-gather",
+              "max((p-1)(α + mβ) + (C-1)mβ, (p-1)Cmβ + α)   [m = n/(pC)]",
+              model=_all_gather_model, citation=_PATARASUK, transfers=_ring_phase_transfers),
+    Algorithm("broadcast", ("broadcast",), broadcast, "binomial-tree broadcast",
+              "max(L(α + mβ) + (C-1)Lmβ, CLmβ + α)   [L = ⌈log2 p⌉, m = n/C]",
+              model=_rooted_model("broadcast"), citation=_THAKUR, transfers=_tree_transfers),
+    Algorithm("reduce", ("reduce",), reduce, "binomial-tree reduce",
+              "max(L(α + mβ + mγ) + (C-1)Lmβ, CLmβ + α)   [L = ⌈log2 p⌉, m = n/C]",
+              model=_rooted_model("reduce"), citation=_THAKUR, transfers=_tree_transfers),
+)
+"""Registry records of the primitive collectives."""

@@ -4,31 +4,22 @@ Every builder takes ``(nranks, size_bytes, *, payload, ...)`` like
 :func:`simnet.algorithms.dense.ring_allreduce`, where ``payload`` is a
 :class:`simnet.payloads.SparsePayload` and ``size_bytes`` must equal its dense size
 ``dimension * value_bytes`` (so that sparse and dense runs of one gradient compare
-on the same ``size``). The builder first lays out the messages (who sends which
-index ranges to whom, after what), then *executes* them on the ranks' actual
-sparse vectors: each message's nonzeros are the sorted union of the index sets it
-sums, so fill-in is measured, not assumed, and the message is encoded sparse or
-dense, whichever is smaller (:meth:`~simnet.payloads.SparsePayload.encoded_bytes`).
-Each :class:`~simnet.schedule.Transfer` records ``nbytes`` (the encoded size),
-``nnz``, ``dense`` and ``merged`` (how many ranks' vectors it sums).
+on the same ``size``). A builder lays out the transfers with the same
+:class:`~simnet.algorithms.builder.ScheduleBuilder` as every other algorithm, then
+runs them with :func:`simnet.schedule.execute` on the ranks' actual sparse vectors
+(:class:`SparseSemantics`): each message's nonzeros are the sorted union of the
+index sets it sums, so fill-in is measured, not assumed, and the message is
+encoded sparse or dense, whichever is smaller
+(:meth:`~simnet.payloads.SparsePayload.encoded_bytes`). Transfers record ``nbytes``
+(the encoded size), ``nnz``, ``dense`` and ``merged`` (how many ranks' vectors it
+sums).
 
 Chunks are index ranges: ``Schedule.chunk_bytes[c]`` is the dense size of range
 ``c`` (its entries times ``value_bytes``), so ``schedule.size_bytes`` is the dense
-size of the gradient.
-
-Execution semantics (:func:`execute`): a message carries its source's contents as
-they stand once its dependencies have finished, and is added into (``reduce``) or
-overwrites (``copy``) its destination on arrival. Messages are executed in waves
-of equal dependency depth; every wave's messages read before any of them writes,
-which is what the exchange steps of recursive doubling and of the all-gather of
-top-k vectors need (both partners send before either adds). Ranks are numbered
-node-major (rank ``= node * gpus_per_node + local``), as simnet's builders number
-GPUs.
-
-Algorithms (``SPARSE_ALGORITHMS``): ``topk_allgather``,
-``ssar_recursive_doubling``, ``ssar_split_allgather``, ``dsar_split_allgather``,
-``gtopk`` (lossy by design), ``sparse_ring`` and the topology-aware
-``sparse_ring_ring``.
+size of the gradient. A rank that sends its own vector to many peers while adding
+theirs reads it from its ``"input"`` buffer; gTop-k's merges are ``"reduce_topk"``
+transfers. Ranks are numbered node-major (rank ``= node * gpus_per_node + local``),
+as simnet's builders number GPUs.
 
 References
 ----------
@@ -43,20 +34,29 @@ large-scale deep learning. IPCCC 2019.
 
 from __future__ import annotations
 
+import math
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 import numpy as np
 
+from simnet.algorithms.builder import ScheduleBuilder
+from simnet.algorithms.dense import power_of_two_members
+from simnet.algorithms.primitives import ring_all_gather, ring_reduce_scatter
+from simnet.algorithms.registry import Algorithm, PairCosts
 from simnet.errors import ScheduleError
 from simnet.payloads import SparsePayload, SparseVector
-from simnet.schedule import Schedule, Transfer, split_bytes
+from simnet.schedule import Schedule, split_bytes
+from simnet.schedule import execute as execute_schedule
 
 __all__ = [
-    "SPARSE_ALGORITHMS",
-    "Execution",
+    "SparseSemantics",
+    "SparseExecution",
     "execute",
+    "fill_in",
+    "expected_density",
+    "sparse_message_bytes",
     "topk_allgather",
     "ssar_recursive_doubling",
     "ssar_split_allgather",
@@ -64,19 +64,8 @@ __all__ = [
     "gtopk",
     "sparse_ring",
     "sparse_ring_ring",
+    "ALGORITHMS",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class _Send:
-    src: int
-    dst: int
-    chunks: tuple[int, ...]
-    op: str
-    deps: tuple[int, ...]
-    stage: str
-    dense: bool | None = None
-    own: bool = False
 
 
 @dataclass(eq=False)
@@ -88,139 +77,7 @@ class _Part:
     values: np.ndarray | None
 
 
-class _Plan:
-    """Messages laid out in order; dependencies follow from buffer reads and writes.
-
-    ``deps`` replaces the derived dependencies (exchanges), ``after`` adds to them
-    (rounds of a pairwise exchange); an ``own`` message carries the sender's own
-    vector rather than its buffer (the all-gather of top-k vectors).
-
-    A read of ``(rank, chunk)`` waits for the writes that produced it; a write waits
-    for the earlier reads and writes of the buffer, except that reductions into the
-    same buffer with no read in between may proceed in any order (as in
-    :func:`simnet.schedule.check`) unless the send is ``ordered`` (gTop-k's
-    selection after each addition does not commute).
-    """
-
-    def __init__(self) -> None:
-        self.sends: list[_Send] = []
-        self._writes: dict[tuple[int, int], list[int]] = {}
-        self._write_op: dict[tuple[int, int], str] = {}
-        self._reads: dict[tuple[int, int], list[int]] = {}
-
-    def send(
-        self,
-        src: int,
-        dst: int,
-        chunks: tuple[int, ...],
-        op: str,
-        stage: str,
-        *,
-        dense: bool | None = None,
-        deps: tuple[int, ...] | None = None,
-        after: tuple[int, ...] = (),
-        ordered: bool = False,
-        own: bool = False,
-    ) -> int:
-        index = len(self.sends)
-        found: set[int] = set()
-        joins = []
-        for c in chunks:
-            found.update(self._writes.get((src, c), ()))
-            target = (dst, c)
-            found.update(self._reads.get(target, ()))
-            joining = (
-                not ordered
-                and op == "reduce"
-                and self._write_op.get(target) == "reduce"
-                and not self._reads.get(target)
-            )
-            if not joining:
-                found.update(self._writes.get(target, ()))
-            joins.append(joining)
-        for c, joining in zip(chunks, joins):
-            self._reads.setdefault((src, c), []).append(index)
-            target = (dst, c)
-            if joining:
-                self._writes[target].append(index)
-            else:
-                self._writes[target] = [index]
-                self._write_op[target] = op
-                self._reads[target] = []
-        chosen = tuple(sorted(found | set(after))) if deps is None else tuple(sorted(deps))
-        self.sends.append(_Send(src, dst, tuple(chunks), op, chosen, stage, dense, own))
-        return index
-
-    def pairwise(self, nranks: int, send) -> None:
-        """``p - 1`` rounds; in round ``s`` rank ``r`` sends to ``r + s`` once its round ``s - 1``
-        send and receive have finished (pairwise exchange, Thakur et al. 2005).
-
-        ``send(rank, peer, after)`` adds one message and returns its index.
-        """
-        sent: dict[int, int] = {}
-        received: dict[int, int] = {}
-        for shift in range(1, nranks):
-            now_sent, now_received = {}, {}
-            for rank in range(nranks):
-                peer = (rank + shift) % nranks
-                after = tuple(i for i in (sent.get(rank), received.get(rank)) if i is not None)
-                now_sent[rank] = now_received[peer] = send(rank, peer, after)
-            sent, received = now_sent, now_received
-
-    def ring_reduce_scatter(self, ring: list[int], segments: list[tuple[int, ...]], stage: str) -> None:
-        """Ring reduce-scatter: afterwards ``ring[i]`` holds segment ``(i + 1) % q`` reduced."""
-        q = len(ring)
-        for step in range(q - 1):
-            for pos, rank in enumerate(ring):
-                self.send(rank, ring[(pos + 1) % q], segments[(pos - step) % q], "reduce", stage)
-
-    def ring_all_gather(
-        self, ring: list[int], segments: list[tuple[int, ...]], stage: str, *, dense: bool | None = None
-    ) -> None:
-        """Ring all-gather starting from ``ring[i]`` holding segment ``(i + 1) % q``."""
-        q = len(ring)
-        for step in range(q - 1):
-            for pos, rank in enumerate(ring):
-                segment = segments[(pos + 1 - step) % q]
-                self.send(rank, ring[(pos + 1) % q], segment, "copy", stage, dense=dense)
-
-
-@dataclass(frozen=True)
-class Execution:
-    """Outcome of executing sparse messages on real vectors.
-
-    Attributes
-    ----------
-    nnz, merged : tuple of int
-        Per message: nonzeros carried and ranks whose vectors it sums.
-    final : list of list of tuple
-        Per rank and chunk, the parts the buffer ends with (see :meth:`result`).
-    bounds : numpy.ndarray
-        Chunk boundaries, ``chunk c`` covers indices ``bounds[c] .. bounds[c+1]-1``.
-    """
-
-    nnz: tuple[int, ...]
-    merged: tuple[int, ...]
-    final: list
-    bounds: np.ndarray
-    _merge: object = field(repr=False)
-
-    def result(self, rank: int) -> SparseVector:
-        """The vector rank `rank` ends with, all chunks concatenated."""
-        parts = [self._merge(state, c) for c, state in enumerate(self.final[rank])]
-        indices = np.concatenate([p.indices for p in parts])
-        values = None if parts[0].values is None else np.concatenate([p.values for p in parts])
-        return SparseVector(indices, values)
-
-    def contributors(self, rank: int) -> list[int]:
-        """Bitmask of the ranks whose vectors rank `rank` holds, per chunk."""
-        masks = []
-        for state in self.final[rank]:
-            key = 0
-            for part in state:
-                key |= part.key
-            masks.append(key)
-        return masks
+_EMPTY = np.empty(0, dtype=np.uint32)
 
 
 def _union(parts: list[_Part], key: int) -> _Part:
@@ -238,9 +95,6 @@ def _union(parts: list[_Part], key: int) -> _Part:
     return _Part(key, indices[starts], np.add.reduceat(values, starts) if indices.size else values)
 
 
-_EMPTY = np.empty(0, dtype=np.uint32)
-
-
 def _top_k(part: _Part, k: int) -> _Part:
     """The `k` entries of largest magnitude; among equal magnitudes the lower indices win."""
     size = part.indices.size
@@ -254,46 +108,6 @@ def _top_k(part: _Part, k: int) -> _Part:
     return _Part(part.key, part.indices[keep], part.values[keep])
 
 
-def _waves(sends: list) -> list[list[int]]:
-    level: list[int] = []
-    for s in sends:
-        level.append(1 + max((level[d] for d in s.deps), default=-1))
-    waves: list[list[int]] = [[] for _ in range(max(level, default=-1) + 1)]
-    for i, depth in enumerate(level):
-        waves[depth].append(i)
-    return waves
-
-
-def _liveness(sends: list, waves: list[list[int]], keep_final: bool) -> tuple[dict, dict]:
-    """Whether a buffer's contents are still needed after each read and each write of it.
-
-    Walking backwards, a buffer is needed before a read, not before a copy into it,
-    and before a reduction into it exactly when it is needed after (the sum carries
-    it). Contents nobody needs are dropped to keep memory to what is live.
-    """
-    events: dict[tuple[int, int], list[tuple[str, int]]] = {}
-    for wave in waves:
-        for i in wave:
-            if not sends[i].own:
-                for c in sends[i].chunks:
-                    events.setdefault((sends[i].src, c), []).append(("read", i))
-        for i in wave:
-            for c in sends[i].chunks:
-                events.setdefault((sends[i].dst, c), []).append((sends[i].op, i))
-    after_read: dict[tuple[int, int], bool] = {}
-    after_write: dict[tuple[int, int], bool] = {}
-    for (_, c), history in events.items():
-        needed = keep_final
-        for kind, i in reversed(history):
-            if kind == "read":
-                after_read[(i, c)] = needed
-                needed = True
-            else:
-                after_write[(i, c)] = needed
-                needed = needed and kind == "reduce"
-    return after_read, after_write
-
-
 def _keys(parts: tuple[_Part, ...]) -> int:
     key = 0
     for p in parts:
@@ -301,86 +115,102 @@ def _keys(parts: tuple[_Part, ...]) -> int:
     return key
 
 
-def _run(
-    sends: list,
-    nranks: int,
-    bounds: np.ndarray,
-    vectors: list[SparseVector],
-    *,
-    select_k: int | None = None,
-    keep_final: bool = True,
-) -> Execution:
-    nchunks = len(bounds) - 1
-    cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-    state: list[list[tuple[_Part, ...]]] = []
-    for rank, vector in enumerate(vectors):
-        cuts = np.searchsorted(vector.indices, bounds)
-        state.append(
-            [
-                (
-                    _Part(
-                        1 << rank,
-                        vector.indices[cuts[c] : cuts[c + 1]],
-                        None if vector.values is None else vector.values[cuts[c] : cuts[c + 1]],
-                    ),
-                )
-                for c in range(nchunks)
-            ]
-        )
-    originals = [[parts[0] for parts in row] for row in state]
+class SparseSemantics:
+    """Values are the ranks' sparse vectors, chunk by chunk (a :class:`simnet.schedule.Semantics`).
 
-    def merge(parts: tuple[_Part, ...], chunk: int) -> _Part:
+    A buffer holds a tuple of parts whose union it is; additions only append, and a
+    value is merged (sorted union of indices, values summed) when it is sent, once
+    per (chunk, set of ranks) thanks to a cache. ``"reduce_topk"`` keeps the ``k``
+    entries of largest magnitude, lower indices first among ties.
+
+    Parameters
+    ----------
+    payload : SparsePayload
+        The ranks' vectors and their encoding.
+    nranks : int
+        Ranks.
+    bounds : numpy.ndarray
+        Chunk boundaries: chunk ``c`` covers indices ``bounds[c] .. bounds[c+1]-1``.
+    values : bool
+        Carry values (needed for top-k selection and for :meth:`SparseExecution.result` values).
+    """
+
+    def __init__(self, payload: SparsePayload, nranks: int, bounds: np.ndarray, *, values: bool) -> None:
+        self._cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._parts: list[list[_Part]] = []
+        for rank in range(nranks):
+            vector = payload.vector(rank, values=values)
+            cuts = np.searchsorted(vector.indices, bounds)
+            self._parts.append([
+                _Part(1 << rank, vector.indices[cuts[c] : cuts[c + 1]],
+                      None if vector.values is None else vector.values[cuts[c] : cuts[c + 1]])
+                for c in range(len(bounds) - 1)
+            ])
+
+    def initial(self, rank: int, chunk: int) -> tuple[_Part, ...]:
+        return (self._parts[rank][chunk],)
+
+    def merge(self, parts: tuple[_Part, ...], chunk: int) -> _Part:
+        """The union of `parts` (cached per chunk and set of ranks for index-only vectors)."""
         if len(parts) == 1:
             return parts[0]
         key = _keys(parts)
-        if select_k is None:
-            found = cache.get((chunk, key))
+        cacheable = parts[0].values is None
+        if cacheable:
+            found = self._cache.get((chunk, key))
             if found is not None:
                 return found
         merged = _union(list(parts), key)
-        if select_k is None:
-            cache[(chunk, key)] = merged
+        if cacheable:
+            self._cache[(chunk, key)] = merged
         return merged
 
-    def dropped(parts: tuple[_Part, ...]) -> tuple[_Part, ...]:
-        return (_Part(_keys(parts), _EMPTY, None),)
+    def read(self, value: tuple[_Part, ...], chunk: int) -> tuple[_Part, ...]:
+        return (self.merge(value, chunk),)
 
-    nnz = [0] * len(sends)
-    merged_count = [0] * len(sends)
-    waves = _waves(sends)
-    after_read, after_write = _liveness(sends, waves, keep_final)
-    for wave in waves:
-        payloads = {}
-        for i in wave:
-            s = sends[i]
-            parts = []
-            for c in s.chunks:
-                if s.own:
-                    parts.append(originals[s.src][c])
-                    continue
-                part = merge(state[s.src][c], c)
-                state[s.src][c] = (part,) if after_read[(i, c)] else dropped((part,))
-                parts.append(part)
-            payloads[i] = parts
-            nnz[i] = sum(p.indices.size for p in parts)
-            merged_count[i] = max(p.key.bit_count() for p in parts)
-        for i in wave:
-            s = sends[i]
-            for c, part in zip(s.chunks, payloads[i]):
-                if s.op == "copy":
-                    held = (part,)
-                else:
-                    overlap = _keys(state[s.dst][c]) & part.key
-                    if overlap:
-                        twice = [r for r in range(nranks) if overlap >> r & 1]
-                        raise ScheduleError(
-                            f"rank {s.dst}, chunk {c}: transfer {i} counts the contributions of ranks {twice} twice"
-                        )
-                    held = state[s.dst][c] + (part,)
-                    if select_k is not None and after_write[(i, c)]:
-                        held = (_top_k(merge(held, c), select_k),)
-                state[s.dst][c] = held if after_write[(i, c)] else dropped(held)
-    return Execution(tuple(nnz), tuple(merged_count), state, bounds, merge)
+    def reduce(self, held, sent, chunk: int, where: tuple[int, int, int]):
+        overlap = _keys(held) & _keys(sent)
+        if overlap:
+            transfer, rank, c = where
+            twice = [r for r in range(overlap.bit_length()) if overlap >> r & 1]
+            raise ScheduleError(f"rank {rank}, chunk {c}: transfer {transfer} counts the contributions of ranks "
+                                f"{twice} twice")
+        return held + sent
+
+    def select(self, value, k: int, chunk: int):
+        return (_top_k(self.merge(value, chunk), k),)
+
+    def drop(self, value):
+        return (_Part(_keys(value), _EMPTY, None),)
+
+
+@dataclass(frozen=True)
+class SparseExecution:
+    """Outcome of executing a sparse schedule on real vectors.
+
+    Attributes
+    ----------
+    nnz, merged : tuple of int
+        Per transfer: nonzeros carried and ranks whose vectors it sums.
+    final : list of list of tuple
+        Per rank and chunk, the parts the work buffer ends with.
+    """
+
+    nnz: tuple[int, ...]
+    merged: tuple[int, ...]
+    final: list
+    _semantics: SparseSemantics = field(repr=False)
+
+    def result(self, rank: int) -> SparseVector:
+        """The vector rank `rank` ends with, all chunks concatenated."""
+        parts = [self._semantics.merge(state, c) for c, state in enumerate(self.final[rank])]
+        indices = np.concatenate([p.indices for p in parts])
+        values = None if parts[0].values is None else np.concatenate([p.values for p in parts])
+        return SparseVector(indices, values)
+
+    def contributors(self, rank: int) -> list[int]:
+        """Bitmask of the ranks whose vectors rank `rank` holds, per chunk."""
+        return [_keys(state) for state in self.final[rank]]
 
 
 def _bounds(schedule: Schedule, payload: SparsePayload) -> np.ndarray:
@@ -388,8 +218,23 @@ def _bounds(schedule: Schedule, payload: SparsePayload) -> np.ndarray:
     return np.concatenate(([0], np.cumsum(entries))).astype(np.int64)
 
 
-def execute(schedule: Schedule, payload: SparsePayload, *, values: bool = True) -> Execution:
-    """Execute a sparse schedule on `payload`'s vectors (see the module's semantics).
+def _run(schedule: Schedule, payload: SparsePayload, *, values: bool, keep_final: bool) -> SparseExecution:
+    semantics = SparseSemantics(payload, schedule.nranks, _bounds(schedule, payload),
+                                values=values or schedule.topk is not None)
+    count = len(schedule)
+    nnz, merged = [0] * count, [0] * count
+
+    def sent(transfer: int, chunk: int, value: tuple[_Part, ...]) -> None:
+        part = value[0]
+        nnz[transfer] += part.indices.size
+        merged[transfer] = max(merged[transfer], part.key.bit_count())
+
+    state = execute_schedule(schedule, semantics, keep_final=keep_final, on_send=sent)
+    return SparseExecution(tuple(nnz), tuple(merged), state[0], semantics)
+
+
+def execute(schedule: Schedule, payload: SparsePayload, *, values: bool = True) -> SparseExecution:
+    """Execute a sparse schedule on `payload`'s vectors.
 
     Parameters
     ----------
@@ -399,114 +244,84 @@ def execute(schedule: Schedule, payload: SparsePayload, *, values: bool = True) 
     payload : SparsePayload
         The ranks' vectors.
     values : bool, optional
-        Carry values too (needed for :meth:`Execution.result` values and for
-        ``gtopk``, whose selection depends on them).
-
-    Returns
-    -------
-    Execution
+        Carry values too (needed for :meth:`SparseExecution.result` values;
+        ``gtopk``'s selection always carries them).
 
     Raises
     ------
     ScheduleError
         If a message would count a rank's contribution twice.
     """
-    own = bool(schedule.params.get("sends_own"))
-    sends = [_Send(t.src, t.dst, t.chunks, t.op, t.deps, t.stage, own=own) for t in schedule.transfers]
-    select_k = schedule.params.get("select_k")
-    vectors = [payload.vector(r, values=values or select_k is not None) for r in range(schedule.nranks)]
-    return _run(sends, schedule.nranks, _bounds(schedule, payload), vectors, select_k=select_k)
+    return _run(schedule, payload, values=values, keep_final=True)
 
 
 def _check(nranks: int, size_bytes: int, payload: SparsePayload) -> None:
     if not isinstance(nranks, int) or isinstance(nranks, bool) or nranks < 2:
-        raise ScheduleError(f"must be an integer ≥ 2, got {nranks!r}", path="ranks")
+        raise ScheduleError(f"must be an integer ≥ 2, got {nranks!r}", path="nranks")
     if not isinstance(payload, SparsePayload):
         raise ScheduleError(f"must be a SparsePayload, got {type(payload).__name__}", path="payload")
     if size_bytes != payload.size_bytes:
         raise ScheduleError(
-            f"must be the payload's dense size dimension * value_bytes = {payload.size_bytes} B, "
-            f"got {size_bytes!r}",
-            path="size",
+            f"must be the payload's dense size dimension * value_bytes = {payload.size_bytes} B, got {size_bytes!r}",
+            path="size_bytes",
         )
 
 
-def _entry_bounds(dimension: int, parts: int) -> np.ndarray:
-    return np.concatenate(([0], np.cumsum(split_bytes(dimension, parts)))).astype(np.int64)
+def _chunk_bytes(payload: SparsePayload, parts: int) -> list[int]:
+    return [entries * payload.value_bytes for entries in split_bytes(payload.dimension, parts)]
 
 
-def _finish(
-    name: str,
-    nranks: int,
-    payload: SparsePayload,
-    plan: _Plan,
-    bounds: np.ndarray,
-    *,
-    select_k: int | None = None,
-    params: dict | None = None,
-) -> Schedule:
-    vectors = [payload.vector(r, values=select_k is not None) for r in range(nranks)]
-    run = _run(plan.sends, nranks, bounds, vectors, select_k=select_k, keep_final=False)
-    entries = np.diff(bounds)
-    transfers = []
-    for i, s in enumerate(plan.sends):
-        carried = int(sum(entries[c] for c in s.chunks))
-        nbytes, dense = payload.encoded_bytes(run.nnz[i], carried, dense=s.dense)
-        transfers.append(
-            Transfer(
-                src=s.src,
-                dst=s.dst,
-                chunks=s.chunks,
-                nbytes=nbytes,
-                op=s.op,
-                deps=s.deps,
-                stage=s.stage,
-                nnz=run.nnz[i],
-                dense=dense,
-                merged=run.merged[i],
-            )
-        )
-    everyone = (1 << nranks) - 1
-    for rank in range(nranks):
-        for c, mask in enumerate(run.contributors(rank)):
-            if mask != everyone:
-                raise ScheduleError(f"{name}: rank {rank}, chunk {c} does not end with all {nranks} contributions")
-    return Schedule(
-        collective="allreduce",
-        nranks=nranks,
-        chunk_bytes=tuple(int(e) * payload.value_bytes for e in entries),
-        transfers=tuple(transfers),
-        algorithm=name,
-        params={"payload": payload.describe(), **(params or {}), **({"select_k": select_k} if select_k else {})},
-    )
+def _finish(builder: ScheduleBuilder, name: str, payload: SparsePayload, dense: Sequence[bool | None], *,
+            params: dict | None = None, topk: int | None = None) -> Schedule:
+    """The schedule with each transfer's encoded size, nnz, form and merged count from executing it."""
+    schedule = builder.schedule("allreduce", name, {"payload": payload.describe(), **(params or {})}, topk=topk)
+    run = _run(schedule, payload, values=topk is not None, keep_final=False)
+    table = schedule.transfers
+    entries = np.diff(_bounds(schedule, payload))
+    piece_entries = np.add.reduceat(entries[table.piece_chunks], table.piece_offsets[:-1]) if len(table) else entries
+    carried = piece_entries[table.piece] if len(table) else np.zeros(0, dtype=np.int64)
+    encoded = [payload.encoded_bytes(z, int(n), dense=d) for z, n, d in zip(run.nnz, carried.tolist(), dense)]
+    return schedule.replace(transfers=table.replace(
+        nbytes=np.array([b for b, _ in encoded], dtype=np.int64),
+        nnz=np.array(run.nnz, dtype=np.int64),
+        dense=np.array([d for _, d in encoded], dtype=bool),
+        merged=np.array(run.merged, dtype=np.int64),
+    ))
 
 
-_PARAMETERS = """nranks : int
+def _pairwise(nranks: int, send) -> None:
+    """``p - 1`` rounds; in round ``s`` rank ``r`` sends to ``r + s`` once its round ``s - 1``
+    send and receive have finished (pairwise exchange, Thakur et al. 2005).
+
+    ``send(rank, peer, after)`` adds one message and returns its index.
+    """
+    sent: dict[int, int] = {}
+    received: dict[int, int] = {}
+    for shift in range(1, nranks):
+        now_sent, now_received = {}, {}
+        for rank in range(nranks):
+            peer = (rank + shift) % nranks
+            after = tuple(i for i in (sent.get(rank), received.get(rank)) if i is not None)
+            now_sent[rank] = now_received[peer] = send(rank, peer, after)
+        sent, received = now_sent, now_received
+
+
+def topk_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload) -> Schedule:
+    """All-gather of every rank's top-k (index, value) pairs, summed locally.
+
+    Every rank sends its own k-sparse vector (its input buffer) directly to each
+    other rank (in ``p - 1`` rounds, round ``s`` sending ``r -> r + s``), so every
+    message holds exactly one rank's nonzeros; the fill-in happens only in the
+    local sum. One chunk: the whole index space.
+
+    Parameters
+    ----------
+    nranks : int
         Ranks ``p`` ≥ 2.
     size_bytes : int
         Dense size ``N * value_bytes``, bytes (must equal ``payload.size_bytes``).
     payload : SparsePayload
-        The ranks' sparse vectors and their encoding."""
-
-
-def _documented(builder):
-    """Fill the shared ``{parameters}`` block of a builder's docstring."""
-    builder.__doc__ = builder.__doc__.replace("{parameters}", _PARAMETERS)
-    return builder
-
-
-@_documented
-def topk_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload) -> Schedule:
-    """All-gather of every rank's top-k (index, value) pairs, summed locally.
-
-    Every rank sends its own k-sparse vector directly to each other rank (in
-    ``p - 1`` rounds, round ``s`` sending ``r -> r + s``), so every message holds
-    exactly one rank's nonzeros; the fill-in happens only in the local sum.
-    One chunk: the whole index space.
-
-    Parameters
-    ----------
-    {parameters}
+        The ranks' sparse vectors and their encoding.
 
     Returns
     -------
@@ -514,27 +329,25 @@ def topk_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload) -> S
         ``p (p - 1)`` transfers, stage ``"all_gather"``.
     """
     _check(nranks, size_bytes, payload)
-    plan = _Plan()
-    plan.pairwise(
-        nranks, lambda rank, peer, after: plan.send(rank, peer, (0,), "reduce", "all_gather", deps=after, own=True)
-    )
-    return _finish(
-        "topk_allgather", nranks, payload, plan, _entry_bounds(payload.dimension, 1), params={"sends_own": True}
-    )
+    builder = ScheduleBuilder(_chunk_bytes(payload, 1), nranks)
+    _pairwise(nranks, lambda rank, peer, after: builder.send(rank, peer, (0,), "reduce", "all_gather", after=after,
+                                                            src_buffer="input"))
+    return _finish(builder, "topk_allgather", payload, [None] * len(builder))
 
 
 def ssar_recursive_doubling(nranks: int, size_bytes: int, *, payload: SparsePayload) -> Schedule:
     """SparCML's SSAR_Recursive_double: ``log2 p`` pairwise exchanges of whole vectors.
 
-    In step ``i`` rank ``r`` and ``r XOR 2^i`` swap their current sums and add them,
-    so messages of step ``i`` carry the union of ``2^i`` vectors and switch to the
-    dense form once that is smaller. Both messages of an exchange wait for both
-    partners to finish step ``i - 1``.
+    In step ``i`` rank ``r`` and ``r XOR 2^i`` swap their current sums and add them
+    (a pairwise exchange), so messages of step ``i`` carry the union of ``2^i``
+    vectors and switch to the dense form once that is smaller. When ``p`` is not a
+    power of two, MPICH's folding: the even ranks below ``2 (p - 2^⌊log2 p⌋)`` first
+    add their vector into their odd neighbour, and get the result back at the end.
 
     Parameters
     ----------
     nranks : int
-        Ranks ``p``, a power of two ≥ 2.
+        Ranks ``p`` ≥ 2.
     size_bytes : int
         Dense size ``N * value_bytes``, bytes.
     payload : SparsePayload
@@ -543,43 +356,48 @@ def ssar_recursive_doubling(nranks: int, size_bytes: int, *, payload: SparsePayl
     Returns
     -------
     Schedule
-        ``p log2 p`` transfers, stage ``"exchange"``.
+        ``p log2 p`` transfers for ``p = 2^k``, stages ``"exchange_<distance>"``
+        (and ``"fold"``/``"unfold"``).
 
     References
     ----------
-    Renggli et al. (2019), SparCML, Sec. 4 (SSAR_Recursive_double).
+    Renggli et al. (2019), SparCML, Sec. 4 (SSAR_Recursive_double); Thakur et al.
+    (2005) for the folding.
     """
     _check(nranks, size_bytes, payload)
-    if nranks & (nranks - 1):
-        raise ScheduleError(f"recursive doubling needs a power of two, got {nranks}", path="ranks")
-    plan = _Plan()
-    arrived: dict[int, int] = {}
+    rem, members = power_of_two_members(nranks)
+    builder = ScheduleBuilder(_chunk_bytes(payload, 1), nranks)
+    for r in range(rem):
+        builder.send(2 * r, 2 * r + 1, (0,), "reduce", "fold")
     distance = 1
-    while distance < nranks:
-        incoming = {}
-        for rank in range(nranks):
-            partner = rank ^ distance
-            deps = tuple(arrived[r] for r in (rank, partner) if r in arrived)
-            incoming[partner] = plan.send(rank, partner, (0,), "reduce", "exchange", deps=deps)
-        arrived = incoming
+    while distance < len(members):
+        for i in range(len(members)):
+            if i < i ^ distance:
+                builder.exchange(members[i], members[i ^ distance], (0,), "reduce", f"exchange_{distance}")
         distance *= 2
-    return _finish("ssar_recursive_doubling", nranks, payload, plan, _entry_bounds(payload.dimension, 1))
+    for r in range(rem):
+        builder.send(2 * r + 1, 2 * r, (0,), "copy", "unfold")
+    return _finish(builder, "ssar_recursive_doubling", payload, [None] * len(builder))
 
 
 def _split_allgather(name: str, nranks: int, size_bytes: int, payload: SparsePayload, dense: bool | None) -> Schedule:
     _check(nranks, size_bytes, payload)
-    plan = _Plan()
-    plan.pairwise(
-        nranks, lambda rank, owner, after: plan.send(rank, owner, (owner,), "reduce", "reduce_scatter", after=after)
-    )
-    plan.pairwise(
-        nranks,
-        lambda owner, peer, after: plan.send(owner, peer, (owner,), "copy", "all_gather", dense=dense, after=after),
-    )
-    return _finish(name, nranks, payload, plan, _entry_bounds(payload.dimension, nranks))
+    builder = ScheduleBuilder(_chunk_bytes(payload, nranks), nranks)
+    forms: list[bool | None] = []
+
+    def scatter(rank: int, owner: int, after) -> int:
+        forms.append(None)
+        return builder.send(rank, owner, (owner,), "reduce", "reduce_scatter", after=after)
+
+    def gather(owner: int, peer: int, after) -> int:
+        forms.append(dense)
+        return builder.send(owner, peer, (owner,), "copy", "all_gather", after=after)
+
+    _pairwise(nranks, scatter)
+    _pairwise(nranks, gather)
+    return _finish(builder, name, payload, forms)
 
 
-@_documented
 def ssar_split_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload) -> Schedule:
     """SparCML's SSAR_Split_allgather: split the index space, reduce each range at its owner, all-gather.
 
@@ -591,13 +409,17 @@ def ssar_split_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload
 
     Parameters
     ----------
-    {parameters}
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Dense size ``N * value_bytes``, bytes (must equal ``payload.size_bytes``).
+    payload : SparsePayload
+        The ranks' sparse vectors and their encoding.
 
     Returns
     -------
     Schedule
-        ``2 p (p - 1)`` transfers, stages ``"reduce_scatter"`` and ``"all_gather"``;
-        it passes :func:`simnet.schedule.check`.
+        ``2 p (p - 1)`` transfers, stages ``"reduce_scatter"`` and ``"all_gather"``.
 
     References
     ----------
@@ -606,7 +428,6 @@ def ssar_split_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload
     return _split_allgather("ssar_split_allgather", nranks, size_bytes, payload, None)
 
 
-@_documented
 def dsar_split_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload) -> Schedule:
     """SparCML's DSAR_Split_allgather: as :func:`ssar_split_allgather`, but the all-gather is dense.
 
@@ -615,7 +436,12 @@ def dsar_split_allgather(nranks: int, size_bytes: int, *, payload: SparsePayload
 
     Parameters
     ----------
-    {parameters}
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Dense size ``N * value_bytes``, bytes (must equal ``payload.size_bytes``).
+    payload : SparsePayload
+        The ranks' sparse vectors and their encoding.
 
     Returns
     -------
@@ -635,13 +461,15 @@ def gtopk(nranks: int, size_bytes: int, *, payload: SparsePayload, k: int | None
     In round ``i`` (``i = 0 .. ceil(log2 p) - 1``) rank ``r + 2^i`` sends its current
     k-sparse vector to rank ``r`` for every ``r`` divisible by ``2^(i+1)``; the receiver
     adds it to its own and keeps the ``k`` entries of largest magnitude (ties: lower
-    index first). Rank 0 then broadcasts the global top-k down the same tree.
+    index first): a ``"reduce_topk"`` transfer. Rank 0 then broadcasts the global
+    top-k down the same tree.
 
     Semantics (lossy by design): every rank ends with the same ``k``-sparse vector,
     ``T(0)``, where ``T(r)`` for a subtree rooted at ``r`` is
     ``top_k(T(r's own, rounds < i) + T(r + 2^i))`` applied round by round; entries
     dropped by a selection are lost (in gTop-k S-SGD they stay in the local
-    residual). Message sizes are at most ``k`` nonzeros.
+    residual). :func:`simnet.schedule.check` verifies exactly that every rank ends
+    with the same selection, which sums every rank's vector once.
 
     Parameters
     ----------
@@ -658,7 +486,7 @@ def gtopk(nranks: int, size_bytes: int, *, payload: SparsePayload, k: int | None
     -------
     Schedule
         ``2 (p - 1)`` transfers, stages ``"reduce"`` and ``"broadcast"``;
-        ``params["select_k"]`` is ``k``.
+        ``schedule.topk`` is ``k``.
 
     References
     ----------
@@ -668,23 +496,22 @@ def gtopk(nranks: int, size_bytes: int, *, payload: SparsePayload, k: int | None
     k = payload.k if k is None else k
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise ScheduleError(f"must be an integer ≥ 1, got {k!r}", path="k")
-    plan = _Plan()
+    builder = ScheduleBuilder(_chunk_bytes(payload, 1), nranks)
     distances = []
     distance = 1
     while distance < nranks:
         distances.append(distance)
         for root in range(0, nranks, 2 * distance):
             if root + distance < nranks:
-                plan.send(root + distance, root, (0,), "reduce", "reduce", ordered=True)
+                builder.send(root + distance, root, (0,), "reduce_topk", "reduce")
         distance *= 2
     for distance in reversed(distances):
         for root in range(0, nranks, 2 * distance):
             if root + distance < nranks:
-                plan.send(root, root + distance, (0,), "copy", "broadcast")
-    return _finish("gtopk", nranks, payload, plan, _entry_bounds(payload.dimension, 1), select_k=k)
+                builder.send(root, root + distance, (0,), "copy", "broadcast")
+    return _finish(builder, "gtopk", payload, [None] * len(builder), params={"k": k}, topk=k)
 
 
-@_documented
 def sparse_ring(nranks: int, size_bytes: int, *, payload: SparsePayload) -> Schedule:
     """Ring reduce-scatter and all-gather on sparse segments.
 
@@ -695,20 +522,24 @@ def sparse_ring(nranks: int, size_bytes: int, *, payload: SparsePayload) -> Sche
 
     Parameters
     ----------
-    {parameters}
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Dense size ``N * value_bytes``, bytes (must equal ``payload.size_bytes``).
+    payload : SparsePayload
+        The ranks' sparse vectors and their encoding.
 
     Returns
     -------
     Schedule
-        ``2 p (p - 1)`` transfers; passes :func:`simnet.schedule.check`.
+        ``2 p (p - 1)`` transfers.
     """
     _check(nranks, size_bytes, payload)
-    plan = _Plan()
-    ring = list(range(nranks))
-    segments = [(c,) for c in range(nranks)]
-    plan.ring_reduce_scatter(ring, segments, "reduce_scatter")
-    plan.ring_all_gather(ring, segments, "all_gather")
-    return _finish("sparse_ring", nranks, payload, plan, _entry_bounds(payload.dimension, nranks))
+    builder = ScheduleBuilder(_chunk_bytes(payload, nranks), nranks)
+    groups = [(range(nranks), [[(c,)] for c in range(nranks)])]
+    ring_reduce_scatter(builder, groups, "reduce_scatter")
+    ring_all_gather(builder, groups, "all_gather")
+    return _finish(builder, "sparse_ring", payload, [None] * len(builder))
 
 
 def sparse_ring_ring(nranks: int, size_bytes: int, *, payload: SparsePayload, gpus_per_node: int = 4) -> Schedule:
@@ -726,8 +557,6 @@ def sparse_ring_ring(nranks: int, size_bytes: int, *, payload: SparsePayload, gp
     3. ``inter_all_gather``: the same rings all-gather the summed chunks.
     4. ``intra_all_gather``: every node ring all-gathers the ``g`` segments.
 
-    Hierarchy is plain data: rank ``= node * g + local``.
-
     Parameters
     ----------
     nranks : int
@@ -742,7 +571,7 @@ def sparse_ring_ring(nranks: int, size_bytes: int, *, payload: SparsePayload, gp
     Returns
     -------
     Schedule
-        ``2 n g (g - 1) + 2 g n (n - 1)`` transfers; passes :func:`simnet.schedule.check`.
+        ``2 n g (g - 1) + 2 g n (n - 1)`` transfers.
 
     References
     ----------
@@ -752,79 +581,315 @@ def sparse_ring_ring(nranks: int, size_bytes: int, *, payload: SparsePayload, gp
     _check(nranks, size_bytes, payload)
     g = gpus_per_node
     if not isinstance(g, int) or isinstance(g, bool) or g < 1 or nranks % g:
-        raise ScheduleError(f"must be an integer ≥ 1 dividing ranks={nranks}, got {g!r}", path="gpus_per_node")
+        raise ScheduleError(f"must be an integer ≥ 1 dividing nranks={nranks}, got {g!r}", path="gpus_per_node")
     nodes = nranks // g
     segments = [tuple(a * nodes + b for b in range(nodes)) for a in range(g)]
     node_rings = [[node * g + local for local in range(g)] for node in range(nodes)]
-    plan = _Plan()
+    builder = ScheduleBuilder(_chunk_bytes(payload, g * nodes), nranks)
     if g > 1:
         for ring in node_rings:
-            plan.ring_reduce_scatter(ring, segments, "intra_reduce_scatter")
+            ring_reduce_scatter(builder, [(ring, [[segment] for segment in segments])], "intra_reduce_scatter")
     if nodes > 1:
-        for local in range(g):
-            ring = [node * g + local for node in range(nodes)]
-            held = segments[(local + 1) % g]
-            plan.ring_reduce_scatter(ring, [(c,) for c in held], "inter_reduce_scatter")
-        for local in range(g):
-            ring = [node * g + local for node in range(nodes)]
-            held = segments[(local + 1) % g]
-            plan.ring_all_gather(ring, [(c,) for c in held], "inter_all_gather")
+        for phase, label in ((ring_reduce_scatter, "inter_reduce_scatter"), (ring_all_gather, "inter_all_gather")):
+            for local in range(g):
+                ring = [node * g + local for node in range(nodes)]
+                phase(builder, [(ring, [[(c,)] for c in segments[(local + 1) % g]])], label)
     if g > 1:
         for ring in node_rings:
-            plan.ring_all_gather(ring, segments, "intra_all_gather")
-    return _finish(
-        "sparse_ring_ring",
-        nranks,
-        payload,
-        plan,
-        _entry_bounds(payload.dimension, g * nodes),
-        params={"gpus_per_node": g},
-    )
+            ring_all_gather(builder, [(ring, [[segment] for segment in segments])], "intra_all_gather")
+    return _finish(builder, "sparse_ring_ring", payload, [None] * len(builder), params={"gpus_per_node": g})
 
 
-SPARSE_ALGORITHMS = MappingProxyType(
-    {
-        "topk_allgather": (
-            "allreduce",
-            topk_allgather,
-            "every rank sends its k (index, value) pairs to every other rank; local sum",
-            "(p-1)(α + S(N,1)β)   [S(n,m) = h + min(n f(m)(b_i+b_v), n b_v), f(m) = 1-(1-d)^m]",
-        ),
-        "ssar_recursive_doubling": (
-            "allreduce",
-            ssar_recursive_doubling,
-            "SparCML: log2 p exchanges of the whole sparse sum, dense once smaller",
-            "Σ_i (α + S(N, 2^i)β)   [p = 2^k]",
-        ),
-        "ssar_split_allgather": (
-            "allreduce",
-            ssar_split_allgather,
-            "SparCML: sparse reduce of p index ranges at their owners, sparse all-gather",
-            "(p-1)(2α + (S(N/p,1) + S(N/p,p))β)",
-        ),
-        "dsar_split_allgather": (
-            "allreduce",
-            dsar_split_allgather,
-            "SparCML: sparse reduce of p index ranges at their owners, dense all-gather",
-            "(p-1)(2α + (S(N/p,1) + h + N/p·b_v)β)",
-        ),
-        "gtopk": (
-            "allreduce",
-            gtopk,
-            "Shi et al.: binomial-tree reduce re-selecting the top-k, then broadcast (lossy)",
-            "2⌈log2 p⌉(α + S_k β)   [S_k = h + k(b_i+b_v)]",
-        ),
-        "sparse_ring": (
-            "allreduce",
-            sparse_ring,
-            "ring reduce-scatter + all-gather on sparse segments",
-            "Σ_s (α + S(N/p,s)β) + (p-1)(α + S(N/p,p)β)",
-        ),
-        "sparse_ring_ring": (
-            "allreduce",
-            sparse_ring_ring,
-            "Nguyen et al.: intra-node sparse ring RS, inter-node rings per local GPU, AG back",
-            "Σ_s(α_a + S(N/g,s)β_a) + Σ_s(α_e + S(N/p,gs)β_e) + (q-1)(α_e + S(N/p,p)β_e) + (g-1)(α_a + S(N/g,p)β_a)",
-        ),
-    }
+def expected_density(density: float, merged: int) -> float:
+    """Expected density of the sum of `merged` independent uniform vectors of density `density`.
+
+    An entry is zero in the sum only if it is zero in all ``m`` vectors::
+
+        f(m) = 1 - (1 - d)^m
+
+    exact for independent uniformly random k-subsets with ``d = k / N``.
+    """
+    return 1.0 - (1.0 - density) ** merged
+
+
+def sparse_message_bytes(
+    entries: float,
+    density: float,
+    merged: int,
+    *,
+    index_bytes: int = 4,
+    value_bytes: int = 4,
+    header_bytes: int = 4,
+) -> float:
+    """Expected wire size of a segment of `entries` entries summing `merged` uniform vectors, bytes.
+
+    ``S(n, m) = h + min(n f(m) (b_i + b_v), n b_v)``: the sparse encoding of the
+    expected nonzeros or the dense segment, whichever is smaller (SparCML).
+    """
+    nnz = entries * expected_density(density, merged)
+    return header_bytes + min(nnz * (index_bytes + value_bytes), entries * value_bytes)
+
+
+def _encoding(payload: SparsePayload) -> dict:
+    return {"index_bytes": payload.index_bytes, "value_bytes": payload.value_bytes, "header_bytes": payload.header_bytes}
+
+
+def sparse_ring_allreduce_time(
+    nranks: int, payload: SparsePayload, alpha_s: float, beta_s_per_byte: float, *, gamma_s_per_byte: float = 0.0
+) -> float:
+    """Ring reduce-scatter + all-gather on sparse segments, seconds.
+
+    With ``p`` ranks and segments of ``n = N / p`` entries, reduce-scatter step ``s``
+    carries the sum of ``s`` vectors and the all-gather the sum of all ``p``::
+
+        T = Σ_{s=1}^{p-1} (α + S(N/p, s) β) + (p - 1) (α + S(N/p, p) β)
+
+    References
+    ----------
+    Patarasuk & Yuan (2009) for the ring; Renggli et al. (2019), SparCML, for the
+    sparse/dense switch; Nguyen, Wahib & Takano (2019), Sec. III, for the fill-in.
+    """
+    d, n, enc = payload.k / payload.dimension, payload.dimension / nranks, _encoding(payload)
+    reduce = beta_s_per_byte + gamma_s_per_byte
+    steps = sum(alpha_s + sparse_message_bytes(n, d, s, **enc) * reduce for s in range(1, nranks))
+    return steps + (nranks - 1) * (alpha_s + sparse_message_bytes(n, d, nranks, **enc) * beta_s_per_byte)
+
+
+def sparse_ring_ring_allreduce_time(
+    nranks: int,
+    payload: SparsePayload,
+    gpus_per_node: int,
+    intra_alpha_s: float,
+    intra_beta_s_per_byte: float,
+    inter_alpha_s: float,
+    inter_beta_s_per_byte: float,
+    *,
+    gamma_s_per_byte: float = 0.0,
+) -> float:
+    """Topology-aware sparse all-reduce (intra ring, inter rings, inter and intra all-gathers), seconds.
+
+    With ``g`` GPUs per node and ``q = p / g`` nodes::
+
+        T = Σ_{s=1}^{g-1} (α_a + S(N/g, s) β_a)                 intra reduce-scatter
+          + Σ_{s=1}^{q-1} (α_e + S(N/(g q), g s) β_e)           inter reduce-scatter
+          + (q - 1) (α_e + S(N/(g q), p) β_e)                   inter all-gather
+          + (g - 1) (α_a + S(N/g, p) β_a)                       intra all-gather
+
+    ``β_e`` includes the sharing of a node's network ports by its ``g`` concurrent
+    inter-node rings.
+
+    References
+    ----------
+    Nguyen, T. T., Wahib, M. and Takano, R. (2019). Topology-aware sparse allreduce
+    for large-scale deep learning. IPCCC 2019.
+    """
+    g, q = gpus_per_node, nranks // gpus_per_node
+    d, enc = payload.k / payload.dimension, _encoding(payload)
+    n_intra, n_inter = payload.dimension / g, payload.dimension / nranks
+    a_reduce, e_reduce = intra_beta_s_per_byte + gamma_s_per_byte, inter_beta_s_per_byte + gamma_s_per_byte
+    intra = sum(intra_alpha_s + sparse_message_bytes(n_intra, d, s, **enc) * a_reduce for s in range(1, g))
+    inter = sum(inter_alpha_s + sparse_message_bytes(n_inter, d, g * s, **enc) * e_reduce for s in range(1, q))
+    inter += (q - 1) * (inter_alpha_s + sparse_message_bytes(n_inter, d, nranks, **enc) * inter_beta_s_per_byte)
+    intra += (g - 1) * (intra_alpha_s + sparse_message_bytes(n_intra, d, nranks, **enc) * intra_beta_s_per_byte)
+    return intra + inter
+
+
+def topk_allgather_time(nranks: int, payload: SparsePayload, alpha_s: float, beta_s_per_byte: float) -> float:
+    """All-gather of every rank's k nonzeros by ``p - 1`` pairwise rounds, seconds.
+
+    ``T = (p - 1) (α + S(N, 1) β)`` (pairwise exchange, Thakur et al. 2005).
+    """
+    d = payload.k / payload.dimension
+    return (nranks - 1) * (alpha_s + sparse_message_bytes(payload.dimension, d, 1, **_encoding(payload)) * beta_s_per_byte)
+
+
+def split_allgather_time(
+    nranks: int, payload: SparsePayload, alpha_s: float, beta_s_per_byte: float, *, dense_all_gather: bool = False
+) -> float:
+    """SparCML's SSAR/DSAR_Split_allgather by pairwise rounds, seconds.
+
+    ``T = (p - 1) (α + S(N/p, 1) β) + (p - 1) (α + A β)`` with ``A = S(N/p, p)``
+    (SSAR) or ``h + (N/p) b_v`` (DSAR, dense all-gather).
+    """
+    d, enc, n = payload.k / payload.dimension, _encoding(payload), payload.dimension / nranks
+    gather = payload.header_bytes + n * payload.value_bytes if dense_all_gather else sparse_message_bytes(n, d, nranks, **enc)
+    scatter = sparse_message_bytes(n, d, 1, **enc)
+    return (nranks - 1) * (2 * alpha_s + (scatter + gather) * beta_s_per_byte)
+
+
+def gtopk_time(nranks: int, payload: SparsePayload, alpha_s: float, beta_s_per_byte: float, *,
+               k: int | None = None) -> float:
+    """gTop-k: tree reduction with top-k re-selection then broadcast, seconds.
+
+    ``T = 2 ceil(log2 p) (α + S_k β)`` with ``S_k = h + min(k (b_i + b_v), N b_v)``
+    (Shi et al. 2019 give ``2 α log p + 4 k β log p`` for 4-byte indices and values).
+    """
+    kept = payload.k if k is None else k
+    message = payload.header_bytes + min(kept * (payload.index_bytes + payload.value_bytes),
+                                         payload.dimension * payload.value_bytes)
+    return 2 * math.ceil(math.log2(nranks)) * (alpha_s + message * beta_s_per_byte)
+
+
+def _worst(costs: PairCosts, patterns: list[list[tuple[int, int]]]) -> tuple[float, float]:
+    found = [costs.pattern(pairs) for pairs in patterns if pairs]
+    return max(a for a, _ in found), max(b for _, b in found)
+
+
+def _shifts(nranks: int) -> list[list[tuple[int, int]]]:
+    return [[(r, (r + s) % nranks) for r in range(nranks)] for s in range(1, nranks)]
+
+
+def _sparse_ring_model(costs: PairCosts, nranks: int, size_bytes: int, *, payload: SparsePayload,
+                       gamma_s_per_byte: float = 0.0) -> float:
+    return sparse_ring_allreduce_time(nranks, payload, *_worst(costs, _shifts(nranks)[:1]),
+                                      gamma_s_per_byte=gamma_s_per_byte)
+
+
+def _sparse_ring_ring_model(costs: PairCosts, nranks: int, size_bytes: int, *, payload: SparsePayload,
+                            gpus_per_node: int = 4, gamma_s_per_byte: float = 0.0) -> float:
+    g = gpus_per_node
+    intra = [(r, r - r % g + (r + 1) % g) for r in range(nranks)] if g > 1 else []
+    inter = [(r, (r + g) % nranks) for r in range(nranks)] if nranks > g else []
+    a_alpha, a_beta = costs.pattern(intra) if intra else (0.0, 0.0)
+    e_alpha, e_beta = costs.pattern(inter) if inter else (0.0, 0.0)
+    return sparse_ring_ring_allreduce_time(nranks, payload, g, a_alpha, a_beta, e_alpha, e_beta,
+                                           gamma_s_per_byte=gamma_s_per_byte)
+
+
+def _topk_allgather_model(costs: PairCosts, nranks: int, size_bytes: int, *, payload: SparsePayload,
+                          gamma_s_per_byte: float = 0.0) -> float:
+    return topk_allgather_time(nranks, payload, *_worst(costs, _shifts(nranks)))
+
+
+def _recursive_doubling_model(costs: PairCosts, nranks: int, size_bytes: int, *, payload: SparsePayload,
+                              gamma_s_per_byte: float = 0.0) -> float:
+    rem, members = power_of_two_members(nranks)
+    d, enc = payload.k / payload.dimension, _encoding(payload)
+    total = 0.0
+    if rem:
+        for pairs in ([(2 * r, 2 * r + 1) for r in range(rem)], [(2 * r + 1, 2 * r) for r in range(rem)]):
+            alpha, beta = costs.pattern(pairs)
+            merged = 1 if pairs[0][0] % 2 == 0 else nranks
+            total += alpha + sparse_message_bytes(payload.dimension, d, merged, **enc) * beta
+    distance, merged = 1, 2 if rem else 1
+    while distance < len(members):
+        alpha, beta = costs.pattern([(members[i], members[i ^ distance]) for i in range(len(members))])
+        total += alpha + sparse_message_bytes(payload.dimension, d, merged, **enc) * beta
+        distance, merged = 2 * distance, 2 * merged
+    return total
+
+
+def _ssar_split_model(costs: PairCosts, nranks: int, size_bytes: int, *, payload: SparsePayload,
+                      gamma_s_per_byte: float = 0.0) -> float:
+    return split_allgather_time(nranks, payload, *_worst(costs, _shifts(nranks)))
+
+
+def _dsar_split_model(costs: PairCosts, nranks: int, size_bytes: int, *, payload: SparsePayload,
+                      gamma_s_per_byte: float = 0.0) -> float:
+    return split_allgather_time(nranks, payload, *_worst(costs, _shifts(nranks)), dense_all_gather=True)
+
+
+def _gtopk_model(costs: PairCosts, nranks: int, size_bytes: int, *, payload: SparsePayload, k: int | None = None,
+                 gamma_s_per_byte: float = 0.0) -> float:
+    tree = []
+    distance = 1
+    while distance < nranks:
+        tree.append([(r + distance, r) for r in range(0, nranks, 2 * distance) if r + distance < nranks])
+        distance *= 2
+    return gtopk_time(nranks, payload, *_worst(costs, tree), k=k)
+
+
+def fill_in(schedule: Schedule):
+    """Measured fill-in of a sparse schedule beside the uniform expectation.
+
+    One row per ``(stage, merged)``: ``transfers``, mean ``entries`` and ``nnz`` per
+    message, ``measured`` density (``nnz / entries`` over the group), ``expected``
+    density ``1 - (1 - k/N)^m`` and the fraction of messages sent ``dense``.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        Built by this module (``schedule.params["payload"]`` holds ``dimension`` and
+        ``density``; transfers hold ``nnz`` and ``merged``).
+    """
+    import pandas as pd
+
+    spec = schedule.params["payload"]
+    value_bytes = spec["value_bytes"]
+    density = max(1, min(spec["dimension"], round(spec["density"] * spec["dimension"]))) / spec["dimension"]
+    table = schedule.transfers
+    chunk_entries = np.array(schedule.chunk_bytes, dtype=np.int64) // value_bytes
+    piece_entries = np.add.reduceat(chunk_entries[table.piece_chunks], table.piece_offsets[:-1])
+    rows = pd.DataFrame({
+        "stage": np.asarray(table.stages, dtype=object)[table.stage],
+        "merged": table.merged,
+        "entries": piece_entries[table.piece],
+        "nnz": table.nnz,
+        "dense": table.dense,
+    })
+    grouped = rows.groupby(["stage", "merged"], sort=False)
+    frame = grouped.agg(transfers=("nnz", "size"), entries=("entries", "mean"), nnz=("nnz", "mean"),
+                        dense=("dense", "mean"))
+    frame["measured"] = grouped["nnz"].sum() / grouped["entries"].sum()
+    frame["expected"] = [expected_density(density, m) for m in frame.index.get_level_values("merged")]
+    return frame.reset_index()
+
+
+def _sparse_transfers(nranks: int, params) -> int:
+    return 2 * nranks * nranks
+
+
+ALGORITHMS = (
+    Algorithm(
+        "topk_allgather", ("allreduce",), topk_allgather,
+        "every rank sends its k (index, value) pairs to every other rank; local sum",
+        "(p-1)(α + S(N,1)β)   [S(n,m) = h + min(n f(m)(b_i+b_v), n b_v), f(m) = 1-(1-d)^m]",
+        model=_topk_allgather_model, citation="Renggli et al. (2019), SparCML, SC'19.", payload="sparse",
+        transfers=_sparse_transfers,
+    ),
+    Algorithm(
+        "ssar_recursive_doubling", ("allreduce",), ssar_recursive_doubling,
+        "SparCML: log2 p exchanges of the whole sparse sum, dense once smaller (MPICH folding otherwise)",
+        "Σ_i (α + S(N, 2^i)β) + fold   [p' = 2^⌊log2 p⌋ exchanges]",
+        model=_recursive_doubling_model, citation="Renggli et al. (2019), SparCML, SC'19, Sec. 4.",
+        payload="sparse", transfers=_sparse_transfers,
+    ),
+    Algorithm(
+        "ssar_split_allgather", ("allreduce",), ssar_split_allgather,
+        "SparCML: sparse reduce of p index ranges at their owners, sparse all-gather",
+        "(p-1)(2α + (S(N/p,1) + S(N/p,p))β)",
+        model=_ssar_split_model, citation="Renggli et al. (2019), SparCML, SC'19, Sec. 4.", payload="sparse",
+        transfers=_sparse_transfers,
+    ),
+    Algorithm(
+        "dsar_split_allgather", ("allreduce",), dsar_split_allgather,
+        "SparCML: sparse reduce of p index ranges at their owners, dense all-gather",
+        "(p-1)(2α + (S(N/p,1) + h + N/p·b_v)β)",
+        model=_dsar_split_model, citation="Renggli et al. (2019), SparCML, SC'19, Sec. 4.", payload="sparse",
+        transfers=_sparse_transfers,
+    ),
+    Algorithm(
+        "gtopk", ("allreduce",), gtopk,
+        "Shi et al.: binomial-tree reduce re-selecting the top-k, then broadcast (lossy)",
+        "2⌈log2 p⌉(α + S_k β)   [S_k = h + k(b_i+b_v)]",
+        model=_gtopk_model, citation="Shi et al. (2019), gTop-k S-SGD, ICDCS 2019.", payload="sparse",
+        transfers=_sparse_transfers,
+    ),
+    Algorithm(
+        "sparse_ring", ("allreduce",), sparse_ring,
+        "ring reduce-scatter + all-gather on sparse segments",
+        "Σ_s (α + S(N/p,s)β) + (p-1)(α + S(N/p,p)β)",
+        model=_sparse_ring_model, citation="Nguyen, Wahib & Takano (2019), IPCCC 2019, Sec. III.", payload="sparse",
+        transfers=_sparse_transfers,
+    ),
+    Algorithm(
+        "sparse_ring_ring", ("allreduce",), sparse_ring_ring,
+        "Nguyen et al.: intra-node sparse ring RS, inter-node rings per local GPU, AG back",
+        "Σ_s(α_a + S(N/g,s)β_a) + Σ_s(α_e + S(N/p,gs)β_e) + (q-1)(α_e + S(N/p,p)β_e) + (g-1)(α_a + S(N/g,p)β_a)",
+        model=_sparse_ring_ring_model,
+        citation="Nguyen, T. T., Wahib, M. and Takano, R. (2019). Topology-aware sparse allreduce for large-scale "
+                 "deep learning. IPCCC 2019.",
+        payload="sparse", transfers=_sparse_transfers,
+    ),
 )
+"""Registry records of the sparse all-reduce algorithms."""

@@ -7,14 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simnet.algorithms import ALGORITHMS
-from simnet.algorithms.dense import (
+from simnet.algorithms.dense import btree_parents, double_binary_tree_parents, ring_allreduce, ring_orders
+from simnet.algorithms.hierarchical import (
     blueconnect_allreduce,
-    btree_parents,
-    double_binary_tree_parents,
     halving_doubling_allreduce,
     level_groups,
-    ring_allreduce,
-    ring_orders,
     torus_2d_allreduce,
 )
 from simnet.engine import simulate
@@ -23,6 +20,7 @@ from simnet.network import Network
 from simnet.schedule import Schedule, Transfer, check, split_bytes
 from simnet.topology import ring, switch
 from tests.algorithms.fabrics import dgx_cluster
+from tests.algorithms.orders import assert_same_schedule
 
 ALLREDUCE = [
     "ring",
@@ -100,7 +98,7 @@ def _reference_ring(nranks, size_bytes, chunks):
 
 @pytest.mark.parametrize(("p", "size", "chunks"), [(2, 1, 1), (5, 1003, 1), (8, 4096, 3), (13, 77, 2)])
 def test_ring_with_one_channel_is_the_original_ring(p, size, chunks):
-    assert ring_allreduce(p, size, chunks=chunks) == _reference_ring(p, size, chunks)
+    assert_same_schedule(ring_allreduce(p, size, chunks=chunks), _reference_ring(p, size, chunks))
 
 
 def test_ring_channels_alternate_direction_and_rotate():
@@ -136,6 +134,7 @@ def test_blueconnect_with_one_factor_is_the_ring(p, size, chunks):
     """Cho et al. 2019, §3: one level of BlueConnect is the ring all-reduce."""
     blue, ring_ = blueconnect_allreduce(p, size, factors=[p], chunks=chunks), ring_allreduce(p, size, chunks=chunks)
     assert _wire(blue) == _wire(ring_)
+    assert_same_schedule(blue, ring_, stages=False)
     for network in NETWORKS:
         assert simulate(network, blue).time_s == pytest.approx(simulate(network, ring_).time_s, rel=1e-12)
 
@@ -146,7 +145,7 @@ def test_blueconnect_with_all_factors_two_is_halving_doubling(k, size, chunks):
     p = 2**k
     blue = blueconnect_allreduce(p, size, factors=[2] * k, chunks=chunks)
     rabenseifner = halving_doubling_allreduce(p, size, chunks=chunks)
-    assert blue.transfers == rabenseifner.transfers and blue.chunk_bytes == rabenseifner.chunk_bytes
+    assert list(blue.transfers) == list(rabenseifner.transfers) and blue.chunk_bytes == rabenseifner.chunk_bytes
     for network in NETWORKS:
         assert simulate(network, blue).time_s == simulate(network, rabenseifner).time_s
 
@@ -258,6 +257,8 @@ def reference_ring(p: int, size: int, chunks: int, channels: int) -> list[Transf
 @pytest.mark.parametrize("p", [2, 3, 5, 8])
 @pytest.mark.parametrize(("chunks", "channels"), [(1, 1), (3, 1), (1, 3), (2, 4)])
 @pytest.mark.parametrize("size", [1, 7, 1000, 2**20 + 3])
-def test_the_array_built_ring_equals_the_ring_written_out(p, chunks, channels, size):
+def test_the_batch_built_ring_equals_the_ring_written_out(p, chunks, channels, size):
     schedule = ring_allreduce(p, size, chunks=chunks, channels=channels)
-    assert list(schedule.transfers) == reference_ring(p, size, chunks, channels)
+    chunk_bytes = tuple(c for part in split_bytes(size, channels) for g in split_bytes(part, p)
+                        for c in split_bytes(g, chunks))
+    assert_same_schedule(schedule, Schedule("allreduce", p, chunk_bytes, reference_ring(p, size, chunks, channels)))

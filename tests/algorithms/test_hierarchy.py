@@ -1,12 +1,21 @@
 """Hierarchy factors read off GPU attributes."""
 
+import functools
+
 import networkx as nx
 import pytest
 
-from simnet.algorithms.hierarchy import default_factors, hierarchy_factors, rank_coordinates
+from simnet.algorithms import ALGORITHMS
+from simnet.algorithms.hierarchy import hierarchy_factors, rank_coordinates
 from simnet.errors import TopologyError
 from simnet.topology import add_cable, switch, validate
 from tests.algorithms.fabrics import dgx_cluster
+
+
+def default_factors(graph, name):
+    """The ``factors`` the algorithm's registry record derives from `graph` (``None`` if it derives none)."""
+    defaults = ALGORITHMS[name].defaults
+    return None if defaults is None else tuple(defaults(functools.partial(hierarchy_factors, graph))["factors"])
 
 
 def _two_socket_nodes(nodes=2, sockets=2, gpus=2, shuffle=False):

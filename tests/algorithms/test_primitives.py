@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simnet.algorithms import ALGORITHMS, all_reduce
+from simnet.algorithms.builder import ScheduleBuilder
 from simnet.algorithms.primitives import (
-    ScheduleBuilder,
     all_gather,
     binomial_parents,
     broadcast,
@@ -18,12 +18,12 @@ from simnet.schedule import check
 
 
 def test_builder_orders_read_after_write_and_leaves_reductions_unordered():
-    builder = ScheduleBuilder([4, 4])
+    builder = ScheduleBuilder([4, 4], 4)
     a = builder.send(1, 0, (0,), "reduce", "x")
     b = builder.send(2, 0, (0,), "reduce", "x")
     c = builder.send(0, 3, (0,), "copy", "x")
     d = builder.send(3, 0, (0,), "copy", "x")
-    t = builder.transfers
+    t = builder.schedule("allreduce", "test", {}).transfers
     assert t[a].deps == () and t[b].deps == ()
     assert t[c].deps == (a, b)
     assert t[d].deps == (c,)
@@ -31,10 +31,10 @@ def test_builder_orders_read_after_write_and_leaves_reductions_unordered():
 
 
 def test_builder_exchange_transfers_do_not_wait_for_each_other():
-    builder = ScheduleBuilder([8])
+    builder = ScheduleBuilder([8], 3)
     first, second = builder.exchange(0, 1, (0,), "reduce", "x")
     third, fourth = builder.exchange(0, 2, (0,), "reduce", "x")
-    t = builder.transfers
+    t = builder.schedule("allreduce", "test", {}).transfers
     assert t[first].deps == () and t[second].deps == ()
     assert t[third].deps == t[fourth].deps == (first, second)
 
@@ -71,7 +71,7 @@ def test_all_reduce_dispatches_by_name():
 
 @pytest.mark.parametrize(
     ("kwargs", "path"),
-    [({"nranks": 1}, "ranks"), ({"size_bytes": 0}, "size"), ({"chunks": 0}, "chunks"), ({"root": 4}, "root")],
+    [({"nranks": 1}, "nranks"), ({"size_bytes": 0}, "size_bytes"), ({"chunks": 0}, "chunks"), ({"root": 4}, "root")],
 )
 def test_bad_arguments_name_the_parameter(kwargs, path):
     args = {"nranks": 4, "size_bytes": 64} | kwargs
@@ -83,8 +83,7 @@ def test_bad_arguments_name_the_parameter(kwargs, path):
 def test_registry_entries_describe_themselves():
     for name in ("ring", "blueconnect", "reduce_scatter", "all_gather", "broadcast", "reduce"):
         entry = ALGORITHMS[name]
-        collective, builder = entry[:2]
-        assert collective in {"allreduce", "reduce_scatter", "all_gather", "broadcast", "reduce"}
+        assert entry.ops and set(entry.ops) <= {"allreduce", "reduce_scatter", "all_gather", "broadcast", "reduce"}
         assert entry.description and entry.formula, name
         assert "chunks" in {p.name for p in entry.parameters}, name
     blue = {p.name: p for p in ALGORITHMS["blueconnect"].parameters}

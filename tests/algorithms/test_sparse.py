@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simnet.algorithms.dense import ring_allreduce
-from simnet.algorithms.sparse import SPARSE_ALGORITHMS, execute, gtopk, sparse_ring, sparse_ring_ring
+from simnet.algorithms import ALGORITHMS
+from simnet.algorithms.sparse import execute, gtopk, sparse_ring, sparse_ring_ring
 from simnet.engine import simulate
 from simnet.errors import ScheduleError
 from simnet.network import Network
@@ -15,12 +16,12 @@ from simnet.payloads import SparsePayload
 from simnet.schedule import check
 from simnet.topology import add_cable, validate
 
-EXACT = [name for name in SPARSE_ALGORITHMS if name != "gtopk"]
-CHECKABLE = ["ssar_split_allgather", "dsar_split_allgather", "gtopk", "sparse_ring", "sparse_ring_ring"]
+SPARSE = [name for name, record in ALGORITHMS.items() if record.payload == "sparse"]
+EXACT = [name for name in SPARSE if name != "gtopk"]
 
 
 def build(name, nranks, payload, **params):
-    return SPARSE_ALGORITHMS[name][1](nranks, payload.size_bytes, payload=payload, **params)
+    return ALGORITHMS[name].build(nranks, payload.size_bytes, payload=payload, **params)
 
 
 def dense_sum(payload, nranks):
@@ -93,24 +94,31 @@ def test_sparse_ring_ring_is_exact_for_any_shape(nodes, gpus_per_node, dimension
     np.testing.assert_allclose(densify(result, dimension), want, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("name", CHECKABLE)
-def test_schedules_without_exchanges_pass_check(name):
+@pytest.mark.parametrize("name", SPARSE)
+@pytest.mark.parametrize("nranks", [2, 6, 8])
+def test_every_sparse_schedule_passes_check(name, nranks):
     payload = SparsePayload(dimension=2000, density=1 / 16, seed=1)
-    check(build(name, 8, payload))
+    params = {"gpus_per_node": 2} if name == "sparse_ring_ring" else {}
+    check(build(name, nranks, payload, **params), numeric=nranks <= 6)
 
 
-def test_recursive_doubling_needs_a_power_of_two():
-    payload = SparsePayload(dimension=100, density=0.1)
-    with pytest.raises(ScheduleError) as error:
-        build("ssar_recursive_doubling", 6, payload)
-    assert error.value.path == "ranks"
+@pytest.mark.parametrize("nranks", [3, 6, 7])
+def test_recursive_doubling_folds_non_powers_of_two_and_stays_exact(nranks):
+    payload = SparsePayload(dimension=1000, density=0.1, seed=5)
+    schedule = build("ssar_recursive_doubling", nranks, payload)
+    rem = nranks - (1 << (nranks.bit_length() - 1))
+    assert [(t.src, t.dst) for t in schedule.transfers if t.stage == "fold"] == [(2 * r, 2 * r + 1) for r in range(rem)]
+    want = dense_sum(payload, nranks)
+    run = execute(schedule, payload)
+    for rank in range(nranks):
+        np.testing.assert_allclose(densify(run.result(rank), payload.dimension), want, rtol=1e-5, atol=1e-5)
 
 
 def test_size_must_be_the_dense_size_and_hierarchy_must_divide():
     payload = SparsePayload(dimension=100, density=0.1)
     with pytest.raises(ScheduleError) as error:
         sparse_ring(4, 100, payload=payload)
-    assert error.value.path == "size"
+    assert error.value.path == "size_bytes"
     with pytest.raises(ScheduleError) as error:
         sparse_ring_ring(6, 400, payload=payload, gpus_per_node=4)
     assert error.value.path == "gpus_per_node"
@@ -150,7 +158,7 @@ def test_gtopk_follows_its_documented_semantics(nranks):
     assert len(schedule.transfers) == 2 * (nranks - 1)
 
 
-@pytest.mark.parametrize("name", list(SPARSE_ALGORITHMS))
+@pytest.mark.parametrize("name", SPARSE)
 def test_nbytes_is_the_smaller_encoding_of_the_actual_nonzeros(name):
     payload = SparsePayload(dimension=4000, density=1 / 8, seed=2, header_bytes=16)
     schedule = build(name, 8, payload)
@@ -263,7 +271,7 @@ def test_trace_records_nnz_and_dense_form_per_transfer():
     from simnet.topology import switch
 
     payload = SparsePayload(dimension=4096, density=1 / 8, seed=3)
-    schedule = SPARSE_ALGORITHMS["sparse_ring"][1](4, payload.size_bytes, payload=payload)
+    schedule = ALGORITHMS["sparse_ring"].build(4, payload.size_bytes, payload=payload)
     frame = simulate(Network(switch(4, 1e9, 1e-6)), schedule).transfers()
     assert {"nnz", "dense", "merged"} <= set(frame.columns)
     assert (frame["nnz"] > 0).all() and frame["dense"].isin([True, False]).all()

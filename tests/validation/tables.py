@@ -24,7 +24,8 @@ import pandas as pd
 from simnet.algorithms import ALGORITHMS
 from simnet.analysis import busbw_factor
 from simnet.engine import simulate
-from simnet.models import halving_doubling_time, recursive_doubling_time, ring_allreduce_time
+from simnet.algorithms.dense import recursive_doubling_time, ring_allreduce_time
+from simnet.algorithms.hierarchical import halving_doubling_time
 from simnet.network import Network
 from simnet.topology import switch
 from simnet.units import format_size

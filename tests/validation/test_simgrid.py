@@ -62,7 +62,7 @@ def program(tmp_path_factory):
 
 def simnet_time_s(graph: nx.DiGraph, algorithm: str, size_bytes: int) -> float:
     network = Network(graph)
-    schedule = as_mpi(ALGORITHMS[algorithm][1](network.size, size_bytes))
+    schedule = as_mpi(ALGORITHMS[algorithm].build(network.size, size_bytes))
     check(schedule)
     return simulate(network, schedule, model="maxmin").time_s
 

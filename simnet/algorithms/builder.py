@@ -1,0 +1,502 @@
+"""ScheduleBuilder: append transfers to column buffers and derive their dependencies from the data they touch.
+
+A transfer reads the cells ``(source rank, source buffer, chunk)`` of its piece and
+writes the cells ``(destination rank, destination buffer, chunk)``. Its
+dependencies follow from what happened to those cells before, per cell:
+
+* a read waits for the last writes of the cell (read after write);
+* a write waits for the reads of the cell since its last write (write after read)
+  or, when there were none, for the last writes (write after write), except that
+  additions into a cell with no read in between stay unordered because they
+  commute (``"reduce"``; a ``"reduce_topk"`` keeps the largest entries and does not
+  commute);
+* the ``"input"`` buffer is never written, so reading it waits for nothing.
+
+Every read already waits for the writes before it, so a write after reads waits
+only for those reads. Algorithms therefore only say *what* moves in which order;
+sub-chunks pipeline on their own because each depends only on its own history.
+
+Each cell keeps its *base* (the last write that is not an addition, or both
+transfers of a pairwise exchange), the additions since, and the reads since, as
+transfer indices in arrays over (rank, chunk) per buffer; a set of more than one
+transfer is stored once and referred to by a negative code. Transfers can be added
+one at a time (:meth:`ScheduleBuilder.send`, :meth:`ScheduleBuilder.exchange`) or a
+whole step at once with arrays (:meth:`ScheduleBuilder.send_batch`: transfers that
+touch disjoint cells, such as one step of many concurrent rings), which derives
+exactly the dependencies that sending them one by one would.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+
+import numpy as np
+
+from simnet.errors import ScheduleError
+from simnet.schedule import BUFFERS, COPY, INPUT, OPS, REDUCE, Schedule, TransferTable
+
+__all__ = ["ScheduleBuilder"]
+
+Piece = tuple[int, ...]
+
+_EMPTY = -1
+_SCALAR_CHUNKS = 32
+"""Pieces of at most this many chunks sent one transfer at a time take the scalar path."""
+
+
+class _Cells:
+    """Per (rank, chunk) of one buffer: base write(s), additions since, reads since (codes, see module)."""
+
+    __slots__ = ("base", "base2", "red", "read", "stamp")
+
+    def __init__(self, cells: int) -> None:
+        self.base = np.full(cells, _EMPTY, dtype=np.int32)
+        self.base2: np.ndarray | None = None
+        self.red = np.full(cells, _EMPTY, dtype=np.int32)
+        self.read = np.full(cells, _EMPTY, dtype=np.int32)
+        self.stamp: np.ndarray | None = None
+
+    def distinct(self, cells: np.ndarray) -> bool:
+        """Whether no cell occurs twice in `cells` (one write and read-back of positions, no sort)."""
+        if self.stamp is None:
+            self.stamp = np.zeros(len(self.base), dtype=np.int32)
+        positions = np.arange(len(cells), dtype=np.int32)
+        self.stamp[cells] = positions
+        return bool((self.stamp[cells] == positions).all())
+
+    def second(self) -> np.ndarray:
+        """The array of second base writes (pairwise exchanges), allocated on first use."""
+        if self.base2 is None:
+            self.base2 = np.full(len(self.base), _EMPTY, dtype=np.int32)
+        return self.base2
+
+
+class ScheduleBuilder:
+    """Accumulates transfers in column buffers and derives their data dependencies.
+
+    Parameters
+    ----------
+    chunk_bytes : sequence of int
+        Size of every chunk, bytes.
+    nranks : int
+        Number of ranks.
+
+    Examples
+    --------
+    >>> builder = ScheduleBuilder([4, 4], 2)
+    >>> builder.send(0, 1, (0,), "reduce", "rs"), builder.send(1, 0, (0,), "copy", "ag")
+    (0, 1)
+    >>> builder.schedule("allreduce", "example", {}).transfers[1].deps
+    (0,)
+    """
+
+    def __init__(self, chunk_bytes: Sequence[int], nranks: int) -> None:
+        self.chunk_bytes = tuple(int(b) for b in chunk_bytes)
+        self.nranks = nranks
+        self._nchunks = len(self.chunk_bytes)
+        self._cells: dict[int, _Cells] = {}
+        self._sets: list[tuple[int, ...]] = []
+        self._src = array("i")
+        self._dst = array("i")
+        self._op = array("B")
+        self._src_buffer = array("B")
+        self._dst_buffer = array("B")
+        self._piece = array("i")
+        self._stage = array("i")
+        self._deps = array("i")
+        self._dep_offsets = array("q", [0])
+        self._stages: dict[str, int] = {}
+        self._piece_ids: dict[int, tuple[Piece, int]] = {}
+        self._piece_index: dict[Piece, int] = {}
+        self._piece_chunks = array("i")
+        self._piece_offsets = array("q", [0])
+        self._piece_bytes = array("q")
+        self._piece_list: list[Piece] = []
+        self._piece_arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        return len(self._src)
+
+    # pieces
+
+    def piece(self, piece: Piece) -> int:
+        """The id of `piece` (a tuple of chunk indices; repeated chunks count once)."""
+        known = self._piece_ids.get(id(piece))
+        if known is not None and known[0] is piece:
+            return known[1]
+        distinct = tuple(dict.fromkeys(piece))
+        pid = self._piece_index.get(distinct)
+        if pid is None:
+            if not distinct or not all(isinstance(c, int) and 0 <= c < self._nchunks for c in distinct):
+                raise ScheduleError(f"must be a non-empty tuple of chunks in [0, {self._nchunks}), got {piece!r}",
+                                    path="piece")
+            pid = self._piece_index[distinct] = len(self._piece_bytes)
+            self._piece_list.append(distinct)
+            self._piece_chunks.extend(distinct)
+            self._piece_offsets.append(len(self._piece_chunks))
+            self._piece_bytes.append(sum(self.chunk_bytes[c] for c in distinct))
+            self._piece_arrays = None
+        if type(piece) is tuple:
+            self._piece_ids[id(piece)] = (piece, pid)
+        return pid
+
+    def piece_bytes(self, pid: int) -> int:
+        """Bytes of piece `pid`."""
+        return self._piece_bytes[pid]
+
+    def _pieces(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._piece_arrays is None:
+            self._piece_arrays = (
+                np.frombuffer(self._piece_offsets, dtype=np.int64).copy(),
+                np.frombuffer(self._piece_chunks, dtype=np.int32).copy(),
+                np.frombuffer(self._piece_bytes, dtype=np.int64).copy(),
+            )
+        return self._piece_arrays
+
+    # state
+
+    def _buffer(self, buffer: int) -> _Cells:
+        cells = self._cells.get(buffer)
+        if cells is None:
+            cells = self._cells[buffer] = _Cells(self.nranks * self._nchunks)
+        return cells
+
+    def _members(self, code: int) -> tuple[int, ...]:
+        if code >= 0:
+            return (code,)
+        return () if code == _EMPTY else self._sets[-2 - code]
+
+    def _add(self, code: int, transfer: int) -> int:
+        """The code of the set `code` with `transfer` added."""
+        if code == _EMPTY:
+            return transfer
+        self._sets.append((*self._members(code), transfer))
+        return -1 - len(self._sets)
+
+    def _stage_code(self, stage: str) -> int:
+        code = self._stages.get(stage)
+        if code is None:
+            code = self._stages[stage] = len(self._stages)
+        return code
+
+    def _check_ranks(self, *ranks: int) -> None:
+        for rank in ranks:
+            if not isinstance(rank, int) or not 0 <= rank < self.nranks:
+                raise ScheduleError(f"must be a rank in [0, {self.nranks}), got {rank!r}", path="rank")
+
+    @staticmethod
+    def _code(names: tuple[str, ...], value: str, path: str) -> int:
+        if value not in names:
+            raise ScheduleError(f"must be one of {names}, got {value!r}", path=path)
+        return names.index(value)
+
+    def _append(self, src: int, dst: int, op: int, sb: int, db: int, pid: int, stage: int, deps) -> int:
+        index = len(self._src)
+        self._src.append(src)
+        self._dst.append(dst)
+        self._op.append(op)
+        self._src_buffer.append(sb)
+        self._dst_buffer.append(db)
+        self._piece.append(pid)
+        self._stage.append(stage)
+        self._deps.extend(deps)
+        self._dep_offsets.append(len(self._deps))
+        return index
+
+    def _read_deps(self, cells: _Cells, cell: int, deps: set[int]) -> None:
+        base = int(cells.base[cell])
+        if base != _EMPTY:
+            deps.add(base)
+            if cells.base2 is not None and cells.base2[cell] != _EMPTY:
+                deps.add(int(cells.base2[cell]))
+        deps.update(self._members(int(cells.red[cell])))
+
+    def _write_deps(self, cells: _Cells, cell: int, op: int, deps: set[int]) -> None:
+        read = int(cells.read[cell])
+        if read != _EMPTY:
+            deps.update(self._members(read))
+            return
+        base = int(cells.base[cell])
+        if base != _EMPTY:
+            deps.add(base)
+            if cells.base2 is not None and cells.base2[cell] != _EMPTY:
+                deps.add(int(cells.base2[cell]))
+        if op != REDUCE:
+            deps.update(self._members(int(cells.red[cell])))
+
+    def _wrote(self, cells: _Cells, cell: int, op: int, transfer: int) -> None:
+        if op == REDUCE and cells.read[cell] == _EMPTY:
+            cells.red[cell] = self._add(int(cells.red[cell]), transfer)
+            return
+        cells.base[cell] = transfer
+        if cells.base2 is not None:
+            cells.base2[cell] = _EMPTY
+        cells.red[cell] = _EMPTY
+        cells.read[cell] = _EMPTY
+
+    # adding transfers
+
+    def send(
+        self,
+        src: int,
+        dst: int,
+        piece: Piece,
+        op: str,
+        stage: str,
+        *,
+        after: Sequence[int] = (),
+        src_buffer: str = "work",
+        dst_buffer: str = "work",
+    ) -> int:
+        """Add a transfer of `piece` from `src` to `dst`; return its index.
+
+        It depends on the transfers its cells need, and on `after` (program order a
+        data dependency does not capture, such as a blocking send).
+        """
+        self._check_ranks(src, dst)
+        code = self._code(OPS, op, "op")
+        sb, db = self._code(BUFFERS, src_buffer, "src_buffer"), self._code(BUFFERS, dst_buffer, "dst_buffer")
+        if db == INPUT:
+            raise ScheduleError("the input buffer is read-only", path="dst_buffer")
+        if src == dst and sb == db:
+            raise ScheduleError(f"moves rank {src}'s {src_buffer} buffer onto itself", path="dst")
+        pid = self.piece(piece)
+        for d in after:
+            if not isinstance(d, int) or not 0 <= d < len(self._src):
+                raise ScheduleError(f"must be earlier transfers, got {tuple(after)!r}", path="after")
+        chunk_list = self._piece_list[pid]
+        if len(chunk_list) > _SCALAR_CHUNKS:
+            return self._batch(np.array([src]), np.array([dst]), np.array([pid]), code, sb, db,
+                               self._stage_code(stage), after=tuple(after))
+        deps: set[int] = set(after)
+        index = len(self._src)
+        nchunks = self._nchunks
+        source = self._buffer(sb) if sb != INPUT else None
+        target = self._buffer(db)
+        if source is not None:
+            for c in chunk_list:
+                self._read_deps(source, src * nchunks + c, deps)
+        for c in chunk_list:
+            self._write_deps(target, dst * nchunks + c, code, deps)
+        self._append(src, dst, code, sb, db, pid, self._stage_code(stage), sorted(deps))
+        if source is not None:
+            for c in chunk_list:
+                cell = src * nchunks + c
+                source.read[cell] = self._add(int(source.read[cell]), index)
+        for c in chunk_list:
+            self._wrote(target, dst * nchunks + c, code, index)
+        return index
+
+    def exchange(self, a: int, b: int, piece: Piece, op: str, stage: str) -> tuple[int, int]:
+        """Add a pairwise exchange of `piece` between `a` and `b` in the work buffer (see :mod:`simnet.schedule`).
+
+        Both transfers read their source before either writes, so neither waits
+        for the other; whatever touches the two cells next waits for both, as after
+        ``MPI_Sendrecv``.
+        """
+        self._check_ranks(a, b)
+        code = self._code(OPS, op, "op")
+        if a == b:
+            raise ScheduleError(f"exchanges rank {a} with itself", path="b")
+        pid = self.piece(piece)
+        chunk_list = self._piece_list[pid]
+        cells = self._buffer(0)
+        nchunks = self._nchunks
+        deps_ab: set[int] = set()
+        deps_ba: set[int] = set()
+        for c in chunk_list:
+            self._read_deps(cells, a * nchunks + c, deps_ab)
+            self._write_deps(cells, b * nchunks + c, COPY, deps_ab)
+            self._write_deps(cells, a * nchunks + c, COPY, deps_ba)
+            self._read_deps(cells, b * nchunks + c, deps_ba)
+        stage_code = self._stage_code(stage)
+        first = self._append(a, b, code, 0, 0, pid, stage_code, sorted(deps_ab))
+        second = self._append(b, a, code, 0, 0, pid, stage_code, sorted(deps_ba))
+        second_base = cells.second()
+        for c in chunk_list:
+            for cell in (a * nchunks + c, b * nchunks + c):
+                cells.base[cell] = first
+                second_base[cell] = second
+                cells.red[cell] = _EMPTY
+                cells.read[cell] = _EMPTY
+        return first, second
+
+    def send_batch(
+        self,
+        src,
+        dst,
+        pieces,
+        op: str,
+        stage: str,
+        *,
+        src_buffer: str = "work",
+        dst_buffer: str = "work",
+    ) -> int:
+        """Add many transfers that touch disjoint cells (one step of concurrent rings, say); return the first index.
+
+        Transfer ``i`` moves piece ``pieces[i]`` (ids from :meth:`piece`) from
+        ``src[i]`` to ``dst[i]``; they get exactly the dependencies that sending
+        them one by one in this order would give.
+
+        Raises
+        ------
+        ScheduleError
+            If two of the transfers touch the same cell.
+        """
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        pieces = np.asarray(pieces, dtype=np.int64)
+        if not (src.shape == dst.shape == pieces.shape) or src.ndim != 1:
+            raise ScheduleError("src, dst and pieces must be 1-D arrays of one length", path="send_batch")
+        if len(src) and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= self.nranks):
+            raise ScheduleError(f"ranks must be in [0, {self.nranks})", path="send_batch")
+        if len(pieces) and (pieces.min() < 0 or pieces.max() >= len(self._piece_bytes)):
+            raise ScheduleError("pieces must be ids returned by piece()", path="send_batch")
+        code = self._code(OPS, op, "op")
+        sb, db = self._code(BUFFERS, src_buffer, "src_buffer"), self._code(BUFFERS, dst_buffer, "dst_buffer")
+        if db == INPUT:
+            raise ScheduleError("the input buffer is read-only", path="dst_buffer")
+        if ((src == dst) & (sb == db)).any():
+            raise ScheduleError("a transfer moves a buffer onto itself", path="send_batch")
+        return self._batch(src, dst, pieces, code, sb, db, self._stage_code(stage))
+
+    def _elements(self, src: np.ndarray, dst: np.ndarray, pieces: np.ndarray):
+        """Per chunk carried: its transfer (position in the batch), chunk, source cell and destination cell."""
+        offsets, members, _ = self._pieces()
+        lengths = offsets[pieces + 1] - offsets[pieces]
+        total = int(lengths.sum())
+        seg = np.repeat(np.arange(len(pieces)), lengths)
+        first = np.concatenate(([0], np.cumsum(lengths)[:-1])) if len(lengths) else lengths
+        chunk = members[np.repeat(offsets[pieces] - first, lengths) + np.arange(total)].astype(np.int64)
+        return seg, lengths, src[seg] * self._nchunks + chunk, dst[seg] * self._nchunks + chunk
+
+    def _batch(self, src, dst, pieces, code: int, sb: int, db: int, stage: int, after: tuple[int, ...] = ()) -> int:
+        start = len(self._src)
+        count = len(src)
+        if count == 0:
+            return start
+        seg, lengths, read_cells, write_cells = self._elements(src, dst, pieces)
+        target = self._buffer(db)
+        source = self._buffer(sb) if sb != INPUT else None
+        if source is target:
+            distinct = target.distinct(np.concatenate([read_cells, write_cells]))
+        else:
+            distinct = target.distinct(write_cells) and (source is None or source.distinct(read_cells))
+        if not distinct:
+            raise ScheduleError("two transfers of a batch touch the same buffer cell", path="send_batch")
+        columns = []
+        if source is not None:
+            columns.append(source.base[read_cells])
+            if source.base2 is not None:
+                columns.append(source.base2[read_cells])
+            columns.append(source.red[read_cells])
+        readers = target.read[write_cells]
+        has_readers = readers != _EMPTY
+        columns.append(np.where(has_readers, readers, target.base[write_cells]))
+        if target.base2 is not None:
+            columns.append(np.where(has_readers, _EMPTY, target.base2[write_cells]))
+        if code != REDUCE:
+            columns.append(np.where(has_readers, _EMPTY, target.red[write_cells]))
+        dep_offsets, deps = self._union(seg, count, columns, start, after)
+        self._src.extend(src.astype(np.int32).tolist())
+        self._dst.extend(dst.astype(np.int32).tolist())
+        self._op.extend([code] * count)
+        self._src_buffer.extend([sb] * count)
+        self._dst_buffer.extend([db] * count)
+        self._piece.extend(pieces.astype(np.int32).tolist())
+        self._stage.extend([stage] * count)
+        base = len(self._deps)
+        self._deps.extend(deps.tolist())
+        self._dep_offsets.extend((dep_offsets[1:] + base).tolist())
+        transfer = (start + seg).astype(np.int32)
+        if source is not None:
+            source.read[read_cells] = self._added(source.read[read_cells], transfer)
+        if code == REDUCE:
+            adds = ~has_readers
+            target.red[write_cells[adds]] = self._added(target.red[write_cells[adds]], transfer[adds])
+            replaced = write_cells[has_readers]
+            replaced_by = transfer[has_readers]
+        else:
+            replaced, replaced_by = write_cells, transfer
+        target.base[replaced] = replaced_by
+        if target.base2 is not None:
+            target.base2[replaced] = _EMPTY
+        target.red[replaced] = _EMPTY
+        target.read[replaced] = _EMPTY
+        return start
+
+    def _added(self, codes: np.ndarray, transfers: np.ndarray) -> np.ndarray:
+        """Codes of the sets `codes` with the matching `transfers` added (vectorized :meth:`_add`)."""
+        result = np.where(codes == _EMPTY, transfers, codes).astype(np.int32)
+        busy = np.flatnonzero(codes != _EMPTY)
+        if len(busy):
+            pairs, inverse = np.unique(np.stack([codes[busy], transfers[busy]]), axis=1, return_inverse=True)
+            made = np.array([self._add(int(c), int(t)) for c, t in pairs.T.tolist()], dtype=np.int32)
+            result[busy] = made[inverse.ravel()]
+        return result
+
+    def _union(self, seg, count: int, columns: list[np.ndarray], start: int, after: tuple[int, ...]):
+        """Per transfer, the sorted union of the sets coded in `columns` (and `after`), as CSR."""
+        firsts = np.ones(len(seg), dtype=bool)
+        firsts[1:] = seg[1:] != seg[:-1]
+        keys = []
+        for codes in columns:
+            keep = codes != _EMPTY
+            keep[1:] &= firsts[1:] | (codes[1:] != codes[:-1])
+            keys.append((seg[keep].astype(np.int64) << 32) | (codes[keep].astype(np.int64) & 0xFFFFFFFF))
+        keys = np.unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
+        owner = keys >> 32
+        code = (keys & 0xFFFFFFFF).astype(np.uint32).astype(np.int32)
+        multi = code < _EMPTY
+        if multi.any() or after:
+            rows: dict[int, set[int]] = {}
+            for o, c in zip(owner[multi].tolist(), code[multi].tolist()):
+                rows.setdefault(o, set()).update(self._sets[-2 - c])
+            if after:
+                rows.setdefault(0, set()).update(after)
+            plain = ~multi
+            for o, c in zip(owner[plain].tolist(), code[plain].tolist()):
+                if o in rows:
+                    rows[o].add(c)
+            keep = plain & ~np.isin(owner, np.fromiter(rows, dtype=np.int64))
+            extra_owner = np.array([o for o, members in rows.items() for _ in members], dtype=np.int64)
+            extra_code = np.array([d for members in rows.values() for d in sorted(members)], dtype=np.int64)
+            owner = np.concatenate([owner[keep], extra_owner])
+            code = np.concatenate([code[keep].astype(np.int64), extra_code])
+            order = np.lexsort((code, owner))
+            owner, code = owner[order], code[order]
+        counts = np.bincount(owner, minlength=count)
+        offsets = np.zeros(count + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return offsets, code.astype(np.int64)
+
+    # result
+
+    def schedule(self, collective: str, algorithm: str, params: dict, **extra) -> Schedule:
+        """Freeze the transfers into a :class:`~simnet.schedule.Schedule` (``extra``: root, owners, topk)."""
+        offsets, members, piece_bytes = self._pieces()
+        piece = np.frombuffer(self._piece, dtype=np.int32)
+        table = TransferTable(
+            src=np.frombuffer(self._src, dtype=np.int32),
+            dst=np.frombuffer(self._dst, dtype=np.int32),
+            nbytes=piece_bytes[piece] if len(piece) else np.zeros(0, dtype=np.int64),
+            op=np.frombuffer(self._op, dtype=np.uint8),
+            piece=piece,
+            pieces=(offsets, members),
+            deps=np.frombuffer(self._deps, dtype=np.int32),
+            dep_offsets=np.frombuffer(self._dep_offsets, dtype=np.int64),
+            stage=np.frombuffer(self._stage, dtype=np.int32),
+            stages=tuple(self._stages) or ("",),
+            src_buffer=np.frombuffer(self._src_buffer, dtype=np.uint8),
+            dst_buffer=np.frombuffer(self._dst_buffer, dtype=np.uint8),
+        )
+        return Schedule(
+            collective=collective,
+            nranks=self.nranks,
+            chunk_bytes=self.chunk_bytes,
+            transfers=table,
+            algorithm=algorithm,
+            params=dict(params),
+            **extra,
+        )

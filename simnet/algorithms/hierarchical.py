@@ -1,0 +1,704 @@
+"""All-reduce decomposed over the levels of a hierarchy: BlueConnect, the 2D torus, halving-doubling, hierarchical ring.
+
+Hierarchical algorithms take the hierarchy as plain data, ``factors = (p1, p2, ...,
+pk)`` with ``p1 p2 ... pk = p``: rank ``r`` has coordinates
+``c_i = (r // (p1 ... p_{i-1})) mod p_i``, so level 1 varies fastest (GPUs of a
+node when ranks are numbered node by node, as the topology builders do).
+:func:`simnet.algorithms.hierarchy.hierarchy_factors` derives them from a topology
+graph; the records' ``defaults`` use it when a scenario gives no ``factors``.
+
+BlueConnect (Cho et al. 2019) runs, for every level, a ring reduce-scatter inside
+each of the ``p / p_i`` groups of ranks that differ only in coordinate ``i``, then
+the all-gathers in reverse order. One factor is the ring; all factors 2 are
+Rabenseifner's halving-doubling; two factors are the 2D-torus all-reduce.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+
+from simnet.algorithms.builder import ScheduleBuilder
+from simnet.algorithms.dense import fold, fold_time, power_of_two_members
+from simnet.algorithms.primitives import (
+    _THAKUR,
+    Block,
+    binomial_parents,
+    check_args,
+    ring_all_gather,
+    ring_pairs,
+    ring_reduce_scatter,
+    tree_alpha_beta,
+    tree_broadcast,
+    tree_reduce,
+)
+from simnet.algorithms.registry import Algorithm, PairCosts, Stage, pipelined_time
+from simnet.errors import ScheduleError
+from simnet.schedule import Schedule, split_bytes
+from simnet.speed import gc_paused
+
+__all__ = [
+    "halving_doubling_allreduce",
+    "hierarchical_ring_allreduce",
+    "torus_2d_allreduce",
+    "blueconnect_allreduce",
+    "check_factors",
+    "level_groups",
+    "square_factors",
+    "factorizations",
+    "blueconnect_time",
+    "hierarchical_ring_time",
+    "halving_doubling_time",
+    "blueconnect_levels",
+    "ALGORITHMS",
+]
+
+_CHO = ("Cho, M., Finkler, U., Serrano, M., Kung, D. and Hunter, H. (2019). BlueConnect: Decomposing all-reduce "
+        "for deep learning on heterogeneous network hierarchy. IBM J. Res. Dev. 63(6), 1:1-1:11.")
+
+
+def check_factors(nranks: int, factors: Sequence[int] | None, *, default: Sequence[int] | None = None) -> tuple[int, ...]:
+    """Validate hierarchy `factors` (positive integers whose product is `nranks`).
+
+    ``None`` gives `default`, or ``(nranks,)``.
+    """
+    if factors is None:
+        return tuple(default) if default is not None else (nranks,)
+    if isinstance(factors, (str, bytes)) or not isinstance(factors, Sequence) or not factors:
+        raise ScheduleError(f"must be a non-empty list of integers, got {factors!r}", path="factors")
+    for f in factors:
+        if not isinstance(f, int) or isinstance(f, bool) or f < 1:
+            raise ScheduleError(f"must be integers ≥ 1, got {list(factors)!r}", path="factors")
+    if math.prod(factors) != nranks:
+        raise ScheduleError(
+            f"the product of {list(factors)} is {math.prod(factors)}, not the {nranks} ranks", path="factors"
+        )
+    return tuple(factors)
+
+
+def level_groups(factors: Sequence[int], level: int) -> list[list[int]]:
+    """Groups of positions that differ only in coordinate `level` (0-based), each ordered by it.
+
+    There are ``p / p_level`` groups of ``p_level`` positions; groups are listed by
+    their smallest position.
+    """
+    stride = math.prod(factors[:level])
+    size = factors[level]
+    total = math.prod(factors)
+    return [[base + c * stride for c in range(size)] for base in range(total) if (base // stride) % size == 0]
+
+
+def square_factors(nranks: int) -> tuple[int, int]:
+    """``(X, Y)`` with ``X Y = p`` and ``X`` the largest divisor of ``p`` not above ``sqrt(p)``."""
+    x = max(d for d in range(1, math.isqrt(nranks) + 1) if nranks % d == 0)
+    return x, nranks // x
+
+
+def factorizations(factors: Sequence[int]) -> list[tuple[int, ...]]:
+    """Every ordering of every coarsening of a hierarchy's factors, with at least two levels.
+
+    Coarsening merges adjacent levels (``(2, 2, 8)`` also gives ``(4, 8)`` and
+    ``(2, 16)``), as when one BlueConnect stage spans a whole server.
+    """
+    found: dict[tuple[int, ...], None] = {}
+    for cuts in itertools.product((False, True), repeat=len(factors) - 1):
+        merged = [factors[0]]
+        for factor, cut in zip(factors[1:], cuts):
+            if cut:
+                merged.append(factor)
+            else:
+                merged[-1] *= factor
+        if len(merged) > 1:
+            found.update(dict.fromkeys(itertools.permutations(merged)))
+    return list(found)
+
+
+def _pieces(leaves: range, chunks: int) -> Block:
+    return [tuple(leaf * chunks + j for leaf in leaves) for j in range(chunks)]
+
+
+def _nested_leaves(size_bytes: int, factors: Sequence[int], chunks: int) -> list[int]:
+    sizes = [size_bytes]
+    for f in factors:
+        sizes = [piece for s in sizes for piece in split_bytes(s, f)]
+    return [piece for s in sizes for piece in split_bytes(s, chunks)]
+
+
+def _staged_allreduce(
+    builder: ScheduleBuilder,
+    members: Sequence[int],
+    factors: Sequence[int],
+    chunks: int,
+    labels: Sequence[tuple[str, str]],
+) -> None:
+    """Reduce-scatter over levels 1..k, then all-gather over levels k..1 (BlueConnect).
+
+    ``members[i]`` is the rank at position ``i``; leaves are the ``prod(factors)``
+    nested segments of :func:`_nested_leaves`. After reduce-scatter level ``i`` the
+    position with coordinate ``c_i`` keeps block ``(c_i + 1) mod p_i`` of its region.
+    """
+    k = len(factors)
+    below = [math.prod(factors[i + 1 :]) for i in range(k)]
+    stride = [math.prod(factors[:i]) for i in range(k)]
+    blocks_at: dict[tuple[int, int, int], list[Block]] = {}
+
+    def stage_groups(level: int) -> list[tuple[list[int], list[Block]]]:
+        groups = []
+        for positions in level_groups(factors, level):
+            first = positions[0]
+            start = sum(((first // stride[j]) % factors[j] + 1) % factors[j] * below[j] for j in range(level))
+            width = below[level]
+            key = (start, width, factors[level])
+            if key not in blocks_at:
+                blocks_at[key] = [
+                    _pieces(range(start + b * width, start + (b + 1) * width), chunks) for b in range(factors[level])
+                ]
+            groups.append(([members[q] for q in positions], blocks_at[key]))
+        return groups
+
+    for level in range(k):
+        ring_reduce_scatter(builder, stage_groups(level), labels[level][0])
+    for level in reversed(range(k)):
+        ring_all_gather(builder, stage_groups(level), labels[level][1])
+
+
+def _level_labels(levels: int) -> list[tuple[str, str]]:
+    return [(f"reduce_scatter_{i + 1}", f"all_gather_{i + 1}") for i in range(levels)]
+
+
+@gc_paused()
+def blueconnect_allreduce(
+    nranks: int, size_bytes: int, *, factors: Sequence[int] | None = None, chunks: int = 1
+) -> Schedule:
+    """BlueConnect: all-reduce decomposed into per-level reduce-scatters and all-gathers.
+
+    With ``factors = (p1, ..., pk)``, stage ``i`` of the reduce-scatter runs a ring
+    reduce-scatter inside each of the ``p / p_i`` concurrent groups of ranks that
+    differ only in coordinate ``i``, on the ``n / (p1 ... p_{i-1})`` bytes each rank
+    is still responsible for; the all-gather stages follow in reverse order. One
+    factor ``(p,)`` gives the ring all-reduce; all factors 2 give Rabenseifner's
+    halving-doubling; ``(X, Y)`` is the 2D-torus all-reduce.
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Payload per rank ``n``, bytes.
+    factors : list of int, optional
+        Group size per level, innermost first, product ``p`` (default ``[p]``: one
+        ring; scenarios default to the topology's hierarchy).
+    chunks : int, optional
+        Pipelined sub-chunks per leaf segment ``C``.
+
+    Returns
+    -------
+    Schedule
+        ``2 Σ_i (p_i - 1) p C`` transfers; the payload is split into ``p`` nested
+        leaf segments (first into ``p1`` parts, each into ``p2``, ...), each into
+        ``C`` sub-chunks.
+
+    References
+    ----------
+    Cho, M., Finkler, U., Serrano, M., Kung, D. and Hunter, H. (2019). BlueConnect:
+    Decomposing all-reduce for deep learning on heterogeneous network hierarchy.
+    IBM J. Res. Dev. 63(6), 1:1-1:11 (also SysML 2019).
+    """
+    check_args(nranks, size_bytes, chunks)
+    factors = check_factors(nranks, factors)
+    builder = ScheduleBuilder(_nested_leaves(size_bytes, factors, chunks), nranks)
+    _staged_allreduce(builder, range(nranks), factors, chunks, _level_labels(len(factors)))
+    return builder.schedule("allreduce", "blueconnect", {"factors": list(factors), "chunks": chunks})
+
+
+@gc_paused()
+def torus_2d_allreduce(
+    nranks: int, size_bytes: int, *, factors: Sequence[int] | None = None, chunks: int = 1
+) -> Schedule:
+    """2D-torus all-reduce: reduce-scatter along X, all-reduce along Y, all-gather along X.
+
+    Ranks form an ``X × Y`` grid, ``r = x + X y``. Rings along X (the ``Y``
+    concurrent rows) reduce-scatter the payload; rings along Y (the ``X``
+    concurrent columns) all-reduce the ``n / X`` bytes each rank holds, as a ring
+    reduce-scatter plus all-gather; rings along X all-gather the result. It is the
+    two-level case of :func:`blueconnect_allreduce`.
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p = X Y`` ≥ 2.
+    size_bytes : int
+        Payload per rank ``n``, bytes.
+    factors : list of two int, optional
+        ``[X, Y]`` (default: ``X`` the largest divisor of ``p`` not above ``sqrt(p)``).
+    chunks : int, optional
+        Pipelined sub-chunks per segment ``C``.
+
+    References
+    ----------
+    Mikami, H., Suganuma, H., U-chupala, P., Tanaka, Y. and Kageyama, Y. (2018).
+    Massively distributed SGD: ImageNet/ResNet-50 training in a flash.
+    arXiv:1811.05233.
+    """
+    check_args(nranks, size_bytes, chunks)
+    factors = _torus_factors(nranks, factors)
+    builder = ScheduleBuilder(_nested_leaves(size_bytes, factors, chunks), nranks)
+    _staged_allreduce(builder, range(nranks), factors, chunks,
+                      [("reduce_scatter_x", "all_gather_x"), ("reduce_scatter_y", "all_gather_y")])
+    return builder.schedule("allreduce", "torus_2d", {"factors": list(factors), "chunks": chunks})
+
+
+def _torus_factors(nranks: int, factors: Sequence[int] | None) -> tuple[int, ...]:
+    factors = check_factors(nranks, factors, default=square_factors(nranks))
+    if len(factors) != 2:
+        raise ScheduleError(f"must be two factors [X, Y], got {list(factors)!r}", path="factors")
+    return factors
+
+
+@gc_paused()
+def halving_doubling_allreduce(nranks: int, size_bytes: int, *, chunks: int = 1) -> Schedule:
+    """Rabenseifner's all-reduce: recursive-halving reduce-scatter, recursive-doubling all-gather.
+
+    For ``p = 2^k`` the reduce-scatter exchanges half of the current data with the
+    partner at distance ``1, 2, 4, …`` and the all-gather mirrors it, distances
+    ``…, 2, 1``: the transfers of ``blueconnect`` with ``factors = [2] * k``. When
+    ``p`` is not a power of two, MPICH's folding (see
+    :func:`simnet.algorithms.dense.recursive_doubling_allreduce`).
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Payload per rank ``n``, bytes.
+    chunks : int, optional
+        Pipelined sub-chunks per segment ``C``.
+
+    References
+    ----------
+    Thakur, R., Rabenseifner, R. and Gropp, W. (2005). Optimization of collective
+    communication operations in MPICH. Int. J. High Perform. Comput. Appl. 19(1), 49-66.
+    """
+    check_args(nranks, size_bytes, chunks)
+    rem, members = power_of_two_members(nranks)
+    levels = len(members).bit_length() - 1
+    builder = ScheduleBuilder(_nested_leaves(size_bytes, [2] * levels, chunks), nranks)
+    everything = _pieces(range(len(members)), chunks)
+    fold(builder, rem, everything, unfold=False)
+    _staged_allreduce(builder, members, [2] * levels, chunks, _level_labels(levels))
+    fold(builder, rem, everything, unfold=True)
+    return builder.schedule("allreduce", "halving_doubling", {"chunks": chunks})
+
+
+@gc_paused()
+def hierarchical_ring_allreduce(
+    nranks: int, size_bytes: int, *, factors: Sequence[int] | None = None, chunks: int = 1
+) -> Schedule:
+    """Intra-node reduce, ring all-reduce among node leaders, intra-node broadcast.
+
+    Nodes are the ``N = p / p1`` groups of ``p1 = factors[0]`` consecutive ranks;
+    the leader of a node is its first rank. Each node reduces the payload to its
+    leader along a binomial tree, the leaders run a ring all-reduce, and each
+    leader broadcasts the result along the tree. Sub-chunks pipeline across the
+    three phases.
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Payload per rank ``n``, bytes.
+    factors : list of int, optional
+        Hierarchy factors, innermost first; only ``p1`` (ranks per node) matters
+        (default ``[1, p]``: a plain ring).
+    chunks : int, optional
+        Pipelined sub-chunks per ring segment ``C``.
+
+    References
+    ----------
+    Thakur, R., Rabenseifner, R. and Gropp, W. (2005), §4 (hierarchical variants);
+    Jia, X. et al. (2018). Highly scalable deep learning training system with
+    mixed-precision: training ImageNet in four minutes. arXiv:1807.11205.
+    """
+    check_args(nranks, size_bytes, chunks)
+    factors = check_factors(nranks, factors, default=(1, nranks))
+    local = factors[0]
+    nodes = nranks // local
+    chunk_bytes = [piece for segment in split_bytes(size_bytes, nodes) for piece in split_bytes(segment, chunks)]
+    builder = ScheduleBuilder(chunk_bytes, nranks)
+    everything = [tuple(g * chunks + j for g in range(nodes)) for j in range(chunks)]
+    trees = [(range(node * local, (node + 1) * local), binomial_parents(local), everything) for node in range(nodes)]
+    tree_reduce(builder, trees, "intra_reduce")
+    leaders = [(range(0, nranks, local), [[(g * chunks + j,) for j in range(chunks)] for g in range(nodes)])]
+    ring_reduce_scatter(builder, leaders, "inter_reduce_scatter")
+    ring_all_gather(builder, leaders, "inter_all_gather")
+    tree_broadcast(builder, trees, "intra_broadcast")
+    return builder.schedule("allreduce", "hierarchical_ring", {"factors": list(factors), "chunks": chunks})
+
+
+def _level_stage(group_size: int, message_bytes: float, alpha: float, beta: float, sharing: float, chunks: int,
+                 gamma: float) -> Stage:
+    """One BlueConnect level (a ring reduce-scatter and all-gather in every group) as a pipeline stage."""
+    steps = 2 * (group_size - 1)
+    if steps == 0:
+        return Stage(0.0, 0.0, 0.0)
+    occupancy = message_bytes * beta
+    reductions = (group_size - 1) * message_bytes * gamma
+    one_piece = max(steps * (alpha + occupancy) + (sharing - 1) * occupancy, steps * sharing * occupancy + alpha)
+    return Stage(one_piece + reductions, sharing * occupancy, steps * chunks * sharing * occupancy + alpha)
+
+
+def blueconnect_time(
+    size_bytes: int,
+    factors: Sequence[int],
+    alphas_s: Sequence[float],
+    betas_s_per_byte: Sequence[float],
+    *,
+    sharing: Sequence[float] | None = None,
+    chunks: int = 1,
+    gamma_s_per_byte: float = 0.0,
+    load_s: float = 0.0,
+) -> float:
+    """Time of BlueConnect (and of the 2D-torus all-reduce), seconds.
+
+    With group sizes ``p_i``, per-level latency ``α_i``, inverse bandwidth ``β_i``,
+    link-sharing factor ``s_i`` (how many of the level's concurrent groups'
+    transfers cross the same bottleneck link), ``S_i = 2 (p_i - 1)`` ring steps per
+    level and pieces of ``m_i = n / (p_1 ... p_i C)`` bytes, one piece takes at
+    level ``i``::
+
+        P_i = max( S_i (α_i + m_i β_i) + (s_i - 1) m_i β_i ,  S_i s_i m_i β_i + α_i ) + (p_i - 1) m_i γ
+
+    (a ring reduce-scatter and all-gather in each group; the ``s_i`` groups sharing a
+    link interleave on it like pipelined chunks of one ring, Cho et al. 2019), and
+    the ``C`` pieces pipeline through the levels (:func:`pipelined_time`)::
+
+        T = max( Σ_i P_i + (C - 1) max_i s_i m_i β_i ,  max_i ( S_i C s_i m_i β_i + α_i + Σ_{j≠i} P_j ),  L )
+
+    with ``L`` (`load_s`) the time the busiest link needs for the traffic of all
+    levels together (levels crossing the same link cannot overlap on it). For
+    ``C = 1`` this is ``Σ_i P_i``; one level gives the ring, all ``p_i = 2`` the
+    halving-doubling. Cho et al.'s per-step form ``S_i (α_i + m_i β_i s_i)`` is the
+    upper bound that also charges the latency ``s_i`` times.
+
+    Parameters
+    ----------
+    size_bytes : int
+        Payload per rank ``n``, bytes.
+    factors : sequence of int
+        ``p_1 .. p_k``.
+    alphas_s, betas_s_per_byte : sequence of float
+        ``α_i`` (s) and ``β_i`` (s/byte) per level.
+    sharing : sequence of float, optional
+        ``s_i`` per level (default all 1).
+    chunks : int, optional
+        Pipelined sub-chunks per leaf segment ``C``.
+    gamma_s_per_byte : float, optional
+        ``γ``, seconds per byte.
+    load_s : float, optional
+        Busiest link's time for all levels' traffic, seconds (0: not known).
+
+    References
+    ----------
+    Cho, M., Finkler, U., Serrano, M., Kung, D. and Hunter, H. (2019). BlueConnect:
+    Decomposing all-reduce for deep learning on heterogeneous network hierarchy.
+    IBM J. Res. Dev. 63(6), 1:1-1:11.
+    """
+    sharing = [1.0] * len(factors) if sharing is None else sharing
+    stages, share = [], size_bytes
+    for p_i, alpha, beta, s in zip(factors, alphas_s, betas_s_per_byte, sharing):
+        share = math.ceil(share / p_i)
+        stages.append(_level_stage(p_i, math.ceil(share / chunks), alpha, beta, s, chunks, gamma_s_per_byte))
+    return pipelined_time(stages, chunks, load_s=load_s)
+
+
+def halving_doubling_time(
+    nranks: int, size_bytes: int, alpha_s: float, beta_s_per_byte: float, *, gamma_s_per_byte: float = 0.0
+) -> float:
+    """Time of Rabenseifner's halving-doubling all-reduce without contention, seconds.
+
+    With ``p' = 2^k ≤ p``, ``rem = p - p'`` and messages ``m_j = ceil(n / 2^j)``::
+
+        T = Σ_{j=1..k} (2 α + 2 m_j β + m_j γ) + [rem > 0] (2 α + 2 n β + n γ)
+          = 2 k α + 2 (p' - 1) / p' · n β + (p' - 1) / p' · n γ + fold     (2^k | n)
+
+    Exact when ``2^k`` divides ``n``; otherwise an upper bound by at most a few
+    bytes' worth of ``β``.
+
+    References
+    ----------
+    Thakur, R., Rabenseifner, R. and Gropp, W. (2005). Optimization of collective
+    communication operations in MPICH. Int. J. High Perform. Comput. Appl. 19(1),
+    49-66, §4.4 (Rabenseifner's algorithm).
+    """
+    rem, members = power_of_two_members(nranks)
+    levels = len(members).bit_length() - 1
+    total = 0.0
+    for j in range(1, levels + 1):
+        m = math.ceil(size_bytes / (1 << j))
+        total += 2 * alpha_s + 2 * m * beta_s_per_byte + m * gamma_s_per_byte
+    if rem:
+        total += 2 * alpha_s + 2 * size_bytes * beta_s_per_byte + size_bytes * gamma_s_per_byte
+    return total
+
+
+def hierarchical_ring_time(
+    local_ranks: int,
+    nodes: int,
+    size_bytes: int,
+    intra_alpha_s: float,
+    intra_beta_s_per_byte: float,
+    inter_alpha_s: float,
+    inter_beta_s_per_byte: float,
+    *,
+    chunks: int = 1,
+    gamma_s_per_byte: float = 0.0,
+) -> float:
+    """Time of the hierarchical ring all-reduce, seconds.
+
+    With ``L = ceil(log2 p1)`` for ``p1`` ranks per node, ``N`` nodes and ``C``
+    pieces of ``m = n / C`` bytes, three pipelined stages (:func:`pipelined_time`):
+    a binomial reduce inside each node (one piece ``L (α1 + m β1 + m γ)``; the leader
+    receives ``L`` messages per piece), the pipelined ring all-reduce
+    (:func:`simnet.algorithms.dense.ring_allreduce_time`) among the ``N`` leaders,
+    and a binomial broadcast inside each node. For ``C = 1``::
+
+        T = L (α1 + n β1 + n γ) + T_ring(N, n; α2, β2, γ) + L (α1 + n β1)
+
+    References
+    ----------
+    Thakur, R., Rabenseifner, R. and Gropp, W. (2005); Patarasuk, P. and Yuan, X.
+    (2009) for the ring term.
+    """
+    depth = math.ceil(math.log2(local_ranks)) if local_ranks > 1 else 0
+    m = math.ceil(size_bytes / chunks)
+    stages = []
+    if depth:
+        occupancy = depth * m * intra_beta_s_per_byte
+        stages.append(Stage(depth * (intra_alpha_s + m * (intra_beta_s_per_byte + gamma_s_per_byte)), occupancy,
+                            chunks * occupancy + intra_alpha_s))
+    if nodes > 1:
+        steps = 2 * (nodes - 1)
+        message = math.ceil(math.ceil(size_bytes / nodes) / chunks)
+        occupancy = message * inter_beta_s_per_byte
+        stages.append(Stage(steps * (inter_alpha_s + occupancy) + (nodes - 1) * message * gamma_s_per_byte,
+                            occupancy, steps * chunks * occupancy + inter_alpha_s))
+    if depth:
+        occupancy = depth * m * intra_beta_s_per_byte
+        stages.append(Stage(depth * (intra_alpha_s + m * intra_beta_s_per_byte), occupancy,
+                            chunks * occupancy + intra_alpha_s))
+    return pipelined_time(stages, chunks)
+
+
+def _level_alpha_beta(costs: PairCosts, members: Sequence[int], factors: Sequence[int], size_bytes: int,
+                      chunks: int = 1) -> tuple[list[float], list[float], list[float]]:
+    alphas, betas, sharing = [], [], []
+    share = size_bytes
+    for level, p_i in enumerate(factors):
+        share = math.ceil(share / p_i)
+        pairs = [pair for positions in level_groups(factors, level) for pair in ring_pairs([members[q] for q in positions])]
+        alpha, beta, s = costs.step(pairs, math.ceil(share / chunks)) if pairs else (0.0, 0.0, 1.0)
+        alphas.append(alpha)
+        betas.append(beta)
+        sharing.append(s)
+    return alphas, betas, sharing
+
+
+def _level_traffic(members: Sequence[int], factors: Sequence[int], size_bytes: int) -> list[tuple[list, float]]:
+    """Per level, the ring edges of its groups and the bytes each carries (reduce-scatter and all-gather)."""
+    traffic, share = [], size_bytes
+    for level, p_i in enumerate(factors):
+        share = math.ceil(share / p_i)
+        pairs = [pair for positions in level_groups(factors, level) for pair in ring_pairs([members[q] for q in positions])]
+        traffic.append((pairs, 2 * (p_i - 1) * share))
+    return traffic
+
+
+def blueconnect_levels(
+    costs: PairCosts,
+    nranks: int,
+    size_bytes: int,
+    factors: Sequence[int] | None = None,
+    *,
+    gamma_s_per_byte: float = 0.0,
+):
+    """Per-level cost breakdown of BlueConnect (``chunks = 1``, Cho et al. 2019).
+
+    Parameters
+    ----------
+    costs : PairCosts
+        α and β of rank pairs, e.g. :class:`simnet.models.alphabeta.NetworkCosts` of a network.
+    nranks : int
+        Ranks ``p``.
+    size_bytes : int
+        Payload per rank ``n``, bytes.
+    factors : sequence of int, optional
+        ``p_1 .. p_k`` (default ``[p]``).
+    gamma_s_per_byte : float, optional
+        Reduction cost γ, seconds per byte.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per level: ``level`` (1-based), ``group_size`` ``p_i``, ``groups``
+        (``p / p_i`` concurrent groups), ``message_bytes`` ``m_i``, ``alpha_s``,
+        ``beta_s_per_byte``, ``sharing`` ``s_i``, ``reduce_scatter_s`` and
+        ``all_gather_s`` (half the level's communication time each, plus
+        ``(p_i - 1) m_i γ`` for the reduce-scatter) and ``time_s`` (their sum). The
+        column ``time_s`` sums to :func:`blueconnect_time` with ``chunks = 1``.
+    """
+    import pandas as pd
+
+    factors = check_factors(nranks, factors)
+    alphas, betas, sharing = _level_alpha_beta(costs, range(nranks), factors, size_bytes)
+    rows, share = [], size_bytes
+    for level, (p_i, alpha, beta, s) in enumerate(zip(factors, alphas, betas, sharing)):
+        share = math.ceil(share / p_i)
+        communication = _level_stage(p_i, share, alpha, beta, s, 1, 0.0).path_s
+        reduce_scatter_s = communication / 2 + (p_i - 1) * share * gamma_s_per_byte
+        all_gather_s = communication / 2
+        rows.append({
+            "level": level + 1,
+            "group_size": p_i,
+            "groups": nranks // p_i,
+            "message_bytes": share,
+            "alpha_s": alpha,
+            "beta_s_per_byte": beta,
+            "sharing": s,
+            "reduce_scatter_s": reduce_scatter_s,
+            "all_gather_s": all_gather_s,
+            "time_s": reduce_scatter_s + all_gather_s,
+        })
+    return pd.DataFrame(rows)
+
+
+def _blueconnect_model(costs: PairCosts, nranks: int, size_bytes: int, *, factors: Sequence[int] | None = None,
+                       chunks: int = 1, gamma_s_per_byte: float = 0.0) -> float:
+    factors = check_factors(nranks, factors)
+    alphas, betas, sharing = _level_alpha_beta(costs, range(nranks), factors, size_bytes, chunks)
+    load = costs.load(_level_traffic(range(nranks), factors, size_bytes)) + min(alphas)
+    return blueconnect_time(size_bytes, factors, alphas, betas, sharing=sharing, chunks=chunks,
+                            gamma_s_per_byte=gamma_s_per_byte, load_s=load)
+
+
+def _torus_2d_model(costs: PairCosts, nranks: int, size_bytes: int, *, factors: Sequence[int] | None = None,
+                    chunks: int = 1, gamma_s_per_byte: float = 0.0) -> float:
+    return _blueconnect_model(costs, nranks, size_bytes, factors=_torus_factors(nranks, factors), chunks=chunks,
+                              gamma_s_per_byte=gamma_s_per_byte)
+
+
+def _halving_doubling_model(costs: PairCosts, nranks: int, size_bytes: int, *, chunks: int = 1,
+                            gamma_s_per_byte: float = 0.0) -> float:
+    rem, members = power_of_two_members(nranks)
+    factors = [2] * (len(members).bit_length() - 1)
+    alphas, betas, sharing = _level_alpha_beta(costs, members, factors, size_bytes, chunks)
+    load = costs.load(_level_traffic(members, factors, size_bytes)) + min(alphas, default=0.0)
+    return fold_time(costs, rem, size_bytes, gamma_s_per_byte) + blueconnect_time(
+        size_bytes, factors, alphas, betas, sharing=sharing, chunks=chunks, gamma_s_per_byte=gamma_s_per_byte,
+        load_s=load)
+
+
+def _hierarchical_ring_model(costs: PairCosts, nranks: int, size_bytes: int, *,
+                             factors: Sequence[int] | None = None, chunks: int = 1,
+                             gamma_s_per_byte: float = 0.0) -> float:
+    factors = check_factors(nranks, factors, default=(1, nranks))
+    local, nodes = factors[0], nranks // factors[0]
+    piece = math.ceil(size_bytes / chunks)
+    intra_alpha, intra_beta = 0.0, 0.0
+    if local > 1:
+        parents = binomial_parents(local)
+        edges = [(r, r - r % local + parents[r % local]) for r in range(nranks) if parents[r % local] is not None]
+        intra_alpha, intra_beta = tree_alpha_beta(costs, edges, piece)
+    leaders = list(range(0, nranks, local))
+    inter_alpha, inter_beta, sharing = costs.step(ring_pairs(leaders), math.ceil(math.ceil(size_bytes / nodes) / chunks))
+    return hierarchical_ring_time(local, nodes, size_bytes, intra_alpha, intra_beta, inter_alpha, inter_beta * sharing,
+                                  chunks=chunks, gamma_s_per_byte=gamma_s_per_byte)
+
+
+def _blueconnect_defaults(factors: Callable[[Sequence[str]], tuple[int, ...]]) -> dict:
+    levels = tuple(f for f in factors(("socket", "host", "leaf")) if f > 1)
+    return {"factors": list(levels or (1,))}
+
+
+def _two_level_defaults(factors: Callable[[Sequence[str]], tuple[int, ...]]) -> dict:
+    found = factors(("host",))
+    return {"factors": list((1, *found) if len(found) == 1 else found)}
+
+
+def _hierarchical(factors) -> list[int]:
+    """The hierarchy's factors above 1 (empty on a flat topology)."""
+    return [] if factors is None else [f for f in factors(("socket", "host", "leaf")) if f > 1]
+
+
+def _two_level_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
+    if len(_hierarchical(factors)) < 2:
+        return []
+    default = _two_level_defaults(factors)["factors"]
+    return [{"factors": default, "chunks": chunks} for chunks in chunk_counts]
+
+
+def _torus_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
+    if len(_hierarchical(factors)) < 2:
+        return []
+    return _two_level_variants(nranks, factors, chunk_counts, channel_counts)
+
+
+def _blueconnect_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
+    levels = _hierarchical(factors)
+    if len(levels) < 2:
+        return []
+    return [{"factors": list(order), "chunks": chunks} for order in factorizations(levels) for chunks in chunk_counts]
+
+
+def _chunk_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
+    return [{"chunks": chunks} for chunks in chunk_counts]
+
+
+def _staged_transfers(nranks: int, params) -> int:
+    factors = params.get("factors") or (nranks,)
+    return 2 * sum(f - 1 for f in factors) * nranks * int(params.get("chunks", 1))
+
+
+def _halving_doubling_transfers(nranks: int, params) -> int:
+    return (2 * nranks * max(1, math.ceil(math.log2(nranks))) + 2 * nranks) * int(params.get("chunks", 1))
+
+
+def _hierarchical_ring_transfers(nranks: int, params) -> int:
+    return 4 * nranks * int(params.get("chunks", 1)) + 2 * nranks * nranks * int(params.get("chunks", 1))
+
+
+ALGORITHMS = (
+    Algorithm(
+        "halving_doubling", ("allreduce",), halving_doubling_allreduce,
+        "Rabenseifner: recursive-halving reduce-scatter + recursive-doubling all-gather",
+        "2log2(p)·α + 2(p-1)/p·nβ + (p-1)/p·nγ   [p = 2^k, C = 1; pipelined levels for C > 1]",
+        model=_halving_doubling_model, citation=_THAKUR, variants=_chunk_variants,
+        transfers=_halving_doubling_transfers,
+    ),
+    Algorithm(
+        "hierarchical_ring", ("allreduce",), hierarchical_ring_allreduce,
+        "intra-node binomial reduce, ring all-reduce among node leaders, intra-node broadcast",
+        "2⌈log2 p1⌉·(α1 + nβ1) + 2(N-1)α2 + 2(N-1)/N·nβ2 + γ terms   [N = p/p1, C = 1]",
+        model=_hierarchical_ring_model, citation=_THAKUR, defaults=_two_level_defaults,
+        variants=_two_level_variants, transfers=_hierarchical_ring_transfers,
+    ),
+    Algorithm(
+        "torus_2d", ("allreduce",), torus_2d_allreduce,
+        "Mikami et al.: reduce-scatter along X, all-reduce along Y, all-gather along X",
+        "2(X-1)(α_x + n/X·β_x) + 2(Y-1)(α_y + n/(XY)·β_y) + γ terms   [no link sharing, C = 1]",
+        model=_torus_2d_model,
+        citation="Mikami, H. et al. (2018). Massively distributed SGD: ImageNet/ResNet-50 training in a flash. "
+                 "arXiv:1811.05233.",
+        defaults=_two_level_defaults, variants=_torus_variants, transfers=_staged_transfers,
+    ),
+    Algorithm(
+        "blueconnect", ("allreduce",), blueconnect_allreduce,
+        "Cho et al.: reduce-scatter over levels 1..k, all-gather over k..1, concurrent groups per level",
+        "Σ_i max(S_i(α_i + m_iβ_i) + (s_i-1)m_iβ_i, S_i·s_i·m_iβ_i + α_i) + (p_i-1)m_iγ"
+        "   [S_i = 2(p_i-1), m_i = n/(p_1…p_i), s_i groups sharing a link; pipelined levels for C > 1]",
+        model=_blueconnect_model, citation=_CHO, defaults=_blueconnect_defaults, variants=_blueconnect_variants,
+        transfers=_staged_transfers,
+    ),
+)
+"""Registry records of the hierarchical all-reduce algorithms."""

@@ -1,0 +1,245 @@
+"""The algorithm record and the cost interface that closed forms are written against.
+
+Every algorithm is one :class:`Algorithm` record, defined in its family's module
+next to its builder and its closed form, and collected into the one registry
+:data:`simnet.algorithms.ALGORITHMS`. The command line's ``algorithms``, scenario
+validation, ``tune``, ``predict``, the memory guard and the tests all read the
+record, so registering an algorithm is all it takes to offer it everywhere.
+
+Closed forms are written against :class:`PairCosts`, which gives the α and β of
+sets of concurrent rank-to-rank messages: algorithms know ranks, never links.
+:class:`simnet.models.alphabeta.NetworkCosts` reads them off a network.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from simnet.schedule import COLLECTIVES, Schedule
+
+__all__ = ["PairCosts", "Parameter", "Algorithm", "Stage", "pipelined_time", "Registry"]
+
+
+class PairCosts(Protocol):
+    """α and β of rank-to-rank messages sent at the same time (see :mod:`simnet.models.alphabeta`)."""
+
+    def pairs(self, pairs: Sequence[tuple[int, int]]) -> list[tuple[float, float, float]]:
+        """Per ``(src, dst)`` of a set of concurrent messages: ``(α_s, β_s_per_byte, sharing)``.
+
+        A message of ``m`` bytes takes ``α + m β sharing`` alone on its route but
+        sharing each link fairly with the others of the set.
+        """
+
+    def step(self, pairs: Sequence[tuple[int, int]], message_bytes: float) -> tuple[float, float, float]:
+        """``(α, β, sharing)`` of the slowest message of a set of concurrent messages of `message_bytes`."""
+
+    def pattern(self, pairs: Sequence[tuple[int, int]]) -> tuple[float, float]:
+        """``(largest α, largest β · sharing)`` of a set of concurrent messages."""
+
+    def load(self, traffic: Sequence[tuple[Sequence[tuple[int, int]], float]]) -> float:
+        """Seconds the busiest link needs to carry `traffic`: ``(pairs, bytes each pair sends)`` entries."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a pipelined closed form (see :func:`pipelined_time`).
+
+    Attributes
+    ----------
+    path_s : float
+        Time for one piece to cross the stage when it is alone in it.
+    interval_s : float
+        Time the stage's busiest link needs per piece: pieces follow each other
+        this far apart when the stage is the bottleneck.
+    busy_s : float
+        Time the stage's busiest link is busy with all the pieces, plus the latency
+        the last one still needs to arrive.
+    first_s : float, optional
+        Time the first piece needs through this stage when the pieces are many
+        (``path_s`` by default); the bandwidth bound charges it for the stages
+        that are not the bottleneck.
+    """
+
+    path_s: float
+    interval_s: float
+    busy_s: float
+    first_s: float | None = None
+
+
+def pipelined_time(stages: Sequence[Stage], pieces: int, *, load_s: float = 0.0) -> float:
+    """Time of `pieces` pieces pipelined through consecutive `stages`, seconds.
+
+    ``T = max( Σ_i path_i + (C - 1) max_i interval_i ,  max_i ( busy_i + Σ_{j≠i} first_j ),  load )``:
+    the first piece's way through every stage with the others following at the
+    pace of the slowest stage; one stage's busiest link busy back to back while the
+    first piece makes its way through the other stages; or `load`, the time the
+    busiest link needs for the traffic of all stages together (stages that cross
+    the same link cannot overlap on it). One stage with ``path = L(α + mβ)``,
+    ``interval = mβ`` and ``busy = L C m β + α`` gives the pipelined ring of
+    Patarasuk & Yuan (2009).
+    """
+    if not stages:
+        return load_s
+    firsts = [s.path_s if s.first_s is None else s.first_s for s in stages]
+    latency_bound = sum(s.path_s for s in stages) + (pieces - 1) * max(s.interval_s for s in stages)
+    total_first = sum(firsts)
+    bandwidth_bound = max(s.busy_s + total_first - first for s, first in zip(stages, firsts))
+    return max(latency_bound, bandwidth_bound, load_s)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One keyword parameter of an algorithm's builder.
+
+    Attributes
+    ----------
+    name : str
+        Keyword of the builder (a unit suffix ``_bytes``, ``_s``, ``_Bps`` says how
+        a scenario's value is parsed).
+    type : str
+        Type hint as written in the builder.
+    default : object
+        Default value (``None`` when required or derived from the topology).
+    """
+
+    name: str
+    type: str
+    default: object
+
+
+def _no_variants(nranks: int, factors: Callable[[Sequence[str]], tuple[int, ...]] | None, chunk_counts,
+                 channel_counts) -> list[dict]:
+    return []
+
+
+def _ring_shaped(nranks: int, params: Mapping[str, Any]) -> int:
+    return 2 * nranks * (nranks - 1) * int(params.get("chunks", 1)) * int(params.get("channels", 1))
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """Registry entry of an algorithm: what it computes, how to build it, what it costs.
+
+    Attributes
+    ----------
+    name : str
+        Name used in scenarios and on the command line.
+    ops : tuple of str
+        Collectives the builder computes (:data:`simnet.schedule.COLLECTIVES`).
+    builder : callable
+        ``builder(nranks, size_bytes, **params) -> Schedule``; its keyword-only
+        parameters, type hints and defaults are the algorithm's parameters.
+    description : str
+        One line.
+    formula : str
+        The α-β(-γ) cost, as text.
+    model : callable or None
+        Closed form ``model(costs, nranks, size_bytes, *, gamma_s_per_byte, **params)
+        -> seconds`` with ``costs`` a :class:`PairCosts`; it honours every parameter
+        the builder takes (chunks, channels, factors, ...).
+    no_model : str
+        Why there is no closed form, when `model` is ``None``.
+    citation : str
+        Where the algorithm is described.
+    defaults : callable, optional
+        ``defaults(factors) -> dict``: parameters derived from the topology's
+        hierarchy, where ``factors(levels)`` gives the group size per hierarchy
+        level (:func:`simnet.algorithms.hierarchy.hierarchy_factors`), e.g. the
+        ``factors`` of BlueConnect.
+    variants : callable, optional
+        ``variants(nranks, factors, chunk_counts, channel_counts) -> list of dict``:
+        the parameter choices the tuner tries (``factors`` is ``None`` on a flat
+        topology); empty when the algorithm is not tuned.
+    transfers : callable, optional
+        ``transfers(nranks, params) -> int``: an upper estimate of the number of
+        transfers, for the memory guard (default: a ring's ``2 p (p - 1) C K``).
+    payload : {"dense", "sparse"}
+        Whether the builder takes a sparse ``payload`` instead of dense sizes.
+    supports : callable, optional
+        ``supports(nranks) -> bool`` (default: every ``nranks ≥ 2``).
+    """
+
+    name: str
+    ops: tuple[str, ...]
+    builder: Callable[..., Schedule]
+    description: str
+    formula: str = ""
+    model: Callable[..., float] | None = None
+    no_model: str = ""
+    citation: str = ""
+    defaults: Callable[[Callable[[Sequence[str]], tuple[int, ...]]], dict] | None = None
+    variants: Callable[..., list[dict]] = _no_variants
+    transfers: Callable[[int, Mapping[str, Any]], int] = _ring_shaped
+    payload: str = "dense"
+    supports: Callable[[int], bool] = field(default=lambda nranks: nranks >= 2)
+
+    def __post_init__(self) -> None:
+        unknown = [op for op in self.ops if op not in COLLECTIVES]
+        if not self.ops or unknown:
+            raise ValueError(f"algorithm {self.name!r}: ops must be among {COLLECTIVES}, got {self.ops!r}")
+        if (self.model is None) == (not self.no_model):
+            raise ValueError(f"algorithm {self.name!r}: give a closed form or say why there is none (no_model)")
+
+    @property
+    def collective(self) -> str:
+        """The (first) collective the algorithm computes."""
+        return self.ops[0]
+
+    @property
+    def parameters(self) -> tuple[Parameter, ...]:
+        """Keyword parameters of the builder, with their type hints and defaults (``None`` if required)."""
+        hints = inspect.get_annotations(self.builder, eval_str=False)
+        return tuple(
+            Parameter(p.name, str(hints.get(p.name, "")), None if p.default is p.empty else p.default)
+            for p in inspect.signature(self.builder).parameters.values()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY
+        )
+
+    def build(self, nranks: int, size_bytes: int, **params) -> Schedule:
+        """The schedule for `nranks` ranks and `size_bytes` bytes per rank."""
+        return self.builder(nranks, size_bytes, **params)
+
+    def predict(self, costs: PairCosts, nranks: int, size_bytes: int, *, gamma_s_per_byte: float = 0.0,
+                **params) -> float:
+        """The closed form's time, seconds (``nan`` when the algorithm has none)."""
+        if self.model is None:
+            return math.nan
+        return self.model(costs, nranks, size_bytes, gamma_s_per_byte=gamma_s_per_byte, **params)
+
+
+class Registry(Mapping):
+    """Name -> :class:`Algorithm`, read-only, in registration order.
+
+    Raises
+    ------
+    ValueError
+        When two records share a name.
+    """
+
+    def __init__(self, records: Sequence[Algorithm]) -> None:
+        entries: dict[str, Algorithm] = {}
+        for record in records:
+            if record.name in entries:
+                raise ValueError(f"algorithm {record.name!r} is registered twice")
+            entries[record.name] = record
+        self._entries = entries
+
+    def __getitem__(self, name: str) -> Algorithm:
+        return self._entries[name]
+
+    def __iter__(self):
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"Registry({', '.join(self._entries)})"
+
+    def for_op(self, op: str) -> list[str]:
+        """Names of the algorithms that compute collective `op`, sorted."""
+        return sorted(name for name, record in self._entries.items() if op in record.ops)

@@ -1,0 +1,543 @@
+"""Link-sharing models: when do transfers that share links finish?
+
+A model is driven by :class:`simnet.engine.Simulation` and knows nothing of
+schedules. Transfers enter it as *flows* (an integer id and a route, a tuple of
+link indices); the model asks the simulation's clock for the :class:`Instant` of
+every moment at which something happens to a flow (its latency has elapsed and it
+starts draining bytes, or its last byte arrives), and the simulation hands that
+instant back to :meth:`LinkModel.advance` when the SimPy environment reaches it.
+
+Every model gives a lone transfer of ``n`` bytes over route ``r`` exactly
+``sum(latency_s[r]) + n / min(bandwidth_Bps[r])``, bit for bit the same float; a
+flow with an empty route (a copy between two buffers of one rank) finishes at once.
+
+``maxmin``
+    flow-level max-min fair sharing (progressive filling), the default; with
+    ``sharing="rtt_weighted"`` each flow's share is weighted by the inverse of its
+    route latency, as SimGrid's CM02 model does.
+``fifo``
+    each link carries one transfer at a time, cut-through, in arrival order.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from itertools import chain
+from types import MappingProxyType
+from typing import Protocol
+
+import numpy as np
+
+__all__ = ["Instant", "LinkModel", "FifoLinks", "MaxMinLinks", "LINK_MODELS", "SHARING"]
+
+SHARING = ("equal", "rtt_weighted")
+"""How :class:`MaxMinLinks` shares a saturated link: equally, or in inverse proportion to route latency."""
+
+
+class Instant:
+    """Everything that happens at one simulated instant: the work list of a SimPy event.
+
+    Attributes
+    ----------
+    time_s : float
+        The instant, seconds.
+    starting : list of int
+        Flows whose route latency has elapsed (they start draining bytes).
+    finishing : list
+        Flows whose last byte arrives, as the model records them (``(flow, version)``
+        for :class:`MaxMinLinks`, flow ids for :class:`FifoLinks`).
+    issued : list of int
+        Transfers the engine hands to the model at this instant (after their overhead).
+    reduced : list of int
+        Transfers whose reduction completes at this instant.
+    """
+
+    __slots__ = ("time_s", "starting", "finishing", "issued", "reduced")
+
+    def __init__(self, time_s: float) -> None:
+        self.time_s = time_s
+        self.starting: list[int] = []
+        self.finishing: list = []
+        self.issued: list[int] = []
+        self.reduced: list[int] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.starting or self.finishing or self.issued or self.reduced)
+
+
+Clock = Callable[[float], Instant]
+"""``at(time_s)``: the :class:`Instant` at `time_s`, created and scheduled if it does not exist yet."""
+
+
+class LinkModel(Protocol):
+    """What the engine needs of a link-sharing model.
+
+    Attributes
+    ----------
+    started_s : dict of int to float
+        Flow -> instant its first byte entered the network.
+    blocked_by : dict of int to int
+        Flow -> link it queued for before it could start.
+    """
+
+    started_s: dict[int, float]
+    blocked_by: dict[int, int]
+
+    def submit(self, now_s: float, flows: Iterable[int], routes: Sequence[tuple[int, ...]],
+               nbytes: Sequence[float]) -> None:
+        """Flows ready at `now_s` (the current instant), in this order; ``routes[f]``, ``nbytes[f]`` describe flow ``f``."""
+
+    def advance(self, now_s: float, instant: Instant) -> list[int]:
+        """Process the model's events of `instant` (at `now_s`); return the flows finishing now, sorted."""
+
+    def usage(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
+        """Per-link drain segments ``(link, flow, start_s, end_s, rate_Bps)`` (of `flows` only, if given)."""
+
+    def bottlenecks(self) -> dict[int, dict[int, float]]:
+        """Flow -> ``{link: seconds}`` during which that link limited its rate."""
+
+
+def _segments(rows: list[tuple[int, int, float, float, float]]) -> tuple[np.ndarray, ...]:
+    if not rows:
+        return (np.zeros(0, dtype=int), np.zeros(0, dtype=int), np.zeros(0), np.zeros(0), np.zeros(0))
+    link, flow, start, end, rate = zip(*rows)
+    return (
+        np.array(link, dtype=int),
+        np.array(flow, dtype=int),
+        np.array(start, dtype=float),
+        np.array(end, dtype=float),
+        np.array(rate, dtype=float),
+    )
+
+
+class FifoLinks:
+    """Each directed link carries one transfer at a time, in arrival order.
+
+    A transfer reserves its whole route cut-through: link ``i`` of the route is busy
+    for ``nbytes / min(bandwidth)`` starting ``sum(latency of links before i)`` after
+    the transfer's start, and the transfer starts at the first instant at which that
+    reservation collides with no earlier one. It finishes
+    ``sum(latency) + nbytes / min(bandwidth)`` after its start. Transfers submitted
+    at the same instant are served in the order they are submitted.
+
+    Parameters
+    ----------
+    bandwidth_Bps, latency_s : numpy.ndarray
+        Per link.
+    at : callable
+        The simulation's clock (see :data:`Clock`).
+    """
+
+    def __init__(self, bandwidth_Bps: np.ndarray, latency_s: np.ndarray, at: Clock) -> None:
+        self._bandwidth_Bps = bandwidth_Bps
+        self._latency_s = latency_s
+        self._at = at
+        self._free_s = [0.0] * len(bandwidth_Bps)
+        self._routes: dict[tuple[int, ...], tuple[tuple[float, ...], float, int, float]] = {}
+        self._reservations: list[tuple[int, tuple[int, ...], float, float]] = []
+        self.started_s: dict[int, float] = {}
+        self.blocked_by: dict[int, int] = {}
+
+    def _route(self, route: tuple[int, ...]) -> tuple[tuple[float, ...], float, int, float]:
+        """Per route (once): link offsets, total latency, bottleneck link and its bandwidth."""
+        offset = 0.0
+        offsets = []
+        for link in route:
+            offsets.append(offset)
+            offset += float(self._latency_s[link])
+        bottleneck = min(route, key=lambda link: self._bandwidth_Bps[link]) if route else -1
+        rate = float(self._bandwidth_Bps[bottleneck]) if route else math.inf
+        info = self._routes[route] = (tuple(offsets), offset, bottleneck, rate)
+        return info
+
+    def submit(self, now_s: float, flows: Iterable[int], routes, nbytes) -> None:
+        """Reserve the routes of `flows`, ready at `now_s`, in order."""
+        cache = self._routes
+        free = self._free_s
+        blocked_by = self.blocked_by
+        started = self.started_s
+        reservations = self._reservations
+        at = self._at
+        instant, bucket = math.nan, None
+        for flow in flows:
+            route = routes[flow]
+            info = cache.get(route)
+            if info is None:
+                info = self._route(route)
+            offsets, latency, _, rate = info
+            start = now_s
+            for link, offset in zip(route, offsets):
+                if free[link] - offset > start:
+                    start = free[link] - offset
+                    blocked_by[flow] = link
+            occupancy = 0.0
+            if route:
+                occupancy = nbytes[flow] / rate
+                reservations.append((flow, route, start, occupancy))
+                for link, offset in zip(route, offsets):
+                    free[link] = start + offset + occupancy
+            started[flow] = start
+            end = start + latency + occupancy
+            if end != instant:
+                instant, bucket = end, at(end).finishing
+            bucket.append(flow)
+
+    def advance(self, now_s: float, instant: Instant) -> list[int]:
+        """The flows finishing at `instant`, in flow order."""
+        finished = sorted(instant.finishing)
+        instant.finishing = []
+        return finished
+
+    def usage(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
+        """Per-link drain segments: arrays ``(link, flow, start_s, end_s, rate_Bps)``.
+
+        Link ``i`` of a route carries the transfer at its bottleneck rate from
+        ``start + sum(latency of links before i)`` for ``nbytes / rate`` seconds.
+        """
+        reservations = self._reservations
+        if flows is not None:
+            reservations = [r for r in reservations if r[0] in flows]
+        if not reservations:
+            return _segments([])
+        flow, routes, start, occupancy = zip(*reservations)
+        lengths = np.fromiter(map(len, routes), dtype=np.int64, count=len(routes))
+        link = np.fromiter(chain.from_iterable(routes), dtype=np.int64, count=int(lengths.sum()))
+        offset = np.fromiter(chain.from_iterable(self._routes[route][0] for route in routes), dtype=float,
+                             count=len(link))
+        begin = np.repeat(np.array(start, dtype=float), lengths) + offset
+        occupied = np.repeat(np.array(occupancy, dtype=float), lengths)
+        rate = np.repeat(np.array([self._routes[route][3] for route in routes], dtype=float), lengths)
+        return (link.astype(int), np.repeat(np.array(flow, dtype=int), lengths), begin, begin + occupied, rate)
+
+    def bottlenecks(self) -> dict[int, dict[int, float]]:
+        """Flow -> ``{bottleneck link: nbytes / rate}`` (the slowest link, first on ties)."""
+        return {flow: {self._routes[route][2]: occupancy} for flow, route, _, occupancy in self._reservations}
+
+
+class _Flow:
+    __slots__ = ("route", "latency_s", "weight", "remaining", "rate", "limit", "since_s", "version", "draining",
+                 "history")
+
+    def __init__(self, route: tuple[int, ...], latency_s: float, weight: float, nbytes: float) -> None:
+        self.route = route
+        self.latency_s = latency_s
+        self.weight = weight
+        self.remaining = float(nbytes)
+        self.rate = 0.0
+        self.limit = -1
+        self.since_s = 0.0
+        self.version = 0
+        self.draining = False
+        self.history: list[tuple[float, float, int]] = []
+
+
+class MaxMinLinks:
+    """Flow-level max-min fair sharing of links (progressive filling), SimGrid CM02 style.
+
+    A transfer submitted at ``t`` first spends its route latency ``L = sum(latency)``
+    without using bandwidth, then drains its bytes through every link of its route
+    at once at its max-min fair rate; it finishes when its last byte has drained.
+    A lone transfer therefore takes exactly ``L + nbytes / min(bandwidth)``.
+
+    Transfers between the same two end points (the same route) form one connection
+    and drain in order, one at a time, as on one NCCL channel or one MPI queue pair:
+    a transfer whose latency has elapsed while an earlier one of its connection is
+    still draining waits, and starts draining the instant that one finishes (its
+    latency overlapped the wait, as in a pipeline). Its ``started_s`` is then
+    ``L`` before it starts draining, and it is ``blocked_by`` the route's slowest
+    link. Transfers of different connections share links max-min fairly. Hence a
+    pipelined ring, whose sub-chunks follow each other over the same connection,
+    takes the same time as under :class:`FifoLinks`. (SimGrid lets two concurrent
+    messages of one pair share bandwidth instead; MPI collectives built from
+    blocking ``MPI_Sendrecv`` never have two.)
+
+    Rates are the max-min fair allocation of the links' bandwidths among the
+    draining flows, computed by progressive filling: every unfixed flow grows at a
+    pace proportional to its weight (1, or the inverse of its route latency with
+    ``sharing="rtt_weighted"``); when a link saturates, the flows crossing it are
+    fixed at ``weight × remaining capacity / unfixed weight``, and that link is their
+    bottleneck (see :meth:`bottlenecks`). A flow bottlenecked elsewhere thus leaves
+    its unused share to the others.
+
+    Rates are recomputed whenever a flow starts or stops draining, and only for the
+    *connected components* of the changed flows' links in the bipartite graph of
+    draining flows and the links they cross. This is exact: the max-min allocation
+    is the solution of independent problems, one per connected component (no
+    constraint of one component mentions a flow of another), so a change leaves the
+    rates of every other component untouched. A component of one flow alone on its
+    links gets that flow's lone rate, the smallest bandwidth of its route (what
+    progressive filling gives it).
+
+    Floating point: a flow whose recomputed rate is bit-identical keeps its pending
+    finish instant, so transfers that never share a link get exactly the lone-
+    transfer time. Otherwise its remaining bytes are brought up to date
+    (``remaining -= rate * elapsed``, clamped at 0) and its finish is rescheduled at
+    ``now + remaining / rate``. Completion is an event, never a test of
+    ``remaining == 0``: each flow has one valid finish event (older ones carry a
+    stale version and are skipped). Ties are broken by link and flow index, so
+    results are deterministic bit for bit.
+
+    Parameters
+    ----------
+    bandwidth_Bps, latency_s : numpy.ndarray
+        Per link.
+    at : callable
+        The simulation's clock (see :data:`Clock`).
+    sharing : {"equal", "rtt_weighted"}, optional
+        How a saturated link is shared (see :data:`SHARING`).
+
+    Notes
+    -----
+    References: Casanova, H. et al. (2014). Versatile, scalable, and accurate
+    simulation of distributed applications and platforms. J. Parallel Distrib.
+    Comput. 74(10), 2899-2917 (CM02, RTT-weighted sharing); Bertsekas, D. and
+    Gallager, R. (1992). Data Networks, §6.5.2 (max-min fairness by progressive
+    filling).
+    """
+
+    def __init__(self, bandwidth_Bps: np.ndarray, latency_s: np.ndarray, at: Clock, *, sharing: str = "equal") -> None:
+        if sharing not in SHARING:
+            raise ValueError(f"sharing must be one of {SHARING}, got {sharing!r}")
+        self._bandwidth_Bps = bandwidth_Bps
+        self._latency_s = latency_s
+        self._at = at
+        self._weighted = sharing == "rtt_weighted"
+        self._flows: dict[int, _Flow] = {}
+        self._on_link: list[dict[int, None]] = [{} for _ in range(len(bandwidth_Bps))]
+        self._routes: dict[tuple[int, ...], tuple[float, float, int]] = {}
+        self._finished_s: dict[int, float] = {}
+        self._connections: dict[tuple[int, ...], deque[int]] = {}
+        self.started_s: dict[int, float] = {}
+        self.blocked_by: dict[int, int] = {}
+
+    def _route(self, route: tuple[int, ...]) -> tuple[float, float, int]:
+        """Per route (once): latency, and the rate and bottleneck of a flow alone on its links.
+
+        Alone, progressive filling fixes the flow at the smallest ``bandwidth / 1`` of
+        its route, on the link of lowest index among the slowest (the heap order of
+        :meth:`_fill`), so this is exactly what :meth:`_fill` would compute.
+        """
+        latency = 0.0
+        for link in route:
+            latency += self._latency_s[link]
+        limit = min(route, key=lambda link: (self._bandwidth_Bps[link], link)) if route else -1
+        rate = float(self._bandwidth_Bps[limit]) / 1 if route else math.inf
+        info = self._routes[route] = (latency, rate, limit)
+        return info
+
+    def submit(self, now_s: float, flows: Iterable[int], routes, nbytes) -> None:
+        """Start `flows` at `now_s`, in order; each drains once its route latency has passed."""
+        cache = self._routes
+        records = self._flows
+        started = self.started_s
+        at = self._at
+        weighted = self._weighted
+        instant, bucket = math.nan, None
+        for flow in flows:
+            route = routes[flow]
+            info = cache.get(route)
+            if info is None:
+                info = self._route(route)
+            size = nbytes[flow]
+            latency = info[0]
+            weight = 1.0 / latency if weighted and latency > 0 else 1.0
+            records[flow] = _Flow(route, latency, weight, size)
+            started[flow] = now_s
+            if now_s + latency != instant:
+                instant = now_s + latency
+                bucket = at(instant)
+            if route and size > 0:
+                bucket.starting.append(flow)
+            else:
+                bucket.finishing.append((flow, 0))
+
+    def advance(self, now_s: float, instant: Instant) -> list[int]:
+        """Process the flows starting and finishing at `instant`; return the finished ones, sorted.
+
+        Finished flows leave their links (the next transfer of a connection starts
+        draining), starting flows join theirs, and the components of every link
+        touched are re-shared; a flow whose finish that reschedules to `now_s` is
+        processed in the same call.
+        """
+        finished = []
+        flows = self._flows
+        on_link = self._on_link
+        connections = self._connections
+        finished_s = self._finished_s
+        while instant.starting or instant.finishing:
+            ended = sorted(flow for flow, version in instant.finishing if flows[flow].version == version)
+            started = sorted(instant.starting)
+            instant.starting, instant.finishing = [], []
+            touched: list[int] = []
+            for flow in ended:
+                record = flows[flow]
+                record.version = -1
+                finished.append(flow)
+                finished_s[flow] = now_s
+                if record.draining:
+                    record.draining = False
+                    record.remaining = 0.0
+                    route = record.route
+                    for link in route:
+                        del on_link[link][flow]
+                    touched.extend(route)
+                    line = connections[route]
+                    line.popleft()
+                    if line:
+                        self._drain(line[0], now_s, queued=True)
+            for flow in started:
+                route = flows[flow].route
+                line = connections.get(route)
+                if line is None:
+                    line = connections[route] = deque()
+                line.append(flow)
+                if len(line) == 1:
+                    self._drain(flow, now_s, queued=False)
+                    touched.extend(route)
+            if touched:
+                self._reshare(now_s, touched)
+        finished.sort()
+        return finished
+
+    def _drain(self, flow: int, now_s: float, *, queued: bool) -> None:
+        """Start draining `flow`: it joins the links of its route."""
+        record = self._flows[flow]
+        record.draining = True
+        record.since_s = now_s
+        for link in record.route:
+            self._on_link[link][flow] = None
+        if queued:
+            self.started_s[flow] = now_s - record.latency_s
+            self.blocked_by[flow] = min(record.route, key=lambda link: self._bandwidth_Bps[link])
+
+    def _reshare(self, now_s: float, touched: list[int]) -> None:
+        """Recompute the rates of the components of the `touched` links (one flow alone: its lone rate)."""
+        on_link = self._on_link
+        flows = self._flows
+        routes = self._routes
+        seen: set[int] = set()
+        allocation: list[tuple[int, float, int]] = []
+        for start in touched:
+            if start in seen or not on_link[start]:
+                continue
+            component_links: list[int] = []
+            component_flows: dict[int, None] = {}
+            stack = [start]
+            seen.add(start)
+            while stack:
+                link = stack.pop()
+                component_links.append(link)
+                for flow in on_link[link]:
+                    if flow not in component_flows:
+                        component_flows[flow] = None
+                        for other in flows[flow].route:
+                            if other not in seen:
+                                seen.add(other)
+                                stack.append(other)
+            if len(component_flows) == 1:
+                (flow,) = component_flows
+                lone = routes[flows[flow].route]
+                allocation.append((flow, lone[1], lone[2]))
+            else:
+                fixed = self._fill(sorted(component_links))
+                allocation.extend((flow, *fixed[flow]) for flow in sorted(component_flows))
+        self._assign(now_s, allocation)
+
+    def _fill(self, links: list[int]) -> dict[int, tuple[float, int]]:
+        """Progressive filling over `links` (a union of components): flow -> (rate, bottleneck link).
+
+        The fill level rises until a link saturates: its level is its remaining
+        capacity over the weight of its unfixed flows (their number when sharing
+        equally); its flows are fixed at ``level × weight``.
+        """
+        on_link = self._on_link
+        flows = self._flows
+        weighted = self._weighted
+        capacity = {link: float(self._bandwidth_Bps[link]) for link in links}
+        count = {link: len(on_link[link]) for link in links}
+        total = {link: sum(flows[flow].weight for flow in on_link[link]) for link in links} if weighted else count
+        heap = [(capacity[link] / total[link], link) for link in links]
+        heapq.heapify(heap)
+        fixed: dict[int, tuple[float, int]] = {}
+        floor = 0.0
+        while heap:
+            share, link = heapq.heappop(heap)
+            if count[link] == 0:
+                continue
+            current = capacity[link] / total[link]
+            if current != share:
+                heapq.heappush(heap, (current, link))
+                continue
+            share = max(share, floor)
+            floor = share
+            for flow in sorted(on_link[link]):
+                if flow in fixed:
+                    continue
+                weight = flows[flow].weight
+                rate = share * weight if weighted else share
+                fixed[flow] = (rate, link)
+                for other in flows[flow].route:
+                    capacity[other] -= rate
+                    count[other] -= 1
+                    if weighted:
+                        total[other] -= weight
+        return fixed
+
+    def _assign(self, now_s: float, allocation: list[tuple[int, float, int]]) -> None:
+        """Give each ``(flow, rate, bottleneck link)`` its rate from `now_s` on; reschedule its finish."""
+        flows = self._flows
+        at = self._at
+        instant, bucket = math.nan, None
+        for flow, rate, limit in allocation:
+            record = flows[flow]
+            if rate == record.rate:
+                if limit != record.limit:
+                    record.limit = limit
+                    record.history.append((now_s, rate, limit))
+                continue
+            if record.rate > 0:
+                record.remaining = max(0.0, record.remaining - record.rate * (now_s - record.since_s))
+            record.since_s = now_s
+            record.rate = rate
+            record.limit = limit
+            record.version += 1
+            record.history.append((now_s, rate, limit))
+            end = now_s + record.remaining / rate
+            if end != instant:
+                instant, bucket = end, at(end).finishing
+            bucket.append((flow, record.version))
+
+    def _drains(self, flows: range | None = None):
+        for flow, record in self._flows.items():
+            if flows is not None and flow not in flows:
+                continue
+            history = record.history
+            for k, (begin, rate, limit) in enumerate(history):
+                end = history[k + 1][0] if k + 1 < len(history) else self._finished_s.get(flow, begin)
+                yield flow, record.route, begin, end, rate, limit
+
+    def usage(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
+        """Per-link drain segments: arrays ``(link, flow, start_s, end_s, rate_Bps)``.
+
+        One segment per link of the route and per interval of constant rate.
+        """
+        rows = []
+        for flow, route, begin, end, rate, _ in self._drains(flows):
+            if end > begin:
+                rows.extend((link, flow, begin, end, rate) for link in route)
+        return _segments(rows)
+
+    def bottlenecks(self) -> dict[int, dict[int, float]]:
+        """Flow -> ``{link: seconds}`` during which that link limited its rate."""
+        limits: dict[int, dict[int, float]] = {}
+        for flow, _, begin, end, _, limit in self._drains():
+            per_link = limits.setdefault(flow, {})
+            per_link[limit] = per_link.get(limit, 0.0) + (end - begin)
+        return limits
+
+
+LINK_MODELS = MappingProxyType({"maxmin": MaxMinLinks, "fifo": FifoLinks})
+"""Name -> link model class."""

@@ -1,0 +1,52 @@
+"""Cost models beside the simulation: closed forms of the registered algorithms, and the critical path of any schedule.
+
+The closed form of an algorithm lives with its builder (its record's ``model``, in
+:mod:`simnet.algorithms`), written against α and β of rank pairs;
+:func:`predict` evaluates it on a network, reading α and β off the network with
+:class:`~simnet.models.alphabeta.NetworkCosts` (per step, including how many
+concurrent messages share a link). :func:`critical_path_time` models *any*
+schedule without a hand formula: the longest path through its transfers when each
+costs ``α + n β`` on its own route, i.e. without contention
+(:mod:`simnet.models.critical_path`).
+"""
+
+from __future__ import annotations
+
+from simnet.algorithms import ALGORITHMS
+from simnet.errors import SimnetError
+from simnet.models.alphabeta import NetworkCosts
+from simnet.models.critical_path import critical_path_finish_s, critical_path_time
+from simnet.network import Network
+
+__all__ = ["predict", "NetworkCosts", "critical_path_finish_s", "critical_path_time"]
+
+
+def predict(algorithm: str, network: Network, nranks: int, size_bytes: int, **params) -> float:
+    """Closed-form time of `algorithm` on `network`, seconds.
+
+    Parameters
+    ----------
+    algorithm : str
+        Name in :data:`simnet.algorithms.ALGORITHMS`.
+    network : Network
+        Supplies α and β (see :class:`~simnet.models.alphabeta.NetworkCosts`).
+    nranks : int
+        Ranks taking part.
+    size_bytes : int
+        Payload per rank, bytes.
+    **params
+        The algorithm's parameters (e.g. ``chunks``, ``factors``, ``channels``;
+        every parameter the builder takes changes the closed form accordingly) and
+        ``gamma_s_per_byte``.
+
+    Raises
+    ------
+    SimnetError
+        For an unknown algorithm or one without a closed form (saying why).
+    """
+    record = ALGORITHMS.get(algorithm)
+    if record is None:
+        raise SimnetError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}", path="algorithm")
+    if record.model is None:
+        raise SimnetError(f"{algorithm} has no closed form: {record.no_model}", path="algorithm")
+    return record.predict(NetworkCosts(network), nranks, size_bytes, **params)

@@ -1,0 +1,75 @@
+"""α and β of rank-to-rank messages read off a network: the :class:`~simnet.algorithms.registry.PairCosts` of closed forms.
+
+A message of ``m`` bytes from rank ``s`` to rank ``d`` alone costs ``α + m β`` with
+``α`` the latency of its route and ``β`` the inverse of its bottleneck bandwidth
+(the engine's lone-transfer time, exactly). When several messages are sent at
+once, a link crossed by ``k`` of them gives each ``1 / k`` of its bandwidth (fair
+sharing; FIFO finishes the last one at the same time), so a message's effective
+inverse bandwidth is ``max over its links of k / bandwidth = β s``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from simnet.network import Network
+
+__all__ = ["NetworkCosts"]
+
+
+class NetworkCosts:
+    """α, β and link sharing of concurrent rank-to-rank messages on `network`.
+
+    Parameters
+    ----------
+    network : Network
+        Supplies routes, latencies and (effective) bandwidths.
+
+    Examples
+    --------
+    >>> from simnet.topology import switch
+    >>> costs = NetworkCosts(Network(switch(4, 12.5e9, 1e-6)))
+    >>> costs.pairs([(0, 1), (2, 1)])
+    [(2e-06, 8e-11, 2.0), (2e-06, 8e-11, 2.0)]
+    """
+
+    def __init__(self, network: Network) -> None:
+        self.network = network
+
+    def pairs(self, pairs: Sequence[tuple[int, int]]) -> list[tuple[float, float, float]]:
+        """Per pair ``(α_s, β_s_per_byte, sharing)``: a message of ``m`` bytes takes ``α + m β sharing``."""
+        network = self.network
+        load: dict[int, int] = {}
+        routes = [network.route(s, d) for s, d in pairs]
+        for route in routes:
+            for link in route:
+                load[link] = load.get(link, 0) + 1
+        result = []
+        for (s, d), route in zip(pairs, routes):
+            if not route:
+                result.append((0.0, 0.0, 1.0))
+                continue
+            beta = 1.0 / network.route_bandwidth_Bps(s, d)
+            effective = max(load[link] / network.bandwidth_Bps[link] for link in route)
+            result.append((network.route_latency_s(s, d), beta, effective / beta))
+        return result
+
+    def step(self, pairs: Sequence[tuple[int, int]], message_bytes: float) -> tuple[float, float, float]:
+        """``(α, β, sharing)`` of the slowest of concurrent messages of `message_bytes` (``(0, 0, 1)`` for none)."""
+        costs = self.pairs(pairs)
+        return max(costs, key=lambda c: c[0] + message_bytes * c[1] * c[2], default=(0.0, 0.0, 1.0))
+
+    def load(self, traffic: Sequence[tuple[Sequence[tuple[int, int]], float]]) -> float:
+        """Seconds the busiest link needs to carry `traffic`, a list of ``(pairs, bytes each pair sends)``."""
+        network = self.network
+        carried: dict[int, float] = {}
+        for pairs, nbytes in traffic:
+            for s, d in pairs:
+                for link in network.route(s, d):
+                    carried[link] = carried.get(link, 0.0) + nbytes
+        return max((nbytes / network.bandwidth_Bps[link] for link, nbytes in carried.items()), default=0.0)
+
+    def pattern(self, pairs: Sequence[tuple[int, int]]) -> tuple[float, float]:
+        """``(largest α, largest β · sharing)`` of concurrent messages of equal size."""
+        costs = self.pairs(pairs)
+        return max(c[0] for c in costs), max(c[1] * c[2] for c in costs)

@@ -7,9 +7,10 @@ dependencies follow from what happened to those cells before, per cell:
 * a read waits for the last writes of the cell (read after write);
 * a write waits for the reads of the cell since its last write (write after read)
   or, when there were none, for the last writes (write after write), except that
-  additions into a cell with no read in between stay unordered because they
-  commute (``"reduce"``; a ``"reduce_topk"`` keeps the largest entries and does not
-  commute);
+  additions into a cell (``"reduce"``) stay unordered among themselves because they
+  commute; a write that is not an addition (``"copy"``, or ``"reduce_topk"``, which
+  keeps the largest entries and does not commute) also waits for every addition
+  since the last such write;
 * the ``"input"`` buffer is never written, so reading it waits for nothing.
 
 Every read already waits for the writes before it, so a write after reads waits
@@ -17,7 +18,7 @@ only for those reads. Algorithms therefore only say *what* moves in which order;
 sub-chunks pipeline on their own because each depends only on its own history.
 
 Each cell keeps its *base* (the last write that is not an addition, or both
-transfers of a pairwise exchange), the additions since, and the reads since, as
+transfers of a pairwise exchange), the additions since, and the reads since the base, as
 transfer indices in arrays over (rank, chunk) per buffer; a set of more than one
 transfer is stored once and referred to by a negative code. Transfers can be added
 one at a time (:meth:`ScheduleBuilder.send`, :meth:`ScheduleBuilder.exchange`) or a
@@ -214,6 +215,8 @@ class ScheduleBuilder:
 
     def _write_deps(self, cells: _Cells, cell: int, op: int, deps: set[int]) -> None:
         read = int(cells.read[cell])
+        if op != REDUCE:
+            deps.update(self._members(int(cells.red[cell])))
         if read != _EMPTY:
             deps.update(self._members(read))
             return
@@ -222,11 +225,9 @@ class ScheduleBuilder:
             deps.add(base)
             if cells.base2 is not None and cells.base2[cell] != _EMPTY:
                 deps.add(int(cells.base2[cell]))
-        if op != REDUCE:
-            deps.update(self._members(int(cells.red[cell])))
 
     def _wrote(self, cells: _Cells, cell: int, op: int, transfer: int) -> None:
-        if op == REDUCE and cells.read[cell] == _EMPTY:
+        if op == REDUCE:
             cells.red[cell] = self._add(int(cells.red[cell]), transfer)
             return
         cells.base[cell] = transfer
@@ -397,7 +398,7 @@ class ScheduleBuilder:
         if target.base2 is not None:
             columns.append(np.where(has_readers, _EMPTY, target.base2[write_cells]))
         if code != REDUCE:
-            columns.append(np.where(has_readers, _EMPTY, target.red[write_cells]))
+            columns.append(target.red[write_cells])
         dep_offsets, deps = self._union(seg, count, columns, start, after)
         self._src.extend(src.astype(np.int32).tolist())
         self._dst.extend(dst.astype(np.int32).tolist())
@@ -413,17 +414,13 @@ class ScheduleBuilder:
         if source is not None:
             source.read[read_cells] = self._added(source.read[read_cells], transfer)
         if code == REDUCE:
-            adds = ~has_readers
-            target.red[write_cells[adds]] = self._added(target.red[write_cells[adds]], transfer[adds])
-            replaced = write_cells[has_readers]
-            replaced_by = transfer[has_readers]
+            target.red[write_cells] = self._added(target.red[write_cells], transfer)
         else:
-            replaced, replaced_by = write_cells, transfer
-        target.base[replaced] = replaced_by
-        if target.base2 is not None:
-            target.base2[replaced] = _EMPTY
-        target.red[replaced] = _EMPTY
-        target.read[replaced] = _EMPTY
+            target.base[write_cells] = transfer
+            if target.base2 is not None:
+                target.base2[write_cells] = _EMPTY
+            target.red[write_cells] = _EMPTY
+            target.read[write_cells] = _EMPTY
         return start
 
     def _added(self, codes: np.ndarray, transfers: np.ndarray) -> np.ndarray:

@@ -1,11 +1,10 @@
-"""The dependency-deriving builder and the primitive collectives."""
+"""The phases and the primitive collectives (the builder's rules are in test_builder.py)."""
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simnet.algorithms import ALGORITHMS, all_reduce
-from simnet.algorithms.builder import ScheduleBuilder
 from simnet.algorithms.primitives import (
     all_gather,
     binomial_parents,
@@ -15,28 +14,6 @@ from simnet.algorithms.primitives import (
 )
 from simnet.errors import ScheduleError
 from simnet.schedule import check
-
-
-def test_builder_orders_read_after_write_and_leaves_reductions_unordered():
-    builder = ScheduleBuilder([4, 4], 4)
-    a = builder.send(1, 0, (0,), "reduce", "x")
-    b = builder.send(2, 0, (0,), "reduce", "x")
-    c = builder.send(0, 3, (0,), "copy", "x")
-    d = builder.send(3, 0, (0,), "copy", "x")
-    t = builder.schedule("allreduce", "test", {}).transfers
-    assert t[a].deps == () and t[b].deps == ()
-    assert t[c].deps == (a, b)
-    assert t[d].deps == (c,)
-    assert t[a].nbytes == 4
-
-
-def test_builder_exchange_transfers_do_not_wait_for_each_other():
-    builder = ScheduleBuilder([8], 3)
-    first, second = builder.exchange(0, 1, (0,), "reduce", "x")
-    third, fourth = builder.exchange(0, 2, (0,), "reduce", "x")
-    t = builder.schedule("allreduce", "test", {}).transfers
-    assert t[first].deps == () and t[second].deps == ()
-    assert t[third].deps == t[fourth].deps == (first, second)
 
 
 def test_binomial_parents_form_the_mpich_tree():

@@ -102,7 +102,6 @@ class _Job:
     begin_s: float
     ranks: np.ndarray
     done: simpy.Event
-    remaining: int
 
 
 class Simulation:
@@ -157,6 +156,7 @@ class Simulation:
         self._instants: dict[float, Instant] = {}
         self._buckets: dict[float, dict[float, Instant]] = {}
         self._jobs: list[_Job] = []
+        self._remaining: list[int] = []
         self._owner: list[int] = []
         self._routes: list[tuple[int, ...]] = []
         self._nbytes: list[float] = []
@@ -279,9 +279,10 @@ class Simulation:
         first = len(self._owner)
         count = len(schedule)
         done = self.env.event()
-        job = _Job(schedule, first, count, now, placed, done, count)
+        job = _Job(schedule, first, count, now, placed, done)
         index = len(self._jobs)
         self._jobs.append(job)
+        self._remaining.append(count)
         columns = schedule.columns
         src = columns.src.astype(np.int64)
         self._owner.extend([index] * count)
@@ -336,7 +337,7 @@ class Simulation:
     def _finish(self, now: float, done: list[int], released: list[int], issued: list[int]) -> None:
         """Complete `done`, release what waited for them, hand everything ready now to the link model."""
         end_s, waiting, dependents, first, stop = self._end_s, self._waiting, self._dependents, self._first, self._stop
-        owner, jobs = self._owner, self._jobs
+        owner, remaining = self._owner, self._remaining
         for flow in done:
             end_s[flow] = now
             for k in range(first[flow], stop[flow]):
@@ -344,10 +345,10 @@ class Simulation:
                 waiting[child] -= 1
                 if waiting[child] == 0:
                     released.append(child)
-            job = jobs[owner[flow]]
-            job.remaining -= 1
-            if job.remaining == 0:
-                job.done.succeed(self._trace(job))
+            job = owner[flow]
+            remaining[job] -= 1
+            if remaining[job] == 0:
+                self._jobs[job].done.succeed(self._trace(self._jobs[job]))
         not_before, overhead = self._not_before, self._overhead
         ready_s, issue_s = self._ready_s, self._issue_s
         for flow in released:

@@ -252,7 +252,9 @@ class MaxMinLinks:
     pipelined ring, whose sub-chunks follow each other over the same connection,
     takes the same time as under :class:`FifoLinks`. (SimGrid lets two concurrent
     messages of one pair share bandwidth instead; MPI collectives built from
-    blocking ``MPI_Sendrecv`` never have two.)
+    blocking ``MPI_Sendrecv`` never have two.) A transfer of zero bytes (a pure
+    synchronisation) does not queue on its connection: it finishes one route
+    latency after it is submitted.
 
     Rates are the max-min fair allocation of the links' bandwidths among the
     draining flows, computed by progressive filling: every unfixed flow grows at a
@@ -313,8 +315,8 @@ class MaxMinLinks:
         self.started_s: dict[int, float] = {}
         self.blocked_by: dict[int, int] = {}
 
-    def _route(self, route: tuple[int, ...]) -> tuple[float, float, int]:
-        """Per route (once): latency, and the rate and bottleneck of a flow alone on its links.
+    def _route(self, route: tuple[int, ...]) -> tuple[float, float, int, float]:
+        """Per route (once): latency, the rate and bottleneck of a flow alone on its links, and its weight.
 
         Alone, progressive filling fixes the flow at the smallest ``bandwidth / 1`` of
         its route, on the link of lowest index among the slowest (the heap order of
@@ -322,10 +324,11 @@ class MaxMinLinks:
         """
         latency = 0.0
         for link in route:
-            latency += self._latency_s[link]
+            latency += float(self._latency_s[link])
         limit = min(route, key=lambda link: (self._bandwidth_Bps[link], link)) if route else -1
         rate = float(self._bandwidth_Bps[limit]) / 1 if route else math.inf
-        info = self._routes[route] = (latency, rate, limit)
+        weight = 1.0 / latency if self._weighted and latency > 0 else 1.0
+        info = self._routes[route] = (latency, rate, limit, weight)
         return info
 
     def submit(self, now_s: float, flows: Iterable[int], routes, nbytes) -> None:
@@ -334,7 +337,6 @@ class MaxMinLinks:
         records = self._flows
         started = self.started_s
         at = self._at
-        weighted = self._weighted
         instant, bucket = math.nan, None
         for flow in flows:
             route = routes[flow]
@@ -343,8 +345,7 @@ class MaxMinLinks:
                 info = self._route(route)
             size = nbytes[flow]
             latency = info[0]
-            weight = 1.0 / latency if weighted and latency > 0 else 1.0
-            records[flow] = _Flow(route, latency, weight, size)
+            records[flow] = _Flow(route, latency, info[3], size)
             started[flow] = now_s
             if now_s + latency != instant:
                 instant = now_s + latency
@@ -372,6 +373,8 @@ class MaxMinLinks:
             started = sorted(instant.starting)
             instant.starting, instant.finishing = [], []
             touched: list[int] = []
+            joined: list[int] = []
+            simple = True
             for flow in ended:
                 record = flows[flow]
                 record.version = -1
@@ -382,12 +385,16 @@ class MaxMinLinks:
                     record.remaining = 0.0
                     route = record.route
                     for link in route:
-                        del on_link[link][flow]
+                        holders = on_link[link]
+                        del holders[flow]
+                        if holders:
+                            simple = False
                     touched.extend(route)
                     line = connections[route]
                     line.popleft()
                     if line:
-                        self._drain(line[0], now_s, queued=True)
+                        simple &= self._drain(line[0], now_s, queued=True)
+                        joined.append(line[0])
             for flow in started:
                 route = flows[flow].route
                 line = connections.get(route)
@@ -395,34 +402,65 @@ class MaxMinLinks:
                     line = connections[route] = deque()
                 line.append(flow)
                 if len(line) == 1:
-                    self._drain(flow, now_s, queued=False)
+                    record = flows[flow]
+                    record.draining = True
+                    record.since_s = now_s
+                    for link in route:
+                        holders = on_link[link]
+                        if holders:
+                            simple = False
+                        holders[flow] = None
                     touched.extend(route)
+                    joined.append(flow)
             if touched:
-                self._reshare(now_s, touched)
+                self._reshare(now_s, touched, joined if simple else None)
         finished.sort()
         return finished
 
-    def _drain(self, flow: int, now_s: float, *, queued: bool) -> None:
-        """Start draining `flow`: it joins the links of its route."""
+    def _drain(self, flow: int, now_s: float, *, queued: bool) -> bool:
+        """Start draining `flow`: it joins the links of its route; whether it found them all empty."""
         record = self._flows[flow]
         record.draining = True
         record.since_s = now_s
+        empty = True
         for link in record.route:
-            self._on_link[link][flow] = None
+            holders = self._on_link[link]
+            if holders:
+                empty = False
+            holders[flow] = None
         if queued:
             self.started_s[flow] = now_s - record.latency_s
             self.blocked_by[flow] = min(record.route, key=lambda link: self._bandwidth_Bps[link])
+        return empty
 
-    def _reshare(self, now_s: float, touched: list[int]) -> None:
-        """Recompute the rates of the components of the `touched` links (one flow alone: its lone rate)."""
+    def _reshare(self, now_s: float, touched: list[int], alone: list[int] | None) -> None:
+        """Recompute the rates of the components of the `touched` links.
+
+        A component of one flow alone on its links gets that flow's lone rate. When
+        the caller knows the changed components are all such flows (`alone`: every
+        link a finished flow left is empty and every flow that joined found its links
+        empty), they are exactly the flows that joined, and nothing is searched.
+        """
         on_link = self._on_link
         flows = self._flows
         routes = self._routes
+        if alone is not None:
+            self._assign(now_s, [(flow, *routes[flows[flow].route][1:3]) for flow in alone])
+            return
         seen: set[int] = set()
         allocation: list[tuple[int, float, int]] = []
         for start in touched:
-            if start in seen or not on_link[start]:
+            holders = on_link[start]
+            if not holders or start in seen:
                 continue
+            if len(holders) == 1:
+                (flow,) = holders
+                route = flows[flow].route
+                if all(len(on_link[link]) == 1 for link in route):
+                    seen.update(route)
+                    lone = routes[route]
+                    allocation.append((flow, lone[1], lone[2]))
+                    continue
             component_links: list[int] = []
             component_flows: dict[int, None] = {}
             stack = [start]
@@ -437,13 +475,8 @@ class MaxMinLinks:
                             if other not in seen:
                                 seen.add(other)
                                 stack.append(other)
-            if len(component_flows) == 1:
-                (flow,) = component_flows
-                lone = routes[flows[flow].route]
-                allocation.append((flow, lone[1], lone[2]))
-            else:
-                fixed = self._fill(sorted(component_links))
-                allocation.extend((flow, *fixed[flow]) for flow in sorted(component_flows))
+            fixed = self._fill(sorted(component_links))
+            allocation.extend((flow, *fixed[flow]) for flow in sorted(component_flows))
         self._assign(now_s, allocation)
 
     def _fill(self, links: list[int]) -> dict[int, tuple[float, int]]:
@@ -451,7 +484,9 @@ class MaxMinLinks:
 
         The fill level rises until a link saturates: its level is its remaining
         capacity over the weight of its unfixed flows (their number when sharing
-        equally); its flows are fixed at ``level × weight``.
+        equally; the weights are summed afresh, never by subtraction, so that weights
+        of very different size lose no precision); its flows are fixed at
+        ``level × weight``.
         """
         on_link = self._on_link
         flows = self._flows
@@ -483,7 +518,7 @@ class MaxMinLinks:
                     capacity[other] -= rate
                     count[other] -= 1
                     if weighted:
-                        total[other] -= weight
+                        total[other] = sum(flows[f].weight for f in on_link[other] if f not in fixed)
         return fixed
 
     def _assign(self, now_s: float, allocation: list[tuple[int, float, int]]) -> None:

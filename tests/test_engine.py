@@ -1,15 +1,20 @@
-"""Tests of simnet.engine: overheads, reductions, offsets, stragglers and the Trace's telemetry."""
+"""Tests of simnet.engine: overheads, reductions, offsets, stragglers, the Trace's telemetry, and SimPy composition."""
 
 from __future__ import annotations
+
+import math
 
 import networkx as nx
 import numpy as np
 import pytest
+import simpy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simnet.algorithms import ring_allreduce
-from simnet.engine import simulate
-from simnet.errors import SimnetError
 from simnet.algorithms.dense import ring_allreduce_time
+from simnet.engine import Simulation, simulate
+from simnet.errors import SimnetError
 from simnet.links import LINK_MODELS
 from simnet.network import Network
 from simnet.schedule import Schedule, Transfer
@@ -173,3 +178,70 @@ def test_empty_schedule_gives_empty_telemetry():
     trace = simulate(net, Schedule(collective="allreduce", nranks=2, chunk_bytes=(1,), transfers=()))
     assert trace.time_s == 0.0
     assert trace.links()["busy_s"].sum() == 0 and trace.timeline().empty and trace.critical_path().empty
+
+
+def test_a_simpy_process_starts_a_collective_and_waits_for_it():
+    net = Network(switch(8, B, LAT))
+    alone = simulate(net, ring_allreduce(8, 2**20))
+    env = simpy.Environment()
+    sim = Simulation(env, net)
+    seen = {}
+
+    def step(env):
+        yield env.timeout(1e-3)
+        seen["trace"] = yield sim.run(ring_allreduce(8, 2**20))
+        seen["now"] = env.now
+
+    env.process(step(env))
+    env.run()
+    trace = seen["trace"]
+    assert trace.begin_s == 1e-3
+    assert trace.time_s == pytest.approx(alone.time_s, rel=1e-12)
+    assert seen["now"] == pytest.approx(1e-3 + alone.time_s, rel=1e-12)
+
+
+def test_collectives_on_disjoint_ranks_run_at_once_as_if_alone():
+    net = Network(switch(8, B, LAT))
+    alone = simulate(net, ring_allreduce(4, 8 * 2**20))
+    env = simpy.Environment()
+    sim = Simulation(env, net)
+    first = sim.run(ring_allreduce(4, 8 * 2**20), ranks=[0, 1, 2, 3])
+    second = sim.run(ring_allreduce(4, 8 * 2**20), ranks=[4, 5, 6, 7])
+    env.run()
+    for done in (first, second):
+        assert np.array_equal(done.value.end_s, alone.end_s)
+    assert second.value.route(0) == (net.link("gpu4", "switch"), net.link("switch", "gpu5"))
+
+
+def test_collectives_sharing_links_slow_each_other_but_not_beyond_back_to_back():
+    net = Network(switch(4, B, LAT))
+    schedule = ring_allreduce(4, 16 * 2**20)
+    alone = simulate(net, schedule).time_s
+    env = simpy.Environment()
+    sim = Simulation(env, net)
+    both = [sim.run(schedule), sim.run(schedule, ranks=[2, 3, 0, 1])]
+    env.run()
+    for done in both:
+        assert alone * (1 - 1e-12) <= done.value.time_s <= 2 * alone * (1 + 1e-12)
+    assert max(done.value.time_s for done in both) > 1.5 * alone
+
+
+@pytest.mark.parametrize("ranks", [[0, 0], [0, 9], [0], [0.0, 1.0]])
+def test_a_bad_rank_placement_is_refused_by_name(ranks):
+    sim = Simulation(simpy.Environment(), Network(switch(4, B, LAT)))
+    with pytest.raises(SimnetError) as info:
+        sim.run(one(0, 1, 10), ranks=ranks)
+    assert info.value.path == "ranks"
+
+
+@settings(max_examples=200, deadline=None)
+@given(now=st.floats(0, 1e3, allow_subnormal=False), ahead=st.floats(0, 1e3, allow_subnormal=False))
+def test_every_instant_is_scheduled_at_the_first_clock_value_not_before_it(now, ahead):
+    """SimPy adds the delay to its clock in floating point: the instant is reached exactly, or by the next float."""
+
+    env = simpy.Environment(initial_time=now)
+    target = now + ahead
+    delay = Simulation(env, Network(switch(2, B, LAT)))._delay(target)
+    clock = now + delay
+    assert delay >= 0 and target <= clock <= math.nextafter(target, math.inf)
+    assert clock == target or now + math.nextafter(delay, 0) < target

@@ -28,7 +28,7 @@ from simnet.algorithms.primitives import (
     tree_broadcast,
     tree_reduce,
 )
-from simnet.algorithms.registry import Algorithm, PairCosts
+from simnet.algorithms.registry import Algorithm, PairCosts, steps_time
 from simnet.errors import ScheduleError
 from simnet.schedule import Schedule, split_bytes
 from simnet.speed import gc_paused
@@ -490,34 +490,44 @@ def fold_time(costs: PairCosts, rem: int, size_bytes: int, gamma_s_per_byte: flo
     return sum(a + size_bytes * b * s for a, b, s in (down, up)) + size_bytes * gamma_s_per_byte
 
 
+def fold_steps(rem: int, message_bytes: float, gamma_s_per_byte: float) -> tuple[tuple, tuple]:
+    """MPICH's fold and unfold as steps of :func:`steps_time` (empty when ``rem = 0``)."""
+    if not rem:
+        return (), ()
+    fold_pairs = [(2 * r, 2 * r + 1) for r in range(rem)]
+    unfold_pairs = [(2 * r + 1, 2 * r) for r in range(rem)]
+    return ((fold_pairs, message_bytes, message_bytes * gamma_s_per_byte),), ((unfold_pairs, message_bytes, 0.0),)
+
+
 def _recursive_doubling_model(costs: PairCosts, nranks: int, size_bytes: int, *, chunks: int = 1,
                               gamma_s_per_byte: float = 0.0) -> float:
     rem, members = power_of_two_members(nranks)
     m = math.ceil(size_bytes / chunks)
-    total = fold_time(costs, rem, size_bytes, gamma_s_per_byte)
+    folded, unfolded = fold_steps(rem, m, gamma_s_per_byte)
+    steps = list(folded)
     mask = 1
     while mask < len(members):
-        pairs = [(members[i], members[i ^ mask]) for i in range(len(members))]
-        alpha, beta, sharing = costs.step(pairs, m)
-        total += alpha + m * beta * sharing + m * gamma_s_per_byte + (chunks - 1) * m * beta * sharing
+        steps.append(([(members[i], members[i ^ mask]) for i in range(len(members))], m, m * gamma_s_per_byte))
         mask <<= 1
-    return total
+    return steps_time(costs, [*steps, *unfolded], chunks)
+
+
+def _binomial_rounds(nranks: int) -> list[list[tuple[int, int]]]:
+    rounds = []
+    mask = 1
+    while mask < nranks:
+        rounds.append([(r, r - mask) for r in range(mask, nranks, 2 * mask)])
+        mask <<= 1
+    return rounds
 
 
 def _binomial_tree_model(costs: PairCosts, nranks: int, size_bytes: int, *, chunks: int = 1,
                          gamma_s_per_byte: float = 0.0) -> float:
     m = math.ceil(size_bytes / chunks)
-    rounds = []
-    mask = 1
-    while mask < nranks:
-        pairs = [(r, r - mask) for r in range(mask, nranks, 2 * mask)]
-        alpha, beta, sharing = costs.step(pairs, m)
-        rounds.append((alpha, beta * sharing))
-        mask <<= 1
-    occupancy = sum(m * beta for _, beta in rounds)
-    return sum(2 * (alpha + m * beta) for alpha, beta in rounds) + len(rounds) * m * gamma_s_per_byte + (
-        chunks - 1
-    ) * occupancy
+    rounds = _binomial_rounds(nranks)
+    up = [(pairs, m, m * gamma_s_per_byte) for pairs in rounds]
+    down = [([(d, s) for s, d in pairs], m, 0.0) for pairs in reversed(rounds)]
+    return steps_time(costs, [*up, *down], chunks)
 
 
 def _double_binary_tree_model(costs: PairCosts, nranks: int, size_bytes: int, *, chunks: int = 1,
@@ -561,13 +571,13 @@ ALGORITHMS = (
     Algorithm(
         "recursive_doubling", ("allreduce",), recursive_doubling_allreduce,
         "log2 p pairwise exchanges of the whole payload (MPICH folding for non powers of two)",
-        "log2(p')·(α + mβ + mγ + (C-1)mβ) + fold   [m = n/C, p' = 2^⌊log2 p⌋]",
+        "log2(p')·(α + nβ + nγ) + fold   [C = 1, p' = 2^⌊log2 p⌋; pipelined over steps for C > 1]",
         model=_recursive_doubling_model, citation=_THAKUR, variants=_chunk_variants, transfers=_exchange_transfers,
     ),
     Algorithm(
         "binomial_tree", ("allreduce",), binomial_tree_allreduce,
         "binomial-tree reduce to rank 0, then binomial-tree broadcast",
-        "2L(α + mβ) + Lmγ + (C-1)Lmβ   [L = ⌈log2 p⌉, m = n/C]",
+        "2L(α + nβ) + Lnγ   [L = ⌈log2 p⌉, C = 1; pipelined over rounds for C > 1]",
         model=_binomial_tree_model, citation=_THAKUR, variants=_chunk_variants, transfers=_tree_allreduce_transfers,
     ),
     Algorithm(

@@ -505,13 +505,14 @@ def _level_alpha_beta(costs: PairCosts, members: Sequence[int], factors: Sequenc
     return alphas, betas, sharing
 
 
-def _level_traffic(members: Sequence[int], factors: Sequence[int], size_bytes: int) -> list[tuple[list, float]]:
-    """Per level, the ring edges of its groups and the bytes each carries (reduce-scatter and all-gather)."""
+def _level_traffic(members: Sequence[int], factors: Sequence[int], size_bytes: int,
+                   chunks: int = 1) -> list[tuple[list, float]]:
+    """Per level, the ring edges of its groups and the bytes each carries per sub-chunk index (RS and all-gather)."""
     traffic, share = [], size_bytes
     for level, p_i in enumerate(factors):
         share = math.ceil(share / p_i)
         pairs = [pair for positions in level_groups(factors, level) for pair in ring_pairs([members[q] for q in positions])]
-        traffic.append((pairs, 2 * (p_i - 1) * share))
+        traffic.append((pairs, 2 * (p_i - 1) * math.ceil(share / chunks)))
     return traffic
 
 
@@ -577,9 +578,9 @@ def _blueconnect_model(costs: PairCosts, nranks: int, size_bytes: int, *, factor
                        chunks: int = 1, gamma_s_per_byte: float = 0.0) -> float:
     factors = check_factors(nranks, factors)
     alphas, betas, sharing = _level_alpha_beta(costs, range(nranks), factors, size_bytes, chunks)
-    load = costs.load(_level_traffic(range(nranks), factors, size_bytes)) + min(alphas)
+    interval = costs.load(_level_traffic(range(nranks), factors, size_bytes, chunks))
     return blueconnect_time(size_bytes, factors, alphas, betas, sharing=sharing, chunks=chunks,
-                            gamma_s_per_byte=gamma_s_per_byte, load_s=load)
+                            gamma_s_per_byte=gamma_s_per_byte, load_s=chunks * interval + min(alphas))
 
 
 def _torus_2d_model(costs: PairCosts, nranks: int, size_bytes: int, *, factors: Sequence[int] | None = None,
@@ -593,10 +594,10 @@ def _halving_doubling_model(costs: PairCosts, nranks: int, size_bytes: int, *, c
     rem, members = power_of_two_members(nranks)
     factors = [2] * (len(members).bit_length() - 1)
     alphas, betas, sharing = _level_alpha_beta(costs, members, factors, size_bytes, chunks)
-    load = costs.load(_level_traffic(members, factors, size_bytes)) + min(alphas, default=0.0)
+    interval = costs.load(_level_traffic(members, factors, size_bytes, chunks))
     return fold_time(costs, rem, size_bytes, gamma_s_per_byte) + blueconnect_time(
         size_bytes, factors, alphas, betas, sharing=sharing, chunks=chunks, gamma_s_per_byte=gamma_s_per_byte,
-        load_s=load)
+        load_s=chunks * interval + min(alphas, default=0.0))
 
 
 def _hierarchical_ring_model(costs: PairCosts, nranks: int, size_bytes: int, *,

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from simnet.algorithms.builder import ScheduleBuilder
-from simnet.algorithms.registry import Algorithm, PairCosts, Stage, pipelined_time
+from simnet.algorithms.registry import Algorithm, PairCosts, Stage, pipelined_time, steps_time
 from simnet.errors import ScheduleError
 from simnet.schedule import Schedule, split_bytes
 from simnet.speed import gc_paused
@@ -321,28 +321,41 @@ def reduce(nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1) -> S
     return _rooted_primitive("reduce", nranks, size_bytes, root, chunks)
 
 
-def ring_phase_time(steps: int, message_bytes: float, alpha_s: float, beta_s_per_byte: float, *, chunks: int = 1,
+def ring_phase_time(steps: int, message_bytes: float, alpha_s, beta_s_per_byte, *, chunks: int = 1,
                     gamma_s_per_byte: float = 0.0) -> float:
     """Time of a ring reduce-scatter (or, with γ = 0, all-gather) of ``steps = p - 1`` steps, seconds.
 
-    With pieces of ``m`` bytes (``C`` per segment), each step reducing::
+    With pieces of ``m`` bytes (``C`` per segment) and hop ``h -> h + 1`` costing
+    ``α_h + m β_h``, segment ``b`` crosses the ``p - 1`` consecutive hops
+    ``b .. b + p - 2`` (reducing at each), so::
 
-        T = max( S (α + m β + m γ) + (C - 1) m β ,  S C m β + α )
+        T = max( max_b Σ_{h=b}^{b+p-2} (α_h + m β_h + m γ) + (C - 1) m β_max ,  (p - 1) C m β_max + α )
 
     the pipelined ring of Patarasuk & Yuan (2009) (:func:`pipelined_time` of one
-    stage); ``β`` includes the sharing of links by concurrent messages.
+    stage), ``(p - 1)(α + m β + m γ)`` for ``C = 1`` and equal hops; ``β`` includes
+    the sharing of links by concurrent messages. `alpha_s` and `beta_s_per_byte`
+    are one value for every hop or one per hop.
     """
-    stage = Stage(steps * (alpha_s + message_bytes * (beta_s_per_byte + gamma_s_per_byte)),
-                  message_bytes * beta_s_per_byte, steps * chunks * message_bytes * beta_s_per_byte + alpha_s)
+    alphas = np.broadcast_to(np.asarray(alpha_s, dtype=float), (steps + 1,))
+    betas = np.broadcast_to(np.asarray(beta_s_per_byte, dtype=float), (steps + 1,))
+    hop = np.tile(alphas + message_bytes * (betas + gamma_s_per_byte), 2)
+    prefix = np.concatenate([[0.0], np.cumsum(hop)])
+    chain = float((prefix[steps : 2 * steps + 1] - prefix[: steps + 1]).max()) if steps else 0.0
+    slowest = int(np.lexsort((alphas, betas))[-1])
+    occupancy = message_bytes * float(betas[slowest])
+    stage = Stage(chain, occupancy, steps * chunks * occupancy + float(alphas[slowest]))
     return pipelined_time([stage], chunks)
 
 
 def _ring_primitive_model(costs: PairCosts, nranks: int, size_bytes: int, *, chunks: int = 1,
                           gamma_s_per_byte: float = 0.0) -> float:
     message = math.ceil(math.ceil(size_bytes / nranks) / chunks)
-    alpha, beta, sharing = costs.step(ring_pairs(range(nranks)), message)
-    return ring_phase_time(nranks - 1, message, alpha, beta * sharing, chunks=chunks,
-                           gamma_s_per_byte=gamma_s_per_byte)
+    hops = costs.pairs(ring_pairs(range(nranks)))
+    alphas = [a for a, _, _ in hops]
+    betas = [b * s for _, b, s in hops]
+    if len(set(alphas)) == 1 and len(set(betas)) == 1:
+        alphas, betas = alphas[0], betas[0]
+    return ring_phase_time(nranks - 1, message, alphas, betas, chunks=chunks, gamma_s_per_byte=gamma_s_per_byte)
 
 
 def _all_gather_model(costs: PairCosts, nranks: int, size_bytes: int, *, chunks: int = 1,
@@ -350,33 +363,43 @@ def _all_gather_model(costs: PairCosts, nranks: int, size_bytes: int, *, chunks:
     return _ring_primitive_model(costs, nranks, size_bytes, chunks=chunks)
 
 
-def binomial_rooted_time(nranks: int, size_bytes: int, alpha_s: float, beta_s_per_byte: float, *, chunks: int = 1,
+def binomial_rooted_time(nranks: int, size_bytes: int, alpha_s, beta_s_per_byte, *, chunks: int = 1,
                          gamma_s_per_byte: float = 0.0) -> float:
     """Time of a binomial-tree broadcast (γ = 0) or reduce from/to one root, seconds.
 
-    With ``L = ceil(log2 p)`` levels and pieces of ``m = n / C`` bytes, the root
-    sends (or receives) ``L`` messages per piece::
+    With ``L = ceil(log2 p)`` rounds, round ``k`` costing ``α_k + m β_k`` for pieces
+    of ``m = n / C`` bytes, and the root sending (or receiving) one message per
+    round and piece::
 
-        T = max( L (α + m β + m γ) + (C - 1) L m β ,  C L m β + α )
+        T = max( Σ_k (α_k + m β_k + m γ) + (C - 1) Σ_k m β_k ,  C Σ_k m β_k + α )
 
-    which is ``ceil(log2 p)(α + n β + n γ)`` for ``C = 1`` (Thakur et al. 2005).
+    which is ``ceil(log2 p)(α + n β + n γ)`` for ``C = 1`` and equal rounds
+    (Thakur et al. 2005). `alpha_s` and `beta_s_per_byte` are one value for every
+    round or one per round.
     """
     depth = math.ceil(math.log2(nranks))
     m = math.ceil(size_bytes / chunks)
-    stage = Stage(depth * (alpha_s + m * (beta_s_per_byte + gamma_s_per_byte)), depth * m * beta_s_per_byte,
-                  chunks * depth * m * beta_s_per_byte + alpha_s)
+    alphas = np.broadcast_to(np.asarray(alpha_s, dtype=float), (depth,))
+    betas = np.broadcast_to(np.asarray(beta_s_per_byte, dtype=float), (depth,))
+    occupancy = float(m * betas.sum())
+    path = float((alphas + m * (betas + gamma_s_per_byte)).sum())
+    stage = Stage(path, occupancy, chunks * occupancy + float(alphas.min(initial=math.inf) if depth else 0.0))
     return pipelined_time([stage], chunks)
 
 
 def _rooted_model(op: str):
     def model(costs: PairCosts, nranks: int, size_bytes: int, *, root: int = 0, chunks: int = 1,
               gamma_s_per_byte: float = 0.0) -> float:
-        parents = binomial_parents(nranks)
-        edges = [((root + i) % nranks, (root + parent) % nranks) for i, parent in enumerate(parents)
-                 if parent is not None]
-        alpha, beta = tree_alpha_beta(costs, edges, size_bytes)
-        gamma = gamma_s_per_byte if op == "reduce" else 0.0
-        return binomial_rooted_time(nranks, size_bytes, alpha, beta, chunks=chunks, gamma_s_per_byte=gamma)
+        m = math.ceil(size_bytes / chunks)
+        steps = []
+        mask = 1
+        while mask < nranks:
+            pairs = [((root + r) % nranks, (root + r - mask) % nranks) for r in range(mask, nranks, 2 * mask)]
+            steps.append((pairs, m, m * gamma_s_per_byte))
+            mask <<= 1
+        if op == "broadcast":
+            steps = [([(d, s) for s, d in pairs], m, 0.0) for pairs, _, _ in reversed(steps)]
+        return steps_time(costs, steps, chunks)
 
     return model
 
@@ -396,16 +419,17 @@ _PATARASUK = ("Patarasuk, P. and Yuan, X. (2009). Bandwidth optimal all-reduce a
 
 ALGORITHMS = (
     Algorithm("reduce_scatter", ("reduce_scatter",), reduce_scatter, "ring reduce-scatter",
-              "max((p-1)(α + mβ + mγ) + (C-1)mβ, (p-1)Cmβ + α)   [m = n/(pC)]",
+              "(p-1)(α + n/p·β + n/p·γ)   [C = 1, equal hops; pipelined: max(chain + (C-1)mβ, (p-1)Cmβ + α), "
+              "m = n/(pC)]",
               model=_ring_primitive_model, citation=_PATARASUK, transfers=_ring_phase_transfers),
     Algorithm("all_gather", ("all_gather",), all_gather, "ring all-gather",
-              "max((p-1)(α + mβ) + (C-1)mβ, (p-1)Cmβ + α)   [m = n/(pC)]",
+              "(p-1)(α + n/p·β)   [C = 1, equal hops; pipelined: max(chain + (C-1)mβ, (p-1)Cmβ + α), m = n/(pC)]",
               model=_all_gather_model, citation=_PATARASUK, transfers=_ring_phase_transfers),
     Algorithm("broadcast", ("broadcast",), broadcast, "binomial-tree broadcast",
-              "max(L(α + mβ) + (C-1)Lmβ, CLmβ + α)   [L = ⌈log2 p⌉, m = n/C]",
+              "⌈log2 p⌉(α + nβ)   [C = 1; pipelined: max(Σ_k(α_k + mβ_k) + (C-1)Σ_k mβ_k, CΣ_k mβ_k + α), m = n/C]",
               model=_rooted_model("broadcast"), citation=_THAKUR, transfers=_tree_transfers),
     Algorithm("reduce", ("reduce",), reduce, "binomial-tree reduce",
-              "max(L(α + mβ + mγ) + (C-1)Lmβ, CLmβ + α)   [L = ⌈log2 p⌉, m = n/C]",
+              "⌈log2 p⌉(α + nβ + nγ)   [C = 1; pipelined: max(Σ_k(α_k + mβ_k + mγ) + (C-1)Σ_k mβ_k, CΣ_k mβ_k + α)]",
               model=_rooted_model("reduce"), citation=_THAKUR, transfers=_tree_transfers),
 )
 """Registry records of the primitive collectives."""

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from simnet.schedule import COLLECTIVES, Schedule
 
-__all__ = ["PairCosts", "Parameter", "Algorithm", "Stage", "pipelined_time", "Registry"]
+__all__ = ["PairCosts", "Parameter", "Algorithm", "Stage", "pipelined_time", "steps_time", "Registry"]
 
 
 class PairCosts(Protocol):
@@ -70,25 +70,55 @@ class Stage:
     first_s: float | None = None
 
 
-def pipelined_time(stages: Sequence[Stage], pieces: int, *, load_s: float = 0.0) -> float:
+def pipelined_time(stages: Sequence[Stage], pieces: int, *, interval_s: float | None = None,
+                   load_s: float = 0.0) -> float:
     """Time of `pieces` pieces pipelined through consecutive `stages`, seconds.
 
-    ``T = max( Σ_i path_i + (C - 1) max_i interval_i ,  max_i ( busy_i + Σ_{j≠i} first_j ),  load )``:
-    the first piece's way through every stage with the others following at the
-    pace of the slowest stage; one stage's busiest link busy back to back while the
-    first piece makes its way through the other stages; or `load`, the time the
-    busiest link needs for the traffic of all stages together (stages that cross
-    the same link cannot overlap on it). One stage with ``path = L(α + mβ)``,
-    ``interval = mβ`` and ``busy = L C m β + α`` gives the pipelined ring of
-    Patarasuk & Yuan (2009).
+    ``T = max( Σ_i path_i + (C - 1) I ,  max_i ( busy_i + Σ_{j≠i} first_j ),  load )``:
+    the first piece's way through every stage with the others following ``I``
+    apart; one stage's busiest link busy back to back while the first piece makes
+    its way through the other stages; or `load`, the time the busiest link needs
+    for the traffic of all pieces and stages together. ``I`` is `interval_s` (the
+    busiest link's time per piece over all stages, when the caller knows it;
+    stages crossing one link cannot overlap on it) or else the slowest stage's
+    interval. One stage with ``path = L(α + mβ)``, ``interval = mβ`` and
+    ``busy = L C m β + α`` gives the pipelined ring of Patarasuk & Yuan (2009).
     """
     if not stages:
         return load_s
     firsts = [s.path_s if s.first_s is None else s.first_s for s in stages]
-    latency_bound = sum(s.path_s for s in stages) + (pieces - 1) * max(s.interval_s for s in stages)
+    interval = max(s.interval_s for s in stages) if interval_s is None else interval_s
+    latency_bound = sum(s.path_s for s in stages) + (pieces - 1) * interval
     total_first = sum(firsts)
     bandwidth_bound = max(s.busy_s + total_first - first for s, first in zip(stages, firsts))
     return max(latency_bound, bandwidth_bound, load_s)
+
+
+def steps_time(costs: PairCosts, steps: Sequence[tuple[Sequence[tuple[int, int]], float, float]],
+               pieces: int) -> float:
+    """Time of `pieces` pieces each going through consecutive steps of concurrent messages, seconds.
+
+    Each step is ``(pairs, message_bytes, reduction_s)``: every pair sends one
+    message of that size per piece (``reduction_s`` is the γ cost of a reducing
+    step). A piece takes ``α_k + m β_k s_k`` (+ γ) at step ``k`` (:meth:`PairCosts.step`);
+    later pieces follow one piece-load of the busiest link behind
+    (:meth:`PairCosts.load` of one piece's traffic, ``I``), and no link can carry
+    all pieces faster than ``C I``::
+
+        T = max( Σ_k (α_k + m_k β_k s_k + γ_k) + (C - 1) I ,  C I + min_k α_k )
+
+    For ``C = 1`` this is ``Σ_k (α_k + m_k β_k s_k + γ_k)``.
+    """
+    stages = []
+    for pairs, message, reduction in steps:
+        alpha, beta, sharing = costs.step(pairs, message)
+        occupancy = message * beta * sharing
+        stages.append(Stage(alpha + occupancy + reduction, occupancy, pieces * occupancy + alpha))
+    if not stages:
+        return 0.0
+    interval = costs.load([(pairs, message) for pairs, message, _ in steps if pairs])
+    alpha = min(costs.step(pairs, message)[0] for pairs, message, _ in steps if pairs)
+    return pipelined_time(stages, pieces, interval_s=interval, load_s=pieces * interval + alpha)
 
 
 @dataclass(frozen=True)

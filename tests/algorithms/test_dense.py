@@ -1,6 +1,5 @@
 """Every dense algorithm computes all-reduce; the special cases of BlueConnect are what Cho et al. say."""
 
-import math
 
 import pytest
 from hypothesis import given, settings
@@ -10,29 +9,17 @@ from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.dense import btree_parents, double_binary_tree_parents, ring_allreduce, ring_orders
 from simnet.algorithms.hierarchical import (
     blueconnect_allreduce,
-    halving_doubling_allreduce,
-    level_groups,
     torus_2d_allreduce,
 )
 from simnet.engine import simulate
 from simnet.errors import ScheduleError
 from simnet.network import Network
 from simnet.schedule import Schedule, Transfer, check, split_bytes
-from simnet.topology import ring, switch
-from tests.algorithms.fabrics import dgx_cluster
+from simnet.topology import ring
 from tests.algorithms.orders import assert_same_schedule
 
-ALLREDUCE = [
-    "ring",
-    "recursive_doubling",
-    "halving_doubling",
-    "binomial_tree",
-    "double_binary_tree",
-    "hierarchical_ring",
-    "torus_2d",
-    "blueconnect",
-]
-HIERARCHICAL = {"blueconnect", "torus_2d", "hierarchical_ring"}
+ALLREDUCE = [name for name in ALGORITHMS.for_op("allreduce") if ALGORITHMS[name].payload == "dense"]
+HIERARCHICAL = {name for name in ALLREDUCE if "factors" in {p.name for p in ALGORITHMS[name].parameters}}
 
 
 @st.composite
@@ -53,7 +40,7 @@ def factorizations(draw, p: int, levels: int | None = None):
 def test_every_allreduce_passes_the_symbolic_and_numeric_check(name, p, size, chunks, data):
     params = {"chunks": chunks}
     if name in HIERARCHICAL:
-        params["factors"] = data.draw(factorizations(p, 2 if name != "blueconnect" else None))
+        params["factors"] = data.draw(factorizations(p, None if name == "blueconnect" else 2))
     if name == "ring":
         params["channels"] = data.draw(st.integers(1, 3))
     schedule = ALGORITHMS[name].builder(p, size, **params)
@@ -118,57 +105,6 @@ def test_two_opposite_channels_halve_the_time_on_a_bidirectional_ring():
     assert two < 0.51 * one
 
 
-def _wire(schedule):
-    return [(t.src, t.dst, t.chunks, t.nbytes, t.op) for t in schedule.transfers], schedule.chunk_bytes
-
-
-NETWORKS = [
-    Network(switch(16, 12.5e9, 1e-6)),
-    Network(ring(16, 25e9, 0.7e-6)),
-    Network(dgx_cluster(2, 8)),
-]
-
-
-@pytest.mark.parametrize(("p", "size", "chunks"), [(16, 2**20, 1), (16, 10**6 + 7, 2), (12, 999, 3)])
-def test_blueconnect_with_one_factor_is_the_ring(p, size, chunks):
-    """Cho et al. 2019, §3: one level of BlueConnect is the ring all-reduce."""
-    blue, ring_ = blueconnect_allreduce(p, size, factors=[p], chunks=chunks), ring_allreduce(p, size, chunks=chunks)
-    assert _wire(blue) == _wire(ring_)
-    assert_same_schedule(blue, ring_, stages=False)
-    for network in NETWORKS:
-        assert simulate(network, blue).time_s == pytest.approx(simulate(network, ring_).time_s, rel=1e-12)
-
-
-@pytest.mark.parametrize(("k", "size", "chunks"), [(1, 100, 1), (2, 2**20, 1), (4, 2**20 + 3, 1), (4, 5000, 3)])
-def test_blueconnect_with_all_factors_two_is_halving_doubling(k, size, chunks):
-    """Cho et al. 2019, §3: factors of 2 at every level give Rabenseifner's algorithm."""
-    p = 2**k
-    blue = blueconnect_allreduce(p, size, factors=[2] * k, chunks=chunks)
-    rabenseifner = halving_doubling_allreduce(p, size, chunks=chunks)
-    assert list(blue.transfers) == list(rabenseifner.transfers) and blue.chunk_bytes == rabenseifner.chunk_bytes
-    for network in NETWORKS:
-        assert simulate(network, blue).time_s == simulate(network, rabenseifner).time_s
-
-
-def test_torus_2d_is_two_level_blueconnect():
-    torus = torus_2d_allreduce(12, 1200, factors=[3, 4])
-    assert _wire(torus) == _wire(blueconnect_allreduce(12, 1200, factors=[3, 4]))
-    assert torus_2d_allreduce(12, 1200).params["factors"] == [3, 4]
-
-
-def test_level_groups_vary_one_coordinate():
-    assert level_groups([2, 3], 0) == [[0, 1], [2, 3], [4, 5]]
-    assert level_groups([2, 3], 1) == [[0, 2, 4], [1, 3, 5]]
-
-
-def test_halving_doubling_folds_non_powers_of_two_the_mpich_way():
-    schedule = halving_doubling_allreduce(6, 600)
-    fold = [t for t in schedule.transfers if t.stage == "fold"]
-    unfold = [t for t in schedule.transfers if t.stage == "unfold"]
-    assert [(t.src, t.dst, t.op) for t in fold] == [(0, 1, "reduce"), (2, 3, "reduce")]
-    assert [(t.src, t.dst, t.op) for t in unfold] == [(1, 0, "copy"), (3, 2, "copy")]
-
-
 def test_recursive_doubling_exchanges_the_whole_payload_log_p_times():
     schedule = ALGORITHMS["recursive_doubling"].builder(8, 800)
     assert len(schedule) == 8 * 3 and {t.nbytes for t in schedule.transfers} == {800}
@@ -215,19 +151,6 @@ def test_bad_parameters_name_the_parameter(build, params, path):
     with pytest.raises(ScheduleError) as error:
         build(8, 1024, **params)
     assert error.value.path == path
-
-
-def test_hierarchical_ring_reduces_inside_nodes_and_rings_between_leaders():
-    schedule = ALGORITHMS["hierarchical_ring"].builder(8, 800, factors=[4, 2])
-    inter = {(t.src, t.dst) for t in schedule.transfers if t.stage.startswith("inter")}
-    assert inter == {(0, 4), (4, 0)}
-    assert {t.stage for t in schedule.transfers} == {
-        "intra_reduce",
-        "inter_reduce_scatter",
-        "inter_all_gather",
-        "intra_broadcast",
-    }
-    assert math.prod(schedule.params["factors"]) == 8
 
 
 def reference_ring(p: int, size: int, chunks: int, channels: int) -> list[Transfer]:

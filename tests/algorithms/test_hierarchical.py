@@ -1,0 +1,78 @@
+"""The hierarchical all-reduce algorithms: BlueConnect's special cases are what Cho et al. (2019) say."""
+
+import math
+
+import pytest
+
+from simnet.algorithms import ALGORITHMS
+from simnet.algorithms.dense import ring_allreduce
+from simnet.algorithms.hierarchical import (
+    blueconnect_allreduce,
+    halving_doubling_allreduce,
+    level_groups,
+    torus_2d_allreduce,
+)
+from simnet.engine import simulate
+from simnet.network import Network
+from simnet.topology import ring, switch
+from tests.algorithms.fabrics import dgx_cluster
+from tests.algorithms.orders import assert_same_schedule, wire
+
+NETWORKS = [
+    Network(switch(16, 12.5e9, 1e-6)),
+    Network(ring(16, 25e9, 0.7e-6)),
+    Network(dgx_cluster(2, 8)),
+]
+
+
+@pytest.mark.parametrize(("p", "size", "chunks"), [(16, 2**20, 1), (16, 10**6 + 7, 2), (12, 999, 3)])
+def test_blueconnect_with_one_factor_is_the_ring(p, size, chunks):
+    """Cho et al. 2019, §3: one level of BlueConnect is the ring all-reduce."""
+    blue, ring_ = blueconnect_allreduce(p, size, factors=[p], chunks=chunks), ring_allreduce(p, size, chunks=chunks)
+    assert wire(blue, stages=False) == wire(ring_, stages=False)
+    assert_same_schedule(blue, ring_, stages=False)
+    for network in NETWORKS:
+        assert simulate(network, blue).time_s == pytest.approx(simulate(network, ring_).time_s, rel=1e-12)
+
+
+@pytest.mark.parametrize(("k", "size", "chunks"), [(1, 100, 1), (2, 2**20, 1), (4, 2**20 + 3, 1), (4, 5000, 3)])
+def test_blueconnect_with_all_factors_two_is_halving_doubling(k, size, chunks):
+    """Cho et al. 2019, §3: factors of 2 at every level give Rabenseifner's algorithm."""
+    p = 2**k
+    blue = blueconnect_allreduce(p, size, factors=[2] * k, chunks=chunks)
+    rabenseifner = halving_doubling_allreduce(p, size, chunks=chunks)
+    assert list(blue.transfers) == list(rabenseifner.transfers) and blue.chunk_bytes == rabenseifner.chunk_bytes
+    for network in NETWORKS:
+        assert simulate(network, blue).time_s == simulate(network, rabenseifner).time_s
+
+
+def test_torus_2d_is_two_level_blueconnect():
+    torus = torus_2d_allreduce(12, 1200, factors=[3, 4])
+    assert wire(torus, stages=False) == wire(blueconnect_allreduce(12, 1200, factors=[3, 4]), stages=False)
+    assert torus_2d_allreduce(12, 1200).params["factors"] == [3, 4]
+
+
+def test_level_groups_vary_one_coordinate():
+    assert level_groups([2, 3], 0) == [[0, 1], [2, 3], [4, 5]]
+    assert level_groups([2, 3], 1) == [[0, 2, 4], [1, 3, 5]]
+
+
+def test_halving_doubling_folds_non_powers_of_two_the_mpich_way():
+    schedule = halving_doubling_allreduce(6, 600)
+    fold = [t for t in schedule.transfers if t.stage == "fold"]
+    unfold = [t for t in schedule.transfers if t.stage == "unfold"]
+    assert [(t.src, t.dst, t.op) for t in fold] == [(0, 1, "reduce"), (2, 3, "reduce")]
+    assert [(t.src, t.dst, t.op) for t in unfold] == [(1, 0, "copy"), (3, 2, "copy")]
+
+
+def test_hierarchical_ring_reduces_inside_nodes_and_rings_between_leaders():
+    schedule = ALGORITHMS["hierarchical_ring"].builder(8, 800, factors=[4, 2])
+    inter = {(t.src, t.dst) for t in schedule.transfers if t.stage.startswith("inter")}
+    assert inter == {(0, 4), (4, 0)}
+    assert {t.stage for t in schedule.transfers} == {
+        "intra_reduce",
+        "inter_reduce_scatter",
+        "inter_all_gather",
+        "intra_broadcast",
+    }
+    assert math.prod(schedule.params["factors"]) == 8

@@ -1,4 +1,4 @@
-"""Tests of simnet.network: Network, tier efficiency and the link-sharing models' laws."""
+"""Tests of simnet.links: the link-sharing models' laws, through the engine."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simnet.engine import simulate
-from simnet.errors import SimnetError
 from simnet.algorithms.dense import ring_allreduce_time
 from simnet.links import LINK_MODELS, FifoLinks, MaxMinLinks
 from simnet.network import Network
@@ -123,21 +122,6 @@ def test_ring_across_oversubscribed_leaf_spine_slows_by_predicted_factor(oversub
     drain = trace.time_s - 2 * (p - 1) * 4 * LAT
     full_drain = ring_allreduce_time(p, size, 0.0, 1 / B)
     assert drain / full_drain == pytest.approx(oversubscription, rel=1e-9)
-
-
-def test_tier_efficiency_scales_bandwidth_and_is_validated():
-    graph = switch(2, B, LAT, tier="nvlink")
-    net = Network(graph, tier_efficiency={"nvlink": 0.8})
-    assert net.bandwidth_Bps.tolist() == [0.8 * B] * 4
-    assert net.links_frame()["efficiency"].tolist() == [0.8] * 4
-    assert graph.edges["gpu0", "switch"]["bandwidth_Bps"] == B
-    assert simulate(net, flows([(0, 1)], MIB)).time_s == pytest.approx(2 * LAT + MIB / (0.8 * B), rel=1e-12)
-    with pytest.raises(SimnetError, match="no tier 'ib'") as info:
-        Network(graph, tier_efficiency={"ib": 0.5})
-    assert info.value.path == "tier_efficiency.ib"
-    for bad in (0, 1.5, -1, "x", True):
-        with pytest.raises(SimnetError, match=r"\(0, 1\]"):
-            Network(graph, tier_efficiency={"nvlink": bad})
 
 
 def test_zero_byte_transfers_finish_after_their_latency():

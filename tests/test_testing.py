@@ -4,7 +4,7 @@ import pytest
 from simnet.scenario import load_scenario, parse_scenario, run
 from simnet.testing import Golden, assert_timings, timing_changes
 
-from tests.test_scenario import QUICKSTART, ROOT, with_changes
+from tests.test_scenario import ROOT, with_changes
 
 
 @pytest.fixture(scope="module")

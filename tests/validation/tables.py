@@ -22,7 +22,6 @@ from pathlib import Path
 import pandas as pd
 
 from simnet.algorithms import ALGORITHMS
-from simnet.analysis import busbw_factor
 from simnet.engine import simulate
 from simnet.algorithms.dense import recursive_doubling_time, ring_allreduce_time
 from simnet.algorithms.hierarchical import halving_doubling_time

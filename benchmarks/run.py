@@ -5,6 +5,12 @@ Run from the repository root::
     PYTHONPATH=. python benchmarks/run.py            # every case, SimGrid if installed
     PYTHONPATH=. python benchmarks/run.py --quick    # small sizes, one run each (smoke test)
     PYTHONPATH=. python benchmarks/run.py --cases ring_1024_maxmin --no-simgrid
+    PYTHONPATH=. python benchmarks/run.py --compare ../old-checkout   # also the simnet of another tree
+
+With ``--compare TREE`` every case also runs on the simnet package of another
+checkout (its ``simnet/`` found through ``PYTHONPATH=TREE``), alternating with this
+one case by case, so that both are measured in the same run and under the same
+load; a ``ratio`` line gives this tree's ``wall_s`` and ``sim_s`` over the other's.
 
 Each case runs in a subprocess of its own (a clean peak RSS) and prints, per case:
 ``wall_s`` (median over the runs: topology, Network, schedule and simulation or
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -246,6 +253,7 @@ def main() -> None:
     parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=list(CASES))
     parser.add_argument("--no-simgrid", action="store_true", help="do not run SimGrid SMPI")
     parser.add_argument("--timeout", type=float, default=600.0, help="wall-time limit per case, seconds")
+    parser.add_argument("--compare", metavar="TREE", help="also run every case on the simnet of checkout TREE")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--smpi", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -265,43 +273,63 @@ def main() -> None:
     if not use_smpi:
         print("SimGrid: skipped (" + ("--no-simgrid" if args.no_simgrid else "smpirun/smpicc not on PATH") + ")")
     header = (
-        f"{'case':<20} {'runs':>4} {'transfers':>10} {'wall_s':>8} {'sim_s':>8} {'transfers/s':>12} "
+        f"{'case':<28} {'runs':>4} {'transfers':>10} {'wall_s':>8} {'sim_s':>8} {'transfers/s':>12} "
         f"{'vs_simpy':>8} {'rss_MB':>7} {'time_s':>14} {'smpi_wall_s':>11} {'smpi/simnet':>11} {'smpi_diff':>10}"
     )
     print(header)
+    trees = [("this", None)] + ([("compared", str(Path(args.compare).resolve()))] if args.compare else [])
+    if args.compare:
+        print(f"compared tree: {trees[1][1]}")
     with tempfile.TemporaryDirectory() as tmp:
         program = compile_program(tmp) if use_smpi else None
         for name in args.cases:
             spec = {**CASES[name], **(QUICK.get(name, {}) if args.quick else {})}
-            compare = use_smpi and spec["kind"] == "ring" and spec["model"] == "maxmin"
-            command = [sys.executable, __file__, "--child", name] + ["--quick"] * args.quick + ["--smpi"] * compare
-            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            try:
-                out, err = process.communicate(timeout=args.timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                out, err = process.communicate()
-                print(f"{name:<20} timed out after {args.timeout:.0f} s; progress: {err.strip() or 'none'}", flush=True)
-                continue
-            if process.returncode != 0:
-                print(f"{name:<20} failed:\n{err[-2000:]}")
-                continue
-            result = json.loads(out.strip().splitlines()[-1])
-            if "skipped" in result:
-                print(f"{name:<20} skipped: {result['skipped']}")
-                continue
-            per_s = result["transfers"] / result["sim_s"]
-            line = (
-                f"{name:<20} {result['runs']:>4} {result['transfers']:>10} {result['wall_s']:>8.2f} "
-                f"{result['sim_s']:>8.2f} {per_s:>12,.0f} {per_s / rate:>8.3f} {result['rss_MB']:>7.0f} "
-                f"{result['time_s']:>14.9g}"
-            )
-            if compare:
-                smpi_wall, reference = _smpi(spec, program, Path(tmp))
-                diff = (result["mpi_time_s"] - reference) / reference
-                line += f" {smpi_wall:>11.2f} {smpi_wall / result['wall_s']:>11.1f} {diff:>+10.2e}"
-            print(line, flush=True)
+            measured = {}
+            for label, tree in trees:
+                compare = use_smpi and spec["kind"] == "ring" and spec["model"] == "maxmin" and label == "this"
+                result = _case(name, args, compare, tree)
+                shown = name if tree is None else f"{name}@{label}"
+                if isinstance(result, str):
+                    print(f"{shown:<28} {result}", flush=True)
+                    continue
+                measured[label] = result
+                per_s = result["transfers"] / result["sim_s"]
+                line = (
+                    f"{shown:<28} {result['runs']:>4} {result['transfers']:>10} {result['wall_s']:>8.2f} "
+                    f"{result['sim_s']:>8.2f} {per_s:>12,.0f} {per_s / rate:>8.3f} {result['rss_MB']:>7.0f} "
+                    f"{result['time_s']:>14.9g}"
+                )
+                if compare:
+                    smpi_wall, reference = _smpi(spec, program, Path(tmp))
+                    diff = (result["mpi_time_s"] - reference) / reference
+                    line += f" {smpi_wall:>11.2f} {smpi_wall / result['wall_s']:>11.1f} {diff:>+10.2e}"
+                print(line, flush=True)
+            if len(measured) == 2:
+                this, other = measured["this"], measured["compared"]
+                same = "same simulated time" if this["time_s"] == other["time_s"] else (
+                    f"simulated time differs by {this['time_s'] / other['time_s'] - 1:+.2e}")
+                print(f"{name + '@ratio':<28} wall {this['wall_s'] / other['wall_s']:.2f}x, "
+                      f"sim {this['sim_s'] / other['sim_s']:.2f}x, rss {this['rss_MB'] / other['rss_MB']:.2f}x; "
+                      f"{same}", flush=True)
 
+
+def _case(name: str, args, compare: bool, tree: str | None) -> dict | str:
+    """Run case `name` in a fresh process (on the simnet of `tree` if given); its summary or why not."""
+    command = [sys.executable, __file__, "--child", name] + ["--quick"] * args.quick + ["--smpi"] * compare
+    env = None if tree is None else {**os.environ, "PYTHONPATH": tree}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        out, err = process.communicate(timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        return f"timed out after {args.timeout:.0f} s; progress: {err.strip() or 'none'}"
+    if process.returncode != 0:
+        return f"failed:\n{err[-2000:]}"
+    result = json.loads(out.strip().splitlines()[-1])
+    if "skipped" in result:
+        return f"skipped: {result['skipped']}"
+    return result
 
 if __name__ == "__main__":
     main()

@@ -7,10 +7,11 @@ dependencies follow from what happened to those cells before, per cell:
 * a read waits for the last writes of the cell (read after write);
 * a write waits for the reads of the cell since its last write (write after read)
   or, when there were none, for the last writes (write after write), except that
-  additions into a cell (``"reduce"``) stay unordered among themselves because they
-  commute; a write that is not an addition (``"copy"``, or ``"reduce_topk"``, which
-  keeps the largest entries and does not commute) also waits for every addition
-  since the last such write;
+  additions into a cell with no read in between stay unordered because they
+  commute (``"reduce"``; a ``"reduce_topk"`` keeps the largest entries and does not
+  commute). An addition after a read waits for the read and becomes the cell's last
+  write, so the additions after it wait for it too: a little more order than the
+  data needs, which keeps every cell's record to a few transfers;
 * the ``"input"`` buffer is never written, so reading it waits for nothing.
 
 Every read already waits for the writes before it, so a write after reads waits
@@ -18,7 +19,7 @@ only for those reads. Algorithms therefore only say *what* moves in which order;
 sub-chunks pipeline on their own because each depends only on its own history.
 
 Each cell keeps its *base* (the last write that is not an addition, or both
-transfers of a pairwise exchange), the additions since, and the reads since the base, as
+transfers of a pairwise exchange), the additions since, and the reads since, as
 transfer indices in arrays over (rank, chunk) per buffer; a set of more than one
 transfer is stored once and referred to by a negative code. Transfers can be added
 one at a time (:meth:`ScheduleBuilder.send`, :meth:`ScheduleBuilder.exchange`) or a
@@ -73,6 +74,54 @@ class _Cells:
         return self.base2
 
 
+_FIELDS = (("src", np.int32), ("dst", np.int32), ("op", np.uint8), ("src_buffer", np.uint8),
+           ("dst_buffer", np.uint8), ("piece", np.int32), ("stage", np.int32))
+
+
+class _Columns:
+    """The transfers added so far: whole batches as numpy segments, single transfers as Python rows."""
+
+    def __init__(self) -> None:
+        self.segments: list[tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]] = []
+        self.rows: list[tuple] = []
+        self.row_deps: list[int] = []
+        self.row_counts: list[int] = []
+        self.count = 0
+
+    def append(self, row: tuple, deps: list[int]) -> int:
+        self.rows.append(row)
+        self.row_deps.extend(deps)
+        self.row_counts.append(len(deps))
+        self.count += 1
+        return self.count - 1
+
+    def flush(self) -> None:
+        if self.rows:
+            columns = list(zip(*self.rows))
+            arrays = {name: np.array(values, dtype=dtype) for (name, dtype), values in zip(_FIELDS, columns)}
+            self.segments.append((arrays, np.array(self.row_deps, dtype=np.int32),
+                                  np.array(self.row_counts, dtype=np.int64)))
+            self.rows, self.row_deps, self.row_counts = [], [], []
+
+    def extend(self, arrays: dict[str, np.ndarray], deps: np.ndarray, counts: np.ndarray) -> None:
+        self.flush()
+        self.segments.append(({name: np.asarray(arrays[name], dtype=dtype) for name, dtype in _FIELDS},
+                              deps.astype(np.int32), counts))
+        self.count += len(counts)
+
+    def arrays(self) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        """All columns, the dependencies and their offsets."""
+        self.flush()
+        if not self.segments:
+            empty = {name: np.zeros(0, dtype=dtype) for name, dtype in _FIELDS}
+            return empty, np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64)
+        columns = {name: np.concatenate([segment[0][name] for segment in self.segments]) for name, _ in _FIELDS}
+        deps = np.concatenate([segment[1] for segment in self.segments])
+        offsets = np.zeros(self.count + 1, dtype=np.int64)
+        np.cumsum(np.concatenate([segment[2] for segment in self.segments]), out=offsets[1:])
+        return columns, deps, offsets
+
+
 class ScheduleBuilder:
     """Accumulates transfers in column buffers and derives their data dependencies.
 
@@ -98,15 +147,7 @@ class ScheduleBuilder:
         self._nchunks = len(self.chunk_bytes)
         self._cells: dict[int, _Cells] = {}
         self._sets: list[tuple[int, ...]] = []
-        self._src = array("i")
-        self._dst = array("i")
-        self._op = array("B")
-        self._src_buffer = array("B")
-        self._dst_buffer = array("B")
-        self._piece = array("i")
-        self._stage = array("i")
-        self._deps = array("i")
-        self._dep_offsets = array("q", [0])
+        self._columns = _Columns()
         self._stages: dict[str, int] = {}
         self._piece_ids: dict[int, tuple[Piece, int]] = {}
         self._piece_index: dict[Piece, int] = {}
@@ -117,7 +158,7 @@ class ScheduleBuilder:
         self._piece_arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
-        return len(self._src)
+        return self._columns.count
 
     # pieces
 
@@ -192,18 +233,8 @@ class ScheduleBuilder:
             raise ScheduleError(f"must be one of {names}, got {value!r}", path=path)
         return names.index(value)
 
-    def _append(self, src: int, dst: int, op: int, sb: int, db: int, pid: int, stage: int, deps) -> int:
-        index = len(self._src)
-        self._src.append(src)
-        self._dst.append(dst)
-        self._op.append(op)
-        self._src_buffer.append(sb)
-        self._dst_buffer.append(db)
-        self._piece.append(pid)
-        self._stage.append(stage)
-        self._deps.extend(deps)
-        self._dep_offsets.append(len(self._deps))
-        return index
+    def _append(self, src: int, dst: int, op: int, sb: int, db: int, pid: int, stage: int, deps: list[int]) -> int:
+        return self._columns.append((src, dst, op, sb, db, pid, stage), deps)
 
     def _read_deps(self, cells: _Cells, cell: int, deps: set[int]) -> None:
         base = int(cells.base[cell])
@@ -215,8 +246,6 @@ class ScheduleBuilder:
 
     def _write_deps(self, cells: _Cells, cell: int, op: int, deps: set[int]) -> None:
         read = int(cells.read[cell])
-        if op != REDUCE:
-            deps.update(self._members(int(cells.red[cell])))
         if read != _EMPTY:
             deps.update(self._members(read))
             return
@@ -225,9 +254,11 @@ class ScheduleBuilder:
             deps.add(base)
             if cells.base2 is not None and cells.base2[cell] != _EMPTY:
                 deps.add(int(cells.base2[cell]))
+        if op != REDUCE:
+            deps.update(self._members(int(cells.red[cell])))
 
     def _wrote(self, cells: _Cells, cell: int, op: int, transfer: int) -> None:
-        if op == REDUCE:
+        if op == REDUCE and cells.read[cell] == _EMPTY:
             cells.red[cell] = self._add(int(cells.red[cell]), transfer)
             return
         cells.base[cell] = transfer
@@ -264,14 +295,14 @@ class ScheduleBuilder:
             raise ScheduleError(f"moves rank {src}'s {src_buffer} buffer onto itself", path="dst")
         pid = self.piece(piece)
         for d in after:
-            if not isinstance(d, int) or not 0 <= d < len(self._src):
+            if not isinstance(d, int) or not 0 <= d < len(self):
                 raise ScheduleError(f"must be earlier transfers, got {tuple(after)!r}", path="after")
         chunk_list = self._piece_list[pid]
         if len(chunk_list) > _SCALAR_CHUNKS:
             return self._batch(np.array([src]), np.array([dst]), np.array([pid]), code, sb, db,
                                self._stage_code(stage), after=tuple(after))
         deps: set[int] = set(after)
-        index = len(self._src)
+        index = len(self)
         nchunks = self._nchunks
         source = self._buffer(sb) if sb != INPUT else None
         target = self._buffer(db)
@@ -362,6 +393,88 @@ class ScheduleBuilder:
             raise ScheduleError("a transfer moves a buffer onto itself", path="send_batch")
         return self._batch(src, dst, pieces, code, sb, db, self._stage_code(stage))
 
+    def ring(self, members, pieces, offset: int, op: str, stage: str) -> int:
+        """Add a whole ring phase of concurrent groups at once; return the index of its first transfer.
+
+        Group ``g`` has members ``members[g]`` (``m`` ranks) and blocks ``pieces[g, b]``
+        (``C`` piece ids each). In step ``s = 0 .. m-2``, member ``i`` sends every piece of
+        block ``(i + offset - s) mod m`` to member ``i + 1``; transfers are numbered step
+        by step, then by group, member and piece (the order of sending them one step
+        batch at a time). A ring reduce-scatter is ``offset = 0`` with ``"reduce"``, a
+        ring all-gather ``offset = 1`` with ``"copy"``.
+
+        Within a phase every cell is written at most once and read at most once, the
+        read one step after the write: so each transfer's dependencies are the state
+        of its cells before the phase and, from the second step on, the transfer that
+        brought its piece the step before. They are computed for all steps at once and
+        are exactly those that sending the steps one by one would give.
+
+        Raises
+        ------
+        ScheduleError
+            If the groups' cells are not disjoint or the arrays do not fit.
+        """
+        members = np.asarray(members, dtype=np.int64)
+        pieces = np.asarray(pieces, dtype=np.int64)
+        code = self._code(OPS, op, "op")
+        if members.ndim != 2 or pieces.ndim != 3 or pieces.shape[:2] != members.shape:
+            raise ScheduleError("members must be (groups, m) and pieces (groups, m, C)", path="ring")
+        groups, m = members.shape
+        per_block = pieces.shape[2]
+        start = len(self)
+        if m < 2 or groups == 0 or per_block == 0:
+            return start
+        if members.min() < 0 or members.max() >= self.nranks or (
+                pieces.min() < 0 or pieces.max() >= len(self._piece_bytes)):
+            raise ScheduleError("members must be ranks and pieces ids returned by piece()", path="ring")
+        cells = self._buffer(0)
+        offsets, chunk_table, _ = self._pieces()
+        owned = self._elements(np.repeat(members, m * per_block, axis=1).ravel(), np.zeros(members.size * m
+                               * per_block, dtype=np.int64), np.repeat(pieces.reshape(groups, 1, -1), m, axis=1).ravel())
+        if not cells.distinct(owned[2]):
+            raise ScheduleError("the groups of a ring phase must touch disjoint cells", path="ring")
+        steps = m - 1
+        shape = (steps, groups, m, per_block)
+        step = np.arange(steps)[:, None, None, None]
+        group = np.arange(groups)[None, :, None, None]
+        position = np.arange(m)[None, None, :, None]
+        sub = np.arange(per_block)[None, None, None, :]
+        block = (position + offset - step) % m
+        piece = np.broadcast_to(pieces[group, block, sub], shape).ravel()
+        src = np.broadcast_to(members[group, position], shape).ravel()
+        dst = np.broadcast_to(members[group, (position + 1) % m], shape).ravel()
+        count = len(piece)
+        writer = np.broadcast_to(start + (((step - 1) * groups + group) * m + (position - 1) % m) * per_block + sub,
+                                 shape).ravel()
+        first_step = np.broadcast_to(step == 0, shape).ravel()
+        seg, lengths, read_cells, write_cells = self._elements(src, dst, piece)
+        at_first = first_step[seg]
+        readers = cells.read[write_cells]
+        has_readers = readers != _EMPTY
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        brought = starts[np.where(at_first, seg, writer[seg] - start)] + (np.arange(len(seg)) - starts[seg])
+        kept = at_first | ((code == REDUCE) & ~has_readers[brought])
+        columns = [np.where(kept, cells.base[read_cells], _EMPTY)]
+        if cells.base2 is not None:
+            columns.append(np.where(kept, cells.base2[read_cells], _EMPTY))
+        columns.append(np.where(kept, cells.red[read_cells], _EMPTY))
+        columns.append(np.where(at_first, _EMPTY, writer[seg]).astype(np.int32))
+        columns.append(np.where(has_readers, readers, cells.base[write_cells]))
+        if cells.base2 is not None:
+            columns.append(np.where(has_readers, _EMPTY, cells.base2[write_cells]))
+        if code != REDUCE:
+            columns.append(np.where(has_readers, _EMPTY, cells.red[write_cells]))
+        dep_offsets, deps = self._union(seg, count, columns, start, ())
+        stage_code = self._stage_code(stage)
+        self._columns.extend(
+            {"src": src, "dst": dst, "op": np.full(count, code), "src_buffer": np.zeros(count),
+             "dst_buffer": np.zeros(count), "piece": piece, "stage": np.full(count, stage_code)},
+            deps, np.diff(dep_offsets))
+        transfer = (start + seg).astype(np.int32)
+        self._written(cells, write_cells, transfer, code, has_readers)
+        cells.read[read_cells] = self._added(cells.read[read_cells], transfer)
+        return start
+
     def _elements(self, src: np.ndarray, dst: np.ndarray, pieces: np.ndarray):
         """Per chunk carried: its transfer (position in the batch), chunk, source cell and destination cell."""
         offsets, members, _ = self._pieces()
@@ -373,7 +486,7 @@ class ScheduleBuilder:
         return seg, lengths, src[seg] * self._nchunks + chunk, dst[seg] * self._nchunks + chunk
 
     def _batch(self, src, dst, pieces, code: int, sb: int, db: int, stage: int, after: tuple[int, ...] = ()) -> int:
-        start = len(self._src)
+        start = len(self)
         count = len(src)
         if count == 0:
             return start
@@ -398,38 +511,40 @@ class ScheduleBuilder:
         if target.base2 is not None:
             columns.append(np.where(has_readers, _EMPTY, target.base2[write_cells]))
         if code != REDUCE:
-            columns.append(target.red[write_cells])
+            columns.append(np.where(has_readers, _EMPTY, target.red[write_cells]))
         dep_offsets, deps = self._union(seg, count, columns, start, after)
-        self._src.extend(src.astype(np.int32).tolist())
-        self._dst.extend(dst.astype(np.int32).tolist())
-        self._op.extend([code] * count)
-        self._src_buffer.extend([sb] * count)
-        self._dst_buffer.extend([db] * count)
-        self._piece.extend(pieces.astype(np.int32).tolist())
-        self._stage.extend([stage] * count)
-        base = len(self._deps)
-        self._deps.extend(deps.tolist())
-        self._dep_offsets.extend((dep_offsets[1:] + base).tolist())
+        self._columns.extend(
+            {"src": src, "dst": dst, "op": np.full(count, code), "src_buffer": np.full(count, sb),
+             "dst_buffer": np.full(count, db), "piece": pieces, "stage": np.full(count, stage)},
+            deps, np.diff(dep_offsets))
         transfer = (start + seg).astype(np.int32)
         if source is not None:
             source.read[read_cells] = self._added(source.read[read_cells], transfer)
-        if code == REDUCE:
-            target.red[write_cells] = self._added(target.red[write_cells], transfer)
-        else:
-            target.base[write_cells] = transfer
-            if target.base2 is not None:
-                target.base2[write_cells] = _EMPTY
-            target.red[write_cells] = _EMPTY
-            target.read[write_cells] = _EMPTY
+        self._written(target, write_cells, transfer, code, has_readers)
         return start
+
+    def _written(self, cells: _Cells, write_cells: np.ndarray, transfer: np.ndarray, code: int,
+                 has_readers: np.ndarray) -> None:
+        """Record writes (vectorized :meth:`_wrote`): an addition into an unread cell joins its additions."""
+        if code == REDUCE:
+            adds = ~has_readers
+            cells.red[write_cells[adds]] = self._added(cells.red[write_cells[adds]], transfer[adds])
+            write_cells, transfer = write_cells[has_readers], transfer[has_readers]
+        cells.base[write_cells] = transfer
+        if cells.base2 is not None:
+            cells.base2[write_cells] = _EMPTY
+        cells.red[write_cells] = _EMPTY
+        cells.read[write_cells] = _EMPTY
 
     def _added(self, codes: np.ndarray, transfers: np.ndarray) -> np.ndarray:
         """Codes of the sets `codes` with the matching `transfers` added (vectorized :meth:`_add`)."""
         result = np.where(codes == _EMPTY, transfers, codes).astype(np.int32)
         busy = np.flatnonzero(codes != _EMPTY)
         if len(busy):
-            pairs, inverse = np.unique(np.stack([codes[busy], transfers[busy]]), axis=1, return_inverse=True)
-            made = np.array([self._add(int(c), int(t)) for c, t in pairs.T.tolist()], dtype=np.int32)
+            keys = (codes[busy].astype(np.int64) << 32) | (transfers[busy].astype(np.int64) & 0xFFFFFFFF)
+            pairs, inverse = np.unique(keys, return_inverse=True)
+            made = np.array([self._add(int(key >> 32), int(key & 0xFFFFFFFF)) for key in pairs.tolist()],
+                            dtype=np.int32)
             result[busy] = made[inverse.ravel()]
         return result
 
@@ -442,7 +557,9 @@ class ScheduleBuilder:
             keep = codes != _EMPTY
             keep[1:] &= firsts[1:] | (codes[1:] != codes[:-1])
             keys.append((seg[keep].astype(np.int64) << 32) | (codes[keep].astype(np.int64) & 0xFFFFFFFF))
-        keys = np.unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
+        keys = np.sort(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
+        if len(keys) > 1:
+            keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
         owner = keys >> 32
         code = (keys & 0xFFFFFFFF).astype(np.uint32).astype(np.int32)
         multi = code < _EMPTY
@@ -473,20 +590,20 @@ class ScheduleBuilder:
     def schedule(self, collective: str, algorithm: str, params: dict, **extra) -> Schedule:
         """Freeze the transfers into a :class:`~simnet.schedule.Schedule` (``extra``: root, owners, topk)."""
         offsets, members, piece_bytes = self._pieces()
-        piece = np.frombuffer(self._piece, dtype=np.int32)
+        columns, deps, dep_offsets = self._columns.arrays()
         table = TransferTable(
-            src=np.frombuffer(self._src, dtype=np.int32),
-            dst=np.frombuffer(self._dst, dtype=np.int32),
-            nbytes=piece_bytes[piece] if len(piece) else np.zeros(0, dtype=np.int64),
-            op=np.frombuffer(self._op, dtype=np.uint8),
-            piece=piece,
+            src=columns["src"],
+            dst=columns["dst"],
+            nbytes=piece_bytes[columns["piece"]],
+            op=columns["op"],
+            piece=columns["piece"],
             pieces=(offsets, members),
-            deps=np.frombuffer(self._deps, dtype=np.int32),
-            dep_offsets=np.frombuffer(self._dep_offsets, dtype=np.int64),
-            stage=np.frombuffer(self._stage, dtype=np.int32),
+            deps=deps,
+            dep_offsets=dep_offsets,
+            stage=columns["stage"],
             stages=tuple(self._stages) or ("",),
-            src_buffer=np.frombuffer(self._src_buffer, dtype=np.uint8),
-            dst_buffer=np.frombuffer(self._dst_buffer, dtype=np.uint8),
+            src_buffer=columns["src_buffer"],
+            dst_buffer=columns["dst_buffer"],
         )
         return Schedule(
             collective=collective,

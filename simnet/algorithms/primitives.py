@@ -62,8 +62,9 @@ def check_args(nranks: int, size_bytes: int, chunks: int, *, minimum_ranks: int 
 def _ring_steps(builder: ScheduleBuilder, groups: Groups, stage: str, offset: int, op: str) -> None:
     """``m - 1`` steps per group; in step ``s`` member ``i`` sends block ``(i + offset - s) mod m``.
 
-    The transfers of a step, over all groups, members and pieces in that order, are
-    one batch (they touch disjoint buffer cells).
+    Transfers are numbered step by step, then by group, member and piece. Groups of
+    one size whose blocks have one number of pieces are added as one ring phase
+    (:meth:`ScheduleBuilder.ring`), others one step batch at a time.
     """
     prepared = []
     for members, blocks in groups:
@@ -75,15 +76,8 @@ def _ring_steps(builder: ScheduleBuilder, groups: Groups, stage: str, offset: in
     steps = max((len(members) - 1 for members, _ in prepared), default=0)
     uniform = len({(len(m), tuple(len(b) for b in ids)) for m, ids in prepared}) == 1
     if uniform and prepared and len({len(b) for b in prepared[0][1]}) == 1:
-        members = np.stack([m for m, _ in prepared])
-        pieces = np.array([ids for _, ids in prepared], dtype=np.int64)
-        groups_count, m, per_block = pieces.shape
-        position = np.arange(m)
-        for step in range(steps):
-            block = (position + offset - step) % m
-            src = np.repeat(members, per_block, axis=1).reshape(groups_count, m, per_block)
-            dst = np.repeat(members[:, (position + 1) % m], per_block, axis=1).reshape(groups_count, m, per_block)
-            builder.send_batch(src.ravel(), dst.ravel(), pieces[:, block, :].ravel(), op, stage)
+        builder.ring(np.stack([m for m, _ in prepared]), np.array([ids for _, ids in prepared], dtype=np.int64),
+                     offset, op, stage)
         return
     for step in range(steps):
         src, dst, ids_of_step = [], [], []

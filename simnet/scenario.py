@@ -46,7 +46,16 @@ from typing import Annotated, Any, Literal
 
 import pandas as pd
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PrivateAttr,
+    TypeAdapter,
+    ValidationError,
+)
 
 from simnet import units
 from simnet.algorithms import ALGORITHMS
@@ -86,7 +95,8 @@ _UNIT_SUFFIXES = (
     ("_s", units.parse_time, "a time such as '1 us'"),
 )
 
-Size = Annotated[int, BeforeValidator(units.parse_size), Field(ge=1)]
+Size = Annotated[int, BeforeValidator(units.parse_size), Field(ge=1),
+                 PlainSerializer(lambda v: units.format_exact(v, "size"), when_used="json")]
 
 
 class _Strict(BaseModel):
@@ -114,8 +124,10 @@ class CollectiveSpec(_Strict):
     )
 
 
-Time = Annotated[float, BeforeValidator(units.parse_time), Field(ge=0)]
-Bandwidth = Annotated[float, BeforeValidator(units.parse_bandwidth), Field(gt=0)]
+Time = Annotated[float, BeforeValidator(units.parse_time), Field(ge=0),
+                 PlainSerializer(lambda v: units.format_exact(v, "time"), when_used="json")]
+Bandwidth = Annotated[float, BeforeValidator(units.parse_bandwidth), Field(gt=0),
+                      PlainSerializer(lambda v: units.format_exact(v, "bandwidth"), when_used="json")]
 Fraction = Annotated[float, BeforeValidator(units.parse_fraction), Field(gt=0, le=1)]
 
 

@@ -57,10 +57,10 @@ from simnet.errors import ScenarioError, SimnetError
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
 from simnet.models import critical_path_time, predict
 from simnet.links import LINK_MODELS
-from simnet.network import Network
+from simnet.network import BUNDLES, Network
 from simnet.payloads import DISTRIBUTIONS, SparsePayload
 from simnet.schedule import COLLECTIVES
-from simnet.topology import BUILDERS
+from simnet.topology import BUILDERS, ROUTINGS
 from simnet.topology import build as topology_build
 
 __all__ = [
@@ -127,9 +127,14 @@ class NetworkSpec(_Strict):
     ``tier_efficiency`` (``{tier: fraction of line rate}``), ``stragglers``
     (``{rank: slowdown factor}`` of its overhead and γ) and ``start_offset``
     (``{rank: time}`` before which the rank sends nothing); see :func:`simnet.engine.simulate`.
+    ``routing`` overrides the topology's routing rule (``dmodk``, ``ecmp_hash``,
+    ``shortest``, ``dimension_order``, ``simgrid``) and ``bundles`` (``cables`` or
+    ``merged``) how bundles of parallel cables are modelled; see :class:`simnet.network.Network`.
     """
 
     model: Literal[tuple(LINK_MODELS)] = "maxmin"  # type: ignore[valid-type]
+    routing: Literal[ROUTINGS] | None = None  # type: ignore[valid-type]
+    bundles: Literal[BUNDLES] = "cables"  # type: ignore[valid-type]
     overhead: Time = 0.0
     reduce_bandwidth: Bandwidth | None = None
     tier_efficiency: dict[str, Fraction] = {}
@@ -137,9 +142,9 @@ class NetworkSpec(_Strict):
     start_offset: dict[int, Time] = {}
 
     def network(self, graph) -> Network:
-        """The :class:`Network` of `graph` with these tier efficiencies."""
+        """The :class:`Network` of `graph` with these tier efficiencies, routing and bundles."""
         try:
-            return Network(graph, tier_efficiency=self.tier_efficiency)
+            return Network(graph, tier_efficiency=self.tier_efficiency, routing=self.routing, bundles=self.bundles)
         except SimnetError as error:
             raise ScenarioError(error.message, path=f"network.{error.path}") from None
 
@@ -174,7 +179,8 @@ _OPTION_PATHS = {
 class NetworkCache:
     """The networks of a scenario and of its sweep points: each distinct topology is built once.
 
-    Keyed by the SHA-256 of the topology spec and the tier efficiencies. A cache
+    Keyed by the SHA-256 of the topology spec, the tier efficiencies, the routing and
+    how bundles are modelled (what :meth:`NetworkSpec.network` builds from). A cache
     travels with its scenario (and the scenario's points) but not to other
     processes: a worker of a sweep builds what it needs once itself.
     """
@@ -183,9 +189,9 @@ class NetworkCache:
         self._networks: dict[str, Network] = {}
 
     def network(self, topology: Mapping[str, Any], spec: NetworkSpec, *, force: bool = False) -> Network:
-        """The network of `topology` with `spec`'s tier efficiencies, built on first use."""
+        """The network of `topology` with `spec`'s tier efficiencies, routing and bundles, built on first use."""
         key = hashlib.sha256(
-            json.dumps([topology, spec.tier_efficiency], sort_keys=True, default=str).encode()
+            json.dumps([topology, spec.tier_efficiency, spec.routing, spec.bundles], sort_keys=True, default=str).encode()
         ).hexdigest()
         network = self._networks.get(key)
         if network is None:

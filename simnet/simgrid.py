@@ -3,9 +3,10 @@
 :func:`to_simgrid_platform` writes a platform file (SimGrid DTD version 4.1) with
 
 * one ``<host>`` per GPU, named after the GPU node, in rank order;
-* one ``<link>`` per directed edge (simnet links are directed and full duplex, so
-  each direction of a cable is its own shared link), named ``"u->v"``, with the
-  link's effective bandwidth (after the network's tier efficiencies) and latency;
+* one ``<link>`` per simnet link (simnet links are directed and full duplex, so
+  each direction of a cable is its own shared link), named ``"u->v"``, or
+  ``"u->v#k"`` for cable ``k`` of a bundle of separate cables, with the link's
+  effective bandwidth (after the network's tier efficiencies) and latency;
 * an explicit, asymmetric ``<route>`` for every ordered pair of GPUs, listing the
   links of simnet's own route (:meth:`simnet.network.Network.route`), inside a
   single zone with ``routing="Full"``, so SimGrid routes exactly as simnet does;
@@ -67,7 +68,8 @@ def to_simgrid_platform(
     hosts = [str(node) for node in network.ranks]
     for host in hosts:
         ET.SubElement(zone, "host", id=host, speed=host_speed)
-    names = [f"{u}->{v}" for u, v in network.links]
+    bundled = {(u, v) for u, v, cable in network.links if cable > 0}
+    names = [f"{u}->{v}#{cable}" if (u, v) in bundled else f"{u}->{v}" for u, v, cable in network.links]
     for name, bandwidth, latency in zip(names, network.bandwidth_Bps, network.latency_s):
         ET.SubElement(zone, "link", id=name, bandwidth=f"{float(bandwidth)!r}Bps", latency=f"{float(latency)!r}s")
     for host in hosts:

@@ -55,3 +55,26 @@ def test_bad_network_keys_name_their_path(network, path, message):
     with pytest.raises(ScenarioError, match=message) as info:
         scenario(**network)
     assert info.value.path == path
+
+
+TWO_CABLES = {"builder": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 8, "bandwidth": "100 Gbps",
+              "latency": "1 us", "parallel": 4, "oversubscription": 2.0}
+
+
+def test_routing_and_bundles_override_the_topology_per_scenario():
+    """Recursive doubling across an oversubscribed leaf pair: d-mod-k pins the 8 crossing flows two per cable
+    (each at half a cable), ECMP hashes some three to a cable; one merged link shares them perfectly."""
+    base = BASE | {"topology": TWO_CABLES, "collective": {"algorithms": ["recursive_doubling"]}}
+    times = {}
+    for network in ({}, {"routing": "ecmp_hash"}, {"bundles": "merged"}, {"routing": "ecmp_hash", "bundles": "merged"}):
+        times[tuple(network.values())] = run(parse_scenario(base | {"network": network}))["sim_time_s"].iloc[0]
+    assert times[()] == pytest.approx(times[("merged",)], rel=1e-12)
+    assert times[("merged",)] == times[("ecmp_hash", "merged")]
+    assert times[("ecmp_hash",)] > times[()]
+
+
+@pytest.mark.parametrize(("key", "value"), [("routing", "ospf"), ("bundles", "striped")])
+def test_bad_routing_or_bundles_name_the_key(key, value):
+    with pytest.raises(ScenarioError) as error:
+        scenario(**{key: value})
+    assert error.value.path == f"network.{key}"

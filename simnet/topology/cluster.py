@@ -18,6 +18,7 @@ from simnet.topology.contract import validate
 from simnet.topology.fabrics import FABRICS, _check_int, _label, add_cable
 from simnet.topology.nodes import NODES
 from simnet.topology.params import call
+from simnet.units import format_bandwidth
 
 __all__ = ["cluster"]
 
@@ -49,9 +50,11 @@ def cluster(
     its own leaf (rail-optimised, as in NVIDIA SuperPODs). With ``rails=False`` it
     takes port ``h * nics + j``: a server's NICs are neighbours, all on one leaf when
     ``hosts_per_leaf`` is a multiple of ``nics``. A NIC gets its port index as
-    ``port`` (the destination index of d-mod-k). A NIC's cable to its edge switch
-    runs at the NIC's ``port_bandwidth_Bps`` with the fabric's latency and tier;
-    unused ports stay empty.
+    ``port`` (the destination index of d-mod-k). Its cable to its edge switch runs
+    at the lower of the NIC's ``port_bandwidth_Bps`` and the fabric's
+    ``bandwidth_Bps``, as an InfiniBand or Ethernet link trains at the fastest rate
+    both of its ports support, with the fabric's latency and tier; the graph's name
+    prints that rate. Unused ports stay empty.
 
     Parameters
     ----------
@@ -144,12 +147,16 @@ def cluster(
             f"{nodes * len(nics)}",
             path="fabric_params",
         )
+    fabric_Bps = settings["bandwidth_Bps"]
+    rates = [min(template.nodes[nic].get("port_bandwidth_Bps", fabric_Bps), fabric_Bps) for nic in nics]
     for h in range(nodes):
-        for j, nic in enumerate(nics):
+        for j, (nic, rate) in enumerate(zip(nics, rates)):
             index = j * nodes + h if rails else h * len(nics) + j
             graph.nodes[f"n{h}.{nic}"]["port"] = index
-            bandwidth = template.nodes[nic].get("port_bandwidth_Bps", settings.get("bandwidth_Bps"))
-            add_cable(graph, f"n{h}.{nic}", ports[index], bandwidth, settings["latency_s"], settings["tier"])
+            add_cable(graph, f"n{h}.{nic}", ports[index], rate, settings["latency_s"], settings["tier"])
+    shown = ", ".join(format_bandwidth(rate) for rate in dict.fromkeys(rates))
     options = f"rails={rails}" + (", pxn=True" if pxn else "")
-    graph.graph["name"] = f"cluster({nodes} x {template.graph['name']} on {_label(fabric, **given)}, {options})"
+    graph.graph["name"] = (
+        f"cluster({nodes} x {template.graph['name']} on {_label(fabric, **given)}, NIC cables {shown}, {options})"
+    )
     return validate(graph)

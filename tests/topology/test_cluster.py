@@ -137,6 +137,17 @@ def test_pxn_is_a_cluster_option_recorded_in_the_graph_and_name():
     assert _nics(graph, Router(graph).path("n0.gpu1", "n1.gpu6")) == ["n0.nic6", "n1.nic6"]
 
 
+def test_a_nic_cable_runs_at_the_lower_of_the_nic_port_and_the_fabric_port():
+    """Two DGX H100 (400 Gb/s NDR NICs) on a 1 Gb/s switch: the link trains at 1 Gb/s."""
+    graph = cluster("dgx_h100", 2, fabric_params={"bandwidth_Bps": 125e6, "latency_s": 1e-6})
+    assert graph.edges["n0.nic0", "switch"]["bandwidth_Bps"] == 125e6
+    assert "NIC cables 125 MB/s" in graph.graph["name"]
+    assert Network(graph).route_bandwidth_Bps(0, 8) == 125e6
+    fast = cluster("dgx_h100", 2, fabric_params={"bandwidth_Bps": 100e9, "latency_s": 1e-6})
+    assert fast.edges["n0.nic0", "switch"]["bandwidth_Bps"] == 50e9
+    assert "NIC cables 50 GB/s" in fast.graph["name"]
+
+
 def test_rail_rings_load_every_nic_equally():
     """BlueConnect's 8 rail rings on a rail-optimised fabric: no NIC idle while its sibling carries double."""
     graph = load(CLUSTERS[[p.stem for p in CLUSTERS].index("dgx_a100_superpod_slice")])

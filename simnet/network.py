@@ -12,7 +12,7 @@ the business of the link models (:mod:`simnet.links`), which the engine drives.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 
 import networkx as nx
 import numpy as np
@@ -49,6 +49,9 @@ class Network:
         routing rule pins it to. ``"merged"``: every bundle is one link of the
         summed bandwidth, an approximation that lets flows of one bundle share its
         cables perfectly (what simnet did before cables were links).
+    ranks : sequence of nodes, optional
+        The GPU each rank runs on (a placement, like an MPI hostfile); distinct GPUs
+        of the graph, default all of them in graph order.
 
     Attributes
     ----------
@@ -78,6 +81,7 @@ class Network:
         tier_efficiency: Mapping[str, float] | None = None,
         routing: str | None = None,
         bundles: str = "cables",
+        ranks: Sequence[Hashable] | None = None,
     ) -> None:
         self.graph = validate(graph)
         if routing is not None and routing not in ROUTINGS:
@@ -85,7 +89,7 @@ class Network:
         if bundles not in BUNDLES:
             raise SimnetError(f"must be one of {list(BUNDLES)}, got {bundles!r}", path="bundles")
         self.bundles = bundles
-        self.ranks = tuple(gpus(graph))
+        self.ranks = tuple(gpus(graph)) if ranks is None else _placement(graph, ranks)
         links = []
         line_rate = []
         for u, v, data in graph.edges(data=True):
@@ -163,6 +167,19 @@ class Network:
                 "efficiency": self.efficiency,
             }
         )
+
+
+def _placement(graph: nx.DiGraph, ranks: Sequence[Hashable]) -> tuple:
+    placed = tuple(ranks)
+    for rank, node in enumerate(placed):
+        if node not in graph or graph.nodes[node]["kind"] != "gpu":
+            raise SimnetError(f"must be a GPU of the topology, got {node!r}", path=f"ranks[{rank}]")
+    if len(set(placed)) != len(placed):
+        twice = next(node for node in placed if placed.count(node) > 1)
+        raise SimnetError(f"GPU {twice!r} holds two ranks; a placement lists distinct GPUs", path="ranks")
+    if not placed:
+        raise SimnetError("a placement needs at least one GPU", path="ranks")
+    return placed
 
 
 def _efficiency(tiers: tuple[str, ...], tier_efficiency: Mapping[str, float] | None) -> np.ndarray:

@@ -103,3 +103,14 @@ def test_routing_override_is_validated_and_applied():
     with pytest.raises(SimnetError) as error:
         Network(graph, routing="random")
     assert error.value.path == "routing"
+
+
+def test_a_placement_puts_ranks_on_the_gpus_it_lists():
+    graph = switch(4, B, LAT)
+    network = Network(graph, ranks=["gpu2", "gpu0", "gpu3"])
+    assert network.size == 3 and network.ranks == ("gpu2", "gpu0", "gpu3")
+    assert network.links[network.route(0, 1)[0]][:2] == ("gpu2", "switch")
+    for ranks, path in ((["gpu0", "gpu0"], "ranks"), (["gpu0", "switch"], "ranks[1]"), ([], "ranks")):
+        with pytest.raises(SimnetError) as error:
+            Network(graph, ranks=ranks)
+        assert error.value.path == path

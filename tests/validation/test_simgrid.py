@@ -74,5 +74,5 @@ def test_simnet_agrees_with_smpi_within_one_percent(program, tmp_path, algorithm
     if algorithm not in ALGORITHMS:
         pytest.skip(f"simnet has no {algorithm!r} algorithm yet")
     graph = TOPOLOGIES[topology]()
-    reference = smpi_time_s(program, graph, PAIRS[algorithm], size_bytes, tmp_path)
+    reference = smpi_time_s(program, Network(graph), PAIRS[algorithm], size_bytes, tmp_path)
     assert simnet_time_s(graph, algorithm, size_bytes) == pytest.approx(reference, rel=0.01)

@@ -56,7 +56,7 @@ from simnet.engine import Trace, simulate
 from simnet.errors import ScenarioError, SimnetError
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
 from simnet.models import critical_path_time, predict
-from simnet.links import LINK_MODELS
+from simnet.links import LINK_MODELS, SHARING
 from simnet.network import BUNDLES, Network
 from simnet.payloads import DISTRIBUTIONS, SparsePayload
 from simnet.schedule import COLLECTIVES
@@ -129,12 +129,15 @@ class NetworkSpec(_Strict):
     (``{rank: time}`` before which the rank sends nothing); see :func:`simnet.engine.simulate`.
     ``routing`` overrides the topology's routing rule (``dmodk``, ``ecmp_hash``,
     ``shortest``, ``dimension_order``, ``simgrid``) and ``bundles`` (``cables`` or
-    ``merged``) how bundles of parallel cables are modelled; see :class:`simnet.network.Network`.
+    ``merged``) says how bundles of parallel cables are modelled (see
+    :class:`simnet.network.Network`); ``sharing`` (``equal`` or ``rtt_weighted``, the
+    latter ``maxmin`` only) how max-min sharing weighs flows (see :mod:`simnet.links`).
     """
 
     model: Literal[tuple(LINK_MODELS)] = "maxmin"  # type: ignore[valid-type]
     routing: Literal[ROUTINGS] | None = None  # type: ignore[valid-type]
     bundles: Literal[BUNDLES] = "cables"  # type: ignore[valid-type]
+    sharing: Literal[SHARING] = "equal"  # type: ignore[valid-type]
     overhead: Time = 0.0
     reduce_bandwidth: Bandwidth | None = None
     tier_efficiency: dict[str, Fraction] = {}
@@ -156,8 +159,11 @@ class NetworkSpec(_Strict):
                 if not 0 <= rank < nranks:
                     raise ScenarioError(f"no rank {rank}; ranks are 0 .. {nranks - 1}", path=f"network.{key}[{rank}]")
             per_rank[key] = [values.get(rank, default) for rank in range(nranks)]
+        if self.sharing != "equal" and self.model != "maxmin":
+            raise ScenarioError(f"{self.sharing!r} sharing needs model maxmin, got {self.model!r}", path="network.sharing")
         return {
             "model": self.model,
+            "sharing": self.sharing,
             "overhead_s": self.overhead,
             "gamma_s_per_byte": 0.0 if self.reduce_bandwidth is None else 1.0 / self.reduce_bandwidth,
             "slowdown": per_rank["stragglers"],

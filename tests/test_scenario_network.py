@@ -78,3 +78,13 @@ def test_bad_routing_or_bundles_name_the_key(key, value):
     with pytest.raises(ScenarioError) as error:
         scenario(**{key: value})
     assert error.value.path == f"network.{key}"
+
+
+def test_rtt_weighted_sharing_is_a_scenario_option_of_the_maxmin_model():
+    """On a switch every route has the same latency, so weighting by it changes nothing."""
+    spec = scenario(sharing="rtt_weighted")
+    assert spec.network.simulate_kwargs(4)["sharing"] == "rtt_weighted"
+    assert run(spec)["sim_time_s"].iloc[0] == run(parse_scenario(BASE))["sim_time_s"].iloc[0]
+    with pytest.raises(ScenarioError) as error:
+        scenario(sharing="rtt_weighted", model="fifo")
+    assert error.value.path == "network.sharing"

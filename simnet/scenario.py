@@ -147,9 +147,12 @@ class NetworkSpec(_Strict):
     def network(self, graph) -> Network:
         """The :class:`Network` of `graph` with these tier efficiencies, routing and bundles."""
         try:
-            return Network(graph, tier_efficiency=self.tier_efficiency, routing=self.routing, bundles=self.bundles)
+            network = Network(graph, tier_efficiency=self.tier_efficiency, routing=self.routing, bundles=self.bundles)
+            if self.routing is not None and network.size > 1:
+                network.route(0, network.size - 1)
         except SimnetError as error:
-            raise ScenarioError(error.message, path=f"network.{error.path}") from None
+            raise ScenarioError(error.message, path=f"network.{error.path or 'routing'}") from None
+        return network
 
     def simulate_kwargs(self, nranks: int) -> dict[str, Any]:
         """Keyword arguments of :func:`simnet.engine.simulate` for `nranks` ranks."""

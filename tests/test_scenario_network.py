@@ -88,3 +88,13 @@ def test_rtt_weighted_sharing_is_a_scenario_option_of_the_maxmin_model():
     with pytest.raises(ScenarioError) as error:
         scenario(sharing="rtt_weighted", model="fifo")
     assert error.value.path == "network.sharing"
+
+
+def test_a_routing_the_topology_cannot_take_is_an_error_at_validation():
+    """d-mod-k needs a fabric of levels (a torus' routers are all one level); dimension order a torus."""
+    link = {"bandwidth": "25 GB/s", "latency": "1 us"}
+    for topology, routing in (({"builder": "torus", "dims": [4], **link}, "dmodk"),
+                              ({"builder": "ring", "hosts": 4, **link}, "dimension_order")):
+        with pytest.raises(ScenarioError) as error:
+            parse_scenario(BASE | {"topology": topology, "network": {"routing": routing}})
+        assert error.value.path == "network.routing" and "\n" not in str(error.value)

@@ -470,13 +470,13 @@ class Router:
         """The cable of every hop of `nodes` on the route `source` -> `target` (0 unless a bundle)."""
         cables = []
         for u, v in zip(nodes, nodes[1:]):
-            count = self._bundles.get((u, v), 1)
-            if count == 1:
+            bundle = self._bundles.get((u, v), 1)
+            if bundle == 1:
                 cables.append(0)
             elif self.routing == "ecmp_hash":
-                cables.append(zlib.crc32(f"{source}|{target}|{u}|{v}".encode()) % count)
+                cables.append(zlib.crc32(f"{source}|{target}|{u}|{v}".encode()) % bundle)
             else:
-                cables.append(self._order[target] % count)
+                cables.append(self._order[target] % bundle)
         return cables
 
     def _walk(self, search, first: Hashable, last: Hashable, source: Hashable, target: Hashable) -> list:

@@ -505,8 +505,9 @@ class Trace:
     def links(self):
         """One row per directed link: what it carried and how busy it was.
 
-        Columns: ``link, src, dst, tier, bandwidth_Bps, bytes, busy_s, utilization,
-        load, peak_flows``. ``bytes`` counts every transfer routed over the link;
+        Columns: ``link, src, dst, cable, tier, bandwidth_Bps, bytes, busy_s,
+        utilization, load, peak_flows`` (``cable`` numbers the cables of a bundle).
+        ``bytes`` counts every transfer routed over the link;
         ``busy_s`` is the time during which at least one transfer drained bytes
         through it (latency phases do not count); ``utilization = busy_s / time_s``;
         ``load = bytes / (bandwidth_Bps * time_s)`` is the fraction of its capacity
@@ -532,7 +533,7 @@ class Trace:
         peak = np.zeros(count, dtype=int)
         np.maximum.at(peak, links, active)
         makespan = self.time_s
-        frame = net.links_frame()[["link", "src", "dst", "tier", "bandwidth_Bps"]].copy()
+        frame = net.links_frame()[["link", "src", "dst", "cable", "tier", "bandwidth_Bps"]].copy()
         frame["bytes"] = carried
         frame["busy_s"] = busy
         frame["utilization"] = busy / makespan if makespan > 0 else 0.0
@@ -543,7 +544,7 @@ class Trace:
     def timeline(self):
         """Utilization of every link over time, piecewise constant, one row per busy interval.
 
-        Columns: ``link, src, dst, tier, start_s, end_s, flows, rate_Bps,
+        Columns: ``link, src, dst, cable, tier, start_s, end_s, flows, rate_Bps,
         utilization`` (``rate_Bps / bandwidth_Bps``). Between two rows of a link
         that do not touch, the link is idle. ``rate_Bps`` is the sum of the rates of
         the ``flows`` transfers draining through the link in ``[start_s, end_s)``.
@@ -555,10 +556,10 @@ class Trace:
         frame["rate_Bps"] = frame.groupby("link")["rate_Bps"].cumsum()
         frame["end_s"] = frame.groupby("link")["start_s"].shift(-1)
         frame = frame[(frame["flows"] > 0) & (frame["end_s"] > frame["start_s"])]
-        info = self.network.links_frame()[["link", "src", "dst", "tier", "bandwidth_Bps"]]
+        info = self.network.links_frame()[["link", "src", "dst", "cable", "tier", "bandwidth_Bps"]]
         frame = frame.merge(info, on="link", how="left")
         frame["utilization"] = frame["rate_Bps"] / frame["bandwidth_Bps"]
-        columns = ["link", "src", "dst", "tier", "start_s", "end_s", "flows", "rate_Bps", "utilization"]
+        columns = ["link", "src", "dst", "cable", "tier", "start_s", "end_s", "flows", "rate_Bps", "utilization"]
         return frame[columns].reset_index(drop=True)
 
     def critical_path(self):

@@ -65,11 +65,11 @@ from simnet.engine import Trace, simulate
 from simnet.errors import ScenarioError, SimnetError
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
 from simnet.models import critical_path_time, predict
-from simnet.links import LINK_MODELS
-from simnet.network import Network
+from simnet.links import LINK_MODELS, SHARING
+from simnet.network import BUNDLES, Network
 from simnet.payloads import DISTRIBUTIONS, SparsePayload
 from simnet.schedule import COLLECTIVES
-from simnet.topology import BUILDERS
+from simnet.topology import BUILDERS, ROUTINGS
 from simnet.topology import build as topology_build
 
 __all__ = [
@@ -139,9 +139,17 @@ class NetworkSpec(_Strict):
     ``tier_efficiency`` (``{tier: fraction of line rate}``), ``stragglers``
     (``{rank: slowdown factor}`` of its overhead and γ) and ``start_offset``
     (``{rank: time}`` before which the rank sends nothing); see :func:`simnet.engine.simulate`.
+    ``routing`` overrides the topology's routing rule (``dmodk``, ``ecmp_hash``,
+    ``shortest``, ``dimension_order``, ``simgrid``) and ``bundles`` (``cables`` or
+    ``merged``) says how bundles of parallel cables are modelled (see
+    :class:`simnet.network.Network`); ``sharing`` (``equal`` or ``rtt_weighted``, the
+    latter ``maxmin`` only) how max-min sharing weighs flows (see :mod:`simnet.links`).
     """
 
     model: Literal[tuple(LINK_MODELS)] = "maxmin"  # type: ignore[valid-type]
+    routing: Literal[ROUTINGS] | None = None  # type: ignore[valid-type]
+    bundles: Literal[BUNDLES] = "cables"  # type: ignore[valid-type]
+    sharing: Literal[SHARING] = "equal"  # type: ignore[valid-type]
     overhead: Time = 0.0
     reduce_bandwidth: Bandwidth | None = None
     tier_efficiency: dict[str, Fraction] = {}
@@ -149,11 +157,14 @@ class NetworkSpec(_Strict):
     start_offset: dict[int, Time] = {}
 
     def network(self, graph) -> Network:
-        """The :class:`Network` of `graph` with these tier efficiencies."""
+        """The :class:`Network` of `graph` with these tier efficiencies, routing and bundles."""
         try:
-            return Network(graph, tier_efficiency=self.tier_efficiency)
+            network = Network(graph, tier_efficiency=self.tier_efficiency, routing=self.routing, bundles=self.bundles)
+            if self.routing is not None and network.size > 1:
+                network.route(0, network.size - 1)
         except SimnetError as error:
-            raise ScenarioError(error.message, path=f"network.{error.path}") from None
+            raise ScenarioError(error.message, path=f"network.{error.path or 'routing'}") from None
+        return network
 
     def simulate_kwargs(self, nranks: int) -> dict[str, Any]:
         """Keyword arguments of :func:`simnet.engine.simulate` for `nranks` ranks."""
@@ -163,8 +174,11 @@ class NetworkSpec(_Strict):
                 if not 0 <= rank < nranks:
                     raise ScenarioError(f"no rank {rank}; ranks are 0 .. {nranks - 1}", path=f"network.{key}[{rank}]")
             per_rank[key] = [values.get(rank, default) for rank in range(nranks)]
+        if self.sharing != "equal" and self.model != "maxmin":
+            raise ScenarioError(f"{self.sharing!r} sharing needs model maxmin, got {self.model!r}", path="network.sharing")
         return {
             "model": self.model,
+            "sharing": self.sharing,
             "overhead_s": self.overhead,
             "gamma_s_per_byte": 0.0 if self.reduce_bandwidth is None else 1.0 / self.reduce_bandwidth,
             "slowdown": per_rank["stragglers"],
@@ -186,7 +200,8 @@ _OPTION_PATHS = {
 class NetworkCache:
     """The networks of a scenario and of its sweep points: each distinct topology is built once.
 
-    Keyed by the SHA-256 of the topology spec and the tier efficiencies. A cache
+    Keyed by the SHA-256 of the topology spec, the tier efficiencies, the routing and
+    how bundles are modelled (what :meth:`NetworkSpec.network` builds from). A cache
     travels with its scenario (and the scenario's points) but not to other
     processes: a worker of a sweep builds what it needs once itself.
     """
@@ -195,9 +210,9 @@ class NetworkCache:
         self._networks: dict[str, Network] = {}
 
     def network(self, topology: Mapping[str, Any], spec: NetworkSpec, *, force: bool = False) -> Network:
-        """The network of `topology` with `spec`'s tier efficiencies, built on first use."""
+        """The network of `topology` with `spec`'s tier efficiencies, routing and bundles, built on first use."""
         key = hashlib.sha256(
-            json.dumps([topology, spec.tier_efficiency], sort_keys=True, default=str).encode()
+            json.dumps([topology, spec.tier_efficiency, spec.routing, spec.bundles], sort_keys=True, default=str).encode()
         ).hexdigest()
         network = self._networks.get(key)
         if network is None:

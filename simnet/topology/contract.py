@@ -10,11 +10,19 @@ Graph attributes
         How to rebuild the graph; present when a builder made it.
     ``sources`` (list of str) and ``description`` (str), optional
         Where the figures come from and what the machine is (topology files).
-    ``routing`` (str) and ``dims`` (list of int), optional
-        ``"dimension_order"`` on tori, with the ring size of every dimension;
-        routers then carry ``coord`` (see :mod:`simnet.topology.routing`).
+    ``routing`` (str), optional
+        How routes are chosen, one of :data:`ROUTINGS` (see
+        :mod:`simnet.topology.routing`): ``"dmodk"`` (fat-trees and leaf-spines),
+        ``"dimension_order"`` (tori), ``"ecmp_hash"``, ``"shortest"`` (the default) or
+        ``"simgrid"`` (SimGrid's own fat-tree and torus rules, for cross-checks).
+    ``dims`` (list of int), optional
+        On tori, the ring size of every dimension; routers then carry ``coord``.
     ``host_transit`` (bool), optional
         ``False`` forbids routes between two servers through a third (default True).
+    ``pxn`` (bool), optional
+        ``True``: a GPU sends to another server through the NIC of the destination's
+        rail, reached over NVLink through the GPU of that rail in its own server
+        (NCCL's PXN); ``False`` (default): through the NIC of its own rail.
 
 Node attributes
     ``kind`` (str)
@@ -33,13 +41,18 @@ Node attributes
         ``False`` when the node relays no traffic of others (default True).
     ``port_bandwidth_Bps`` (float), optional
         On a NIC: line rate of its network port, bytes/s.
+    ``port`` (int), optional
+        On a node cabled to a fabric switch (a GPU of a fabric, a NIC of a cluster):
+        the index of the fabric's host port it occupies, the destination index of
+        d-mod-k routing. Without it, such nodes are numbered in graph order.
     ``coord`` (tuple of int), ``level`` (str), ``pod`` (int), optional
         Position of a switch in its fabric (torus coordinate, fabric level, pod).
 
 Edge attributes (one directed edge per direction of a cable)
     ``bandwidth_Bps`` (float > 0)
         Capacity of this direction in bytes per second. Parallel cables between
-        the same two nodes are one edge whose bandwidth is their sum.
+        the same two nodes (a *bundle*) are one edge whose bandwidth is their sum;
+        the cables of a bundle are identical.
     ``latency_s`` (float ≥ 0)
         Latency of this direction in seconds.
     ``tier`` (str)
@@ -47,6 +60,14 @@ Edge attributes (one directed edge per direction of a cable)
         ``"ib"``, ``"fabric"``; used to break time down by tier.
     ``cables`` (int ≥ 1), optional
         How many physical cables the edge stands for (default 1).
+    ``striped`` (bool), optional
+        Whether the hardware spreads every transfer over all cables of the bundle
+        (NVLinks between two GPUs, a GPU's NVLinks to an NVSwitch): the bundle is
+        then one link of the summed bandwidth. Otherwise each cable is a link of its
+        own (``bandwidth_Bps / cables``) and the routing pins every route to one of
+        them, as switches do with the ports of a fabric bundle. Default
+        (:func:`striped`): ``True`` when both ends belong to the same server (the
+        same ``host``), ``False`` otherwise.
 
 Links are full duplex: every edge ``u -> v`` must have its reverse ``v -> u``
 (the two directions may differ in bandwidth).
@@ -60,14 +81,32 @@ import networkx as nx
 
 from simnet.errors import TopologyError
 
-__all__ = ["NODE_KINDS", "validate", "gpus"]
+__all__ = ["NODE_KINDS", "ROUTINGS", "validate", "gpus", "striped", "separate_cables"]
 
 NODE_KINDS = frozenset({"gpu", "nic", "cpu", "switch"})
+
+ROUTINGS = ("shortest", "ecmp_hash", "dmodk", "dimension_order", "simgrid")
+"""Routing rules a graph may ask for (graph attribute ``routing``)."""
 
 
 def gpus(graph: nx.DiGraph) -> list:
     """Return the GPU nodes in the order the graph lists them (the rank order)."""
     return [node for node, kind in graph.nodes(data="kind") if kind == "gpu"]
+
+
+def striped(graph: nx.DiGraph, u, v) -> bool:
+    """Whether the bundle ``u -> v`` is striped: its ``striped`` attribute, else whether ``u`` and ``v`` share a host."""
+    value = graph.edges[u, v].get("striped")
+    if value is not None:
+        return value
+    host = graph.nodes[u].get("host")
+    return host is not None and host == graph.nodes[v].get("host")
+
+
+def separate_cables(graph: nx.DiGraph, u, v) -> int:
+    """How many links the edge ``u -> v`` is: its ``cables`` unless the bundle is striped, then 1."""
+    cables = graph.edges[u, v].get("cables", 1)
+    return 1 if cables == 1 or striped(graph, u, v) else cables
 
 
 def _number(value: object) -> bool:
@@ -97,13 +136,18 @@ def validate(graph: nx.DiGraph) -> nx.DiGraph:
             f"a topology must be a networkx.DiGraph, got {type(graph).__name__}; "
             "merge parallel cables into one edge with summed bandwidth_Bps"
         )
+    routing = graph.graph.get("routing")
+    if routing is not None and routing not in ROUTINGS:
+        raise TopologyError(f"must be one of {list(ROUTINGS)}, got {routing!r}", path="routing")
+    if graph.graph.get("pxn", False) not in (True, False):
+        raise TopologyError(f"must be true or false, got {graph.graph['pxn']!r}", path="pxn")
     for node, data in graph.nodes(data=True):
         kind = data.get("kind")
         if not isinstance(kind, str) or kind not in NODE_KINDS:
             raise TopologyError(
                 f"node {node!r}: kind must be one of {sorted(NODE_KINDS)}, got {kind!r}"
             )
-        for key in ("host", "local_rank", "socket", "rail"):
+        for key in ("host", "local_rank", "socket", "rail", "port"):
             value = data.get(key)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 raise TopologyError(f"node {node!r}: {key} must be an integer ≥ 0, got {value!r}")
@@ -123,6 +167,8 @@ def validate(graph: nx.DiGraph) -> nx.DiGraph:
         cables = data.get("cables", 1)
         if not isinstance(cables, int) or isinstance(cables, bool) or cables < 1:
             raise TopologyError(f"{where}: cables must be an integer ≥ 1, got {cables!r}")
+        if data.get("striped", False) not in (True, False):
+            raise TopologyError(f"{where}: striped must be true or false, got {data['striped']!r}")
         if not graph.has_edge(v, u):
             raise TopologyError(f"{where}: links are full duplex, but the reverse link {v!r} -> {u!r} is missing")
     ranks = gpus(graph)

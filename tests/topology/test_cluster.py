@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+from pathlib import Path
+
+import networkx as nx
+
+from simnet.algorithms import blueconnect_allreduce
+from simnet.engine import simulate
 from simnet.errors import TopologyError
-from simnet.topology import Router, cluster, describe, gpus
+from simnet.network import Network
+from simnet.topology import Router, cluster, describe, gpus, load
+
+PRESETS = sorted((Path(__file__).resolve().parents[2] / "topologies").glob("*.yaml"))
+CLUSTERS = [path for path in PRESETS if load(path).graph["builder"] == "cluster"]
 
 LEAF_SPINE = {"leaves": 8, "spines": 4, "hosts_per_leaf": 4, "bandwidth_Bps": 25e9, "latency_s": 1e-6}
 
@@ -82,3 +92,66 @@ def test_bad_arguments_name_their_key(kwargs, path):
         cluster(**kwargs)
     assert error.value.path == path
     assert "\n" not in str(error.value)
+
+
+def _nics(graph: nx.DiGraph, path: list) -> list:
+    return [node for node in path if graph.nodes[node]["kind"] == "nic"]
+
+
+def _rail_nic(graph: nx.DiGraph, gpu) -> str:
+    host, rail = graph.nodes[gpu]["host"], graph.nodes[gpu]["rail"]
+    return next(n for n, data in graph.nodes(data=True)
+                if data["kind"] == "nic" and data.get("host") == host and data.get("rail") == rail)
+
+
+@pytest.mark.parametrize("path", CLUSTERS, ids=lambda p: p.stem)
+def test_every_same_rail_pair_of_a_cluster_preset_goes_through_its_own_nics(path):
+    """NCCL's GPU-NIC affinity: a GPU leaves and enters a server through the NIC of its rail."""
+    graph = load(path)
+    router = Router(graph)
+    ranks = gpus(graph)
+    nic = {gpu: _rail_nic(graph, gpu) for gpu in ranks}
+    pairs = 0
+    for a in ranks:
+        for b in ranks:
+            same_rail = graph.nodes[a]["rail"] == graph.nodes[b]["rail"]
+            if same_rail and graph.nodes[a]["host"] != graph.nodes[b]["host"]:
+                assert _nics(graph, router.path(a, b)) == [nic[a], nic[b]], (a, b)
+                pairs += 1
+    assert pairs >= len(ranks)
+
+
+def test_cross_rail_routes_use_both_rails_nics_and_pxn_moves_to_the_destinations_rail_first():
+    graph = load(CLUSTERS[[p.stem for p in CLUSTERS].index("dgx_a100_superpod_slice")])
+    plain = Router(graph).path("n0.gpu0", "n1.gpu3")
+    assert _nics(graph, plain) == ["n0.nic0", "n1.nic3"] and any(n.startswith("spine") for n in plain)
+    pxn = Router(graph, pxn=True).path("n0.gpu0", "n1.gpu3")
+    assert pxn[:3] == ["n0.gpu0", "n0.nvswitch0", "n0.gpu3"]
+    assert _nics(graph, pxn) == ["n0.nic3", "n1.nic3"] and not any(n.startswith("spine") for n in pxn)
+    assert Router(graph, pxn=True).path("n0.gpu2", "n1.gpu2") == Router(graph).path("n0.gpu2", "n1.gpu2")
+
+
+def test_pxn_is_a_cluster_option_recorded_in_the_graph_and_name():
+    graph = cluster("dgx_h100", 2, fabric_params={"bandwidth_Bps": 50e9, "latency_s": 1e-6}, pxn=True)
+    assert graph.graph["pxn"] is True and graph.graph["name"].endswith("rails=True, pxn=True)")
+    assert _nics(graph, Router(graph).path("n0.gpu1", "n1.gpu6")) == ["n0.nic6", "n1.nic6"]
+
+
+def test_a_nic_cable_runs_at_the_lower_of_the_nic_port_and_the_fabric_port():
+    """Two DGX H100 (400 Gb/s NDR NICs) on a 1 Gb/s switch: the link trains at 1 Gb/s."""
+    graph = cluster("dgx_h100", 2, fabric_params={"bandwidth_Bps": 125e6, "latency_s": 1e-6})
+    assert graph.edges["n0.nic0", "switch"]["bandwidth_Bps"] == 125e6
+    assert "NIC cables 125 MB/s" in graph.graph["name"]
+    assert Network(graph).route_bandwidth_Bps(0, 8) == 125e6
+    fast = cluster("dgx_h100", 2, fabric_params={"bandwidth_Bps": 100e9, "latency_s": 1e-6})
+    assert fast.edges["n0.nic0", "switch"]["bandwidth_Bps"] == 50e9
+    assert "NIC cables 50 GB/s" in fast.graph["name"]
+
+
+def test_rail_rings_load_every_nic_equally():
+    """BlueConnect's 8 rail rings on a rail-optimised fabric: no NIC idle while its sibling carries double."""
+    graph = load(CLUSTERS[[p.stem for p in CLUSTERS].index("dgx_a100_superpod_slice")])
+    network = Network(graph)
+    links = simulate(network, blueconnect_allreduce(32, 1 << 24, factors=[8, 4])).links()
+    up = links[links["src"].str.contains("nic") & links["tier"].eq("ib")]
+    assert len(up) == 32 and up["bytes"].nunique() == 1 and up["bytes"].iloc[0] > 0

@@ -44,8 +44,8 @@ def test_calibrated_cluster_sends_every_rail_through_its_own_nic():
     network = Network(calibrated_cluster("dgx_a100", 2, nic_share=0.5))
     for local in range(8):
         route = [network.links[i] for i in network.route(local, 8 + local)]
-        assert (f"n0.gpu{local}", f"n0.pcie{local // 2}") == route[0]
-        assert any(u == f"n0.nic{local}" for u, _ in route)
+        assert (f"n0.gpu{local}", f"n0.pcie{local // 2}", 0) == route[0]
+        assert [u for u, _, _ in route if "nic" in u] == [f"n0.nic{local}", f"n1.nic{local}"]
 
 
 def test_simulation_equals_the_alpha_beta_closed_forms():

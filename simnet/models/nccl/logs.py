@@ -37,7 +37,7 @@ from simnet.models.nccl.inputs import (
     PROTOCOLS,
     function_index,
 )
-from simnet.models.nccl.model import NcclChoice, NcclTuning, choose, launch_config
+from simnet.models.nccl.model import ALL_GATHER, REDUCE_SCATTER, NcclChoice, NcclTuning, choose, launch_config
 
 __all__ = [
     "init_table",
@@ -149,7 +149,7 @@ def decision_line(tuning: NcclTuning, collective: str, nbytes: int, choice: Nccl
     if style == "names":
         if channels is None:
             channels = (0, launch_config(tuning, collective, choice.algorithm, choice.protocol, nbytes)[0] - 1)
-        count = nbytes // tuning.system.n_ranks if c in (2, 3) else nbytes
+        count = nbytes // tuning.system.n_ranks if c in (ALL_GATHER, REDUCE_SCATTER) else nbytes
         return (f"{FUNCTION_NAMES[c]}: {count} Bytes -> Algo {ALGORITHM_LOG_NAMES[a]} proto "
                 f"{PROTOCOL_LOG_NAMES[p]} channel{{Lo..Hi}}={{{channels[0]}..{channels[1]}}}")
     time_us = choice.time_s * 1e6

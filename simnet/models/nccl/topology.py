@@ -24,6 +24,8 @@ NVLS heads). It is an honest approximation, not NCCL's recursive search:
 * ``sameChannels`` is 1 on one node or with one GPU per node (NCCL's first try
   succeeds there), 0 otherwise (channels start on different NICs).
 * CollNet graphs are not derived (CollNet stays disabled).
+* Channels are duplicated at the end of pass 1 as in 2.19+; 2.18 duplicated after
+  pass 2, which differs only where pass 2 raises a speed.
 
 Link figures in NCCL's units (topo.h, topo.cc of each release): NVLink
 ``count × SMxx_NVLINK_BW`` (A100 12 × 20 = 240, H100 18 × 20.6 = 370.8 GB/s);
@@ -69,7 +71,9 @@ OTHER_INTER_CPU_GBps = 6.0
 DUP_MIN_BW_GBps = 25.0
 DUP_SM90_MIN_BW_GBps = 50.0
 DOUBLING_MIN_RING_BW_GBps = 45.0
-NVLINK_OLD_GBps = {86: 12.0, 80: 20.0, 70: 20.0, 60: 18.0}
+SM60_NVLINK_GBps = 18.0
+SM70_SM80_NVLINK_GBps = 20.0
+SM86_NVLINK_GBps = 12.0
 SOCKET_TIERS = frozenset({"qpi", "upi", "xgmi", "xbus"})
 EPSILON = 1e-3
 
@@ -102,14 +106,14 @@ _PATH_RANK = {"PIX": 0, "PXB": 1, "PHB": 2, "SYS": 3}
 
 
 def _nvlink_per_link(compcap: int, version: NcclVersion) -> float:
-    """``ncclTopoNVLinkBw`` (topo.h ``SMxx_NVLINK_BW``) for a compute capability."""
+    """``ncclTopoNVLinkBw`` (topo.h ``SMxx_NVLINK_BW``) for a compute capability; SM100 is absent before 2.25."""
     if compcap >= 100 and version.nvlink_sm100_GBps:
         return version.nvlink_sm100_GBps
     if compcap >= 90:
         return version.nvlink_sm90_GBps
     if compcap == 86:
-        return NVLINK_OLD_GBps[86]
-    return next(bw for cc, bw in ((80, 20.0), (70, 20.0), (60, 18.0), (0, 18.0)) if compcap >= cc)
+        return SM86_NVLINK_GBps
+    return SM70_SM80_NVLINK_GBps if compcap >= 70 else SM60_NVLINK_GBps
 
 
 def _pci_GBps(bandwidth_Bps: float) -> float:

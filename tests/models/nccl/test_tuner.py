@@ -7,7 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simnet.errors import SimnetError
-from simnet.models.nccl import ALGORITHMS, FUNCTIONS, PROTOCOLS, TunerRow, parse_tuner_csv, tuner_lookup, tuner_rows_to_csv
+from simnet.models.nccl import (
+    ALGORITHMS,
+    FUNCTIONS,
+    PROTOCOLS,
+    TunerRow,
+    parse_tuner_csv,
+    tuner_lookup,
+    tuner_rows_to_csv,
+)
 
 EXAMPLE_CONF = """\
 # NCCL Tuner Configuration File (CSV Format)

@@ -28,9 +28,11 @@ def test_constants_of_the_change_log():
     assert v["2.18.6"].base_latency_us[NVLS][SIMPLE] == 23.0 and v["2.19.4"].base_latency_us[NVLS][SIMPLE] == 0
     assert v["2.18.6"].hw_latency_us[NVLINK][TREE][SIMPLE] == 4.0
     assert v["2.22.3"].hw_latency_us[NET][TREE][SIMPLE] == 28.0 and v["2.23.4"].hw_latency_us[NET][TREE][SIMPLE] == 14
-    assert v["2.20.5"].hw_latency_us[NVLINK][NVLS][SIMPLE] == 23 and v["2.21.5"].hw_latency_us[NVLINK][NVLS][SIMPLE] == 25
+    assert v["2.20.5"].hw_latency_us[NVLINK][NVLS][SIMPLE] == 23
+    assert v["2.21.5"].hw_latency_us[NVLINK][NVLS][SIMPLE] == 25
     assert v["2.20.5"].ll_max_GBps[2] == (87.7, 22.5, 19.0) and v["2.21.5"].ll_max_GBps[2] == (141.0, 45.0, 35.0)
-    assert v["2.28.7"].hw_latency_us[NET][NVLS_TREE][SIMPLE] == 14 and v["2.28.9"].hw_latency_us[NET][NVLS_TREE][SIMPLE] == 20.9
+    assert v["2.28.7"].hw_latency_us[NET][NVLS_TREE][SIMPLE] == 14
+    assert v["2.28.9"].hw_latency_us[NET][NVLS_TREE][SIMPLE] == 20.9
     assert [v[r].ring_ll128_GBps[3] for r in ("2.25.1", "2.28.7", "2.29.3", "2.29.7")] == [
         (73.4, 73.4, 73.4), (73.4, 34.6, 73.4), (34.5, 34.6, 34.5), (40.0, 40.0, 40.0)]
     assert [v[r].nvls_tree_GBps[3][2] for r in ("2.28.3", "2.28.9", "2.29.7", "2.30.7")] == [43.1, 43.8, 43.8, 80.0]

@@ -16,6 +16,8 @@ The cases, their sources and what each log prints or does not print are in
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -105,3 +107,10 @@ def test_validation_table_summarises_every_source():
     assert {"NVIDIA/nccl#1453", "NVIDIA/nccl#1519"} <= sources
     assert all(case.source in sources for case in LOG_CASES + CHOICE_CASES)
     assert table["values"].gt(0).all()
+
+
+def test_docs_cite_every_source():
+    text = (Path(__file__).resolve().parents[2] / "docs" / "nccl.md").read_text()
+    for source in ("NVIDIA/nccl#1453", "NVIDIA/nccl#1519", "eunomia-bpf/nccl-eBPF@14f9bca", "NVIDIA/nccl-tests#309",
+                   "NVIDIA/nccl#1906", "stas00/ml-engineering", "NVIDIA/nccl-tests#89", "NVIDIA/nccl#1154"):
+        assert source in text, source

@@ -77,7 +77,6 @@ from simnet.models.nccl import (
     graphs_from_network,
     init_table,
     launch_config,
-    log_message,
     model_nbytes,
     parse_decision_line,
     parse_init_table,

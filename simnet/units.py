@@ -12,8 +12,8 @@ Conventions (as in datasheets and nccl-tests):
 * ``B`` is a byte and ``b``/``bit`` a bit, so ``Gbps`` and ``Gb/s`` are ``1e9 / 8`` bytes
   per second while ``GBps`` and ``GB/s`` are ``1e9`` bytes per second;
 * a size, time or bandwidth needs its unit: a plain number other than 0 (``100``,
-  ``"1"``) is refused with the fix (``100 needs a unit: '100 B/s' if it is in bytes per second,
-  or e.g. '25 GB/s'``),
+  ``"1"``) is refused with the fix (``100 needs a unit, e.g. 100 Gbps or 12.5 GB/s (100 B/s if
+  bytes per second was meant)``),
   because taking it as bytes, seconds or bytes per second silently runs at absurd
   rates; counts and fractions stay plain numbers.
 
@@ -96,15 +96,22 @@ def _split(text: object, what: str, example: str) -> tuple[float, str]:
     return value, unit
 
 
+def _with_units(value: float, what: str) -> str:
+    """What a plain `value` of `what` most likely meant, written with units."""
+    exact = format_exact(value, what)
+    if what == "bandwidth" and value < 1e5:
+        return f"{value:g} Gbps or {value / 8:g} GB/s ({exact} if bytes per second was meant)"
+    if what == "time" and value >= 1e-3:
+        return f"{value:g} us or {value:g} ms ({exact} if seconds was meant)"
+    return exact
+
+
 def _parse(text: object, units: dict[str, float], what: str, example: str) -> float:
     value, unit = _split(text, what, example)
     if not unit and "" not in units:
         if value == 0:
             return 0.0
-        raise UnitError(
-            f"{text!r} needs a unit: '{format_exact(value, what)}' if it is in {_BASE_NAMES[what]},"
-            f" or e.g. '{example}'"
-        )
+        raise UnitError(f"{text!r} needs a unit, e.g. {_with_units(value, what)}")
     if unit not in units:
         raise UnitError(
             f"unknown unit {unit!r} in {text!r}: expected a {what} such as '{example}'"
@@ -276,7 +283,6 @@ _EXACT_UNITS = {
     "size": ((2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")),
 }
 _BASE_UNITS = {"bandwidth": "B/s", "time": "s", "size": "B"}
-_BASE_NAMES = {"bandwidth": "bytes per second", "time": "seconds", "size": "bytes"}
 
 
 def format_exact(value: float, kind: str) -> str:

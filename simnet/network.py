@@ -18,7 +18,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from simnet.errors import SimnetError
+from simnet.errors import SimnetError, TopologyError
 from simnet.topology import ROUTINGS, Router, gpus, separate_cables, validate
 
 __all__ = ["Network", "BUNDLES"]
@@ -105,6 +105,9 @@ class Network:
         self._router = Router(graph, routing=routing)
         self.routing = self._router.routing
         self._routes: dict[tuple[int, int], tuple[int, ...]] = {}
+        self._endpoints: list[Hashable] = []
+        self._endpoint_ids: dict[Hashable, int] = {}
+        self._reducers: dict[tuple[int, ...], Hashable] = {}
 
     @property
     def name(self) -> str:
@@ -120,18 +123,104 @@ class Network:
         """Index of the directed link ``u -> v`` (cable `cable` of a bundle of separate cables)."""
         return self._link_index[(u, v, cable)]
 
+    def node(self, endpoint: int) -> Hashable:
+        """The graph node of an endpoint: rank ``i < size`` is GPU ``ranks[i]``, higher ids are :meth:`endpoint` nodes."""
+        if 0 <= endpoint < len(self.ranks):
+            return self.ranks[endpoint]
+        extra = endpoint - len(self.ranks)
+        if 0 <= extra < len(self._endpoints):
+            return self._endpoints[extra]
+        raise SimnetError(f"rank {endpoint} does not exist; the network has {len(self.ranks)} ranks")
+
+    def endpoint(self, node: Hashable) -> int:
+        """The endpoint id of a node that is not a rank (a switch), ``≥ size``, numbered on first use."""
+        found = self._endpoint_ids.get(node)
+        if found is None:
+            if node not in self.graph:
+                raise SimnetError(f"no node {node!r} in the topology")
+            found = self._endpoint_ids[node] = len(self.ranks) + len(self._endpoints)
+            self._endpoints.append(node)
+        return found
+
+    def reduction_switch(self, ranks: Sequence[int]) -> Hashable:
+        """The reduce-capable switch (node attribute ``reduce``) that serves the GPUs of `ranks`.
+
+        Among the switches with ``reduce = True`` that every GPU of the group reaches,
+        the one whose farthest GPU is the fewest hops away, then the one with the
+        fewest hops in all, then the first in graph order: the NVSwitch of a server
+        for a group inside it, the lowest common SHARP switch of a fabric otherwise.
+
+        Raises
+        ------
+        SimnetError
+            When no reduce-capable switch serves every GPU of the group (path ``switches``).
+        """
+        key = tuple(int(r) for r in ranks)
+        found = self._reducers.get(key)
+        if found is not None:
+            return found
+        nodes = [self.node(r) for r in key]
+        hosts = {self.graph.nodes[n].get("host") for n in nodes}
+        candidates = [n for n, data in self.graph.nodes(data=True) if data.get("kind") == "switch" and data.get("reduce")]
+        local = [n for n in candidates if len(hosts) == 1 and self.graph.nodes[n].get("host") in hosts]
+        best = None
+        for order, switch in enumerate(local or [n for n in candidates if self.graph.nodes[n].get("host") is None]):
+            try:
+                hops = [len(self._router.hops(n, switch)) for n in nodes]
+            except TopologyError:
+                continue
+            score = (max(hops), sum(hops), order)
+            if best is None or score < best[0]:
+                best = (score, switch)
+        if best is None:
+            raise SimnetError(
+                f"ranks {list(key)} have no reduce-capable switch in common (a switch with reduce: true that "
+                "reaches all of them); in-network reductions need one",
+                path="switches",
+            )
+        self._reducers[key] = best[1]
+        return best[1]
+
+    def place(self, ranks: Sequence[int], switches: Sequence[Sequence[int]] = ()) -> tuple[np.ndarray, np.ndarray]:
+        """Network endpoints of a schedule's endpoints, and the reduce efficiency of each.
+
+        Parameters
+        ----------
+        ranks : sequence of int
+            Network rank of each schedule rank.
+        switches : sequence of sequence of int
+            The schedule's switch groups (:attr:`simnet.schedule.Schedule.switches`),
+            in schedule ranks; each is placed on :meth:`reduction_switch` of its GPUs.
+
+        Returns
+        -------
+        endpoints : numpy.ndarray of int64
+            The ranks, then one endpoint id per switch group.
+        efficiency : numpy.ndarray of float
+            :meth:`reduce_efficiency` of each endpoint.
+        """
+        placed = np.asarray(ranks, dtype=np.int64)
+        extra = [self.endpoint(self.reduction_switch(placed[list(group)].tolist())) for group in switches]
+        endpoints = np.concatenate([placed, np.array(extra, dtype=np.int64)])
+        efficiency = np.array([self.reduce_efficiency(int(e)) for e in endpoints])
+        return endpoints, efficiency
+
+    def reduce_efficiency(self, endpoint: int) -> float:
+        """Fraction of link bandwidth the reductions and multicasts of a switch endpoint achieve (1 for a rank)."""
+        if endpoint < len(self.ranks):
+            return 1.0
+        return float(self.graph.nodes[self.node(endpoint)].get("reduce_efficiency", 1.0))
+
     def route(self, src: int, dst: int) -> tuple[int, ...]:
-        """Links from rank `src` to rank `dst`, in order (empty when ``src == dst``)."""
+        """Links from endpoint `src` to endpoint `dst` (ranks or switches), in order (empty when ``src == dst``)."""
         key = (src, dst)
         route = self._routes.get(key)
         if route is None:
-            for rank in key:
-                if not 0 <= rank < len(self.ranks):
-                    raise SimnetError(f"rank {rank} does not exist; the network has {len(self.ranks)} ranks")
+            source, target = self.node(src), self.node(dst)
             index = self._link_index
             merged = self.bundles == "merged"
             route = tuple(
-                index[(u, v, 0 if merged else cable)] for u, v, cable in self._router.hops(self.ranks[src], self.ranks[dst])
+                index[(u, v, 0 if merged else cable)] for u, v, cable in self._router.hops(source, target)
             )
             self._routes[key] = route
         return route

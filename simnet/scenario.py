@@ -718,9 +718,11 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
         base = params
         for size, payload in cases:
             params = base | ({"payload": payload} if payload is not None and takes_payload else {})
-            described = {_yaml_key(k): v for k, v in base.items()}
-            shown = json.dumps(described | ({"payload": payload.describe()} if payload else {}), sort_keys=True)
             try:
+                if record.resolve is not None:
+                    params = record.resolve(network, size, params)
+                described = {_yaml_key(k): v for k, v in params.items() if k != "payload"}
+                shown = json.dumps(described | ({"payload": payload.describe()} if payload else {}), sort_keys=True)
                 schedule = builder(nranks, size, **params)
             except SimnetError as error:
                 key = _yaml_key(error.path)

@@ -507,15 +507,24 @@ def _head_parts(size_bytes: int, heads: int, chunk: int, max_pieces: int) -> tup
     return head_of, chunk_bytes
 
 
-def _inter_tree(builder: ScheduleBuilder, nodes: int, g: int, head_of: np.ndarray, pieces: np.ndarray,
-                op: str, stage: str, upward: bool) -> None:
-    """NCCL's double binary tree between the servers' heads: head ``h`` uses tree ``h mod 2``."""
+def _alternate_trees(head_of: np.ndarray) -> np.ndarray:
+    """Tree (0 or 1) of every chunk: each head's chunks alternate between NCCL's two trees, from tree 0."""
+    tree_of = np.zeros(len(head_of), dtype=np.int64)
+    for head in np.unique(head_of).tolist():
+        mine = np.flatnonzero(head_of == head)
+        tree_of[mine] = np.arange(len(mine)) % 2
+    return tree_of
+
+
+def _inter_tree(builder: ScheduleBuilder, nodes: int, g: int, head_of: np.ndarray, tree_of: np.ndarray,
+                pieces: np.ndarray, op: str, stage: str, upward: bool) -> None:
+    """NCCL's double binary tree between the servers' heads: a chunk of head ``h`` on tree ``tree_of``."""
     trees = double_binary_tree_parents(nodes)
     edges = []
-    for head in np.unique(head_of).tolist():
-        parents = trees[head % 2]
+    for head, tree in sorted(set(zip(head_of.tolist(), tree_of.tolist()))):
+        parents = trees[tree]
         depth, slot = _depths(parents), _slots(parents)
-        mine = pieces[head_of == head].tolist()
+        mine = pieces[(head_of == head) & (tree_of == tree)].tolist()
         for node, parent in enumerate(parents):
             if parent is None:
                 continue
@@ -533,8 +542,12 @@ def nvls_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
 
     The payload is cut into `heads` parts; part ``h`` is reduced inside every
     server by the server's NVSwitch onto its GPU ``h`` (the GPU of NIC ``h``),
-    all-reduced between the servers' GPUs ``h`` over tree ``h mod 2``, and
-    multicast back by the NVSwitch. Switch endpoint ``p + k`` is server ``k``'s.
+    all-reduced between the servers' GPUs ``h`` over NCCL's double binary tree,
+    and multicast back by the NVSwitch. Switch endpoint ``p + k`` is server ``k``'s.
+    Every NVLS channel of NCCL serves all heads and uses tree ``c mod 2``
+    (``connectNvls`` in ``src/graph/connect.cc``), so every head's part is split
+    between both trees: its chunks alternate between tree 0 and tree 1, and a
+    server that is an inner node of one tree is a leaf of the other.
 
     Parameters
     ----------
@@ -565,8 +578,9 @@ def nvls_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
         local = node * g + (head_of[:, None] + np.arange(g)[None, :]) % g
         _switch_reduce(builder, local, switch, pieces, "reduce")
         builder.send_batch(switch, local[:, 0], pieces, "copy", "reduce")
-    _inter_tree(builder, nodes, g, head_of, pieces, "reduce", "tree_reduce", upward=True)
-    _inter_tree(builder, nodes, g, head_of, pieces, "copy", "tree_broadcast", upward=False)
+    tree_of = _alternate_trees(head_of)
+    _inter_tree(builder, nodes, g, head_of, tree_of, pieces, "reduce", "tree_reduce", upward=True)
+    _inter_tree(builder, nodes, g, head_of, tree_of, pieces, "copy", "tree_broadcast", upward=False)
     for node in range(nodes):
         switch = np.full(count, nranks + node, dtype=np.int64)
         local = node * g + (head_of[:, None] + np.arange(g)[None, :]) % g
@@ -579,7 +593,7 @@ def nvls_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
     intra_latency = _constants(version).hw_latency_us[_HW["nvlink"]][_ALGO["nvls_tree"]][_PROTO["simple"]] * 1e-6
     node_of = _ranks_node_of(nranks, g, range(nodes))
     return _annotate(schedule, PROTOCOLS["simple"], node_of, base + intra_latency,
-                     lambda src, dst, same: np.where(same, 0.0, inter_s), head_of)
+                     lambda src, dst, same: np.where(same, 0.0, inter_s), 2 * head_of + tree_of)
 
 
 def _collnet(nranks: int, size_bytes: int, gpus_per_node: int | None, heads: int | None, max_pieces: int,

@@ -145,6 +145,20 @@ def test_tree_channels_alternate_nccls_two_trees():
                          if parent is not None}
 
 
+def test_nvls_tree_splits_every_heads_part_between_nccls_two_trees():
+    """NCCL's NVLS channel c serves all heads over tree c mod 2 (connectNvls, src/graph/connect.cc)."""
+    g, nodes = 2, 4
+    schedule = nvls_tree_allreduce(g * nodes, 4 * MIB, gpus_per_node=g, max_pieces=4)
+    table = schedule.transfers
+    stages = np.asarray(table.stages)[table.stage]
+    first, second = double_binary_tree_parents(nodes)
+    for head in range(g):
+        edges = {(int(s) // g, int(d) // g) for s, d, stage in zip(table.src, table.dst, stages)
+                 if stage == "tree_reduce" and s % g == head}
+        assert edges == {(node, parent) for parents in (first, second) for node, parent in enumerate(parents)
+                         if parent is not None}
+
+
 def nvls_node() -> Network:
     graph = calibrated_node("dgx_h100")
     for name, data in graph.nodes(data=True):

@@ -486,8 +486,8 @@ def nvls_allreduce(nranks: int, size_bytes: int, *, max_pieces: int = 64, versio
     for column in range(1, nranks):
         builder.send_batch(at_switch, everyone[:, column], pieces, "copy", "multicast")
     schedule = builder.schedule("allreduce", "nvls", dict(max_pieces=max_pieces, version=version))
-    latency = _constants(version).hw_latency_us[_HW["nvlink"]][_ALGO["nvls"]][_PROTO["simple"]] * 1e-6
-    return _annotate(schedule, PROTOCOLS["simple"], np.zeros(nranks + 1, dtype=np.int64), latency,
+    base, intra_s, _ = _latencies_s(version, "nvls", "simple", "nvlink", nranks)
+    return _annotate(schedule, PROTOCOLS["simple"], np.zeros(nranks + 1, dtype=np.int64), base + intra_s,
                      lambda src, dst, same: np.zeros(len(src)), owner)
 
 

@@ -145,6 +145,18 @@ def test_tree_channels_alternate_nccls_two_trees():
                          if parent is not None}
 
 
+@pytest.mark.parametrize("version", ["2.18.5", "2.20.5", "2.30.7"])
+def test_the_nvls_critical_path_carries_nccls_nvls_latency(version):
+    """NVLS's latency is baseLat in 2.18 (23 us) and hwLat[NVLink] from 2.19 (23 us, then 25 us)."""
+    graph = switch(8, 1e30, 0.0)
+    graph.nodes["switch"]["reduce"] = True
+    constants = NCCL_VERSIONS[version]
+    expected = constants.base_latency_us[NVLS][SIMPLE] + constants.hw_latency_us[NVLINK][NVLS][SIMPLE]
+    trace = simulate(Network(graph), nvls_allreduce(8, 64, version=version))
+    assert trace.time_s * 1e6 == pytest.approx(expected, rel=1e-9)
+    assert expected in (23.0, 25.0)
+
+
 def test_nvls_tree_splits_every_heads_part_between_nccls_two_trees():
     """NCCL's NVLS channel c serves all heads over tree c mod 2 (connectNvls, src/graph/connect.cc)."""
     g, nodes = 2, 4

@@ -64,11 +64,13 @@ def calibrated_node(kind: str) -> nx.DiGraph:
     return builder(**_node_params(kind))
 
 
-def calibrated_cluster(kind: str, nodes: int, *, nic_share: float = 1.0) -> nx.DiGraph:
+def calibrated_cluster(kind: str, nodes: int, *, nic_share: float = 1.0, pxn: bool = False) -> nx.DiGraph:
     """`nodes` calibrated servers, NIC ``j`` of every server on leaf ``j`` (rail-optimised, non-blocking).
 
     ``nic_share`` scales every NIC: 0.5 models a server with 4 NICs for 8 GPUs (each
     GPU's share of a NIC is half a port), as in the HGX systems of the multi-node rows.
+    ``pxn=True`` sends to another server through the NIC of the destination's rail,
+    reached over NVLink, as NCCL's PXN does by default (``NCCL_PXN_DISABLE=0``).
     """
     fabric = {
         "leaves": 8,
@@ -77,7 +79,8 @@ def calibrated_cluster(kind: str, nodes: int, *, nic_share: float = 1.0) -> nx.D
         "bandwidth_Bps": NIC_EFFECTIVE_Bps[kind],
         "latency_s": 1e-6,
     }
-    return cluster(kind, nodes, fabric="leaf_spine", fabric_params=fabric, node_params=_node_params(kind, nic_share))
+    return cluster(kind, nodes, fabric="leaf_spine", fabric_params=fabric, node_params=_node_params(kind, nic_share),
+                   pxn=pxn)
 
 
 class Published(NamedTuple):

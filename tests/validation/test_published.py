@@ -60,3 +60,8 @@ def test_docs_show_the_tables_the_command_prints(table):
     text = DOC.read_text(encoding="utf-8")
     missing = [line for line in markdown(table()).splitlines() if line not in text]
     assert not missing, "rows of docs/validation.md differ from the command's output:\n" + "\n".join(missing)
+
+
+def test_calibrated_cluster_takes_nccls_pxn():
+    assert calibrated_cluster("dgx_h100", 2, pxn=True).graph["pxn"] is True
+    assert "pxn" not in calibrated_cluster("dgx_h100", 2).graph

@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python -m tests.validation.tables            # all four (SimGrid when smpirun exists)
     PYTHONPATH=. python -m tests.validation.tables published  # one of: published, alpha_beta, simgrid,
-                                                              # simgrid_clusters
+                                                              # simgrid_clusters, nccl_curves
 
 * ``published_table``: calibrated DGX machines (:mod:`simnet.calibration`)
   beside published nccl-tests all-reduce bus bandwidths, with sources and errors.
@@ -13,6 +13,9 @@
   routes, and ``simgrid_clusters_table`` on SimGrid's own FAT_TREE and TORUS clusters: the
   platforms, algorithms, placements and sizes of ``tests/validation/test_simgrid.py``,
   through that test's own functions.
+* ``nccl_curves``: the published nccl-tests curves of :mod:`tests.validation.nccl_curves`,
+  point by point, from the committed table ``tests/validation/nccl_curves.csv``
+  (``benchmarks/nccl_curves.py`` simulates every point, rewrites it and prints this section).
 """
 
 from __future__ import annotations
@@ -32,11 +35,12 @@ from simnet.network import Network
 from simnet.smpi import as_mpi, compile_program, smpi_time_s
 from simnet.topology import switch
 from simnet.units import format_size
-from tests.validation import test_simgrid
+from tests.validation import nccl_curves, test_simgrid
 from simnet.calibration import published_comparison as published_table
 
 __all__ = [
-    "published_table", "alpha_beta_table", "simgrid_table", "simgrid_clusters_table", "TABLES", "markdown", "main"
+    "published_table", "alpha_beta_table", "simgrid_table", "simgrid_clusters_table", "TABLES", "markdown",
+    "nccl_curves_markdown", "SECTIONS", "main",
 ]
 
 SWITCH_HOSTS = 16
@@ -139,12 +143,76 @@ def markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _percent(value: float) -> str:
+    return "—" if pd.isna(value) else f"{value:+.1%}"
+
+
+def _number(value: float, digits: int) -> str:
+    return "—" if pd.isna(value) else f"{value:.{digits}f}"
+
+
+def nccl_curves_markdown(rows: pd.DataFrame) -> str:
+    """The ``nccl_curves`` section: the summary per curve, then every curve's points with its description.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        :func:`tests.validation.nccl_curves.curve_rows` of every curve (or the
+        committed table :func:`~tests.validation.nccl_curves.read_table`).
+
+    Returns
+    -------
+    str
+        Markdown: busbw in GB/s, times in µs, errors as signed percentages of the
+        published busbw; the summary's medians and maxima are of absolute errors.
+    """
+    stats = nccl_curves.summary(rows)
+    lines = [
+        "| curve | servers | points | median abs. error ≥ 1 MiB | median abs. error < 1 MiB "
+        "| max abs. error ≥ 256 MiB | max abs. error ≥ 1 GiB | NCCL model median ≥ 1 MiB "
+        "| NCCL model median < 1 MiB | bar |",
+        "|" + "---|" * 10,
+    ]
+    for record in stats.to_dict("records"):
+        bar = nccl_curves.bar_status(record)
+        lines.append(
+            f"| {record['curve']} | {record['servers']} | {record['points']} | "
+            + " | ".join(_percent(record[key]).lstrip("+") for key in (
+                "median_ge_1MiB", "median_lt_1MiB", "max_ge_256MiB", "max_ge_1GiB", "model_median_ge_1MiB",
+                "model_median_lt_1MiB"))
+            + f" | {bar} |"
+        )
+    for curve in nccl_curves.CURVES:
+        mine = rows[rows["curve"] == curve.key]
+        lines += ["", f"#### {curve.key}", "", nccl_curves.describe(curve), "",
+                  "| size | published GB/s | published µs | simnet GB/s | simnet µs | NCCL model GB/s | error "
+                  "| NCCL model error | simnet runs |",
+                  "|" + "---|" * 9]
+        for record in mine.to_dict("records"):
+            lines.append(
+                f"| {nccl_curves.label(record['size_bytes'])} | {_number(record['published_GBps'], 2)} | "
+                f"{_number(record['published_us'], 1)} | {_number(record['simnet_GBps'], 2)} | "
+                f"{_number(record['simnet_us'], 1)} | {_number(record['model_GBps'], 2)} | "
+                f"{_percent(record['error'])} | {_percent(record['model_error'])} | {record['runs']} |"
+            )
+    lines += ["", "#### Found and not compared", "", "| curves | why not |", "|---|---|"]
+    lines += [f"| {what} | {why} |" for what, why in nccl_curves.NOT_MODELLED]
+    return "\n".join(lines)
+
+
+SECTIONS = {"nccl_curves": lambda: nccl_curves_markdown(nccl_curves.read_table())}
+"""Sections printed as whole Markdown (several tables and text), from committed tables."""
+
+
 def main(argv: list[str]) -> None:
     """Print the named tables (default all) as Markdown."""
-    names = argv or list(TABLES)
+    names = argv or [*TABLES, *SECTIONS]
     for name in names:
         if name.startswith("simgrid") and not shutil.which("smpirun"):
             print(f"## {name}\n\nskipped: smpirun is not installed\n")
+            continue
+        if name in SECTIONS:
+            print(f"## {name}\n\n{SECTIONS[name]()}\n")
             continue
         print(f"## {name}\n\n{markdown(TABLES[name]())}\n")
 

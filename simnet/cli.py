@@ -76,6 +76,10 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
         where = f"{len(points)} sweep points" if len(points) > 1 else results["topology"].iloc[0]
         click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, {results['network_model'].iloc[0]} links")
         click.echo(analysis.display_table(results).to_string(index=False))
+        comparison = analysis.display_nccl_comparison(results)
+        if len(comparison):
+            click.echo("\nNCCL's own choice (its cost model) beside simnet's simulated best:")
+            click.echo(comparison.to_string(index=False))
     if out_dir is not None:
         _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1)
 

@@ -38,8 +38,9 @@ import hashlib
 import inspect
 import itertools
 import json
+import math
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -692,6 +693,23 @@ def _supplied(scenario: Scenario) -> tuple[str, ...]:
     return ("payload",) if scenario.payload is not None else ()
 
 
+def _nccl_references(network: Network, op: str, sizes: Sequence[int]) -> dict[int, tuple[str, float]]:
+    """NCCL's own choice (``"algorithm/protocol"``) and model time per size, where simnet models NCCL on the network."""
+    from simnet.models.nccl import choose, model_nbytes, network_tuning
+
+    tuning = network_tuning(network)
+    if tuning is None:
+        return {}
+    references = {}
+    for size in sizes:
+        try:
+            pick = choose(tuning, op, model_nbytes(op, size, network.size))
+        except SimnetError:
+            continue
+        references[size] = (f"{pick.algorithm}/{pick.protocol}", pick.time_s)
+    return references
+
+
 def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     """Simulate every (algorithm, size) of one point, in scenario order, with its models.
 
@@ -705,6 +723,7 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     cases = [(size, None) for size in scenario.sizes]
     if scenario.payload is not None:
         cases = [(payload.size_bytes, payload) for payload in scenario.payload.payloads()]
+    references = _nccl_references(network, scenario.collective.op, [size for size, _ in cases])
     for name, params, origins in _algorithm_runs(scenario.collective, _supplied(scenario)):
         record = ALGORITHMS[name]
         op, builder = scenario.collective.op, record.builder
@@ -746,6 +765,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                 sim_time_s=trace.time_s,
                 model_time_s=predict(name, network, nranks, size, gamma_s_per_byte=gamma, **params),
                 critical_path_s=critical_path_time(network, schedule, gamma),
+                nccl_choice=references.get(size, ("", math.nan))[0],
+                nccl_model_s=references.get(size, ("", math.nan))[1],
             )
             yield Run(name, params, size, trace, row)
 

@@ -27,8 +27,8 @@ data is cut, what crosses the wire and what each message waits for:
     all GPUs (``multimem.st``).
 ``nvls_tree``
     several servers: per server an NVLS reduction to ``heads`` head GPUs (one per
-    NIC), NCCL's double binary tree between the servers' heads, and an NVLS
-    multicast back.
+    NIC), NCCL's double binary tree between the servers' heads (chunks alternating
+    between the two trees), and an NVLS multicast back.
 ``collnet_direct``, ``collnet_chain``
     InfiniBand SHARP: the GPUs of a server reduce their part onto its head GPU (all
     directly, or along a chain), the heads of all servers add it up in the fabric's
@@ -509,18 +509,17 @@ def _head_parts(size_bytes: int, heads: int, chunk: int, max_pieces: int) -> tup
 
 def _inter_tree(builder: ScheduleBuilder, nodes: int, g: int, head_of: np.ndarray, pieces: np.ndarray,
                 op: str, stage: str, upward: bool) -> None:
-    """NCCL's double binary tree between the servers' heads: head ``h`` uses tree ``h mod 2``."""
+    """NCCL's double binary tree between the servers' heads: a head's chunks alternate between trees 0 and 1."""
     trees = double_binary_tree_parents(nodes)
+    shapes = [(parents, _depths(parents), _slots(parents)) for parents in trees]
     edges = []
     for head in np.unique(head_of).tolist():
-        parents = trees[head % 2]
-        depth, slot = _depths(parents), _slots(parents)
-        mine = pieces[head_of == head].tolist()
-        for node, parent in enumerate(parents):
-            if parent is None:
-                continue
-            child, up = node * g + head, parent * g + head
-            for piece in mine:
+        for position, piece in enumerate(pieces[head_of == head].tolist()):
+            parents, depth, slot = shapes[position % 2]
+            for node, parent in enumerate(parents):
+                if parent is None:
+                    continue
+                child, up = node * g + head, parent * g + head
                 edges.append((depth[node], slot[node], child, up, piece) if upward
                              else (depth[node], slot[node], up, child, piece))
     _tree_batches(edges, builder, op, stage, upward)
@@ -533,8 +532,10 @@ def nvls_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
 
     The payload is cut into `heads` parts; part ``h`` is reduced inside every
     server by the server's NVSwitch onto its GPU ``h`` (the GPU of NIC ``h``),
-    all-reduced between the servers' GPUs ``h`` over tree ``h mod 2``, and
-    multicast back by the NVSwitch. Switch endpoint ``p + k`` is server ``k``'s.
+    all-reduced between the servers' GPUs ``h`` over NCCL's two trees (its chunks
+    alternate between them, so that a server inner in one tree is a leaf in the
+    other and the NICs carry the same load), and multicast back by the NVSwitch.
+    Switch endpoint ``p + k`` is server ``k``'s.
 
     Parameters
     ----------
@@ -680,7 +681,12 @@ def nccl_allreduce(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring"
 
 
 def _model(algorithm: str):
-    """NCCL's own model time of `algorithm` (``ncclTopoGetAlgoTime``) on the costs' network."""
+    """NCCL's own model time of `algorithm` (``ncclTopoGetAlgoTime``) on the costs' network.
+
+    ``nan`` where NCCL has no model of the network (see
+    :func:`simnet.models.nccl.network_tuning`) or its model disables the entry
+    (CollNet without a CollNet plugin, NVLS without NVSwitch SHARP).
+    """
 
     def model(costs: PairCosts, nranks: int, size_bytes: int, *, gamma_s_per_byte: float = 0.0,
               protocol: str = "simple", version: str = NCCL_RELEASE, nccl_algorithm: str | None = None,
@@ -690,20 +696,17 @@ def _model(algorithm: str):
         tuning = _tuning(costs.network, version)
         if tuning is None:
             return math.nan
-        return algo_time_s(tuning, "allreduce", nccl_algorithm or algorithm, protocol, size_bytes)
+        time_s = algo_time_s(tuning, "allreduce", nccl_algorithm or algorithm, protocol, size_bytes)
+        return time_s if math.isfinite(time_s) else math.nan
 
     return model
 
 
 def _tuning(network, version: str):
     """NCCL's model of a network, or None where simnet cannot derive NCCL's graphs."""
-    from simnet.models.nccl import graphs_from_network, tune_model
+    from simnet.models.nccl import network_tuning
 
-    try:
-        system, graphs = graphs_from_network(network, version)
-        return tune_model(system, graphs, version)
-    except SimnetError:
-        return None
+    return network_tuning(network, version)
 
 
 def _gpus_per_node(network) -> int:

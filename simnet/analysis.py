@@ -325,7 +325,8 @@ def residuals(results: pd.DataFrame) -> pd.DataFrame:
     )
 
     def worst(values: pd.Series) -> float:
-        return float(values.iloc[values.abs().argmax()])
+        known = values.dropna()
+        return float(known.iloc[known.abs().argmax()]) if len(known) else math.nan
 
     grouped = frame.groupby(["algorithm", "params"], sort=False)
     return grouped.agg(

@@ -41,7 +41,10 @@ def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise ValueError(f"timings need the columns {missing}")
     keyed = frame.loc[:, [*KEY_COLUMNS, *LABEL_COLUMNS, *TIME_COLUMNS]]
-    return keyed.astype({"point": str, "ranks": "int64", "size_bytes": "int64"})
+    keyed = keyed.astype({"point": str, "ranks": "int64", "size_bytes": "int64"})
+    for column in TIME_COLUMNS:
+        keyed[column] = pd.to_numeric(keyed[column].replace("", float("nan")), errors="raise")
+    return keyed
 
 
 def timing_changes(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float = 1e-9) -> pd.DataFrame:
@@ -78,6 +81,11 @@ def timing_changes(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float 
                                        "relative_change": float("nan"), "change": "relabelled"})
         for column in TIME_COLUMNS:
             old, new = row[f"{column}_expected"], row[f"{column}_actual"]
+            if old != old or new != new:
+                if (old != old) != (new != new):
+                    changes.append(keys | {"column": column, "expected": old, "actual": new,
+                                           "relative_change": float("nan"), "change": "moved"})
+                continue
             relative = abs(new - old) / abs(old) if old else abs(new - old)
             if relative > rtol:
                 changes.append(keys | {"column": column, "expected": old, "actual": new,

@@ -3,7 +3,9 @@
 Bandwidths follow the nccl-tests definitions (``doc/PERFORMANCE.md`` of
 NVIDIA/nccl-tests): ``algbw = size / time`` and ``busbw = algbw * factor`` with the
 factor that makes busbw comparable to the hardware's peak bandwidth, for
-all-reduce ``2 (p - 1) / p``.
+all-reduce ``2 (p - 1) / p``, for all-to-all ``(p - 1) / p`` (``size`` is each rank's
+whole send buffer, of which the ``1/p`` addressed to itself never moves; for
+``alltoallv`` the mean send buffer).
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ _BUSBW_FACTORS = {
     "all_gather": lambda p: (p - 1) / p,
     "broadcast": lambda p: 1.0,
     "reduce": lambda p: 1.0,
+    "alltoall": lambda p: (p - 1) / p,
+    "alltoallv": lambda p: (p - 1) / p,
 }
 
 

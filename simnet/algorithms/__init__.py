@@ -15,7 +15,9 @@ one module per family:
     all-reduce over hierarchy levels: ``halving_doubling``, ``hierarchical_ring``,
     ``torus_2d``, ``blueconnect``;
 ``sparse``
-    top-k all-reduce on real index sets.
+    top-k all-reduce on real index sets;
+``alltoall``
+    all-to-all and all-to-all-v: ``direct``, ``bruck``, ``hierarchical``, ``rail_aligned``.
 
 Registering a record here is all the command line, scenarios, the tuner, the
 models and the tests need (``docs/design.md`` walks through adding one).
@@ -23,7 +25,8 @@ models and the tests need (``docs/design.md`` walks through adding one).
 
 from __future__ import annotations
 
-from simnet.algorithms import dense, hierarchical, primitives, sparse
+from simnet.algorithms import alltoall, dense, hierarchical, primitives, sparse
+from simnet.algorithms.alltoall import bruck_alltoall, direct_alltoall, hierarchical_alltoall, rail_aligned_alltoall
 from simnet.algorithms.builder import ScheduleBuilder
 from simnet.algorithms.dense import (
     binomial_tree_allreduce,
@@ -60,9 +63,14 @@ __all__ = [
     "hierarchical_ring_allreduce",
     "torus_2d_allreduce",
     "blueconnect_allreduce",
+    "direct_alltoall",
+    "bruck_alltoall",
+    "hierarchical_alltoall",
+    "rail_aligned_alltoall",
 ]
 
-ALGORITHMS = Registry([*dense.ALGORITHMS, *hierarchical.ALGORITHMS, *primitives.ALGORITHMS, *sparse.ALGORITHMS])
+ALGORITHMS = Registry([*dense.ALGORITHMS, *hierarchical.ALGORITHMS, *primitives.ALGORITHMS, *sparse.ALGORITHMS,
+                       *alltoall.ALGORITHMS])
 """Name -> :class:`Algorithm`: every algorithm simnet offers."""
 
 

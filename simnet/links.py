@@ -99,6 +99,9 @@ class LinkModel(Protocol):
     def bottlenecks(self) -> dict[int, dict[int, float]]:
         """Flow -> ``{link: seconds}`` during which that link limited its rate."""
 
+    def limits(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
+        """Intervals during which a link limited a flow's rate: arrays ``(link, flow, start_s, end_s)``."""
+
 
 def _segments(rows: list[tuple[int, int, float, float, float]]) -> tuple[np.ndarray, ...]:
     if not rows:
@@ -111,6 +114,14 @@ def _segments(rows: list[tuple[int, int, float, float, float]]) -> tuple[np.ndar
         np.array(end, dtype=float),
         np.array(rate, dtype=float),
     )
+
+
+def _limit_arrays(rows: list[tuple[int, int, float, float]]) -> tuple[np.ndarray, ...]:
+    if not rows:
+        return (np.zeros(0, dtype=int), np.zeros(0, dtype=int), np.zeros(0), np.zeros(0))
+    link, flow, start, end = zip(*rows)
+    return (np.array(link, dtype=int), np.array(flow, dtype=int), np.array(start, dtype=float),
+            np.array(end, dtype=float))
 
 
 class FifoLinks:
@@ -215,6 +226,21 @@ class FifoLinks:
     def bottlenecks(self) -> dict[int, dict[int, float]]:
         """Flow -> ``{bottleneck link: nbytes / rate}`` (the slowest link, first on ties)."""
         return {flow: {self._routes[route][2]: occupancy} for flow, route, _, occupancy in self._reservations}
+
+    def limits(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
+        """Drain intervals on each flow's bottleneck link: arrays ``(link, flow, start_s, end_s)``.
+
+        A reservation drains through its slowest link (first on ties) from
+        ``start + latency of the links before it`` for ``nbytes / rate``.
+        """
+        rows = []
+        for flow, route, start, occupancy in self._reservations:
+            if (flows is not None and flow not in flows) or occupancy <= 0:
+                continue
+            offsets, _, bottleneck, _ = self._routes[route]
+            begin = start + offsets[route.index(bottleneck)]
+            rows.append((bottleneck, flow, begin, begin + occupancy))
+        return _limit_arrays(rows)
 
 
 class _Flow:
@@ -572,6 +598,15 @@ class MaxMinLinks:
             per_link = limits.setdefault(flow, {})
             per_link[limit] = per_link.get(limit, 0.0) + (end - begin)
         return limits
+
+    def limits(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
+        """Intervals of constant rate and the link that set it: arrays ``(link, flow, start_s, end_s)``.
+
+        The link is the one on which progressive filling fixed the flow's rate
+        (:meth:`bottlenecks` sums these intervals per link); empty intervals are left out.
+        """
+        return _limit_arrays([(limit, flow, begin, end) for flow, _, begin, end, _, limit in self._drains(flows)
+                              if end > begin])
 
 
 LINK_MODELS = MappingProxyType({"maxmin": MaxMinLinks, "fifo": FifoLinks})

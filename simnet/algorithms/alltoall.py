@@ -624,7 +624,8 @@ def _rail_aligned_model(costs: PairCosts, nranks: int, size_bytes: int, *, chunk
 
 
 def _node_defaults(factors: Callable[[Sequence[str]], tuple[int, ...]]) -> dict:
-    return {"gpus_per_node": factors(("host",))[0]}
+    found = factors(("host",))
+    return {"gpus_per_node": found[0] if len(found) > 1 else 1}
 
 
 def _chunked(nranks: int, params) -> int:

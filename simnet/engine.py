@@ -473,11 +473,12 @@ class Trace:
     def limits(self) -> tuple[np.ndarray, ...]:
         """When each link held each transfer back: arrays ``(link, transfer, start_s, end_s)``.
 
-        Two kinds of interval: a transfer draining at the rate a link set (its
-        bottleneck under ``maxmin``, its slowest link under ``fifo``), and a transfer
-        waiting to start, ``[issue_s, start_s]``, for the link it queued for
-        (:attr:`blocked_by`). What else crossed that link meanwhile is what slowed
-        the transfer down (see :mod:`simnet.jobs`).
+        Two kinds of interval: a transfer draining slower than it would alone on its
+        route, at the rate a link set (its bottleneck under ``maxmin``; under ``fifo``
+        a transfer always drains at its lone rate), and a transfer waiting to start,
+        ``[issue_s, start_s]``, for the link it queued for (:attr:`blocked_by`). What
+        else crossed that link meanwhile is what slowed the transfer down (see
+        :mod:`simnet.jobs`).
         """
         link, flow, start, end = self._links.limits(self._flows)
         waited = (self.blocked_by >= 0) & (self.start_s > self.issue_s)

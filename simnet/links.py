@@ -100,7 +100,7 @@ class LinkModel(Protocol):
         """Flow -> ``{link: seconds}`` during which that link limited its rate."""
 
     def limits(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
-        """Intervals during which a link limited a flow's rate: arrays ``(link, flow, start_s, end_s)``."""
+        """Intervals during which a link held a flow below its lone rate: arrays ``(link, flow, start_s, end_s)``."""
 
 
 def _segments(rows: list[tuple[int, int, float, float, float]]) -> tuple[np.ndarray, ...]:
@@ -228,19 +228,9 @@ class FifoLinks:
         return {flow: {self._routes[route][2]: occupancy} for flow, route, _, occupancy in self._reservations}
 
     def limits(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
-        """Drain intervals on each flow's bottleneck link: arrays ``(link, flow, start_s, end_s)``.
-
-        A reservation drains through its slowest link (first on ties) from
-        ``start + latency of the links before it`` for ``nbytes / rate``.
-        """
-        rows = []
-        for flow, route, start, occupancy in self._reservations:
-            if (flows is not None and flow not in flows) or occupancy <= 0:
-                continue
-            offsets, _, bottleneck, _ = self._routes[route]
-            begin = start + offsets[route.index(bottleneck)]
-            rows.append((bottleneck, flow, begin, begin + occupancy))
-        return _limit_arrays(rows)
+        """None: a reservation always drains at its lone rate (what holds it back is the wait before it starts,
+        :attr:`blocked_by`). Arrays ``(link, flow, start_s, end_s)``, empty."""
+        return _limit_arrays([])
 
 
 class _Flow:
@@ -600,13 +590,16 @@ class MaxMinLinks:
         return limits
 
     def limits(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
-        """Intervals of constant rate and the link that set it: arrays ``(link, flow, start_s, end_s)``.
+        """Intervals during which a link held a flow below its lone rate: arrays ``(link, flow, start_s, end_s)``.
 
-        The link is the one on which progressive filling fixed the flow's rate
-        (:meth:`bottlenecks` sums these intervals per link); empty intervals are left out.
+        The intervals of constant rate in which the flow drained slower than it would
+        alone (the smallest bandwidth of its route), with the link on which progressive
+        filling fixed its rate (:meth:`bottlenecks` sums all intervals, these and
+        those at the lone rate, per link); empty intervals are left out.
         """
-        return _limit_arrays([(limit, flow, begin, end) for flow, _, begin, end, _, limit in self._drains(flows)
-                              if end > begin])
+        routes = self._routes
+        return _limit_arrays([(limit, flow, begin, end) for flow, route, begin, end, rate, limit in self._drains(flows)
+                              if end > begin and rate < routes[route][1]])
 
 
 LINK_MODELS = MappingProxyType({"maxmin": MaxMinLinks, "fifo": FifoLinks})

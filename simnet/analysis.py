@@ -79,7 +79,7 @@ JOB_COLUMNS = (
     "shared_link",
 )
 """Columns of a job's result row (see :func:`simnet.jobs.run_jobs`): ``gpus`` of the job, ``communicators``
-of ``ranks`` each, ``repeat`` collectives each (bursts for background flows), ``time_s`` and ``alone_s``,
+of ``ranks`` each, ``repeat`` collectives each (rounds for background flows), ``time_s`` and ``alone_s``,
 bandwidths per collective, time held back on shared links and by whom."""
 
 _BUSBW_FACTORS = {
@@ -398,7 +398,7 @@ def jobs_markdown(jobs: pd.DataFrame, interference: pd.DataFrame, *, title: str,
               f"- link model: {', '.join(sorted(set(jobs['network_model'])))}",
               f"- jobs: {', '.join(dict.fromkeys(jobs['job']))}", ""]
     lines += ["## Jobs", "",
-              "`time`: from the job's start to the end of its last collective (background flows: a burst's mean "
+              "`time`: from the job's start to the end of its last collective (background flows: the mean flow "
               "completion time); `alone`: the same with the job alone on the fabric; `shared`: time during which a "
               "link that also carried another job's traffic held the job back.", ""]
     lines += [display_jobs(jobs).to_markdown(index=False), ""]

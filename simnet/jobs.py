@@ -3,13 +3,13 @@
 A :class:`Job` runs one collective on each of its *communicators* (lists of network
 ranks), all at once, ``repeat`` times each (each communicator starts its next
 repetition when its previous one ends), from ``start_s``; or it is background
-traffic, :class:`Flows`: bursts of plain flows in a pattern at a given load.
+traffic, :class:`Flows`: rounds of plain flows in a pattern at a given load.
 :func:`run_jobs` runs all jobs in one SimPy environment over one
 :class:`~simnet.engine.Simulation`, so they share its links, then runs each job
 alone on the same fabric, and reports (:class:`JobsResult`):
 
 * per job its time, its time alone and the slowdown;
-* a timeline of every collective (or burst) of every communicator;
+* a timeline of every collective (or round of flows) of every communicator;
 * *interference*: for every job, link and other job, how long the job was held back
   by that link (``held_s``: a transfer of the job drained at the rate the link set,
   or waited for it; see :attr:`simnet.engine.Trace.limits`), how much of that time
@@ -64,17 +64,20 @@ TIMELINE_COLUMNS = ("job", "communicator", "iteration", "start_s", "end_s", "tim
 
 @dataclass(frozen=True)
 class Flows:
-    """Background traffic: bursts of plain flows, one per rank, at a given load.
+    """Background traffic: plain flows, one per rank and round, at a given load.
 
-    In a burst every rank of the job sends `message_bytes` to its destination in
-    `pattern` (see :func:`simnet.traffic.pattern_targets`). If the burst's busiest
-    link needs ``T`` seconds for its bytes (``max over links of bytes / bandwidth``),
-    the next burst starts ``T / load`` later: the background alone would keep its
-    busiest link busy a fraction `load` of the time (on a non-blocking fabric, a
-    permutation at load ``x`` sends at ``x`` times each GPU's injection bandwidth).
-    Bursts do not wait for each other: the load is offered, whatever the network
-    does with it. They stop starting after `duration_s`, or, without one, once no
-    other job has anything left to run.
+    In every round each rank of the job sends `message_bytes` to its destination in
+    `pattern` (see :func:`simnet.traffic.pattern_targets`), at its own phase within
+    the round (drawn once with the seed, uniform over the round), as independent
+    periodic sources would. If a round's busiest link
+    needs ``T`` seconds for its bytes (``max over links of bytes / bandwidth``), the
+    round lasts ``T / load``: the background alone keeps its busiest link busy a
+    fraction `load` of the time (on a non-blocking fabric, a permutation at load
+    ``x`` sends at ``x`` times each GPU's injection bandwidth). Rounds do not wait
+    for each other: the load is offered, whatever the network does with it. They
+    stop starting after `duration_s`, or, without one, once no other job has
+    anything left to run. A flow's time is its completion time, from its phase to
+    its last byte.
 
     Parameters
     ----------
@@ -87,7 +90,7 @@ class Flows:
     seed : int, optional
         Seed of the permutation or of the random destinations.
     duration_s : float, optional
-        How long bursts keep starting, seconds.
+        How long rounds keep starting, seconds.
     """
 
     pattern: str = "permutation"
@@ -292,7 +295,7 @@ class _Record:
 class _State:
     remaining: int
     records: list[_Record] = field(default_factory=list)
-    bursts: dict[int, int] = field(default_factory=dict)
+    rounds: dict[int, int] = field(default_factory=dict)
 
 
 def _options(ranks: Sequence[int], overhead_s: float, gamma_s_per_byte: float, slowdown, start_offset_s) -> dict:
@@ -317,7 +320,7 @@ def _collective(env: simpy.Environment, sim: Simulation, state: _State, index: i
 
 
 def _busiest_s(network: Network, ranks: Sequence[int], targets: np.ndarray, message_bytes: int) -> float:
-    """Seconds the busiest link needs for one burst: ``max over links of bytes / bandwidth``."""
+    """Seconds the busiest link needs for one round: ``max over links of bytes / bandwidth``."""
     carried = np.zeros(len(network.links))
     for i, t in enumerate(targets.tolist()):
         route = network.route(ranks[i], ranks[t])
@@ -327,32 +330,35 @@ def _busiest_s(network: Network, ranks: Sequence[int], targets: np.ndarray, mess
 
 
 def _background(env: simpy.Environment, sim: Simulation, state: _State, index: int, job: Job, options: dict,
-                bursts: int | None):
+                rounds: int | None):
     flows = job.flows
     ranks = job.communicators[0]
     n = len(ranks)
     rng = np.random.default_rng(flows.seed)
+    phase = np.random.default_rng((flows.seed, 1)).uniform(0.0, 1.0, size=n)
     permutation = cyclic_permutation(n, flows.seed) if flows.pattern == "permutation" else None
     if job.start_s > 0:
         yield env.timeout(job.start_s)
     stop = job.start_s + flows.duration_s if flows.duration_s is not None else math.inf
     sizes = np.full(n, flows.message_bytes, dtype=np.int64)
+    skew = np.zeros(n) if options["start_offset_s"] is None else np.asarray(options["start_offset_s"], dtype=float)
     count = 0
-    while (count < bursts) if bursts is not None else (env.now < stop and (flows.duration_s is not None
+    while (count < rounds) if rounds is not None else (env.now < stop and (flows.duration_s is not None
                                                                           or state.remaining > 0)):
         if count == 0 or flows.pattern == "random":
             targets = pattern_targets(flows.pattern, n, rng, permutation)
             schedule = flows_schedule(n, np.arange(n), targets, sizes)
             period = _busiest_s(sim.network, ranks, targets, flows.message_bytes) / flows.load
-        done = sim.run(schedule, **options)
+        start = (skew + phase * period).tolist()
+        done = sim.run(schedule, **(options | {"start_offset_s": start}))
         done.callbacks.append(lambda event, k=count: state.records.append(_Record(index, 0, k, event.value)))
         count += 1
         yield env.timeout(period)
-    state.bursts[index] = count
+    state.rounds[index] = count
 
 
 def _simulate(network: Network, jobs: Sequence[Job], settings: dict, per_rank: dict,
-              bursts: Mapping[int, int] | None = None) -> tuple[Simulation, _State]:
+              rounds: Mapping[int, int] | None = None) -> tuple[Simulation, _State]:
     env = simpy.Environment()
     sim = Simulation(env, network, model=settings["model"], sharing=settings["sharing"])
     state = _State(remaining=sum(len(job.communicators) for job in jobs if job.schedule is not None))
@@ -363,7 +369,7 @@ def _simulate(network: Network, jobs: Sequence[Job], settings: dict, per_rank: d
                 env.process(_collective(env, sim, state, index, job, which, options))
             else:
                 env.process(_background(env, sim, state, index, job, options,
-                                        None if bursts is None else bursts.get(index)))
+                                        None if rounds is None else rounds.get(index)))
     env.run()
     state.records.sort(key=lambda r: (r.job, r.communicator, r.iteration))
     return sim, state
@@ -501,16 +507,16 @@ class JobsResult:
     jobs : pandas.DataFrame
         One row per job (:data:`simnet.analysis.JOB_COLUMNS`, with empty ``scenario``,
         ``point``): ``time_s`` (collectives: from its start to its last collective's
-        end; flows: a burst's mean completion time), ``alone_s`` (the same, the job
+        end; flows: the mean flow completion time), ``alone_s`` (the same, the job
         alone on the same fabric), ``slowdown = time_s / alone_s``, bandwidths per
         collective, ``shared_s`` (time held back on links other jobs used) and the
         job and link that held it back longest (``slowed_by``, ``shared_link``).
     timeline : pandas.DataFrame
-        :data:`TIMELINE_COLUMNS`: every collective (or burst) of every communicator.
+        :data:`TIMELINE_COLUMNS`: every collective (or round of flows) of every communicator.
     interference : pandas.DataFrame
         :data:`INTERFERENCE_COLUMNS` (see :func:`interference`).
     traces : dict of str to list of Trace
-        The traces of each job's collectives (or bursts) in the concurrent run.
+        The traces of each job's collectives (or rounds of flows) in the concurrent run.
     """
 
     jobs: pd.DataFrame
@@ -520,13 +526,14 @@ class JobsResult:
 
 
 def _times(jobs: Sequence[Job], state: _State) -> dict[int, tuple[float, float]]:
-    """Per job: (time_s, end_s)."""
+    """Per job: (time_s, end_s); for background flows time_s is the mean flow completion time."""
     ends: dict[int, list[float]] = {}
     spans: dict[int, list[float]] = {}
     for record in state.records:
-        end = record.trace.begin_s + record.trace.time_s
-        ends.setdefault(record.job, []).append(end)
-        spans.setdefault(record.job, []).append(record.trace.time_s)
+        trace = record.trace
+        ends.setdefault(record.job, []).append(trace.begin_s + trace.time_s)
+        if jobs[record.job].flows is not None:
+            spans.setdefault(record.job, []).extend((trace.end_s - trace.ready_s).tolist())
     result = {}
     for index, job in enumerate(jobs):
         if index not in ends:
@@ -594,8 +601,8 @@ def run_jobs(network: Network, jobs: Sequence[Job], *, model: str = "maxmin", sh
     alone_times = {}
     for index, job in enumerate(jobs):
         if alone:
-            bursts = {0: state.bursts[index]} if job.flows is not None else None
-            _, solo = _simulate(network, [job], settings, per_rank, bursts)
+            rounds = {0: state.rounds[index]} if job.flows is not None else None
+            _, solo = _simulate(network, [job], settings, per_rank, rounds)
             alone_times[index] = _times([job], solo)[0][0]
         else:
             alone_times[index] = math.nan
@@ -620,7 +627,7 @@ def run_jobs(network: Network, jobs: Sequence[Job], *, model: str = "maxmin", sh
             "algorithm": job.schedule.algorithm if job.schedule is not None else job.flows.pattern,
             "params": _params(job), "gpus": len(job.ranks), "communicators": len(job.communicators),
             "ranks": width, "size_bytes": size, "start_s": job.start_s,
-            "repeat": job.repeat if job.schedule is not None else state.bursts.get(index, 0),
+            "repeat": job.repeat if job.schedule is not None else state.rounds.get(index, 0),
             "end_s": end_s, "time_s": time_s, "alone_s": alone_times[index],
             "slowdown": time_s / alone_times[index] if alone_times[index] > 0 else math.nan,
             "algbw_GBps": algbw,

@@ -315,7 +315,7 @@ def gantt(trace: Trace, path: str | Path, *, title: str = "", max_ranks: int = 6
 
 
 def jobs_gantt(timeline: pd.DataFrame, path: str | Path, *, title: str = "", max_rows: int = 48) -> Figure:
-    """Per-job timeline of jobs run together: one row per communicator, one bar per collective (or burst).
+    """Per-job timeline of jobs run together: one row per communicator, one bar per collective (or round of flows).
 
     Parameters
     ----------

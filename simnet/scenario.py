@@ -1000,6 +1000,9 @@ def _job_ranks_of(spec: JobSpec, where: str, network: Network, taken: list[int],
         explicit = spec.ranks
     if explicit is not None:
         key = f"{where}.ranks" if isinstance(spec.ranks, list) else f"{where}.placement.ranks"
+        if isinstance(spec.ranks, int) and spec.ranks != len(explicit):
+            raise ScenarioError(f"asks for {spec.ranks} GPUs but the placement lists {len(explicit)}",
+                                path=f"{where}.ranks")
         if len(set(explicit)) != len(explicit) or len(explicit) < 2:
             raise ScenarioError(f"must be at least 2 distinct ranks, got {explicit}", path=key)
         outside = [r for r in explicit if r >= network.size]

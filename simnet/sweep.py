@@ -16,7 +16,10 @@ written at once to ``points/<index>-<digest>.json`` (temporary file + rename, so
 killed process leaves either the whole file or none); the digest identifies the
 point's full scenario, so ``resume=True`` reuses exactly the points that are
 unchanged and finished. The combined ``results.csv`` and ``results.json`` are
-rewritten atomically from the point files whenever a run ends, even by Ctrl-C.
+rewritten atomically from the point files whenever a run ends, even by Ctrl-C. A
+``jobs:`` scenario's rows are one per job (:data:`simnet.analysis.JOB_COLUMNS`), and
+its points also write ``interference.csv`` and ``timeline.csv`` (see
+:func:`simnet.scenario.point_tables`).
 """
 
 from __future__ import annotations

@@ -86,6 +86,10 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
         else:
             click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, {results['network_model'].iloc[0]} links")
             click.echo(analysis.display_table(results).to_string(index=False))
+            comparison = analysis.display_nccl_comparison(results)
+            if len(comparison):
+                click.echo("\nNCCL's own choice (its cost model) beside simnet's simulated best:")
+                click.echo(comparison.to_string(index=False))
     if out_dir is not None and loaded.jobs is not None:
         _write_jobs_report(out_dir, loaded.name, results)
     elif out_dir is not None:

@@ -546,7 +546,7 @@ def _times(jobs: Sequence[Job], state: _State) -> dict[int, tuple[float, float]]
 
 
 def _label(network: Network, link: int) -> str:
-    u, v = network.links[link]
+    u, v = network.links[link][:2]
     return f"{u}->{v}"
 
 

@@ -14,6 +14,10 @@ one module per family:
 ``hierarchical``
     all-reduce over hierarchy levels: ``halving_doubling``, ``hierarchical_ring``,
     ``torus_2d``, ``blueconnect``;
+``nccl``
+    what NCCL runs: ``nccl_ring``, ``nccl_tree``, ``nvls``, ``nvls_tree``,
+    ``collnet_direct``, ``collnet_chain`` with NCCL's protocols, and ``nccl``, NCCL's
+    own choice per size;
 ``sparse``
     top-k all-reduce on real index sets;
 ``alltoall``
@@ -25,7 +29,7 @@ models and the tests need (``docs/design.md`` walks through adding one).
 
 from __future__ import annotations
 
-from simnet.algorithms import alltoall, dense, hierarchical, primitives, sparse
+from simnet.algorithms import alltoall, dense, hierarchical, nccl, primitives, sparse
 from simnet.algorithms.alltoall import bruck_alltoall, direct_alltoall, hierarchical_alltoall, rail_aligned_alltoall
 from simnet.algorithms.builder import ScheduleBuilder
 from simnet.algorithms.dense import (
@@ -69,8 +73,8 @@ __all__ = [
     "rail_aligned_alltoall",
 ]
 
-ALGORITHMS = Registry([*dense.ALGORITHMS, *hierarchical.ALGORITHMS, *primitives.ALGORITHMS, *sparse.ALGORITHMS,
-                       *alltoall.ALGORITHMS])
+ALGORITHMS = Registry([*dense.ALGORITHMS, *hierarchical.ALGORITHMS, *nccl.ALGORITHMS, *primitives.ALGORITHMS,
+                       *sparse.ALGORITHMS, *alltoall.ALGORITHMS])
 """Name -> :class:`Algorithm`: every algorithm simnet offers."""
 
 

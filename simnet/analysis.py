@@ -3,12 +3,15 @@
 Bandwidths follow the nccl-tests definitions (``doc/PERFORMANCE.md`` of
 NVIDIA/nccl-tests): ``algbw = size / time`` and ``busbw = algbw * factor`` with the
 factor that makes busbw comparable to the hardware's peak bandwidth, for
-all-reduce ``2 (p - 1) / p``.
+all-reduce ``2 (p - 1) / p``, for all-to-all ``(p - 1) / p`` (``size`` is each rank's
+whole send buffer, of which the ``1/p`` addressed to itself never moves; for
+``alltoallv`` the mean send buffer).
 """
 
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 
@@ -18,6 +21,7 @@ from simnet.units import format_size, format_time
 
 __all__ = [
     "RESULT_COLUMNS",
+    "JOB_COLUMNS",
     "busbw_factor",
     "result_row",
     "display_table",
@@ -27,6 +31,11 @@ __all__ = [
     "tier_summary",
     "link_summary",
     "markdown_summary",
+    "display_jobs",
+    "jobs_markdown",
+    "nccl_key",
+    "nccl_comparison",
+    "display_nccl_comparison",
 ]
 
 RESULT_COLUMNS = (
@@ -46,7 +55,38 @@ RESULT_COLUMNS = (
     "sim_over_critical_path",
     "algbw_GBps",
     "busbw_GBps",
+    "nccl_choice",
+    "nccl_model_s",
 )
+
+JOB_COLUMNS = (
+    "scenario",
+    "point",
+    "topology",
+    "network_model",
+    "job",
+    "op",
+    "algorithm",
+    "params",
+    "gpus",
+    "communicators",
+    "ranks",
+    "size_bytes",
+    "start_s",
+    "repeat",
+    "end_s",
+    "time_s",
+    "alone_s",
+    "slowdown",
+    "algbw_GBps",
+    "busbw_GBps",
+    "shared_s",
+    "slowed_by",
+    "shared_link",
+)
+"""Columns of a job's result row (see :func:`simnet.jobs.run_jobs`): ``gpus`` of the job, ``communicators``
+of ``ranks`` each, ``repeat`` collectives each (rounds for background flows), ``time_s`` and ``alone_s``,
+bandwidths per collective, time held back on shared links and by whom."""
 
 _BUSBW_FACTORS = {
     "allreduce": lambda p: 2 * (p - 1) / p,
@@ -54,6 +94,8 @@ _BUSBW_FACTORS = {
     "all_gather": lambda p: (p - 1) / p,
     "broadcast": lambda p: 1.0,
     "reduce": lambda p: 1.0,
+    "alltoall": lambda p: (p - 1) / p,
+    "alltoallv": lambda p: (p - 1) / p,
 }
 
 
@@ -80,6 +122,8 @@ def result_row(
     sim_time_s: float,
     model_time_s: float,
     critical_path_s: float,
+    nccl_choice: str = "",
+    nccl_model_s: float = math.nan,
 ) -> dict:
     """One result row with derived columns (ratios to the two models, algbw, busbw in GB/s).
 
@@ -87,6 +131,10 @@ def result_row(
     contention-free longest path through the schedule's transfers
     (:func:`simnet.models.critical_path_time`). Their ratios to the simulated time
     show how much of it the formula explains, and how much contention adds.
+    ``nccl_choice`` (``"algorithm/protocol"``) and ``nccl_model_s`` are what NCCL's
+    own cost model picks for this collective and size on the topology and the time
+    it predicts for it (empty and ``nan`` where simnet has no NCCL model of the
+    topology), the same on every row of one size.
     """
     algbw_GBps = size_bytes / sim_time_s / 1e9
     return {
@@ -106,6 +154,8 @@ def result_row(
         "sim_over_critical_path": sim_time_s / critical_path_s,
         "algbw_GBps": algbw_GBps,
         "busbw_GBps": algbw_GBps * busbw_factor(op, ranks),
+        "nccl_choice": nccl_choice,
+        "nccl_model_s": nccl_model_s,
     }
 
 
@@ -220,6 +270,80 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+_NCCL_FAMILY = {"nccl_ring": "ring", "nccl_tree": "tree", "nvls": "nvls", "nvls_tree": "nvls_tree",
+                "collnet_direct": "collnet_direct", "collnet_chain": "collnet_chain"}
+
+
+def nccl_key(algorithm: str, params: str) -> str:
+    """``"algorithm/protocol"`` in NCCL's names for a run of an NCCL-family schedule, ``""`` for any other.
+
+    >>> nccl_key("nccl_ring", '{"channels": 24, "protocol": "ll128"}'), nccl_key("nvls", "{}"), nccl_key("ring", "{}")
+    ('ring/ll128', 'nvls/simple', '')
+    """
+    values = json.loads(params) if params else {}
+    if algorithm == "nccl":
+        name = values.get("nccl_algorithm", "ring")
+    elif algorithm in _NCCL_FAMILY:
+        name = _NCCL_FAMILY[algorithm]
+    else:
+        return ""
+    return f"{name}/{values.get('protocol', 'simple')}"
+
+
+def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
+    """Per point and size, simnet's simulated winner beside NCCL's own choice.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``point, size_bytes, simnet_best, simnet_best_s, nccl_choice, nccl_model_s,
+        nccl_simulated_s, agree``: the fastest simulated run and its time; what NCCL's
+        cost model picks (``"algorithm/protocol"``) and predicts; the simulated time
+        of that choice where a run of it is in `results` (``nan`` otherwise); whether
+        simnet's winner is NCCL's choice. Empty where no row has an NCCL choice (the
+        topology is not one simnet models NCCL on).
+    """
+    columns = ["point", "size_bytes", "simnet_best", "simnet_best_s", "nccl_choice", "nccl_model_s",
+               "nccl_simulated_s", "agree"]
+    rows = []
+    chosen = results[results["nccl_choice"].astype(str) != ""] if "nccl_choice" in results else results.iloc[:0]
+    for (point, size), group in chosen.groupby(_RUN_KEY, sort=False):
+        ordered = group.sort_values("sim_time_s", kind="stable")
+        best = ordered.iloc[0]
+        keys = [nccl_key(a, p) for a, p in zip(ordered["algorithm"], ordered["params"])]
+        choice = str(best["nccl_choice"])
+        matching = [t for key, t in zip(keys, ordered["sim_time_s"]) if key == choice]
+        rows.append({
+            "point": point,
+            "size_bytes": size,
+            "simnet_best": _choice(ordered).iloc[0],
+            "simnet_best_s": best["sim_time_s"],
+            "nccl_choice": choice,
+            "nccl_model_s": best["nccl_model_s"],
+            "nccl_simulated_s": min(matching) if matching else math.nan,
+            "agree": keys[0] == choice,
+        })
+    return pd.DataFrame(rows, columns=columns)
+
+
+def display_nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
+    """:func:`nccl_comparison` for people: sizes and times with units."""
+    frame = nccl_comparison(results)
+    shown = pd.DataFrame({
+        "point": frame["point"],
+        "size": frame["size_bytes"].map(format_size),
+        "simnet's best (simulated)": frame["simnet_best"].map(lambda label: label.replace('"', "")),
+        "time": frame["simnet_best_s"].map(format_time),
+        "NCCL's choice": frame["nccl_choice"],
+        "NCCL model": frame["nccl_model_s"].map(format_time),
+        "simulated": frame["nccl_simulated_s"].map(lambda t: "not run" if t != t else format_time(t)),
+        "same": frame["agree"].map({True: "yes", False: "no"}),
+    })
+    if not frame["point"].astype(bool).any():
+        shown = shown.drop(columns="point")
+    return shown
+
+
 def residuals(results: pd.DataFrame) -> pd.DataFrame:
     """How far each model is from the simulation, per algorithm.
 
@@ -237,7 +361,8 @@ def residuals(results: pd.DataFrame) -> pd.DataFrame:
     )
 
     def worst(values: pd.Series) -> float:
-        return float(values.iloc[values.abs().argmax()])
+        known = values.dropna()
+        return float(known.iloc[known.abs().argmax()]) if len(known) else math.nan
 
     grouped = frame.groupby(["algorithm", "params"], sort=False)
     return grouped.agg(
@@ -312,8 +437,85 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
         if not pivot["point"].astype(bool).any():
             pivot = pivot.drop(columns="point")
         lines += [f"## Speedup over {baseline}", "", pivot.to_markdown(index=False, floatfmt=".3f"), ""]
+    if "nccl_choice" in results and results["nccl_choice"].astype(str).ne("").any():
+        lines += ["## NCCL's choice beside simnet's", "",
+                  "What NCCL's own cost model picks per size and predicts (`simnet.models.nccl`), beside the fastest "
+                  "simulated run and, where it ran, the simulated time of NCCL's choice.", "",
+                  display_nccl_comparison(results).to_markdown(index=False), ""]
     lines += ["## Models against the simulation", "",
               "`sim/model − 1` and `sim/critical path − 1`: positive when the simulation is slower.", ""]
     lines += [residuals(results).to_markdown(index=False, floatfmt=".2e"), ""]
     lines += ["## All runs", "", display_table(results).to_markdown(index=False), ""]
+    return "\n".join(lines)
+
+
+def display_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
+    """A copy of a jobs frame (:data:`JOB_COLUMNS`) for people: times with units, ratios rounded."""
+    shown = pd.DataFrame({
+        "point": jobs["point"],
+        "job": jobs["job"],
+        "op": jobs["op"],
+        "algorithm": jobs["algorithm"],
+        "GPUs": jobs["gpus"],
+        "comms x ranks": jobs["communicators"].astype(str) + " x " + jobs["ranks"].astype(str),
+        "size": jobs["size_bytes"].map(format_size),
+        "repeat": jobs["repeat"],
+        "time": jobs["time_s"].map(format_time),
+        "alone": jobs["alone_s"].map(lambda t: "" if t != t else format_time(t)),
+        "slowdown": jobs["slowdown"].map(lambda x: "" if x != x else f"{x:.3f}"),
+        "busbw GB/s": jobs["busbw_GBps"].map("{:.2f}".format),
+        "shared": jobs["shared_s"].map(format_time),
+        "slowed by": jobs["slowed_by"].fillna(""),
+        "on link": jobs["shared_link"].fillna(""),
+    })
+    if not jobs["point"].astype(bool).any():
+        shown = shown.drop(columns="point")
+    return shown
+
+
+def jobs_markdown(jobs: pd.DataFrame, interference: pd.DataFrame, *, title: str, top: int = 10) -> str:
+    """A Markdown report of jobs run together: their times, slowdowns, and the shared links that slowed them.
+
+    Parameters
+    ----------
+    jobs : pandas.DataFrame
+        Rows with :data:`JOB_COLUMNS`.
+    interference : pandas.DataFrame
+        Rows of :data:`simnet.jobs.INTERFERENCE_COLUMNS` (with a ``point`` column).
+    title : str
+        First heading.
+    top : int, optional
+        Shared links listed per job (largest ``shared_s`` first).
+    """
+    lines = [f"# {title}", ""]
+    lines += [f"- topology: {', '.join(sorted(set(jobs['topology'])))}",
+              f"- link model: {', '.join(sorted(set(jobs['network_model'])))}",
+              f"- jobs: {', '.join(dict.fromkeys(jobs['job']))}", ""]
+    lines += ["## Jobs", "",
+              "`time`: from the job's start to the end of its last collective (background flows: the mean flow "
+              "completion time); `alone`: the same with the job alone on the fabric; `shared`: time during which a "
+              "link that also carried another job's traffic held the job back.", ""]
+    lines += [display_jobs(jobs).to_markdown(index=False), ""]
+    lines += ["## Shared links", "",
+              "Per job, the links that held it back while another job used them: `held` is how long the link held "
+              "the job back, `shared` how much of that time the other job had traffic on it, `other bytes` what the "
+              "other job pushed through it meanwhile.", ""]
+    if interference.empty:
+        lines += ["No job was held back on a link another job used.", ""]
+        return "\n".join(lines)
+    frame = interference.copy()
+    if "point" not in frame:
+        frame["point"] = ""
+    for (point, job), group in frame.groupby(["point", "job"], sort=False):
+        heading = f"### {job}" + (f" ({point})" if point else "")
+        shown = group.sort_values("shared_s", ascending=False, kind="stable").head(top)
+        table = pd.DataFrame({
+            "link": shown["src"] + " -> " + shown["dst"],
+            "tier": shown["tier"],
+            "other job": shown["other"],
+            "held": shown["held_s"].map(format_time),
+            "shared": shown["shared_s"].map(format_time),
+            "other bytes": shown["other_bytes"].map(format_size),
+        })
+        lines += [heading, "", table.to_markdown(index=False), ""]
     return "\n".join(lines)

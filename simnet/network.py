@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from simnet.errors import SimnetError, TopologyError
-from simnet.topology import ROUTINGS, Router, gpus, separate_cables, validate
+from simnet.topology import ROUTINGS, Router, gpus, reduce_efficiency, reducing_switches, separate_cables, validate
 
 __all__ = ["Network", "BUNDLES"]
 
@@ -161,7 +161,7 @@ class Network:
             return found
         nodes = [self.node(r) for r in key]
         hosts = {self.graph.nodes[n].get("host") for n in nodes}
-        candidates = [n for n, data in self.graph.nodes(data=True) if data.get("kind") == "switch" and data.get("reduce")]
+        candidates = reducing_switches(self.graph)
         local = [n for n in candidates if len(hosts) == 1 and self.graph.nodes[n].get("host") in hosts]
         best = None
         for order, switch in enumerate(local or [n for n in candidates if self.graph.nodes[n].get("host") is None]):
@@ -209,7 +209,7 @@ class Network:
         """Fraction of link bandwidth the reductions and multicasts of a switch endpoint achieve (1 for a rank)."""
         if endpoint < len(self.ranks):
             return 1.0
-        return float(self.graph.nodes[self.node(endpoint)].get("reduce_efficiency", 1.0))
+        return reduce_efficiency(self.graph, self.node(endpoint))
 
     def route(self, src: int, dst: int) -> tuple[int, ...]:
         """Links from endpoint `src` to endpoint `dst` (ranks or switches), in order (empty when ``src == dst``)."""

@@ -27,8 +27,8 @@ data is cut, what crosses the wire and what each message waits for:
     all GPUs (``multimem.st``).
 ``nvls_tree``
     several servers: per server an NVLS reduction to ``heads`` head GPUs (one per
-    NIC), NCCL's double binary tree between the servers' heads, and an NVLS
-    multicast back.
+    NIC), NCCL's double binary tree between the servers' heads (chunks alternating
+    between the two trees), and an NVLS multicast back.
 ``collnet_direct``, ``collnet_chain``
     InfiniBand SHARP: the GPUs of a server reduce their part onto its head GPU (all
     directly, or along a chain), the heads of all servers add it up in the fabric's
@@ -507,29 +507,19 @@ def _head_parts(size_bytes: int, heads: int, chunk: int, max_pieces: int) -> tup
     return head_of, chunk_bytes
 
 
-def _alternate_trees(head_of: np.ndarray) -> np.ndarray:
-    """Tree (0 or 1) of every chunk: each head's chunks alternate between NCCL's two trees, from tree 0."""
-    tree_of = np.zeros(len(head_of), dtype=np.int64)
-    for head in np.unique(head_of).tolist():
-        mine = np.flatnonzero(head_of == head)
-        tree_of[mine] = np.arange(len(mine)) % 2
-    return tree_of
-
-
-def _inter_tree(builder: ScheduleBuilder, nodes: int, g: int, head_of: np.ndarray, tree_of: np.ndarray,
-                pieces: np.ndarray, op: str, stage: str, upward: bool) -> None:
-    """NCCL's double binary tree between the servers' heads: a chunk of head ``h`` on tree ``tree_of``."""
+def _inter_tree(builder: ScheduleBuilder, nodes: int, g: int, head_of: np.ndarray, pieces: np.ndarray,
+                op: str, stage: str, upward: bool) -> None:
+    """NCCL's double binary tree between the servers' heads: a head's chunks alternate between trees 0 and 1."""
     trees = double_binary_tree_parents(nodes)
+    shapes = [(parents, _depths(parents), _slots(parents)) for parents in trees]
     edges = []
-    for head, tree in sorted(set(zip(head_of.tolist(), tree_of.tolist()))):
-        parents = trees[tree]
-        depth, slot = _depths(parents), _slots(parents)
-        mine = pieces[(head_of == head) & (tree_of == tree)].tolist()
-        for node, parent in enumerate(parents):
-            if parent is None:
-                continue
-            child, up = node * g + head, parent * g + head
-            for piece in mine:
+    for head in np.unique(head_of).tolist():
+        for position, piece in enumerate(pieces[head_of == head].tolist()):
+            parents, depth, slot = shapes[position % 2]
+            for node, parent in enumerate(parents):
+                if parent is None:
+                    continue
+                child, up = node * g + head, parent * g + head
                 edges.append((depth[node], slot[node], child, up, piece) if upward
                              else (depth[node], slot[node], up, child, piece))
     _tree_batches(edges, builder, op, stage, upward)
@@ -542,12 +532,11 @@ def nvls_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
 
     The payload is cut into `heads` parts; part ``h`` is reduced inside every
     server by the server's NVSwitch onto its GPU ``h`` (the GPU of NIC ``h``),
-    all-reduced between the servers' GPUs ``h`` over NCCL's double binary tree,
-    and multicast back by the NVSwitch. Switch endpoint ``p + k`` is server ``k``'s.
-    Every NVLS channel of NCCL serves all heads and uses tree ``c mod 2``
-    (``connectNvls`` in ``src/graph/connect.cc``), so every head's part is split
-    between both trees: its chunks alternate between tree 0 and tree 1, and a
-    server that is an inner node of one tree is a leaf of the other.
+    all-reduced between the servers' GPUs ``h`` over NCCL's two trees (its chunks
+    alternate between them, so that a server inner in one tree is a leaf in the
+    other and the NICs carry the same load, as NCCL's NVLS channel ``c`` serves all
+    heads over tree ``c mod 2``: ``connectNvls`` in ``src/graph/connect.cc``), and
+    multicast back by the NVSwitch. Switch endpoint ``p + k`` is server ``k``'s.
 
     Parameters
     ----------
@@ -578,9 +567,8 @@ def nvls_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
         local = node * g + (head_of[:, None] + np.arange(g)[None, :]) % g
         _switch_reduce(builder, local, switch, pieces, "reduce")
         builder.send_batch(switch, local[:, 0], pieces, "copy", "reduce")
-    tree_of = _alternate_trees(head_of)
-    _inter_tree(builder, nodes, g, head_of, tree_of, pieces, "reduce", "tree_reduce", upward=True)
-    _inter_tree(builder, nodes, g, head_of, tree_of, pieces, "copy", "tree_broadcast", upward=False)
+    _inter_tree(builder, nodes, g, head_of, pieces, "reduce", "tree_reduce", upward=True)
+    _inter_tree(builder, nodes, g, head_of, pieces, "copy", "tree_broadcast", upward=False)
     for node in range(nodes):
         switch = np.full(count, nranks + node, dtype=np.int64)
         local = node * g + (head_of[:, None] + np.arange(g)[None, :]) % g
@@ -593,7 +581,7 @@ def nvls_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
     intra_latency = _constants(version).hw_latency_us[_HW["nvlink"]][_ALGO["nvls_tree"]][_PROTO["simple"]] * 1e-6
     node_of = _ranks_node_of(nranks, g, range(nodes))
     return _annotate(schedule, PROTOCOLS["simple"], node_of, base + intra_latency,
-                     lambda src, dst, same: np.where(same, 0.0, inter_s), 2 * head_of + tree_of)
+                     lambda src, dst, same: np.where(same, 0.0, inter_s), head_of)
 
 
 def _collnet(nranks: int, size_bytes: int, gpus_per_node: int | None, heads: int | None, max_pieces: int,
@@ -694,7 +682,12 @@ def nccl_allreduce(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring"
 
 
 def _model(algorithm: str):
-    """NCCL's own model time of `algorithm` (``ncclTopoGetAlgoTime``) on the costs' network."""
+    """NCCL's own model time of `algorithm` (``ncclTopoGetAlgoTime``) on the costs' network.
+
+    ``nan`` where NCCL has no model of the network (see
+    :func:`simnet.models.nccl.network_tuning`) or its model disables the entry
+    (CollNet without a CollNet plugin, NVLS without NVSwitch SHARP).
+    """
 
     def model(costs: PairCosts, nranks: int, size_bytes: int, *, gamma_s_per_byte: float = 0.0,
               protocol: str = "simple", version: str = NCCL_RELEASE, nccl_algorithm: str | None = None,
@@ -704,20 +697,17 @@ def _model(algorithm: str):
         tuning = _tuning(costs.network, version)
         if tuning is None:
             return math.nan
-        return algo_time_s(tuning, "allreduce", nccl_algorithm or algorithm, protocol, size_bytes)
+        time_s = algo_time_s(tuning, "allreduce", nccl_algorithm or algorithm, protocol, size_bytes)
+        return time_s if math.isfinite(time_s) else math.nan
 
     return model
 
 
 def _tuning(network, version: str):
     """NCCL's model of a network, or None where simnet cannot derive NCCL's graphs."""
-    from simnet.models.nccl import graphs_from_network, tune_model
+    from simnet.models.nccl import network_tuning
 
-    try:
-        system, graphs = graphs_from_network(network, version)
-        return tune_model(system, graphs, version)
-    except SimnetError:
-        return None
+    return network_tuning(network, version)
 
 
 def _gpus_per_node(network) -> int:

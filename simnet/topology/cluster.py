@@ -96,7 +96,7 @@ def cluster(
     --------
     >>> G = cluster("dgx_a100", 2, fabric_params={"bandwidth_Bps": 25e9, "latency_s": 1e-6})
     >>> G.number_of_nodes() - 1
-    56
+    46
     """
     if node not in NODES:
         raise TopologyError(f"unknown server template {node!r}; expected one of {sorted(NODES)}", path="node")

@@ -47,6 +47,16 @@ Node attributes
         d-mod-k routing. Without it, such nodes are numbered in graph order.
     ``coord`` (tuple of int), ``level`` (str), ``pod`` (int), optional
         Position of a switch in its fabric (torus coordinate, fabric level, pod).
+    ``reduce`` (bool), optional, switches only
+        ``True`` when the switch can reduce data in flight and multicast the
+        result (default False): NVSwitch's NVLink SHARP ("NVLS", third-generation
+        NVSwitch of H100/H200 systems and later) and InfiniBand SHARP on NVIDIA
+        Quantum, Quantum-2 and Quantum-X800 switches.
+    ``reduce_efficiency`` (float in (0, 1]), optional, only with ``reduce``
+        The fraction of its ports' bandwidth that in-switch reductions and
+        multicasts achieve (default 1.0). NCCL's ``nvlsEfficiency`` (NVIDIA/nccl
+        ``src/graph/tuning.cc``, 2.28 and later) is 0.85 on Hopper and 0.74 on
+        Blackwell; the NVSwitch templates use these figures.
 
 Edge attributes (one directed edge per direction of a cable)
     ``bandwidth_Bps`` (float > 0)
@@ -81,7 +91,10 @@ import networkx as nx
 
 from simnet.errors import TopologyError
 
-__all__ = ["NODE_KINDS", "ROUTINGS", "validate", "gpus", "striped", "separate_cables"]
+__all__ = [
+    "NODE_KINDS", "ROUTINGS", "validate", "gpus", "striped", "separate_cables", "reducing_switches",
+    "reduce_efficiency", "switch_capability_error",
+]
 
 NODE_KINDS = frozenset({"gpu", "nic", "cpu", "switch"})
 
@@ -111,6 +124,54 @@ def separate_cables(graph: nx.DiGraph, u, v) -> int:
 
 def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def reducing_switches(graph: nx.DiGraph) -> list:
+    """Return the switches that can reduce in flight (``reduce = True``), in graph order."""
+    return [node for node, data in graph.nodes(data=True) if data.get("kind") == "switch" and data.get("reduce")]
+
+
+def reduce_efficiency(graph: nx.DiGraph, node) -> float:
+    """Fraction of its port bandwidth that `node` reduces and multicasts at: its ``reduce_efficiency``, default 1.0.
+
+    Raises
+    ------
+    TopologyError
+        If `node` cannot reduce (no ``reduce = True``).
+    """
+    data = graph.nodes[node]
+    if not data.get("reduce"):
+        raise TopologyError(f"node {node!r}: cannot reduce in flight (reduce is not true)")
+    return float(data.get("reduce_efficiency", 1.0))
+
+
+def switch_capability_error(node, data: dict) -> tuple[str, str] | None:
+    """What is wrong with the ``reduce`` and ``reduce_efficiency`` attributes of `node`, if anything.
+
+    Returns
+    -------
+    tuple of (str, str) or None
+        The offending attribute and a one-line message naming `node`, or None when
+        both attributes are absent or valid.
+    """
+    has_reduce, has_efficiency = "reduce" in data, "reduce_efficiency" in data
+    if not has_reduce and not has_efficiency:
+        return None
+    if has_reduce and not isinstance(data["reduce"], bool):
+        return "reduce", f"node {node!r}: reduce must be true or false, got {data['reduce']!r}"
+    if has_reduce and data.get("kind") != "switch":
+        return "reduce", (
+            f"node {node!r}: reduce is a switch capability (NVLS, SHARP), but the node is of kind {data.get('kind')!r}"
+        )
+    if has_efficiency:
+        efficiency = data["reduce_efficiency"]
+        if not _number(efficiency) or not 0 < efficiency <= 1:
+            return "reduce_efficiency", (
+                f"node {node!r}: reduce_efficiency must be a number in (0, 1], got {efficiency!r}"
+            )
+        if not data.get("reduce"):
+            return "reduce_efficiency", f"node {node!r}: reduce_efficiency is given but reduce is not true"
+    return None
 
 
 def validate(graph: nx.DiGraph) -> nx.DiGraph:
@@ -153,6 +214,9 @@ def validate(graph: nx.DiGraph) -> nx.DiGraph:
                 raise TopologyError(f"node {node!r}: {key} must be an integer ≥ 0, got {value!r}")
         if data.get("forward", True) not in (True, False):
             raise TopologyError(f"node {node!r}: forward must be true or false, got {data['forward']!r}")
+        problem = switch_capability_error(node, data)
+        if problem is not None:
+            raise TopologyError(problem[1])
     for u, v, data in graph.edges(data=True):
         where = f"link {u!r} -> {v!r}"
         bandwidth = data.get("bandwidth_Bps")

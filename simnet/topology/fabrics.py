@@ -102,6 +102,16 @@ def _check_latency(value: object, path: str = "latency_s") -> None:
         raise TopologyError(f"must be a finite time ≥ 0, got {value!r}", path=path)
 
 
+def _check_flag(value: object, path: str) -> None:
+    if not isinstance(value, bool):
+        raise TopologyError(f"must be true or false, got {value!r}", path=path)
+
+
+def _capability(sharp: bool) -> dict:
+    """Node attributes of a fabric switch: ``reduce = True`` when it runs SHARP."""
+    return {"reduce": True} if sharp else {}
+
+
 def _check_tier(value: object) -> None:
     if not isinstance(value, str) or not value:
         raise TopologyError(f"must be a non-empty string, got {value!r}", path="tier")
@@ -125,7 +135,7 @@ def _check_common(hosts: int, bandwidth_Bps: float, latency_s: float, tier: str,
 
 _QUIET_DEFAULTS = MappingProxyType(
     {"tier": "fabric", "oversubscription": 1.0, "double_links": False, "routing": None, "parallel": 1,
-     "gpu_routers": False}
+     "gpu_routers": False, "sharp": False}
 )
 
 
@@ -158,16 +168,18 @@ def _add_hosts(graph: nx.DiGraph, ports: list, bandwidth_Bps: float, latency_s: 
 
 def _switch_fabric(
     graph: nx.DiGraph, hosts: int, bandwidth_Bps: float, latency_s: float, tier: str = "fabric",
-    routing: str | None = None,
+    routing: str | None = None, sharp: bool = False,
 ) -> list:
     _check_common(hosts, bandwidth_Bps, latency_s, tier, minimum_hosts=1)
+    _check_flag(sharp, "sharp")
     _set_routing(graph, routing, None)
-    graph.add_node("switch", kind="switch")
+    graph.add_node("switch", kind="switch", **_capability(sharp))
     return ["switch"] * hosts
 
 
 def switch(
-    hosts: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fabric", routing: str | None = None
+    hosts: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fabric", routing: str | None = None,
+    sharp: bool = False,
 ) -> nx.DiGraph:
     """Every GPU on one non-blocking switch (a crossbar).
 
@@ -184,6 +196,10 @@ def switch(
         Tier label of the links (default ``"fabric"``).
     routing : str, optional
         Routing rule (graph attribute ``routing``; default ``"shortest"``).
+    sharp : bool, optional
+        Mark every switch as able to reduce in flight (``reduce = True``, see
+        :mod:`simnet.topology.contract`), as InfiniBand SHARP does on NVIDIA Quantum,
+        Quantum-2 and Quantum-X800 switches (default False).
 
     Returns
     -------
@@ -204,9 +220,10 @@ def switch(
     """
     _check_common(hosts, bandwidth_Bps, latency_s, tier)
     graph = _new_graph(
-        "switch", hosts=hosts, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, tier=tier, routing=routing
+        "switch", hosts=hosts, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, tier=tier, routing=routing,
+        sharp=sharp,
     )
-    ports = _switch_fabric(graph, hosts, bandwidth_Bps, latency_s, tier, routing)
+    ports = _switch_fabric(graph, hosts, bandwidth_Bps, latency_s, tier, routing, sharp)
     _add_hosts(graph, ports, bandwidth_Bps, latency_s, tier)
     return validate(graph)
 
@@ -258,7 +275,7 @@ def ring(
 
 def _fat_tree_fabric(
     graph: nx.DiGraph, k: int, bandwidth_Bps: float, latency_s: float, tier: str = "fabric",
-    routing: str | None = None,
+    routing: str | None = None, sharp: bool = False,
 ) -> list:
     _check_int(k, "k", 2)
     if k % 2:
@@ -266,15 +283,16 @@ def _fat_tree_fabric(
     _check_bandwidth(bandwidth_Bps)
     _check_latency(latency_s)
     _check_tier(tier)
+    _check_flag(sharp, "sharp")
     _set_routing(graph, routing, "dmodk")
     half = k // 2
     for c in range(half * half):
-        graph.add_node(f"core{c}", kind="switch", level="core")
+        graph.add_node(f"core{c}", kind="switch", level="core", **_capability(sharp))
     ports = []
     for pod in range(k):
         for j in range(half):
-            graph.add_node(f"agg{pod}_{j}", kind="switch", level="aggregation", pod=pod)
-            graph.add_node(f"edge{pod}_{j}", kind="switch", level="edge", pod=pod)
+            graph.add_node(f"agg{pod}_{j}", kind="switch", level="aggregation", pod=pod, **_capability(sharp))
+            graph.add_node(f"edge{pod}_{j}", kind="switch", level="edge", pod=pod, **_capability(sharp))
         for j in range(half):
             for a in range(half):
                 add_cable(graph, f"edge{pod}_{j}", f"agg{pod}_{a}", bandwidth_Bps, latency_s, tier)
@@ -285,7 +303,8 @@ def _fat_tree_fabric(
 
 
 def fat_tree(
-    k: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fabric", routing: str | None = None
+    k: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fabric", routing: str | None = None,
+    sharp: bool = False,
 ) -> nx.DiGraph:
     """A k-ary three-tier fat-tree of identical k-port switches (Al-Fares et al. 2008).
 
@@ -310,6 +329,10 @@ def fat_tree(
         is reached from edge switches through ``agg{p}_{d mod k/2}`` and from
         aggregation switches through their ``⌊d / (k/2)⌋ mod k/2``-th core, the
         two-level tables of Al-Fares et al.).
+    sharp : bool, optional
+        Mark every switch as able to reduce in flight (``reduce = True``, see
+        :mod:`simnet.topology.contract`), as InfiniBand SHARP does on NVIDIA Quantum,
+        Quantum-2 and Quantum-X800 switches (default False).
 
     Returns
     -------
@@ -337,9 +360,10 @@ def fat_tree(
     >>> len([n for n, kind in G.nodes(data="kind") if kind == "switch"])
     20
     """
-    _fat_tree_fabric(nx.DiGraph(), k, bandwidth_Bps, latency_s, tier, routing)
-    graph = _new_graph("fat_tree", k=k, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, tier=tier, routing=routing)
-    ports = _fat_tree_fabric(graph, k, bandwidth_Bps, latency_s, tier, routing)
+    _fat_tree_fabric(nx.DiGraph(), k, bandwidth_Bps, latency_s, tier, routing, sharp)
+    graph = _new_graph("fat_tree", k=k, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, tier=tier, routing=routing,
+                       sharp=sharp)
+    ports = _fat_tree_fabric(graph, k, bandwidth_Bps, latency_s, tier, routing, sharp)
     _add_hosts(graph, ports, bandwidth_Bps, latency_s, tier)
     return validate(graph)
 
@@ -355,6 +379,7 @@ def _leaf_spine_fabric(
     parallel: int = 1,
     tier: str = "fabric",
     routing: str | None = None,
+    sharp: bool = False,
 ) -> list:
     _check_int(leaves, "leaves", 1)
     _check_int(spines, "spines", 1)
@@ -363,6 +388,7 @@ def _leaf_spine_fabric(
     _check_bandwidth(bandwidth_Bps)
     _check_latency(latency_s)
     _check_tier(tier)
+    _check_flag(sharp, "sharp")
     _set_routing(graph, routing, "dmodk")
     if isinstance(oversubscription, bool) or not isinstance(oversubscription, (int, float)) or not (
         0 < oversubscription < float("inf")
@@ -370,10 +396,10 @@ def _leaf_spine_fabric(
         raise TopologyError(f"must be a finite ratio > 0, got {oversubscription!r}", path="oversubscription")
     cable_Bps = hosts_per_leaf * bandwidth_Bps / (oversubscription * spines * parallel)
     for s in range(spines):
-        graph.add_node(f"spine{s}", kind="switch", level="spine")
+        graph.add_node(f"spine{s}", kind="switch", level="spine", **_capability(sharp))
     ports = []
     for leaf in range(leaves):
-        graph.add_node(f"leaf{leaf}", kind="switch", level="leaf")
+        graph.add_node(f"leaf{leaf}", kind="switch", level="leaf", **_capability(sharp))
         for s in range(spines):
             add_cable(graph, f"leaf{leaf}", f"spine{s}", cable_Bps, latency_s, tier, cables=parallel)
         ports.extend([f"leaf{leaf}"] * hosts_per_leaf)
@@ -391,6 +417,7 @@ def leaf_spine(
     parallel: int = 1,
     tier: str = "fabric",
     routing: str | None = None,
+    sharp: bool = False,
 ) -> nx.DiGraph:
     """A two-tier leaf-spine (folded Clos) fabric with explicit oversubscription.
 
@@ -422,6 +449,10 @@ def leaf_spine(
         Routing rule (graph attribute ``routing``; default ``"dmodk"``: a leaf
         sends to GPU ``d`` through up-port ``d mod (spines * parallel)``, spine
         ``d mod spines``, cable ``⌊d / spines⌋ mod parallel``).
+    sharp : bool, optional
+        Mark every switch as able to reduce in flight (``reduce = True``, see
+        :mod:`simnet.topology.contract`), as InfiniBand SHARP does on NVIDIA Quantum,
+        Quantum-2 and Quantum-X800 switches (default False).
 
     Returns
     -------
@@ -597,6 +628,7 @@ def _pgft_fabric(
     parallel: list | None = None,
     tier: str = "fabric",
     routing: str | None = None,
+    sharp: bool = False,
 ) -> list:
     for key, value in (("down", down), ("up", up), ("parallel", parallel)):
         if value is None and key == "parallel":
@@ -610,6 +642,7 @@ def _pgft_fabric(
     _check_bandwidth(bandwidth_Bps)
     _check_latency(latency_s)
     _check_tier(tier)
+    _check_flag(sharp, "sharp")
     _set_routing(graph, routing, "dmodk")
     levels = len(down)
     parallel = list(parallel) if parallel is not None else [1] * levels
@@ -626,7 +659,8 @@ def _pgft_fabric(
     labels = [_pgft_labels(down, up, level, count) for level, count in enumerate(counts)]
     for level in range(1, levels + 1):
         for position in range(counts[level]):
-            graph.add_node(f"s{level}_{position}", kind="switch", level=names[level - 1] if names else f"level{level}")
+            graph.add_node(f"s{level}_{position}", kind="switch", level=names[level - 1] if names else f"level{level}",
+                           **_capability(sharp))
 
     def parents(level: int, label: tuple) -> list[int]:
         return [
@@ -651,6 +685,7 @@ def pgft(
     parallel: list[int] | None = None,
     tier: str = "fabric",
     routing: str | None = None,
+    sharp: bool = False,
 ) -> nx.DiGraph:
     """A parallel generalized fat-tree PGFT(h; down; up; parallel), SimGrid's ``FAT_TREE`` cluster.
 
@@ -682,6 +717,10 @@ def pgft(
     routing : str, optional
         Routing rule (graph attribute ``routing``; default ``"dmodk"``; ``"simgrid"``
         is SimGrid's FatTreeZone).
+    sharp : bool, optional
+        Mark every switch as able to reduce in flight (``reduce = True``, see
+        :mod:`simnet.topology.contract`), as InfiniBand SHARP does on NVIDIA Quantum,
+        Quantum-2 and Quantum-X800 switches (default False).
 
     Returns
     -------
@@ -712,7 +751,7 @@ def pgft(
     48
     """
     params = dict(down=down, up=up, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, parallel=parallel, tier=tier,
-                  routing=routing)
+                  routing=routing, sharp=sharp)
     _pgft_fabric(nx.DiGraph(), **params)
     params["down"], params["up"] = [int(x) for x in down], [int(x) for x in up]
     if parallel is not None:

@@ -21,7 +21,9 @@ Builder form
 
 Explicit form
     ``nodes`` is a list of mappings with ``name``, ``kind`` and any other node
-    attribute of the contract (``port_bandwidth`` with a unit); ``links`` is a list
+    attribute of the contract (``port_bandwidth`` with a unit; a switch that
+    reduces in flight, NVLS or SHARP, carries ``reduce: true`` and optionally
+    ``reduce_efficiency: 0.85``); ``links`` is a list
     of full-duplex cables ``{from, to, bandwidth, latency, tier, cables, striped}``
     where ``bandwidth`` is per direction for all ``cables`` (default 1) together and
     ``striped`` says whether they act as one link (default: inside a server).
@@ -56,7 +58,7 @@ import yaml
 
 from simnet.errors import SimnetError, TopologyError, UnitError
 from simnet.topology.cluster import cluster
-from simnet.topology.contract import NODE_KINDS, validate
+from simnet.topology.contract import NODE_KINDS, switch_capability_error, validate
 from simnet.topology.fabrics import FABRICS, fat_tree, leaf_spine, pgft, ring, switch, torus
 from simnet.topology.nodes import NODES
 from simnet.topology.params import call, quantity, to_python, to_yaml
@@ -177,6 +179,9 @@ def _from_explicit(spec: Mapping) -> nx.DiGraph:
                 attrs["port_bandwidth_Bps"] = parse_bandwidth(attrs.pop("port_bandwidth"))
             except UnitError as error:
                 raise TopologyError(f"node {name!r}: {error.message}", path=f"{path}.port_bandwidth") from None
+        problem = switch_capability_error(name, attrs)
+        if problem is not None:
+            raise TopologyError(problem[1], path=f"{path}.{problem[0]}")
         graph.add_node(name, **attrs)
     cables_at: dict = {}
     for index, link in enumerate(links):

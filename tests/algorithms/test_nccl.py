@@ -172,11 +172,8 @@ def test_nvls_tree_splits_every_heads_part_between_nccls_two_trees():
 
 
 def nvls_node() -> Network:
-    graph = calibrated_node("dgx_h100")
-    for name, data in graph.nodes(data=True):
-        if name.startswith("nvswitch"):
-            data["reduce"], data["reduce_efficiency"] = True, 0.85
-    return Network(graph)
+    """One DGX H100 at NCCL's effective NVLink rate; its NVSwitch reduces at 85 % (the template's NVLS)."""
+    return Network(calibrated_node("dgx_h100"))
 
 
 def test_nvls_runs_through_the_nvswitch_at_its_efficiency():

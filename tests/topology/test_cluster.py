@@ -12,7 +12,7 @@ from simnet.algorithms import blueconnect_allreduce
 from simnet.engine import simulate
 from simnet.errors import TopologyError
 from simnet.network import Network
-from simnet.topology import Router, cluster, describe, gpus, load
+from simnet.topology import Router, cluster, describe, gpus, load, reducing_switches
 
 PRESETS = sorted((Path(__file__).resolve().parents[2] / "topologies").glob("*.yaml"))
 CLUSTERS = [path for path in PRESETS if load(path).graph["builder"] == "cluster"]
@@ -85,6 +85,9 @@ def test_cluster_name_and_params_are_recorded():
         ({"node": "dgx1", "nodes": 2, "fabric": "fat_tree", "fabric_params": {"k": 4, "latency_s": 0.0}}, "fabric_params.bandwidth"),
         ({"node": "dgx1", "nodes": 2, "node_params": {"nvlink": 1}}, "node_params.nvlink"),
         ({"node": "dgx1", "nodes": 2, "rails": "yes"}, "rails"),
+        ({"node": "dgx_b200", "nodes": 2, "fabric_params": {"bandwidth_Bps": 1e9, "latency_s": 0.0, "sharp": "on"}},
+         "fabric_params.sharp"),
+        ({"node": "dgx_b200", "nodes": 2, "node_params": {"nvls": "off"}}, "node_params.nvls"),
     ],
 )
 def test_bad_arguments_name_their_key(kwargs, path):
@@ -155,3 +158,43 @@ def test_rail_rings_load_every_nic_equally():
     links = simulate(network, blueconnect_allreduce(32, 1 << 24, factors=[8, 4])).links()
     up = links[links["src"].str.contains("nic") & links["tier"].eq("ib")]
     assert len(up) == 32 and up["bytes"].nunique() == 1 and up["bytes"].iloc[0] > 0
+
+
+def test_two_nvl72_racks_on_a_switch_build_hierarchy_major_and_route_rail_by_rail():
+    graph = cluster("gb200_nvl72", 2, fabric_params={"bandwidth_Bps": 100e9, "latency_s": 1e-6, "sharp": True})
+    ranks = gpus(graph)
+    assert ranks == [f"n{h}.gpu{i}" for h in range(2) for i in range(72)]
+    assert [(graph.nodes[g]["host"], graph.nodes[g]["socket"] // 2) for g in ranks] == [
+        (h, tray) for h in range(2) for tray in range(18) for _ in range(4)
+    ]
+    assert all(graph.nodes[f"n{h}.nic{j}"]["port"] == 2 * j + h for h in range(2) for j in range(72))
+    router = Router(graph)
+    for i in (0, 37, 71):
+        assert _nics(graph, router.path(f"n0.gpu{i}", f"n1.gpu{i}")) == [f"n0.nic{i}", f"n1.nic{i}"]
+    assert router.path("n0.gpu3", "n0.gpu70") == ["n0.gpu3", "n0.nvswitch0", "n0.gpu70"]
+    network = Network(graph)
+    assert network.size == 144 and network.route_bandwidth_Bps(5, 77) == 50e9
+    assert reducing_switches(graph) == ["n0.nvswitch0", "n1.nvswitch0", "switch"]
+
+
+def test_the_xdr_preset_puts_half_of_the_72_rails_of_both_racks_on_each_leaf():
+    graph = load(CLUSTERS[[p.stem for p in CLUSTERS].index("gb200_nvl72_xdr_2")])
+    for h in range(2):
+        for j in range(72):
+            assert graph.has_edge(f"n{h}.nic{j}", f"leaf{j // 36}")
+            assert graph.edges[f"n{h}.nic{j}", f"leaf{j // 36}"]["bandwidth_Bps"] == 50e9
+    assert graph.edges["leaf0", "spine0"]["cables"] == 72
+    assert graph.edges["leaf0", "spine0"]["bandwidth_Bps"] == 72 * 100e9
+    assert set(reducing_switches(graph)) == {"n0.nvswitch0", "n1.nvswitch0", "leaf0", "leaf1", "spine0"}
+    assert describe(graph)["bisection_Bps"] == pytest.approx(72 * 50e9, rel=1e-12)
+
+
+def test_the_ndr_preset_is_32_dgx_h100_with_one_sharp_leaf_per_rail():
+    graph = load(CLUSTERS[[p.stem for p in CLUSTERS].index("dgx_h100_ndr_32")])
+    assert len(gpus(graph)) == 256
+    for j in range(8):
+        assert {v for h in range(32) for v in graph.successors(f"n{h}.nic{j}") if v.startswith("leaf")} == {f"leaf{j}"}
+    assert all(graph.edges[f"leaf{j}", f"spine{s}"]["cables"] == 8 for j in range(8) for s in range(4))
+    assert all(graph.edges[f"leaf{j}", f"spine{s}"]["bandwidth_Bps"] == 8 * 50e9 for j in range(8) for s in range(4))
+    fabric = [node for node, data in graph.nodes(data=True) if data["kind"] == "switch" and "host" not in data]
+    assert len(fabric) == 12 and set(fabric) <= set(reducing_switches(graph))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from simnet.topology import describe, dgx1, dgx_a100, format_description, leaf_spine, switch
+from simnet.topology import cluster, describe, dgx1, dgx_a100, dgx_h100, format_description, leaf_spine, switch
 
 
 def test_dgx1_counts_tiers_and_diameter():
@@ -32,3 +32,15 @@ def test_format_description_prints_one_fact_per_line():
     assert "tier nvlink: 16 links, 24 cables of 25 GB/s, 600 GB/s per direction in all" in text
     assert "routing: shortest" in text
     assert "bisection bandwidth" in text and "diameter: 5 hops, 3 us" in text
+
+
+def test_reduce_capable_switches_are_listed_by_efficiency():
+    assert describe(dgx_a100())["reduce_switches"] == {}
+    assert describe(dgx_h100())["reduce_switches"] == {0.85: ["nvswitch0"]}
+    graph = cluster("dgx_h100", 2, fabric_params={"bandwidth_Bps": 50e9, "latency_s": 1e-6, "sharp": True})
+    info = describe(graph)
+    assert info["reduce_switches"] == {0.85: ["n0.nvswitch0", "n1.nvswitch0"], 1.0: ["switch"]}
+    line = format_description(info).splitlines()[-1]
+    assert line == ("  in-switch reduction (NVLS/SHARP): 2 switches at 85% of port bandwidth "
+                    "(n0.nvswitch0 .. n1.nvswitch0); 1 switch at 100% of port bandwidth (switch)")
+    assert format_description(describe(dgx1())).splitlines()[-1] == "  in-switch reduction (NVLS/SHARP): none"

@@ -225,3 +225,34 @@ def test_routing_is_a_builder_parameter_checked_against_the_rules(builder):
     with pytest.raises(TopologyError, match="must be one of") as error:
         builder(*args, routing="ospf")
     assert error.value.path == "routing"
+
+
+SHARP_FABRICS = [
+    lambda sharp: switch(4, 50e9, 1e-6, sharp=sharp),
+    lambda sharp: fat_tree(4, 50e9, 1e-6, sharp=sharp),
+    lambda sharp: leaf_spine(2, 2, 4, 50e9, 1e-6, parallel=2, sharp=sharp),
+    lambda sharp: pgft([4, 4], [1, 2], 50e9, 1e-6, sharp=sharp),
+]
+
+
+@pytest.mark.parametrize("build", SHARP_FABRICS, ids=["switch", "fat_tree", "leaf_spine", "pgft"])
+def test_sharp_marks_every_fabric_switch_and_only_when_asked(build):
+    """InfiniBand SHARP runs on NVIDIA Quantum, Quantum-2 and Quantum-X800 switches (NVIDIA SHARP documentation)."""
+    plain, sharp = build(False), build(True)
+    switches = [node for node, kind in sharp.nodes(data="kind") if kind == "switch"]
+    assert all(sharp.nodes[node]["reduce"] is True and "reduce_efficiency" not in sharp.nodes[node]
+               for node in switches)
+    assert not any("reduce" in data for _, data in plain.nodes(data=True))
+    assert "sharp=True" in sharp.graph["name"] and "sharp" not in plain.graph["name"]
+
+
+@pytest.mark.parametrize("build", [
+    lambda: switch(4, 50e9, 1e-6, sharp="yes"),
+    lambda: fat_tree(4, 50e9, 1e-6, sharp=1),
+    lambda: leaf_spine(2, 2, 4, 50e9, 1e-6, sharp=None),
+    lambda: pgft([4, 4], [1, 2], 50e9, 1e-6, sharp="true"),
+])
+def test_sharp_must_be_a_boolean(build):
+    with pytest.raises(TopologyError, match="must be true or false") as error:
+        build()
+    assert error.value.path == "sharp"

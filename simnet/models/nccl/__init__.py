@@ -62,7 +62,7 @@ from simnet.models.nccl.model import (
     model_nbytes,
     tune_model,
 )
-from simnet.models.nccl.topology import NcclInputs, graphs_from_network
+from simnet.models.nccl.topology import NcclInputs, graphs_from_network, network_tuning
 from simnet.models.nccl.tuner import TunerRow, parse_tuner_csv, tuner_lookup, tuner_rows_to_csv
 from simnet.models.nccl.versions import NCCL_VERSIONS, NcclVersion, nccl_version
 
@@ -78,6 +78,7 @@ __all__ = [
     "NcclSystem",
     "NcclEnv",
     "NcclTuning",
+    "network_tuning",
     "NcclChoice",
     "NcclInputs",
     "tune_model",

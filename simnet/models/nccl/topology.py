@@ -50,11 +50,13 @@ from simnet.models.nccl.inputs import CPU_ARCHS, CPU_VENDORS, NcclGraph, NcclGra
 from simnet.models.nccl.versions import NcclVersion, nccl_version
 from simnet.network import Network
 
-__all__ = ["NcclInputs", "graphs_from_network", "TEMPLATES"]
+__all__ = ["NcclInputs", "graphs_from_network", "network_tuning", "TEMPLATES"]
 
 TEMPLATES = {
     "dgx_a100": (80, "x86", "amd"),
     "dgx_h100": (90, "x86", "intel"),
+    "dgx_b200": (100, "x86", "intel"),
+    "gb200_nvl72": (100, "arm", "other"),
     "dgx1": (70, "x86", "intel"),
     "dgx2": (70, "x86", "intel"),
     "abci_node": (70, "x86", "intel"),
@@ -416,3 +418,19 @@ def graphs_from_network(network: Network, version: str | NcclVersion = "2.30.7",
     system = NcclSystem(**system_args, n_channels=compute, nvls_channels=nvls_channels,
                         nvls_support=nvls_graph.n_channels > 0, max_tree_pattern=tree_pattern)
     return NcclInputs(system, graphs)
+
+
+def network_tuning(network: Network, version: str | NcclVersion = "2.30.7"):
+    """NCCL's cost model of all ranks of `network`, or ``None`` where :func:`graphs_from_network` cannot derive it.
+
+    A convenience for reports that set NCCL's choice beside simnet's: topologies
+    that are not servers of GPUs on one NVSwitch (``switch``, tori, ``dgx1``, ...)
+    have no NCCL model here and get ``None`` instead of an error.
+    """
+    from simnet.models.nccl.model import tune_model
+
+    try:
+        system, graphs = graphs_from_network(network, version)
+        return tune_model(system, graphs, version)
+    except SimnetError:
+        return None

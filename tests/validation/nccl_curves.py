@@ -9,8 +9,9 @@ Beside it, how simnet models the run:
 * the machine: :func:`simnet.calibration.calibrated_node` or
   :func:`~simnet.calibration.calibrated_cluster` (``pxn=True``: NCCL's PXN is on by
   default), i.e. NCCL's own link constants (``SM80_NVLINK_BW 20.0``, ``SM90_NVLINK_BW
-  20.6`` GB/s per NVLink, ``NET_BW`` 96 % of an InfiniBand port), and on H100
-  servers NVSwitches that reduce at NCCL's ``nvlsEfficiency`` (:func:`nvls_switches`);
+  20.6``, ``SM100_NVLINK_BW 40.1`` GB/s per NVLink, ``NET_BW`` 96 % of an InfiniBand
+  port), with the templates' NVSwitches, which reduce in flight at NCCL's
+  ``nvlsEfficiency`` from H100 on (0.85 Hopper, 0.74 Blackwell);
 * the algorithm: ``nccl`` (NCCL's own choice of algorithm, protocol and channels per
   size from its cost model, :mod:`simnet.models.nccl`) unless the run forced one,
   then ``nccl_ring``, ``nvls``, ... with ``protocol: auto``;
@@ -29,7 +30,7 @@ References
 ----------
 NVIDIA nccl-tests, ``doc/PERFORMANCE.md`` (algbw = S / t, all-reduce busbw = algbw
 · 2(n-1)/n). NVIDIA NCCL ``src/graph/topo.h`` (link constants), ``src/graph/tuning.cc``
-(``nvlsEfficiency`` 0.85 on SM90, introduced in 2.28). The sources of the points
+(``nvlsEfficiency`` 0.85 on SM90 and 0.74 on SM100, introduced in 2.28). The sources of the points
 are cited per curve; the transcriptions are those of the project's research notes
 ``nccl_measurements.md`` (sections named in :attr:`Curve.figure`), re-checked
 against the stored copies where marked.
@@ -37,6 +38,7 @@ against the stored copies where marked.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -49,25 +51,24 @@ import numpy as np
 import pandas as pd
 
 from simnet.algorithms import ALGORITHMS
-from simnet.algorithms.nccl import NCCL_RELEASE, PROTOCOLS
+from simnet.algorithms.nccl import NCCL_RELEASE, NVLS_CHUNK_BYTES, PROTOCOLS
 from simnet.analysis import busbw_factor
 from simnet.calibration import calibrated_cluster, calibrated_node
 from simnet.engine import simulate
 from simnet.models.nccl import algo_time_s, graphs_from_network, tune_model
 from simnet.network import Network
 from simnet.schedule import split_bytes
+from simnet.topology import gpus
 from simnet.units import format_size
 
 __all__ = [
     "KiB",
     "MiB",
     "GiB",
-    "NVLS_EFFICIENCY",
     "Point",
     "Curve",
     "CURVES",
     "NOT_MODELLED",
-    "nvls_switches",
     "curve_graph",
     "Run",
     "CurveSimulator",
@@ -83,11 +84,6 @@ __all__ = [
 ]
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
-
-NVLS_EFFICIENCY = {"dgx_h100": 0.85}
-"""NCCL's ``nvlsEfficiency`` per machine: the fraction of NVLink bandwidth that NVLS
-reductions and multicasts achieve (``src/graph/tuning.cc``, SM90 0.85, NCCL 2.28+)."""
-
 
 @dataclass(frozen=True)
 class Point:
@@ -123,7 +119,7 @@ class Curve:
     column : str
         nccl-tests column the points are from (``"out-of-place"`` or ``"in-place"``).
     machine : str
-        simnet template: ``"dgx_a100"`` or ``"dgx_h100"``.
+        simnet template: ``"dgx_a100"``, ``"dgx_h100"``, ``"dgx_b200"`` or ``"gb200_nvl72"``.
     nodes : int
         Servers.
     points : tuple of Point
@@ -135,7 +131,8 @@ class Curve:
     version : str
         NCCL release whose constants simnet uses.
     gpus_per_node : int
-        GPUs used in each server (fewer than the template's 8 keeps GPUs ``0..g-1``).
+        GPUs used in each server; fewer than the template has keeps its first
+        ``gpus_per_node`` GPUs (72 for a whole NVL72 rack).
     nic_share : float
         Share of a NIC port per GPU (0.5: four NICs for eight GPUs).
     notes : str
@@ -202,6 +199,14 @@ _BLOG = ("blog post 'Inside NCCL's all-reduce: ring, double binary tree, or neit
 _STAS = ("stas00/ml-engineering, network/benchmarks/README.md, 'How the bandwidth is measured' "
          "(2026 revision; stored copy 70468674928)")
 _STAS_SHARP = "stas00/ml-engineering, network/README.md, section 'SHARP' (2026 revisions)"
+_B200 = "8x B200 SXM, NVSwitch (NVLink5, 18 links per GPU)"
+_GKE_A4 = ("public GitHub Markdown 'DeepEP on GKE B200 GPU nodes' (Chinese README, 2025-10-26; section 'NCCL cross-node "
+           "performance test', job nccl-test-internode-job.yaml, container ngc-25-04, nodes "
+           "gke-chrisya-gke-a4-a4-highgpu-ubuntu--752c886b-*); repository not exposed by the stored copy (search index "
+           "id 36588483035), re-checked")
+_GKE_A4_NOTE = ("GKE's a4-highgpu-8g on the DGX B200 template (8 B200 on NVLink5 NVSwitches); the NCCL release is not "
+                "printed (the container is NGC PyTorch 25.04): simnet's default release; the source prints only the "
+                "out-of-place columns")
 _NOT_SHOWN = "not shown"
 _AUTO = (("protocol", "auto"),)
 
@@ -567,6 +572,111 @@ CURVES: tuple[Curve, ...] = (
         notes=_H200_NOTE + "; the source: 'Algo RING proto SIMPLE throughout when NVLS is disabled'",
     ),
     Curve(
+        "b200_gke_a4",
+        "8x B200 (GKE a4-highgpu-8g), NCCL's choice, one process driving 8 GPUs",
+        _GKE_A4,
+        "A3.1 (a)",
+        _B200,
+        _NOT_SHOWN,
+        "one process, -g 8 (nThread 1 nGpus 8 minBytes 8388608 maxBytes 17179869184)",
+        "",
+        "out-of-place",
+        "dgx_b200",
+        1,
+        _rows([
+            (8388608, 80.32, 182.77), (16777216, 110.5, 265.67), (33554432, 172.6, 340.13),
+            (67108864, 280.0, 419.49), (134217728, 396.9, 591.81), (268435456, 714.7, 657.26),
+            (536870912, 1335.6, 703.44), (1073741824, 2576.7, 729.25), (2147483648, 5102.4, 736.53),
+            (4294967296, 10171.0, 738.97), (8589934592, 17899.0, 839.82), (17179869184, 35561.0, 845.44),
+        ]),
+        notes=_GKE_A4_NOTE,
+    ),
+    Curve(
+        "b200_stas00_nvls",
+        "8x B200 (AWS p6-b200.48xlarge), NVLS (chosen by AWS's tuner plugin), 8 GiB, NCCL 2.27.7",
+        _STAS_SHARP + ": 8x B200 sweep over 4-8 GPUs, 'measured 2026-08-09' (stored copy 58486794893), re-checked",
+        "A2.4 (iv)",
+        _B200,
+        "2.27.7",
+        "nccl-tests all_reduce_perf at 8 GiB on 8 GPUs (command not printed for this sweep)",
+        "NCCL_TUNER_PLUGIN=ofi (AWS's tuner chooses; NVLS per the source's NCCL_DEBUG_SUBSYS=INIT,TUNING log)",
+        "out-of-place",
+        "dgx_b200",
+        1,
+        (Point(8 * GiB, 838.0),),
+        algorithm="nvls",
+        version="2.27.7",
+        notes="AWS's p6-b200 server on the DGX B200 template; the algorithm AWS's tuner chose, run as such",
+    ),
+    Curve(
+        "b200_stas00_no_nvls",
+        "8x B200 (AWS p6-b200.48xlarge), NVLS disabled, 8 GiB, NCCL 2.27.7",
+        _STAS_SHARP + ": 8x B200 sweep over 4-8 GPUs, 'measured 2026-08-09' (stored copy 58486794893), re-checked",
+        "A2.4 (iv)",
+        _B200,
+        "2.27.7",
+        "nccl-tests all_reduce_perf at 8 GiB on 8 GPUs (command not printed for this sweep)",
+        "NCCL_NVLS_ENABLE=0 (AWS's tuner plugin NCCL_TUNER_PLUGIN=ofi loaded)",
+        "out-of-place",
+        "dgx_b200",
+        1,
+        (Point(8 * GiB, 682.2),),
+        algorithm="nccl_ring",
+        params=_AUTO,
+        version="2.27.7",
+        notes="AWS's p6-b200 server on the DGX B200 template; without NVLS the source's runs are rings",
+    ),
+    Curve(
+        "gb200_azure_nd_v6_tray",
+        "Azure ND GB200 v6 (the 4 GPUs of one NVL72 compute tray), ring forced, one process driving 4 GPUs",
+        f"{_AZURE}, Azure_Results/ND_GB200_v6_results.md @2a370be6de9586d365feed77e014a73f25198f4d ('NCCL AllReduce "
+        "(Ring algorithm) tests in-place'), re-checked; Azure/AI-benchmarking-guide#7 (avnf, 2025-04-11: 4 GPUs "
+        "per GB200 host)",
+        "A2.3",
+        "4 GB200 185GB of one compute tray, NVLink5 to the rack's NVSwitches, ARM Neoverse-V2",
+        "2.25.1",
+        "one process, -g 4 (NCCL_ALGO=Ring all_reduce_perf -b 8 -e 8G -f 2 -g 4 -n 40)",
+        "NCCL_ALGO=Ring",
+        "in-place",
+        "gb200_nvl72",
+        1,
+        _busbw([
+            (1 * KiB, 0.10), (2 * KiB, 0.19), (4 * KiB, 0.38), (8 * KiB, 0.76), (16 * KiB, 1.46),
+            (32 * KiB, 2.88), (64 * KiB, 5.71), (128 * KiB, 11.29), (256 * KiB, 22.41), (512 * KiB, 44.07),
+            (1 * MiB, 80.48), (2 * MiB, 110.43), (4 * MiB, 146.27), (8 * MiB, 253.46), (16 * MiB, 331.09),
+            (32 * MiB, 422.62), (64 * MiB, 550.73), (128 * MiB, 574.19), (256 * MiB, 593.53),
+            (512 * MiB, 618.74), (1 * GiB, 646.87), (2 * GiB, 666.63), (4 * GiB, 673.06), (8 * GiB, 679.61),
+        ]),
+        algorithm="nccl_ring",
+        params=_AUTO,
+        version="2.25.1",
+        gpus_per_node=4,
+        notes="the GB200 NVL72 template's first compute tray (GPUs 0-3), the other 68 GPUs removed: the VM sees "
+              "its tray's 4 GPUs on the rack's NVLink switches",
+    ),
+    Curve(
+        "gb200_coreweave_rack",
+        "GB200 NVL72, one rack (72 GPUs), NCCL's choice, NCCL 2.26.2",
+        "https://github.com/coreweave/nccl-tests, README.md 'Expected Performance / GB200 / Single Rack' "
+        "@0120901ac7a1e6425640a57540e142070452f8a2 ('The following runs used NCCL 2.26.2'), re-checked",
+        "A3.2 (a)",
+        "GB200 NVL72: 72 B200 GPUs (36 GB200 superchips) on 18 compute trays, one NVLink5 domain",
+        "2.26.2",
+        "one process per GPU (72 ranks, Rank 71 on device 3 of its tray; the repository's Slurm/MPI Operator jobs)",
+        "",
+        "out-of-place",
+        "gb200_nvl72",
+        1,
+        _rows([
+            (536870912, 1806.7, 586.06), (1073741824, 3108.8, 681.17), (2147483648, 5589.1, 757.78),
+            (4294967296, 10094.0, 839.16), (8589934592, 20299.0, 834.57),
+        ]),
+        version="2.26.2",
+        gpus_per_node=72,
+        notes="the rack is one NVLink domain: one node to NCCL (MNNVL) and one server to simnet, its 18 NVLink "
+              "switch chips one reduce-capable crossbar; the source prints the sizes from 512 MiB only",
+    ),
+    Curve(
         "h100_309_2_nodes",
         "2 x 8 H100 (Dell XE9680, 8 CX-7 NDR each), NCCL's choice, NCCL 2.26.2",
         _ISSUE_309 + " (qoofyk, 2025-05), re-checked",
@@ -771,6 +881,28 @@ CURVES: tuple[Curve, ...] = (
         notes=_H200_NOTE + "; NCCL release not printed",
     ),
     Curve(
+        "b200_gke_a4_2_nodes",
+        "2 x 8 B200 (GKE a4-highgpu-8g, 8 RDMA NICs each, Google's gIB plugin), NCCL's choice",
+        _GKE_A4,
+        "A3.1 (b)",
+        "2 servers x 8 B200, 8 RDMA NICs per server (8 RDMA subnets, NCCL_IB_HCA of 8 adapters); NIC rate not stated",
+        _NOT_SHOWN,
+        "one process per GPU (Open MPI, nThread 1 nGpus 1, 16 ranks)",
+        "NCCL_NET=gIB NCCL_CROSS_NIC=0",
+        "out-of-place",
+        "dgx_b200",
+        2,
+        _rows([
+            (8388608, 158.8, 99.06), (16777216, 193.2, 162.81), (33554432, 291.0, 216.22),
+            (67108864, 483.3, 260.35), (134217728, 714.1, 352.39), (268435456, 1114.8, 451.48),
+            (536870912, 1808.9, 556.48), (1073741824, 3328.7, 604.82), (2147483648, 6171.1, 652.48),
+            (4294967296, 12219.0, 659.09), (8589934592, 23842.0, 675.54), (17179869184, 47062.0, 684.46),
+        ]),
+        notes="the NICs as the DGX B200 template's 400 Gb/s ConnectX-7 at NET_BW on a rail-optimised leaf-spine "
+              "(Google's RoCE fabric and gIB plugin are not modelled); NCCL release not printed (container NGC "
+              "PyTorch 25.04): simnet's default release",
+    ),
+    Curve(
         "a100_nccl_tests_100_2_nodes",
         "2 x HGX A100, 4 HDR NICs per server, NCCL's choice, 1-8 GiB",
         "https://github.com/NVIDIA/nccl-tests/issues/100 (2022-01-17): 'the testing result can reach 91GB/s in busbw'",
@@ -810,10 +942,14 @@ CURVES: tuple[Curve, ...] = (
 
 NOT_MODELLED: tuple[tuple[str, str], ...] = (
     (
-        ("8x B200 (GKE a4-highgpu-8g, 1 and 2 nodes; AWS p6-b200), 8x B300 (NVIDIA/nccl#2140, #2035), GB200 NVL72 "
-         "(coreweave/nccl-tests README, oracle-quickstart/oci-hpc-oke, Azure ND GB200 v6): notes A3, A2.4 (iv, v), "
-         "A6"),
-        "no dgx_b200 / gb200_nvl72 template on main yet",
+        "8x B300 (NVIDIA/nccl#2140; 16 servers in nccl#2035): notes A6",
+        "no B300 template (Blackwell Ultra); #2140 gives no size",
+    ),
+    (
+        ("GB200 NVL72, 2 and 20 racks (coreweave/nccl-tests README), 32 trays over 2 racks "
+         "(oracle-quickstart/oci-hpc-oke), NVL4/NVL8 partitions (nccl#1801): notes A3.2 (b, c), A3.3 (a), A6"),
+        ("racks joined by Quantum-X800 InfiniBand with SHARP (CoreWeave), OCI's RoCE cluster network, or "
+         "partitions over IB: fabric and SHARP aggregation not public enough to model"),
     ),
     (
         "NVIDIA/nccl-tests#290 2-node runs (notes A2.1 (b), (c))",
@@ -852,49 +988,13 @@ NOT_MODELLED: tuple[tuple[str, str], ...] = (
 """Public curves found and not compared, with the reason."""
 
 
-def nvls_switches(graph: nx.DiGraph, efficiency: float) -> nx.DiGraph:
-    """Mark a server's NVSwitch crossbar(s) as reduce-capable at `efficiency`, in place.
-
-    Third-generation NVSwitch (NVLink4, H100) reduces and multicasts in the switch
-    (NVLink SHARP); NCCL models its NVLS algorithm at ``nvlsEfficiency`` of the NVLink
-    bandwidth (0.85 on SM90, ``src/graph/tuning.cc`` of NCCL 2.28+), which is what
-    ``reduce_efficiency`` means to simnet's engine.
-
-    Parameters
-    ----------
-    graph : networkx.DiGraph
-        A server or a cluster built from simnet's templates (switches named
-        ``nvswitch*`` or ``n<h>.nvswitch*``).
-    efficiency : float
-        Fraction of link bandwidth of the in-switch reductions and multicasts.
-
-    Returns
-    -------
-    networkx.DiGraph
-        `graph`, with ``reduce: true`` and ``reduce_efficiency`` on its NVSwitches.
-
-    References
-    ----------
-    Klenk, B. et al. (2020). An in-network architecture for accelerating
-    shared-memory multiprocessor collectives. ISCA '20. NVIDIA NCCL
-    ``src/graph/tuning.cc`` (``nvlsEfficiency``).
-    """
-    for name, data in graph.nodes(data=True):
-        if name.rsplit(".", 1)[-1].startswith("nvswitch"):
-            data["reduce"], data["reduce_efficiency"] = True, efficiency
-    return graph
-
-
 def curve_graph(curve: Curve) -> nx.DiGraph:
-    """The calibrated machine of `curve`: one server or a PXN cluster, NVSwitches reducing on H100."""
+    """The calibrated machine of `curve`: one server (its first ``gpus_per_node`` GPUs) or a PXN cluster."""
     if curve.single_server:
         graph = calibrated_node(curve.machine)
-        graph.remove_nodes_from([f"gpu{i}" for i in range(curve.gpus_per_node, 8)])
-    else:
-        graph = calibrated_cluster(curve.machine, curve.nodes, nic_share=curve.nic_share, pxn=True)
-    if curve.machine in NVLS_EFFICIENCY:
-        nvls_switches(graph, NVLS_EFFICIENCY[curve.machine])
-    return graph
+        graph.remove_nodes_from(gpus(graph)[curve.gpus_per_node:])
+        return graph
+    return calibrated_cluster(curve.machine, curve.nodes, nic_share=curve.nic_share, pxn=True)
 
 
 class Run(NamedTuple):
@@ -917,6 +1017,22 @@ def _ring_transfers(nranks: int, size_bytes: int, params: Mapping) -> int:
         for block in split_bytes(part, nranks):
             pieces += min(int(params.get("max_pieces", 64)), max(1, -(-block // slice_bytes)))
     return 2 * (nranks - 1) * pieces
+
+
+def _nvls_transfers(nranks: int, size_bytes: int, params: Mapping) -> int:
+    """Transfers of :func:`simnet.algorithms.nccl.nvls_allreduce` with `params`, without building it.
+
+    Each chunk (at most ``max_pieces`` of 128 KiB per part) is ``nranks`` additions
+    into the switch, the sum to the part's owner, the owner's store into the switch
+    and ``nranks - 1`` multicast copies.
+    """
+    max_pieces = int(params.get("max_pieces", 64))
+    chunks = sum(min(max_pieces, max(1, -(-part // NVLS_CHUNK_BYTES))) for part in split_bytes(size_bytes, nranks))
+    return (2 * nranks + 1) * chunks
+
+
+_COUNTED = {"ring": _ring_transfers, "nvls": _nvls_transfers}
+"""Schedules counted before they are built, by NCCL algorithm (the large ones of the curves)."""
 
 
 @dataclass
@@ -962,8 +1078,9 @@ class CurveSimulator:
     def run(self, curve: Curve, size_bytes: int) -> Run | None:
         """simnet and NCCL's model at one size (``None`` when over :attr:`max_transfers`).
 
-        Rings are counted before they are built (:func:`_ring_transfers`); other
-        schedules, a few thousand transfers at most here, are built to be counted.
+        Rings and NVLS are counted before they are built (:func:`_ring_transfers`,
+        :func:`_nvls_transfers`); other schedules, tens of thousands of transfers at
+        most here, are built to be counted.
         """
         params = self.resolved(curve, size_bytes)
         key = (curve.machine, curve.nodes, curve.gpus_per_node, curve.nic_share, curve.algorithm, size_bytes,
@@ -972,7 +1089,7 @@ class CurveSimulator:
             return self._runs[key]
         algorithm = params.get("nccl_algorithm", curve.algorithm.removeprefix("nccl_"))
         budget = math.inf if self.max_transfers is None else self.max_transfers
-        if algorithm == "ring" and _ring_transfers(curve.ranks, size_bytes, params) > budget:
+        if algorithm in _COUNTED and _COUNTED[algorithm](curve.ranks, size_bytes, params) > budget:
             return None
         network = self.network(curve)
         schedule = ALGORITHMS[curve.algorithm].build(network.size, size_bytes, **params)
@@ -990,9 +1107,9 @@ def ring_against_model(nodes: int, size_bytes: int, version: str = NCCL_RELEASE)
     """simnet's ``nccl_ring`` and NCCL's Ring model on `nodes` calibrated DGX H100 servers.
 
     The servers are :func:`~simnet.calibration.calibrated_cluster` ``("dgx_h100", nodes,
-    pxn=True)`` (a rail-optimised leaf-spine, one leaf per rail), their NVSwitches
-    marked by :func:`nvls_switches`; the ring is ``nccl_ring`` with ``protocol: auto``
-    and NCCL's launch channels, resolved by the registry record.
+    pxn=True)`` (a rail-optimised leaf-spine, one leaf per rail); the ring is
+    ``nccl_ring`` with ``protocol: auto`` and NCCL's launch channels, resolved by the
+    registry record.
 
     Returns
     -------
@@ -1000,8 +1117,7 @@ def ring_against_model(nodes: int, size_bytes: int, version: str = NCCL_RELEASE)
         ``params`` (resolved), ``transfers``, ``time_s``, ``busbw_GBps``,
         ``model_time_s``, ``model_busbw_GBps``, ``wall_s`` (building and simulating).
     """
-    graph = nvls_switches(calibrated_cluster("dgx_h100", nodes, pxn=True), NVLS_EFFICIENCY["dgx_h100"])
-    network = Network(graph)
+    network = Network(calibrated_cluster("dgx_h100", nodes, pxn=True))
     record = ALGORITHMS["nccl_ring"]
     params = record.resolve(network, size_bytes, {"protocol": "auto", "version": version})
     began = time.perf_counter()
@@ -1156,10 +1272,16 @@ def describe(curve: Curve) -> str:
             f"{curve.column}. simnet: {curve.simnet} on {_machine(curve)}{notes}.")
 
 
+@functools.cache
+def _template_gpus(machine: str) -> int:
+    """GPUs of the template `machine` (8 for the DGX servers, 72 for an NVL72 rack)."""
+    return len(gpus(calibrated_node(machine)))
+
+
 def _machine(curve: Curve) -> str:
     if curve.single_server:
-        gpus = "" if curve.gpus_per_node == 8 else f", GPUs 0-{curve.gpus_per_node - 1}"
-        return f"calibrated_node('{curve.machine}'{gpus})"
+        kept = "" if curve.gpus_per_node == _template_gpus(curve.machine) else f", GPUs 0-{curve.gpus_per_node - 1}"
+        return f"calibrated_node('{curve.machine}'{kept})"
     share = "" if curve.nic_share == 1 else f", nic_share={curve.nic_share}"
     return f"calibrated_cluster('{curve.machine}', {curve.nodes}{share}, pxn=True)"
 

@@ -21,9 +21,9 @@ from simnet.algorithms import ALGORITHMS
 from simnet.models.nccl import NCCL_VERSIONS
 from simnet.network import Network
 from tests.validation.nccl_curves import (
+    _COUNTED,
     BARS,
     CURVES,
-    NVLS_EFFICIENCY,
     CurveSimulator,
     GiB,
     KiB,
@@ -49,12 +49,13 @@ SINGLE_SERVER_HOLDS = {
     "h100_nccl_tests_309_no_nvls",
     "h200_stas00_nvls",
     "h200_stas00_no_nvls",
+    "b200_stas00_nvls",
+    "b200_stas00_no_nvls",
 }
 """Single-server curves whose median |error| is ≤ 10 % at ≥ 1 MiB and ≤ 25 % below (docs/validation.md)."""
 
 MULTI_SERVER_HOLDS = {
     "h100_309_2_nodes_ring_ctas24",
-    "h200_nebius_2_nodes",
 }
 """Multi-server curves whose every point at ≥ 256 MiB is within 10 %."""
 
@@ -80,17 +81,20 @@ def test_every_curve_cites_its_source_and_says_how_it_was_run():
         assert sizes == sorted(set(sizes)) and sizes[0] >= KiB, curve.key
         assert all(point.busbw_GBps > 0 for point in curve.points), curve.key
         forced_algorithm = "NCCL_ALGO=" in curve.forced and "NVLS (no NVLS" not in curve.forced
-        assert (curve.algorithm != "nccl") == (forced_algorithm or "NVLS_ENABLE=0" in curve.forced), curve.key
+        not_nccls_choice = forced_algorithm or "NVLS_ENABLE=0" in curve.forced or "NCCL_TUNER_PLUGIN=" in curve.forced
+        assert (curve.algorithm != "nccl") == not_nccls_choice, curve.key
 
 
 def test_the_machines_are_the_calibrated_templates():
-    """NVLink and NICs at NCCL's rates, PXN clusters, NVSwitches reducing at nvlsEfficiency on H100."""
+    """NVLink and NICs at NCCL's rates, PXN clusters, NVSwitches reducing at nvlsEfficiency from H100 on."""
     by_key = {curve.key: curve for curve in CURVES}
     h100 = curve_graph(by_key["azure_nd_h100_v5"])
     assert h100.nodes["nvswitch0"]["reduce"] and h100.nodes["nvswitch0"]["reduce_efficiency"] == 0.85
     assert not any(data.get("reduce") for name, data in h100.nodes(data=True) if not name.startswith("nvswitch"))
-    assert NVLS_EFFICIENCY == {"dgx_h100": 0.85}
+    assert curve_graph(by_key["b200_gke_a4"]).nodes["nvswitch0"]["reduce_efficiency"] == 0.74
     assert not curve_graph(by_key["a100_thanos_mpi"]).nodes["nvswitch0"].get("reduce")
+    assert Network(curve_graph(by_key["gb200_azure_nd_v6_tray"])).size == 4
+    assert Network(curve_graph(by_key["gb200_coreweave_rack"])).size == 72
     assert Network(curve_graph(by_key["h100_digitalocean_2gpu"])).size == 2
     cluster = curve_graph(by_key["h100_309_2_nodes"])
     assert cluster.graph["pxn"] and cluster.nodes["n1.nvswitch0"]["reduce"]
@@ -157,3 +161,19 @@ def test_docs_show_the_nccl_curves_section(table):
     text = DOC.read_text(encoding="utf-8")
     missing = [line for line in nccl_curves_markdown(table).splitlines() if line and line not in text]
     assert not missing, "docs/validation.md differs from the command's output:\n" + "\n".join(missing[:20])
+
+
+@pytest.mark.parametrize("key, size_bytes", [
+    ("azure_nd_h100_v5", 5 * MiB + 3),
+    ("h100_nccl_tests_290", 128 * MiB),
+    ("h100_blog_ring_simple", 1 * MiB),
+    ("h100_309_2_nodes_ring_ctas24", 4 * MiB),
+])
+def test_rings_and_nvls_are_counted_as_they_are_built(key, size_bytes):
+    """The budget skips rings and NVLS by their count before building them: the count must be the built one."""
+    curve = next(curve for curve in CURVES if curve.key == key)
+    simulator = CurveSimulator()
+    params = simulator.resolved(curve, size_bytes)
+    algorithm = params.get("nccl_algorithm", curve.algorithm.removeprefix("nccl_"))
+    schedule = ALGORITHMS[curve.algorithm].build(curve.ranks, size_bytes, **params)
+    assert _COUNTED[algorithm](curve.ranks, size_bytes, params) == len(schedule.transfers)

@@ -69,7 +69,7 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
     loaded, points, results = _run_scenario(scenario, out_dir, executor=executor, workers=workers,
                                             scheduler=scheduler, resume=resume, progress=progress, force=force)
     if fmt == "json":
-        click.echo(json.dumps(results.to_dict(orient="records"), indent=2))
+        click.echo(json.dumps(analysis.records(results), indent=2))
     elif fmt == "csv":
         click.echo(results.to_csv(index=False, lineterminator="\n"), nl=False)
     else:
@@ -141,8 +141,7 @@ def compare(scenario: Path, baseline: str, out_dir: Path | None, fmt: str, force
         path = "--baseline" if error.path == "baseline" else error.path
         raise SimnetError(error.message, path=path, source=str(scenario)) from None
     if fmt == "json":
-        click.echo(json.dumps({"winners": best.to_dict(orient="records"),
-                               "speedups": gains.to_dict(orient="records")}, indent=2))
+        click.echo(json.dumps({"winners": analysis.records(best), "speedups": analysis.records(gains)}, indent=2))
     elif fmt == "csv":
         click.echo(best.to_csv(index=False, lineterminator="\n"), nl=False)
     else:

@@ -60,7 +60,7 @@ from pydantic import (
 from simnet import units
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
-from simnet.analysis import RESULT_COLUMNS, result_row
+from simnet.analysis import RESULT_COLUMNS, result_row, sent_bytes_per_rank
 from simnet.engine import Trace, simulate
 from simnet.errors import ScenarioError, SimnetError
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
@@ -744,6 +744,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                 sim_time_s=trace.time_s,
                 model_time_s=predict(name, network, nranks, size, gamma_s_per_byte=gamma, **params),
                 critical_path_s=critical_path_time(network, schedule, gamma),
+                payload_kind=record.payload,
+                sent_bytes_per_rank=sent_bytes_per_rank(schedule),
             )
             yield Run(name, params, size, trace, row)
 

@@ -34,7 +34,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from simnet.analysis import RESULT_COLUMNS
+from simnet.analysis import RESULT_COLUMNS, records
 from simnet.errors import SimnetError
 from simnet.scenario import Point, run_point
 
@@ -45,7 +45,7 @@ class SweepInterrupted(SimnetError):
 
 
 def _rows(point: Point, force: bool = False) -> list[dict]:
-    return run_point(point, force=force).to_dict(orient="records")
+    return records(run_point(point, force=force))
 
 
 def write_atomic(path: Path, text: str) -> None:

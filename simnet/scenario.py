@@ -32,6 +32,7 @@ at the dense size ``dimension * value_bytes``; sparse algorithms receive the
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import difflib
 import hashlib
@@ -39,7 +40,7 @@ import inspect
 import itertools
 import json
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -87,6 +88,8 @@ __all__ = [
     "runs",
     "run_point",
     "NetworkCache",
+    "CURVE_COLUMNS",
+    "model_curves",
 ]
 
 _UNIT_SUFFIXES = (
@@ -692,6 +695,20 @@ def _supplied(scenario: Scenario) -> tuple[str, ...]:
     return ("payload",) if scenario.payload is not None else ()
 
 
+def _with_defaults(name: str, params: dict[str, Any], network: Network) -> dict[str, Any]:
+    """`params` over the parameters algorithm `name` derives from `network`'s hierarchy."""
+    record = ALGORITHMS[name]
+    if record.defaults is None:
+        return params
+    return {**record.defaults(functools.partial(hierarchy_factors, network.graph)), **params}
+
+
+def _shown_params(params: dict[str, Any], payload: SparsePayload | None) -> str:
+    """The ``params`` column of a result row: YAML keys, and the payload's description."""
+    described = {_yaml_key(k): v for k, v in params.items()}
+    return json.dumps(described | ({"payload": payload.describe()} if payload else {}), sort_keys=True)
+
+
 def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     """Simulate every (algorithm, size) of one point, in scenario order, with its models.
 
@@ -709,17 +726,14 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
         record = ALGORITHMS[name]
         op, builder = scenario.collective.op, record.builder
         takes_payload = record.payload == "sparse"
-        if record.defaults is not None:
-            derived = record.defaults(functools.partial(hierarchy_factors, network.graph))
-            params = {**derived, **params}
+        params = _with_defaults(name, params, network)
         transfers = record.transfers(nranks, params)
         check_fits(f"{name} on {nranks:,} ranks (about {transfers:,} transfers)",
                    transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective")
         base = params
         for size, payload in cases:
             params = base | ({"payload": payload} if payload is not None and takes_payload else {})
-            described = {_yaml_key(k): v for k, v in base.items()}
-            shown = json.dumps(described | ({"payload": payload.describe()} if payload else {}), sort_keys=True)
+            shown = _shown_params(base, payload)
             try:
                 schedule = builder(nranks, size, **params)
             except SimnetError as error:
@@ -777,3 +791,71 @@ def run(scenario: Scenario, *, force: bool = False) -> pd.DataFrame:
     """
     frames = [run_point(point, force=force) for point in expand(scenario, force=force)]
     return pd.concat(frames, ignore_index=True)
+
+
+CURVE_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "payload_kind", "ranks", "size_bytes",
+                 "model_time_s")
+"""Columns of :func:`model_curves`."""
+
+
+def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *, force: bool = False) -> pd.DataFrame:
+    """Closed-form times of every algorithm of every point, along one variable beyond the runs' own cases.
+
+    Parameters
+    ----------
+    points : sequence of Point
+        Points of a scenario (see :func:`expand`).
+    along : {"size", "payload.density"}
+        ``"size"``: every algorithm at each payload size in `values` (bytes); a
+        sparse payload keeps its density and takes the dimension
+        ``size // value_bytes`` (its dense size is then that many values).
+        ``"payload.density"``: sparse payloads at each density in `values`, at each
+        of the point's dimensions (a point without a sparse payload gives no rows).
+    values : sequence of float
+        Where to evaluate, e.g. 32 sizes spaced evenly in log between the smallest
+        and largest size run.
+    force : bool, optional
+        Build networks that look too large for this machine.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`CURVE_COLUMNS`, one row per (point, algorithm, case, value)
+        whose closed form gives a time; ``params`` is written as in result rows.
+        A value the closed form refuses (a size the algorithm cannot split) is left out.
+    """
+    if along not in ("size", "payload.density"):
+        raise ScenarioError(f"must be 'size' or 'payload.density', got {along!r}", path="along")
+    rows = []
+    for point in points:
+        scenario = point.scenario
+        network = scenario.built_network(force=force)
+        gamma = scenario.network.simulate_kwargs(network.size)["gamma_s_per_byte"]
+        payloads = scenario.payload.payloads() if scenario.payload is not None else []
+        if along == "size":
+            bases = list({p.density: p for p in payloads}.values()) or [None]
+            cases = [_resized(base, value) for base in bases for value in values]
+        else:
+            bases = list({p.dimension: p for p in payloads}.values())
+            cases = [(base.size_bytes, dataclasses.replace(base, density=float(value)))
+                     for base in bases for value in values]
+        for name, params, _ in _algorithm_runs(scenario.collective, _supplied(scenario)):
+            record = ALGORITHMS[name]
+            params = _with_defaults(name, params, network)
+            for size, payload in cases:
+                given = params | ({"payload": payload} if payload is not None and record.payload == "sparse" else {})
+                try:
+                    time_s = predict(name, network, network.size, size, gamma_s_per_byte=gamma, **given)
+                except SimnetError:
+                    continue
+                rows.append((scenario.name, point.label, network.name, scenario.collective.op, name,
+                             _shown_params(params, payload), record.payload, network.size, size, time_s))
+    return pd.DataFrame(rows, columns=list(CURVE_COLUMNS))
+
+
+def _resized(payload: SparsePayload | None, size: float) -> tuple[int, SparsePayload | None]:
+    """A case of `size` bytes: the size itself, or a sparse payload of that dense size."""
+    if payload is None:
+        return max(1, round(size)), None
+    dimension = max(1, round(size) // payload.value_bytes)
+    return dimension * payload.value_bytes, dataclasses.replace(payload, dimension=dimension)

@@ -1,0 +1,66 @@
+"""Every plot kind of every shipped scenario renders without a warning, within bounds, with short legends.
+
+Results are computed once per scenario; time and busbw are drawn against the
+first x axis `simnet run --out` uses (the size, or a sparse payload's density),
+time also against every other swept key; the α-β curves on a coarse grid; trace
+plots use the first case of the last sweep point.
+"""
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simnet import plots
+from simnet.analysis import factors, swept_keys
+from simnet.errors import SimnetError
+from simnet.scenario import expand, load_scenario, model_curves, run, runs
+from tests.plots.checks import assert_readable
+
+SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "scenarios").glob("*.yaml"))
+
+
+@functools.cache
+def computed(path: Path):
+    scenario = load_scenario(path)
+    points = expand(scenario)
+    return scenario.name, points, run(scenario)
+
+
+def curves(points, results, against: str):
+    if against not in ("size", "payload.density"):
+        return None
+    values = factors(results)[against].astype(float)
+    grid = sorted(set(np.geomspace(values.min(), values.max(), 12).tolist()) | set(values))
+    return model_curves(points, against, grid)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_every_results_plot(path, tmp_path):
+    name, points, results = computed(path)
+    keys = swept_keys(factors(results))
+    axes = ["size", *(k for k in keys if k != "size")] if "size" in keys or not keys else keys
+    for against in axes:
+        fitted = curves(points, results, against)
+        for metric in plots.METRICS if against == axes[0] else ("time",):
+            target = tmp_path / f"{metric}_vs_{against}.png"
+            assert_readable(plots.metric_plot(results, target, metric=metric, against=against, curves=fitted,
+                                              title=name), target)
+    target = tmp_path / "speedup.png"
+    if "ring" in set(results["algorithm"]) and factors(results)["choice"].nunique() > 1:
+        assert_readable(plots.speedup_bars(results, target, title=name), target)
+    else:
+        with pytest.raises(SimnetError, match="nothing to compare|baseline 'ring' is not among"):
+            plots.speedup_bars(results, target, title=name)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_every_trace_plot(path, tmp_path):
+    _, points, _ = computed(path)
+    trace = next(runs(points[-1])).trace
+    for kind, draw in (("links", plots.link_utilization), ("gantt", plots.gantt)):
+        target = tmp_path / f"{kind}.png"
+        assert_readable(draw(trace, target), target)

@@ -56,6 +56,18 @@ def test_every_results_plot(path, tmp_path):
             plots.speedup_bars(results, target, title=name)
 
 
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_no_dense_busbw_beyond_what_a_gpu_can_send(path):
+    """A dense collective's busbw (nccl-tests' normalisation) is bounded by the bandwidth a GPU's links give it."""
+    _, points, results = computed(path)
+    for point in points:
+        graph = point.scenario.built_network().graph
+        egress = max(sum(bw for _, _, bw in graph.out_edges(gpu, data="bandwidth_Bps"))
+                     for gpu, kind in graph.nodes(data="kind") if kind == "gpu")
+        mine = results[(results["point"] == point.label) & (results["payload_kind"] == "dense")]
+        assert (mine["busbw_GBps"] * 1e9 <= egress * (1 + 1e-9)).all(), point.label
+
+
 @pytest.mark.filterwarnings("error")
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
 def test_every_trace_plot(path, tmp_path):

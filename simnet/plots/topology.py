@@ -227,18 +227,19 @@ def _aggregated(graph: nx.DiGraph) -> _Drawing:
                 same.append([index])
         runs = [chunk for run in same for chunk in _chunks(run, max(1, round(GROUPS * len(run) / len(boxes))))]
     bare = all(len(box) == 1 and graph.nodes[box[0]]["kind"] == "gpu" for box in boxes)
+    per_box = sorted({sum(graph.nodes[m]["kind"] == "gpu" for m in box) for box in boxes})
     drawn = []
     for run in runs:
         members = [m for index in run for m in boxes[index]]
         gpus = sum(graph.nodes[m]["kind"] == "gpu" for m in members)
         label = _range_label([_server_name(graph, boxes[index]) for index in run], "GPUs" if bare else "servers")
+        label += f"\n{gpus} GPUs" if len(per_box) > 1 else ""
         for m in members:
             group[m] = len(nodes)
         drawn.append(_Node(label, "gpu" if bare and len(run) == 1 else "server", members, gpus=gpus))
         nodes.append(drawn[-1])
     _spread(drawn, 0.0)
-    per_box = sorted({sum(graph.nodes[m]["kind"] == "gpu" for m in box) for box in boxes})
-    each = f"{per_box[0]} GPU{'s' if per_box[0] != 1 else ''} each" if len(per_box) == 1 else "GPUs per label"
+    each = f"{per_box[0]} GPU{'s' if per_box[0] != 1 else ''} each" if len(per_box) == 1 else "GPUs in the labels"
     if bare:
         layer_names[0.0] = f"GPUs ({len(boxes)})" if len(runs) == len(boxes) else f"GPU groups ({len(boxes)} GPUs)"
     else:

@@ -60,10 +60,18 @@ def binary_ticks(low: float, high: float, *, most: int = 8) -> list[float]:
     return [2.0**first]
 
 
-def size_axis(axis, low: float, high: float, *, most: int = 8) -> None:
-    """A log2 axis of bytes ticked at (at most `most`) powers of two in binary units (``64 KiB``, ``1 MiB``)."""
+def size_axis(axis, low: float, high: float, *, most: int = 8, at: np.ndarray | None = None) -> None:
+    """A log2 axis of bytes from `low` to `high`, labelled with units (``64 KiB``, ``1 MiB``, ``64 MB``).
+
+    Ticks sit at (at most `most`) powers of two, or at the sizes `at` that ran
+    when those are not all powers of two (decimal sizes such as 64 MB would
+    otherwise fall between binary ticks) and at most `most` of them.
+    """
     axis.axes.set_xscale("log", base=2) if axis.axis_name == "x" else axis.axes.set_yscale("log", base=2)
     ticks = binary_ticks(low, high, most=most)
+    decimal = at is not None and any(math.log2(v) != round(math.log2(v)) for v in at if v > 0)
+    if decimal and len(at) <= most:
+        ticks = [float(v) for v in at]
     if len(ticks) < 2:
         ticks = sorted({*ticks, float(low), float(high)})
     axis.set_major_locator(FixedLocator(ticks))

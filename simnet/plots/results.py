@@ -252,7 +252,7 @@ def _x_axis(axes, frame: pd.DataFrame, x: str, sparse: bool, most: int) -> None:
     order = _ordered(frame, x)
     values, kind = _x_values(frame, x, order)
     if x == "size":
-        size_axis(axes.xaxis, values.min(), values.max(), most=most)
+        size_axis(axes.xaxis, values.min(), values.max(), most=most, at=np.unique(values))
         axes.set_xlabel(_axis_label(x, sparse))
         return
     distinct = np.unique(values)
@@ -306,8 +306,9 @@ def metric_plot(
     path : str or pathlib.Path
         PNG file to write.
     metric : {"time", "busbw"}
-        Completion time (log axis), or nccl-tests' bus bandwidth in GB/s; for
-        sparse algorithms the dense-equivalent figure, labelled so.
+        Completion time (log axis, shared by all panels), or nccl-tests' bus
+        bandwidth in GB/s from 0 (each panel its own range; for sparse algorithms
+        the dense-equivalent figure, labelled so).
     against : str
         x axis: ``size``, ``payload.density`` or a swept key (a column of
         :func:`simnet.analysis.factors`).
@@ -339,7 +340,8 @@ def metric_plot(
     sparse = bool(_is_sparse(results).any())
     rows, columns, width, height = _grid(len(plan.panels), (4.0, 3.0) if len(plan.panels) > 1 else (7.0, 4.4), 2.8)
     figure = new_figure(width, height)
-    grid = figure.subplots(rows, columns, sharex=True, sharey=True, squeeze=False)
+    shared = metric == "time"
+    grid = figure.subplots(rows, columns, sharex=True, sharey=shared, squeeze=False)
     colours: dict[tuple, int] = {}
     legend: dict[str, Line2D] = {}
     for (facet, series), heading, axes in zip(plan.panels, _panel_titles(plan), grid.flat):
@@ -378,7 +380,10 @@ def metric_plot(
         time_axis(first.yaxis, *first.dataLim.intervaly)
         ylabel = "completion time"
     else:
-        first.set_ylim(bottom=0)
+        for axes in grid.flat[: len(plan.panels)]:
+            top = max((float(np.nanmax(line.get_ydata())) for line in axes.get_lines() if len(line.get_ydata())),
+                      default=1.0)
+            axes.set_ylim(0, 1.08 * top if top > 0 else 1.0)
         ylabel = "busbw (GB/s)\nsparse algorithms: dense-equivalent" if sparse else "bus bandwidth, busbw (GB/s)"
     for axes in grid[:, 0]:
         axes.set_ylabel(ylabel, fontsize="small")

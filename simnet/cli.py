@@ -152,32 +152,121 @@ def compare(scenario: Path, baseline: str, out_dir: Path | None, fmt: str, force
         _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1, baseline=baseline)
 
 
+_NETWORK_OPTIONS = {
+    "model": "--network-model",
+    "routing": "--routing",
+    "bundles": "--bundles",
+    "sharing": "--sharing",
+    "overhead": "--overhead",
+    "reduce_bandwidth": "--reduce-bandwidth",
+    "tier_efficiency": "--tier-efficiency",
+    "stragglers": "--straggler",
+    "start_offset": "--start-offset",
+}
+"""The key of a scenario's ``network:`` block each `tune` option sets."""
+
+LINK_MODELS = ("maxmin", "fifo")
+ROUTINGS = ("shortest", "ecmp_hash", "dmodk", "dimension_order", "simgrid")
+BUNDLES = ("cables", "merged")
+SHARING = ("equal", "rtt_weighted")
+
+
+def _pairs(values: tuple[str, ...], option: str, example: str) -> dict[str, str]:
+    """``("nvlink=80%", "ib=0.9")`` -> ``{"nvlink": "80%", "ib": "0.9"}``."""
+    found = {}
+    for value in values:
+        key, equals, text = value.partition("=")
+        if not equals or not key.strip() or not text.strip():
+            raise SimnetError(f"expected {example}, got {value!r}", path=option)
+        found[key.strip()] = text.strip()
+    return found
+
+
+def _tune_target(topology: str) -> tuple[object, dict, str]:
+    """The graph, the ``network:`` block and the study name of `tune`'s TOPOLOGY argument.
+
+    A scenario file gives its topology and its ``network:`` block; anything else is a
+    topology file or preset with the default network.
+    """
+    from simnet.scenario import build_topology, load_scenario, read_yaml
+    from simnet.topology import find, load
+
+    path = Path(topology)
+    if path.suffix in (".yaml", ".yml") and path.is_file():
+        data = read_yaml(path)
+        if isinstance(data, dict) and "collective" in data:
+            scenario = load_scenario(path)
+            varied = [key for key in (scenario.sweep.grid if scenario.sweep else {})
+                      if key.split(".")[0] in ("topology", "network")]
+            varied += [key for point in (scenario.sweep.points if scenario.sweep else []) for key in point
+                       if key.split(".")[0] in ("topology", "network")]
+            if varied:
+                raise SimnetError(f"its sweep varies {varied[0]}, so it has more than one network; "
+                                  "tune one topology file or a scenario without such a sweep",
+                                  path="sweep", source=topology)
+            try:
+                graph = build_topology(scenario.topology)
+            except SimnetError as error:
+                raise error.at(path="topology", source=topology) from None
+            return graph, scenario.network.model_dump(mode="json", exclude_defaults=True), scenario.name
+    return load(find(topology)), {}, ""
+
+
 @cli.command()
 @click.argument("topology")
 @click.option("--op", type=click.Choice(["allreduce"]), default="allreduce", show_default=True)
 @click.option("--sizes", default="1KiB..1GiB:x4", show_default=True,
-              help="Range LOW..HIGH (doubling, or :xN steps) or a comma-separated list.")
-@click.option("--top", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Algorithms (with all their variants) confirmed by simulation per size.")
-@click.option("--network-model", type=click.Choice(["maxmin", "fifo"]), default="maxmin", show_default=True)
+              help="LOW..HIGH (doubling) or LOW..HIGH:xN (N-fold steps), both ends included; or a comma-separated list.")
+@click.option("--prune-factor", type=click.FloatRange(min=1), default=1.5, show_default=True,
+              help="Simulate only the candidates whose model time is within this factor of the best model time "
+                   "at each size ('inf': every candidate).")
 @click.option("--chunks", "chunk_text", default="1,4", show_default=True, help="Chunk counts to try.")
 @click.option("--channels", "channel_text", default="1,2,4,8", show_default=True, help="Ring channel counts to try.")
+@click.option("--network-model", type=click.Choice(LINK_MODELS), default=None,
+              help="Link sharing model, as network.model of a scenario [default: maxmin].")
+@click.option("--routing", type=click.Choice(ROUTINGS), default=None,
+              help="Routing rule instead of the topology's own (network.routing).")
+@click.option("--bundles", type=click.Choice(BUNDLES), default=None,
+              help="Parallel cables as separate links or one merged link (network.bundles).")
+@click.option("--sharing", type=click.Choice(SHARING), default=None,
+              help="How max-min sharing weighs flows (network.sharing).")
+@click.option("--overhead", metavar="TIME", help="Software overhead per message, e.g. '5 us' (network.overhead).")
+@click.option("--reduce-bandwidth", metavar="BANDWIDTH",
+              help="A GPU's reduction throughput, e.g. '100 GB/s' (network.reduce_bandwidth).")
+@click.option("--tier-efficiency", metavar="TIER=FRACTION", multiple=True,
+              help="Fraction of line rate a tier reaches, e.g. 'nvlink=80%' (network.tier_efficiency); repeatable.")
+@click.option("--straggler", metavar="RANK=FACTOR", multiple=True,
+              help="Slow down a rank's overhead and reductions, e.g. '3=1.5' (network.stragglers); repeatable.")
+@click.option("--start-offset", metavar="RANK=TIME", multiple=True,
+              help="A rank starts late, e.g. '0=5us' (network.start_offset); repeatable.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write tuner.csv (the table) and candidates.csv (every priced candidate).")
-def tune(topology: str, op: str, sizes: str, top: int, network_model: str, chunk_text: str, channel_text: str,
-         fmt: str, out_dir: Path | None) -> None:
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
+def tune(topology: str, op: str, sizes: str, prune_factor: float, chunk_text: str, channel_text: str,
+         network_model: str | None, routing: str | None, bundles: str | None, sharing: str | None,
+         overhead: str | None, reduce_bandwidth: str | None, tier_efficiency: tuple[str, ...],
+         straggler: tuple[str, ...], start_offset: tuple[str, ...], fmt: str, out_dir: Path | None,
+         progress: bool | None, quiet: bool) -> None:
     """Best algorithm and parameters per size range for a topology, NCCL-tuner style.
 
-    Every candidate is priced by its α-β model; the best algorithms are confirmed by
-    simulation. TOPOLOGY is a topology file or a preset name (see `simnet topo show`).
+    Every candidate is priced by its α-β model; those within --prune-factor of the
+    best model time are simulated, and the simulated winner is kept. TOPOLOGY is a
+    topology file, a preset name (see `simnet topo show`) or a scenario file, whose
+    topology and network: block are used (options given here override the block),
+    so tuned times are the times `simnet run` simulates. Predicted and simulated
+    times are those at the size in the 'at size' column, the largest of each range.
 
     \b
     Examples:
       simnet tune dgx_a100_superpod_slice --sizes 1KiB..1GiB:x8
       simnet tune topologies/power9_ac922.yaml --sizes 1MiB,64MiB --format json
+      simnet tune dgx_h100 --tier-efficiency nvlink=80% --overhead 5us --reduce-bandwidth 200GB/s
+      simnet tune scenarios/blueconnect_dgx.yaml --prune-factor inf
     """
     from simnet.tune import display_tuner_table, parse_size_range, tune as tune_sizes, tuner_table
+    from simnet.units import format_size
 
     counts = {}
     for option, text in (("--chunks", chunk_text), ("--channels", channel_text)):
@@ -191,23 +280,53 @@ def tune(topology: str, op: str, sizes: str, top: int, network_model: str, chunk
         size_list = parse_size_range(sizes)
     except SimnetError as error:
         raise error.at(path="--sizes") from None
-    graph = load(find(topology))
-    tuned = tune_sizes(graph, size_list, model=network_model, top=top,
-                       chunk_counts=counts["--chunks"], channel_counts=counts["--channels"])
+    graph, block, _ = _tune_target(topology)
+    given = {key: value for key, value in (("model", network_model), ("routing", routing), ("bundles", bundles),
+                                           ("sharing", sharing), ("overhead", overhead),
+                                           ("reduce_bandwidth", reduce_bandwidth)) if value is not None}
+    for key, values, example in (("tier_efficiency", tier_efficiency, "TIER=FRACTION such as 'nvlink=80%'"),
+                                 ("stragglers", straggler, "RANK=FACTOR such as '3=1.5'"),
+                                 ("start_offset", start_offset, "RANK=TIME such as '0=5us'")):
+        if values:
+            given[key] = {**block.get(key, {}), **_pairs(values, _NETWORK_OPTIONS[key], example)}
+    network = {**block, **given}
+    show_progress = not quiet and (progress if progress is not None else sys.stderr.isatty())
+    try:
+        tuned = tune_sizes(graph, size_list, network=network, prune_factor=prune_factor,
+                           chunk_counts=counts["--chunks"], channel_counts=counts["--channels"],
+                           progress=show_progress)
+    except SimnetError as error:
+        key, _, rest = error.path.removeprefix("network.").replace(".[key]", "").partition(".")
+        if error.path.startswith("network.") and key in given:
+            raise SimnetError(error.message, path=" ".join(filter(None, (_NETWORK_OPTIONS[key], rest)))) from None
+        if error.path.startswith("network"):
+            raise error.at(source=topology) from None
+        raise
     table = tuner_table(tuned)
+    simulated = int((~tuned["pruned"]).sum())
+    summary = (f"simulated {simulated} of {len(tuned)} (size, candidate) pairs; pruned {len(tuned) - simulated} "
+               f"whose model time exceeds {prune_factor:g}× the best at their size")
     if fmt == "json":
         click.echo(json.dumps(table.to_dict(orient="records"), indent=2))
     elif fmt == "csv":
         click.echo(table.to_csv(index=False, lineterminator="\n"), nl=False)
     else:
-        click.echo(f"{graph.graph.get('name', topology)}: {op}, {network_model} links, "
-                   f"{len(size_list)} sizes, {tuned['choice'].nunique()} candidates")
+        model = network.get("model", "maxmin")
+        click.echo(f"{graph.graph.get('name', topology)}: {op}, {model} links, {len(size_list)} sizes "
+                   f"({format_size(size_list[0])} .. {format_size(size_list[-1])}), "
+                   f"{tuned['choice'].nunique()} candidates; {summary}")
+        click.echo("predicted and simulated times are those at the size in 'at size', the largest of each range")
         click.echo(display_tuner_table(table).to_string(index=False))
+    if fmt != "table" and not quiet:
+        click.echo(summary, err=True)
     if out_dir is not None:
+        from simnet.sweep import write_atomic
+
         out_dir.mkdir(parents=True, exist_ok=True)
         write_atomic(out_dir / "tuner.csv", table.to_csv(index=False, lineterminator="\n"))
         write_atomic(out_dir / "candidates.csv", tuned.to_csv(index=False, lineterminator="\n"))
-        click.echo(f"wrote {out_dir / 'tuner.csv'}, {out_dir / 'candidates.csv'}", err=True)
+        if not quiet:
+            click.echo(f"wrote {out_dir / 'tuner.csv'}, {out_dir / 'candidates.csv'}", err=True)
 
 
 _RESULT_PLOTS = ("time", "busbw", "speedup")

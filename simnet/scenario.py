@@ -79,6 +79,7 @@ __all__ = [
     "read_yaml",
     "load_scenario",
     "parse_scenario",
+    "parse_network",
     "expand",
     "build_topology",
     "call_with_units",
@@ -572,6 +573,24 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False,
     except SimnetError as error:
         raise error.at(source=source) from None
     return scenario
+
+
+class _NetworkBlock(_Strict):
+    network: NetworkSpec = NetworkSpec()
+
+
+def parse_network(data: Mapping[str, Any] | None, *, source: str = "") -> NetworkSpec:
+    """Validate a scenario's ``network:`` block on its own (``None`` is the default network).
+
+    Raises
+    ------
+    ScenarioError
+        Naming `source` and the key path under ``network``, as :func:`parse_scenario` would.
+    """
+    try:
+        return _NetworkBlock.model_validate({"network": {} if data is None else data}).network
+    except ValidationError as error:
+        raise _format_validation_error(error).at(source=source) from None
 
 
 def read_yaml(path: str | Path) -> Any:

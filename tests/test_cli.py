@@ -1,3 +1,4 @@
+import io
 import json
 import os
 import subprocess
@@ -89,13 +90,52 @@ def test_compare_prints_winners_and_rejects_unknown_baselines(capsys):
 
 
 def test_tune_prints_a_tuner_table(tmp_path, capsys):
-    assert main(["tune", "power9_cluster", "--sizes", "4KiB,16MiB", "--top", "2", "--channels", "1,2",
+    assert main(["tune", "power9_cluster", "--sizes", "4KiB,16MiB", "--channels", "1,2",
                  "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "sizes" in out and "choice" in out and "simulated" in out
+    assert "sizes" in out and "choice" in out and "at size" in out and "simulated" in out
     table = pd.read_csv(tmp_path / "tuner.csv")
     assert table["from_bytes"].iloc[0] == 4096 and table["to_bytes"].iloc[-1] == 16 * 2**20
-    assert len(pd.read_csv(tmp_path / "candidates.csv")) > len(table)
+    assert (table["at_bytes"] == table["to_bytes"]).all()
+    candidates = pd.read_csv(tmp_path / "candidates.csv")
+    assert len(candidates) > len(table)
+    pruned = int(candidates["pruned"].sum())
+    assert f"simulated {len(candidates) - pruned} of {len(candidates)} (size, candidate) pairs; pruned {pruned} " \
+           "whose model time exceeds 1.5× the best at their size" in out
+
+
+def test_tune_says_how_many_it_pruned_on_stderr_unless_quiet(capsys):
+    assert main(["tune", "switch8", "--sizes", "1MiB", "--format", "csv", "--prune-factor", "inf"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "simulated 16 of 16 (size, candidate) pairs; pruned 0 whose model time exceeds " \
+                           "inf× the best at their size\n"
+    assert main(["tune", "switch8", "--sizes", "1MiB", "--format", "csv", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_tune_takes_the_network_block_of_a_scenario_and_agrees_with_run(tmp_path, capsys):
+    scenario = tmp_path / "calibrated.yaml"
+    scenario.write_text(
+        "name: calibrated\n"
+        "topology: {file: dgx1}\n"
+        "collective: {op: allreduce, algorithms: [{name: ring, chunks: 4, channels: 2}, halving_doubling]}\n"
+        "sizes: [64 KiB, 16 MiB]\n"
+        "network: {tier_efficiency: {nvlink: 80%, pcie: 90%}, overhead: 2 us, reduce_bandwidth: 100 GB/s}\n")
+    assert main(["run", str(scenario), "--format", "json"]) == 0
+    ran = {(row["algorithm"], row["size_bytes"]): row["sim_time_s"] for row in json.loads(capsys.readouterr().out)}
+    assert main(["tune", str(scenario), "--sizes", "64KiB,16MiB", "--prune-factor", "inf", "--chunks", "1,4",
+                 "--channels", "1,2", "--out", str(tmp_path / "tuned"), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    tuned = pd.read_csv(tmp_path / "tuned" / "candidates.csv")
+    chosen = {"ring": '{"channels": 2, "chunks": 4}', "halving_doubling": '{"chunks": 1}'}
+    for (algorithm, size), time in ran.items():
+        row = tuned[(tuned["algorithm"] == algorithm) & (tuned["params"] == chosen[algorithm])
+                    & (tuned["size_bytes"] == size)]
+        assert row["simulated_s"].iloc[0] == time
+    assert main(["tune", str(scenario), "--sizes", "64KiB,16MiB", "--prune-factor", "inf", "--chunks", "1,4",
+                 "--channels", "1,2", "--tier-efficiency", "nvlink=100%", "--format", "csv"]) == 0
+    faster = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert faster["simulated_s"].iloc[-1] < pd.read_csv(tmp_path / "tuned" / "tuner.csv")["simulated_s"].iloc[-1]
 
 
 @pytest.mark.parametrize(
@@ -104,6 +144,12 @@ def test_tune_prints_a_tuner_table(tmp_path, capsys):
         (["--sizes", "1KiB..1GiB:y2"], "--sizes: expected a step such as ':x4'"),
         (["--chunks", "1,x"], "--chunks: expected comma-separated integers"),
         (["--channels", "0"], "--channels: counts must be ≥ 1"),
+        (["--prune-factor", "0.5"], "Invalid value for '--prune-factor'"),
+        (["--tier-efficiency", "nvlink"], "--tier-efficiency: expected TIER=FRACTION such as 'nvlink=80%'"),
+        (["--tier-efficiency", "nvlink=0.8"], "--tier-efficiency nvlink: the topology has no tier 'nvlink'"),
+        (["--overhead", "5"], "--overhead: '5' needs a unit"),
+        (["--straggler", "x=2"], "--straggler x: input should be a valid integer"),
+        (["--reduce-bandwidth", "fast"], "--reduce-bandwidth:"),
     ],
 )
 def test_tune_argument_errors(capsys, args, message):

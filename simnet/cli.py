@@ -6,18 +6,15 @@ standard error and exit with status 2; ``--debug`` shows the traceback instead.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
-from simnet import __version__, analysis, plots
-from simnet.algorithms import ALGORITHMS
-from simnet.errors import SimnetError
-from simnet.scenario import expand, load_scenario
-from simnet.sweep import SweepInterrupted, run_sweep, write_atomic
-from simnet.topology import describe, find, format_description, load
+from simnet.errors import SimnetError, SweepInterrupted
 
 __all__ = ["main"]
 
@@ -51,11 +48,16 @@ def cli(context: click.Context, debug: bool) -> None:
               help="Local worker processes.")
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786.")
 @click.option("--resume", is_flag=True, help="Skip sweep points already finished in --out.")
+@click.option("--overwrite", is_flag=True, help="Replace another scenario's results in --out instead of refusing.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 @click.option("--force", is_flag=True, help="Run even if the estimated memory exceeds what this machine has.")
 def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: int, scheduler: str | None,
-        resume: bool, progress: bool | None, force: bool) -> None:
+        resume: bool, overwrite: bool, progress: bool | None, force: bool) -> None:
     """Run a scenario (or its sweep): simulate each algorithm and size, beside its α-β model.
+
+    --out DIR is owned by one run at a time, and holds one scenario's results: a
+    second run into it while the first is going is refused, naming the first, and
+    so is a run of another scenario unless --overwrite is given.
 
     \b
     Examples:
@@ -64,47 +66,99 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
       simnet run sweep.yaml --out results/sweep --workers 2 --resume
       simnet run sweep.yaml --out results/sweep --executor dask --scheduler tcp://head:8786
     """
+    from simnet import analysis
+
+    _check_out_options(out_dir, resume=resume, overwrite=overwrite)
+    loaded, points = _load(scenario, force=force)
+    with _owned(out_dir, name=loaded.name, command="run", source=str(scenario), overwrite=overwrite):
+        results = _sweep(scenario, loaded, points, out_dir, executor=executor, workers=workers,
+                         scheduler=scheduler, resume=resume, progress=progress, force=force)
+        if fmt == "json":
+            click.echo(json.dumps(results.to_dict(orient="records"), indent=2))
+        elif fmt == "csv":
+            click.echo(results.to_csv(index=False, lineterminator="\n"), nl=False)
+        else:
+            where = f"{len(points)} sweep points" if len(points) > 1 else results["topology"].iloc[0]
+            click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, {results['network_model'].iloc[0]} links")
+            click.echo(analysis.display_table(results).to_string(index=False))
+        if out_dir is not None:
+            _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1)
+
+
+def _check_out_options(out_dir: Path | None, *, resume: bool = False, overwrite: bool = False) -> None:
     if resume and out_dir is None:
         raise click.UsageError("--resume needs --out DIR (where the finished points are)")
-    loaded, points, results = _run_scenario(scenario, out_dir, executor=executor, workers=workers,
-                                            scheduler=scheduler, resume=resume, progress=progress, force=force)
-    if fmt == "json":
-        click.echo(json.dumps(results.to_dict(orient="records"), indent=2))
-    elif fmt == "csv":
-        click.echo(results.to_csv(index=False, lineterminator="\n"), nl=False)
-    else:
-        where = f"{len(points)} sweep points" if len(points) > 1 else results["topology"].iloc[0]
-        click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, {results['network_model'].iloc[0]} links")
-        click.echo(analysis.display_table(results).to_string(index=False))
-    if out_dir is not None:
-        _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1)
+    if overwrite and out_dir is None:
+        raise click.UsageError("--overwrite needs --out DIR")
+    if resume and overwrite:
+        raise click.UsageError("--resume keeps the finished points in --out and --overwrite removes them; choose one")
 
 
-def _run_scenario(scenario: Path, out_dir: Path | None, *, executor: str = "local", workers: int = 1,
-                  scheduler: str | None = None, resume: bool = False, progress: bool | None = None,
-                  force: bool = False):
+@contextlib.contextmanager
+def _owned(out_dir: Path | None, *, name: str, command: str, source: str, overwrite: bool) -> Iterator[None]:
+    """Hold `out_dir` for the block (see :func:`simnet.outputs.claim`); nothing to hold without one."""
+    if out_dir is None:
+        yield
+        return
+    from simnet.outputs import claim
+
+    with claim(out_dir, name=name, command=command, source=source, overwrite=overwrite):
+        yield
+
+
+def _load(scenario: Path, *, force: bool = False):
+    from simnet.scenario import expand, load_scenario
+
     loaded = load_scenario(scenario, force=force)
-    points = expand(loaded, source=str(scenario), force=force)
+    return loaded, expand(loaded, source=str(scenario), force=force)
+
+
+def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: str = "local", workers: int = 1,
+           scheduler: str | None = None, resume: bool = False, progress: bool | None = None, force: bool = False):
+    from simnet import __version__
+    from simnet.outputs import MANIFEST_FILE
+    from simnet.sweep import run_sweep, write_atomic
+
     show_progress = progress if progress is not None else (len(points) > 1 and sys.stderr.isatty())
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        manifest = {"simnet_version": __version__, "scenario": str(scenario), "name": loaded.name,
+        manifest = {"simnet_version": __version__, "command": "run", "scenario": str(scenario), "name": loaded.name,
                     "points": [{"index": p.index, "label": p.label, "digest": p.digest,
                                 "scenario": p.scenario.model_dump(mode="json", exclude_none=True)} for p in points]}
-        write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+        write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
     try:
-        results = run_sweep(points, out_dir=out_dir, executor=executor, workers=workers, scheduler=scheduler,
-                            resume=resume, progress=show_progress, force=force)
+        return run_sweep(points, out_dir=out_dir, executor=executor, workers=workers, scheduler=scheduler,
+                         resume=resume, progress=show_progress, force=force)
     except SweepInterrupted as error:
         again = f"simnet run {scenario} --out {out_dir} --resume" if out_dir else "rerun with --out DIR"
         raise SweepInterrupted(f"{error.message}; resume with: {again}", source=str(scenario)) from None
     except SimnetError as error:
         raise error.at(source=str(scenario)) from None
+
+
+def _run_scenario(scenario: Path, out_dir: Path | None, *, executor: str = "local", workers: int = 1,
+                  scheduler: str | None = None, resume: bool = False, progress: bool | None = None,
+                  force: bool = False):
+    loaded, points = _load(scenario, force=force)
+    results = _sweep(scenario, loaded, points, out_dir, executor=executor, workers=workers, scheduler=scheduler,
+                     resume=resume, progress=progress, force=force)
     return loaded, points, results
+
+
+def _record_files(out_dir: Path, written: list[Path]) -> None:
+    """List the files a run wrote in its manifest, so that an overwrite removes exactly those."""
+    from simnet.outputs import MANIFEST_FILE, owner_of
+    from simnet.sweep import write_atomic
+
+    manifest = owner_of(out_dir) or {}
+    manifest["files"] = sorted({*manifest.get("files", []), *(path.name for path in written)})
+    write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
 
 
 def _write_report(out_dir: Path, name: str, results, *, single_topology: bool, baseline: str | None = None) -> None:
     """Plots and results.md next to results.csv / results.json."""
+    from simnet import analysis, plots
+    from simnet.sweep import write_atomic
+
     title = f"{name}: {results['topology'].iloc[0]}" if single_topology else name
     written = [out_dir / "results.csv", out_dir / "results.json"]
     for kind, draw in (("time_vs_size", plots.time_vs_size), ("busbw_vs_size", plots.busbw_vs_size)):
@@ -116,6 +170,7 @@ def _write_report(out_dir: Path, name: str, results, *, single_topology: bool, b
         written.append(out_dir / "speedup.png")
     write_atomic(out_dir / "results.md", analysis.markdown_summary(results, title=name, baseline=baseline))
     written.append(out_dir / "results.md")
+    _record_files(out_dir, written)
     click.echo("wrote " + ", ".join(str(path) for path in written), err=True)
 
 
@@ -124,32 +179,38 @@ def _write_report(out_dir: Path, name: str, results, *, single_topology: bool, b
 @click.option("--baseline", default="ring", show_default=True, help="Algorithm the speedups are measured against.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write results, plots (with speedup bars) and results.md here.")
+@click.option("--overwrite", is_flag=True, help="Replace another scenario's results in --out instead of refusing.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--force", is_flag=True, help="Run even if the estimated memory exceeds what this machine has.")
-def compare(scenario: Path, baseline: str, out_dir: Path | None, fmt: str, force: bool) -> None:
+def compare(scenario: Path, baseline: str, out_dir: Path | None, overwrite: bool, fmt: str, force: bool) -> None:
     """Which algorithm wins at each size, by how much, and does the model agree?
 
     \b
     Example:
       simnet compare scenarios/blueconnect_dgx.yaml --baseline ring --out results/compare
     """
-    loaded, points, results = _run_scenario(scenario, out_dir, force=force)
-    try:
-        best = analysis.winners(results)
-        gains = analysis.speedups(results, baseline)
-    except SimnetError as error:
-        path = "--baseline" if error.path == "baseline" else error.path
-        raise SimnetError(error.message, path=path, source=str(scenario)) from None
-    if fmt == "json":
-        click.echo(json.dumps({"winners": best.to_dict(orient="records"),
-                               "speedups": gains.to_dict(orient="records")}, indent=2))
-    elif fmt == "csv":
-        click.echo(best.to_csv(index=False, lineterminator="\n"), nl=False)
-    else:
-        click.echo(f"{loaded.name}: fastest choice per size (simulated), speedups over {baseline}")
-        click.echo(analysis.markdown_summary(results, title=loaded.name, baseline=baseline).split("## All runs")[0])
-    if out_dir is not None:
-        _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1, baseline=baseline)
+    from simnet import analysis
+
+    _check_out_options(out_dir, overwrite=overwrite)
+    loaded, points = _load(scenario, force=force)
+    with _owned(out_dir, name=loaded.name, command="compare", source=str(scenario), overwrite=overwrite):
+        results = _sweep(scenario, loaded, points, out_dir, force=force)
+        try:
+            best = analysis.winners(results)
+            gains = analysis.speedups(results, baseline)
+        except SimnetError as error:
+            path = "--baseline" if error.path == "baseline" else error.path
+            raise SimnetError(error.message, path=path, source=str(scenario)) from None
+        if fmt == "json":
+            click.echo(json.dumps({"winners": best.to_dict(orient="records"),
+                                   "speedups": gains.to_dict(orient="records")}, indent=2))
+        elif fmt == "csv":
+            click.echo(best.to_csv(index=False, lineterminator="\n"), nl=False)
+        else:
+            click.echo(f"{loaded.name}: fastest choice per size (simulated), speedups over {baseline}")
+            click.echo(analysis.markdown_summary(results, title=loaded.name, baseline=baseline).split("## All runs")[0])
+        if out_dir is not None:
+            _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1, baseline=baseline)
 
 
 _NETWORK_OPTIONS = {
@@ -165,10 +226,10 @@ _NETWORK_OPTIONS = {
 }
 """The key of a scenario's ``network:`` block each `tune` option sets."""
 
-LINK_MODELS = ("maxmin", "fifo")
-ROUTINGS = ("shortest", "ecmp_hash", "dmodk", "dimension_order", "simgrid")
-BUNDLES = ("cables", "merged")
-SHARING = ("equal", "rtt_weighted")
+_LINK_MODELS = ("maxmin", "fifo")
+_ROUTINGS = ("shortest", "ecmp_hash", "dmodk", "dimension_order", "simgrid")
+_BUNDLES = ("cables", "merged")
+_SHARING = ("equal", "rtt_weighted")
 
 
 def _pairs(values: tuple[str, ...], option: str, example: str) -> dict[str, str]:
@@ -222,13 +283,13 @@ def _tune_target(topology: str) -> tuple[object, dict, str]:
                    "at each size ('inf': every candidate).")
 @click.option("--chunks", "chunk_text", default="1,4", show_default=True, help="Chunk counts to try.")
 @click.option("--channels", "channel_text", default="1,2,4,8", show_default=True, help="Ring channel counts to try.")
-@click.option("--network-model", type=click.Choice(LINK_MODELS), default=None,
+@click.option("--network-model", type=click.Choice(_LINK_MODELS), default=None,
               help="Link sharing model, as network.model of a scenario [default: maxmin].")
-@click.option("--routing", type=click.Choice(ROUTINGS), default=None,
+@click.option("--routing", type=click.Choice(_ROUTINGS), default=None,
               help="Routing rule instead of the topology's own (network.routing).")
-@click.option("--bundles", type=click.Choice(BUNDLES), default=None,
+@click.option("--bundles", type=click.Choice(_BUNDLES), default=None,
               help="Parallel cables as separate links or one merged link (network.bundles).")
-@click.option("--sharing", type=click.Choice(SHARING), default=None,
+@click.option("--sharing", type=click.Choice(_SHARING), default=None,
               help="How max-min sharing weighs flows (network.sharing).")
 @click.option("--overhead", metavar="TIME", help="Software overhead per message, e.g. '5 us' (network.overhead).")
 @click.option("--reduce-bandwidth", metavar="BANDWIDTH",
@@ -242,13 +303,14 @@ def _tune_target(topology: str) -> tuple[object, dict, str]:
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write tuner.csv (the table) and candidates.csv (every priced candidate).")
+@click.option("--overwrite", is_flag=True, help="Replace another study's results in --out instead of refusing.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
 def tune(topology: str, op: str, sizes: str, prune_factor: float, chunk_text: str, channel_text: str,
          network_model: str | None, routing: str | None, bundles: str | None, sharing: str | None,
          overhead: str | None, reduce_bandwidth: str | None, tier_efficiency: tuple[str, ...],
          straggler: tuple[str, ...], start_offset: tuple[str, ...], fmt: str, out_dir: Path | None,
-         progress: bool | None, quiet: bool) -> None:
+         overwrite: bool, progress: bool | None, quiet: bool) -> None:
     """Best algorithm and parameters per size range for a topology, NCCL-tuner style.
 
     Every candidate is priced by its α-β model; those within --prune-factor of the
@@ -280,6 +342,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, chunk_text: st
         size_list = parse_size_range(sizes)
     except SimnetError as error:
         raise error.at(path="--sizes") from None
+    _check_out_options(out_dir, overwrite=overwrite)
     graph, block, _ = _tune_target(topology)
     given = {key: value for key, value in (("model", network_model), ("routing", routing), ("bundles", bundles),
                                            ("sharing", sharing), ("overhead", overhead),
@@ -291,42 +354,49 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, chunk_text: st
             given[key] = {**block.get(key, {}), **_pairs(values, _NETWORK_OPTIONS[key], example)}
     network = {**block, **given}
     show_progress = not quiet and (progress if progress is not None else sys.stderr.isatty())
-    try:
-        tuned = tune_sizes(graph, size_list, network=network, prune_factor=prune_factor,
-                           chunk_counts=counts["--chunks"], channel_counts=counts["--channels"],
-                           progress=show_progress)
-    except SimnetError as error:
-        key, _, rest = error.path.removeprefix("network.").replace(".[key]", "").partition(".")
-        if error.path.startswith("network.") and key in given:
-            raise SimnetError(error.message, path=" ".join(filter(None, (_NETWORK_OPTIONS[key], rest)))) from None
-        if error.path.startswith("network"):
-            raise error.at(source=topology) from None
-        raise
-    table = tuner_table(tuned)
-    simulated = int((~tuned["pruned"]).sum())
-    summary = (f"simulated {simulated} of {len(tuned)} (size, candidate) pairs; pruned {len(tuned) - simulated} "
-               f"whose model time exceeds {prune_factor:g}× the best at their size")
-    if fmt == "json":
-        click.echo(json.dumps(table.to_dict(orient="records"), indent=2))
-    elif fmt == "csv":
-        click.echo(table.to_csv(index=False, lineterminator="\n"), nl=False)
-    else:
-        model = network.get("model", "maxmin")
-        click.echo(f"{graph.graph.get('name', topology)}: {op}, {model} links, {len(size_list)} sizes "
-                   f"({format_size(size_list[0])} .. {format_size(size_list[-1])}), "
-                   f"{tuned['choice'].nunique()} candidates; {summary}")
-        click.echo("predicted and simulated times are those at the size in 'at size', the largest of each range")
-        click.echo(display_tuner_table(table).to_string(index=False))
-    if fmt != "table" and not quiet:
-        click.echo(summary, err=True)
-    if out_dir is not None:
-        from simnet.sweep import write_atomic
+    name = f"tune {Path(topology).stem if Path(topology).suffix in ('.yaml', '.yml') else topology}"
+    with _owned(out_dir, name=name, command="tune", source=topology, overwrite=overwrite):
+        try:
+            tuned = tune_sizes(graph, size_list, network=network, prune_factor=prune_factor,
+                               chunk_counts=counts["--chunks"], channel_counts=counts["--channels"],
+                               progress=show_progress)
+        except SimnetError as error:
+            key, _, rest = error.path.removeprefix("network.").replace(".[key]", "").partition(".")
+            if error.path.startswith("network.") and key in given:
+                raise SimnetError(error.message, path=" ".join(filter(None, (_NETWORK_OPTIONS[key], rest)))) from None
+            if error.path.startswith("network"):
+                raise error.at(source=topology) from None
+            raise
+        table = tuner_table(tuned)
+        simulated = int((~tuned["pruned"]).sum())
+        summary = (f"simulated {simulated} of {len(tuned)} (size, candidate) pairs; pruned {len(tuned) - simulated} "
+                   f"whose model time exceeds {prune_factor:g}× the best at their size")
+        if fmt == "json":
+            click.echo(json.dumps(table.to_dict(orient="records"), indent=2))
+        elif fmt == "csv":
+            click.echo(table.to_csv(index=False, lineterminator="\n"), nl=False)
+        else:
+            model = network.get("model", "maxmin")
+            click.echo(f"{graph.graph.get('name', topology)}: {op}, {model} links, {len(size_list)} sizes "
+                       f"({format_size(size_list[0])} .. {format_size(size_list[-1])}), "
+                       f"{tuned['choice'].nunique()} candidates; {summary}")
+            click.echo("predicted and simulated times are those at the size in 'at size', the largest of each range")
+            click.echo(display_tuner_table(table).to_string(index=False))
+        if fmt != "table" and not quiet:
+            click.echo(summary, err=True)
+        if out_dir is not None:
+            from simnet import __version__
+            from simnet.outputs import MANIFEST_FILE
+            from simnet.sweep import write_atomic
 
-        out_dir.mkdir(parents=True, exist_ok=True)
-        write_atomic(out_dir / "tuner.csv", table.to_csv(index=False, lineterminator="\n"))
-        write_atomic(out_dir / "candidates.csv", tuned.to_csv(index=False, lineterminator="\n"))
-        if not quiet:
-            click.echo(f"wrote {out_dir / 'tuner.csv'}, {out_dir / 'candidates.csv'}", err=True)
+            manifest = {"simnet_version": __version__, "command": "tune", "name": name, "source": topology,
+                        "sizes": size_list, "network": network, "prune_factor": prune_factor,
+                        "files": ["candidates.csv", "tuner.csv"]}
+            write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
+            write_atomic(out_dir / "tuner.csv", table.to_csv(index=False, lineterminator="\n"))
+            write_atomic(out_dir / "candidates.csv", tuned.to_csv(index=False, lineterminator="\n"))
+            if not quiet:
+                click.echo(f"wrote {out_dir / 'tuner.csv'}, {out_dir / 'candidates.csv'}", err=True)
 
 
 _RESULT_PLOTS = ("time", "busbw", "speedup")
@@ -359,7 +429,8 @@ def plot(source: Path, kind: str, output: Path | None, baseline: str, algorithm:
     """
     import pandas as pd
 
-    from simnet.scenario import runs
+    from simnet import plots
+    from simnet.scenario import expand, load_scenario, runs
     from simnet.units import parse_size
 
     if kind in _RESULT_PLOTS and source.is_dir():
@@ -433,6 +504,8 @@ def show(topology: str, fmt: str) -> None:
       simnet topo show dgx_a100_superpod_slice
       simnet topo show topologies/fat_tree_k4.yaml --format json
     """
+    from simnet.topology import describe, find, format_description, load
+
     info = describe(load(find(topology)))
     click.echo(json.dumps(info, indent=2) if fmt == "json" else format_description(info))
 
@@ -448,6 +521,9 @@ def draw(topology: str, out_path: Path) -> None:
     Example:
       simnet topo draw dgx1 -o dgx1.png
     """
+    from simnet import plots
+    from simnet.topology import find, load
+
     plots.draw_topology(load(find(topology)), out_path)
     click.echo(f"wrote {out_path}", err=True)
 
@@ -462,6 +538,8 @@ def algorithms(fmt: str) -> None:
     Example:
       simnet algorithms
     """
+    from simnet.algorithms import ALGORITHMS
+
     entries = [
         {
             "name": name,

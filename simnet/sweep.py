@@ -35,13 +35,10 @@ import pandas as pd
 from tqdm import tqdm
 
 from simnet.analysis import RESULT_COLUMNS
-from simnet.errors import SimnetError
+from simnet.errors import SimnetError, SweepInterrupted
 from simnet.scenario import Point, run_point
 
 __all__ = ["SweepInterrupted", "run_sweep", "write_atomic"]
-
-class SweepInterrupted(SimnetError):
-    """A sweep stopped by the user before every point finished; finished points are kept."""
 
 
 def _rows(point: Point, force: bool = False) -> list[dict]:

@@ -161,3 +161,94 @@ def test_tune_argument_errors(capsys, args, message):
 def test_every_subcommand_help_shows_an_example(command, capsys):
     assert main([*command.split(), "--help"]) == 0
     assert "Example" in capsys.readouterr().out
+
+
+def test_a_directory_holding_another_scenarios_results_needs_overwrite(tmp_path, capsys):
+    out = tmp_path / "D"
+    sweep = ROOT / "scenarios" / "ring_chunks_sweep.yaml"
+    assert main(["run", str(sweep), "--out", str(out), "--format", "csv"]) == 0
+    swept = (out / "results.csv").read_text()
+    capsys.readouterr()
+    assert main(["run", str(QUICKSTART), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {out}: holds the results of 'ring_chunks_sweep' ({sweep}), not 'quickstart'; "
+        "pass --overwrite to replace them, or choose another --out\n")
+    assert (out / "results.csv").read_text() == swept
+    assert main(["run", str(QUICKSTART), "--out", str(out), "--overwrite", "--format", "csv"]) == 0
+    assert (out / "results.csv").read_text() == capsys.readouterr().out
+    assert len(list((out / "points").glob("*.json"))) == 1 and not (out / "speedup.png").exists()
+    assert json.loads((out / "manifest.json").read_text())["name"] == "quickstart"
+    assert main(["run", str(QUICKSTART), "--out", str(out), "--resume", "--overwrite"]) == 2
+    assert "--resume keeps the finished points in --out and --overwrite removes them" in capsys.readouterr().err
+
+
+def test_a_second_run_into_a_directory_in_use_is_refused_in_one_line(tmp_path, capsys):
+    from tests.test_outputs import HOLDER
+
+    out = tmp_path / "D"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(out)], stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    try:
+        assert holder.stdout.readline() == "held\n"
+        for command in (["run", str(QUICKSTART)], ["compare", str(QUICKSTART)], ["tune", "switch8", "--sizes", "1KiB"]):
+            assert main([*command, "--out", str(out)]) == 2
+            err = capsys.readouterr().err
+            assert err.startswith(f"error: {out}: in use by simnet run of 'ring_chunks_sweep' "
+                                  f"(scenarios/ring_chunks_sweep.yaml), pid {holder.pid}, started ")
+            assert err.count("\n") == 1
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    assert main(["run", str(QUICKSTART), "--out", str(out), "--format", "csv"]) == 0
+
+
+def test_tune_owns_its_output_directory_too(tmp_path, capsys):
+    out = tmp_path / "T"
+    assert main(["tune", "switch8", "--sizes", "1KiB", "--out", str(out), "--quiet"]) == 0
+    assert json.loads((out / "manifest.json").read_text())["files"] == ["candidates.csv", "tuner.csv"]
+    assert main(["tune", "ring8", "--sizes", "1KiB", "--out", str(out), "--quiet"]) == 2
+    assert "holds the results of 'tune switch8' (switch8), not 'tune ring8'" in capsys.readouterr().err
+    assert main(["run", str(QUICKSTART), "--out", str(out), "--overwrite", "--format", "csv"]) == 0
+    assert not (out / "tuner.csv").exists() and (out / "results.csv").exists()
+
+
+HEAVY = ("matplotlib", "pandas", "dask", "distributed", "numpy", "networkx", "simpy", "pydantic", "scipy", "tqdm",
+         "yaml")
+
+
+@pytest.mark.parametrize("code", [
+    "import simnet.cli",
+    "import simnet",
+    "from simnet.cli import main; main(['--help'])",
+    "from simnet.cli import main; main(['tune', '--help'])",
+])
+def test_startup_imports_no_heavy_module(code):
+    """`simnet --help` and every command's start load only click: the rest is imported where it is used."""
+    probe = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.stdout.splitlines()[-1] == "[]"
+
+
+def test_python_dash_m_simnet_is_the_command_line():
+    result = subprocess.run([sys.executable, "-m", "simnet", "--help"], capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.returncode == 0 and "simnet tune" in result.stdout
+
+
+def test_the_library_attributes_load_on_first_use():
+    import simnet
+
+    assert {"Network", "simulate", "run", "__version__"} <= set(dir(simnet))
+    assert simnet.Network.__module__ == "simnet.network" and simnet.units.parse_size("1 KiB") == 1024
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        simnet.nope
+
+
+def test_the_choices_written_into_the_command_line_are_the_librarys():
+    from simnet import cli, links, network
+    from simnet.topology import contract
+
+    assert cli._LINK_MODELS == tuple(links.LINK_MODELS)
+    assert cli._SHARING == links.SHARING and cli._BUNDLES == network.BUNDLES and cli._ROUTINGS == contract.ROUTINGS

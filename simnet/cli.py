@@ -19,6 +19,42 @@ from simnet.errors import SimnetError, SweepInterrupted
 __all__ = ["main"]
 
 
+class _Format(click.Choice):
+    """``table|csv|json``, the one choice of what a command prints; ``text`` (the old
+    spelling of ``topo show``) is still read as ``table``."""
+
+    def __init__(self) -> None:
+        super().__init__(["table", "csv", "json"])
+
+    def convert(self, value, param, context):
+        return super().convert("table" if value == "text" else value, param, context)
+
+
+def _format_option(help_text: str = "What to print on standard output."):
+    return click.option("--format", "fmt", type=_Format(), default="table", show_default=True, help=help_text)
+
+
+def _csv(rows: list[dict]) -> str:
+    """`rows` as CSV text, columns in the order of the first row."""
+    import csv
+    import io
+
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(rows[0]) if rows else [], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return text.getvalue()
+
+
+def _flat(value, prefix: str = "") -> list[dict]:
+    """Nested mappings as ``key, value`` rows with dotted keys (lists joined by spaces)."""
+    if isinstance(value, dict):
+        return [row for key, item in value.items() for row in _flat(item, f"{prefix}.{key}" if prefix else str(key))]
+    if isinstance(value, list):
+        value = " ".join(str(item) for item in value)
+    return [{"key": prefix, "value": value}]
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
 @click.version_option(package_name="simnet")
@@ -38,10 +74,9 @@ def cli(context: click.Context, debug: bool) -> None:
 
 @cli.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write results.csv, results.json, time_vs_size.png and each finished sweep point here.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
-              show_default=True, help="What to print on standard output.")
+@_format_option()
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Run sweep points in local processes or on a dask.distributed cluster.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
@@ -50,9 +85,10 @@ def cli(context: click.Context, debug: bool) -> None:
 @click.option("--resume", is_flag=True, help="Skip sweep points already finished in --out.")
 @click.option("--overwrite", is_flag=True, help="Replace another scenario's results in --out instead of refusing.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
 @click.option("--force", is_flag=True, help="Run even if the estimated memory exceeds what this machine has.")
 def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: int, scheduler: str | None,
-        resume: bool, overwrite: bool, progress: bool | None, force: bool) -> None:
+        resume: bool, overwrite: bool, progress: bool | None, quiet: bool, force: bool) -> None:
     """Run a scenario (or its sweep): simulate each algorithm and size, beside its α-β model.
 
     --out DIR is owned by one run at a time, and holds one scenario's results: a
@@ -72,7 +108,7 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
     loaded, points = _load(scenario, force=force)
     with _owned(out_dir, name=loaded.name, command="run", source=str(scenario), overwrite=overwrite):
         results = _sweep(scenario, loaded, points, out_dir, executor=executor, workers=workers,
-                         scheduler=scheduler, resume=resume, progress=progress, force=force)
+                         scheduler=scheduler, resume=resume, progress=False if quiet else progress, force=force)
         if fmt == "json":
             click.echo(json.dumps(results.to_dict(orient="records"), indent=2))
         elif fmt == "csv":
@@ -82,7 +118,7 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
             click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, {results['network_model'].iloc[0]} links")
             click.echo(analysis.display_table(results).to_string(index=False))
         if out_dir is not None:
-            _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1)
+            _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1, quiet=quiet)
 
 
 def _check_out_options(out_dir: Path | None, *, resume: bool = False, overwrite: bool = False) -> None:
@@ -154,7 +190,8 @@ def _record_files(out_dir: Path, written: list[Path]) -> None:
     write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
 
 
-def _write_report(out_dir: Path, name: str, results, *, single_topology: bool, baseline: str | None = None) -> None:
+def _write_report(out_dir: Path, name: str, results, *, single_topology: bool, baseline: str | None = None,
+                  quiet: bool = False) -> None:
     """Plots and results.md next to results.csv / results.json."""
     from simnet import analysis, plots
     from simnet.sweep import write_atomic
@@ -171,18 +208,22 @@ def _write_report(out_dir: Path, name: str, results, *, single_topology: bool, b
     write_atomic(out_dir / "results.md", analysis.markdown_summary(results, title=name, baseline=baseline))
     written.append(out_dir / "results.md")
     _record_files(out_dir, written)
-    click.echo("wrote " + ", ".join(str(path) for path in written), err=True)
+    if not quiet:
+        click.echo("wrote " + ", ".join(str(path) for path in written), err=True)
 
 
 @cli.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--baseline", default="ring", show_default=True, help="Algorithm the speedups are measured against.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write results, plots (with speedup bars) and results.md here.")
 @click.option("--overwrite", is_flag=True, help="Replace another scenario's results in --out instead of refusing.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@_format_option("What to print on standard output (csv: the winners).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
 @click.option("--force", is_flag=True, help="Run even if the estimated memory exceeds what this machine has.")
-def compare(scenario: Path, baseline: str, out_dir: Path | None, overwrite: bool, fmt: str, force: bool) -> None:
+def compare(scenario: Path, baseline: str, out_dir: Path | None, overwrite: bool, fmt: str, progress: bool | None,
+            quiet: bool, force: bool) -> None:
     """Which algorithm wins at each size, by how much, and does the model agree?
 
     \b
@@ -194,7 +235,7 @@ def compare(scenario: Path, baseline: str, out_dir: Path | None, overwrite: bool
     _check_out_options(out_dir, overwrite=overwrite)
     loaded, points = _load(scenario, force=force)
     with _owned(out_dir, name=loaded.name, command="compare", source=str(scenario), overwrite=overwrite):
-        results = _sweep(scenario, loaded, points, out_dir, force=force)
+        results = _sweep(scenario, loaded, points, out_dir, progress=False if quiet else progress, force=force)
         try:
             best = analysis.winners(results)
             gains = analysis.speedups(results, baseline)
@@ -210,7 +251,8 @@ def compare(scenario: Path, baseline: str, out_dir: Path | None, overwrite: bool
             click.echo(f"{loaded.name}: fastest choice per size (simulated), speedups over {baseline}")
             click.echo(analysis.markdown_summary(results, title=loaded.name, baseline=baseline).split("## All runs")[0])
         if out_dir is not None:
-            _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1, baseline=baseline)
+            _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1, baseline=baseline,
+                          quiet=quiet)
 
 
 _NETWORK_OPTIONS = {
@@ -300,8 +342,8 @@ def _tune_target(topology: str) -> tuple[object, dict, str]:
               help="Slow down a rank's overhead and reductions, e.g. '3=1.5' (network.stragglers); repeatable.")
 @click.option("--start-offset", metavar="RANK=TIME", multiple=True,
               help="A rank starts late, e.g. '0=5us' (network.start_offset); repeatable.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@_format_option()
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write tuner.csv (the table) and candidates.csv (every priced candidate).")
 @click.option("--overwrite", is_flag=True, help="Replace another study's results in --out instead of refusing.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
@@ -406,7 +448,7 @@ _TRACE_PLOTS = ("links", "gantt")
 @cli.command()
 @click.argument("source", type=click.Path(exists=False, path_type=Path))
 @click.option("--kind", type=click.Choice([*_RESULT_PLOTS, *_TRACE_PLOTS]), required=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--out", "output", type=click.Path(dir_okay=False, path_type=Path),
               help="PNG to write (default: <kind>.png next to the results, or in the working directory).")
 @click.option("--baseline", default="ring", show_default=True, help="For --kind speedup.")
 @click.option("--algorithm", help="For links/gantt: which algorithm of the scenario (default: the first).")
@@ -495,7 +537,7 @@ def topo() -> None:
 
 @topo.command()
 @click.argument("topology")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_format_option()
 def show(topology: str, fmt: str) -> None:
     """Counts per node kind and tier, bisection bandwidth and diameter.
 
@@ -507,7 +549,12 @@ def show(topology: str, fmt: str) -> None:
     from simnet.topology import describe, find, format_description, load
 
     info = describe(load(find(topology)))
-    click.echo(json.dumps(info, indent=2) if fmt == "json" else format_description(info))
+    if fmt == "json":
+        click.echo(json.dumps(info, indent=2))
+    elif fmt == "csv":
+        click.echo(_csv(_flat(info)), nl=False)
+    else:
+        click.echo(format_description(info))
 
 
 @topo.command()
@@ -529,8 +576,7 @@ def draw(topology: str, out_path: Path) -> None:
 
 
 @cli.command()
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
-              show_default=True, help="What to print on standard output.")
+@_format_option()
 def algorithms(fmt: str) -> None:
     """List the algorithms, their parameters and their α-β cost formula.
 
@@ -553,6 +599,10 @@ def algorithms(fmt: str) -> None:
     ]
     if fmt == "json":
         click.echo(json.dumps(entries, indent=2))
+        return
+    if fmt == "csv":
+        click.echo(_csv([{**item, "collectives": " ".join(item["collectives"]),
+                          "parameters": json.dumps(item["parameters"])} for item in entries]), nl=False)
         return
     for item in entries:
         shown = ", ".join(f"{k}: {v['type']} = {v['default']!r}" for k, v in item["parameters"].items())

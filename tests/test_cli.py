@@ -1,3 +1,4 @@
+import csv
 import io
 import json
 import os
@@ -252,3 +253,58 @@ def test_the_choices_written_into_the_command_line_are_the_librarys():
 
     assert cli._LINK_MODELS == tuple(links.LINK_MODELS)
     assert cli._SHARING == links.SHARING and cli._BUNDLES == network.BUNDLES and cli._ROUTINGS == contract.ROUTINGS
+
+
+def _commands(group, prefix=()):
+    import click
+
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*prefix, name))
+        else:
+            yield " ".join((*prefix, name)), command
+
+
+def test_one_vocabulary_of_options_across_commands():
+    """An output path is -o/--out everywhere, a format is table|csv|json everywhere (issue 19)."""
+    from simnet.cli import cli
+
+    seen = set()
+    for name, command in _commands(cli):
+        for param in command.params:
+            if "--out" in param.opts or "--output" in param.opts or param.name in ("out_dir", "out_path", "output"):
+                assert param.opts == ["-o", "--out"], name
+                seen.add(name)
+            if "--format" in param.opts:
+                assert list(param.type.choices) == ["table", "csv", "json"] and param.default == "table", name
+            if "--quiet" in param.opts:
+                assert param.opts == ["-q", "--quiet"], name
+    assert seen == {"run", "compare", "tune", "plot", "topo draw"}
+
+
+@pytest.mark.parametrize("command", [["algorithms"], ["topo", "show", "dgx1"]])
+def test_every_format_prints(command, capsys):
+    assert main([*command, "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert rows
+    assert main([*command, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)
+    assert main([*command, "--format", "table"]) == 0
+    table = capsys.readouterr().out
+    if command[0] == "topo":
+        assert main([*command, "--format", "text"]) == 0
+        assert capsys.readouterr().out == table
+
+
+def test_topo_show_csv_has_one_row_per_figure(capsys):
+    assert main(["topo", "show", "dgx1", "--format", "csv"]) == 0
+    rows = {row["key"]: row["value"] for row in csv.DictReader(io.StringIO(capsys.readouterr().out))}
+    assert rows["gpus"] == "8" and rows["tiers.nvlink.links"] == "16" and rows["nodes.gpu"] == "8"
+
+
+def test_tune_shows_a_progress_bar_only_when_asked_or_on_a_terminal(capsys):
+    assert main(["tune", "switch8", "--sizes", "1KiB,2KiB", "--format", "csv", "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "simulating" in err and "sim/s" in err
+    assert main(["tune", "switch8", "--sizes", "1KiB,2KiB", "--format", "csv", "--progress", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""

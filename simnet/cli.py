@@ -285,8 +285,8 @@ def _pairs(values: tuple[str, ...], option: str, example: str) -> dict[str, str]
     return found
 
 
-def _tune_target(topology: str) -> tuple[object, dict, str]:
-    """The graph, the ``network:`` block and the study name of `tune`'s TOPOLOGY argument.
+def _tune_target(topology: str) -> tuple[object, dict]:
+    """The graph and the ``network:`` block of `tune`'s TOPOLOGY argument.
 
     A scenario file gives its topology and its ``network:`` block; anything else is a
     topology file or preset with the default network.
@@ -311,8 +311,8 @@ def _tune_target(topology: str) -> tuple[object, dict, str]:
                 graph = build_topology(scenario.topology)
             except SimnetError as error:
                 raise error.at(path="topology", source=topology) from None
-            return graph, scenario.network.model_dump(mode="json", exclude_defaults=True), scenario.name
-    return load(find(topology)), {}, ""
+            return graph, scenario.network.model_dump(mode="json", exclude_defaults=True)
+    return load(find(topology)), {}
 
 
 @cli.command()
@@ -321,8 +321,8 @@ def _tune_target(topology: str) -> tuple[object, dict, str]:
 @click.option("--sizes", default="1KiB..1GiB:x4", show_default=True,
               help="LOW..HIGH (doubling) or LOW..HIGH:xN (N-fold steps), both ends included; or a comma-separated list.")
 @click.option("--prune-factor", type=click.FloatRange(min=1), default=1.5, show_default=True,
-              help="Simulate only the candidates whose model time is within this factor of the best model time "
-                   "at each size ('inf': every candidate).")
+              help="Simulate only the candidates whose model time is within this factor of the best time known "
+                   "at each size: the best model time, or the best simulated time if larger ('inf': all).")
 @click.option("--chunks", "chunk_text", default="1,4", show_default=True, help="Chunk counts to try.")
 @click.option("--channels", "channel_text", default="1,2,4,8", show_default=True, help="Ring channel counts to try.")
 @click.option("--network-model", type=click.Choice(_LINK_MODELS), default=None,
@@ -355,8 +355,10 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, chunk_text: st
          overwrite: bool, progress: bool | None, quiet: bool) -> None:
     """Best algorithm and parameters per size range for a topology, NCCL-tuner style.
 
-    Every candidate is priced by its α-β model; those within --prune-factor of the
-    best model time are simulated, and the simulated winner is kept. TOPOLOGY is a
+    Every candidate is priced by its α-β model and simulated, in order of model
+    time, while its model time is within --prune-factor of the best time known at
+    that size (the best model time, or the best simulated time if larger); the
+    simulated winner is kept. TOPOLOGY is a
     topology file, a preset name (see `simnet topo show`) or a scenario file, whose
     topology and network: block are used (options given here override the block),
     so tuned times are the times `simnet run` simulates. Predicted and simulated
@@ -385,7 +387,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, chunk_text: st
     except SimnetError as error:
         raise error.at(path="--sizes") from None
     _check_out_options(out_dir, overwrite=overwrite)
-    graph, block, _ = _tune_target(topology)
+    graph, block = _tune_target(topology)
     given = {key: value for key, value in (("model", network_model), ("routing", routing), ("bundles", bundles),
                                            ("sharing", sharing), ("overhead", overhead),
                                            ("reduce_bandwidth", reduce_bandwidth)) if value is not None}
@@ -412,7 +414,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, chunk_text: st
         table = tuner_table(tuned)
         simulated = int((~tuned["pruned"]).sum())
         summary = (f"simulated {simulated} of {len(tuned)} (size, candidate) pairs; pruned {len(tuned) - simulated} "
-                   f"whose model time exceeds {prune_factor:g}× the best at their size")
+                   f"whose model time exceeds {prune_factor:g}× the best time known at their size")
         if fmt == "json":
             click.echo(json.dumps(table.to_dict(orient="records"), indent=2))
         elif fmt == "csv":

@@ -102,14 +102,14 @@ def test_tune_prints_a_tuner_table(tmp_path, capsys):
     assert len(candidates) > len(table)
     pruned = int(candidates["pruned"].sum())
     assert f"simulated {len(candidates) - pruned} of {len(candidates)} (size, candidate) pairs; pruned {pruned} " \
-           "whose model time exceeds 1.5× the best at their size" in out
+           "whose model time exceeds 1.5× the best time known at their size" in out
 
 
 def test_tune_says_how_many_it_pruned_on_stderr_unless_quiet(capsys):
     assert main(["tune", "switch8", "--sizes", "1MiB", "--format", "csv", "--prune-factor", "inf"]) == 0
     captured = capsys.readouterr()
     assert captured.err == "simulated 16 of 16 (size, candidate) pairs; pruned 0 whose model time exceeds " \
-                           "inf× the best at their size\n"
+                           "inf× the best time known at their size\n"
     assert main(["tune", "switch8", "--sizes", "1MiB", "--format", "csv", "--quiet"]) == 0
     assert capsys.readouterr().err == ""
 

@@ -157,7 +157,7 @@ def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: st
 
     show_progress = progress if progress is not None else (len(points) > 1 and sys.stderr.isatty())
     if out_dir is not None:
-        manifest = {"simnet_version": __version__, "command": "run", "scenario": str(scenario), "name": loaded.name,
+        manifest = {"simnet_version": __version__, "scenario": str(scenario), "name": loaded.name,
                     "points": [{"index": p.index, "label": p.label, "digest": p.digest,
                                 "scenario": p.scenario.model_dump(mode="json", exclude_none=True)} for p in points]}
         write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
@@ -323,6 +323,7 @@ def _tune_target(topology: str) -> tuple[object, dict]:
 @click.option("--prune-factor", type=click.FloatRange(min=1), default=1.5, show_default=True,
               help="Simulate only the candidates whose model time is within this factor of the best time known "
                    "at each size: the best model time, or the best simulated time if larger ('inf': all).")
+@click.option("--top", hidden=True, type=int, help="Replaced by --prune-factor.")
 @click.option("--chunks", "chunk_text", default="1,4", show_default=True, help="Chunk counts to try.")
 @click.option("--channels", "channel_text", default="1,2,4,8", show_default=True, help="Ring channel counts to try.")
 @click.option("--network-model", type=click.Choice(_LINK_MODELS), default=None,
@@ -348,7 +349,7 @@ def _tune_target(topology: str) -> tuple[object, dict]:
 @click.option("--overwrite", is_flag=True, help="Replace another study's results in --out instead of refusing.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
-def tune(topology: str, op: str, sizes: str, prune_factor: float, chunk_text: str, channel_text: str,
+def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | None, chunk_text: str, channel_text: str,
          network_model: str | None, routing: str | None, bundles: str | None, sharing: str | None,
          overhead: str | None, reduce_bandwidth: str | None, tier_efficiency: tuple[str, ...],
          straggler: tuple[str, ...], start_offset: tuple[str, ...], fmt: str, out_dir: Path | None,
@@ -368,12 +369,15 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, chunk_text: st
     Examples:
       simnet tune dgx_a100_superpod_slice --sizes 1KiB..1GiB:x8
       simnet tune topologies/power9_ac922.yaml --sizes 1MiB,64MiB --format json
-      simnet tune dgx_h100 --tier-efficiency nvlink=80% --overhead 5us --reduce-bandwidth 200GB/s
+      simnet tune dgx_h100 --tier-efficiency nvswitch=80% --overhead 5us --reduce-bandwidth 200GB/s
       simnet tune scenarios/blueconnect_dgx.yaml --prune-factor inf
     """
     from simnet.tune import display_tuner_table, parse_size_range, tune as tune_sizes, tuner_table
     from simnet.units import format_size
 
+    if top is not None:
+        raise click.UsageError("--top is gone: tune simulates the candidates within --prune-factor (default 1.5) "
+                               "of the best time known at each size")
     counts = {}
     for option, text in (("--chunks", chunk_text), ("--channels", channel_text)):
         try:

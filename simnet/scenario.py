@@ -750,6 +750,7 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
             except SimnetError as error:
                 raise ScenarioError(error.message, path=_OPTION_PATHS.get(error.path, error.path)) from None
             gamma = options["gamma_s_per_byte"]
+            overheads = [options["overhead_s"] * slowdown for slowdown in options["slowdown"]]
             row = result_row(
                 scenario=scenario.name,
                 point=point.label,
@@ -761,7 +762,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                 ranks=nranks,
                 size_bytes=size,
                 sim_time_s=trace.time_s,
-                model_time_s=predict(name, network, nranks, size, gamma_s_per_byte=gamma, **params),
+                model_time_s=predict(name, network, nranks, size, gamma_s_per_byte=gamma, overhead_s=overheads,
+                                     **params),
                 critical_path_s=critical_path_time(network, schedule, gamma),
             )
             yield Run(name, params, size, trace, row)

@@ -164,7 +164,7 @@ def tune(
     -------
     pandas.DataFrame
         One row per (size, candidate): ``size_bytes, ranks, algorithm, params, choice,
-        predicted_s`` (the closed form, with the reduction cost γ but without the
+        predicted_s`` (the closed form, with the reduction cost γ and the
         per-message overhead, as ``simnet run``'s ``model_time_s``), ``simulated_s``
         (``NaN`` when pruned), ``model_rank``, ``sim_rank`` (1 = fastest simulated,
         ``NaN`` when pruned; simulated times within a relative 1e-9 tie, and a tie
@@ -185,7 +185,7 @@ def tune(
     nranks = net.size
     options = spec.simulate_kwargs(nranks)
     gamma = options["gamma_s_per_byte"]
-    costs = NetworkCosts(net)
+    costs = NetworkCosts(net, overhead_s=[options["overhead_s"] * slowdown for slowdown in options["slowdown"]])
     choices = candidates(graph, chunk_counts=chunk_counts, channel_counts=channel_counts)
     priced: dict[int, list[tuple[float, str, str, dict]]] = {}
     for size in sorted(set(sizes)):

@@ -151,6 +151,7 @@ def test_tune_takes_the_network_block_of_a_scenario_and_agrees_with_run(tmp_path
         (["--overhead", "5"], "--overhead: '5' needs a unit"),
         (["--straggler", "x=2"], "--straggler x: input should be a valid integer"),
         (["--reduce-bandwidth", "fast"], "--reduce-bandwidth:"),
+        (["--top", "3"], "--top is gone: tune simulates the candidates within --prune-factor"),
     ],
 )
 def test_tune_argument_errors(capsys, args, message):

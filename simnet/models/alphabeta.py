@@ -24,6 +24,10 @@ class NetworkCosts:
     ----------
     network : Network
         Supplies routes, latencies and (effective) bandwidths.
+    overhead_s : float or sequence of float, optional
+        Software overhead α_sw of every message, seconds, or per sending rank (the
+        engine's ``overhead_s`` times a straggler's slowdown): the engine issues a
+        message that long after it is ready, so it adds to the message's α.
 
     Examples
     --------
@@ -33,8 +37,10 @@ class NetworkCosts:
     [(2e-06, 8e-11, 2.0), (2e-06, 8e-11, 2.0)]
     """
 
-    def __init__(self, network: Network) -> None:
+    def __init__(self, network: Network, *, overhead_s: float | Sequence[float] = 0.0) -> None:
         self.network = network
+        self._overhead_s = ([float(overhead_s)] * network.size if isinstance(overhead_s, (int, float))
+                            else [float(value) for value in overhead_s])
         self._pairs: dict[tuple[tuple[int, int], ...], list[tuple[float, float, float]]] = {}
         self._links: dict[tuple[tuple[int, int], ...], dict[int, int]] = {}
 
@@ -60,17 +66,17 @@ class NetworkCosts:
         found = self._pairs.get(key)
         if found is not None:
             return list(found)
-        network = self.network
+        network, overhead = self.network, self._overhead_s
         load = self._links_of(key)
         result = []
         for s, d in key:
             route = network.route(s, d)
             if not route:
-                result.append((0.0, 0.0, 1.0))
+                result.append((overhead[s], 0.0, 1.0))
                 continue
             beta = 1.0 / network.route_bandwidth_Bps(s, d)
             effective = max(load[link] / network.bandwidth_Bps[link] for link in route)
-            result.append((network.route_latency_s(s, d), beta, effective / beta))
+            result.append((network.route_latency_s(s, d) + overhead[s], beta, effective / beta))
         self._pairs[key] = result
         return list(result)
 

@@ -432,13 +432,20 @@ def _tune_target(topology: str) -> tuple[object, dict]:
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write tuner.csv (the table) and candidates.csv (every priced candidate).")
 @click.option("--overwrite", is_flag=True, help="Replace another study's results in --out instead of refusing.")
+@click.option("--nccl", is_flag=True,
+              help="Also try NCCL's schedules (nccl_ring, nccl_tree, nvls, nvls_tree, collnet_*) in every protocol, "
+                   "priced by NCCL's own model and pruned among themselves (servers of GPUs on one NVSwitch).")
+@click.option("--emit", nargs=2, type=(click.Choice(["nccl-tuner"]), click.Path(dir_okay=False, path_type=Path)),
+              default=None, metavar="nccl-tuner FILE",
+              help="Write NCCL's example tuner plugin configuration (nccl_tuner.conf) from the fastest simulated "
+                   "NCCL schedule per size; implies --nccl.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
 def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | None, chunk_text: str, channel_text: str,
          network_model: str | None, routing: str | None, bundles: str | None, sharing: str | None,
          overhead: str | None, reduce_bandwidth: str | None, tier_efficiency: tuple[str, ...],
          straggler: tuple[str, ...], start_offset: tuple[str, ...], fmt: str, out_dir: Path | None,
-         overwrite: bool, progress: bool | None, quiet: bool) -> None:
+         overwrite: bool, nccl: bool, emit: tuple[str, Path] | None, progress: bool | None, quiet: bool) -> None:
     """Best algorithm and parameters per size range for a topology, NCCL-tuner style.
 
     Every candidate is priced by its α-β model and simulated, in order of model
@@ -456,6 +463,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
       simnet tune topologies/power9_ac922.yaml --sizes 1MiB,64MiB --format json
       simnet tune dgx_h100 --tier-efficiency nvswitch=80% --overhead 5us --reduce-bandwidth 200GB/s
       simnet tune scenarios/blueconnect_dgx.yaml --prune-factor inf
+      simnet tune dgx_h100 --sizes 64KiB..4GiB:x4 --emit nccl-tuner nccl_tuner.conf
     """
     from simnet.tune import display_tuner_table, parse_size_range, tune as tune_sizes, tuner_table
     from simnet.units import format_size
@@ -492,7 +500,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
         try:
             tuned = tune_sizes(graph, size_list, network=network, prune_factor=prune_factor,
                                chunk_counts=counts["--chunks"], channel_counts=counts["--channels"],
-                               progress=show_progress)
+                               nccl=nccl or emit is not None, progress=show_progress)
         except SimnetError as error:
             key, _, rest = error.path.removeprefix("network.").replace(".[key]", "").partition(".")
             if error.path.startswith("network.") and key in given:
@@ -517,6 +525,8 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
             click.echo(display_tuner_table(table).to_string(index=False))
         if fmt != "table" and not quiet:
             click.echo(summary, err=True)
+        if emit is not None:
+            _emit_nccl_tuner(emit[1], tuned, graph, network, quiet=quiet)
         if out_dir is not None:
             from simnet import __version__
             from simnet.outputs import MANIFEST_FILE
@@ -530,6 +540,22 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
             write_atomic(out_dir / "candidates.csv", tuned.to_csv(index=False, lineterminator="\n"))
             if not quiet:
                 click.echo(f"wrote {out_dir / 'tuner.csv'}, {out_dir / 'candidates.csv'}", err=True)
+
+
+def _emit_nccl_tuner(path: Path, tuned, graph, network: dict, *, quiet: bool) -> None:
+    """Write ``nccl_tuner.conf`` from the simulated NCCL winners of `tuned` (see :func:`simnet.tune.nccl_tuner_rows`)."""
+    from simnet.models.nccl import tuner_rows_to_csv
+    from simnet.scenario import parse_network
+    from simnet.sweep import write_atomic
+    from simnet.tune import nccl_tuner_rows
+
+    try:
+        rows, comments = nccl_tuner_rows(tuned, parse_network(network).network(graph))
+    except SimnetError as error:
+        raise SimnetError(error.message, path="--emit") from None
+    write_atomic(path, tuner_rows_to_csv(rows, comments))
+    if not quiet:
+        click.echo(f"wrote {path} ({len(rows)} line(s) for NCCL's example tuner plugin)", err=True)
 
 
 _RESULT_PLOTS = ("time", "busbw", "speedup")

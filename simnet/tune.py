@@ -41,6 +41,7 @@ import json
 import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
@@ -48,6 +49,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from simnet.algorithms import ALGORITHMS
+from simnet.algorithms.nccl import NCCL_NAMES, NCCL_RELEASE, nccl_variants
 from simnet.algorithms.hierarchy import LEVELS, hierarchy_factors
 from simnet.engine import simulate
 from simnet.errors import SimnetError
@@ -60,9 +62,11 @@ __all__ = [
     "parse_size_range",
     "candidates",
     "tune",
+    "TUNE_COLUMNS",
     "tuner_table",
     "display_tuner_table",
     "as_blueconnect",
+    "nccl_tuner_rows",
 ]
 
 PRUNE_FACTOR = 1.5
@@ -105,10 +109,12 @@ def parse_size_range(text: str) -> list[int]:
 
 
 def candidates(
-    graph: nx.DiGraph, *, chunk_counts: Sequence[int] = (1, 4), channel_counts: Sequence[int] = (1, 2)
+    graph: nx.DiGraph, *, chunk_counts: Sequence[int] = (1, 4), channel_counts: Sequence[int] = (1, 2),
+    nccl: bool = False,
 ) -> list[tuple[str, dict]]:
     """Algorithm and parameter choices to consider on `graph`: every registered dense
-    all-reduce algorithm's tuning variants (:attr:`Algorithm.variants`), in registry order."""
+    all-reduce algorithm's tuning variants (:attr:`Algorithm.variants`), in registry order;
+    with `nccl`, also NCCL's schedules in every protocol they run (:func:`nccl_variants`)."""
     nranks = sum(1 for _, kind in graph.nodes(data="kind") if kind == "gpu")
     factors = functools.partial(hierarchy_factors, graph)
     try:
@@ -120,8 +126,29 @@ def candidates(
         record = ALGORITHMS[name]
         if record.payload == "dense":
             choices += [(name, params) for params in record.variants(nranks, factors, chunk_counts, channel_counts)]
+        if nccl and name in NCCL_NAMES and record.supports(nranks):
+            choices += [(name, params) for params in nccl_variants(name)]
     order = {name: i for i, name in enumerate(ALGORITHMS)}
     return sorted(choices, key=lambda choice: order[choice[0]])
+
+
+_ALPHA_BETA_POOL, _NCCL_POOL = "alpha-beta", "nccl"
+_MISSING = object()
+
+TUNE_COLUMNS = ("size_bytes", "ranks", "algorithm", "params", "resolved", "choice", "predicted_s", "simulated_s",
+                "model_rank", "sim_rank", "pruned")
+"""Columns of :func:`tune`'s rows."""
+
+
+@dataclass(frozen=True)
+class _Priced:
+    """A candidate at one size: its model time, label, name, parameters as given and as run."""
+
+    predicted_s: float
+    label: str
+    name: str
+    params: dict
+    resolved: dict
 
 
 def _label(name: str, params: dict) -> str:
@@ -136,6 +163,7 @@ def tune(
     prune_factor: float = PRUNE_FACTOR,
     chunk_counts: Sequence[int] = (1, 4),
     channel_counts: Sequence[int] = (1, 2),
+    nccl: bool = False,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Price every candidate by its model, simulate those within `prune_factor` of the best time known.
@@ -157,13 +185,22 @@ def tune(
         time so far if larger (≥ 1; ``math.inf`` simulates every candidate).
     chunk_counts, channel_counts : sequence of int
         Pipelining and channel counts to try.
+    nccl : bool
+        Also try NCCL's schedules (``nccl_ring``, ``nccl_tree``, ``nvls``, ...) in
+        every protocol, on topologies where simnet has NCCL's model (servers of GPUs
+        on one NVSwitch). They are priced by NCCL's own cost model, whose latencies
+        and bandwidths are not the α-β forms', so they are pruned among themselves:
+        against the best NCCL model time (or simulated time) at that size. Their
+        channels are what NCCL launches at each size.
     progress : bool
         Show a tqdm progress bar of the simulations on standard error.
 
     Returns
     -------
     pandas.DataFrame
-        One row per (size, candidate): ``size_bytes, ranks, algorithm, params, choice,
+        One row per (size, candidate), columns :data:`TUNE_COLUMNS`: ``size_bytes, ranks,
+        algorithm, params, resolved`` (JSON of the values the algorithm chose for the
+        network and size itself, NCCL's channels and protocol; ``""`` if none), ``choice,
         predicted_s`` (the closed form, with the reduction cost γ and the
         per-message overhead, as ``simnet run``'s ``model_time_s``), ``simulated_s``
         (``NaN`` when pruned), ``model_rank``, ``sim_rank`` (1 = fastest simulated,
@@ -186,67 +223,74 @@ def tune(
     options = spec.simulate_kwargs(nranks)
     gamma = options["gamma_s_per_byte"]
     costs = NetworkCosts(net, overhead_s=[options["overhead_s"] * slowdown for slowdown in options["slowdown"]])
-    choices = candidates(graph, chunk_counts=chunk_counts, channel_counts=channel_counts)
-    priced: dict[int, list[tuple[float, str, str, dict]]] = {}
+    choices = candidates(graph, chunk_counts=chunk_counts, channel_counts=channel_counts, nccl=nccl)
+    priced: dict[tuple[int, str], list[_Priced]] = {}
     for size in sorted(set(sizes)):
-        entries = []
         for name, params in choices:
             record = ALGORITHMS[name]
             if record.model is None:
                 continue
             try:
-                predicted = record.predict(costs, nranks, size, gamma_s_per_byte=gamma, **params)
+                resolved = record.resolve(net, size, params) if record.resolve is not None else params
+                predicted = record.predict(costs, nranks, size, gamma_s_per_byte=gamma, **resolved)
             except (SimnetError, ValueError):
                 continue
-            entries.append((predicted, _label(name, params), name, params))
-        entries.sort(key=lambda entry: (entry[0], entry[1]))
-        priced[size] = entries
+            if not math.isfinite(predicted):
+                continue
+            pool = _NCCL_POOL if name in NCCL_NAMES else _ALPHA_BETA_POOL
+            priced.setdefault((size, pool), []).append(_Priced(predicted, _label(name, params), name, params, resolved))
+    for entries in priced.values():
+        entries.sort(key=lambda entry: (entry.predicted_s, entry.label))
     simulated: dict[tuple[int, str], float] = {}
     tried: set[tuple[int, str]] = set()
-    first = sum(entry[0] <= prune_factor * entries[0][0] for entries in priced.values() for entry in entries)
+    first = sum(entry.predicted_s <= prune_factor * entries[0].predicted_s
+                for entries in priced.values() for entry in entries)
     with tqdm(total=first, unit="sim", disable=not progress, file=sys.stderr, dynamic_ncols=True,
               desc="simulating") as bar:
-        for size, entries in priced.items():
-            within = sum(entry[0] <= prune_factor * entries[0][0] for entry in entries)
+        for (size, _), entries in priced.items():
+            within = sum(entry.predicted_s <= prune_factor * entries[0].predicted_s for entry in entries)
             best_s = math.inf
-            for position, (predicted, label, name, params) in enumerate(entries):
-                reference = entries[0][0] if math.isinf(best_s) else max(entries[0][0], best_s)
-                if predicted > prune_factor * reference:
+            for position, entry in enumerate(entries):
+                reference = entries[0].predicted_s if math.isinf(best_s) else max(entries[0].predicted_s, best_s)
+                if entry.predicted_s > prune_factor * reference:
                     break
                 if position >= within:
                     bar.total += 1
-                bar.set_postfix_str(f"{format_size(size)} {label}", refresh=False)
-                tried.add((size, label))
+                bar.set_postfix_str(f"{format_size(size)} {entry.label}", refresh=False)
+                tried.add((size, entry.label))
                 try:
-                    schedule = ALGORITHMS[name].build(nranks, size, **params)
+                    schedule = ALGORITHMS[entry.name].build(nranks, size, **entry.resolved)
                 except SimnetError:
                     bar.update(1)
                     continue
-                simulated[size, label] = simulate(net, schedule, **options).time_s
-                best_s = min(best_s, simulated[size, label])
+                simulated[size, entry.label] = simulate(net, schedule, **options).time_s
+                best_s = min(best_s, simulated[size, entry.label])
                 bar.update(1)
     rows = []
-    for size, entries in priced.items():
-        model_rank = {label: rank for rank, (_, label, _, _) in enumerate(entries, 1)}
-        times = {label: simulated[size, label] for _, label, _, _ in entries if (size, label) in simulated}
+    for size in sorted(set(sizes)):
+        entries = sorted((e for pool in (_ALPHA_BETA_POOL, _NCCL_POOL) for e in priced.get((size, pool), [])),
+                         key=lambda entry: (entry.predicted_s, entry.label))
+        model_rank = {entry.label: rank for rank, entry in enumerate(entries, 1)}
+        times = {e.label: simulated[size, e.label] for e in entries if (size, e.label) in simulated}
         fastest = min(times.values(), default=1.0)
         ranking = sorted(times, key=lambda k: (round(times[k] / fastest, 9), model_rank[k]))
         order = {label: rank for rank, label in enumerate(ranking, 1)}
-        for rank, (predicted, label, name, params) in enumerate(entries, 1):
+        for rank, entry in enumerate(entries, 1):
+            chosen = {k: v for k, v in entry.resolved.items() if entry.params.get(k, _MISSING) != v}
             rows.append({
                 "size_bytes": size,
                 "ranks": nranks,
-                "algorithm": name,
-                "params": json.dumps(params, sort_keys=True),
-                "choice": label,
-                "predicted_s": predicted,
-                "simulated_s": times.get(label, math.nan),
+                "algorithm": entry.name,
+                "params": json.dumps(entry.params, sort_keys=True),
+                "resolved": json.dumps(chosen, sort_keys=True) if chosen else "",
+                "choice": entry.label,
+                "predicted_s": entry.predicted_s,
+                "simulated_s": times.get(entry.label, math.nan),
                 "model_rank": rank,
-                "sim_rank": order.get(label, math.nan),
-                "pruned": (size, label) not in tried,
+                "sim_rank": order.get(entry.label, math.nan),
+                "pruned": (size, entry.label) not in tried,
             })
-    return pd.DataFrame(rows, columns=["size_bytes", "ranks", "algorithm", "params", "choice", "predicted_s",
-                                       "simulated_s", "model_rank", "sim_rank", "pruned"])
+    return pd.DataFrame(rows, columns=list(TUNE_COLUMNS))
 
 
 def as_blueconnect(algorithm: str, params: str, nranks: int) -> str:
@@ -273,7 +317,7 @@ def tuner_table(tuned: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
         ``from_bytes, to_bytes, sizes, choice, blueconnect_factors, algorithm, params,
-        at_bytes, predicted_s, simulated_s, runner_up, margin, model_first`` per range
+        resolved, at_bytes, predicted_s, simulated_s, runner_up, margin, model_first`` per range
         of consecutive sizes with the same simulated winner. ``predicted_s``,
         ``simulated_s``, ``runner_up`` and ``margin`` are those at the size
         ``at_bytes``, the range's largest (its ``to_bytes``); ``margin`` is how much
@@ -295,6 +339,7 @@ def tuner_table(tuned: pd.DataFrame) -> pd.DataFrame:
             "blueconnect_factors": as_blueconnect(best["algorithm"], best["params"], int(best["ranks"])),
             "algorithm": best["algorithm"],
             "params": best["params"],
+            "resolved": best["resolved"],
             "predicted_s": best["predicted_s"],
             "simulated_s": best["simulated_s"],
             "runner_up": runner["choice"] if runner is not None else "",
@@ -309,13 +354,13 @@ def tuner_table(tuned: pd.DataFrame) -> pd.DataFrame:
             "from_bytes": run[0]["size_bytes"],
             "to_bytes": last["size_bytes"],
             "sizes": f"{format_size(run[0]['size_bytes'])} .. {format_size(last['size_bytes'])}",
-            **{key: last[key] for key in ("choice", "blueconnect_factors", "algorithm", "params")},
+            **{key: last[key] for key in ("choice", "blueconnect_factors", "algorithm", "params", "resolved")},
             "at_bytes": last["size_bytes"],
             **{key: last[key] for key in ("predicted_s", "simulated_s", "runner_up", "margin")},
             "model_first": all(row["model_first"] for row in run),
         })
     return pd.DataFrame(ranges, columns=["from_bytes", "to_bytes", "sizes", "choice", "blueconnect_factors",
-                                         "algorithm", "params", "at_bytes", "predicted_s", "simulated_s",
+                                         "algorithm", "params", "resolved", "at_bytes", "predicted_s", "simulated_s",
                                          "runner_up", "margin", "model_first"])
 
 
@@ -323,7 +368,8 @@ def display_tuner_table(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`tuner_table` for people: times with units, margins in percent, the size they are for."""
     return pd.DataFrame({
         "sizes": table["sizes"],
-        "choice": table["choice"],
+        "choice": [choice + (f" x{json.loads(r)['channels']} ch" if r and "channels" in json.loads(r) else "")
+                   for choice, r in zip(table["choice"], table["resolved"])],
         "as BlueConnect": table["blueconnect_factors"],
         "at size": table["at_bytes"].map(format_size),
         "predicted": table["predicted_s"].map(format_time),
@@ -332,3 +378,97 @@ def display_tuner_table(table: pd.DataFrame) -> pd.DataFrame:
         "margin": table["margin"].map(lambda m: "" if m != m else f"{m:.1%}"),
         "model agrees": table["model_first"].map({True: "yes", False: "no"}),
     })
+
+
+_UINT64_MAX = 2**64 - 1
+
+
+def nccl_tuner_rows(tuned: pd.DataFrame, network, *, version: str = NCCL_RELEASE) -> tuple[list, list[str]]:
+    """NCCL's example tuner plugin configuration from :func:`tune`'s simulated NCCL winners.
+
+    At each tuned size the fastest *simulated* of NCCL's schedules (``tune(...,
+    nccl=True)``) gives a line ``allreduce,min,max,algorithm,protocol,channels,nNodes,
+    nRanks`` (:class:`simnet.models.nccl.TunerRow`); consecutive sizes with the same
+    algorithm, protocol and channels merge. Range bounds lie halfway (geometric mean,
+    rounded down) between sampled sizes; the first range starts at 0 and the last ends
+    at 2^64 - 1, because the example plugin runs an operation that matches no line on
+    one channel. Channels are those the schedule ran with, or NCCL's launch
+    configuration for schedules without a channel parameter (NVLS, CollNet).
+
+    Parameters
+    ----------
+    tuned : pandas.DataFrame
+        :func:`tune`'s rows, with NCCL's schedules among the candidates.
+    network : Network
+        The network they were tuned on (for NCCL's model and the server count).
+    version : str
+        NCCL release whose model gives launch channels and NCCL's own choice.
+
+    Returns
+    -------
+    rows : list of TunerRow
+        The configuration, in size order.
+    comments : list of str
+        What the file says about itself: the network, the sampled sizes, and each size
+        where a schedule other than NCCL's simulated faster (simnet's generic schedules
+        carry link latencies only, not NCCL's per-step protocol latencies) or NCCL's
+        own model picks another algorithm or protocol, with the times.
+
+    Raises
+    ------
+    SimnetError
+        When no NCCL schedule was simulated at any size (path ``nccl``), e.g. on a
+        topology without NCCL's model.
+    """
+    from simnet.models.nccl import TunerRow, choose, launch_config, model_nbytes, network_tuning
+
+    tuning = network_tuning(network, version)
+    nccl_rows = tuned[tuned["algorithm"].isin(list(NCCL_NAMES)) & tuned["simulated_s"].notna()]
+    if tuning is None or nccl_rows.empty:
+        raise SimnetError("no NCCL schedule was simulated: NCCL's model exists for servers of GPUs on one NVSwitch "
+                          "(dgx_a100, dgx_h100, dgx_b200 and their clusters)", path="nccl")
+    nranks = network.size
+    try:
+        per_node = hierarchy_factors(network.graph, ["host"])[0]
+    except SimnetError:
+        per_node = nranks
+    n_nodes = nranks // per_node
+    picks, notes = [], []
+    for size, group in nccl_rows.groupby("size_bytes", sort=True):
+        best = group.sort_values(["simulated_s", "predicted_s"], kind="stable").iloc[0]
+        values = json.loads(best["params"]) | (json.loads(best["resolved"]) if best["resolved"] else {})
+        algorithm, protocol = NCCL_NAMES[best["algorithm"]], values.get("protocol", "simple")
+        channels = values.get("channels") or launch_config(tuning, "allreduce", algorithm, protocol, int(size))[0]
+        nbytes = model_nbytes("allreduce", int(size), nranks)
+        picks.append((nbytes, (algorithm, protocol, int(channels))))
+        label = f"{format_size(int(size))}: best simulated NCCL schedule {algorithm}/{protocol} x{channels} " \
+                f"{format_time(best['simulated_s'])}"
+        everything = tuned[(tuned["size_bytes"] == size) & tuned["simulated_s"].notna()]
+        fastest = everything.sort_values(["simulated_s", "predicted_s"], kind="stable").iloc[0]
+        if fastest["algorithm"] not in NCCL_NAMES:
+            notes.append(f"{label}; fastest candidate {fastest['choice']} {format_time(fastest['simulated_s'])} "
+                         "(simnet's schedule: link latencies only, no NCCL protocol costs)")
+        own = choose(tuning, "allreduce", nbytes)
+        if (own.algorithm, own.protocol) != (algorithm, protocol):
+            ran = group[[NCCL_NAMES[a] == own.algorithm and (json.loads(p) | (json.loads(r) if r else {}))
+                         .get("protocol", "simple") == own.protocol
+                         for a, p, r in zip(group["algorithm"], group["params"], group["resolved"])]]
+            shown = f"simulated {format_time(ran['simulated_s'].min())}" if len(ran) else "not simulated (pruned)"
+            notes.append(f"{label}; NCCL's own model picks {own.algorithm}/{own.protocol}, {shown}")
+    rows = []
+    for index, (key, run) in enumerate(itertools.groupby(enumerate(picks), key=lambda item: item[1][1])):
+        run = list(run)
+        first, last = run[0][0], run[-1][0]
+        low = 0 if first == 0 else math.isqrt(picks[first - 1][0] * picks[first][0]) + 1
+        high = _UINT64_MAX if last == len(picks) - 1 else math.isqrt(picks[last][0] * picks[last + 1][0])
+        rows.append(TunerRow("allreduce", low, high, *key, n_nodes=n_nodes, n_ranks=nranks))
+    sizes = [nbytes for nbytes, _ in picks]
+    comments = [
+        f"written by simnet tune: NCCL {version} schedules simulated on {network.name}, {nranks} ranks on "
+        f"{n_nodes} node(s)",
+        f"fastest simulated NCCL algorithm/protocol at {len(sizes)} sizes, {format_size(sizes[0])} .. "
+        f"{format_size(sizes[-1])}; bounds halfway (geometric) between them, first from 0, last to 2^64-1",
+        "load with NCCL_TUNER_PLUGIN=<example plugin> NCCL_TUNER_CONFIG_FILE=<this file>",
+        *notes,
+    ]
+    return rows, comments

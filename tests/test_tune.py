@@ -1,8 +1,10 @@
+import functools
 import itertools
 import json
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from hypothesis import given, strategies as st
 
@@ -212,3 +214,66 @@ def test_the_default_prune_factor_is_the_documented_one():
     import inspect
 
     assert inspect.signature(tune).parameters["prune_factor"].default == PRUNE_FACTOR == 1.5
+
+
+@functools.cache
+def _tuned_dgx_h100():
+    from simnet.network import Network
+
+    graph = load(find("dgx_h100"))
+    sizes = [64 << 10, 1 << 20, 16 << 20, 256 << 20]
+    return graph, Network(graph), tune(graph, sizes, nccl=True), tune(graph, sizes)
+
+
+def test_nccl_candidates_are_pruned_among_themselves_and_leave_the_others_unchanged():
+    _, _, with_nccl, without = _tuned_dgx_h100()
+    from simnet.algorithms.nccl import NCCL_NAMES
+
+    nccl = with_nccl["algorithm"].isin(list(NCCL_NAMES))
+    assert set(with_nccl.loc[nccl, "algorithm"]) == set(NCCL_NAMES) - {"nvls_tree", "collnet_direct", "collnet_chain"}
+    columns = ["size_bytes", "choice", "predicted_s", "simulated_s", "pruned"]
+    others = with_nccl.loc[~nccl, columns].reset_index(drop=True)
+    pd.testing.assert_frame_equal(others, without[columns].reset_index(drop=True))
+    for _, group in with_nccl[nccl].groupby("size_bytes"):
+        best_model = group["predicted_s"].min()
+        assert not group.loc[group["predicted_s"] <= PRUNE_FACTOR * best_model, "pruned"].any()
+        assert group["resolved"].str.contains('"channels"').any()
+
+
+def test_the_emitted_nccl_tuner_file_parses_and_runs_each_size_on_its_fastest_simulated_nccl_schedule():
+    from simnet.algorithms.nccl import NCCL_NAMES
+    from simnet.models.nccl import parse_tuner_csv, tuner_lookup, tuner_rows_to_csv
+    from simnet.tune import nccl_tuner_rows
+
+    _, network, tuned, _ = _tuned_dgx_h100()
+    rows, comments = nccl_tuner_rows(tuned, network)
+    text = tuner_rows_to_csv(rows, comments)
+    assert parse_tuner_csv(text) == rows
+    assert rows[0].min_bytes == 0 and rows[-1].max_bytes == 2**64 - 1
+    assert all(b.min_bytes == a.max_bytes + 1 for a, b in zip(rows, rows[1:]))
+    assert {(row.n_nodes, row.n_ranks) for row in rows} == {(1, 8)}
+    for size, group in tuned[tuned["algorithm"].isin(list(NCCL_NAMES))].groupby("size_bytes"):
+        best = group.sort_values("simulated_s").iloc[0]
+        values = json.loads(best["params"]) | (json.loads(best["resolved"]) if best["resolved"] else {})
+        row = tuner_lookup(rows, "allreduce", int(size), 1, 8)
+        assert (row.algorithm, row.protocol) == (NCCL_NAMES[best["algorithm"]], values.get("protocol", "simple"))
+        if "channels" in values:
+            assert row.channels == values["channels"]
+    assert comments[0].startswith("written by simnet tune: NCCL 2.30.7 schedules simulated on dgx_h100()")
+
+
+def test_no_tuner_file_where_nccl_has_no_model(tmp_path, capsys):
+    from simnet.cli import main
+    from simnet.network import Network
+    from simnet.tune import nccl_tuner_rows
+
+    graph = load(find("switch8"))
+    tuned = tune(graph, [1 << 20], nccl=True)
+    assert not tuned["algorithm"].str.startswith(("nccl_", "nvls", "collnet")).any()
+    with pytest.raises(SimnetError, match="no NCCL schedule was simulated") as raised:
+        nccl_tuner_rows(tuned, Network(graph))
+    assert raised.value.path == "nccl"
+    target = tmp_path / "nccl_tuner.conf"
+    assert main(["tune", "switch8", "--sizes", "1MiB", "--emit", "nccl-tuner", str(target), "-q"]) == 2
+    assert capsys.readouterr().err.startswith("error: --emit: no NCCL schedule was simulated")
+    assert not target.exists()

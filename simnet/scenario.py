@@ -49,6 +49,7 @@ links and jobs that slowed it (:func:`run_jobs_point`).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import difflib
 import hashlib
@@ -79,7 +80,7 @@ from pydantic import (
 from simnet import units
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
-from simnet.analysis import RESULT_COLUMNS, result_row
+from simnet.analysis import RESULT_COLUMNS, result_row, sent_bytes_per_rank
 from simnet.engine import Trace, simulate
 from simnet.errors import ScenarioError, SimnetError
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
@@ -101,6 +102,7 @@ __all__ = [
     "read_yaml",
     "load_scenario",
     "parse_scenario",
+    "parse_network",
     "expand",
     "build_topology",
     "call_with_units",
@@ -115,6 +117,8 @@ __all__ = [
     "JobPlan",
     "plan_jobs",
     "NetworkCache",
+    "CURVE_COLUMNS",
+    "model_curves",
 ]
 
 _UNIT_SUFFIXES = (
@@ -786,6 +790,24 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False,
     return scenario
 
 
+class _NetworkBlock(_Strict):
+    network: NetworkSpec = NetworkSpec()
+
+
+def parse_network(data: Mapping[str, Any] | None, *, source: str = "") -> NetworkSpec:
+    """Validate a scenario's ``network:`` block on its own (``None`` is the default network).
+
+    Raises
+    ------
+    ScenarioError
+        Naming `source` and the key path under ``network``, as :func:`parse_scenario` would.
+    """
+    try:
+        return _NetworkBlock.model_validate({"network": {} if data is None else data}).network
+    except ValidationError as error:
+        raise _format_validation_error(error).at(source=source) from None
+
+
 def read_yaml(path: str | Path) -> Any:
     """Read a YAML file as plain data with :func:`yaml.safe_load`; errors name the file and line."""
     source = str(path)
@@ -919,6 +941,18 @@ def _nccl_references(network: Network, op: str, sizes: Sequence[int]) -> dict[in
             continue
         references[size] = (f"{pick.algorithm}/{pick.protocol}", pick.time_s)
     return references
+def _with_defaults(name: str, params: dict[str, Any], network: Network) -> dict[str, Any]:
+    """`params` over the parameters algorithm `name` derives from `network`'s hierarchy."""
+    record = ALGORITHMS[name]
+    if record.defaults is None:
+        return params
+    return {**record.defaults(functools.partial(hierarchy_factors, network.graph)), **params}
+
+
+def _shown_params(params: dict[str, Any], payload: SparsePayload | None) -> str:
+    """The ``params`` column of a result row: YAML keys, and the payload's description."""
+    described = {_yaml_key(k): v for k, v in params.items()}
+    return json.dumps(described | ({"payload": payload.describe()} if payload else {}), sort_keys=True)
 
 
 def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
@@ -941,20 +975,17 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
         record = ALGORITHMS[name]
         op, builder = scenario.collective.op, record.builder
         takes_payload = record.payload == "sparse"
-        if record.defaults is not None:
-            derived = record.defaults(functools.partial(hierarchy_factors, network.graph))
-            params = {**derived, **params}
+        params = _with_defaults(name, params, network)
         transfers = record.transfers(nranks, params)
         check_fits(f"{name} on {nranks:,} ranks (about {transfers:,} transfers)",
                    transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective")
         base = params
         for size, payload in cases:
-            params = base | ({"payload": payload} if payload is not None and takes_payload else {})
+            given = base | ({"payload": payload} if payload is not None and takes_payload else {})
             try:
-                if record.resolve is not None:
-                    params = record.resolve(network, size, params)
-                described = {_yaml_key(k): _jsonable(v) for k, v in params.items() if k != "payload"}
-                shown = json.dumps(described | ({"payload": payload.describe()} if payload else {}), sort_keys=True)
+                params = record.resolve(network, size, given) if record.resolve is not None else given
+                shown = _shown_params({k: _jsonable(v) for k, v in given.items() if k != "payload"}, payload)
+                chosen = {_yaml_key(k): _jsonable(v) for k, v in params.items() if k not in given or given[k] != v}
                 schedule = builder(nranks, size, **params)
             except SimnetError as error:
                 key = _yaml_key(error.path)
@@ -965,6 +996,7 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
             except SimnetError as error:
                 raise ScenarioError(error.message, path=_OPTION_PATHS.get(error.path, error.path)) from None
             gamma = options["gamma_s_per_byte"]
+            overheads = [options["overhead_s"] * slowdown for slowdown in options["slowdown"]]
             row = result_row(
                 scenario=scenario.name,
                 point=point.label,
@@ -972,14 +1004,18 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                 op=op,
                 algorithm=name,
                 params=shown,
+                resolved=json.dumps(chosen, sort_keys=True) if chosen else "",
                 network_model=scenario.network.model,
                 ranks=nranks,
                 size_bytes=size,
                 sim_time_s=trace.time_s,
-                model_time_s=predict(name, network, nranks, size, gamma_s_per_byte=gamma, **params),
+                model_time_s=predict(name, network, nranks, size, gamma_s_per_byte=gamma, overhead_s=overheads,
+                                     **params),
                 critical_path_s=critical_path_time(network, schedule, gamma),
                 nccl_choice=references.get(size, ("", math.nan))[0],
                 nccl_model_s=references.get(size, ("", math.nan))[1],
+                payload_kind=record.payload,
+                sent_bytes_per_rank=sent_bytes_per_rank(schedule),
             )
             yield Run(name, params, size, trace, row)
 
@@ -1247,3 +1283,75 @@ def run(scenario: Scenario, *, force: bool = False) -> pd.DataFrame:
     """
     frames = [run_point(point, force=force) for point in expand(scenario, force=force)]
     return pd.concat(frames, ignore_index=True)
+
+
+CURVE_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "payload_kind", "ranks", "size_bytes",
+                 "model_time_s")
+"""Columns of :func:`model_curves`."""
+
+
+def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *, force: bool = False) -> pd.DataFrame:
+    """Closed-form times of every algorithm of every point, along one variable beyond the runs' own cases.
+
+    Parameters
+    ----------
+    points : sequence of Point
+        Points of a scenario (see :func:`expand`).
+    along : {"size", "payload.density"}
+        ``"size"``: every algorithm at each payload size in `values` (bytes); a
+        sparse payload keeps its density and takes the dimension
+        ``size // value_bytes`` (its dense size is then that many values).
+        ``"payload.density"``: sparse payloads at each density in `values`, at each
+        of the point's dimensions (a point without a sparse payload gives no rows).
+    values : sequence of float
+        Where to evaluate, e.g. 32 sizes spaced evenly in log between the smallest
+        and largest size run.
+    force : bool, optional
+        Build networks that look too large for this machine.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`CURVE_COLUMNS`, one row per (point, algorithm, case, value)
+        whose closed form gives a time; ``params`` is written as in result rows.
+        A value the closed form refuses (a size the algorithm cannot split) is left out.
+    """
+    if along not in ("size", "payload.density"):
+        raise ScenarioError(f"must be 'size' or 'payload.density', got {along!r}", path="along")
+    rows = []
+    for point in points:
+        scenario = point.scenario
+        if scenario.collective is None:
+            continue
+        network = scenario.built_network(force=force)
+        gamma = scenario.network.simulate_kwargs(network.size)["gamma_s_per_byte"]
+        payloads = scenario.payload.payloads() if scenario.payload is not None else []
+        if along == "size":
+            bases = list({p.density: p for p in payloads}.values()) or [None]
+            cases = [_resized(base, value) for base in bases for value in values]
+        else:
+            bases = list({p.dimension: p for p in payloads}.values())
+            cases = [(base.size_bytes, dataclasses.replace(base, density=float(value)))
+                     for base in bases for value in values]
+        for name, params, _ in _algorithm_runs(scenario.collective, _supplied(scenario)):
+            record = ALGORITHMS[name]
+            params = _with_defaults(name, params, network)
+            for size, payload in cases:
+                given = params | ({"payload": payload} if payload is not None and record.payload == "sparse" else {})
+                try:
+                    chosen = record.resolve(network, size, given) if record.resolve is not None else given
+                    time_s = predict(name, network, network.size, size, gamma_s_per_byte=gamma, **chosen)
+                except SimnetError:
+                    continue
+                rows.append((scenario.name, point.label, network.name, scenario.collective.op, name,
+                             _shown_params({k: _jsonable(v) for k, v in params.items()}, payload), record.payload,
+                             network.size, size, time_s))
+    return pd.DataFrame(rows, columns=list(CURVE_COLUMNS))
+
+
+def _resized(payload: SparsePayload | None, size: float) -> tuple[int, SparsePayload | None]:
+    """A case of `size` bytes: the size itself, or a sparse payload of that dense size."""
+    if payload is None:
+        return max(1, round(size)), None
+    dimension = max(1, round(size) // payload.value_bytes)
+    return dimension * payload.value_bytes, dataclasses.replace(payload, dimension=dimension)

@@ -3,14 +3,14 @@
 Run from the repository root::
 
     PYTHONPATH=. python benchmarks/nccl_ring_32_nodes.py                  # 32 servers, 8 GiB (about 4 M transfers)
-    PYTHONPATH=. python benchmarks/nccl_ring_32_nodes.py --nodes 8 --size 1GiB   # the CI case
+    PYTHONPATH=. python benchmarks/nccl_ring_32_nodes.py --nodes 8 --size 2GiB   # the test's case
 
 The machine is :func:`simnet.calibration.calibrated_cluster` with ``pxn=True`` (8
 leaves, one per rail, 4 spines, NDR at NCCL's 96 % of 400 Gb/s, NVLink at
-``SM90_NVLINK_BW``), the NVSwitches marked as NVLS-capable as in
-``tests/validation/nccl_curves.py``; the algorithm is ``nccl_ring`` with
-``protocol: auto`` and the channels of NCCL's launch configuration (resolved by the
-registry record). It prints the resolved parameters, the transfers, simnet's time
+``SM90_NVLINK_BW``, the template's NVLS-capable NVSwitches); the algorithm is
+``nccl_ring`` with ``protocol: auto`` and the channels of NCCL's launch configuration
+(resolved per size by the registry record). It prints the parameters given and the
+values resolved for the size, the transfers, simnet's time
 and busbw, NCCL's modelled time and busbw (``ncclTopoGetAlgoTime``, Ring), their
 ratio, and the wall time of the simulation.
 """
@@ -33,8 +33,10 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     size = int(parse_size(args.size))
     result = ring_against_model(args.nodes, size, args.version)
-    shown = ", ".join(f"{k}={v}" for k, v in sorted(result["params"].items()))
-    print(f"{args.nodes} x DGX H100, {args.nodes * 8} GPUs, nccl_ring at {format_size(size)} ({shown})")
+    given = ", ".join(f"{k}={v}" for k, v in sorted(result["params"].items()))
+    resolved = ", ".join(f"{k}={v}" for k, v in sorted(result["resolved"].items()) if result["params"].get(k) != v)
+    print(f"{args.nodes} x DGX H100, {args.nodes * 8} GPUs, nccl_ring at {format_size(size)} ({given}; "
+          f"resolved: {resolved})")
     print(f"transfers {result['transfers']:,}; simulated in {result['wall_s']:.1f} s")
     print(f"simnet      {result['time_s'] * 1e3:10.3f} ms  busbw {result['busbw_GBps']:7.1f} GB/s")
     print(f"NCCL model  {result['model_time_s'] * 1e3:10.3f} ms  busbw {result['model_busbw_GBps']:7.1f} GB/s")

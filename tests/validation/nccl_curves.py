@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from simnet.algorithms import ALGORITHMS
-from simnet.algorithms.nccl import NCCL_RELEASE, NVLS_CHUNK_BYTES, PROTOCOLS
+from simnet.algorithms.nccl import NCCL_NAMES, NCCL_RELEASE, NVLS_CHUNK_BYTES, PROTOCOLS
 from simnet.analysis import busbw_factor
 from simnet.calibration import calibrated_cluster, calibrated_node
 from simnet.engine import simulate
@@ -74,6 +74,9 @@ __all__ = [
     "CurveSimulator",
     "curve_rows",
     "summary",
+    "FAMILIES",
+    "family",
+    "family_summary",
     "ring_against_model",
     "BARS",
     "bar_status",
@@ -1087,7 +1090,7 @@ class CurveSimulator:
                tuple(sorted(params.items())))
         if key in self._runs:
             return self._runs[key]
-        algorithm = params.get("nccl_algorithm", curve.algorithm.removeprefix("nccl_"))
+        algorithm = params.get("nccl_algorithm", NCCL_NAMES.get(curve.algorithm))
         budget = math.inf if self.max_transfers is None else self.max_transfers
         if algorithm in _COUNTED and _COUNTED[algorithm](curve.ranks, size_bytes, params) > budget:
             return None
@@ -1114,21 +1117,25 @@ def ring_against_model(nodes: int, size_bytes: int, version: str = NCCL_RELEASE)
     Returns
     -------
     dict
-        ``params`` (resolved), ``transfers``, ``time_s``, ``busbw_GBps``,
-        ``model_time_s``, ``model_busbw_GBps``, ``wall_s`` (building and simulating).
+        ``params`` (as given: ``protocol: auto`` and the release), ``resolved`` (the
+        protocol and channels chosen for `size_bytes`), ``transfers``, ``time_s``,
+        ``busbw_GBps``, ``model_time_s``, ``model_busbw_GBps``, ``wall_s`` (building
+        and simulating).
     """
     network = Network(calibrated_cluster("dgx_h100", nodes, pxn=True))
     record = ALGORITHMS["nccl_ring"]
-    params = record.resolve(network, size_bytes, {"protocol": "auto", "version": version})
+    params = {"protocol": "auto", "version": version}
+    resolved = record.resolve(network, size_bytes, params)
     began = time.perf_counter()
-    schedule = record.build(network.size, size_bytes, **params)
+    schedule = record.build(network.size, size_bytes, **resolved)
     time_s = simulate(network, schedule).time_s
     wall_s = time.perf_counter() - began
     tuning = tune_model(*graphs_from_network(network, version), version)
-    model_s = algo_time_s(tuning, "allreduce", "ring", params["protocol"], size_bytes)
+    model_s = algo_time_s(tuning, "allreduce", "ring", resolved["protocol"], size_bytes)
     factor = busbw_factor("allreduce", network.size) / 1e9
     return {
         "params": params,
+        "resolved": resolved,
         "transfers": len(schedule.transfers),
         "time_s": time_s,
         "busbw_GBps": size_bytes / time_s * factor,
@@ -1242,6 +1249,85 @@ def bar_status(row: Mapping) -> str:
     if not values:
         return "n/a"
     return "holds" if all(row[key] <= BARS[key] for key in keys if not math.isnan(row[key])) else "misses"
+
+
+FAMILIES = (
+    "A100, one server",
+    "H100/H200, one server, NVLS or NCCL's choice",
+    "H100/H200, one server, ring forced",
+    "B200/GB200, one server or NVL72 rack",
+    "A100, several servers",
+    "H100/H200, several servers",
+    "B200, several servers",
+)
+"""The curve families of the validation summary, in its order (:func:`family`)."""
+
+_GENERATION = {"dgx_a100": "A100", "dgx_h100": "H100/H200", "dgx_b200": "B200", "gb200_nvl72": "GB200"}
+
+
+def family(curve: Curve) -> str:
+    """The family of `curve` in :data:`FAMILIES`.
+
+    GPU generation, one server (or NVL72 rack) or several, and on one Hopper server
+    whether the run was a ring (``NCCL_ALGO=Ring`` or NVLS disabled) or NVLS and
+    NCCL's own choice.
+    """
+    generation = _GENERATION[curve.machine]
+    if not curve.single_server:
+        return f"{generation}, several servers"
+    if generation in ("B200", "GB200"):
+        return "B200/GB200, one server or NVL72 rack"
+    if generation == "H100/H200":
+        return "H100/H200, one server, " + ("ring forced" if curve.algorithm == "nccl_ring" else "NVLS or NCCL's choice")
+    return f"{generation}, one server"
+
+
+def family_summary(rows: pd.DataFrame, curves: Sequence[Curve] = CURVES) -> pd.DataFrame:
+    """Per curve family: median |busbw error| of simnet's twin and of NCCL's model over its points.
+
+    The medians pool the points of the family's curves (a long sweep weighs more
+    than a single figure); NCCL's model is that of the algorithm and protocol simnet
+    runs at each point.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        :func:`curve_rows` of `curves` (or the committed table :func:`read_table`).
+    curves : sequence of Curve
+        The curves (default :data:`CURVES`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per family of :data:`FAMILIES` that has curves: ``family``,
+        ``curves``, ``points``, ``median``, ``model_median`` (all points),
+        ``median_ge_1MiB``, ``model_median_ge_1MiB``, ``median_lt_1MiB``,
+        ``model_median_lt_1MiB`` (fractions; NaN without such points), ``holding``
+        and ``judged`` (curves meeting their bar of :func:`bar_status`, and curves
+        with a bar that applies).
+    """
+    stats = {record["curve"]: bar_status(record) for record in summary(rows, curves).to_dict("records")}
+    keys = {name: [curve.key for curve in curves if family(curve) == name] for name in FAMILIES}
+    out = []
+    for name, members in keys.items():
+        if not members:
+            continue
+        mine = rows[rows["curve"].isin(members)]
+        big, small = mine[mine["size_bytes"] >= MiB], mine[mine["size_bytes"] < MiB]
+        out.append({
+            "family": name,
+            "curves": len(members),
+            "points": len(mine),
+            "median": _median_abs(mine["error"]),
+            "model_median": _median_abs(mine["model_error"]),
+            "median_ge_1MiB": _median_abs(big["error"]),
+            "model_median_ge_1MiB": _median_abs(big["model_error"]),
+            "median_lt_1MiB": _median_abs(small["error"]),
+            "model_median_lt_1MiB": _median_abs(small["model_error"]),
+            "holding": sum(stats[key] == "holds" for key in members),
+            "judged": sum(stats[key] != "n/a" for key in members),
+        })
+    return pd.DataFrame(out)
 
 
 def _median_abs(errors: pd.Series) -> float:

@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python -m tests.validation.tables            # all four (SimGrid when smpirun exists)
     PYTHONPATH=. python -m tests.validation.tables published  # one of: published, alpha_beta, simgrid,
-                                                              # simgrid_clusters, nccl_curves
+                                                              # simgrid_clusters, nccl_curves, nccl_families
 
 * ``published_table``: calibrated DGX machines (:mod:`simnet.calibration`)
   beside published nccl-tests all-reduce bus bandwidths, with sources and errors.
@@ -14,8 +14,9 @@
   platforms, algorithms, placements and sizes of ``tests/validation/test_simgrid.py``,
   through that test's own functions.
 * ``nccl_curves``: the published nccl-tests curves of :mod:`tests.validation.nccl_curves`,
-  point by point, from the committed table ``tests/validation/nccl_curves.csv``
-  (``benchmarks/nccl_curves.py`` simulates every point, rewrites it and prints this section).
+  per family, per curve and point by point, from the committed table
+  ``tests/validation/nccl_curves.csv`` (``benchmarks/nccl_curves.py`` simulates every
+  point, rewrites it and prints this section); ``nccl_families`` is its first table.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from simnet.calibration import published_comparison as published_table
 
 __all__ = [
     "published_table", "alpha_beta_table", "simgrid_table", "simgrid_clusters_table", "TABLES", "markdown",
-    "nccl_curves_markdown", "SECTIONS", "main",
+    "nccl_families_markdown", "nccl_curves_markdown", "SECTIONS", "main",
 ]
 
 SWITCH_HOSTS = 16
@@ -151,8 +152,40 @@ def _number(value: float, digits: int) -> str:
     return "—" if pd.isna(value) else f"{value:.{digits}f}"
 
 
+def nccl_families_markdown(rows: pd.DataFrame) -> str:
+    """The ``nccl_families`` table: per curve family, median |busbw error| of simnet and of NCCL's model.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        :func:`tests.validation.nccl_curves.curve_rows` of every curve (or the
+        committed table :func:`~tests.validation.nccl_curves.read_table`).
+
+    Returns
+    -------
+    str
+        A Markdown table of :func:`tests.validation.nccl_curves.family_summary`:
+        medians of absolute errors relative to the published busbw, over all points,
+        at ≥ 1 MiB and below, and the curves meeting issue 16's bar.
+    """
+    lines = [
+        "| family | curves | points | simnet median abs. error | NCCL model median abs. error "
+        "| simnet ≥ 1 MiB | NCCL model ≥ 1 MiB | simnet < 1 MiB | NCCL model < 1 MiB | curves meeting their bar |",
+        "|" + "---|" * 10,
+    ]
+    for record in nccl_curves.family_summary(rows).to_dict("records"):
+        lines.append(
+            f"| {record['family']} | {record['curves']} | {record['points']} | "
+            + " | ".join(_percent(record[key]).lstrip("+") for key in (
+                "median", "model_median", "median_ge_1MiB", "model_median_ge_1MiB", "median_lt_1MiB",
+                "model_median_lt_1MiB"))
+            + f" | {record['holding']} of {record['judged']} |"
+        )
+    return "\n".join(lines)
+
+
 def nccl_curves_markdown(rows: pd.DataFrame) -> str:
-    """The ``nccl_curves`` section: the summary per curve, then every curve's points with its description.
+    """The ``nccl_curves`` section: the families, the summary per curve, then every curve's points.
 
     Parameters
     ----------
@@ -164,10 +197,12 @@ def nccl_curves_markdown(rows: pd.DataFrame) -> str:
     -------
     str
         Markdown: busbw in GB/s, times in µs, errors as signed percentages of the
-        published busbw; the summary's medians and maxima are of absolute errors.
+        published busbw; the summaries' medians and maxima are of absolute errors.
     """
     stats = nccl_curves.summary(rows)
     lines = [
+        nccl_families_markdown(rows),
+        "",
         "| curve | servers | points | median abs. error ≥ 1 MiB | median abs. error < 1 MiB "
         "| max abs. error ≥ 256 MiB | max abs. error ≥ 1 GiB | NCCL model median ≥ 1 MiB "
         "| NCCL model median < 1 MiB | bar |",
@@ -200,7 +235,10 @@ def nccl_curves_markdown(rows: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-SECTIONS = {"nccl_curves": lambda: nccl_curves_markdown(nccl_curves.read_table())}
+SECTIONS = {
+    "nccl_families": lambda: nccl_families_markdown(nccl_curves.read_table()),
+    "nccl_curves": lambda: nccl_curves_markdown(nccl_curves.read_table()),
+}
 """Sections printed as whole Markdown (several tables and text), from committed tables."""
 
 

@@ -18,12 +18,14 @@ import numpy as np
 import pytest
 
 from simnet.algorithms import ALGORITHMS
+from simnet.algorithms.nccl import NCCL_NAMES
 from simnet.models.nccl import NCCL_VERSIONS
 from simnet.network import Network
 from tests.validation.nccl_curves import (
     _COUNTED,
     BARS,
     CURVES,
+    FAMILIES,
     CurveSimulator,
     GiB,
     KiB,
@@ -31,6 +33,8 @@ from tests.validation.nccl_curves import (
     bar_status,
     curve_graph,
     curve_rows,
+    family,
+    family_summary,
     read_table,
     ring_against_model,
     summary,
@@ -152,7 +156,7 @@ def test_nccl_ring_on_8_dgx_h100_is_within_ten_percent_of_nccls_model():
     2(p-1)/p, and the latency is under 5 % of the time at 1 GiB.
     """
     result = ring_against_model(8, 2 * GiB)
-    assert result["params"]["protocol"] == "simple" and result["params"]["channels"] == 16
+    assert result["resolved"]["protocol"] == "simple" and result["resolved"]["channels"] == 16
     assert result["busbw_GBps"] == pytest.approx(result["model_busbw_GBps"], rel=0.10)
 
 
@@ -161,6 +165,13 @@ def test_docs_show_the_nccl_curves_section(table):
     text = DOC.read_text(encoding="utf-8")
     missing = [line for line in nccl_curves_markdown(table).splitlines() if line and line not in text]
     assert not missing, "docs/validation.md differs from the command's output:\n" + "\n".join(missing[:20])
+
+
+def test_every_curve_is_in_one_family_and_every_point_counts(table):
+    assert {family(curve) for curve in CURVES} <= set(FAMILIES)
+    families = family_summary(table)
+    assert families["curves"].sum() == len(CURVES) and families["points"].sum() == len(table)
+    assert (families["holding"] <= families["judged"]).all()
 
 
 @pytest.mark.parametrize("key, size_bytes", [
@@ -174,6 +185,6 @@ def test_rings_and_nvls_are_counted_as_they_are_built(key, size_bytes):
     curve = next(curve for curve in CURVES if curve.key == key)
     simulator = CurveSimulator()
     params = simulator.resolved(curve, size_bytes)
-    algorithm = params.get("nccl_algorithm", curve.algorithm.removeprefix("nccl_"))
+    algorithm = params.get("nccl_algorithm", NCCL_NAMES.get(curve.algorithm))
     schedule = ALGORITHMS[curve.algorithm].build(curve.ranks, size_bytes, **params)
     assert _COUNTED[algorithm](curve.ranks, size_bytes, params) == len(schedule.transfers)

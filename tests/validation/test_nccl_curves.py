@@ -39,9 +39,10 @@ from tests.validation.nccl_curves import (
     ring_against_model,
     summary,
 )
-from tests.validation.tables import nccl_curves_markdown
+from tests.validation.tables import nccl_curves_markdown, nccl_families_markdown
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "validation.md"
+NCCL_DOC = DOC.with_name("nccl.md")
 BUDGET_TRANSFERS = 20_000
 
 SINGLE_SERVER_HOLDS = {
@@ -161,10 +162,11 @@ def test_nccl_ring_on_8_dgx_h100_is_within_ten_percent_of_nccls_model():
 
 
 def test_docs_show_the_nccl_curves_section(table):
-    """docs/validation.md must carry `python -m tests.validation.tables nccl_curves`, line for line."""
-    text = DOC.read_text(encoding="utf-8")
-    missing = [line for line in nccl_curves_markdown(table).splitlines() if line and line not in text]
-    assert not missing, "docs/validation.md differs from the command's output:\n" + "\n".join(missing[:20])
+    """docs/validation.md carries the `nccl_curves` section line for line, docs/nccl.md its family table."""
+    for doc, section in ((DOC, nccl_curves_markdown(table)), (NCCL_DOC, nccl_families_markdown(table))):
+        text = doc.read_text(encoding="utf-8")
+        missing = [line for line in section.splitlines() if line and line not in text]
+        assert not missing, f"{doc.name} differs from the command's output:\n" + "\n".join(missing[:20])
 
 
 def test_every_curve_is_in_one_family_and_every_point_counts(table):

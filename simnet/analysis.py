@@ -127,7 +127,7 @@ def _compact(params: str) -> str:
 
 
 def display_table(results: pd.DataFrame) -> pd.DataFrame:
-    """A copy of `results` for people: sizes and times with units, ratios rounded."""
+    """A copy of `results` for people: sizes and times with units, ratios rounded (``—``: no closed form)."""
     shown = pd.DataFrame(
         {
             "point": results["point"],
@@ -136,8 +136,8 @@ def display_table(results: pd.DataFrame) -> pd.DataFrame:
             "ranks": results["ranks"],
             "size": results["size_bytes"].map(format_size),
             "sim time": results["sim_time_s"].map(format_time),
-            "model time": results["model_time_s"].map(format_time),
-            "sim/model": results["sim_over_model"].map("{:.4f}".format),
+            "model time": results["model_time_s"].map(lambda t: format_time(t) if t == t else "—"),
+            "sim/model": results["sim_over_model"].map(lambda r: f"{r:.4f}" if r == r else "—"),
             "sim/crit.path": results["sim_over_critical_path"].map("{:.4f}".format),
             "algbw GB/s": results["algbw_GBps"].map("{:.2f}".format),
             "busbw GB/s": results["busbw_GBps"].map("{:.2f}".format),
@@ -237,7 +237,8 @@ def residuals(results: pd.DataFrame) -> pd.DataFrame:
     )
 
     def worst(values: pd.Series) -> float:
-        return float(values.iloc[values.abs().argmax()])
+        known = values.dropna()
+        return float(known.iloc[known.abs().argmax()]) if len(known) else float("nan")
 
     grouped = frame.groupby(["algorithm", "params"], sort=False)
     return grouped.agg(

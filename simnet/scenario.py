@@ -38,6 +38,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import math
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -51,10 +52,12 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr,
 from simnet import units
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
+from simnet.algorithms.registry import Algorithm
 from simnet.analysis import RESULT_COLUMNS, result_row
 from simnet.engine import Trace, simulate
 from simnet.errors import ScenarioError, SimnetError
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
+from simnet.interchange import msccl
 from simnet.models import critical_path_time, predict
 from simnet.links import LINK_MODELS
 from simnet.network import Network
@@ -94,10 +97,19 @@ class _Strict(BaseModel):
 
 
 class AlgorithmSpec(_Strict):
-    """One algorithm to run, with its own parameters (``{name: ring, chunks: 4}``)."""
+    """One algorithm to run, with its own parameters (``{name: ring, chunks: 4}``), or an MSCCL file
+    (``{msccl: PATH}``, optionally with ``inplace`` and ``root``; its ``name`` is ``"msccl"``)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
     name: str
+
+
+def _algorithm_entry(value: Any) -> Any:
+    if isinstance(value, str):
+        return {"name": value}
+    if isinstance(value, dict) and "msccl" in value and "name" not in value:
+        return {"name": "msccl", **value}
+    return value
 
 
 class CollectiveSpec(_Strict):
@@ -109,9 +121,7 @@ class CollectiveSpec(_Strict):
 
     model_config = ConfigDict(extra="allow", frozen=True)
     op: Literal[COLLECTIVES] = "allreduce"  # type: ignore[valid-type]
-    algorithms: list[Annotated[AlgorithmSpec, BeforeValidator(lambda v: {"name": v} if isinstance(v, str) else v)]] = (
-        Field(min_length=1)
-    )
+    algorithms: list[Annotated[AlgorithmSpec, BeforeValidator(_algorithm_entry)]] = Field(min_length=1)
 
 
 Time = Annotated[float, BeforeValidator(units.parse_time), Field(ge=0)]
@@ -257,6 +267,8 @@ class Scenario(_Strict):
     network: NetworkSpec = NetworkSpec()
     sweep: SweepSpec | None = None
     _networks: NetworkCache = PrivateAttr(default_factory=NetworkCache)
+    _base_dir: Path | None = PrivateAttr(default=None)
+    _programs: dict = PrivateAttr(default_factory=dict)
 
     def built_network(self, *, force: bool = False) -> Network:
         """The scenario's network (built once, shared with the scenario's sweep points)."""
@@ -424,13 +436,56 @@ def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bo
         _raise_translated(error, path)
 
 
-def _algorithm_runs(
-    collective: CollectiveSpec, supplied: tuple[str, ...] = ()
-) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
-    """Per listed algorithm: its name, converted parameters, and each parameter's key path.
+_MSCCL_KEYS = ("msccl", "inplace", "root")
 
-    `supplied` names parameters the scenario provides itself (``payload``).
+
+def _imported(scenario: Scenario, own: dict[str, Any], where: str, nranks: int) -> msccl.Program:
+    """The verified program of an ``{msccl: PATH, inplace: ..., root: ...}`` entry.
+
+    PATH is relative to the scenario file's directory (the working directory for a
+    scenario not read from a file). The file is read and verified once per scenario
+    and its sweep points.
     """
+    for key in own:
+        if key not in _MSCCL_KEYS:
+            raise ScenarioError(_unknown("key of an msccl entry", key, list(_MSCCL_KEYS)), path=f"{where}.{key}")
+    path, inplace, root = own["msccl"], own.get("inplace"), own.get("root", 0)
+    if not isinstance(path, str) or not path:
+        raise ScenarioError(f"must be the path of an MSCCL XML file, got {path!r}", path=f"{where}.msccl")
+    if inplace is not None and not isinstance(inplace, bool):
+        raise ScenarioError(f"must be true or false, got {inplace!r}", path=f"{where}.inplace")
+    if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < nranks:
+        raise ScenarioError(f"must be a rank in [0, {nranks}), got {root!r}", path=f"{where}.root")
+    file = Path(path)
+    if not file.is_absolute() and scenario._base_dir is not None:
+        file = scenario._base_dir / file
+    key = (str(file), inplace, root)
+    if key not in scenario._programs:
+        try:
+            program = msccl.read(file)
+            if program.ngpus != nranks:
+                raise ScenarioError(f"{file}: the program is for ngpus={program.ngpus} ranks, the topology has "
+                                    f"{nranks}")
+            if program.collective != scenario.collective.op:
+                raise ScenarioError(f"{file}: the program computes {program.collective} (coll={program.coll!r}), "
+                                    f"not {scenario.collective.op}")
+            program.verify(inplace=inplace, root=root)
+        except SimnetError as error:
+            raise ScenarioError(str(error), path=f"{where}.msccl") from None
+        scenario._programs[key] = program
+    return scenario._programs[key]
+
+
+def _algorithm_runs(
+    scenario: Scenario, nranks: int
+) -> list[tuple[Algorithm, dict[str, Any], dict[str, str], dict[str, Any]]]:
+    """Per listed algorithm: its record, converted parameters, each parameter's key path, and what else
+    its result rows show in ``params`` (an MSCCL file's path as written and its protocol).
+
+    Parameters the scenario provides itself (``payload``) are not read from YAML.
+    """
+    collective = scenario.collective
+    supplied = _supplied(scenario)
     shared = dict(collective.model_extra or {})
     runs = []
     used_shared: set[str] = set()
@@ -438,6 +493,11 @@ def _algorithm_runs(
         name = entry.name
         own = dict(entry.model_extra or {})
         where = f"collective.algorithms[{index}]"
+        if name == "msccl" and "msccl" in own:
+            program = _imported(scenario, own, where, nranks)
+            record = program.algorithm(inplace=own.get("inplace"), root=own.get("root", 0))
+            runs.append((record, {}, {}, {**own, "proto": program.proto}))
+            continue
         if name not in ALGORITHMS:
             raise ScenarioError(_unknown("algorithm", name, sorted(ALGORITHMS)), path=where)
         if collective.op not in ALGORITHMS[name].ops:
@@ -459,7 +519,7 @@ def _algorithm_runs(
                 _, expected = _parser(parameter_name, annotation)
                 raise ScenarioError(f"missing; {what} needs {expected}", path=f"{where}.{_yaml_key(parameter_name)}")
         origins = {key: f"collective.{key}" for key in taken} | {key: f"{where}.{key}" for key in own}
-        runs.append((name, params, origins))
+        runs.append((ALGORITHMS[name], params, origins, {}))
     for key in shared:
         if key not in used_shared:
             raise ScenarioError(
@@ -509,11 +569,15 @@ def _fields_at(loc: tuple) -> list[str]:
 
 
 def parse_scenario(data: Any, *, source: str = "", force: bool = False,
-                   networks: NetworkCache | None = None) -> Scenario:
+                   networks: NetworkCache | None = None, base_dir: str | Path | None = None,
+                   programs: dict | None = None) -> Scenario:
     """Validate a scenario given as plain data (e.g. from :func:`yaml.safe_load`).
 
     Its network is built once, into `networks` (a new cache if not given), and
-    reused by everything that runs the scenario or its sweep points.
+    reused by everything that runs the scenario or its sweep points. Relative paths
+    of MSCCL files (``{msccl: PATH}`` algorithms) are relative to `base_dir` (the
+    working directory if not given); each file is read and verified once, into
+    `programs` (a new cache if not given).
 
     Raises
     ------
@@ -531,6 +595,9 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False,
         raise _format_validation_error(error).at(source=source) from None
     if networks is not None:
         scenario._networks = networks
+    if programs is not None:
+        scenario._programs = programs
+    scenario._base_dir = None if base_dir is None else Path(base_dir)
     try:
         network = scenario.built_network(force=force)
         scenario.network.simulate_kwargs(network.size)
@@ -539,7 +606,7 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False,
             raise ScenarioError(f"must not be empty, got {data['sizes']!r}" if given else "missing", path="sizes")
         if scenario.payload is not None and scenario.sizes:
             raise ScenarioError("a sparse payload fixes the size (dimension * value_bytes); remove sizes", path="sizes")
-        _algorithm_runs(scenario.collective, _supplied(scenario))
+        _algorithm_runs(scenario, network.size)
         if scenario.payload is not None:
             scenario.payload.payloads()
     except SimnetError as error:
@@ -573,7 +640,7 @@ def load_scenario(path: str | Path, *, force: bool = False) -> Scenario:
 
     `force` lets topologies through that look too large for this machine.
     """
-    scenario = parse_scenario(read_yaml(path), source=str(path), force=force)
+    scenario = parse_scenario(read_yaml(path), source=str(path), force=force, base_dir=Path(path).parent)
     expand(scenario, source=str(path), force=force)
     return scenario
 
@@ -628,7 +695,8 @@ def expand(scenario: Scenario, *, source: str = "", force: bool = False) -> list
                 raise error.at(path="sweep", source=source) from None
         label = ",".join(f"{key}={_shown(value)}" for key, value in overrides)
         try:
-            point = parse_scenario(data, force=force, networks=scenario._networks)
+            point = parse_scenario(data, force=force, networks=scenario._networks, base_dir=scenario._base_dir,
+                                   programs=scenario._programs)
         except SimnetError as error:
             raise ScenarioError(f"point {index} ({label}): {error}", path="sweep", source=source) from None
         digest = hashlib.sha256(point.model_dump_json().encode()).hexdigest()[:16]
@@ -678,8 +746,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     cases = [(size, None) for size in scenario.sizes]
     if scenario.payload is not None:
         cases = [(payload.size_bytes, payload) for payload in scenario.payload.payloads()]
-    for name, params, origins in _algorithm_runs(scenario.collective, _supplied(scenario)):
-        record = ALGORITHMS[name]
+    for record, params, origins, shown_extra in _algorithm_runs(scenario, nranks):
+        name = record.name
         op, builder = scenario.collective.op, record.builder
         takes_payload = record.payload == "sparse"
         if record.defaults is not None:
@@ -691,14 +759,16 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
         base = params
         for size, payload in cases:
             params = base | ({"payload": payload} if payload is not None and takes_payload else {})
-            described = {_yaml_key(k): v for k, v in base.items()}
-            shown = json.dumps(described | ({"payload": payload.describe()} if payload else {}), sort_keys=True)
+            described = {_yaml_key(k): v for k, v in base.items()} | shown_extra
             try:
                 schedule = builder(nranks, size, **params)
             except SimnetError as error:
                 key = _yaml_key(error.path)
                 where = {"nranks": "topology", "size": "payload" if payload is not None else "sizes"}.get(key)
                 raise ScenarioError(error.message, path=where or origins.get(key, f"collective.{key}")) from None
+            if schedule.params.get("selected") is False:
+                described["selected"] = False
+            shown = json.dumps(described | ({"payload": payload.describe()} if payload else {}), sort_keys=True)
             try:
                 trace = simulate(network, schedule, **options)
             except SimnetError as error:
@@ -715,7 +785,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                 ranks=nranks,
                 size_bytes=size,
                 sim_time_s=trace.time_s,
-                model_time_s=predict(name, network, nranks, size, gamma_s_per_byte=gamma, **params),
+                model_time_s=(predict(name, network, nranks, size, gamma_s_per_byte=gamma, **params)
+                              if record.model is not None else math.nan),
                 critical_path_s=critical_path_time(network, schedule, gamma),
             )
             yield Run(name, params, size, trace, row)

@@ -60,6 +60,7 @@ layout written by msccl-tools' ``ir_to_xml`` (``msccl/language/ir.py``).
 
 from __future__ import annotations
 
+import functools
 import heapq
 import re
 from bisect import bisect_right
@@ -70,6 +71,7 @@ from pathlib import Path
 
 import numpy as np
 
+from simnet.algorithms.registry import Algorithm
 from simnet.errors import ScheduleError, SimnetError
 from simnet.schedule import (
     COLLECTIVES,
@@ -791,10 +793,25 @@ class Program:
         nbytes = piece_bytes[table.piece] if len(table) else np.zeros(0, dtype=np.int64)
         params = {"file": self.source, "name": self.name, "proto": self.proto, "nchannels": self.nchannels,
                   "nchunksperloop": self.nchunksperloop, "inplace": mode, "min_bytes": self.min_bytes,
-                  "max_bytes": self.max_bytes}
+                  "max_bytes": self.max_bytes, "selected": self.covers(size_bytes)}
         return Schedule(self.collective, self.ngpus, tuple(chunk_bytes.tolist()), table.replace(nbytes=nbytes),
                         algorithm=f"msccl:{self.name}", root=root if self.collective in ("broadcast", "reduce")
                         else None, owners=owners, params=params)
+
+    def algorithm(self, *, inplace: bool | None = None, root: int = 0) -> Algorithm:
+        """The program as an :class:`~simnet.algorithms.registry.Algorithm` record named ``msccl:<name>``.
+
+        It is registered nowhere: scenarios build one per ``{msccl: PATH}`` entry, so
+        the program runs beside the registry's algorithms. It takes exactly
+        ``ngpus`` ranks and has no closed form.
+        """
+        builder = functools.partial(_build, self, inplace, root)
+        return Algorithm(
+            name=f"msccl:{self.name}", ops=(self.collective,), builder=builder,
+            description=f"MSCCL program {self.source} ({self.coll}, {self.proto}, {self.nchannels} channels)",
+            no_model="an imported MSCCL program has no closed form; the critical path and the simulation time it",
+            citation=self.source, transfers=lambda nranks, params: 2 * self.steps,
+            supports=lambda nranks: nranks == self.ngpus)
 
     def _translated(self, inplace: bool | None, root: int) -> tuple[TransferTable, tuple[int, ...] | None, bool]:
         mode = self.inplace if inplace is None else bool(inplace)
@@ -827,6 +844,14 @@ class Program:
                                   source=self.source) from None
             self._translations[key] = (table, owners, mode)
         return self._translations[key]
+
+
+def _build(program: Program, inplace: bool | None, root: int, nranks: int, size_bytes: int) -> Schedule:
+    """``builder(nranks, size_bytes)`` of :meth:`Program.algorithm`."""
+    if nranks != program.ngpus:
+        raise MscclError(f"the program is for ngpus={program.ngpus} ranks, not {nranks}", kind="format",
+                         path="nranks", source=program.source)
+    return program.schedule(size_bytes, inplace=inplace, root=root)
 
 
 def reads(text: str, *, source: str = "<string>", limits: Limits = RUNTIME_LIMITS) -> Program:

@@ -62,7 +62,7 @@ from simnet.models import critical_path_time, predict
 from simnet.links import LINK_MODELS
 from simnet.network import Network
 from simnet.payloads import DISTRIBUTIONS, SparsePayload
-from simnet.schedule import COLLECTIVES
+from simnet.schedule import COLLECTIVES, Schedule
 from simnet.topology import BUILDERS
 from simnet.topology import build as topology_build
 
@@ -80,6 +80,7 @@ __all__ = [
     "Run",
     "runs",
     "run_point",
+    "build_schedule",
     "NetworkCache",
 ]
 
@@ -733,6 +734,45 @@ def _supplied(scenario: Scenario) -> tuple[str, ...]:
     return ("payload",) if scenario.payload is not None else ()
 
 
+def _with_defaults(record: Algorithm, params: dict[str, Any], network: Network) -> dict[str, Any]:
+    """`params` over the parameters `record` derives from the topology's hierarchy."""
+    if record.defaults is None:
+        return params
+    return {**record.defaults(functools.partial(hierarchy_factors, network.graph)), **params}
+
+
+def _built(record: Algorithm, params: dict[str, Any], origins: dict[str, str], nranks: int, size: int,
+           *, sized_by: str = "sizes") -> Schedule:
+    """``record.builder(nranks, size, **params)`` with its errors at their scenario key paths."""
+    try:
+        return record.builder(nranks, size, **params)
+    except SimnetError as error:
+        key = _yaml_key(error.path)
+        where = {"nranks": "topology", "size": sized_by}.get(key)
+        raise ScenarioError(error.message, path=where or origins.get(key, f"collective.{key}")) from None
+
+
+def build_schedule(point: Point, algorithm: str, size_bytes: int, *, force: bool = False) -> Schedule:
+    """The schedule the point's `algorithm` builds for `size_bytes`, with the point's parameters, unsimulated.
+
+    `algorithm` is a name as result rows show it (``ring``, ``msccl:<name>``); the
+    first listed algorithm of that name is built.
+
+    Raises
+    ------
+    ScenarioError
+        If the point lists no such algorithm, or its builder refuses the size.
+    """
+    scenario = point.scenario
+    network = scenario.built_network(force=force)
+    listed = _algorithm_runs(scenario, network.size)
+    for record, params, origins, _ in listed:
+        if record.name == algorithm:
+            return _built(record, _with_defaults(record, params, network), origins, network.size, size_bytes)
+    names = ", ".join(dict.fromkeys(record.name for record, *_ in listed))
+    raise ScenarioError(f"the scenario lists no algorithm {algorithm!r} (it lists {names})", path="algorithm")
+
+
 def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     """Simulate every (algorithm, size) of one point, in scenario order, with its models.
 
@@ -748,11 +788,9 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
         cases = [(payload.size_bytes, payload) for payload in scenario.payload.payloads()]
     for record, params, origins, shown_extra in _algorithm_runs(scenario, nranks):
         name = record.name
-        op, builder = scenario.collective.op, record.builder
+        op = scenario.collective.op
         takes_payload = record.payload == "sparse"
-        if record.defaults is not None:
-            derived = record.defaults(functools.partial(hierarchy_factors, network.graph))
-            params = {**derived, **params}
+        params = _with_defaults(record, params, network)
         transfers = record.transfers(nranks, params)
         check_fits(f"{name} on {nranks:,} ranks (about {transfers:,} transfers)",
                    transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective")
@@ -760,12 +798,7 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
         for size, payload in cases:
             params = base | ({"payload": payload} if payload is not None and takes_payload else {})
             described = {_yaml_key(k): v for k, v in base.items()} | shown_extra
-            try:
-                schedule = builder(nranks, size, **params)
-            except SimnetError as error:
-                key = _yaml_key(error.path)
-                where = {"nranks": "topology", "size": "payload" if payload is not None else "sizes"}.get(key)
-                raise ScenarioError(error.message, path=where or origins.get(key, f"collective.{key}")) from None
+            schedule = _built(record, params, origins, nranks, size, sized_by="payload" if payload else "sizes")
             if schedule.params.get("selected") is False:
                 described["selected"] = False
             shown = json.dumps(described | ({"payload": payload.describe()} if payload else {}), sort_keys=True)

@@ -196,7 +196,8 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
         ``point, size_bytes, winner, time_s, runner_up, runner_up_time_s, margin,
         model_agrees``; ``margin = runner_up_time_s / time_s - 1`` (``NaN`` with a
         single choice); ``model_agrees`` says whether the closed-form model ranks
-        the same choice first. Ties go to the earlier row.
+        the same choice first (``None`` when the winner has no closed form, e.g. an
+        imported MSCCL program). Ties go to the earlier row.
     """
     rows = []
     for (point, size), group in results.groupby(_RUN_KEY, sort=False):
@@ -214,7 +215,8 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
                 "runner_up": labels.iloc[1] if runner is not None else "",
                 "runner_up_time_s": runner["sim_time_s"] if runner is not None else float("nan"),
                 "margin": runner["sim_time_s"] / best["sim_time_s"] - 1 if runner is not None else float("nan"),
-                "model_agrees": bool(predicted == labels.iloc[0]),
+                "model_agrees": bool(predicted == labels.iloc[0]) if best["model_time_s"] == best["model_time_s"]
+                else None,
             }
         )
     return pd.DataFrame(rows)
@@ -299,7 +301,7 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
         "time": best["time_s"].map(format_time),
         "runner-up": best["runner_up"],
         "margin": best["margin"].map(lambda m: "" if m != m else f"{m:.1%}"),
-        "model agrees": best["model_agrees"].map({True: "yes", False: "no"}),
+        "model agrees": best["model_agrees"].map(lambda agrees: "—" if agrees is None else ("yes" if agrees else "no")),
     })
     if not shown["point"].astype(bool).any():
         shown = shown.drop(columns="point")

@@ -429,7 +429,8 @@ def verify_msccl(file: Path, inplace: bool | None, root: int) -> None:
     mode = "in-place" if schedule.params["inplace"] else "out-of-place"
     upper = format_size(program.max_bytes) if program.max_bytes else "no limit"
     click.echo(f"{file}: {program.name}, {program.collective} on {program.ngpus} GPUs ({mode}, {program.proto}, "
-               f"{program.nchannels} channels, {program.nchunksperloop} chunks, sizes {format_size(program.min_bytes)}"
+               f"{program.nchannels} channel{'s' if program.nchannels != 1 else ''}, {program.nchunksperloop} chunks, "
+               f"sizes {format_size(program.min_bytes)}"
                f" .. {upper}): {program.threadblocks} thread blocks, {program.steps} steps -> {len(schedule)} "
                f"transfers; passes check()")
 

@@ -437,15 +437,16 @@ def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bo
         _raise_translated(error, path)
 
 
-_MSCCL_KEYS = ("msccl", "inplace", "root")
+_MSCCL_KEYS = ("msccl", "inplace", "root", "range")
 
 
 def _imported(scenario: Scenario, own: dict[str, Any], where: str, nranks: int) -> msccl.Program:
-    """The verified program of an ``{msccl: PATH, inplace: ..., root: ...}`` entry.
+    """The verified program of an ``{msccl: PATH, inplace: ..., root: ..., range: ...}`` entry.
 
     PATH is relative to the scenario file's directory (the working directory for a
     scenario not read from a file). The file is read and verified once per scenario
-    and its sweep points.
+    and its sweep points. A size outside the file's ``minBytes`` .. ``maxBytes`` (where
+    the runtime would not select it) is refused unless ``range: ignore``.
     """
     for key in own:
         if key not in _MSCCL_KEYS:
@@ -457,6 +458,8 @@ def _imported(scenario: Scenario, own: dict[str, Any], where: str, nranks: int) 
         raise ScenarioError(f"must be true or false, got {inplace!r}", path=f"{where}.inplace")
     if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < nranks:
         raise ScenarioError(f"must be a rank in [0, {nranks}), got {root!r}", path=f"{where}.root")
+    if own.get("range", "enforce") not in ("enforce", "ignore"):
+        raise ScenarioError(f"must be 'enforce' or 'ignore', got {own['range']!r}", path=f"{where}.range")
     file = Path(path)
     if not file.is_absolute() and scenario._base_dir is not None:
         file = scenario._base_dir / file
@@ -474,7 +477,16 @@ def _imported(scenario: Scenario, own: dict[str, Any], where: str, nranks: int) 
         except SimnetError as error:
             raise ScenarioError(str(error), path=f"{where}.msccl") from None
         scenario._programs[key] = program
-    return scenario._programs[key]
+    program = scenario._programs[key]
+    sizes = scenario.sizes or [payload.size_bytes for payload in scenario.payload.payloads()]
+    outside = [size for size in sizes if not program.covers(size)]
+    if outside and own.get("range", "enforce") == "enforce":
+        upper = units.format_size(program.max_bytes) if program.max_bytes else "any size"
+        raise ScenarioError(f"{file} is selected for {units.format_size(program.min_bytes)} .. {upper} "
+                            f"(minBytes/maxBytes); {', '.join(units.format_size(size) for size in outside)} "
+                            f"{'is' if len(outside) == 1 else 'are'} outside: list sizes in range, or add "
+                            f"'range: ignore' to simulate it there anyway", path=f"{where}.msccl")
+    return program
 
 
 def _algorithm_runs(
@@ -799,8 +811,6 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
             params = base | ({"payload": payload} if payload is not None and takes_payload else {})
             described = {_yaml_key(k): v for k, v in base.items()} | shown_extra
             schedule = _built(record, params, origins, nranks, size, sized_by="payload" if payload else "sizes")
-            if schedule.params.get("selected") is False:
-                described["selected"] = False
             shown = json.dumps(described | ({"payload": payload.describe()} if payload else {}), sort_keys=True)
             try:
                 trace = simulate(network, schedule, **options)

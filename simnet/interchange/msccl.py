@@ -81,7 +81,6 @@ from simnet.schedule import (
     WORK,
     Schedule,
     TransferTable,
-    buffer_name,
     check,
     split_bytes,
 )

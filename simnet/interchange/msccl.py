@@ -312,7 +312,7 @@ def _document(text: str, source: str) -> list[_Element]:
             if len(element.attrs) > _MAX_ATTRIBUTES:
                 raise fail(pos, f"<{element.tag}> has more than {_MAX_ATTRIBUTES} attributes, the parser's limit")
             pos = close + 1
-            if pos < n and text[pos] not in " />":
+            if pos < n and text[pos] not in " />\n\r\t":
                 raise fail(pos, f"expected a space, '>' or '/>' after attribute {name} of <{element.tag}>")
         (stack[-1].children if stack else top).append(element)
         if not closed:
@@ -1409,6 +1409,32 @@ class _Translation:
             state.base, state.red, state.reads = [op], [], []
         return waits if check else set()
 
+    def _adds_on_arrival(self, node: int) -> bool:
+        """Whether the data a receive step takes is added into its landing cell as it arrives.
+
+        ``rrc``/``rrcs`` in place and ``rrs`` whose source is overwritten next (so its
+        cell can take the sum) do; a ``recv ⊕ src`` written elsewhere lands as a copy
+        and a local reduction then adds ``src`` (the runtime reads both at once; simnet
+        lets the data land as soon as its destination is free, as a FIFO would hold it).
+        """
+        kind = self.steps[node].kind
+        if kind in ("rrc", "rrcs"):
+            return self.src_slots[node][0] == self.dst_slots[node][0]
+        return kind == "rrs" and node in self.dead
+
+    def _local(self, node: int, sources: list, targets: list, reduce: bool, label: str, deps) -> list[int]:
+        """Local transfers of step `node` from cells `sources` to `targets` (``(key, chunk)`` per chunk)."""
+        rank = self.steps[node].gpu
+        cells = [(k, self._cell(rank, source), self._cell(rank, target))
+                 for k, (source, target) in enumerate(zip(sources, targets))]
+        made = self._new_op(rank, rank, cells, reduce, node, node, label, deps)
+        for op in made:
+            transfer = self.ops[op]
+            for chunk in transfer.chunks:
+                self._record_read(op, (rank, transfer.sb, chunk))
+                self._land(op, (rank, transfer.db, chunk), reduce, node, check=False)
+        return made
+
     def _transfers(self) -> None:
         self.ops: list[_Op] = []
         self.cells: dict[tuple[int, int, int], _Cell] = {}
@@ -1416,38 +1442,30 @@ class _Translation:
         outgoing: dict[int, list[int]] = {}
         for node in self.order:
             step = self.steps[node]
-            kind, rank = step.kind, step.gpu
+            kind, rank, cnt = step.kind, step.gpu, step.cnt
             ready = self._prune(set().union(*(done[p] for p in self.control[node])))
             own: list[int] = []
-            if kind in ("cpy", "re") or (kind in ("rrc", "rrcs") and self.src_slots[node][0] != self.dst_slots[node][0]) \
-                    or (kind == "rrs" and node not in self.dead):
-                targets = [self._landing(node, k) if kind == "rrs" else self.dst_cells[node][k]
-                           for k in range(step.cnt)]
-                cells = [(k, self._cell(rank, self.src_cells[node][k]), self._cell(rank, targets[k]))
-                         for k in range(step.cnt)]
-                label = kind if kind in ("cpy", "re") else f"{kind} copy"
-                own = self._new_op(rank, rank, cells, kind == "re", node, node, label, ready)
-                for op in own:
-                    transfer = self.ops[op]
-                    for chunk in transfer.chunks:
-                        self._record_read(op, (rank, transfer.sb, chunk))
-                        self._land(op, (rank, transfer.db, chunk), kind == "re", node, check=False)
+            if kind in ("cpy", "re"):
+                own = self._local(node, self.src_cells[node], self.dst_cells[node], kind == "re", kind, ready)
             arrived: list[int] = []
             if kind in _RECEIVES:
-                addition = kind in ("rrs", "rrc", "rrcs")
+                adding = self._adds_on_arrival(node)
                 for op in outgoing.pop(self.sender[node]):
                     transfer = self.ops[op]
                     for chunk in transfer.chunks:
-                        transfer.deps |= self._land(op, (rank, transfer.db, chunk), addition, node, check=True)
+                        transfer.deps |= self._land(op, (rank, transfer.db, chunk), adding, node, check=True)
                     arrived.append(op)
+                if kind in ("rrs", "rrc", "rrcs") and not adding:
+                    targets = [self._landing(node, k) for k in range(cnt)]
+                    own = self._local(node, self.src_cells[node], targets, True, f"{kind} add",
+                                      ready | set(arrived))
             if kind in _SENDS:
                 peer = self.receiver[node]
                 peer_rank = self.steps[peer].gpu
                 cells = [(k, self._cell(rank, self._sending(node, k)), self._cell(peer_rank, self._landing(peer, k)))
-                         for k in range(step.cnt)]
-                label = f"{kind}>{self.steps[peer].kind}"
-                reduce = self.steps[peer].kind in ("rrs", "rrc", "rrcs")
-                made = self._new_op(rank, peer_rank, cells, reduce, node, peer, label, ready | set(arrived) | set(own))
+                         for k in range(cnt)]
+                made = self._new_op(rank, peer_rank, cells, self._adds_on_arrival(peer), node, peer,
+                                    f"{kind}>{self.steps[peer].kind}", ready | set(arrived) | set(own))
                 for op in made:
                     for chunk in self.ops[op].chunks:
                         self._record_read(op, (rank, self.ops[op].sb, chunk))
@@ -1896,14 +1914,14 @@ def _write(schedule: Schedule, name: str, proto: str, coll: str, home: str, layo
                 listed.extend(("nop", t, None, target) for target in targets[:-1])
                 listed.extend((side, t, run, targets[-1] if index == 0 and targets else None)
                               for index, run in enumerate(pieces[t]))
-                place[(t, side)] = (tb_id[id(lane)], len(listed) - 1)
+                place[(t, side)] = (lane.gpu, tb_id[id(lane)], len(listed) - 1)
             rows[id(lane)] = listed
     depended = set()
     for listed in rows.values():
         for entry in listed:
             if entry[3] is not None:
                 depended.add(place[entry[3]])
-    if any(tb > _MAX_DEPID for tb, _ in depended):
+    if any(tb > _MAX_DEPID for _, tb, _ in depended):
         raise _export_error(f"a thread block beyond id {_MAX_DEPID} is depended on; depid is an 8-bit integer")
 
     def slot(buffer: int, first: int) -> tuple[str, int]:
@@ -1919,8 +1937,8 @@ def _write(schedule: Schedule, name: str, proto: str, coll: str, home: str, layo
         for lane in gpu_lanes:
             body.append(f'    <tb id="{tb_id[id(lane)]}" send="{lane.send}" recv="{lane.recv}" chan="{lane.chan}">')
             for s, (side, t, run, target) in enumerate(rows[id(lane)]):
-                depid, deps = place[target] if target is not None else (-1, -1)
-                hasdep = int((tb_id[id(lane)], s) in depended)
+                depid, deps = place[target][1:] if target is not None else (-1, -1)
+                hasdep = int((rank, tb_id[id(lane)], s) in depended)
                 if side == "nop":
                     body.append(f'      <step s="{s}" type="nop" srcbuf="i" srcoff="-1" dstbuf="o" dstoff="-1" '
                                 f'cnt="0" depid="{depid}" deps="{deps}" hasdep="{hasdep}"/>')

@@ -772,6 +772,15 @@ class Program:
         root : int, optional
             Root rank of a broadcast or reduce (the file does not name one).
 
+        Returns
+        -------
+        Schedule
+            Named ``msccl:<name>``; ``params`` holds the file, ``name``, ``proto``,
+            ``nchannels``, ``nchunksperloop``, ``inplace``, ``min_bytes``,
+            ``max_bytes`` and ``selected`` (whether the runtime selects the
+            algorithm for `size_bytes`, :meth:`covers`). Translations are cached per
+            buffer mode and root, so other sizes cost only the byte counts.
+
         Raises
         ------
         MscclDefect

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+__all__ = ["step", "nop", "program", "ring", "allpairs"]
+
 Step = dict
 Threadblock = tuple  # (send, recv, chan, [Step, ...])
 
@@ -31,6 +33,7 @@ def step(kind: str, src: str | None = None, dst: str | None = None, cnt: int = 1
 
 
 def nop(tb: int, s: int) -> Step:
+    """A ``nop`` carrying one dependency on step `s` of thread block `tb`."""
     return step("nop", dep=(tb, s))
 
 

@@ -237,13 +237,13 @@ def child(name: str, quick: bool, smpi: bool) -> None:
 
 
 def _smpi(spec: dict, program: Path, directory: Path) -> tuple[float, float]:
+    from simnet.network import Network
     from simnet.smpi import smpi_time_s
     from simnet.topology import switch
 
     began = time.perf_counter()
-    reference = smpi_time_s(
-        program, switch(spec["ranks"], BANDWIDTH_Bps, LATENCY_S), "lr", 64 * MIB, directory, timeout_s=1800
-    )
+    network = Network(switch(spec["ranks"], BANDWIDTH_Bps, LATENCY_S))
+    reference = smpi_time_s(program, network, "lr", 64 * MIB, directory, timeout_s=1800)
     return time.perf_counter() - began, reference
 
 

@@ -9,6 +9,7 @@ all-reduce ``2 (p - 1) / p``.
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 
@@ -27,6 +28,9 @@ __all__ = [
     "tier_summary",
     "link_summary",
     "markdown_summary",
+    "nccl_key",
+    "nccl_comparison",
+    "display_nccl_comparison",
 ]
 
 RESULT_COLUMNS = (
@@ -46,6 +50,8 @@ RESULT_COLUMNS = (
     "sim_over_critical_path",
     "algbw_GBps",
     "busbw_GBps",
+    "nccl_choice",
+    "nccl_model_s",
 )
 
 _BUSBW_FACTORS = {
@@ -80,6 +86,8 @@ def result_row(
     sim_time_s: float,
     model_time_s: float,
     critical_path_s: float,
+    nccl_choice: str = "",
+    nccl_model_s: float = math.nan,
 ) -> dict:
     """One result row with derived columns (ratios to the two models, algbw, busbw in GB/s).
 
@@ -87,6 +95,10 @@ def result_row(
     contention-free longest path through the schedule's transfers
     (:func:`simnet.models.critical_path_time`). Their ratios to the simulated time
     show how much of it the formula explains, and how much contention adds.
+    ``nccl_choice`` (``"algorithm/protocol"``) and ``nccl_model_s`` are what NCCL's
+    own cost model picks for this collective and size on the topology and the time
+    it predicts for it (empty and ``nan`` where simnet has no NCCL model of the
+    topology), the same on every row of one size.
     """
     algbw_GBps = size_bytes / sim_time_s / 1e9
     return {
@@ -106,6 +118,8 @@ def result_row(
         "sim_over_critical_path": sim_time_s / critical_path_s,
         "algbw_GBps": algbw_GBps,
         "busbw_GBps": algbw_GBps * busbw_factor(op, ranks),
+        "nccl_choice": nccl_choice,
+        "nccl_model_s": nccl_model_s,
     }
 
 
@@ -222,6 +236,80 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+_NCCL_FAMILY = {"nccl_ring": "ring", "nccl_tree": "tree", "nvls": "nvls", "nvls_tree": "nvls_tree",
+                "collnet_direct": "collnet_direct", "collnet_chain": "collnet_chain"}
+
+
+def nccl_key(algorithm: str, params: str) -> str:
+    """``"algorithm/protocol"`` in NCCL's names for a run of an NCCL-family schedule, ``""`` for any other.
+
+    >>> nccl_key("nccl_ring", '{"channels": 24, "protocol": "ll128"}'), nccl_key("nvls", "{}"), nccl_key("ring", "{}")
+    ('ring/ll128', 'nvls/simple', '')
+    """
+    values = json.loads(params) if params else {}
+    if algorithm == "nccl":
+        name = values.get("nccl_algorithm", "ring")
+    elif algorithm in _NCCL_FAMILY:
+        name = _NCCL_FAMILY[algorithm]
+    else:
+        return ""
+    return f"{name}/{values.get('protocol', 'simple')}"
+
+
+def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
+    """Per point and size, simnet's simulated winner beside NCCL's own choice.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``point, size_bytes, simnet_best, simnet_best_s, nccl_choice, nccl_model_s,
+        nccl_simulated_s, agree``: the fastest simulated run and its time; what NCCL's
+        cost model picks (``"algorithm/protocol"``) and predicts; the simulated time
+        of that choice where a run of it is in `results` (``nan`` otherwise); whether
+        simnet's winner is NCCL's choice. Empty where no row has an NCCL choice (the
+        topology is not one simnet models NCCL on).
+    """
+    columns = ["point", "size_bytes", "simnet_best", "simnet_best_s", "nccl_choice", "nccl_model_s",
+               "nccl_simulated_s", "agree"]
+    rows = []
+    chosen = results[results["nccl_choice"].astype(str) != ""] if "nccl_choice" in results else results.iloc[:0]
+    for (point, size), group in chosen.groupby(_RUN_KEY, sort=False):
+        ordered = group.sort_values("sim_time_s", kind="stable")
+        best = ordered.iloc[0]
+        keys = [nccl_key(a, p) for a, p in zip(ordered["algorithm"], ordered["params"])]
+        choice = str(best["nccl_choice"])
+        matching = [t for key, t in zip(keys, ordered["sim_time_s"]) if key == choice]
+        rows.append({
+            "point": point,
+            "size_bytes": size,
+            "simnet_best": _choice(ordered).iloc[0],
+            "simnet_best_s": best["sim_time_s"],
+            "nccl_choice": choice,
+            "nccl_model_s": best["nccl_model_s"],
+            "nccl_simulated_s": min(matching) if matching else math.nan,
+            "agree": keys[0] == choice,
+        })
+    return pd.DataFrame(rows, columns=columns)
+
+
+def display_nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
+    """:func:`nccl_comparison` for people: sizes and times with units."""
+    frame = nccl_comparison(results)
+    shown = pd.DataFrame({
+        "point": frame["point"],
+        "size": frame["size_bytes"].map(format_size),
+        "simnet's best (simulated)": frame["simnet_best"].map(lambda label: label.replace('"', "")),
+        "time": frame["simnet_best_s"].map(format_time),
+        "NCCL's choice": frame["nccl_choice"],
+        "NCCL model": frame["nccl_model_s"].map(format_time),
+        "simulated": frame["nccl_simulated_s"].map(lambda t: "not run" if t != t else format_time(t)),
+        "same": frame["agree"].map({True: "yes", False: "no"}),
+    })
+    if not frame["point"].astype(bool).any():
+        shown = shown.drop(columns="point")
+    return shown
+
+
 def residuals(results: pd.DataFrame) -> pd.DataFrame:
     """How far each model is from the simulation, per algorithm.
 
@@ -315,6 +403,11 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
         if not pivot["point"].astype(bool).any():
             pivot = pivot.drop(columns="point")
         lines += [f"## Speedup over {baseline}", "", pivot.to_markdown(index=False, floatfmt=".3f"), ""]
+    if "nccl_choice" in results and results["nccl_choice"].astype(str).ne("").any():
+        lines += ["## NCCL's choice beside simnet's", "",
+                  "What NCCL's own cost model picks per size and predicts (`simnet.models.nccl`), beside the fastest "
+                  "simulated run and, where it ran, the simulated time of NCCL's choice.", "",
+                  display_nccl_comparison(results).to_markdown(index=False), ""]
     lines += ["## Models against the simulation", "",
               "`sim/model − 1` and `sim/critical path − 1`: positive when the simulation is slower.", ""]
     lines += [residuals(results).to_markdown(index=False, floatfmt=".2e"), ""]

@@ -2,18 +2,22 @@
 
 Calibration (never fitted to the figures in :data:`PUBLISHED`):
 
-* NVLink: NCCL's own effective per-link rate, ``SM80_NVLINK_BW 20.0`` (A100) and
-  ``SM90_NVLINK_BW 20.6`` (H100) GB/s in NVIDIA/nccl ``src/graph/topo.h``, i.e. the
-  25 GB/s line rate of one NVLink3/4 link less the ~20 % packet overhead
+* NVLink: NCCL's own effective per-link rate, ``SM80_NVLINK_BW 20.0`` (A100),
+  ``SM90_NVLINK_BW 20.6`` (H100) and ``SM100_NVLINK_BW 40.1`` (B200, GB200; 2.27.5
+  and later, 40.0 in 2.26 to 2.27.3) GB/s in NVIDIA/nccl ``src/graph/topo.h``, i.e.
+  the 25 GB/s line rate of one NVLink3/4 link (50 GB/s for NVLink 5) less the ~20 %
+  packet overhead
   (S. Jeaugey in NVIDIA/nccl#1054: "the app-level bandwidth is 80% of the peak
   bandwidth"; NVIDIA/nccl-tests#149: "25GB/s ... converts to ~20GB/s effective
   bandwidth with a 128B payload size").
 * InfiniBand: NCCL's ``NET_BW 12.0`` GB/s for a 100 Gbit/s port (same file), i.e.
-  96 % of line rate: 24 GB/s for HDR 200 Gb/s, 48 GB/s for NDR 400 Gb/s.
-* NVSwitch planes: an A100 or H100 stripes its traffic to another GPU over all of
-  its NVLinks, hence over every NVSwitch chip; the templates model a server's
-  planes as one crossbar (their default), so a GPU port carries all of the GPU's
-  links (12 x 20 = 240 GB/s on A100, 18 x 20.6 = 370.8 GB/s on H100).
+  96 % of line rate: 24 GB/s for HDR 200 Gb/s, 48 GB/s for NDR 400 Gb/s (the
+  ConnectX-7 ports of B200 and GB200 systems too).
+* NVSwitch planes: an A100, H100 or B200 stripes its traffic to another GPU over all
+  of its NVLinks, hence over every NVSwitch chip; the templates model a server's
+  (or an NVL72 rack's) planes as one crossbar (their default), so a GPU port carries
+  all of the GPU's links (12 x 20 = 240 GB/s on A100, 18 x 20.6 = 370.8 GB/s on
+  H100, 18 x 40.1 = 721.8 GB/s on B200).
 
 Everything else (PCIe, latencies, fabric) is the templates' defaults.
 """
@@ -29,7 +33,7 @@ from simnet.algorithms import ALGORITHMS
 from simnet.analysis import busbw_factor
 from simnet.engine import simulate
 from simnet.network import Network
-from simnet.topology import cluster, dgx_a100, dgx_h100
+from simnet.topology import NODES, cluster
 from simnet.units import format_size
 
 __all__ = [
@@ -42,13 +46,19 @@ __all__ = [
     "calibrated_cluster",
 ]
 
-NVLINK_EFFECTIVE_Bps = {"dgx_a100": 20.0e9, "dgx_h100": 20.6e9}
-"""NCCL's effective bandwidth of one NVLink, bytes/s (topo.h SM80_NVLINK_BW, SM90_NVLINK_BW)."""
+NVLINK_EFFECTIVE_Bps = {"dgx_a100": 20.0e9, "dgx_h100": 20.6e9, "dgx_b200": 40.1e9, "gb200_nvl72": 40.1e9}
+"""NCCL's effective bandwidth of one NVLink, bytes/s (topo.h SM80_, SM90_ and SM100_NVLINK_BW)."""
 
-NIC_EFFECTIVE_Bps = {"dgx_a100": 200e9 / 8 * 0.96, "dgx_h100": 400e9 / 8 * 0.96}
+NIC_EFFECTIVE_Bps = {
+    "dgx_a100": 200e9 / 8 * 0.96, "dgx_h100": 400e9 / 8 * 0.96, "dgx_b200": 400e9 / 8 * 0.96,
+    "gb200_nvl72": 400e9 / 8 * 0.96,
+}
 """Effective InfiniBand port rate, bytes/s: line rate times NET_BW / 100 Gbit/s = 12 / 12.5."""
 
-TOPO_H = "NVIDIA/nccl src/graph/topo.h: SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6, NET_BW 12.0 (100Gbit)"
+TOPO_H = (
+    "NVIDIA/nccl src/graph/topo.h: SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6, SM100_NVLINK_BW 40.1 (2.27.5 and "
+    "later), NET_BW 12.0 (100Gbit)"
+)
 
 
 def _node_params(kind: str, nic_share: float = 1.0) -> dict:
@@ -59,19 +69,22 @@ def _node_params(kind: str, nic_share: float = 1.0) -> dict:
 
 
 def calibrated_node(kind: str) -> nx.DiGraph:
-    """One ``"dgx_a100"`` or ``"dgx_h100"`` server at NCCL's effective rates."""
-    builder = {"dgx_a100": dgx_a100, "dgx_h100": dgx_h100}[kind]
-    return builder(**_node_params(kind))
+    """One server (or NVL72 rack) of a kind in :data:`NVLINK_EFFECTIVE_Bps` at NCCL's effective rates.
+
+    Kinds: ``"dgx_a100"``, ``"dgx_h100"``, ``"dgx_b200"``, ``"gb200_nvl72"``.
+    """
+    return NODES[kind](**_node_params(kind))
 
 
 def calibrated_cluster(kind: str, nodes: int, *, nic_share: float = 1.0) -> nx.DiGraph:
     """`nodes` calibrated servers, NIC ``j`` of every server on leaf ``j`` (rail-optimised, non-blocking).
 
+    One leaf per NIC of the template (8 for the DGX servers, 72 for an NVL72 rack).
     ``nic_share`` scales every NIC: 0.5 models a server with 4 NICs for 8 GPUs (each
     GPU's share of a NIC is half a port), as in the HGX systems of the multi-node rows.
     """
     fabric = {
-        "leaves": 8,
+        "leaves": sum(1 for _, node_kind in calibrated_node(kind).nodes(data="kind") if node_kind == "nic"),
         "spines": 4,
         "hosts_per_leaf": nodes,
         "bandwidth_Bps": NIC_EFFECTIVE_Bps[kind],

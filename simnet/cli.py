@@ -78,6 +78,10 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
         where = f"{len(points)} sweep points" if len(points) > 1 else results["topology"].iloc[0]
         click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, {results['network_model'].iloc[0]} links")
         click.echo(analysis.display_table(results).to_string(index=False))
+        comparison = analysis.display_nccl_comparison(results)
+        if len(comparison):
+            click.echo("\nNCCL's own choice (its cost model) beside simnet's simulated best:")
+            click.echo(comparison.to_string(index=False))
     if out_dir is not None:
         _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1)
 
@@ -351,8 +355,8 @@ def export() -> None:
 @click.option("--size", "size_text", help="Size to build the schedule for (default: the scenario's first size).")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="MSCCL XML file to write.")
-@click.option("--proto", type=click.Choice(["Simple", "LL", "LL128"]), default="Simple", show_default=True,
-              help="proto attribute of the file.")
+@click.option("--proto", type=click.Choice(["Simple", "LL", "LL128"]),
+              help="proto attribute of the file (default: the schedule's NCCL protocol, else Simple).")
 @click.option("--name", help="name attribute of the file (default: the algorithm's name).")
 @click.option("--point", "point_index", type=int, default=0, show_default=True, help="Which sweep point.")
 @click.option("--serialize", is_flag=True,

@@ -19,12 +19,22 @@ The life of a transfer (all times in simulated seconds)::
 
     ready_s    its dependencies have finished and its sending rank has started
                (rank start offsets)
-    issue_s    = ready_s + overhead_s * slowdown[src]  (software overhead α_sw)
+    issue_s    = ready_s + overhead_s * slowdown[src] + delay_s  (software overhead α_sw
+               and the protocol's latency of this message, see
+               :attr:`simnet.schedule.TransferTable.delay_s`)
     start_s    its first byte enters the network (later than issue_s only when it
                queues behind another transfer)
     arrive_s   its last byte has arrived
     end_s      = arrive_s + nbytes * gamma_s_per_byte[dst] * slowdown[dst] for a
                reducing transfer (the reduction γ), = arrive_s for a "copy"
+
+A transfer puts its wire bytes on the links (the payload, or what its protocol
+sends: :attr:`simnet.schedule.TransferTable.wire_bytes`). A schedule's switch
+endpoints (:attr:`simnet.schedule.Schedule.switches`) are placed on the
+reduce-capable switch serving their group (:meth:`Network.reduction_switch`);
+transfers into or out of one carry their bytes at the switch's
+``reduce_efficiency`` (they put ``wire / efficiency`` bytes on their links), and a
+switch reduces with no γ, in flight.
 
 Reductions are not serialized with other work of the rank: the convention shared
 with the algorithms is that a reduce transfer's dependants may start ``nbytes γ``
@@ -84,11 +94,12 @@ def _per_rank(value: object, nranks: int, path: str, *, default: float, positive
 
 
 def _routes(network: Network, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, ...]]:
-    """Route of every transfer, looked up once per distinct (src, dst) pair (network ranks)."""
+    """Route of every transfer, looked up once per distinct (src, dst) pair (network endpoints)."""
     if len(src) == 0:
         return []
-    pairs, inverse = np.unique(src.astype(np.int64) * network.size + dst, return_inverse=True)
-    distinct = [network.route(*divmod(key, network.size)) for key in pairs.tolist()]
+    span = int(max(src.max(), dst.max())) + 1
+    pairs, inverse = np.unique(src.astype(np.int64) * span + dst, return_inverse=True)
+    distinct = [network.route(*divmod(key, span)) for key in pairs.tolist()]
     return [distinct[k] for k in inverse.tolist()]
 
 
@@ -160,6 +171,7 @@ class Simulation:
         self._owner: list[int] = []
         self._routes: list[tuple[int, ...]] = []
         self._nbytes: list[float] = []
+        self._channels: list[int] = []
         self._not_before: list[float] = []
         self._overhead: list[float] = []
         self._reduction: list[float] = []
@@ -264,6 +276,8 @@ class Simulation:
                 raise SimnetError(f"must be {nranks} distinct network ranks in [0, {network.size}), got {ranks!r}",
                                   path="ranks")
             placed = placed.astype(np.int64)
+        placed, efficiency = network.place(placed, schedule.switches)
+        switches = len(schedule.switches)
         if not _finite(overhead_s) or overhead_s < 0:
             raise SimnetError(f"must be a finite time ≥ 0 seconds, got {overhead_s!r}", path="overhead_s")
         if _finite(gamma_s_per_byte):
@@ -272,8 +286,9 @@ class Simulation:
             gamma = np.full(nranks, float(gamma_s_per_byte))
         else:
             gamma = _per_rank(gamma_s_per_byte, nranks, "gamma_s_per_byte", default=0.0)
-        offset = _per_rank(start_offset_s, nranks, "start_offset_s", default=0.0)
-        slow = _per_rank(slowdown, nranks, "slowdown", default=1.0, positive=True)
+        offset = np.concatenate([_per_rank(start_offset_s, nranks, "start_offset_s", default=0.0), np.zeros(switches)])
+        slow = np.concatenate([_per_rank(slowdown, nranks, "slowdown", default=1.0, positive=True), np.ones(switches)])
+        gamma = np.concatenate([gamma, np.zeros(switches)])
 
         now = self.env.now
         first = len(self._owner)
@@ -287,11 +302,15 @@ class Simulation:
         src = columns.src.astype(np.int64)
         self._owner.extend([index] * count)
         self._routes.extend(_routes(network, placed[src], placed[columns.dst]))
-        self._nbytes.extend(columns.nbytes.tolist())
+        wire = columns.nbytes
+        if switches:
+            wire = wire / np.minimum(efficiency[src], efficiency[columns.dst])
+        self._nbytes.extend(wire.tolist())
+        self._channels.extend(columns.channel.tolist())
         self._not_before.extend((now + offset[src]).tolist() if offset.any() else [now] * count)
-        self._overhead.extend((overhead_s * slow[src]).tolist())
+        self._overhead.extend((overhead_s * slow[src] + columns.delay_s).tolist())
         self._reduction.extend(
-            np.where(columns.reduce, columns.nbytes * gamma[columns.dst] * slow[columns.dst], 0.0).tolist())
+            np.where(columns.reduce, columns.payload * gamma[columns.dst] * slow[columns.dst], 0.0).tolist())
         waiting = np.diff(columns.dep_offsets)
         self._waiting.extend(waiting.tolist())
         order = np.argsort(columns.deps, kind="stable")
@@ -364,7 +383,7 @@ class Simulation:
                 self._at(issue).issued.append(flow)
         if issued:
             issued.sort()
-            self._links.submit(now, issued, self._routes, self._nbytes)
+            self._links.submit(now, issued, self._routes, self._nbytes, self._channels)
 
     def _trace(self, job: _Job) -> Trace:
         lo, hi = job.offset, job.offset + job.count
@@ -400,7 +419,8 @@ class Trace:
     model : str
         Link-sharing model (a key of :data:`simnet.links.LINK_MODELS`).
     ranks : numpy.ndarray
-        Network rank of each schedule rank.
+        Network endpoint of each schedule endpoint: the network rank of each
+        schedule rank, then the switch endpoints (see :meth:`Network.endpoint`).
     begin_s : float
         The instant the schedule was started.
     ready_s, issue_s, start_s, arrive_s, end_s : numpy.ndarray
@@ -505,8 +525,9 @@ class Trace:
     def links(self):
         """One row per directed link: what it carried and how busy it was.
 
-        Columns: ``link, src, dst, tier, bandwidth_Bps, bytes, busy_s, utilization,
-        load, peak_flows``. ``bytes`` counts every transfer routed over the link;
+        Columns: ``link, src, dst, cable, tier, bandwidth_Bps, bytes, busy_s,
+        utilization, load, peak_flows`` (``cable`` numbers the cables of a bundle).
+        ``bytes`` counts the wire bytes of every transfer routed over the link;
         ``busy_s`` is the time during which at least one transfer drained bytes
         through it (latency phases do not count); ``utilization = busy_s / time_s``;
         ``load = bytes / (bandwidth_Bps * time_s)`` is the fraction of its capacity
@@ -518,11 +539,12 @@ class Trace:
         carried = np.zeros(count)
         table = self.schedule.transfers
         if len(table):
-            keys = self.ranks[table.src].astype(np.int64) * net.size + self.ranks[table.dst]
+            span = int(self.ranks.max()) + 1
+            keys = self.ranks[table.src].astype(np.int64) * span + self.ranks[table.dst]
             pairs, inverse = np.unique(keys, return_inverse=True)
-            per_pair = np.bincount(inverse, weights=table.nbytes.astype(float), minlength=len(pairs))
+            per_pair = np.bincount(inverse, weights=self.schedule.columns.nbytes, minlength=len(pairs))
             for key, nbytes in zip(pairs.tolist(), per_pair.tolist()):
-                route = net.route(*divmod(key, net.size))
+                route = net.route(*divmod(key, span))
                 if route:
                     carried[list(route)] += nbytes
         links, times, active, _ = self._sweep()
@@ -532,7 +554,7 @@ class Trace:
         peak = np.zeros(count, dtype=int)
         np.maximum.at(peak, links, active)
         makespan = self.time_s
-        frame = net.links_frame()[["link", "src", "dst", "tier", "bandwidth_Bps"]].copy()
+        frame = net.links_frame()[["link", "src", "dst", "cable", "tier", "bandwidth_Bps"]].copy()
         frame["bytes"] = carried
         frame["busy_s"] = busy
         frame["utilization"] = busy / makespan if makespan > 0 else 0.0
@@ -543,7 +565,7 @@ class Trace:
     def timeline(self):
         """Utilization of every link over time, piecewise constant, one row per busy interval.
 
-        Columns: ``link, src, dst, tier, start_s, end_s, flows, rate_Bps,
+        Columns: ``link, src, dst, cable, tier, start_s, end_s, flows, rate_Bps,
         utilization`` (``rate_Bps / bandwidth_Bps``). Between two rows of a link
         that do not touch, the link is idle. ``rate_Bps`` is the sum of the rates of
         the ``flows`` transfers draining through the link in ``[start_s, end_s)``.
@@ -555,10 +577,10 @@ class Trace:
         frame["rate_Bps"] = frame.groupby("link")["rate_Bps"].cumsum()
         frame["end_s"] = frame.groupby("link")["start_s"].shift(-1)
         frame = frame[(frame["flows"] > 0) & (frame["end_s"] > frame["start_s"])]
-        info = self.network.links_frame()[["link", "src", "dst", "tier", "bandwidth_Bps"]]
+        info = self.network.links_frame()[["link", "src", "dst", "cable", "tier", "bandwidth_Bps"]]
         frame = frame.merge(info, on="link", how="left")
         frame["utilization"] = frame["rate_Bps"] / frame["bandwidth_Bps"]
-        columns = ["link", "src", "dst", "tier", "start_s", "end_s", "flows", "rate_Bps", "utilization"]
+        columns = ["link", "src", "dst", "cable", "tier", "start_s", "end_s", "flows", "rate_Bps", "utilization"]
         return frame[columns].reset_index(drop=True)
 
     def critical_path(self):

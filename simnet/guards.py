@@ -62,8 +62,8 @@ def estimate_gpus(spec: Mapping[str, Any]) -> int | None:
     if builder == "leaf_spine":
         leaves, hosts = _positive_int(spec.get("leaves")), _positive_int(spec.get("hosts_per_leaf"))
         return leaves * hosts if leaves and hosts else None
-    if builder == "torus":
-        dims = spec.get("dims")
+    if builder in ("torus", "pgft"):
+        dims = spec.get("dims" if builder == "torus" else "down")
         if isinstance(dims, list) and dims and all(_positive_int(d) for d in dims):
             return math.prod(dims)
     if builder == "cluster":

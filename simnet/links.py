@@ -87,8 +87,11 @@ class LinkModel(Protocol):
     blocked_by: dict[int, int]
 
     def submit(self, now_s: float, flows: Iterable[int], routes: Sequence[tuple[int, ...]],
-               nbytes: Sequence[float]) -> None:
-        """Flows ready at `now_s` (the current instant), in this order; ``routes[f]``, ``nbytes[f]`` describe flow ``f``."""
+               nbytes: Sequence[float], channels: Sequence[int] | None = None) -> None:
+        """Flows ready at `now_s` (the current instant), in this order; ``routes[f]``, ``nbytes[f]`` describe flow ``f``.
+
+        ``channels[f]`` (default 0) names the connection a flow belongs to among those
+        of its route, for models that keep connections in order."""
 
     def advance(self, now_s: float, instant: Instant) -> list[int]:
         """Process the model's events of `instant` (at `now_s`); return the flows finishing now, sorted."""
@@ -153,8 +156,8 @@ class FifoLinks:
         info = self._routes[route] = (tuple(offsets), offset, bottleneck, rate)
         return info
 
-    def submit(self, now_s: float, flows: Iterable[int], routes, nbytes) -> None:
-        """Reserve the routes of `flows`, ready at `now_s`, in order."""
+    def submit(self, now_s: float, flows: Iterable[int], routes, nbytes, channels=None) -> None:
+        """Reserve the routes of `flows`, ready at `now_s`, in order (channels play no part: links serialize)."""
         cache = self._routes
         free = self._free_s
         blocked_by = self.blocked_by
@@ -218,11 +221,12 @@ class FifoLinks:
 
 
 class _Flow:
-    __slots__ = ("route", "latency_s", "weight", "remaining", "rate", "limit", "since_s", "version", "draining",
-                 "history")
+    __slots__ = ("route", "key", "latency_s", "weight", "remaining", "rate", "limit", "since_s", "version",
+                 "draining", "history")
 
-    def __init__(self, route: tuple[int, ...], latency_s: float, weight: float, nbytes: float) -> None:
+    def __init__(self, route: tuple[int, ...], key: object, latency_s: float, weight: float, nbytes: float) -> None:
         self.route = route
+        self.key = key
         self.latency_s = latency_s
         self.weight = weight
         self.remaining = float(nbytes)
@@ -242,13 +246,16 @@ class MaxMinLinks:
     at once at its max-min fair rate; it finishes when its last byte has drained.
     A lone transfer therefore takes exactly ``L + nbytes / min(bandwidth)``.
 
-    Transfers between the same two end points (the same route) form one connection
-    and drain in order, one at a time, as on one NCCL channel or one MPI queue pair:
+    Transfers between the same two end points (the same route) and of the same
+    channel (a schedule's :attr:`~simnet.schedule.TransferTable.channel`, default 0)
+    form one connection and drain in order, one at a time, as on one NCCL channel
+    or one MPI queue pair:
     a transfer whose latency has elapsed while an earlier one of its connection is
     still draining waits, and starts draining the instant that one finishes (its
     latency overlapped the wait, as in a pipeline). Its ``started_s`` is then
     ``L`` before it starts draining, and it is ``blocked_by`` the route's slowest
-    link. Transfers of different connections share links max-min fairly. Hence a
+    link. Transfers of different connections (other end points, or other channels
+    between the same ones) share links max-min fairly. Hence a
     pipelined ring, whose sub-chunks follow each other over the same connection,
     takes the same time as under :class:`FifoLinks`. (SimGrid lets two concurrent
     messages of one pair share bandwidth instead; MPI collectives built from
@@ -311,7 +318,7 @@ class MaxMinLinks:
         self._on_link: list[dict[int, None]] = [{} for _ in range(len(bandwidth_Bps))]
         self._routes: dict[tuple[int, ...], tuple[float, float, int]] = {}
         self._finished_s: dict[int, float] = {}
-        self._connections: dict[tuple[int, ...], deque[int]] = {}
+        self._connections: dict[object, deque[int]] = {}
         self.started_s: dict[int, float] = {}
         self.blocked_by: dict[int, int] = {}
 
@@ -331,7 +338,7 @@ class MaxMinLinks:
         info = self._routes[route] = (latency, rate, limit, weight)
         return info
 
-    def submit(self, now_s: float, flows: Iterable[int], routes, nbytes) -> None:
+    def submit(self, now_s: float, flows: Iterable[int], routes, nbytes, channels=None) -> None:
         """Start `flows` at `now_s`, in order; each drains once its route latency has passed."""
         cache = self._routes
         records = self._flows
@@ -345,7 +352,8 @@ class MaxMinLinks:
                 info = self._route(route)
             size = nbytes[flow]
             latency = info[0]
-            records[flow] = _Flow(route, latency, info[3], size)
+            channel = channels[flow] if channels is not None else 0
+            records[flow] = _Flow(route, route if channel == 0 else (route, channel), latency, info[3], size)
             started[flow] = now_s
             if now_s + latency != instant:
                 instant = now_s + latency
@@ -390,16 +398,17 @@ class MaxMinLinks:
                         if holders:
                             simple = False
                     touched.extend(route)
-                    line = connections[route]
+                    line = connections[record.key]
                     line.popleft()
                     if line:
                         simple &= self._drain(line[0], now_s, queued=True)
                         joined.append(line[0])
             for flow in started:
                 route = flows[flow].route
-                line = connections.get(route)
+                key = flows[flow].key
+                line = connections.get(key)
                 if line is None:
-                    line = connections[route] = deque()
+                    line = connections[key] = deque()
                 line.append(flow)
                 if len(line) == 1:
                     record = flows[flow]

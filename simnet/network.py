@@ -2,25 +2,29 @@
 
 A :class:`Network` numbers the GPUs of a topology graph as ranks (in the order the
 graph lists them; builders add GPUs hierarchy-major, node by node and GPU by GPU),
-numbers its directed edges as links, and maps every ordered rank pair to a route:
-a tuple of link indices (see :class:`simnet.topology.Router` for the rule). How
-transfers share those links is the business of the link models
-(:mod:`simnet.links`), which the engine drives.
+numbers its directed links, one per directed edge and, for a bundle of separate
+cables (see ``striped`` in :mod:`simnet.topology.contract`), one per cable, and maps
+every ordered rank pair to a route: a tuple of link indices (see
+:class:`simnet.topology.Router` for the rules). How transfers share those links is
+the business of the link models (:mod:`simnet.links`), which the engine drives.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 
 import networkx as nx
 import numpy as np
 import pandas as pd
 
-from simnet.errors import SimnetError
-from simnet.topology import Router, gpus, validate
+from simnet.errors import SimnetError, TopologyError
+from simnet.topology import ROUTINGS, Router, gpus, reduce_efficiency, reducing_switches, separate_cables, validate
 
-__all__ = ["Network"]
+__all__ = ["Network", "BUNDLES"]
+
+BUNDLES = ("cables", "merged")
+"""How a network models a bundle of separate cables: one link per cable, or one merged link."""
 
 
 class Network:
@@ -36,6 +40,18 @@ class Network:
         It scales ``bandwidth_Bps`` of every link of that tier; everything built on
         the network (link models, closed forms, exports) then sees the effective
         bandwidth, while the graph keeps the line rate. Tiers not named keep 1.
+    routing : str, optional
+        Routing rule, one of :data:`~simnet.topology.ROUTINGS`, overriding the
+        graph's ``routing`` attribute (see :mod:`simnet.topology.routing`).
+    bundles : {"cables", "merged"}, optional
+        ``"cables"`` (default): every cable of a bundle that is not striped is a link
+        of its own, ``bandwidth_Bps / cables``, and each route uses the one its
+        routing rule pins it to. ``"merged"``: every bundle is one link of the
+        summed bandwidth, an approximation that lets flows of one bundle share its
+        cables perfectly (what simnet did before cables were links).
+    ranks : sequence of nodes, optional
+        The GPU each rank runs on (a placement, like an MPI hostfile); distinct GPUs
+        of the graph, default all of them in graph order.
 
     Attributes
     ----------
@@ -43,28 +59,55 @@ class Network:
         The topology.
     ranks : tuple
         GPU node of each rank.
-    links : tuple of (node, node)
-        Directed edge of each link index.
+    links : tuple of (node, node, int)
+        Directed edge and cable index of each link index (cable 0 for a single
+        cable, a striped bundle or a merged one).
     bandwidth_Bps, latency_s : numpy.ndarray
         Per-link effective bandwidth (bytes/s) and latency (s).
     efficiency : numpy.ndarray
         Per-link factor applied to the graph's line rate.
     tiers : tuple of str
         Per-link tier.
+    routing : str
+        The routing rule in force.
+    bundles : str
+        How bundles are modelled.
     """
 
-    def __init__(self, graph: nx.DiGraph, *, tier_efficiency: Mapping[str, float] | None = None) -> None:
+    def __init__(
+        self,
+        graph: nx.DiGraph,
+        *,
+        tier_efficiency: Mapping[str, float] | None = None,
+        routing: str | None = None,
+        bundles: str = "cables",
+        ranks: Sequence[Hashable] | None = None,
+    ) -> None:
         self.graph = validate(graph)
-        self.ranks = tuple(gpus(graph))
-        self.links = tuple(graph.edges)
-        self._link_index = {edge: i for i, edge in enumerate(self.links)}
-        self.tiers = tuple(graph.edges[e]["tier"] for e in self.links)
+        if routing is not None and routing not in ROUTINGS:
+            raise SimnetError(f"must be one of {list(ROUTINGS)}, got {routing!r}", path="routing")
+        if bundles not in BUNDLES:
+            raise SimnetError(f"must be one of {list(BUNDLES)}, got {bundles!r}", path="bundles")
+        self.bundles = bundles
+        self.ranks = tuple(gpus(graph)) if ranks is None else _placement(graph, ranks)
+        links = []
+        line_rate = []
+        for u, v, data in graph.edges(data=True):
+            cables = separate_cables(graph, u, v) if bundles == "cables" else 1
+            links.extend((u, v, cable) for cable in range(cables))
+            line_rate.extend([data["bandwidth_Bps"] / cables] * cables)
+        self.links = tuple(links)
+        self._link_index = {link: i for i, link in enumerate(self.links)}
+        self.tiers = tuple(graph.edges[u, v]["tier"] for u, v, _ in self.links)
         self.efficiency = _efficiency(self.tiers, tier_efficiency)
-        line_rate = np.array([graph.edges[e]["bandwidth_Bps"] for e in self.links], dtype=float)
-        self.bandwidth_Bps = line_rate * self.efficiency
-        self.latency_s = np.array([graph.edges[e]["latency_s"] for e in self.links], dtype=float)
-        self._router = Router(graph)
+        self.bandwidth_Bps = np.array(line_rate, dtype=float) * self.efficiency
+        self.latency_s = np.array([graph.edges[u, v]["latency_s"] for u, v, _ in self.links], dtype=float)
+        self._router = Router(graph, routing=routing)
+        self.routing = self._router.routing
         self._routes: dict[tuple[int, int], tuple[int, ...]] = {}
+        self._endpoints: list[Hashable] = []
+        self._endpoint_ids: dict[Hashable, int] = {}
+        self._reducers: dict[tuple[int, ...], Hashable] = {}
 
     @property
     def name(self) -> str:
@@ -76,20 +119,109 @@ class Network:
         """Number of ranks."""
         return len(self.ranks)
 
-    def link(self, u: Hashable, v: Hashable) -> int:
-        """Index of the directed link ``u -> v``."""
-        return self._link_index[(u, v)]
+    def link(self, u: Hashable, v: Hashable, cable: int = 0) -> int:
+        """Index of the directed link ``u -> v`` (cable `cable` of a bundle of separate cables)."""
+        return self._link_index[(u, v, cable)]
+
+    def node(self, endpoint: int) -> Hashable:
+        """The graph node of an endpoint: rank ``i < size`` is GPU ``ranks[i]``, higher ids are :meth:`endpoint` nodes."""
+        if 0 <= endpoint < len(self.ranks):
+            return self.ranks[endpoint]
+        extra = endpoint - len(self.ranks)
+        if 0 <= extra < len(self._endpoints):
+            return self._endpoints[extra]
+        raise SimnetError(f"rank {endpoint} does not exist; the network has {len(self.ranks)} ranks")
+
+    def endpoint(self, node: Hashable) -> int:
+        """The endpoint id of a node that is not a rank (a switch), ``≥ size``, numbered on first use."""
+        found = self._endpoint_ids.get(node)
+        if found is None:
+            if node not in self.graph:
+                raise SimnetError(f"no node {node!r} in the topology")
+            found = self._endpoint_ids[node] = len(self.ranks) + len(self._endpoints)
+            self._endpoints.append(node)
+        return found
+
+    def reduction_switch(self, ranks: Sequence[int]) -> Hashable:
+        """The reduce-capable switch (node attribute ``reduce``) that serves the GPUs of `ranks`.
+
+        Among the switches with ``reduce = True`` that every GPU of the group reaches,
+        the one whose farthest GPU is the fewest hops away, then the one with the
+        fewest hops in all, then the first in graph order: the NVSwitch of a server
+        for a group inside it, the lowest common SHARP switch of a fabric otherwise.
+
+        Raises
+        ------
+        SimnetError
+            When no reduce-capable switch serves every GPU of the group (path ``switches``).
+        """
+        key = tuple(int(r) for r in ranks)
+        found = self._reducers.get(key)
+        if found is not None:
+            return found
+        nodes = [self.node(r) for r in key]
+        hosts = {self.graph.nodes[n].get("host") for n in nodes}
+        candidates = reducing_switches(self.graph)
+        local = [n for n in candidates if len(hosts) == 1 and self.graph.nodes[n].get("host") in hosts]
+        best = None
+        for order, switch in enumerate(local or [n for n in candidates if self.graph.nodes[n].get("host") is None]):
+            try:
+                hops = [len(self._router.hops(n, switch)) for n in nodes]
+            except TopologyError:
+                continue
+            score = (max(hops), sum(hops), order)
+            if best is None or score < best[0]:
+                best = (score, switch)
+        if best is None:
+            raise SimnetError(
+                f"ranks {list(key)} have no reduce-capable switch in common (a switch with reduce: true that "
+                "reaches all of them); in-network reductions need one",
+                path="switches",
+            )
+        self._reducers[key] = best[1]
+        return best[1]
+
+    def place(self, ranks: Sequence[int], switches: Sequence[Sequence[int]] = ()) -> tuple[np.ndarray, np.ndarray]:
+        """Network endpoints of a schedule's endpoints, and the reduce efficiency of each.
+
+        Parameters
+        ----------
+        ranks : sequence of int
+            Network rank of each schedule rank.
+        switches : sequence of sequence of int
+            The schedule's switch groups (:attr:`simnet.schedule.Schedule.switches`),
+            in schedule ranks; each is placed on :meth:`reduction_switch` of its GPUs.
+
+        Returns
+        -------
+        endpoints : numpy.ndarray of int64
+            The ranks, then one endpoint id per switch group.
+        efficiency : numpy.ndarray of float
+            :meth:`reduce_efficiency` of each endpoint.
+        """
+        placed = np.asarray(ranks, dtype=np.int64)
+        extra = [self.endpoint(self.reduction_switch(placed[list(group)].tolist())) for group in switches]
+        endpoints = np.concatenate([placed, np.array(extra, dtype=np.int64)])
+        efficiency = np.array([self.reduce_efficiency(int(e)) for e in endpoints])
+        return endpoints, efficiency
+
+    def reduce_efficiency(self, endpoint: int) -> float:
+        """Fraction of link bandwidth the reductions and multicasts of a switch endpoint achieve (1 for a rank)."""
+        if endpoint < len(self.ranks):
+            return 1.0
+        return reduce_efficiency(self.graph, self.node(endpoint))
 
     def route(self, src: int, dst: int) -> tuple[int, ...]:
-        """Links from rank `src` to rank `dst`, in order (empty when ``src == dst``)."""
+        """Links from endpoint `src` to endpoint `dst` (ranks or switches), in order (empty when ``src == dst``)."""
         key = (src, dst)
         route = self._routes.get(key)
         if route is None:
-            for rank in key:
-                if not 0 <= rank < len(self.ranks):
-                    raise SimnetError(f"rank {rank} does not exist; the network has {len(self.ranks)} ranks")
-            nodes = self._router.path(self.ranks[src], self.ranks[dst])
-            route = tuple(self._link_index[edge] for edge in zip(nodes, nodes[1:]))
+            source, target = self.node(src), self.node(dst)
+            index = self._link_index
+            merged = self.bundles == "merged"
+            route = tuple(
+                index[(u, v, 0 if merged else cable)] for u, v, cable in self._router.hops(source, target)
+            )
             self._routes[key] = route
         return route
 
@@ -107,21 +239,36 @@ class Network:
         return self.route_latency_s(src, dst) + nbytes / self.route_bandwidth_Bps(src, dst)
 
     def links_frame(self) -> pd.DataFrame:
-        """One row per directed link: ``link, src, dst, tier, bandwidth_Bps, latency_s, efficiency``.
+        """One row per directed link: ``link, src, dst, cable, tier, bandwidth_Bps, latency_s, efficiency``.
 
+        ``cable`` numbers the cables of a bundle of separate cables (0 otherwise);
         ``bandwidth_Bps`` is the effective bandwidth (line rate times ``efficiency``).
         """
         return pd.DataFrame(
             {
                 "link": np.arange(len(self.links)),
-                "src": [str(u) for u, _ in self.links],
-                "dst": [str(v) for _, v in self.links],
+                "src": [str(u) for u, _, _ in self.links],
+                "dst": [str(v) for _, v, _ in self.links],
+                "cable": [cable for _, _, cable in self.links],
                 "tier": list(self.tiers),
                 "bandwidth_Bps": self.bandwidth_Bps,
                 "latency_s": self.latency_s,
                 "efficiency": self.efficiency,
             }
         )
+
+
+def _placement(graph: nx.DiGraph, ranks: Sequence[Hashable]) -> tuple:
+    placed = tuple(ranks)
+    for rank, node in enumerate(placed):
+        if node not in graph or graph.nodes[node]["kind"] != "gpu":
+            raise SimnetError(f"must be a GPU of the topology, got {node!r}", path=f"ranks[{rank}]")
+    if len(set(placed)) != len(placed):
+        twice = next(node for node in placed if placed.count(node) > 1)
+        raise SimnetError(f"GPU {twice!r} holds two ranks; a placement lists distinct GPUs", path="ranks")
+    if not placed:
+        raise SimnetError("a placement needs at least one GPU", path="ranks")
+    return placed
 
 
 def _efficiency(tiers: tuple[str, ...], tier_efficiency: Mapping[str, float] | None) -> np.ndarray:

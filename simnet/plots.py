@@ -238,13 +238,16 @@ def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ri
 def link_utilization(trace: Trace, path: str | Path, *, title: str = "") -> Figure:
     """The topology drawn with every cable coloured by how busy it was in one run.
 
-    Colour is the larger utilization (busy time / completion time) of the cable's
-    two directions; width grows with bandwidth. Idle cables are light grey.
+    Colour is the largest utilization (busy time / completion time) among the
+    cable's two directions (and among the cables of a bundle, which are drawn as
+    one); width grows with bandwidth. Idle cables are light grey.
     """
     graph = trace.network.graph
     layers, position = _layout(graph)
     links = trace.links()
-    busy = {(u, v): value for u, v, value in zip(links["src"], links["dst"], links["utilization"])}
+    busy: dict = {}
+    for u, v, value in zip(links["src"], links["dst"], links["utilization"]):
+        busy[(u, v)] = max(busy.get((u, v), 0.0), value)
     cmap = colormaps["inferno_r"]
     norm = Normalize(0.0, 1.0)
     widest = max((bw for _, _, bw in graph.edges(data="bandwidth_Bps")), default=1.0)

@@ -40,14 +40,23 @@ import itertools
 import json
 import math
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pandas as pd
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PrivateAttr,
+    TypeAdapter,
+    ValidationError,
+)
 
 from simnet import units
 from simnet.algorithms import ALGORITHMS
@@ -59,11 +68,11 @@ from simnet.errors import ScenarioError, SimnetError
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
 from simnet.interchange import msccl
 from simnet.models import critical_path_time, predict
-from simnet.links import LINK_MODELS
-from simnet.network import Network
+from simnet.links import LINK_MODELS, SHARING
+from simnet.network import BUNDLES, Network
 from simnet.payloads import DISTRIBUTIONS, SparsePayload
 from simnet.schedule import COLLECTIVES, Schedule
-from simnet.topology import BUILDERS
+from simnet.topology import BUILDERS, ROUTINGS
 from simnet.topology import build as topology_build
 
 __all__ = [
@@ -90,7 +99,8 @@ _UNIT_SUFFIXES = (
     ("_s", units.parse_time, "a time such as '1 us'"),
 )
 
-Size = Annotated[int, BeforeValidator(units.parse_size), Field(ge=1)]
+Size = Annotated[int, BeforeValidator(units.parse_size), Field(ge=1),
+                 PlainSerializer(lambda v: units.format_exact(v, "size"), when_used="json")]
 
 
 class _Strict(BaseModel):
@@ -125,8 +135,10 @@ class CollectiveSpec(_Strict):
     algorithms: list[Annotated[AlgorithmSpec, BeforeValidator(_algorithm_entry)]] = Field(min_length=1)
 
 
-Time = Annotated[float, BeforeValidator(units.parse_time), Field(ge=0)]
-Bandwidth = Annotated[float, BeforeValidator(units.parse_bandwidth), Field(gt=0)]
+Time = Annotated[float, BeforeValidator(units.parse_time), Field(ge=0),
+                 PlainSerializer(lambda v: units.format_exact(v, "time"), when_used="json")]
+Bandwidth = Annotated[float, BeforeValidator(units.parse_bandwidth), Field(gt=0),
+                      PlainSerializer(lambda v: units.format_exact(v, "bandwidth"), when_used="json")]
 Fraction = Annotated[float, BeforeValidator(units.parse_fraction), Field(gt=0, le=1)]
 
 
@@ -138,9 +150,17 @@ class NetworkSpec(_Strict):
     ``tier_efficiency`` (``{tier: fraction of line rate}``), ``stragglers``
     (``{rank: slowdown factor}`` of its overhead and γ) and ``start_offset``
     (``{rank: time}`` before which the rank sends nothing); see :func:`simnet.engine.simulate`.
+    ``routing`` overrides the topology's routing rule (``dmodk``, ``ecmp_hash``,
+    ``shortest``, ``dimension_order``, ``simgrid``) and ``bundles`` (``cables`` or
+    ``merged``) says how bundles of parallel cables are modelled (see
+    :class:`simnet.network.Network`); ``sharing`` (``equal`` or ``rtt_weighted``, the
+    latter ``maxmin`` only) how max-min sharing weighs flows (see :mod:`simnet.links`).
     """
 
     model: Literal[tuple(LINK_MODELS)] = "maxmin"  # type: ignore[valid-type]
+    routing: Literal[ROUTINGS] | None = None  # type: ignore[valid-type]
+    bundles: Literal[BUNDLES] = "cables"  # type: ignore[valid-type]
+    sharing: Literal[SHARING] = "equal"  # type: ignore[valid-type]
     overhead: Time = 0.0
     reduce_bandwidth: Bandwidth | None = None
     tier_efficiency: dict[str, Fraction] = {}
@@ -148,11 +168,14 @@ class NetworkSpec(_Strict):
     start_offset: dict[int, Time] = {}
 
     def network(self, graph) -> Network:
-        """The :class:`Network` of `graph` with these tier efficiencies."""
+        """The :class:`Network` of `graph` with these tier efficiencies, routing and bundles."""
         try:
-            return Network(graph, tier_efficiency=self.tier_efficiency)
+            network = Network(graph, tier_efficiency=self.tier_efficiency, routing=self.routing, bundles=self.bundles)
+            if self.routing is not None and network.size > 1:
+                network.route(0, network.size - 1)
         except SimnetError as error:
-            raise ScenarioError(error.message, path=f"network.{error.path}") from None
+            raise ScenarioError(error.message, path=f"network.{error.path or 'routing'}") from None
+        return network
 
     def simulate_kwargs(self, nranks: int) -> dict[str, Any]:
         """Keyword arguments of :func:`simnet.engine.simulate` for `nranks` ranks."""
@@ -162,8 +185,11 @@ class NetworkSpec(_Strict):
                 if not 0 <= rank < nranks:
                     raise ScenarioError(f"no rank {rank}; ranks are 0 .. {nranks - 1}", path=f"network.{key}[{rank}]")
             per_rank[key] = [values.get(rank, default) for rank in range(nranks)]
+        if self.sharing != "equal" and self.model != "maxmin":
+            raise ScenarioError(f"{self.sharing!r} sharing needs model maxmin, got {self.model!r}", path="network.sharing")
         return {
             "model": self.model,
+            "sharing": self.sharing,
             "overhead_s": self.overhead,
             "gamma_s_per_byte": 0.0 if self.reduce_bandwidth is None else 1.0 / self.reduce_bandwidth,
             "slowdown": per_rank["stragglers"],
@@ -185,7 +211,8 @@ _OPTION_PATHS = {
 class NetworkCache:
     """The networks of a scenario and of its sweep points: each distinct topology is built once.
 
-    Keyed by the SHA-256 of the topology spec and the tier efficiencies. A cache
+    Keyed by the SHA-256 of the topology spec, the tier efficiencies, the routing and
+    how bundles are modelled (what :meth:`NetworkSpec.network` builds from). A cache
     travels with its scenario (and the scenario's points) but not to other
     processes: a worker of a sweep builds what it needs once itself.
     """
@@ -194,9 +221,9 @@ class NetworkCache:
         self._networks: dict[str, Network] = {}
 
     def network(self, topology: Mapping[str, Any], spec: NetworkSpec, *, force: bool = False) -> Network:
-        """The network of `topology` with `spec`'s tier efficiencies, built on first use."""
+        """The network of `topology` with `spec`'s tier efficiencies, routing and bundles, built on first use."""
         key = hashlib.sha256(
-            json.dumps([topology, spec.tier_efficiency], sort_keys=True, default=str).encode()
+            json.dumps([topology, spec.tier_efficiency, spec.routing, spec.bundles], sort_keys=True, default=str).encode()
         ).hexdigest()
         network = self._networks.get(key)
         if network is None:
@@ -753,11 +780,14 @@ def _with_defaults(record: Algorithm, params: dict[str, Any], network: Network) 
     return {**record.defaults(functools.partial(hierarchy_factors, network.graph)), **params}
 
 
-def _built(record: Algorithm, params: dict[str, Any], origins: dict[str, str], nranks: int, size: int,
-           *, sized_by: str = "sizes") -> Schedule:
-    """``record.builder(nranks, size, **params)`` with its errors at their scenario key paths."""
+def _built(record: Algorithm, params: dict[str, Any], origins: dict[str, str], network: Network, size: int,
+           *, sized_by: str = "sizes") -> tuple[dict[str, Any], Schedule]:
+    """The parameters `record` resolves on the network and size, and ``record.builder(nranks, size, **them)``,
+    with errors at their scenario key paths."""
     try:
-        return record.builder(nranks, size, **params)
+        if record.resolve is not None:
+            params = record.resolve(network, size, params)
+        return params, record.builder(network.size, size, **params)
     except SimnetError as error:
         key = _yaml_key(error.path)
         where = {"nranks": "topology", "size": sized_by}.get(key)
@@ -780,9 +810,26 @@ def build_schedule(point: Point, algorithm: str, size_bytes: int, *, force: bool
     listed = _algorithm_runs(scenario, network.size)
     for record, params, origins, _ in listed:
         if record.name == algorithm:
-            return _built(record, _with_defaults(record, params, network), origins, network.size, size_bytes)
+            return _built(record, _with_defaults(record, params, network), origins, network, size_bytes)[1]
     names = ", ".join(dict.fromkeys(record.name for record, *_ in listed))
     raise ScenarioError(f"the scenario lists no algorithm {algorithm!r} (it lists {names})", path="algorithm")
+
+
+def _nccl_references(network: Network, op: str, sizes: Sequence[int]) -> dict[int, tuple[str, float]]:
+    """NCCL's own choice (``"algorithm/protocol"``) and model time per size, where simnet models NCCL on the network."""
+    from simnet.models.nccl import choose, model_nbytes, network_tuning
+
+    tuning = network_tuning(network)
+    if tuning is None:
+        return {}
+    references = {}
+    for size in sizes:
+        try:
+            pick = choose(tuning, op, model_nbytes(op, size, network.size))
+        except SimnetError:
+            continue
+        references[size] = (f"{pick.algorithm}/{pick.protocol}", pick.time_s)
+    return references
 
 
 def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
@@ -798,6 +845,7 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     cases = [(size, None) for size in scenario.sizes]
     if scenario.payload is not None:
         cases = [(payload.size_bytes, payload) for payload in scenario.payload.payloads()]
+    references = _nccl_references(network, scenario.collective.op, [size for size, _ in cases])
     for record, params, origins, shown_extra in _algorithm_runs(scenario, nranks):
         name = record.name
         op = scenario.collective.op
@@ -809,8 +857,9 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
         base = params
         for size, payload in cases:
             params = base | ({"payload": payload} if payload is not None and takes_payload else {})
-            described = {_yaml_key(k): v for k, v in base.items()} | shown_extra
-            schedule = _built(record, params, origins, nranks, size, sized_by="payload" if payload else "sizes")
+            params, schedule = _built(record, params, origins, network, size,
+                                      sized_by="payload" if payload else "sizes")
+            described = {_yaml_key(k): v for k, v in params.items() if k != "payload"} | shown_extra
             shown = json.dumps(described | ({"payload": payload.describe()} if payload else {}), sort_keys=True)
             try:
                 trace = simulate(network, schedule, **options)
@@ -831,6 +880,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                 model_time_s=(predict(name, network, nranks, size, gamma_s_per_byte=gamma, **params)
                               if record.model is not None else math.nan),
                 critical_path_s=critical_path_time(network, schedule, gamma),
+                nccl_choice=references.get(size, ("", math.nan))[0],
+                nccl_model_s=references.get(size, ("", math.nan))[1],
             )
             yield Run(name, params, size, trace, row)
 

@@ -18,6 +18,19 @@ further scratch buffers ``"scratch1"``, ``"scratch2"``, ... (:func:`buffer_name`
 for schedules that keep several partial sums of one chunk on one rank at once (an
 all-pairs reduction receiving a chunk from every peer before adding them up).
 
+*Switch endpoints* make in-network reduction and multicast expressible (NVSwitch
+NVLS, InfiniBand SHARP): a schedule may list groups of ranks in
+:attr:`Schedule.switches`; endpoint ``nranks + j`` is the reduce-capable switch that
+serves group ``j`` (the network decides which switch that is). A switch endpoint has
+only a work buffer, which starts as the identity of the sum: the first transfer that
+adds into a chunk there simply deposits it. A multicast is a copy into the switch
+followed by copies out of it.
+
+Transfers may also carry protocol detail (:attr:`TransferTable.wire_bytes`, the bytes
+that cross the links, e.g. twice the payload for NCCL's LL protocol, and
+:attr:`TransferTable.delay_s`, a per-message latency the protocol adds before the
+message enters the network).
+
 The transfers are stored once, as columns (:class:`TransferTable`): ranks, bytes,
 op, buffers, the chunks carried (an index into a table of distinct *pieces*, which
 many transfers share), dependencies in CSR form and stage labels, plus the sparse
@@ -137,6 +150,14 @@ class Transfer:
         Buffer read at the source and written at the destination (default
         ``"work"``): ``"work"``, ``"input"``, ``"scratch"`` or a further scratch
         buffer ``"scratch1"``, ``"scratch2"``, ...
+    wire_bytes : int, optional
+        Bytes that cross the links, when a protocol sends more than the payload
+        (``None``: `nbytes`).
+    delay_s : float, optional
+        Latency the protocol adds to this message before it enters the network, seconds.
+    channel : int, optional
+        Connection among those between the same two endpoints (NCCL's channel): the
+        messages of one connection drain in order (see :class:`simnet.links.MaxMinLinks`).
     """
 
     src: int
@@ -151,6 +172,9 @@ class Transfer:
     merged: int | None = None
     src_buffer: str = "work"
     dst_buffer: str = "work"
+    wire_bytes: int | None = None
+    delay_s: float = 0.0
+    channel: int = 0
 
 
 class Columns(NamedTuple):
@@ -161,7 +185,7 @@ class Columns(NamedTuple):
     src, dst : numpy.ndarray of int
         Sending and receiving rank.
     nbytes : numpy.ndarray of float64
-        Size on the wire, bytes.
+        Size on the wire, bytes (the protocol's wire bytes where the table has them).
     reduce : numpy.ndarray of bool
         Whether the destination adds (``"reduce"`` or ``"reduce_topk"``), which costs the reduction γ.
     dep_offsets : numpy.ndarray of int64
@@ -169,6 +193,12 @@ class Columns(NamedTuple):
         ``deps[dep_offsets[i]:dep_offsets[i + 1]]``.
     deps : numpy.ndarray of int
         All dependencies, transfer after transfer.
+    delay_s : numpy.ndarray of float64
+        Protocol latency of each message before it enters the network, seconds.
+    payload : numpy.ndarray of float64
+        Payload bytes (what a reduction adds up).
+    channel : numpy.ndarray of int
+        Connection of each transfer among those between its two endpoints.
     """
 
     src: np.ndarray
@@ -177,6 +207,9 @@ class Columns(NamedTuple):
     reduce: np.ndarray
     dep_offsets: np.ndarray
     deps: np.ndarray
+    delay_s: np.ndarray
+    payload: np.ndarray
+    channel: np.ndarray
 
 
 def _integers(value, name: str, count: int | None, dtype) -> np.ndarray:
@@ -247,6 +280,17 @@ def _buffer_codes(value, name: str, count: int) -> np.ndarray:
 _REQUIRED = ("src", "dst", "nbytes", "op", "src_buffer", "dst_buffer", "piece", "piece_offsets", "piece_chunks",
              "dep_offsets", "deps", "stage")
 _SPARSE = ("nnz", "dense", "merged")
+_PROTOCOL = ("wire_bytes", "delay_s", "channel")
+
+
+def _seconds(value, count: int) -> np.ndarray:
+    """A private copy of `count` finite times ≥ 0, seconds."""
+    array = np.array(value, dtype=float)
+    if array.shape != (count,):
+        raise ScheduleError(f"must be {count} times in seconds, got shape {array.shape}", path="delay_s")
+    if count and not (np.isfinite(array).all() and array.min() >= 0):
+        raise ScheduleError("must be finite times ≥ 0 seconds", path="delay_s")
+    return array
 
 
 class TransferTable(Sequence):
@@ -280,6 +324,14 @@ class TransferTable(Sequence):
         Buffers (names, see :func:`buffer_name`, or codes; default ``"work"``).
     nnz, dense, merged : array_like, optional
         Sparse payloads: nonzeros carried, sent in dense form, ranks summed (all three or none).
+    wire_bytes : array_like of int, optional
+        Bytes on the links of each transfer when a protocol sends more than its
+        payload (default: `nbytes`).
+    delay_s : array_like of float, optional
+        Per-message protocol latency before the message enters the network, seconds
+        (default 0).
+    channel : array_like of int, optional
+        Connection of each transfer among those between its two endpoints (default 0).
     chunk_offsets, dep_offsets : array_like of int, optional
         CSR offsets of `chunks` and `deps`.
 
@@ -317,6 +369,9 @@ class TransferTable(Sequence):
         nnz=None,
         dense=None,
         merged=None,
+        wire_bytes=None,
+        delay_s=None,
+        channel=None,
     ) -> None:
         count = len(np.asarray(src))
         self.src = _integers(src, "src", count, np.int32)
@@ -355,16 +410,23 @@ class TransferTable(Sequence):
         self.merged = None if merged is None else _integers(merged, "merged", count, np.int32)
         if self.dense is not None and self.dense.shape != (count,):
             raise ScheduleError(f"must be {count} booleans, got shape {self.dense.shape}", path="dense")
+        self.wire_bytes = None if wire_bytes is None else _integers(wire_bytes, "wire_bytes", count, np.int64)
+        if self.wire_bytes is not None and count and self.wire_bytes.min() < 0:
+            raise ScheduleError(f"must be ≥ 0, got {self.wire_bytes.min()}", path="wire_bytes")
+        self.delay_s = None if delay_s is None else _seconds(delay_s, count)
+        self.channel = None if channel is None else _integers(channel, "channel", count, np.int32)
+        if self.channel is not None and count and self.channel.min() < 0:
+            raise ScheduleError(f"must be ≥ 0, got {self.channel.min()}", path="channel")
         self._freeze()
 
     def _freeze(self) -> None:
-        for name in (*_REQUIRED, *_SPARSE):
-            array = getattr(self, name)
+        for name in (*_REQUIRED, *_SPARSE, *_PROTOCOL):
+            array = getattr(self, name, None)
             if array is not None:
                 array.flags.writeable = False
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
+        self.__dict__.update({"wire_bytes": None, "delay_s": None, "channel": None, **state})
         self._freeze()
 
     def __len__(self) -> int:
@@ -406,6 +468,9 @@ class TransferTable(Sequence):
             int(self.merged[i]) if sparse else None,
             buffer_name(int(self.src_buffer[i])),
             buffer_name(int(self.dst_buffer[i])),
+            None if self.wire_bytes is None else int(self.wire_bytes[i]),
+            0.0 if self.delay_s is None else float(self.delay_s[i]),
+            0 if self.channel is None else int(self.channel[i]),
         )
 
     def __iter__(self) -> Iterator[Transfer]:
@@ -418,11 +483,15 @@ class TransferTable(Sequence):
         nnz = self.nnz.tolist() if sparse else [None] * len(self)
         dense = self.dense.tolist() if sparse else [None] * len(self)
         merged = self.merged.tolist() if sparse else [None] * len(self)
+        wire = self.wire_bytes.tolist() if self.wire_bytes is not None else [None] * len(self)
+        delay = self.delay_s.tolist() if self.delay_s is not None else [0.0] * len(self)
+        channel = self.channel.tolist() if self.channel is not None else [0] * len(self)
         rows = zip(self.src.tolist(), self.dst.tolist(), self.nbytes.tolist(), self.op.tolist(), self.stage.tolist(),
-                   self.piece.tolist(), self.src_buffer.tolist(), self.dst_buffer.tolist(), nnz, dense, merged)
-        for i, (src, dst, nbytes, op, stage, piece, sb, db, z, d, m) in enumerate(rows):
+                   self.piece.tolist(), self.src_buffer.tolist(), self.dst_buffer.tolist(), nnz, dense, merged, wire,
+                   delay, channel)
+        for i, (src, dst, nbytes, op, stage, piece, sb, db, z, d, m, w, t, k) in enumerate(rows):
             yield Transfer(src, dst, chunks[piece], nbytes, OPS[op], tuple(deps[do[i] : do[i + 1]]), stages[stage],
-                           z, d, m, buffer_name(sb), buffer_name(db))
+                           z, d, m, buffer_name(sb), buffer_name(db), w, t, k)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
@@ -454,6 +523,9 @@ class TransferTable(Sequence):
         stages = list(dict.fromkeys(t.stage for t in transfers)) or [""]
         stage_code = {label: code for code, label in enumerate(stages)}
         sparse = any(t.nnz is not None for t in transfers)
+        wire = any(t.wire_bytes is not None for t in transfers)
+        delayed = any(t.delay_s != 0 for t in transfers)
+        channels = any(t.channel != 0 for t in transfers)
         lengths = [len(p) for p in pieces]
         return cls(
             src=np.array([t.src for t in transfers], dtype=np.int64),
@@ -472,16 +544,22 @@ class TransferTable(Sequence):
             nnz=[t.nnz or 0 for t in transfers] if sparse else None,
             dense=[bool(t.dense) for t in transfers] if sparse else None,
             merged=[t.merged or 0 for t in transfers] if sparse else None,
+            wire_bytes=[t.nbytes if t.wire_bytes is None else t.wire_bytes for t in transfers] if wire else None,
+            delay_s=[t.delay_s for t in transfers] if delayed else None,
+            channel=[t.channel for t in transfers] if channels else None,
         )
 
     @property
     def columns(self) -> Columns:
-        """The arrays as :class:`Columns` (``nbytes`` as float64)."""
-        nbytes = self.nbytes.astype(float)
+        """The arrays as :class:`Columns` (byte counts as float64, wire bytes where the table has them)."""
+        payload = self.nbytes.astype(float)
+        nbytes = payload if self.wire_bytes is None else self.wire_bytes.astype(float)
         reduce = self.op != COPY
-        for array in (nbytes, reduce):
+        delay = np.zeros(len(self)) if self.delay_s is None else self.delay_s
+        channel = np.zeros(len(self), dtype=np.int32) if self.channel is None else self.channel
+        for array in (nbytes, payload, reduce, delay, channel):
             array.flags.writeable = False
-        return Columns(self.src, self.dst, nbytes, reduce, self.dep_offsets, self.deps)
+        return Columns(self.src, self.dst, nbytes, reduce, self.dep_offsets, self.deps, delay, payload, channel)
 
     def replace(self, **arrays) -> TransferTable:
         """A copy with some columns replaced, e.g. ``table.replace(nbytes=..., nnz=..., dense=..., merged=...)``."""
@@ -490,6 +568,7 @@ class TransferTable(Sequence):
             "pieces": (self.piece_offsets, self.piece_chunks), "deps": self.deps, "dep_offsets": self.dep_offsets,
             "stage": self.stage, "stages": self.stages, "src_buffer": self.src_buffer, "dst_buffer": self.dst_buffer,
             "nnz": self.nnz, "dense": self.dense, "merged": self.merged,
+            "wire_bytes": self.wire_bytes, "delay_s": self.delay_s, "channel": self.channel,
         }
         unknown = set(arrays) - set(current)
         if unknown:
@@ -528,6 +607,10 @@ class Schedule:
         Parameters the algorithm was built with.
     topk : int, optional
         Entries a ``"reduce_topk"`` transfer keeps (required when one is present).
+    switches : tuple of tuple of int, optional
+        Rank groups served by in-network reductions: endpoint ``nranks + j`` is the
+        reduce-capable switch of group ``j`` (see the module docstring). Transfers may
+        name endpoints in ``[0, nranks + len(switches))``.
     """
 
     collective: str
@@ -539,6 +622,7 @@ class Schedule:
     owners: tuple[int, ...] | None = None
     params: dict = field(default_factory=dict)
     topk: int | None = None
+    switches: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if self.collective not in COLLECTIVES:
@@ -557,7 +641,21 @@ class Schedule:
             object.__setattr__(self, "chunk_bytes", tuple(int(b) for b in self.chunk_bytes))
         if not isinstance(self.transfers, TransferTable):
             object.__setattr__(self, "transfers", TransferTable.from_transfers(self.transfers))
+        self._validate_switches()
         self._validate()
+
+    def _validate_switches(self) -> None:
+        groups = tuple(tuple(int(r) for r in group) for group in self.switches)
+        for j, group in enumerate(groups):
+            if not group or len(set(group)) != len(group) or not all(0 <= r < self.nranks for r in group):
+                raise ScheduleError(f"switch {j} (endpoint {self.nranks + j}) must serve distinct ranks in "
+                                    f"[0, {self.nranks}), got {group!r}", path="switches")
+        object.__setattr__(self, "switches", groups)
+
+    @property
+    def endpoints(self) -> int:
+        """Ranks plus switch endpoints: transfers name endpoints in ``[0, endpoints)``."""
+        return self.nranks + len(self.switches)
 
     def _validate(self) -> None:
         table = self.transfers
@@ -577,11 +675,14 @@ class Schedule:
         wrong = (table.deps < 0) | (table.deps >= index)
         if wrong.any():
             bad_dep[index[wrong]] = True
+        ends = self.endpoints
+        span = f"[0, {self.nranks})" if ends == self.nranks else f"[0, {ends}) (ranks and switch endpoints)"
+        switch = (src >= self.nranks) & (table.src_buffer != WORK) | (dst >= self.nranks) & (table.dst_buffer != WORK)
         checks = (
-            (~((src >= 0) & (src < self.nranks) & (dst >= 0) & (dst < self.nranks)),
-             lambda i: f"needs two distinct ranks in [0, {self.nranks})"),
+            (~((src >= 0) & (src < ends) & (dst >= 0) & (dst < ends)), lambda i: f"needs two distinct ranks in {span}"),
             ((src == dst) & (table.src_buffer == table.dst_buffer),
-             lambda i: f"needs two distinct ranks in [0, {self.nranks}), or two buffers of one rank"),
+             lambda i: f"needs two distinct ranks in {span}, or two buffers of one rank"),
+            (switch, lambda i: "uses a buffer other than work at a switch endpoint"),
             (bad_piece[table.piece], lambda i: f"chunks must be in [0, {nchunks}), got "
                                                f"{tuple(table.chunks_of(i).tolist())}"),
             (table.dst_buffer == INPUT, lambda i: "writes the input buffer, which is read-only"),
@@ -786,9 +887,9 @@ def execute(
     Returns
     -------
     list
-        ``state[buffer][rank][chunk]``: what each buffer of each rank ends with
-        (``None`` for nothing), buffers by code (:data:`BUFFERS`, then the further
-        scratch buffers the schedule uses).
+        ``state[buffer][rank][chunk]``: what each buffer of each endpoint (ranks,
+        then switch endpoints) ends with (``None`` for nothing), buffers by code
+        (:data:`BUFFERS`, then the further scratch buffers the schedule uses).
 
     Raises
     ------
@@ -799,21 +900,23 @@ def execute(
     table = schedule.transfers
     nchunks = len(schedule.chunk_bytes)
     partners = _exchange_partners(table)
+    empty = [[None] * nchunks for _ in schedule.switches]
     initial = [[semantics.initial(r, c) for c in range(nchunks)] for r in range(schedule.nranks)]
     nbuffers = max(SCRATCH, int(table.src_buffer.max(initial=0)), int(table.dst_buffer.max(initial=0))) + 1
     state = [
         [[initial[r][c] if _initial_holds(schedule.collective, r, c, schedule.root, schedule.owners) else None
-          for c in range(nchunks)] for r in range(schedule.nranks)],
-        initial,
-        *([[None] * nchunks for _ in range(schedule.nranks)] for _ in range(SCRATCH, nbuffers)),
+          for c in range(nchunks)] for r in range(schedule.nranks)] + empty,
+        initial + [list(row) for row in empty],
+        *([[None] * nchunks for _ in range(schedule.endpoints)] for _ in range(SCRATCH, nbuffers)),
     ]
     if schedule.collective == "all_gather":
         state[INPUT] = [[initial[r][c] if schedule.owners[c] == r else None for c in range(nchunks)]
-                        for r in range(schedule.nranks)]
+                        for r in range(schedule.nranks)] + empty
     elif schedule.collective == "broadcast":
         state[INPUT] = [[initial[r][c] if r == schedule.root else None for c in range(nchunks)]
-                        for r in range(schedule.nranks)]
+                        for r in range(schedule.nranks)] + empty
     after_read, after_write = _liveness(table, partners) if not keep_final else (None, None)
+    nranks = schedule.nranks
     before: dict[tuple[int, int], Any] = {}
     k = schedule.topk
     for index, (src, sb, dst, db, op, chunks) in enumerate(_cells(table)):
@@ -832,7 +935,7 @@ def execute(
                 source[c] = sent if after_read is None or after_read[index][position] else semantics.drop(sent)
             if on_send is not None:
                 on_send(index, c, sent)
-            if op == COPY:
+            if op == COPY or (dst >= nranks and target[c] is None):
                 value = sent
             else:
                 held = target[c]

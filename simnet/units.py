@@ -11,8 +11,11 @@ Conventions (as in datasheets and nccl-tests):
   (``GiB = 2**30 B``);
 * ``B`` is a byte and ``b``/``bit`` a bit, so ``Gbps`` and ``Gb/s`` are ``1e9 / 8`` bytes
   per second while ``GBps`` and ``GB/s`` are ``1e9`` bytes per second;
-* a plain number (``1024`` or ``"1024"``) is in the base unit: bytes, seconds or
-  bytes per second.
+* a size, time or bandwidth needs its unit: a plain number other than 0 (``100``,
+  ``"1"``) is refused with the fix (``100 needs a unit, e.g. 100 Gbps or 12.5 GB/s (100 B/s if
+  bytes per second was meant)``),
+  because taking it as bytes, seconds or bytes per second silently runs at absurd
+  rates; counts and fractions stay plain numbers.
 
 Examples
 --------
@@ -43,6 +46,7 @@ __all__ = [
     "format_size",
     "format_time",
     "format_bandwidth",
+    "format_exact",
 ]
 
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
@@ -92,8 +96,22 @@ def _split(text: object, what: str, example: str) -> tuple[float, str]:
     return value, unit
 
 
+def _with_units(value: float, what: str) -> str:
+    """What a plain `value` of `what` most likely meant, written with units."""
+    exact = format_exact(value, what)
+    if what == "bandwidth" and value < 1e5:
+        return f"{value:g} Gbps or {value / 8:g} GB/s ({exact} if bytes per second was meant)"
+    if what == "time" and value >= 1e-3:
+        return f"{value:g} us or {value:g} ms ({exact} if seconds was meant)"
+    return exact
+
+
 def _parse(text: object, units: dict[str, float], what: str, example: str) -> float:
     value, unit = _split(text, what, example)
+    if not unit and "" not in units:
+        if value == 0:
+            return 0.0
+        raise UnitError(f"{text!r} needs a unit, e.g. {_with_units(value, what)}")
     if unit not in units:
         raise UnitError(
             f"unknown unit {unit!r} in {text!r}: expected a {what} such as '{example}'"
@@ -110,7 +128,7 @@ def parse_size(text: str | int | float) -> int:
     Parameters
     ----------
     text : str or int or float
-        ``"64 MiB"``, ``"1 KB"``, ``"512B"``, ``"1.5 GiB"`` or a plain number of bytes.
+        ``"64 MiB"``, ``"1 KB"``, ``"512B"``, ``"1.5 GiB"`` (or ``0``).
 
     Returns
     -------
@@ -120,10 +138,10 @@ def parse_size(text: str | int | float) -> int:
     Raises
     ------
     UnitError
-        If the unit is unknown (``"64 Mb"`` is a rate of bits, not a size) or the
-        value is not a whole number of bytes.
+        If the unit is missing or unknown (``"64 Mb"`` is a rate of bits, not a
+        size) or the value is not a whole number of bytes.
     """
-    value = _parse(text, _SIZE_UNITS | {"": 1.0}, "size", "64 MiB")
+    value = _parse(text, _SIZE_UNITS, "size", "64 MiB")
     _, unit = _split(text, "size", "64 MiB")
     if isinstance(text, str):
         number = _QUANTITY.match(text)["number"].replace("_", "")
@@ -143,15 +161,14 @@ def parse_time(text: str | int | float) -> float:
     Parameters
     ----------
     text : str or int or float
-        ``"1 us"`` (or ``"1 µs"``), ``"500 ns"``, ``"2 ms"``, ``"0.5 s"`` or a plain
-        number of seconds.
+        ``"1 us"`` (or ``"1 µs"``), ``"500 ns"``, ``"2 ms"``, ``"0.5 s"`` (or ``0``).
 
     Returns
     -------
     float
         Duration in seconds.
     """
-    return _parse(text, _TIME_UNITS | {"": 1.0}, "time", "1 us")
+    return _parse(text, _TIME_UNITS, "time", "1 us")
 
 
 def parse_bandwidth(text: str | int | float) -> float:
@@ -160,15 +177,14 @@ def parse_bandwidth(text: str | int | float) -> float:
     Parameters
     ----------
     text : str or int or float
-        ``"25 GB/s"``, ``"12.5GBps"``, ``"100 Gbps"``, ``"200 Gb/s"``, ``"10 Gbit/s"``
-        or a plain number of bytes per second.
+        ``"25 GB/s"``, ``"12.5GBps"``, ``"100 Gbps"``, ``"200 Gb/s"``, ``"10 Gbit/s"``.
 
     Returns
     -------
     float
         Rate in bytes per second (``"100 Gbps"`` is ``12.5e9``).
     """
-    return _parse(text, _BANDWIDTH_UNITS | {"": 1.0}, "bandwidth", "25 GB/s")
+    return _parse(text, _BANDWIDTH_UNITS, "bandwidth", "25 GB/s")
 
 
 def parse_fraction(text: str | int | float) -> float:
@@ -256,3 +272,38 @@ def format_bandwidth(bandwidth_Bps: float) -> str:
     """
     steps = [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")]
     return _scaled(bandwidth_Bps, steps, 4)
+
+
+_EXACT_UNITS = {
+    "bandwidth": (
+        (1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s"),
+        (1e12 / 8, "Tb/s"), (1e9 / 8, "Gb/s"), (1e6 / 8, "Mb/s"),
+    ),
+    "time": ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"), (1e-12, "ps")),
+    "size": ((2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")),
+}
+_BASE_UNITS = {"bandwidth": "B/s", "time": "s", "size": "B"}
+
+
+def format_exact(value: float, kind: str) -> str:
+    """The shortest unit string for `value` that parses back to exactly `value`.
+
+    `kind` is ``"size"``, ``"time"`` or ``"bandwidth"``. A mantissa below 1 counts
+    two characters more; among equally short ones byte units come first; when no
+    prefix gives an exact short form, the base unit with the full float.
+
+    >>> format_exact(25e9, "bandwidth"), format_exact(5e-7, "time"), format_exact(12.5e9, "bandwidth")
+    ('25 GB/s', '0.5 us', '100 Gb/s')
+    """
+    parse = {"bandwidth": parse_bandwidth, "time": parse_time, "size": parse_size}[kind]
+    best = None
+    for factor, unit in _EXACT_UNITS[kind]:
+        text = f"{value / factor:.15g}"
+        if "e" in text or parse(f"{text} {unit}") != value:
+            continue
+        score = len(text) + 2 * text.startswith(("0.", "-0."))
+        if best is None or score < best[0]:
+            best = (score, text, unit)
+    if best is None:
+        return f"{int(value) if kind == 'size' else float(value)!r} {_BASE_UNITS[kind]}"
+    return f"{best[1]} {best[2]}"

@@ -95,3 +95,35 @@ def test_tier_and_link_summaries_of_a_run():
     assert tiers.iloc[0]["tier"] == "fabric"
     busiest = link_summary(trace, top=3)
     assert len(busiest) == 3 and (busiest["utilization"].diff().dropna() <= 0).all()
+
+
+def nccl_rows(rows):
+    return pd.DataFrame([
+        result_row(scenario="s", point="", topology="t", op="allreduce", algorithm=algorithm, params=params,
+                   network_model="maxmin", ranks=8, size_bytes=size, sim_time_s=sim, model_time_s=1.0,
+                   critical_path_s=1.0, nccl_choice=choice, nccl_model_s=model)
+        for algorithm, params, size, sim, choice, model in rows
+    ])
+
+
+def test_nccl_comparison_sets_simnets_winner_beside_nccls_choice():
+    from simnet.analysis import display_nccl_comparison, nccl_comparison
+
+    frame = nccl_rows([
+        ("nccl_ring", '{"protocol": "ll"}', 1024, 3.0, "ring/ll", 2.5),
+        ("blueconnect", '{"factors": [4, 2]}', 1024, 2.0, "ring/ll", 2.5),
+        ("nccl", '{"nccl_algorithm": "nvls"}', 1 << 30, 5.0, "nvls/simple", 6.0),
+        ("nccl_ring", '{"protocol": "simple"}', 1 << 30, 7.0, "nvls/simple", 6.0),
+    ])
+    table = nccl_comparison(frame)
+    assert table[["size_bytes", "nccl_choice", "nccl_simulated_s", "agree"]].values.tolist() == [
+        [1024, "ring/ll", 3.0, False], [1 << 30, "nvls/simple", 5.0, True]]
+    assert table.iloc[0]["simnet_best"].startswith("blueconnect") and table.iloc[0]["simnet_best_s"] == 2.0
+    shown = display_nccl_comparison(frame)
+    assert shown.iloc[0]["same"] == "no" and shown.iloc[0]["NCCL model"] == "2.5 s"
+
+
+def test_nccl_comparison_is_empty_without_an_nccl_model():
+    from simnet.analysis import nccl_comparison
+
+    assert nccl_comparison(TABLE).empty

@@ -115,3 +115,24 @@ def test_tune_argument_errors(capsys, args, message):
 def test_every_subcommand_help_shows_an_example(command, capsys):
     assert main([*command.split(), "--help"]) == 0
     assert "Example" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("topology", "facts"),
+    [
+        ("topologies/dgx_b200.yaml",
+         ["GPUs: 8 on 1 host(s)", "8 nic", "1 switch at 74% of port bandwidth (nvswitch0)"]),
+        ("topologies/gb200_nvl72.yaml", ["GPUs: 72 on 1 host(s)", "72 gpu, 72 nic, 36 cpu, 1 switch",
+                                         "tier nvswitch: 72 links, 1296 cables of 50 GB/s",
+                                         "1 switch at 74% of port bandwidth (nvswitch0)"]),
+        ("dgx_h100", ["1 switch at 85% of port bandwidth (nvswitch0)"]),
+    ],
+)
+def test_topo_show_describes_the_current_machines_and_their_nvls(topology, facts, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert main(["topo", "show", topology]) == 0
+    out = capsys.readouterr().out
+    assert all(fact in out for fact in facts), out
+    assert main(["topo", "show", topology, "--format", "json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert list(info["reduce_switches"].values()) == [["nvswitch0"]]

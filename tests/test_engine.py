@@ -245,3 +245,77 @@ def test_every_instant_is_scheduled_at_the_first_clock_value_not_before_it(now, 
     clock = now + delay
     assert delay >= 0 and target <= clock <= math.nextafter(target, math.inf)
     assert clock == target or now + math.nextafter(delay, 0) < target
+
+
+def reducing_switch(nranks: int = 4, bandwidth_Bps: float = B, efficiency: float = 1.0) -> nx.DiGraph:
+    """GPUs on one switch that can reduce in flight (an NVSwitch with NVLS)."""
+    graph = switch(nranks, bandwidth_Bps, LAT)
+    graph.nodes["switch"]["reduce"] = True
+    graph.nodes["switch"]["reduce_efficiency"] = efficiency
+    return graph
+
+
+@pytest.mark.parametrize("model", sorted(LINK_MODELS))
+def test_a_protocol_delay_is_paid_before_the_message_enters_the_network(model):
+    net = Network(switch(2, B, LAT))
+    table = Schedule(collective="allreduce", nranks=2, chunk_bytes=(1,),
+                     transfers=(Transfer(0, 1, (0,), MIB, delay_s=3e-6),))
+    trace = simulate(net, table, model=model, overhead_s=1e-6)
+    assert trace.issue_s[0] - trace.ready_s[0] == pytest.approx(4e-6, rel=1e-12)
+    assert trace.time_s == pytest.approx(4e-6 + 2 * LAT + MIB / B, rel=1e-12)
+
+
+@pytest.mark.parametrize("model", sorted(LINK_MODELS))
+def test_wire_bytes_occupy_the_links_and_payload_bytes_are_reduced(model):
+    net = Network(switch(2, B, LAT))
+    schedule = Schedule(collective="allreduce", nranks=2, chunk_bytes=(1,),
+                        transfers=(Transfer(0, 1, (0,), MIB, op="reduce", wire_bytes=2 * MIB),))
+    trace = simulate(net, schedule, model=model, gamma_s_per_byte=1e-12)
+    assert trace.arrive_s[0] == pytest.approx(2 * LAT + 2 * MIB / B, rel=1e-12)
+    assert trace.end_s[0] - trace.arrive_s[0] == pytest.approx(MIB * 1e-12, rel=1e-12)
+    assert trace.links()["bytes"].max() == 2 * MIB
+
+
+def test_channels_between_the_same_endpoints_share_links_and_one_channel_keeps_order():
+    net = Network(switch(2, B, LAT))
+    transfers = tuple(Transfer(0, 1, (c,), MIB, channel=c) for c in range(2))
+    shared = simulate(net, Schedule(collective="allreduce", nranks=2, chunk_bytes=(1, 1), transfers=transfers))
+    assert shared.end_s == pytest.approx([2 * LAT + 2 * MIB / B] * 2, rel=1e-12)
+    queued = simulate(net, Schedule(collective="allreduce", nranks=2, chunk_bytes=(1, 1),
+                                    transfers=tuple(t.__class__(0, 1, t.chunks, MIB) for t in transfers)))
+    assert queued.end_s == pytest.approx([2 * LAT + MIB / B, 2 * LAT + 2 * MIB / B], rel=1e-12)
+
+
+def switch_sum(nranks: int, nbytes: int) -> Schedule:
+    """Every rank adds into the switch endpoint, which multicasts the sum back."""
+    reduce = tuple(Transfer(r, nranks, (0,), nbytes, op="reduce") for r in range(nranks))
+    back = tuple(Transfer(nranks, r, (0,), nbytes, deps=tuple(range(nranks))) for r in range(nranks))
+    return Schedule(collective="allreduce", nranks=nranks, chunk_bytes=(nbytes,), transfers=reduce + back,
+                    switches=(tuple(range(nranks)),))
+
+
+@pytest.mark.parametrize("efficiency", [1.0, 0.85])
+def test_a_switch_endpoint_runs_on_the_reduce_capable_switch_at_its_efficiency(efficiency):
+    net = Network(reducing_switch(4, efficiency=efficiency))
+    trace = simulate(net, switch_sum(4, MIB))
+    assert [len(trace.route(i)) for i in range(8)] == [1] * 8
+    assert trace.time_s == pytest.approx(2 * (LAT + MIB / efficiency / B), rel=1e-12)
+    assert trace.ranks.tolist() == [0, 1, 2, 3, net.endpoint("switch")]
+
+
+def test_critical_path_knows_switches_delays_and_wire_bytes():
+    from simnet.models import critical_path_time
+
+    net = Network(reducing_switch(4, efficiency=0.5))
+    schedule = switch_sum(4, MIB)
+    table = schedule.transfers.replace(delay_s=np.full(8, 1e-6), wire_bytes=np.full(8, 2 * MIB))
+    schedule = schedule.replace(transfers=table)
+    expected = 2 * (1e-6 + LAT + 2 * MIB / 0.5 / B)
+    assert critical_path_time(net, schedule) == pytest.approx(expected, rel=1e-12)
+    assert simulate(net, schedule).time_s == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_switch_endpoint_without_a_reduce_capable_switch_is_refused():
+    with pytest.raises(SimnetError, match="no reduce-capable switch") as raised:
+        simulate(Network(switch(4, B, LAT)), switch_sum(4, MIB))
+    assert raised.value.path == "switches"

@@ -2,12 +2,23 @@
 
 import pytest
 
+from simnet.engine import simulate
 from simnet.errors import SimnetError
 from simnet.network import Network
+from simnet.schedule import Schedule, Transfer
+from simnet.topology import leaf_spine as leaf_spine_builder
 from simnet.topology import switch
 
 B = 12.5e9
 LAT = 1e-6
+MIB = 2**20
+
+
+def flows(pairs: list[tuple[int, int]], nbytes: int) -> Schedule:
+    """Independent transfers (no dependencies), all ready at time 0."""
+    nranks = 1 + max(max(pair) for pair in pairs)
+    transfers = tuple(Transfer(src=s, dst=d, chunks=(0,), nbytes=nbytes) for s, d in pairs)
+    return Schedule(collective="allreduce", nranks=nranks, chunk_bytes=(1,), transfers=transfers)
 
 
 def test_tier_efficiency_scales_bandwidth_and_is_validated():
@@ -34,3 +45,72 @@ def test_ranks_links_and_routes_follow_the_graph():
     assert net.transfer_time_s(0, 2, 1000) == 2 * LAT + 1000 / B
     with pytest.raises(SimnetError, match="does not exist"):
         net.route(0, 3)
+
+
+def test_a_fabric_bundle_is_one_link_per_cable_and_merging_is_an_option():
+    """leaf0 -> spine0 with 2 cables: two links of half the bandwidth, or one merged link on request."""
+    graph = leaf_spine_builder(4, 2, 4, B, LAT, parallel=2)
+    cables = Network(graph)
+    frame = cables.links_frame().set_index(["src", "dst", "cable"])
+    assert frame.loc[("leaf0", "spine0", 1), "bandwidth_Bps"] == B
+    assert cables.link("leaf0", "spine0", 1) == cables.link("leaf0", "spine0") + 1
+    assert len(cables.links) == graph.number_of_edges() + 2 * 8
+    merged = Network(graph, bundles="merged")
+    assert len(merged.links) == graph.number_of_edges() and merged.bandwidth_Bps.max() == 2 * B
+    assert [merged.links[i][:2] for i in merged.route(0, 9)] == [cables.links[i][:2] for i in cables.route(0, 9)]
+    with pytest.raises(SimnetError, match="must be one of") as error:
+        Network(graph, bundles="striped")
+    assert error.value.path == "bundles"
+
+
+def test_flows_pinned_to_the_two_cables_of_a_bundle_each_run_alone():
+    """d-mod-k pins gpu8 and gpu10 to the two cables leaf0 -> spine0: each runs alone at B."""
+    graph = leaf_spine_builder(4, 2, 4, B, LAT, parallel=2)
+    schedule = flows([(0, 8), (1, 10)], 8 * MIB)
+    for bundles in ("cables", "merged"):
+        network = Network(graph, bundles=bundles)
+        up = {network.route(0, 8)[1], network.route(1, 10)[1]}
+        assert len(up) == (2 if bundles == "cables" else 1)
+        assert simulate(network, schedule).time_s == pytest.approx(network.transfer_time_s(0, 8, 8 * MIB), rel=1e-12)
+
+
+def test_ecmp_hash_can_pin_two_flows_to_one_cable_of_a_bundle_where_merging_hides_it():
+    graph = leaf_spine_builder(2, 1, 8, B, LAT, parallel=4, oversubscription=2.0)
+    network = Network(graph, routing="ecmp_hash")
+    pairs = [(i, 8 + i) for i in range(8)]
+    cables = [network.route(s, d)[1] for s, d in pairs]
+    assert len(set(cables)) < len(cables)
+    slowest = simulate(network, flows(pairs, 8 * MIB)).time_s
+    merged = simulate(Network(graph, routing="ecmp_hash", bundles="merged"), flows(pairs, 8 * MIB)).time_s
+    assert slowest > merged
+
+
+def test_striped_bundles_stay_one_link():
+    """DGX-1's double NVLinks and a GPU's links to an NVSwitch are striped by the hardware."""
+    from simnet.topology import dgx1, dgx_a100
+
+    for graph, (u, v) in ((dgx1(), ("gpu0", "gpu3")), (dgx_a100(), ("gpu0", "nvswitch0"))):
+        network = Network(graph)
+        assert graph.edges[u, v]["cables"] > 1
+        assert network.links_frame().query("src == @u and dst == @v")["bandwidth_Bps"].tolist() == [
+            graph.edges[u, v]["bandwidth_Bps"]
+        ]
+
+
+def test_routing_override_is_validated_and_applied():
+    graph = leaf_spine_builder(2, 2, 2, B, LAT)
+    assert Network(graph).routing == "dmodk" and Network(graph, routing="shortest").routing == "shortest"
+    with pytest.raises(SimnetError) as error:
+        Network(graph, routing="random")
+    assert error.value.path == "routing"
+
+
+def test_a_placement_puts_ranks_on_the_gpus_it_lists():
+    graph = switch(4, B, LAT)
+    network = Network(graph, ranks=["gpu2", "gpu0", "gpu3"])
+    assert network.size == 3 and network.ranks == ("gpu2", "gpu0", "gpu3")
+    assert network.links[network.route(0, 1)[0]][:2] == ("gpu2", "switch")
+    for ranks, path in ((["gpu0", "gpu0"], "ranks"), (["gpu0", "switch"], "ranks[1]"), ([], "ranks")):
+        with pytest.raises(SimnetError) as error:
+            Network(graph, ranks=ranks)
+        assert error.value.path == path

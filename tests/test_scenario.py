@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,26 @@ def test_hierarchical_algorithms_take_factors_from_yaml_or_from_the_topology():
     with pytest.raises(ScenarioError) as error:
         run(parse_scenario(with_changes("collective.algorithms", [{"name": "blueconnect", "factors": [3, 3]}])))
     assert error.value.path == "collective.algorithms[0].factors"
+
+
+def test_nccl_rows_carry_nccls_choice_on_nvswitch_servers_only():
+    import yaml
+
+    text = """
+name: twin
+topology: {file: dgx_h100}
+collective: {op: allreduce, algorithms: [nccl, {name: nccl_ring, protocol: auto}]}
+sizes: [8 KiB, 256 MiB]
+"""
+    results = run(parse_scenario(yaml.safe_load(text)))
+    assert set(results["nccl_choice"]) == {"ring/ll", "nvls/simple"}
+    nccl = results[results["algorithm"] == "nccl"]
+    assert [json.loads(p)["nccl_algorithm"] for p in nccl["params"]] == ["ring", "nvls"]
+    ring = results[results["algorithm"] == "nccl_ring"]
+    assert [json.loads(p)["protocol"] for p in ring["params"]] == ["ll", "simple"]
+    flat = text.replace("{file: dgx_h100}", "{builder: switch, hosts: 8, bandwidth: 25 GB/s, latency: 1 us}")
+    with pytest.raises(ScenarioError, match="protocol auto needs NCCL's model") as raised:
+        run(parse_scenario(yaml.safe_load(flat.replace("nccl, ", ""))))
+    assert raised.value.path == "collective.algorithms[0].protocol"
+    results = run(parse_scenario(yaml.safe_load(flat.replace("nccl, ", "").replace("auto", "ll"))))
+    assert set(results["nccl_choice"]) == {""}

@@ -55,3 +55,46 @@ def test_bad_network_keys_name_their_path(network, path, message):
     with pytest.raises(ScenarioError, match=message) as info:
         scenario(**network)
     assert info.value.path == path
+
+
+TWO_CABLES = {"builder": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 8, "bandwidth": "100 Gbps",
+              "latency": "1 us", "parallel": 4, "oversubscription": 2.0}
+
+
+def test_routing_and_bundles_override_the_topology_per_scenario():
+    """Recursive doubling across an oversubscribed leaf pair: d-mod-k pins the 8 crossing flows two per cable
+    (each at half a cable), ECMP hashes some three to a cable; one merged link shares them perfectly."""
+    base = BASE | {"topology": TWO_CABLES, "collective": {"algorithms": ["recursive_doubling"]}}
+    times = {}
+    for network in ({}, {"routing": "ecmp_hash"}, {"bundles": "merged"}, {"routing": "ecmp_hash", "bundles": "merged"}):
+        times[tuple(network.values())] = run(parse_scenario(base | {"network": network}))["sim_time_s"].iloc[0]
+    assert times[()] == pytest.approx(times[("merged",)], rel=1e-12)
+    assert times[("merged",)] == times[("ecmp_hash", "merged")]
+    assert times[("ecmp_hash",)] > times[()]
+
+
+@pytest.mark.parametrize(("key", "value"), [("routing", "ospf"), ("bundles", "striped")])
+def test_bad_routing_or_bundles_name_the_key(key, value):
+    with pytest.raises(ScenarioError) as error:
+        scenario(**{key: value})
+    assert error.value.path == f"network.{key}"
+
+
+def test_rtt_weighted_sharing_is_a_scenario_option_of_the_maxmin_model():
+    """On a switch every route has the same latency, so weighting by it changes nothing."""
+    spec = scenario(sharing="rtt_weighted")
+    assert spec.network.simulate_kwargs(4)["sharing"] == "rtt_weighted"
+    assert run(spec)["sim_time_s"].iloc[0] == run(parse_scenario(BASE))["sim_time_s"].iloc[0]
+    with pytest.raises(ScenarioError) as error:
+        scenario(sharing="rtt_weighted", model="fifo")
+    assert error.value.path == "network.sharing"
+
+
+def test_a_routing_the_topology_cannot_take_is_an_error_at_validation():
+    """d-mod-k needs a fabric of levels (a torus' routers are all one level); dimension order a torus."""
+    link = {"bandwidth": "25 GB/s", "latency": "1 us"}
+    for topology, routing in (({"builder": "torus", "dims": [4], **link}, "dmodk"),
+                              ({"builder": "ring", "hosts": 4, **link}, "dimension_order")):
+        with pytest.raises(ScenarioError) as error:
+            parse_scenario(BASE | {"topology": topology, "network": {"routing": routing}})
+        assert error.value.path == "network.routing" and "\n" not in str(error.value)

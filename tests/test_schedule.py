@@ -293,3 +293,44 @@ def test_numbered_scratch_buffers_start_empty_and_round_trip_their_names():
     reading_empty = [Transfer(1, 0, (0,), 4, "reduce", src_buffer="scratch2")]
     with pytest.raises(ScheduleError, match="before the rank holds any data"):
         check(Schedule("allreduce", 2, (4,), reading_empty))
+
+
+def test_a_switch_endpoint_starts_empty_and_sums_what_is_added_into_it():
+    n = 4
+    reduce = [Transfer(r, n, (0,), 8, op="reduce") for r in range(n)]
+    back = [Transfer(n, r, (0,), 8, deps=tuple(range(n))) for r in range(n)]
+    schedule = Schedule(collective="allreduce", nranks=n, chunk_bytes=(8,), transfers=reduce + back,
+                        switches=((0, 1, 2, 3),))
+    assert schedule.endpoints == 5
+    check(schedule, numeric=True)
+    with pytest.raises(ScheduleError, match="holds contributions of {0, 1, 2}, expected all 4"):
+        check(schedule.replace(transfers=reduce[:3] + [t.__class__(n, t.dst, t.chunks, 8, deps=(0, 1, 2))
+                                                       for t in back]))
+
+
+@pytest.mark.parametrize(
+    ("switches", "transfers", "message"),
+    [
+        (((0, 0),), [], "must serve distinct ranks"),
+        (((0, 5),), [], "must serve distinct ranks"),
+        ((), [Transfer(0, 2, (0,), 1)], r"needs two distinct ranks in \[0, 2\)"),
+        (((0, 1),), [Transfer(0, 2, (0,), 1, dst_buffer="scratch")], "buffer other than work at a switch"),
+    ],
+)
+def test_switch_endpoints_are_validated(switches, transfers, message):
+    with pytest.raises(ScheduleError, match=message):
+        Schedule(collective="allreduce", nranks=2, chunk_bytes=(1,), transfers=transfers, switches=switches)
+
+
+def test_protocol_columns_round_trip_through_transfers_and_pickle():
+    import pickle
+
+    transfers = [Transfer(0, 1, (0,), 8, wire_bytes=16, delay_s=1e-6, channel=3), Transfer(1, 0, (0,), 8, deps=(0,))]
+    schedule = Schedule(collective="allreduce", nranks=2, chunk_bytes=(8,), transfers=transfers)
+    assert list(schedule.transfers) == [transfers[0], Transfer(1, 0, (0,), 8, deps=(0,), wire_bytes=8)]
+    columns = schedule.columns
+    assert columns.nbytes.tolist() == [16, 8] and columns.payload.tolist() == [8, 8]
+    assert columns.delay_s.tolist() == [1e-6, 0.0] and columns.channel.tolist() == [3, 0]
+    assert pickle.loads(pickle.dumps(schedule)) == schedule
+    with pytest.raises(ScheduleError, match="finite times"):
+        schedule.transfers.replace(delay_s=[-1.0, 0.0])

@@ -26,8 +26,8 @@ from simnet.units import (
         ("10 Gbit/s", 1.25e9),
         ("1 GiB/s", 2**30),
         ("400 Gbps", 50e9),
-        (1e9, 1e9),
-        ("1e9", 1e9),
+        ("1e9 B/s", 1e9),
+        (0, 0.0),
     ],
 )
 def test_parse_bandwidth(text, expected):
@@ -36,7 +36,7 @@ def test_parse_bandwidth(text, expected):
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("1 us", 1e-6), ("1 µs", 1e-6), ("500 ns", 500e-9), ("2 ms", 2e-3), ("0.5 s", 0.5), (3, 3.0), ("0", 0.0)],
+    [("1 us", 1e-6), ("1 µs", 1e-6), ("500 ns", 500e-9), ("2 ms", 2e-3), ("0.5 s", 0.5), ("0", 0.0), (0, 0.0)],
 )
 def test_parse_time(text, expected):
     assert parse_time(text) == pytest.approx(expected, rel=1e-15)
@@ -45,7 +45,7 @@ def test_parse_time(text, expected):
 @pytest.mark.parametrize(
     ("text", "expected"),
     [("64 MiB", 64 * 2**20), ("1 KB", 1000), ("1 kB", 1000), ("1 KiB", 1024), ("1 GB", 10**9),
-     ("1 GiB", 2**30), ("512B", 512), (4096, 4096), ("1.5 KiB", 1536), ("1_000 B", 1000)],
+     ("1 GiB", 2**30), ("512B", 512), (0, 0), ("1.5 KiB", 1536), ("1_000 B", 1000)],
 )
 def test_parse_size(text, expected):
     assert parse_size(text) == expected
@@ -76,6 +76,36 @@ def test_bad_units_name_the_text(parse, text, fragment):
     assert isinstance(raised.value, SimnetError)
 
 
+@pytest.mark.parametrize(
+    ("parse", "text", "fix"),
+    [
+        (parse_bandwidth, "100", "100 Gbps or 12.5 GB/s (100 B/s if bytes per second was meant)"),
+        (parse_bandwidth, 1e9, "1 GB/s"),
+        (parse_time, 3, "3 us or 3 ms (3 s if seconds was meant)"),
+        (parse_time, 1e-6, "1 us"),
+        (parse_size, 4096, "4 KiB"),
+        (parse_size, "1e3", "1 kB"),
+    ],
+)
+def test_numbers_without_units_are_refused_with_the_fix(parse, text, fix):
+    with pytest.raises(UnitError) as raised:
+        parse(text)
+    assert str(raised.value) == f"{text!r} needs a unit, e.g. {fix}"
+
+
+@given(st.floats(min_value=1e-12, max_value=1e15, allow_nan=False))
+def test_every_suggested_fix_parses(x):
+    for parse in (parse_bandwidth, parse_time):
+        with pytest.raises(UnitError) as raised:
+            parse(x)
+        fixes = str(raised.value).split("e.g. ", 1)[1].replace("(", " or ").replace(" if ", " or ").split(" or ")
+        quantities = [fix.strip(" )") for fix in fixes if fix[:1].isdigit()]
+        assert quantities
+        for fix in quantities:
+            assert parse(fix) > 0
+        assert x in [parse(fix) for fix in quantities]
+
+
 def test_fractions():
     assert parse_fraction("1/128") == 1 / 128
     assert parse_fraction("1%") == pytest.approx(0.01)
@@ -98,7 +128,6 @@ def test_formatting():
 @given(st.integers(min_value=0, max_value=2**62))
 def test_plain_byte_counts_round_trip(n):
     assert parse_size(f"{n} B") == n
-    assert parse_size(n) == n
 
 
 @given(st.integers(min_value=0, max_value=2**40))

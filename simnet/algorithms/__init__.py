@@ -14,6 +14,10 @@ one module per family:
 ``hierarchical``
     all-reduce over hierarchy levels: ``halving_doubling``, ``hierarchical_ring``,
     ``torus_2d``, ``blueconnect``;
+``nccl``
+    what NCCL runs: ``nccl_ring``, ``nccl_tree``, ``nvls``, ``nvls_tree``,
+    ``collnet_direct``, ``collnet_chain`` with NCCL's protocols, and ``nccl``, NCCL's
+    own choice per size;
 ``sparse``
     top-k all-reduce on real index sets.
 
@@ -23,7 +27,7 @@ models and the tests need (``docs/design.md`` walks through adding one).
 
 from __future__ import annotations
 
-from simnet.algorithms import dense, hierarchical, primitives, sparse
+from simnet.algorithms import dense, hierarchical, nccl, primitives, sparse
 from simnet.algorithms.builder import ScheduleBuilder
 from simnet.algorithms.dense import (
     binomial_tree_allreduce,
@@ -62,7 +66,8 @@ __all__ = [
     "blueconnect_allreduce",
 ]
 
-ALGORITHMS = Registry([*dense.ALGORITHMS, *hierarchical.ALGORITHMS, *primitives.ALGORITHMS, *sparse.ALGORITHMS])
+ALGORITHMS = Registry([*dense.ALGORITHMS, *hierarchical.ALGORITHMS, *nccl.ALGORITHMS, *primitives.ALGORITHMS,
+                       *sparse.ALGORITHMS])
 """Name -> :class:`Algorithm`: every algorithm simnet offers."""
 
 

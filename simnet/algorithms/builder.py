@@ -131,6 +131,10 @@ class ScheduleBuilder:
         Size of every chunk, bytes.
     nranks : int
         Number of ranks.
+    switches : sequence of sequence of int, optional
+        Rank groups of the schedule's switch endpoints (see
+        :attr:`simnet.schedule.Schedule.switches`); endpoint ``nranks + j`` may then be
+        the source or destination of transfers, in its work buffer.
 
     Examples
     --------
@@ -141,9 +145,11 @@ class ScheduleBuilder:
     (0,)
     """
 
-    def __init__(self, chunk_bytes: Sequence[int], nranks: int) -> None:
+    def __init__(self, chunk_bytes: Sequence[int], nranks: int, *, switches: Sequence[Sequence[int]] = ()) -> None:
         self.chunk_bytes = tuple(int(b) for b in chunk_bytes)
         self.nranks = nranks
+        self.switches = tuple(tuple(group) for group in switches)
+        self.endpoints = nranks + len(self.switches)
         self._nchunks = len(self.chunk_bytes)
         self._cells: dict[int, _Cells] = {}
         self._sets: list[tuple[int, ...]] = []
@@ -201,7 +207,7 @@ class ScheduleBuilder:
     def _buffer(self, buffer: int) -> _Cells:
         cells = self._cells.get(buffer)
         if cells is None:
-            cells = self._cells[buffer] = _Cells(self.nranks * self._nchunks)
+            cells = self._cells[buffer] = _Cells(self.endpoints * self._nchunks)
         return cells
 
     def _members(self, code: int) -> tuple[int, ...]:
@@ -224,8 +230,8 @@ class ScheduleBuilder:
 
     def _check_ranks(self, *ranks: int) -> None:
         for rank in ranks:
-            if not isinstance(rank, int) or not 0 <= rank < self.nranks:
-                raise ScheduleError(f"must be a rank in [0, {self.nranks}), got {rank!r}", path="rank")
+            if not isinstance(rank, int) or not 0 <= rank < self.endpoints:
+                raise ScheduleError(f"must be a rank in [0, {self.endpoints}), got {rank!r}", path="rank")
 
     @staticmethod
     def _code(names: tuple[str, ...], value: str, path: str) -> int:
@@ -388,8 +394,8 @@ class ScheduleBuilder:
         pieces = np.asarray(pieces, dtype=np.int64)
         if not (src.shape == dst.shape == pieces.shape) or src.ndim != 1:
             raise ScheduleError("src, dst and pieces must be 1-D arrays of one length", path="send_batch")
-        if len(src) and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= self.nranks):
-            raise ScheduleError(f"ranks must be in [0, {self.nranks})", path="send_batch")
+        if len(src) and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= self.endpoints):
+            raise ScheduleError(f"ranks must be in [0, {self.endpoints})", path="send_batch")
         if len(pieces) and (pieces.min() < 0 or pieces.max() >= len(self._piece_bytes)):
             raise ScheduleError("pieces must be ids returned by piece()", path="send_batch")
         code = self._code(OPS, op, "op")
@@ -431,7 +437,7 @@ class ScheduleBuilder:
         start = len(self)
         if m < 2 or groups == 0 or per_block == 0:
             return start
-        if members.min() < 0 or members.max() >= self.nranks or (
+        if members.min() < 0 or members.max() >= self.endpoints or (
                 pieces.min() < 0 or pieces.max() >= len(self._piece_bytes)):
             raise ScheduleError("members must be ranks and pieces ids returned by piece()", path="ring")
         cells = self._buffer(0)
@@ -619,5 +625,6 @@ class ScheduleBuilder:
             transfers=table,
             algorithm=algorithm,
             params=dict(params),
+            switches=self.switches,
             **extra,
         )

@@ -191,6 +191,11 @@ class Algorithm:
         Whether the builder takes a sparse ``payload`` instead of dense sizes.
     supports : callable, optional
         ``supports(nranks) -> bool`` (default: every ``nranks ≥ 2``).
+    resolve : callable, optional
+        ``resolve(network, size_bytes, params) -> params``: fills in parameters that
+        depend on the network and the size, as a library decides them at run time
+        (NCCL's channel count and protocol, ``protocol="auto"``); called by
+        scenarios and the tuner before every build.
     """
 
     name: str
@@ -206,6 +211,7 @@ class Algorithm:
     transfers: Callable[[int, Mapping[str, Any]], int] = _ring_shaped
     payload: str = "dense"
     supports: Callable[[int], bool] = field(default=lambda nranks: nranks >= 2)
+    resolve: Callable[[Any, int, dict], dict] | None = None
 
     def __post_init__(self) -> None:
         unknown = [op for op in self.ops if op not in COLLECTIVES]

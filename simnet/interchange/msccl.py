@@ -1676,7 +1676,7 @@ class _Lane:
     items: list = field(default_factory=list)
 
 
-def dumps(schedule: Schedule, *, name: str | None = None, proto: str = "Simple", min_bytes: int = 0,
+def dumps(schedule: Schedule, *, name: str | None = None, proto: str | None = None, min_bytes: int = 0,
           max_bytes: int = 0, limits: Limits = EXPORT_LIMITS, exact: bool = True) -> str:
     """A simnet schedule as MSCCL XML text, laid out exactly as msccl-tools' ``ir_to_xml`` writes files.
 
@@ -1692,15 +1692,20 @@ def dumps(schedule: Schedule, *, name: str | None = None, proto: str = "Simple",
     :func:`load` of the text then simulates to the schedule's time (see
     ``docs/interchange.md`` for the conditions).
 
+    The file holds the program, not simnet's model of NCCL's runtime: the per-message
+    wire bytes, NCCL latencies and connections of the NCCL-family schedules are not
+    written (``proto`` is).
+
     Parameters
     ----------
     schedule : Schedule
         A dense ``allreduce``, ``all_gather`` or ``reduce_scatter`` schedule in the
-        ``work`` and scratch buffers.
+        ``work`` and scratch buffers, without switch endpoints.
     name : str, optional
         ``name`` of the algorithm (default: the schedule's algorithm).
     proto : {"Simple", "LL", "LL128"}, optional
-        ``proto`` to write.
+        ``proto`` to write (default: the schedule's NCCL ``protocol`` parameter, if
+        any, else ``"Simple"``).
     min_bytes, max_bytes : int, optional
         Size range the runtime selects the algorithm for (``0``, ``0``: every size,
         as ``ir_to_xml`` writes).
@@ -1727,6 +1732,8 @@ def dumps(schedule: Schedule, *, name: str | None = None, proto: str = "Simple",
     if schedule.collective not in _EXPORTABLE:
         raise _export_error(f"MSCCL export takes {', '.join(_EXPORTABLE)} schedules, got {schedule.collective}")
     table = schedule.transfers
+    if schedule.switches:
+        raise _export_error("in-network reduction at switch endpoints (NVLS, SHARP) has no MSCCL form")
     if table.sparse or (table.op > 1).any():
         raise _export_error("sparse payloads and top-k reductions have no MSCCL form")
     if (table.src_buffer == INPUT).any():
@@ -1735,6 +1742,8 @@ def dumps(schedule: Schedule, *, name: str | None = None, proto: str = "Simple",
     if len(table) > _MAX_EXPORT_TRANSFERS:
         raise _export_error(f"{len(table)} transfers; MSCCL files of more than {_MAX_EXPORT_TRANSFERS} are beyond "
                             f"every runtime's limits")
+    if proto is None:
+        proto = {p.lower(): p for p in PROTOCOLS}.get(str(schedule.params.get("protocol", "")).lower(), "Simple")
     if proto not in PROTOCOLS:
         raise MscclError(f"must be one of {PROTOCOLS}, got {proto!r}", kind="export", path="proto")
     label = name if name is not None else schedule.algorithm or "simnet"

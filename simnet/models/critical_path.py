@@ -13,8 +13,10 @@ __all__ = ["critical_path_finish_s", "critical_path_time"]
 
 
 def _pair_costs(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Route latency and inverse bottleneck bandwidth of every (src, dst)."""
-    size = network.size
+    """Route latency and inverse bottleneck bandwidth of every (src, dst) (network endpoints)."""
+    if len(src) == 0:
+        return np.zeros(0), np.zeros(0)
+    size = int(max(src.max(), dst.max())) + 1
     keys = src.astype(np.int64) * size + dst
     pairs, inverse = np.unique(keys, return_inverse=True)
     latency = np.zeros(len(pairs))
@@ -33,9 +35,10 @@ def critical_path_finish_s(
     """Finishing instant of every transfer without contention, seconds.
 
     Transfer ``i`` starts when its last dependency finishes and takes
-    ``α_i + n_i β_i`` on its own route (route latency, inverse bottleneck
-    bandwidth; nothing for a copy between two buffers of one rank), plus
-    ``n_i γ[dst]`` for a reduction. Dependencies point to earlier transfers, so the
+    ``d_i + α_i + n_i β_i`` on its own route (protocol delay, route latency, wire
+    bytes times inverse bottleneck bandwidth, at a switch endpoint's reduce
+    efficiency; nothing for a copy between two buffers of one rank), plus
+    ``n_i γ[dst]`` for a reduction (payload bytes; none at a switch). Dependencies point to earlier transfers, so the
     schedule is cut into consecutive blocks whose dependencies all lie in earlier
     blocks, and each block is one vectorized step.
 
@@ -56,9 +59,13 @@ def critical_path_finish_s(
     no_deps = np.diff(columns.dep_offsets) == 0
     ndeps = np.where(no_deps, 1, np.diff(columns.dep_offsets))
     deps = np.insert(columns.deps.astype(np.int64), columns.dep_offsets[:-1][no_deps], count)
-    gamma = np.broadcast_to(np.asarray(gamma_s_per_byte, dtype=float), (schedule.nranks,))
-    latency, inverse_bw = _pair_costs(network, src, dst)
-    duration = latency + nbytes * inverse_bw + np.where(reduce, nbytes * gamma[dst], 0.0)
+    gamma = np.concatenate([np.broadcast_to(np.asarray(gamma_s_per_byte, dtype=float), (schedule.nranks,)),
+                            np.zeros(len(schedule.switches))])
+    endpoints, efficiency = network.place(np.arange(schedule.nranks), schedule.switches)
+    latency, inverse_bw = _pair_costs(network, endpoints[src], endpoints[dst])
+    wire = nbytes / np.minimum(efficiency[src], efficiency[dst]) if schedule.switches else nbytes
+    duration = (columns.delay_s + latency + wire * inverse_bw
+                + np.where(reduce, columns.payload * gamma[dst], 0.0))
 
     offsets = np.zeros(count + 1, dtype=np.int64)
     np.cumsum(ndeps, out=offsets[1:])

@@ -9,30 +9,42 @@ functions: fabrics (:mod:`~simnet.topology.fabrics`), server templates
 from __future__ import annotations
 
 from simnet.topology.cluster import cluster
-from simnet.topology.contract import NODE_KINDS, gpus, validate
+from simnet.topology.contract import (
+    NODE_KINDS, ROUTINGS, gpus, reduce_efficiency, reducing_switches, separate_cables, striped, validate,
+)
 from simnet.topology.describe import describe, format_description
-from simnet.topology.fabrics import FABRICS, add_cable, fat_tree, leaf_spine, ring, switch, torus
+from simnet.topology.fabrics import FABRICS, add_cable, fat_tree, leaf_spine, pgft, ring, switch, torus
 from simnet.topology.io import BUILDERS, PRESETS, build, dumps, export_graphml, find, load, loads, save
-from simnet.topology.nodes import NODES, abci_node, dgx1, dgx2, dgx_a100, dgx_h100, power9_ac922
+from simnet.topology.nodes import (
+    NODES, abci_node, dgx1, dgx2, dgx_a100, dgx_b200, dgx_h100, gb200_nvl72, power9_ac922,
+)
 from simnet.topology.routing import Router
 
 __all__ = [
     "NODE_KINDS",
+    "ROUTINGS",
     "BUILDERS",
     "FABRICS",
     "NODES",
     "validate",
     "gpus",
+    "striped",
+    "separate_cables",
+    "reducing_switches",
+    "reduce_efficiency",
     "add_cable",
     "switch",
     "ring",
     "fat_tree",
     "leaf_spine",
     "torus",
+    "pgft",
     "dgx1",
     "dgx2",
     "dgx_a100",
     "dgx_h100",
+    "dgx_b200",
+    "gb200_nvl72",
     "power9_ac922",
     "abci_node",
     "cluster",

@@ -18,6 +18,7 @@ from simnet.topology.contract import validate
 from simnet.topology.fabrics import FABRICS, _check_int, _label, add_cable
 from simnet.topology.nodes import NODES
 from simnet.topology.params import call
+from simnet.units import format_bandwidth
 
 __all__ = ["cluster"]
 
@@ -30,6 +31,7 @@ def cluster(
     fabric_params: Mapping | None = None,
     node_params: Mapping | None = None,
     rails: bool = True,
+    pxn: bool = False,
 ) -> nx.DiGraph:
     """`nodes` copies of a server template, their NICs cabled to a fabric.
 
@@ -47,9 +49,12 @@ def cluster(
     neighbours, so a leaf-spine with ``hosts_per_leaf = nodes`` puts every rail on
     its own leaf (rail-optimised, as in NVIDIA SuperPODs). With ``rails=False`` it
     takes port ``h * nics + j``: a server's NICs are neighbours, all on one leaf when
-    ``hosts_per_leaf`` is a multiple of ``nics``. A NIC's cable to its edge switch
-    runs at the NIC's ``port_bandwidth_Bps`` with the fabric's latency and tier;
-    unused ports stay empty.
+    ``hosts_per_leaf`` is a multiple of ``nics``. A NIC gets its port index as
+    ``port`` (the destination index of d-mod-k). Its cable to its edge switch runs
+    at the lower of the NIC's ``port_bandwidth_Bps`` and the fabric's
+    ``bandwidth_Bps``, as an InfiniBand or Ethernet link trains at the fastest rate
+    both of its ports support, with the fabric's latency and tier; the graph's name
+    prints that rate. Unused ports stay empty.
 
     Parameters
     ----------
@@ -60,7 +65,7 @@ def cluster(
         Number of servers, ≥ 1.
     fabric : str, optional
         Fabric family, a key of :data:`~simnet.topology.fabrics.FABRICS`:
-        ``"switch"`` (default), ``"leaf_spine"``, ``"fat_tree"`` or ``"torus"``.
+        ``"switch"`` (default), ``"leaf_spine"``, ``"fat_tree"``, ``"pgft"`` or ``"torus"``.
     fabric_params : mapping, optional
         Parameters of the fabric builder except what only concerns hosts; its
         ``tier`` defaults to ``"ib"``. For ``"switch"``, ``hosts`` (the port count)
@@ -69,6 +74,9 @@ def cluster(
         Parameters of the server template (default: its published figures).
     rails : bool, optional
         Rail-major port assignment (default True), see above.
+    pxn : bool, optional
+        Send to another server through the NIC of the destination's rail, reached
+        over NVLink (graph attribute ``pxn``; default False).
 
     Returns
     -------
@@ -88,15 +96,16 @@ def cluster(
     --------
     >>> G = cluster("dgx_a100", 2, fabric_params={"bandwidth_Bps": 25e9, "latency_s": 1e-6})
     >>> G.number_of_nodes() - 1
-    56
+    46
     """
     if node not in NODES:
         raise TopologyError(f"unknown server template {node!r}; expected one of {sorted(NODES)}", path="node")
     if fabric not in FABRICS:
         raise TopologyError(f"unknown fabric {fabric!r}; expected one of {sorted(FABRICS)}", path="fabric")
     _check_int(nodes, "nodes", 1)
-    if not isinstance(rails, bool):
-        raise TopologyError(f"must be true or false, got {rails!r}", path="rails")
+    for key, flag in (("rails", rails), ("pxn", pxn)):
+        if not isinstance(flag, bool):
+            raise TopologyError(f"must be true or false, got {flag!r}", path=key)
     for key, value in (("fabric_params", fabric_params), ("node_params", node_params)):
         if value is not None and not isinstance(value, Mapping):
             raise TopologyError(f"must be a mapping of parameters, got {value!r}", path=key)
@@ -116,14 +125,16 @@ def cluster(
         fabric_params=given or None,
         node_params=dict(node_params) if node_params else None,
         rails=rails,
+        pxn=pxn,
     )
     graph = nx.DiGraph(
-        name=f"cluster({nodes} x {template.graph['name']} on {_label(fabric, **given)}, rails={rails})",
         builder="cluster",
         params=params,
         sources=list(template.graph.get("sources", [])),
         host_transit=False,
     )
+    if pxn:
+        graph.graph["pxn"] = True
     for h in range(nodes):
         for name, data in template.nodes(data=True):
             graph.add_node(f"n{h}.{name}", **{**data, "host": h})
@@ -136,9 +147,16 @@ def cluster(
             f"{nodes * len(nics)}",
             path="fabric_params",
         )
+    fabric_Bps = settings["bandwidth_Bps"]
+    rates = [min(template.nodes[nic].get("port_bandwidth_Bps", fabric_Bps), fabric_Bps) for nic in nics]
     for h in range(nodes):
-        for j, nic in enumerate(nics):
-            port = ports[j * nodes + h] if rails else ports[h * len(nics) + j]
-            bandwidth = template.nodes[nic].get("port_bandwidth_Bps", settings.get("bandwidth_Bps"))
-            add_cable(graph, f"n{h}.{nic}", port, bandwidth, settings["latency_s"], settings["tier"])
+        for j, (nic, rate) in enumerate(zip(nics, rates)):
+            index = j * nodes + h if rails else h * len(nics) + j
+            graph.nodes[f"n{h}.{nic}"]["port"] = index
+            add_cable(graph, f"n{h}.{nic}", ports[index], rate, settings["latency_s"], settings["tier"])
+    shown = ", ".join(format_bandwidth(rate) for rate in dict.fromkeys(rates))
+    options = f"rails={rails}" + (", pxn=True" if pxn else "")
+    graph.graph["name"] = (
+        f"cluster({nodes} x {template.graph['name']} on {_label(fabric, **given)}, NIC cables {shown}, {options})"
+    )
     return validate(graph)

@@ -10,11 +10,19 @@ Graph attributes
         How to rebuild the graph; present when a builder made it.
     ``sources`` (list of str) and ``description`` (str), optional
         Where the figures come from and what the machine is (topology files).
-    ``routing`` (str) and ``dims`` (list of int), optional
-        ``"dimension_order"`` on tori, with the ring size of every dimension;
-        routers then carry ``coord`` (see :mod:`simnet.topology.routing`).
+    ``routing`` (str), optional
+        How routes are chosen, one of :data:`ROUTINGS` (see
+        :mod:`simnet.topology.routing`): ``"dmodk"`` (fat-trees and leaf-spines),
+        ``"dimension_order"`` (tori), ``"ecmp_hash"``, ``"shortest"`` (the default) or
+        ``"simgrid"`` (SimGrid's own fat-tree and torus rules, for cross-checks).
+    ``dims`` (list of int), optional
+        On tori, the ring size of every dimension; routers then carry ``coord``.
     ``host_transit`` (bool), optional
         ``False`` forbids routes between two servers through a third (default True).
+    ``pxn`` (bool), optional
+        ``True``: a GPU sends to another server through the NIC of the destination's
+        rail, reached over NVLink through the GPU of that rail in its own server
+        (NCCL's PXN); ``False`` (default): through the NIC of its own rail.
 
 Node attributes
     ``kind`` (str)
@@ -33,13 +41,28 @@ Node attributes
         ``False`` when the node relays no traffic of others (default True).
     ``port_bandwidth_Bps`` (float), optional
         On a NIC: line rate of its network port, bytes/s.
+    ``port`` (int), optional
+        On a node cabled to a fabric switch (a GPU of a fabric, a NIC of a cluster):
+        the index of the fabric's host port it occupies, the destination index of
+        d-mod-k routing. Without it, such nodes are numbered in graph order.
     ``coord`` (tuple of int), ``level`` (str), ``pod`` (int), optional
         Position of a switch in its fabric (torus coordinate, fabric level, pod).
+    ``reduce`` (bool), optional, switches only
+        ``True`` when the switch can reduce data in flight and multicast the
+        result (default False): NVSwitch's NVLink SHARP ("NVLS", third-generation
+        NVSwitch of H100/H200 systems and later) and InfiniBand SHARP on NVIDIA
+        Quantum, Quantum-2 and Quantum-X800 switches.
+    ``reduce_efficiency`` (float in (0, 1]), optional, only with ``reduce``
+        The fraction of its ports' bandwidth that in-switch reductions and
+        multicasts achieve (default 1.0). NCCL's ``nvlsEfficiency`` (NVIDIA/nccl
+        ``src/graph/tuning.cc``, 2.28 and later) is 0.85 on Hopper and 0.74 on
+        Blackwell; the NVSwitch templates use these figures.
 
 Edge attributes (one directed edge per direction of a cable)
     ``bandwidth_Bps`` (float > 0)
         Capacity of this direction in bytes per second. Parallel cables between
-        the same two nodes are one edge whose bandwidth is their sum.
+        the same two nodes (a *bundle*) are one edge whose bandwidth is their sum;
+        the cables of a bundle are identical.
     ``latency_s`` (float ≥ 0)
         Latency of this direction in seconds.
     ``tier`` (str)
@@ -47,6 +70,14 @@ Edge attributes (one directed edge per direction of a cable)
         ``"ib"``, ``"fabric"``; used to break time down by tier.
     ``cables`` (int ≥ 1), optional
         How many physical cables the edge stands for (default 1).
+    ``striped`` (bool), optional
+        Whether the hardware spreads every transfer over all cables of the bundle
+        (NVLinks between two GPUs, a GPU's NVLinks to an NVSwitch): the bundle is
+        then one link of the summed bandwidth. Otherwise each cable is a link of its
+        own (``bandwidth_Bps / cables``) and the routing pins every route to one of
+        them, as switches do with the ports of a fabric bundle. Default
+        (:func:`striped`): ``True`` when both ends belong to the same server (the
+        same ``host``), ``False`` otherwise.
 
 Links are full duplex: every edge ``u -> v`` must have its reverse ``v -> u``
 (the two directions may differ in bandwidth).
@@ -60,9 +91,15 @@ import networkx as nx
 
 from simnet.errors import TopologyError
 
-__all__ = ["NODE_KINDS", "validate", "gpus"]
+__all__ = [
+    "NODE_KINDS", "ROUTINGS", "validate", "gpus", "striped", "separate_cables", "reducing_switches",
+    "reduce_efficiency", "switch_capability_error",
+]
 
 NODE_KINDS = frozenset({"gpu", "nic", "cpu", "switch"})
+
+ROUTINGS = ("shortest", "ecmp_hash", "dmodk", "dimension_order", "simgrid")
+"""Routing rules a graph may ask for (graph attribute ``routing``)."""
 
 
 def gpus(graph: nx.DiGraph) -> list:
@@ -70,8 +107,71 @@ def gpus(graph: nx.DiGraph) -> list:
     return [node for node, kind in graph.nodes(data="kind") if kind == "gpu"]
 
 
+def striped(graph: nx.DiGraph, u, v) -> bool:
+    """Whether the bundle ``u -> v`` is striped: its ``striped`` attribute, else whether ``u`` and ``v`` share a host."""
+    value = graph.edges[u, v].get("striped")
+    if value is not None:
+        return value
+    host = graph.nodes[u].get("host")
+    return host is not None and host == graph.nodes[v].get("host")
+
+
+def separate_cables(graph: nx.DiGraph, u, v) -> int:
+    """How many links the edge ``u -> v`` is: its ``cables`` unless the bundle is striped, then 1."""
+    cables = graph.edges[u, v].get("cables", 1)
+    return 1 if cables == 1 or striped(graph, u, v) else cables
+
+
 def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def reducing_switches(graph: nx.DiGraph) -> list:
+    """Return the switches that can reduce in flight (``reduce = True``), in graph order."""
+    return [node for node, data in graph.nodes(data=True) if data.get("kind") == "switch" and data.get("reduce")]
+
+
+def reduce_efficiency(graph: nx.DiGraph, node) -> float:
+    """Fraction of its port bandwidth that `node` reduces and multicasts at: its ``reduce_efficiency``, default 1.0.
+
+    Raises
+    ------
+    TopologyError
+        If `node` cannot reduce (no ``reduce = True``).
+    """
+    data = graph.nodes[node]
+    if not data.get("reduce"):
+        raise TopologyError(f"node {node!r}: cannot reduce in flight (reduce is not true)")
+    return float(data.get("reduce_efficiency", 1.0))
+
+
+def switch_capability_error(node, data: dict) -> tuple[str, str] | None:
+    """What is wrong with the ``reduce`` and ``reduce_efficiency`` attributes of `node`, if anything.
+
+    Returns
+    -------
+    tuple of (str, str) or None
+        The offending attribute and a one-line message naming `node`, or None when
+        both attributes are absent or valid.
+    """
+    has_reduce, has_efficiency = "reduce" in data, "reduce_efficiency" in data
+    if not has_reduce and not has_efficiency:
+        return None
+    if has_reduce and not isinstance(data["reduce"], bool):
+        return "reduce", f"node {node!r}: reduce must be true or false, got {data['reduce']!r}"
+    if has_reduce and data.get("kind") != "switch":
+        return "reduce", (
+            f"node {node!r}: reduce is a switch capability (NVLS, SHARP), but the node is of kind {data.get('kind')!r}"
+        )
+    if has_efficiency:
+        efficiency = data["reduce_efficiency"]
+        if not _number(efficiency) or not 0 < efficiency <= 1:
+            return "reduce_efficiency", (
+                f"node {node!r}: reduce_efficiency must be a number in (0, 1], got {efficiency!r}"
+            )
+        if not data.get("reduce"):
+            return "reduce_efficiency", f"node {node!r}: reduce_efficiency is given but reduce is not true"
+    return None
 
 
 def validate(graph: nx.DiGraph) -> nx.DiGraph:
@@ -97,18 +197,26 @@ def validate(graph: nx.DiGraph) -> nx.DiGraph:
             f"a topology must be a networkx.DiGraph, got {type(graph).__name__}; "
             "merge parallel cables into one edge with summed bandwidth_Bps"
         )
+    routing = graph.graph.get("routing")
+    if routing is not None and routing not in ROUTINGS:
+        raise TopologyError(f"must be one of {list(ROUTINGS)}, got {routing!r}", path="routing")
+    if graph.graph.get("pxn", False) not in (True, False):
+        raise TopologyError(f"must be true or false, got {graph.graph['pxn']!r}", path="pxn")
     for node, data in graph.nodes(data=True):
         kind = data.get("kind")
         if not isinstance(kind, str) or kind not in NODE_KINDS:
             raise TopologyError(
                 f"node {node!r}: kind must be one of {sorted(NODE_KINDS)}, got {kind!r}"
             )
-        for key in ("host", "local_rank", "socket", "rail"):
+        for key in ("host", "local_rank", "socket", "rail", "port"):
             value = data.get(key)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 raise TopologyError(f"node {node!r}: {key} must be an integer ≥ 0, got {value!r}")
         if data.get("forward", True) not in (True, False):
             raise TopologyError(f"node {node!r}: forward must be true or false, got {data['forward']!r}")
+        problem = switch_capability_error(node, data)
+        if problem is not None:
+            raise TopologyError(problem[1])
     for u, v, data in graph.edges(data=True):
         where = f"link {u!r} -> {v!r}"
         bandwidth = data.get("bandwidth_Bps")
@@ -123,6 +231,8 @@ def validate(graph: nx.DiGraph) -> nx.DiGraph:
         cables = data.get("cables", 1)
         if not isinstance(cables, int) or isinstance(cables, bool) or cables < 1:
             raise TopologyError(f"{where}: cables must be an integer ≥ 1, got {cables!r}")
+        if data.get("striped", False) not in (True, False):
+            raise TopologyError(f"{where}: striped must be true or false, got {data['striped']!r}")
         if not graph.has_edge(v, u):
             raise TopologyError(f"{where}: links are full duplex, but the reverse link {v!r} -> {u!r} is missing")
     ranks = gpus(graph)

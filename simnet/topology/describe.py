@@ -16,6 +16,9 @@ Diameter
     The longest route between two GPUs, in hops and in latency, over every ordered
     GPU pair, with the routes :class:`~simnet.topology.Router` chooses (``p (p-1)``
     route look-ups).
+In-switch reduction
+    The switches that can reduce in flight and multicast (``reduce = True``:
+    NVSwitch NVLS, InfiniBand SHARP), grouped by ``reduce_efficiency``.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from collections import Counter
 
 import networkx as nx
 
-from simnet.topology.contract import NODE_KINDS, gpus, validate
+from simnet.topology.contract import NODE_KINDS, gpus, reduce_efficiency, reducing_switches, validate
 from simnet.topology.routing import Router
 from simnet.units import format_bandwidth, format_time
 
@@ -54,20 +57,25 @@ def describe(graph: nx.DiGraph) -> dict:
         ``name`` (str); ``gpus`` and ``hosts`` (servers the GPUs sit on); ``nodes``:
         kind -> count; ``tiers``: tier -> ``{"links", "cables", "bandwidth_Bps"}``
         (full-duplex links, physical cables, and their summed bandwidth per
-        direction); ``bisection_Bps``; ``diameter_hops``; ``diameter_s`` (see the
-        module docstring for the definitions).
+        direction) and ``cable_Bps`` (the distinct bandwidths of one cable, per
+        direction); ``routing`` (the rule routes follow); ``bisection_Bps``;
+        ``diameter_hops``; ``diameter_s``; ``reduce_switches``: efficiency -> the
+        switches that reduce in flight at it, in graph order (see the module
+        docstring for the definitions).
     """
     validate(graph)
     kinds = Counter(kind for _, kind in graph.nodes(data="kind"))
     tiers: dict[str, dict] = {}
     for u, v, data in graph.edges(data=True):
-        entry = tiers.setdefault(data["tier"], {"links": 0, "cables": 0, "bandwidth_Bps": 0.0})
+        entry = tiers.setdefault(data["tier"], {"links": 0, "cables": 0, "bandwidth_Bps": 0.0, "cable_Bps": set()})
         entry["links"] += 0.5
         entry["cables"] += 0.5 * data.get("cables", 1)
         entry["bandwidth_Bps"] += 0.5 * data["bandwidth_Bps"]
+        entry["cable_Bps"].add(data["bandwidth_Bps"] / data.get("cables", 1))
     for entry in tiers.values():
         entry["links"] = int(entry["links"])
         entry["cables"] = int(entry["cables"])
+        entry["cable_Bps"] = sorted(entry["cable_Bps"])
     ranks = gpus(graph)
     router = Router(graph)
     hops, latency = 0, 0.0
@@ -78,15 +86,20 @@ def describe(graph: nx.DiGraph) -> dict:
                 hops = max(hops, len(path) - 1)
                 latency = max(latency, sum(graph.edges[e]["latency_s"] for e in zip(path, path[1:])))
     hosts = {graph.nodes[node].get("host") for node in ranks}
+    reducing: dict[float, list] = {}
+    for node in reducing_switches(graph):
+        reducing.setdefault(reduce_efficiency(graph, node), []).append(node)
     return {
         "name": str(graph.graph.get("name", "topology")),
         "gpus": len(ranks),
         "hosts": len(hosts - {None}),
         "nodes": {kind: kinds[kind] for kind in _KIND_ORDER if kind in NODE_KINDS and kinds[kind]},
         "tiers": dict(sorted(tiers.items())),
+        "routing": router.routing,
         "bisection_Bps": bisection_bandwidth_Bps(graph),
         "diameter_hops": hops,
         "diameter_s": latency,
+        "reduce_switches": dict(sorted(reducing.items())),
     }
 
 
@@ -95,10 +108,22 @@ def format_description(info: dict) -> str:
     lines = [info["name"], f"  GPUs: {info['gpus']} on {info['hosts']} host(s)"]
     lines.append("  nodes: " + ", ".join(f"{count} {kind}" for kind, count in info["nodes"].items()))
     for tier, entry in info["tiers"].items():
+        rates = " or ".join(format_bandwidth(rate) for rate in entry["cable_Bps"])
         lines.append(
-            f"  tier {tier}: {entry['links']} links, {entry['cables']} cables, "
+            f"  tier {tier}: {entry['links']} links, {entry['cables']} cables of {rates}, "
             f"{format_bandwidth(entry['bandwidth_Bps'])} per direction in all"
         )
+    lines.append(f"  routing: {info['routing']}")
     lines.append(f"  bisection bandwidth: {format_bandwidth(info['bisection_Bps'])} (first half of ranks -> second)")
     lines.append(f"  diameter: {info['diameter_hops']} hops, {format_time(info['diameter_s'])} (longest GPU-to-GPU route)")
+    groups = info.get("reduce_switches", {})
+    if groups:
+        shown = []
+        for efficiency, switches in groups.items():
+            names = str(switches[0]) if len(switches) == 1 else f"{switches[0]} .. {switches[-1]}"
+            count = f"{len(switches)} switch" + ("es" if len(switches) > 1 else "")
+            shown.append(f"{count} at {efficiency:.0%} of port bandwidth ({names})")
+        lines.append("  in-switch reduction (NVLS/SHARP): " + "; ".join(shown))
+    else:
+        lines.append("  in-switch reduction (NVLS/SHARP): none")
     return "\n".join(lines)

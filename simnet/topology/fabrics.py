@@ -19,19 +19,29 @@ from types import MappingProxyType
 import networkx as nx
 
 from simnet.errors import TopologyError
-from simnet.topology.contract import validate
+from simnet.topology.contract import ROUTINGS, validate
 from simnet.units import format_bandwidth, format_time
 
-__all__ = ["switch", "ring", "fat_tree", "leaf_spine", "torus", "add_cable", "FABRICS"]
+__all__ = ["switch", "ring", "fat_tree", "leaf_spine", "torus", "pgft", "add_cable", "FABRICS"]
 
 
 def add_cable(
-    graph: nx.DiGraph, u, v, bandwidth_Bps: float, latency_s: float, tier: str, *, cables: int = 1
+    graph: nx.DiGraph,
+    u,
+    v,
+    bandwidth_Bps: float,
+    latency_s: float,
+    tier: str,
+    *,
+    cables: int = 1,
+    striped: bool | None = None,
 ) -> None:
     """Add a full-duplex cable ``u <-> v`` as two directed edges.
 
-    A second cable between the same nodes adds its bandwidth to the existing edges
-    (as DGX-1's double NVLinks do) and increments their ``cables`` count.
+    A second cable between the same nodes joins the first in a *bundle*: the edges'
+    bandwidth becomes the sum and their ``cables`` count grows. Whether a bundle is
+    one striped link or separate cables is the edge attribute ``striped`` (see
+    :mod:`simnet.topology.contract`).
 
     Parameters
     ----------
@@ -47,13 +57,25 @@ def add_cable(
         Tier of the link (see the contract).
     cables : int, optional
         Number of identical cables to add (default 1).
+    striped : bool, optional
+        Sets the bundle's ``striped`` attribute (default: leave it to the contract's
+        rule, striped inside a server).
+
+    Raises
+    ------
+    TopologyError
+        If the new cables differ from the bundle's in tier, latency or bandwidth.
     """
     for a, b in ((u, v), (v, u)):
         if graph.has_edge(a, b):
             edge = graph.edges[a, b]
-            if edge["tier"] != tier or edge["latency_s"] != latency_s:
+            if (
+                edge["tier"] != tier
+                or edge["latency_s"] != latency_s
+                or not math.isclose(edge["bandwidth_Bps"], edge["cables"] * bandwidth_Bps, rel_tol=1e-12)
+            ):
                 raise TopologyError(
-                    f"link {a!r} -> {b!r}: parallel cables must share tier and latency"
+                    f"link {a!r} -> {b!r}: parallel cables must share tier, latency and bandwidth"
                 )
             edge["bandwidth_Bps"] += cables * bandwidth_Bps
             edge["cables"] += cables
@@ -61,6 +83,8 @@ def add_cable(
             graph.add_edge(
                 a, b, bandwidth_Bps=cables * bandwidth_Bps, latency_s=latency_s, tier=tier, cables=cables
             )
+        if striped is not None:
+            graph.edges[a, b]["striped"] = striped
 
 
 def _check_int(value: object, path: str, minimum: int) -> None:
@@ -78,9 +102,28 @@ def _check_latency(value: object, path: str = "latency_s") -> None:
         raise TopologyError(f"must be a finite time ≥ 0, got {value!r}", path=path)
 
 
+def _check_flag(value: object, path: str) -> None:
+    if not isinstance(value, bool):
+        raise TopologyError(f"must be true or false, got {value!r}", path=path)
+
+
+def _capability(sharp: bool) -> dict:
+    """Node attributes of a fabric switch: ``reduce = True`` when it runs SHARP."""
+    return {"reduce": True} if sharp else {}
+
+
 def _check_tier(value: object) -> None:
     if not isinstance(value, str) or not value:
         raise TopologyError(f"must be a non-empty string, got {value!r}", path="tier")
+
+
+def _set_routing(graph: nx.DiGraph, routing: str | None, default: str | None) -> None:
+    """Record `routing` (or the family's `default`) as the graph's ``routing`` attribute."""
+    if routing is not None and (not isinstance(routing, str) or routing not in ROUTINGS):
+        raise TopologyError(f"must be one of {list(ROUTINGS)}, got {routing!r}", path="routing")
+    chosen = routing if routing is not None else default
+    if chosen is not None:
+        graph.graph["routing"] = chosen
 
 
 def _check_common(hosts: int, bandwidth_Bps: float, latency_s: float, tier: str, minimum_hosts: int = 2) -> None:
@@ -90,7 +133,10 @@ def _check_common(hosts: int, bandwidth_Bps: float, latency_s: float, tier: str,
     _check_tier(tier)
 
 
-_QUIET_DEFAULTS = MappingProxyType({"tier": "fabric", "oversubscription": 1.0, "double_links": False})
+_QUIET_DEFAULTS = MappingProxyType(
+    {"tier": "fabric", "oversubscription": 1.0, "double_links": False, "routing": None, "parallel": 1,
+     "gpu_routers": False, "sharp": False}
+)
 
 
 def _label(builder: str, **params) -> str:
@@ -115,18 +161,26 @@ def _new_graph(builder: str, **params) -> nx.DiGraph:
 
 def _add_hosts(graph: nx.DiGraph, ports: list, bandwidth_Bps: float, latency_s: float, tier: str) -> None:
     for i in range(len(ports)):
-        graph.add_node(f"gpu{i}", kind="gpu", host=i)
+        graph.add_node(f"gpu{i}", kind="gpu", host=i, port=i)
     for i, port in enumerate(ports):
         add_cable(graph, f"gpu{i}", port, bandwidth_Bps, latency_s, tier)
 
 
-def _switch_fabric(graph: nx.DiGraph, hosts: int, bandwidth_Bps: float, latency_s: float, tier: str = "fabric") -> list:
+def _switch_fabric(
+    graph: nx.DiGraph, hosts: int, bandwidth_Bps: float, latency_s: float, tier: str = "fabric",
+    routing: str | None = None, sharp: bool = False,
+) -> list:
     _check_common(hosts, bandwidth_Bps, latency_s, tier, minimum_hosts=1)
-    graph.add_node("switch", kind="switch")
+    _check_flag(sharp, "sharp")
+    _set_routing(graph, routing, None)
+    graph.add_node("switch", kind="switch", **_capability(sharp))
     return ["switch"] * hosts
 
 
-def switch(hosts: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fabric") -> nx.DiGraph:
+def switch(
+    hosts: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fabric", routing: str | None = None,
+    sharp: bool = False,
+) -> nx.DiGraph:
     """Every GPU on one non-blocking switch (a crossbar).
 
     Parameters
@@ -140,6 +194,12 @@ def switch(hosts: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "f
         latency is ``2 * latency_s``.
     tier : str, optional
         Tier label of the links (default ``"fabric"``).
+    routing : str, optional
+        Routing rule (graph attribute ``routing``; default ``"shortest"``).
+    sharp : bool, optional
+        Mark every switch as able to reduce in flight (``reduce = True``, see
+        :mod:`simnet.topology.contract`), as InfiniBand SHARP does on NVIDIA Quantum,
+        Quantum-2 and Quantum-X800 switches (default False).
 
     Returns
     -------
@@ -159,13 +219,18 @@ def switch(hosts: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "f
     (9, 16)
     """
     _check_common(hosts, bandwidth_Bps, latency_s, tier)
-    graph = _new_graph("switch", hosts=hosts, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, tier=tier)
-    ports = _switch_fabric(graph, hosts, bandwidth_Bps, latency_s, tier)
+    graph = _new_graph(
+        "switch", hosts=hosts, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, tier=tier, routing=routing,
+        sharp=sharp,
+    )
+    ports = _switch_fabric(graph, hosts, bandwidth_Bps, latency_s, tier, routing, sharp)
     _add_hosts(graph, ports, bandwidth_Bps, latency_s, tier)
     return validate(graph)
 
 
-def ring(hosts: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fabric") -> nx.DiGraph:
+def ring(
+    hosts: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fabric", routing: str | None = None
+) -> nx.DiGraph:
     """GPUs on a bidirectional ring, each cabled to its two neighbours.
 
     Parameters
@@ -179,6 +244,10 @@ def ring(hosts: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fab
         Latency of each cable, seconds.
     tier : str, optional
         Tier label of the links (default ``"fabric"``).
+    routing : str, optional
+        Routing rule (graph attribute ``routing``; default ``"shortest"``, which
+        goes the shorter way round and, between opposite GPUs, towards the lower
+        GPU index first: ``gpu0 -> gpu4`` of 8 goes through ``gpu1 .. gpu3``).
 
     Returns
     -------
@@ -193,7 +262,8 @@ def ring(hosts: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fab
     8
     """
     _check_common(hosts, bandwidth_Bps, latency_s, tier)
-    graph = _new_graph("ring", hosts=hosts, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, tier=tier)
+    graph = _new_graph("ring", hosts=hosts, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, tier=tier, routing=routing)
+    _set_routing(graph, routing, None)
     for i in range(hosts):
         graph.add_node(f"gpu{i}", kind="gpu", host=i)
     for i in range(hosts):
@@ -203,21 +273,26 @@ def ring(hosts: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fab
     return validate(graph)
 
 
-def _fat_tree_fabric(graph: nx.DiGraph, k: int, bandwidth_Bps: float, latency_s: float, tier: str = "fabric") -> list:
+def _fat_tree_fabric(
+    graph: nx.DiGraph, k: int, bandwidth_Bps: float, latency_s: float, tier: str = "fabric",
+    routing: str | None = None, sharp: bool = False,
+) -> list:
     _check_int(k, "k", 2)
     if k % 2:
         raise TopologyError(f"a k-ary fat-tree needs an even k (k/2 ports down, k/2 up), got {k}", path="k")
     _check_bandwidth(bandwidth_Bps)
     _check_latency(latency_s)
     _check_tier(tier)
+    _check_flag(sharp, "sharp")
+    _set_routing(graph, routing, "dmodk")
     half = k // 2
     for c in range(half * half):
-        graph.add_node(f"core{c}", kind="switch", level="core")
+        graph.add_node(f"core{c}", kind="switch", level="core", **_capability(sharp))
     ports = []
     for pod in range(k):
         for j in range(half):
-            graph.add_node(f"agg{pod}_{j}", kind="switch", level="aggregation", pod=pod)
-            graph.add_node(f"edge{pod}_{j}", kind="switch", level="edge", pod=pod)
+            graph.add_node(f"agg{pod}_{j}", kind="switch", level="aggregation", pod=pod, **_capability(sharp))
+            graph.add_node(f"edge{pod}_{j}", kind="switch", level="edge", pod=pod, **_capability(sharp))
         for j in range(half):
             for a in range(half):
                 add_cable(graph, f"edge{pod}_{j}", f"agg{pod}_{a}", bandwidth_Bps, latency_s, tier)
@@ -227,7 +302,10 @@ def _fat_tree_fabric(graph: nx.DiGraph, k: int, bandwidth_Bps: float, latency_s:
     return ports
 
 
-def fat_tree(k: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fabric") -> nx.DiGraph:
+def fat_tree(
+    k: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fabric", routing: str | None = None,
+    sharp: bool = False,
+) -> nx.DiGraph:
     """A k-ary three-tier fat-tree of identical k-port switches (Al-Fares et al. 2008).
 
     There are ``k`` pods; pod ``p`` has ``k/2`` edge switches ``edge{p}_{j}`` and
@@ -246,6 +324,15 @@ def fat_tree(k: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fab
         Latency of every cable, seconds.
     tier : str, optional
         Tier label of the links (default ``"fabric"``).
+    routing : str, optional
+        Routing rule (graph attribute ``routing``; default ``"dmodk"``: GPU ``d``
+        is reached from edge switches through ``agg{p}_{d mod k/2}`` and from
+        aggregation switches through their ``⌊d / (k/2)⌋ mod k/2``-th core, the
+        two-level tables of Al-Fares et al.).
+    sharp : bool, optional
+        Mark every switch as able to reduce in flight (``reduce = True``, see
+        :mod:`simnet.topology.contract`), as InfiniBand SHARP does on NVIDIA Quantum,
+        Quantum-2 and Quantum-X800 switches (default False).
 
     Returns
     -------
@@ -273,9 +360,10 @@ def fat_tree(k: int, bandwidth_Bps: float, latency_s: float, *, tier: str = "fab
     >>> len([n for n, kind in G.nodes(data="kind") if kind == "switch"])
     20
     """
-    _fat_tree_fabric(nx.DiGraph(), k, bandwidth_Bps, latency_s, tier)
-    graph = _new_graph("fat_tree", k=k, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, tier=tier)
-    ports = _fat_tree_fabric(graph, k, bandwidth_Bps, latency_s, tier)
+    _fat_tree_fabric(nx.DiGraph(), k, bandwidth_Bps, latency_s, tier, routing, sharp)
+    graph = _new_graph("fat_tree", k=k, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, tier=tier, routing=routing,
+                       sharp=sharp)
+    ports = _fat_tree_fabric(graph, k, bandwidth_Bps, latency_s, tier, routing, sharp)
     _add_hosts(graph, ports, bandwidth_Bps, latency_s, tier)
     return validate(graph)
 
@@ -288,26 +376,32 @@ def _leaf_spine_fabric(
     bandwidth_Bps: float,
     latency_s: float,
     oversubscription: float = 1.0,
+    parallel: int = 1,
     tier: str = "fabric",
+    routing: str | None = None,
+    sharp: bool = False,
 ) -> list:
     _check_int(leaves, "leaves", 1)
     _check_int(spines, "spines", 1)
     _check_int(hosts_per_leaf, "hosts_per_leaf", 1)
+    _check_int(parallel, "parallel", 1)
     _check_bandwidth(bandwidth_Bps)
     _check_latency(latency_s)
     _check_tier(tier)
+    _check_flag(sharp, "sharp")
+    _set_routing(graph, routing, "dmodk")
     if isinstance(oversubscription, bool) or not isinstance(oversubscription, (int, float)) or not (
         0 < oversubscription < float("inf")
     ):
         raise TopologyError(f"must be a finite ratio > 0, got {oversubscription!r}", path="oversubscription")
-    uplink_Bps = hosts_per_leaf * bandwidth_Bps / (oversubscription * spines)
+    cable_Bps = hosts_per_leaf * bandwidth_Bps / (oversubscription * spines * parallel)
     for s in range(spines):
-        graph.add_node(f"spine{s}", kind="switch", level="spine")
+        graph.add_node(f"spine{s}", kind="switch", level="spine", **_capability(sharp))
     ports = []
     for leaf in range(leaves):
-        graph.add_node(f"leaf{leaf}", kind="switch", level="leaf")
+        graph.add_node(f"leaf{leaf}", kind="switch", level="leaf", **_capability(sharp))
         for s in range(spines):
-            add_cable(graph, f"leaf{leaf}", f"spine{s}", uplink_Bps, latency_s, tier)
+            add_cable(graph, f"leaf{leaf}", f"spine{s}", cable_Bps, latency_s, tier, cables=parallel)
         ports.extend([f"leaf{leaf}"] * hosts_per_leaf)
     return ports
 
@@ -320,15 +414,18 @@ def leaf_spine(
     latency_s: float,
     *,
     oversubscription: float = 1.0,
+    parallel: int = 1,
     tier: str = "fabric",
+    routing: str | None = None,
+    sharp: bool = False,
 ) -> nx.DiGraph:
     """A two-tier leaf-spine (folded Clos) fabric with explicit oversubscription.
 
-    Every leaf ``leaf{l}`` serves `hosts_per_leaf` hosts and has one uplink to every
-    spine ``spine{s}``. The uplinks of a leaf carry in total
+    Every leaf ``leaf{l}`` serves `hosts_per_leaf` hosts and is cabled to every
+    spine ``spine{s}`` by `parallel` cables. The uplinks of a leaf carry in total
     ``hosts_per_leaf * bandwidth_Bps / oversubscription`` per direction, split
-    evenly over the spines: each leaf-spine cable has
-    ``hosts_per_leaf * bandwidth_Bps / (oversubscription * spines)``.
+    evenly over the spines and cables: each leaf-spine cable has
+    ``hosts_per_leaf * bandwidth_Bps / (oversubscription * spines * parallel)``.
 
     Parameters
     ----------
@@ -343,14 +440,27 @@ def leaf_spine(
     oversubscription : float, optional
         Downlink-to-uplink capacity ratio of a leaf (default 1.0, non-blocking;
         3.0 means 3:1).
+    parallel : int, optional
+        Cables between every leaf and every spine (default 1). They are separate
+        links, each route pinned to one by the routing rule.
     tier : str, optional
         Tier label of the links (default ``"fabric"``).
+    routing : str, optional
+        Routing rule (graph attribute ``routing``; default ``"dmodk"``: a leaf
+        sends to GPU ``d`` through up-port ``d mod (spines * parallel)``, spine
+        ``d mod spines``, cable ``⌊d / spines⌋ mod parallel``).
+    sharp : bool, optional
+        Mark every switch as able to reduce in flight (``reduce = True``, see
+        :mod:`simnet.topology.contract`), as InfiniBand SHARP does on NVIDIA Quantum,
+        Quantum-2 and Quantum-X800 switches (default False).
 
     Returns
     -------
     networkx.DiGraph
         ``leaves * hosts_per_leaf`` GPUs ``gpu0 ..`` (GPU ``i`` on ``leaf{i // hosts_per_leaf}``),
-        ``leaves + spines`` switches, ``leaves * (hosts_per_leaf + spines)`` cables.
+        ``leaves + spines`` switches, ``leaves * (hosts_per_leaf + spines * parallel)`` cables.
+        ``leaf_spine(4, 2, 4, ..., parallel=2)`` is SimGrid's ``FAT_TREE``
+        cluster ``2;4,4;1,2;1,2``.
 
     Examples
     --------
@@ -381,6 +491,7 @@ def _torus_fabric(
     latency_s: float,
     double_links: bool = False,
     tier: str = "fabric",
+    routing: str | None = None,
 ) -> list:
     if isinstance(dims, (str, bytes)) or not isinstance(dims, (list, tuple)) or not dims:
         raise TopologyError(f"must be a non-empty list of ring sizes such as [4, 4], got {dims!r}", path="dims")
@@ -406,7 +517,7 @@ def _torus_fabric(
             if size == 2 and not double_links and coord[axis] == 1:
                 continue
             add_cable(graph, u, v, bandwidth_Bps, latency_s, tier)
-    graph.graph["routing"] = "dimension_order"
+    _set_routing(graph, routing, "dimension_order")
     graph.graph["dims"] = [int(size) for size in dims]
     return [_router(coord) for coord in coords]
 
@@ -417,7 +528,9 @@ def torus(
     latency_s: float,
     *,
     double_links: bool = False,
+    gpu_routers: bool = False,
     tier: str = "fabric",
+    routing: str | None = None,
 ) -> nx.DiGraph:
     """A torus of routers with wrap-around in every dimension and one GPU per router.
 
@@ -425,9 +538,12 @@ def torus(
     ``coord``); along every dimension of size ``d ≥ 3`` each router is cabled to its
     two neighbours ``c ± 1 mod d``. In a dimension of size 2 both neighbours are the
     same router and there is a single cable between them, unless `double_links`
-    asks for the two (parallel cables: double bandwidth, ``cables == 2``). A
-    dimension of size 1 has no cable. GPU ``gpu{i}`` hangs off the ``i``-th router
-    in row-major order (the first dimension varies slowest) through its own cable.
+    asks for the two (a bundle of two cables, ``cables == 2``). A dimension of size
+    1 has no cable. GPU ``gpu{i}`` hangs off the ``i``-th router in row-major order
+    (the first dimension varies slowest) through its own cable; with `gpu_routers`
+    the GPUs are the routers themselves (``gpu{i}`` carries ``coord``), as TPU chips
+    and the hosts of SimGrid's ``TORUS`` cluster are, so nothing limits how many of
+    its ``2 len(dims)`` links a GPU drives at once.
 
     Routes follow dimension-order routing: the graph carries ``routing =
     "dimension_order"`` and ``dims``, which :class:`~simnet.topology.Router` honours.
@@ -442,16 +558,21 @@ def torus(
         Latency of every cable, seconds.
     double_links : bool, optional
         Cable size-2 dimensions twice, once per direction of the ring (default False).
+    gpu_routers : bool, optional
+        Make every GPU its own router, without a GPU-router cable (default False).
     tier : str, optional
         Tier label of the links (default ``"fabric"``).
+    routing : str, optional
+        Routing rule (graph attribute ``routing``; default ``"dimension_order"``,
+        ``+1`` on a tie; ``"simgrid"`` is SimGrid's TorusZone).
 
     Returns
     -------
     networkx.DiGraph
-        ``prod(dims)`` routers and as many GPUs. With every ``d_i ≥ 3`` the routers
-        form a ``2 len(dims)``-regular graph whose diameter is ``sum(d_i // 2)``
-        hops; the bisection (cutting the first dimension in half, ``d_0`` even) is
-        ``2 prod(dims) / d_0`` cables.
+        ``prod(dims)`` routers and as many GPUs (or ``prod(dims)`` GPU routers).
+        With every ``d_i ≥ 3`` the routers form a ``2 len(dims)``-regular graph
+        whose diameter is ``sum(d_i // 2)`` hops; the bisection (cutting the first
+        dimension in half, ``d_0`` even) is ``2 prod(dims) / d_0`` cables.
 
     References
     ----------
@@ -463,12 +584,180 @@ def torus(
     >>> G = torus([4, 4], 25e9, 1e-6)
     >>> G.out_degree("r0_0") - 1
     4
+    >>> torus([4, 4], 25e9, 1e-6, gpu_routers=True).out_degree("gpu0")
+    4
     """
-    params = dict(dims=dims, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, double_links=double_links, tier=tier)
+    if not isinstance(gpu_routers, bool):
+        raise TopologyError(f"must be true or false, got {gpu_routers!r}", path="gpu_routers")
+    params = dict(dims=dims, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, double_links=double_links, tier=tier,
+                  routing=routing)
     _torus_fabric(nx.DiGraph(), **params)
     params["dims"] = [int(size) for size in dims]
-    graph = _new_graph("torus", **params)
+    graph = _new_graph("torus", **params, gpu_routers=gpu_routers)
     ports = _torus_fabric(graph, **params)
+    if not gpu_routers:
+        _add_hosts(graph, ports, bandwidth_Bps, latency_s, tier)
+        return validate(graph)
+    nx.relabel_nodes(graph, {router: f"gpu{i}" for i, router in enumerate(ports)}, copy=False)
+    for i in range(len(ports)):
+        data = graph.nodes[f"gpu{i}"]
+        data.pop("level")
+        data.update(kind="gpu", host=i)
+    return validate(graph)
+
+
+def _pgft_labels(down: list, up: list, level: int, count: int) -> list[tuple]:
+    """Labels of the `count` nodes of `level`, in position order (SimGrid's FatTreeZone::generate_labels)."""
+    radix = [down[j] if j >= level else up[j] for j in range(len(down))]
+    labels = []
+    for position in range(count):
+        label = []
+        for r in radix:
+            position, digit = divmod(position, r)
+            label.append(digit)
+        labels.append(tuple(label))
+    return labels
+
+
+def _pgft_fabric(
+    graph: nx.DiGraph,
+    down: list,
+    up: list,
+    bandwidth_Bps: float,
+    latency_s: float,
+    parallel: list | None = None,
+    tier: str = "fabric",
+    routing: str | None = None,
+    sharp: bool = False,
+) -> list:
+    for key, value in (("down", down), ("up", up), ("parallel", parallel)):
+        if value is None and key == "parallel":
+            continue
+        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)) or not value:
+            raise TopologyError(f"must be a non-empty list of counts such as [4, 4], got {value!r}", path=key)
+        if len(value) != len(down):
+            raise TopologyError(f"must have one entry per level ({len(down)} in down), got {value!r}", path=key)
+        for i, count in enumerate(value):
+            _check_int(count, f"{key}[{i}]", 1)
+    _check_bandwidth(bandwidth_Bps)
+    _check_latency(latency_s)
+    _check_tier(tier)
+    _check_flag(sharp, "sharp")
+    _set_routing(graph, routing, "dmodk")
+    levels = len(down)
+    parallel = list(parallel) if parallel is not None else [1] * levels
+    if math.prod(down) < 2:
+        raise TopologyError(f"needs at least 2 hosts (the product of down), got {math.prod(down)}", path="down")
+    if up[0] != 1 or parallel[0] != 1:
+        raise TopologyError(
+            f"a GPU has one port: up[0] and parallel[0] must be 1, got {up[0]} and {parallel[0]}", path="up"
+        )
+    names = {2: ("leaf", "spine"), 3: ("edge", "aggregation", "core")}.get(levels)
+    counts = [math.prod(down)]
+    for i in range(levels):
+        counts.append(math.prod(up[: i + 1]) * math.prod(down[i + 1:]))
+    labels = [_pgft_labels(down, up, level, count) for level, count in enumerate(counts)]
+    for level in range(1, levels + 1):
+        for position in range(counts[level]):
+            graph.add_node(f"s{level}_{position}", kind="switch", level=names[level - 1] if names else f"level{level}",
+                           **_capability(sharp))
+
+    def parents(level: int, label: tuple) -> list[int]:
+        return [
+            place for place, parent in enumerate(labels[level + 1])
+            if all(parent[j] == label[j] for j in range(levels) if j != level)
+        ]
+
+    for level in range(1, levels):
+        for position, label in enumerate(labels[level]):
+            for place in parents(level, label):
+                add_cable(graph, f"s{level}_{position}", f"s{level + 1}_{place}", bandwidth_Bps, latency_s, tier,
+                          cables=parallel[level])
+    return [f"s1_{parents(0, label)[0]}" for label in labels[0]]
+
+
+def pgft(
+    down: list[int],
+    up: list[int],
+    bandwidth_Bps: float,
+    latency_s: float,
+    *,
+    parallel: list[int] | None = None,
+    tier: str = "fabric",
+    routing: str | None = None,
+    sharp: bool = False,
+) -> nx.DiGraph:
+    """A parallel generalized fat-tree PGFT(h; down; up; parallel), SimGrid's ``FAT_TREE`` cluster.
+
+    ``h = len(down)`` levels of switches above the hosts. Every switch of level
+    ``l`` (1..h) has ``down[l-1]`` children; every node of level ``l`` (0..h-1)
+    has ``up[l]`` parents, to each of which it is cabled by ``parallel[l]`` cables.
+    Nodes are labelled and related exactly as SimGrid's FatTreeZone does it: a node
+    of level ``l`` at position ``p`` has the mixed-radix digits of ``p`` as label
+    (radix ``down[j]`` for ``j ≥ l``, ``up[j]`` below), and a switch of level ``l+1``
+    is a parent of a node of level ``l`` when their labels agree except at digit
+    ``l``. k-ary n-trees are ``pgft([k] * n, [1] + [k] * (n - 1))``; a leaf-spine is
+    ``pgft([hosts_per_leaf, leaves], [1, spines], parallel=[1, cables])``.
+
+    Parameters
+    ----------
+    down : list of int
+        Children per switch, level 1 first.
+    up : list of int
+        Parents per node, hosts first; ``up[0]`` must be 1 (a GPU has one port).
+    bandwidth_Bps : float
+        Bandwidth of every cable, per direction, bytes/s.
+    latency_s : float
+        Latency of every cable, seconds.
+    parallel : list of int, optional
+        Cables between a node and each of its parents, per level (default all 1;
+        ``parallel[0]`` must be 1). They are separate links, each route pinned to one.
+    tier : str, optional
+        Tier label of the links (default ``"fabric"``).
+    routing : str, optional
+        Routing rule (graph attribute ``routing``; default ``"dmodk"``; ``"simgrid"``
+        is SimGrid's FatTreeZone).
+    sharp : bool, optional
+        Mark every switch as able to reduce in flight (``reduce = True``, see
+        :mod:`simnet.topology.contract`), as InfiniBand SHARP does on NVIDIA Quantum,
+        Quantum-2 and Quantum-X800 switches (default False).
+
+    Returns
+    -------
+    networkx.DiGraph
+        ``prod(down)`` GPUs ``gpu0 ..`` (GPU ``i`` at host position ``i``) and switches
+        ``s{level}_{position}``; level ``l`` has ``prod(up[:l]) * prod(down[l:])``
+        switches. ``level`` is ``"leaf"``/``"spine"`` (2 levels),
+        ``"edge"``/``"aggregation"``/``"core"`` (3 levels) or ``"level{l}"``.
+
+    Raises
+    ------
+    TopologyError
+        For lists of different lengths, counts below 1, or several host ports.
+
+    References
+    ----------
+    Zahavi, E. (2010). D-Mod-K routing providing non-blocking traffic for shift
+    permutations on real life fat trees. CCIT Report 776, Technion (PGFT).
+    Öhring, S. R., Ibel, M., Das, S. K. and Kumar, M. J. (1995). On generalized fat
+    trees. IPPS '95, 37-44.
+    SimGrid 3.32, src/kernel/routing/FatTreeZone.cpp and the ``FAT_TREE`` cluster
+    of https://simgrid.org/doc/latest/Platform_examples.html.
+
+    Examples
+    --------
+    >>> G = pgft([4, 4, 4], [1, 4, 4], 12.5e9, 1e-6)
+    >>> len([n for n, kind in G.nodes(data="kind") if kind == "switch"])
+    48
+    """
+    params = dict(down=down, up=up, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s, parallel=parallel, tier=tier,
+                  routing=routing, sharp=sharp)
+    _pgft_fabric(nx.DiGraph(), **params)
+    params["down"], params["up"] = [int(x) for x in down], [int(x) for x in up]
+    if parallel is not None:
+        params["parallel"] = [int(x) for x in parallel]
+    graph = _new_graph("pgft", **{k: v for k, v in params.items() if not (k == "parallel" and v is None)})
+    ports = _pgft_fabric(graph, **params)
     _add_hosts(graph, ports, bandwidth_Bps, latency_s, tier)
     return validate(graph)
 
@@ -479,6 +768,7 @@ FABRICS = MappingProxyType(
         "fat_tree": (fat_tree, _fat_tree_fabric),
         "leaf_spine": (leaf_spine, _leaf_spine_fabric),
         "torus": (torus, _torus_fabric),
+        "pgft": (pgft, _pgft_fabric),
     }
 )
 """Fabric name -> ``(builder, skeleton)``; a skeleton takes the builder's parameters

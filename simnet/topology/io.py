@@ -21,10 +21,14 @@ Builder form
 
 Explicit form
     ``nodes`` is a list of mappings with ``name``, ``kind`` and any other node
-    attribute of the contract (``port_bandwidth`` with a unit); ``links`` is a list
-    of full-duplex cables ``{from, to, bandwidth, latency, tier, cables}`` where
-    ``bandwidth`` is per direction for all ``cables`` (default 1) together.
-    Optional top-level keys: ``name``, ``routing``, ``dims``, ``host_transit``::
+    attribute of the contract (``port_bandwidth`` with a unit; a switch that
+    reduces in flight, NVLS or SHARP, carries ``reduce: true`` and optionally
+    ``reduce_efficiency: 0.85``); ``links`` is a list
+    of full-duplex cables ``{from, to, bandwidth, latency, tier, cables, striped}``
+    where ``bandwidth`` is per direction for all ``cables`` (default 1) together and
+    ``striped`` says whether they act as one link (default: inside a server).
+    Optional top-level keys: ``name``, ``routing``, ``dims``, ``host_transit``,
+    ``pxn``::
 
         name: two GPUs on a switch
         nodes:
@@ -54,8 +58,8 @@ import yaml
 
 from simnet.errors import SimnetError, TopologyError, UnitError
 from simnet.topology.cluster import cluster
-from simnet.topology.contract import NODE_KINDS, validate
-from simnet.topology.fabrics import FABRICS, ring, switch, fat_tree, leaf_spine, torus
+from simnet.topology.contract import NODE_KINDS, switch_capability_error, validate
+from simnet.topology.fabrics import FABRICS, fat_tree, leaf_spine, pgft, ring, switch, torus
 from simnet.topology.nodes import NODES
 from simnet.topology.params import call, quantity, to_python, to_yaml
 from simnet.units import parse_bandwidth, parse_time
@@ -72,6 +76,7 @@ BUILDERS = MappingProxyType(
         "fat_tree": fat_tree,
         "leaf_spine": leaf_spine,
         "torus": torus,
+        "pgft": pgft,
         **NODES,
         "cluster": cluster,
     }
@@ -79,8 +84,8 @@ BUILDERS = MappingProxyType(
 """Builder name (as in files and scenarios) -> builder function."""
 
 _META = ("description", "sources")
-_GRAPH_KEYS = ("name", "routing", "dims", "host_transit")
-_LINK_KEYS = ("from", "to", "bandwidth", "latency", "tier", "cables")
+_GRAPH_KEYS = ("name", "routing", "dims", "host_transit", "pxn")
+_LINK_KEYS = ("from", "to", "bandwidth", "latency", "tier", "cables", "striped")
 
 
 def _nested(builder: str, params: Mapping, convert) -> dict:
@@ -174,6 +179,9 @@ def _from_explicit(spec: Mapping) -> nx.DiGraph:
                 attrs["port_bandwidth_Bps"] = parse_bandwidth(attrs.pop("port_bandwidth"))
             except UnitError as error:
                 raise TopologyError(f"node {name!r}: {error.message}", path=f"{path}.port_bandwidth") from None
+        problem = switch_capability_error(name, attrs)
+        if problem is not None:
+            raise TopologyError(problem[1], path=f"{path}.{problem[0]}")
         graph.add_node(name, **attrs)
     cables_at: dict = {}
     for index, link in enumerate(links):
@@ -206,8 +214,14 @@ def _from_explicit(spec: Mapping) -> nx.DiGraph:
         cables = link.get("cables", 1)
         if not isinstance(cables, int) or isinstance(cables, bool) or cables < 1:
             raise TopologyError(f"{where}: cables must be an integer ≥ 1, got {cables!r}", path=f"{path}.cables")
+        extra = {}
+        if "striped" in link:
+            if link["striped"] not in (True, False):
+                raise TopologyError(f"{where}: striped must be true or false, got {link['striped']!r}",
+                                    path=f"{path}.striped")
+            extra["striped"] = link["striped"]
         for a, b in ((u, v), (v, u)):
-            graph.add_edge(a, b, bandwidth_Bps=bandwidth, latency_s=latency, tier=tier, cables=cables)
+            graph.add_edge(a, b, bandwidth_Bps=bandwidth, latency_s=latency, tier=tier, cables=cables, **extra)
     return validate(graph)
 
 
@@ -350,7 +364,7 @@ def _explicit(graph: nx.DiGraph) -> dict:
             continue
         done.add((u, v))
         back = graph.edges[v, u]
-        if any(back.get(key) != data.get(key) for key in ("bandwidth_Bps", "latency_s", "tier", "cables")):
+        if any(back.get(key) != data.get(key) for key in ("bandwidth_Bps", "latency_s", "tier", "cables", "striped")):
             raise TopologyError(
                 f"link {u!r} <-> {v!r}: the two directions differ, which the explicit file form cannot express"
             )
@@ -363,6 +377,8 @@ def _explicit(graph: nx.DiGraph) -> dict:
         }
         if data.get("cables", 1) != 1:
             link["cables"] = data["cables"]
+        if "striped" in data:
+            link["striped"] = data["striped"]
         links.append(link)
     spec["nodes"] = nodes
     spec["links"] = links

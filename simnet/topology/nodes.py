@@ -17,34 +17,43 @@ Node naming (rank order is GPU order)
         GPU's links: a GPU pair then gets the GPU's full NVLink bandwidth, as NCCL
         measures. ``nvswitch_planes=True`` keeps one node per chip, as in NVIDIA's
         drawings; a GPU pair then uses a single plane.
+        Third-generation NVSwitch (H100) and later can reduce in flight and
+        multicast (NVLink SHARP, "NVLS"): those templates mark their NVSwitches
+        ``reduce = True`` with NCCL's ``nvlsEfficiency`` as ``reduce_efficiency``
+        (parameters ``nvls`` and ``nvls_efficiency``); first- and second-generation
+        NVSwitches (DGX-2, DGX A100) have no such capability.
     ``pcie{j}``
         PCIe switches, kind ``switch``, with ``socket``.
     ``cpu{s}``
         CPU sockets, kind ``cpu``; they route PCIe traffic between their switches and
-        across the inter-socket link.
+        across the inter-socket link (on :func:`gb200_nvl72`, the Grace CPUs, each
+        joined to its two GPUs by NVLink-C2C).
     ``nic{j}``
         Network adapters, kind ``nic``, with ``rail = j`` and ``port_bandwidth_Bps``
         (the line rate of the port a fabric cables to). A template alone leaves the
         ports uncabled.
 
 Tiers: ``"nvlink"`` (GPU-GPU and POWER9 GPU-CPU NVLink), ``"nvswitch"`` (GPU-NVSwitch
-and NVSwitch-NVSwitch), ``"pcie"``, and the inter-socket link: ``"qpi"``, ``"upi"``,
-``"xgmi"`` or ``"xbus"``.
+and NVSwitch-NVSwitch), ``"c2c"`` (Grace-Blackwell NVLink-C2C), ``"pcie"``, and the
+inter-socket link: ``"qpi"``, ``"upi"``, ``"xgmi"`` or ``"xbus"``.
 
 Figures
     Bandwidths are per direction of one link. NVLink 2, 3 and 4 all run 25 GB/s per
     link per direction (NVIDIA V100, A100 and H100 architecture whitepapers: 6 links
-    = 300 GB/s, 12 links = 600 GB/s and 18 links = 900 GB/s bidirectional per GPU).
+    = 300 GB/s, 12 links = 600 GB/s and 18 links = 900 GB/s bidirectional per GPU);
+    NVLink 5 runs 50 GB/s (NVIDIA Blackwell architecture technical brief: 18 links =
+    1.8 TB/s bidirectional per GPU). NVLink-C2C between a Grace CPU and a Blackwell
+    GPU carries 450 GB/s per direction (900 GB/s bidirectional).
     PCIe x16 carries 15.75 GB/s (Gen3, 8 GT/s with 128b/130b coding), 31.5 GB/s (Gen4)
     and 63 GB/s (Gen5) per direction (PCI-SIG base specifications 3.0, 4.0, 5.0).
-    InfiniBand EDR, HDR and NDR ports run 100, 200 and 400 Gb/s (InfiniBand Trade
-    Association roadmap).
+    InfiniBand EDR, HDR, NDR and XDR ports run 100, 200, 400 and 800 Gb/s (InfiniBand
+    Trade Association roadmap).
 
     Latencies are modelling assumptions, not datasheet figures, chosen so that the
     shortest route between two GPUs of a server is the one CUDA peer-to-peer takes:
     a direct NVLink or the NVSwitch when present, PCIe through the switches and
-    CPUs otherwise. Per link: NVLink 0.5 us, GPU-NVSwitch 0.25 us, PCIe 0.5 us,
-    inter-socket 1 us. Every builder takes them as parameters.
+    CPUs otherwise. Per link: NVLink and NVLink-C2C 0.5 us, GPU-NVSwitch 0.25 us,
+    PCIe 0.5 us, inter-socket 1 us. Every builder takes them as parameters.
 """
 
 from __future__ import annotations
@@ -58,9 +67,14 @@ from simnet.errors import TopologyError
 from simnet.topology.contract import validate
 from simnet.topology.fabrics import _check_bandwidth, _check_latency, _label, add_cable
 
-__all__ = ["dgx1", "dgx2", "dgx_a100", "dgx_h100", "power9_ac922", "abci_node", "NODES"]
+__all__ = [
+    "dgx1", "dgx2", "dgx_a100", "dgx_h100", "dgx_b200", "gb200_nvl72", "power9_ac922", "abci_node", "NODES",
+    "HOPPER_NVLS_EFFICIENCY", "BLACKWELL_NVLS_EFFICIENCY",
+]
 
 NVLINK_Bps = 25e9
+NVLINK5_Bps = 50e9
+C2C_Bps = 450e9
 PCIE3_Bps = 15.75e9
 PCIE4_Bps = 31.5e9
 PCIE5_Bps = 63e9
@@ -71,6 +85,17 @@ NVLINK_LATENCY_S = 0.5e-6
 NVSWITCH_LATENCY_S = 0.25e-6
 PCIE_LATENCY_S = 0.5e-6
 SOCKET_LATENCY_S = 1e-6
+
+HOPPER_NVLS_EFFICIENCY = 0.85
+"""NCCL's ``nvlsEfficiency`` for Hopper (NVIDIA/nccl ``src/graph/tuning.cc``, 2.28 and later)."""
+
+BLACKWELL_NVLS_EFFICIENCY = 0.74
+"""NCCL's ``nvlsEfficiency`` for Blackwell (NVIDIA/nccl ``src/graph/tuning.cc``, 2.28 and later)."""
+
+NVLS_SOURCE = (
+    "NVIDIA/nccl src/graph/tuning.cc (2.28.3 and later): nvlsEfficiency Volta 0, Ampere 0, Hopper 0.85, "
+    "Blackwell 0.74 (the share of NVLink bandwidth NVLS reductions reach)"
+)
 
 _SPEC_SOURCES = (
     "NVIDIA Tesla V100 GPU Architecture whitepaper WP-08608-001 (2017): 6 NVLink2 links x 25 GB/s per direction",
@@ -85,6 +110,12 @@ def _start(builder: str, params: dict, sources: tuple) -> nx.DiGraph:
             _check_bandwidth(value, key)
         elif key.endswith("_s"):
             _check_latency(value, key)
+        elif key in ("nvls", "nvswitch_planes") and not isinstance(value, bool):
+            raise TopologyError(f"must be true or false, got {value!r}", path=key)
+        elif key == "nvls_efficiency" and (
+            isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1
+        ):
+            raise TopologyError(f"must be a fraction in (0, 1], got {value!r}", path=key)
     defaults = {
         name: parameter.default for name, parameter in inspect.signature(NODES[builder]).parameters.items()
     }
@@ -128,14 +159,18 @@ def _add_pcie_tree(
 
 def _add_nvswitches(
     graph: nx.DiGraph, cables_per_switch: list, gpus: range, first: int, bandwidth_Bps: float, latency_s: float,
-    planes: bool,
+    planes: bool, nvls_efficiency: float | None = None,
 ) -> list[str]:
-    """One node per NVSwitch chip (`planes`), or one striped crossbar for all of them; returns their names."""
+    """One node per NVSwitch chip (`planes`), or one striped crossbar for all of them; returns their names.
+
+    With `nvls_efficiency` the switches can reduce in flight (NVLS) at that fraction of their port bandwidth.
+    """
     groups = [[cables] for cables in cables_per_switch] if planes else [cables_per_switch]
+    capability = {} if nvls_efficiency is None else {"reduce": True, "reduce_efficiency": nvls_efficiency}
     names = []
     for s, group in enumerate(groups):
         name = f"nvswitch{first + s}"
-        graph.add_node(name, kind="switch", host=0, planes=len(group))
+        graph.add_node(name, kind="switch", host=0, planes=len(group), **capability)
         for i in gpus:
             add_cable(graph, f"gpu{i}", name, bandwidth_Bps, latency_s, "nvswitch", cables=sum(group))
         names.append(name)
@@ -289,8 +324,9 @@ def _dgx_nvswitch_node(
     _add_cpus(graph, params["socket_bandwidth_Bps"], params["socket_latency_s"], socket_tier)
     _add_nics(graph, 8, params["nic_bandwidth_Bps"], lambda j: j // 4)
     _add_pcie_tree(graph, 4, 8, 8, params["pcie_bandwidth_Bps"], params["pcie_latency_s"])
+    nvls = params["nvls_efficiency"] if params.get("nvls") else None
     _add_nvswitches(graph, cables_per_switch, range(8), 0, params["nvlink_bandwidth_Bps"], params["nvswitch_latency_s"],
-                    params["nvswitch_planes"])
+                    params["nvswitch_planes"], nvls)
     return validate(graph)
 
 
@@ -361,13 +397,17 @@ def dgx_h100(
     socket_latency_s: float = SOCKET_LATENCY_S,
     nic_bandwidth_Bps: float = NDR_Bps,
     nvswitch_planes: bool = False,
+    nvls: bool = True,
+    nvls_efficiency: float = HOPPER_NVLS_EFFICIENCY,
 ) -> nx.DiGraph:
     """NVIDIA DGX H100 with 8 H100 on 4 NVSwitches, PCIe Gen5, 8 NDR NICs.
 
     Every GPU has 18 NVLink4 links, cabled 5, 4, 4, 5 to 4 NVSwitch chips:
     18 x 25 GB/s = 450 GB/s per direction. By default the chips are one striped
     crossbar ``nvswitch0`` (see the module docstring); ``nvswitch_planes=True`` gives
-    ``nvswitch0..3``. Four PCIe Gen5 switches ``pcie0..3`` each
+    ``nvswitch0..3``. The third-generation NVSwitches reduce in flight (NVLS):
+    every NVSwitch node carries ``reduce = True`` and ``reduce_efficiency = 0.85``,
+    NCCL's ``nvlsEfficiency`` for Hopper. Four PCIe Gen5 switches ``pcie0..3`` each
     hold GPUs ``2j, 2j+1`` and NICs ``nic{2j}, nic{2j+1}`` (ConnectX-7 NDR
     400 Gb/s); GPU ``i`` sends through ``nic{i}``. Two Xeon Platinum 8480C joined by
     4 UPI links at 16 GT/s (32 GB/s each per direction).
@@ -385,6 +425,10 @@ def dgx_h100(
         Port rate of each NDR NIC (default 400 Gb/s).
     nvswitch_planes : bool
         One node per NVSwitch chip instead of one striped crossbar.
+    nvls : bool
+        Whether the NVSwitches reduce in flight (NVLink SHARP; default True).
+    nvls_efficiency : float
+        Fraction of the port bandwidth NVLS achieves, in (0, 1] (default 0.85).
 
     Returns
     -------
@@ -397,7 +441,8 @@ def dgx_h100(
     NVIDIA (2023). NVIDIA DGX H100 System Architecture / DGX SuperPOD reference
     architecture: 4 NVSwitch chips, 18 NVLink4 links per GPU, 8 ConnectX-7 NDR.
     NVIDIA (2022). NVIDIA H100 Tensor Core GPU Architecture whitepaper: 900 GB/s
-    bidirectional NVLink per GPU.
+    bidirectional NVLink per GPU; third-generation NVSwitch with NVLink SHARP.
+    NVIDIA/nccl, ``src/graph/tuning.cc`` (2.28.3 and later): ``nvlsEfficiency``.
     """
     params = dict(locals())
     sources = (
@@ -405,8 +450,195 @@ def dgx_h100(
         "(5/4/4/5 links per GPU), 8 ConnectX-7 NDR 400 Gb/s, 2 Xeon Platinum 8480C",
         "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): 18 NVLink4 links, 900 GB/s bidirectional",
         *_SPEC_SOURCES[1:],
+        *((NVLS_SOURCE,) if nvls else ()),
     )
     return _dgx_nvswitch_node("dgx_h100", params, sources, [5, 4, 4, 5], "upi")
+
+
+def dgx_b200(
+    *,
+    nvlink_bandwidth_Bps: float = NVLINK5_Bps,
+    nvswitch_latency_s: float = NVSWITCH_LATENCY_S,
+    pcie_bandwidth_Bps: float = PCIE5_Bps,
+    pcie_latency_s: float = PCIE_LATENCY_S,
+    socket_bandwidth_Bps: float = 4 * 40e9,
+    socket_latency_s: float = SOCKET_LATENCY_S,
+    nic_bandwidth_Bps: float = NDR_Bps,
+    nvswitch_planes: bool = False,
+    nvls: bool = True,
+    nvls_efficiency: float = BLACKWELL_NVLS_EFFICIENCY,
+) -> nx.DiGraph:
+    """NVIDIA DGX B200 with 8 B200 on 2 NVLink 5 switch chips, PCIe Gen5, 8 ConnectX-7 400 Gb/s NICs.
+
+    Every GPU has 18 NVLink 5 links: 18 x 50 GB/s = 900 GB/s per direction
+    (1.8 TB/s bidirectional; 14.4 TB/s for the eight GPUs). The links are cabled
+    9 and 9 to the two NVSwitch chips (an assumption: the user guide gives the
+    chip count, not the split). By default the chips are one striped crossbar
+    ``nvswitch0`` (see the module docstring); ``nvswitch_planes=True`` gives
+    ``nvswitch0, nvswitch1``. The NVSwitches reduce in flight (NVLS) with
+    ``reduce_efficiency = 0.74``, NCCL's ``nvlsEfficiency`` for Blackwell. The
+    eight single-port ConnectX-7 cards of the compute fabric run InfiniBand at up
+    to 400 Gb/s; GPU ``i`` sends through ``nic{i}``. Four PCIe Gen5 switches
+    ``pcie0..3`` each hold GPUs ``2j, 2j+1`` and NICs ``nic{2j}, nic{2j+1}``, as on
+    DGX H100 (an assumption: the user guide shows no PCIe diagram). The two
+    BlueField-3 DPUs serve storage and management and are left out. The two Xeon
+    Platinum 8570 are assumed to be joined by 4 UPI links at 20 GT/s (40 GB/s each
+    per direction).
+
+    Parameters
+    ----------
+    nvlink_bandwidth_Bps, nvswitch_latency_s : float
+        One NVLink 5 link, per direction (default 50 GB/s), and one GPU-NVSwitch
+        hop (default 0.25 us).
+    pcie_bandwidth_Bps, pcie_latency_s : float
+        One PCIe Gen5 x16 link (default 63 GB/s, 0.5 us).
+    socket_bandwidth_Bps, socket_latency_s : float
+        The UPI links between the sockets together (default 160 GB/s, 1 us; an
+        assumption).
+    nic_bandwidth_Bps : float
+        Port rate of each ConnectX-7 NIC (default 400 Gb/s).
+    nvswitch_planes : bool
+        One node per NVSwitch chip instead of one striped crossbar.
+    nvls : bool
+        Whether the NVSwitches reduce in flight (NVLink SHARP; default True).
+    nvls_efficiency : float
+        Fraction of the port bandwidth NVLS achieves, in (0, 1] (default 0.74).
+
+    Returns
+    -------
+    networkx.DiGraph
+        8 GPUs, 1 NVSwitch crossbar (2 chips with ``nvswitch_planes``), 4 PCIe
+        switches, 2 CPUs, 8 NICs.
+
+    References
+    ----------
+    NVIDIA (2024). NVIDIA DGX B200 User Guide, Introduction: 8 B200, 2
+    fifth-generation NVLink switches (14.4 TB/s aggregate), 4 OSFP ports for 8
+    single-port ConnectX-7 (InfiniBand up to 400 Gb/s), 2 BlueField-3 DPUs, 2 Intel
+    Xeon 8570 PCIe Gen5 CPUs.
+    NVIDIA (2024). NVIDIA Blackwell Architecture Technical Brief: fifth-generation
+    NVLink, 18 links, 1.8 TB/s bidirectional per GPU.
+    NVIDIA/nccl, ``src/graph/tuning.cc`` (2.28.3 and later): ``nvlsEfficiency``.
+    """
+    params = dict(locals())
+    sources = (
+        "NVIDIA DGX B200 User Guide, Introduction to NVIDIA DGX B200 Systems (2024): 8 B200, 2 fifth-generation "
+        "NVLink switches (14.4 TB/s aggregate), 4 OSFP ports for 8 single-port ConnectX-7 (InfiniBand up to "
+        "400 Gb/s), 2 BlueField-3 DPUs (storage, management), 2 Intel Xeon 8570 PCIe Gen5 CPUs",
+        "NVIDIA Blackwell Architecture Technical Brief (2024): fifth-generation NVLink, 18 links, 1.8 TB/s "
+        "bidirectional per GPU",
+        *_SPEC_SOURCES[1:],
+        *((NVLS_SOURCE,) if nvls else ()),
+        "Assumptions: 9 + 9 links to the two NVSwitch chips, 2 GPUs and 2 NICs per PCIe switch as on DGX H100, "
+        "4 UPI links at 20 GT/s between the Xeon 8570 sockets",
+    )
+    return _dgx_nvswitch_node("dgx_b200", params, sources, [9, 9], "upi")
+
+
+NVL72_GPUS = 72
+"""GPUs in a GB200 NVL72 rack: 18 compute trays x 2 GB200 superchips x 2 B200."""
+
+NVL72_SWITCH_CHIPS = 18
+"""NVLink switch chips in a GB200 NVL72 rack: 9 switch trays x 2; every GPU has one link to each."""
+
+
+def gb200_nvl72(
+    *,
+    nvlink_bandwidth_Bps: float = NVLINK5_Bps,
+    nvswitch_latency_s: float = NVSWITCH_LATENCY_S,
+    c2c_bandwidth_Bps: float = C2C_Bps,
+    c2c_latency_s: float = NVLINK_LATENCY_S,
+    pcie_bandwidth_Bps: float = PCIE5_Bps,
+    pcie_latency_s: float = PCIE_LATENCY_S,
+    nic_bandwidth_Bps: float = NDR_Bps,
+    nvswitch_planes: bool = False,
+    nvls: bool = True,
+    nvls_efficiency: float = BLACKWELL_NVLS_EFFICIENCY,
+) -> nx.DiGraph:
+    """An NVIDIA GB200 NVL72 rack: 72 B200 and 36 Grace CPUs in one NVLink domain, 72 ConnectX-7 NICs.
+
+    The "server" of this template is the whole NVLink domain, so that
+    :func:`~simnet.topology.cluster.cluster` puts racks on a fabric (``host`` is
+    the rack). The rack has 18 compute trays of two GB200 superchips, each one
+    Grace CPU and two B200 GPUs; GPU ``i`` sits in tray ``i // 4`` on Grace
+    ``cpu{i // 2}`` (its ``socket``), joined to it by NVLink-C2C (450 GB/s per
+    direction). Nine NVLink switch trays hold 18 NVLink switch chips and every GPU
+    has one NVLink 5 link to each: 18 x 50 GB/s = 900 GB/s per direction. By
+    default the 18 chips are one striped crossbar ``nvswitch0`` of the 72 GPUs'
+    ports (see the module docstring), so every GPU is one hop from every other's
+    switch port; ``nvswitch_planes=True`` gives ``nvswitch0..17``. The NVSwitches
+    reduce in flight (NVLS) with ``reduce_efficiency = 0.74``, NCCL's
+    ``nvlsEfficiency`` for Blackwell. Every compute tray has four single-port
+    ConnectX-7 400 Gb/s NICs for the compute fabric, one per GPU: GPU ``i`` sends
+    through ``nic{i}`` (``rail = i``). Where a NIC attaches inside the tray is an
+    assumption: on a PCIe Gen5 x16 link to the Grace CPU of its GPU, so that a GPU
+    reaches its NIC over NVLink-C2C and PCIe. The Grace CPUs of a tray are not
+    joined to each other here; the BlueField-3 DPUs (storage, management) are left
+    out.
+
+    Parameters
+    ----------
+    nvlink_bandwidth_Bps, nvswitch_latency_s : float
+        One NVLink 5 link, per direction (default 50 GB/s), and one GPU-NVSwitch
+        hop (default 0.25 us).
+    c2c_bandwidth_Bps, c2c_latency_s : float
+        NVLink-C2C between a GPU and its Grace CPU, per direction (default 450 GB/s,
+        0.5 us).
+    pcie_bandwidth_Bps, pcie_latency_s : float
+        The PCIe Gen5 x16 link of each NIC (default 63 GB/s, 0.5 us).
+    nic_bandwidth_Bps : float
+        Port rate of each ConnectX-7 NIC (default 400 Gb/s).
+    nvswitch_planes : bool
+        One node per NVLink switch chip instead of one striped crossbar.
+    nvls : bool
+        Whether the NVSwitches reduce in flight (NVLink SHARP; default True).
+    nvls_efficiency : float
+        Fraction of the port bandwidth NVLS achieves, in (0, 1] (default 0.74).
+
+    Returns
+    -------
+    networkx.DiGraph
+        72 GPUs, 1 NVSwitch crossbar (18 chips with ``nvswitch_planes``), 36 CPUs,
+        72 NICs; GPU ``i`` has ``local_rank = i``, ``socket = i // 2`` and
+        ``rail = i``.
+
+    References
+    ----------
+    NVIDIA (2025). NVIDIA DGX GB200 User Guide, Hardware: 72-GPU rack of 18 compute
+    trays (2 Grace CPUs and 4 Blackwell GPUs each) and 9 NVLink switch trays;
+    compute tray cluster network 4x ConnectX-7 single-port 400G OSFP.
+    NVIDIA (2024). GB200 NVL72 product page: 36 Grace CPUs, 72 Blackwell GPUs,
+    130 TB/s NVLink domain, NVLink-C2C 900 GB/s.
+    NVIDIA (2024). NVIDIA Blackwell Architecture Technical Brief: fifth-generation
+    NVLink, 18 links, 1.8 TB/s bidirectional per GPU.
+    NVIDIA/nccl, ``src/graph/tuning.cc`` (2.28.3 and later): ``nvlsEfficiency``.
+    """
+    params = dict(locals())
+    graph = _start(
+        "gb200_nvl72",
+        params,
+        ("NVIDIA DGX GB200 User Guide, Hardware (2025): 72-GPU rack, 18 compute trays with 2 Grace CPUs and "
+         "4 Blackwell GPUs each, 9 NVLink switch trays; cluster network 4x ConnectX-7 single-port 400G OSFP "
+         "per compute tray",
+         "NVIDIA GB200 NVL72 (2024): 36 Grace CPUs, 72 Blackwell GPUs, 130 TB/s NVLink domain, NVLink-C2C "
+         "900 GB/s bidirectional",
+         "NVIDIA Blackwell Architecture Technical Brief (2024): fifth-generation NVLink, 18 links, 1.8 TB/s "
+         "bidirectional per GPU",
+         *_SPEC_SOURCES[1:],
+         *((NVLS_SOURCE,) if nvls else ()),
+         "Assumptions: each NIC on a PCIe Gen5 x16 link to the Grace CPU of its GPU; 18 NVLink switch chips "
+         "(2 per switch tray), one link from every GPU to each"),
+    )
+    _add_gpus(graph, NVL72_GPUS, lambda i: i // 2, lambda i: i)
+    for s in range(NVL72_GPUS // 2):
+        graph.add_node(f"cpu{s}", kind="cpu", host=0, socket=s)
+    _add_nics(graph, NVL72_GPUS, nic_bandwidth_Bps, lambda j: j // 2)
+    for i in range(NVL72_GPUS):
+        add_cable(graph, f"gpu{i}", f"cpu{i // 2}", c2c_bandwidth_Bps, c2c_latency_s, "c2c")
+        add_cable(graph, f"nic{i}", f"cpu{i // 2}", pcie_bandwidth_Bps, pcie_latency_s, "pcie")
+    _add_nvswitches(graph, [1] * NVL72_SWITCH_CHIPS, range(NVL72_GPUS), 0, nvlink_bandwidth_Bps,
+                    nvswitch_latency_s, nvswitch_planes, nvls_efficiency if nvls else None)
+    return validate(graph)
 
 
 def power9_ac922(
@@ -545,6 +777,8 @@ NODES = MappingProxyType(
         "dgx2": dgx2,
         "dgx_a100": dgx_a100,
         "dgx_h100": dgx_h100,
+        "dgx_b200": dgx_b200,
+        "gb200_nvl72": gb200_nvl72,
         "power9_ac922": power9_ac922,
         "abci_node": abci_node,
     }

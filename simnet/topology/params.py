@@ -15,21 +15,11 @@ import inspect
 from collections.abc import Callable, Mapping
 
 from simnet.errors import SimnetError, TopologyError, UnitError
-from simnet.units import parse_bandwidth, parse_size, parse_time
+from simnet.units import format_exact, parse_bandwidth, parse_size, parse_time
 
 __all__ = ["SUFFIXES", "to_python", "to_yaml", "call", "quantity"]
 
 SUFFIXES = {"_Bps": parse_bandwidth, "_s": parse_time, "_bytes": parse_size}
-
-_UNITS = {
-    "_Bps": (
-        (1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s"),
-        (1e12 / 8, "Tb/s"), (1e9 / 8, "Gb/s"), (1e6 / 8, "Mb/s"),
-    ),
-    "_s": ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"), (1e-12, "ps")),
-    "_bytes": ((2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")),
-}
-
 
 def _suffix(name: str) -> str:
     for suffix in SUFFIXES:
@@ -38,27 +28,16 @@ def _suffix(name: str) -> str:
     return ""
 
 
-def quantity(name: str, value: float) -> str:
-    """Shortest unit string for `value` of the parameter `name` that parses back exactly.
+_KINDS = {"_Bps": "bandwidth", "_s": "time", "_bytes": "size"}
 
-    A mantissa below 1 counts two characters more; among equally short ones byte units come first.
+
+def quantity(name: str, value: float) -> str:
+    """Shortest unit string for `value` of the parameter `name` that parses back exactly (:func:`simnet.units.format_exact`).
 
     >>> quantity("bandwidth_Bps", 25e9), quantity("latency_s", 5e-7), quantity("nic_bandwidth_Bps", 12.5e9)
     ('25 GB/s', '0.5 us', '100 Gb/s')
     """
-    suffix = _suffix(name)
-    parse = SUFFIXES[suffix]
-    best = None
-    for factor, unit in _UNITS[suffix]:
-        text = f"{value / factor:.15g}"
-        if "e" in text or parse(f"{text} {unit}") != value:
-            continue
-        score = len(text) + 2 * text.startswith(("0.", "-0."))
-        if best is None or score < best[0]:
-            best = (score, text, unit)
-    if best is None:
-        return repr(float(value))
-    return f"{best[1]} {best[2]}"
+    return format_exact(value, _KINDS[_suffix(name)])
 
 
 def _parameters(builder: Callable) -> dict[str, inspect.Parameter]:

@@ -1,26 +1,73 @@
-"""Deterministic routing: shortest paths by latency, then hops, then an ECMP hash.
+"""Deterministic routing: what real fabrics do, chosen per topology.
 
-A route from node ``s`` to node ``t`` is a shortest path under the lexicographic
-cost (total latency, hop count). Latencies are compared in whole picoseconds so
-that equal-cost paths are recognised exactly, without floating-point ties.
-Where several paths tie, the choice is made like ECMP in a switch, but without
-randomness: walking back from ``t``, at every node with several equal-cost
-predecessors the one at index ``crc32("s|t|node") mod k`` of the predecessors
-sorted by name (then by type name, should two names print alike) is taken. Routes are therefore identical across runs, processes
-and ``PYTHONHASHSEED`` values, and different endpoint pairs spread over the
-equal-cost paths.
+Every route is a list of nodes plus, for every hop over a bundle of separate cables
+(see ``striped`` in :mod:`simnet.topology.contract`), the cable it is pinned to. The
+graph attribute ``routing`` (or the ``routing`` argument of :class:`Router`,
+overriding it) names the rule; all of them are deterministic, so routes are the same
+in every run and process whatever ``PYTHONHASHSEED`` is.
+
+``"shortest"`` (the default)
+    A shortest path under the lexicographic cost (total latency, hop count), with
+    latencies compared in whole picoseconds so that equal-cost paths are recognised
+    exactly. Walking back from the target, at a node with several equal-cost
+    predecessors the one first in graph order is taken, as a static shortest-path
+    table does; a bundle's cable is the target's position in graph order modulo the
+    bundle's cables.
+``"ecmp_hash"``
+    The same shortest paths with ties broken like ECMP in a switch, but without
+    randomness: at every node with ``k`` equal-cost predecessors the one at index
+    ``crc32("s|t|node") mod k`` of the predecessors sorted by name (then by type
+    name, should two names print alike), and over a bundle the cable
+    ``crc32("s|t|u|v") mod cables``, ``s`` and ``t`` being the route's end points.
+    Different pairs spread over the equal-cost paths, with the hash's luck.
+``"dmodk"``
+    Up/down destination-mod-k on fat-trees and leaf-spines, as an InfiniBand subnet
+    manager programs them (:mod:`simnet.topology.updown`): between two nodes cabled
+    to the fabric, the route climbs by the destination's port index and descends
+    along the destination's own climb. Other stretches (inside a server) follow
+    ``"shortest"``. The default of :func:`~simnet.topology.fat_tree` and
+    :func:`~simnet.topology.leaf_spine`.
+``"dimension_order"``
+    On tori (graph attribute ``dims``, routers with ``coord``): every stretch of a
+    route over routers is replaced by dimension-order routing, dimension 0 first,
+    each along the shorter way around its ring, the ``+1`` direction when both ways
+    are equally long (Dally and Towles 2004, 14.2). Other stretches follow
+    ``"shortest"``; bundles as ``"shortest"``. The default of
+    :func:`~simnet.topology.torus`.
+``"simgrid"``
+    SimGrid 3.32's own zones, for cross-checks against SMPI: on a torus,
+    TorusZone's dimension order, whose tie goes ``+1`` except from coordinate
+    ``d/2`` of an even ring, which goes ``-1``, the source's coordinate deciding
+    (src/kernel/routing/TorusZone.cpp, ``get_local_route``); on a fat-tree,
+    FatTreeZone's d-mod-k (see :mod:`simnet.topology.updown`).
+
+Servers and rails: a route between GPUs (or any nodes with ``rail``) of two
+different servers leaves its server through the NIC of the source's rail and
+enters the other through the NIC of the destination's rail: NCCL's GPU-NIC
+affinity, each GPU using the NIC closest to it (on its PCIe switch), which a
+rail-optimised fabric is built for. The two stretches inside the servers are
+shortest paths over the server's own nodes, the stretch between the NICs follows
+the fabric's rule. With the graph attribute ``pxn`` (NCCL's PXN, "PCI x NVLink")
+the source first moves the data over NVLink to the GPU of its own server on the
+destination's rail (the first such GPU in graph order) and sends through that
+GPU's NIC, so a message crosses the fabric between NICs of one rail.
 
 Three optional attributes of the contract (:mod:`simnet.topology.contract`)
-restrict or override the shortest path:
+restrict the shortest paths:
 
 * a node with ``forward = False`` relays nothing: only routes that start or end
   at it use its links (GPUs inside a server do not relay for each other);
 * a graph with ``host_transit = False`` never routes traffic between two servers
   through a third: nodes whose ``host`` is neither endpoint's host are avoided;
-* a graph with ``routing = "dimension_order"`` and ``dims`` re-routes every stretch
-  of a route that runs over torus routers (nodes with ``coord``) by dimension-order
-  routing: the first dimension is corrected first, each along the shorter way
-  around its ring, the ``+1`` direction when both ways are equally long.
+* ``dims`` and ``coord`` mark tori for the dimension-order rules.
+
+References
+----------
+Dally, W. J. and Towles, B. (2004). Principles and Practices of Interconnection
+Networks, 14.2 (dimension-order routing). Morgan Kaufmann.
+NVIDIA NCCL documentation, Environment Variables: ``NCCL_PXN_DISABLE`` (inter-node
+communication through a non-local NIC, over NVLink and an intermediate GPU).
+SimGrid 3.32 source: src/kernel/routing/TorusZone.cpp, FatTreeZone.cpp.
 """
 
 from __future__ import annotations
@@ -33,6 +80,8 @@ from itertools import chain, count
 import networkx as nx
 
 from simnet.errors import TopologyError
+from simnet.topology.contract import ROUTINGS, separate_cables
+from simnet.topology.updown import UpDown
 
 __all__ = ["Router"]
 
@@ -52,9 +101,7 @@ def _cost(data) -> int:
     return round(data["latency_s"] * 1e12) * _HOP_SCALE + 1
 
 
-def _pick(choices: list, source: Hashable, target: Hashable, node: Hashable):
-    if len(choices) == 1:
-        return choices[0]
+def _hashed(choices: list, source: Hashable, target: Hashable, node: Hashable):
     ordered = sorted(choices, key=lambda node: (str(node), type(node).__name__))
     digest = zlib.crc32(f"{source}|{target}|{node}".encode())
     return ordered[digest % len(ordered)]
@@ -248,10 +295,10 @@ class _Composite:
 
 
 class Router:
-    """Computes and caches routes on one topology graph.
+    """Computes and caches routes on one topology graph, by the rule its ``routing`` names.
 
-    Every route is the one a Dijkstra over the allowed nodes from its source would
-    give (equal-cost predecessors collected in full), found with less work:
+    Shortest paths are the ones a Dijkstra over the allowed nodes from their source
+    would give (equal-cost predecessors collected in full), found with less work:
 
     * a search stops once the target's distance and the predecessors of the nodes
       on its routes are final, and the next route from the same source resumes it
@@ -263,10 +310,25 @@ class Router:
       from each switch a server is cabled to, which all sources share
       (:class:`_Composite`).
 
+    Between servers a route goes through the NICs of the rails (see the module
+    docstring), the stretch between them by the fabric's rule.
+
     Parameters
     ----------
     graph : networkx.DiGraph
         A validated topology (see :mod:`simnet.topology.contract`).
+    routing : str, optional
+        One of :data:`~simnet.topology.contract.ROUTINGS`; default the graph's
+        ``routing`` attribute, else ``"shortest"``.
+    pxn : bool, optional
+        Send to other servers through the NIC of the destination's rail (default the
+        graph's ``pxn`` attribute, else False).
+
+    Raises
+    ------
+    TopologyError
+        For an unknown `routing`, or dimension-order routing on a graph that is no
+        torus (path ``routing``).
 
     Examples
     --------
@@ -275,12 +337,22 @@ class Router:
     ['gpu0', 'switch', 'gpu3']
     """
 
-    def __init__(self, graph: nx.DiGraph) -> None:
+    def __init__(self, graph: nx.DiGraph, *, routing: str | None = None, pxn: bool | None = None) -> None:
+        mode = graph.graph.get("routing", "shortest") if routing is None else routing
+        if not isinstance(mode, str) or mode not in ROUTINGS:
+            raise TopologyError(f"must be one of {list(ROUTINGS)}, got {mode!r}", path="routing")
+        pxn = graph.graph.get("pxn", False) if pxn is None else pxn
+        if pxn not in (True, False):
+            raise TopologyError(f"must be true or false, got {pxn!r}", path="pxn")
+        self.routing: str = mode
+        self.pxn: bool = bool(pxn)
         self._graph = graph
         self._searches: dict[tuple, _Search | _Composite] = {}
         self._fabrics: dict[Hashable, _Search] = {}
         self._fabric_nodes = 0
         self._paths: dict[tuple, tuple] = {}
+        self._local: dict[Hashable, tuple[dict, dict]] = {}
+        self._order = {node: i for i, node in enumerate(graph)}
         self._stubs = stubs = frozenset(node for node, forward in graph.nodes(data="forward") if forward is False)
         self._host = {node: host for node, host in graph.nodes(data="host") if host is not None}
         self._transit = graph.graph.get("host_transit", True) is not False
@@ -288,12 +360,15 @@ class Router:
         self._links: dict = {u: [] for u in graph}
         self._into: dict = {u: {} for u in graph}
         self._incoming: dict = {v: [] for v in graph}
+        self._out: dict = {u: [] for u in graph}
         self._inner: dict = {u: [] for u in hosts}
         self._exits: dict = {}
         self._entries: dict = {}
+        self._bundles: dict = {}
         for u, v, data in graph.edges(data=True):
             cost = _cost(data)
             self._incoming[v].append((u, cost))
+            self._out[u].append((v, cost))
             home, host = hosts.get(u), hosts.get(v)
             if v not in stubs:
                 (self._links[u] if host is None else self._into[u].setdefault(host, [])).append((v, cost))
@@ -303,13 +378,32 @@ class Router:
                 self._exits.setdefault(home, []).append((u, v, cost))
             elif host is not None:
                 self._entries.setdefault(host, []).append((u, v, cost))
+            cables = separate_cables(graph, u, v)
+            if cables > 1:
+                self._bundles[u, v] = cables
+        self._nics: dict = {}
+        self._rail_gpus: dict = {}
+        for node, data in graph.nodes(data=True):
+            if data.get("rail") is not None and node in self._host:
+                if data["kind"] == "nic":
+                    self._nics.setdefault((self._host[node], data["rail"]), node)
+                elif data["kind"] == "gpu":
+                    self._rail_gpus.setdefault((self._host[node], data["rail"]), node)
         self._dims = None
-        if graph.graph.get("routing") == "dimension_order":
+        if mode == "dimension_order" or (mode == "simgrid" and "dims" in graph.graph):
+            if "dims" not in graph.graph:
+                raise TopologyError(
+                    "dimension-order routing needs a torus (graph attribute dims, routers with coord); "
+                    "routing 'shortest' takes any graph",
+                    path="routing",
+                )
             self._dims = tuple(graph.graph["dims"])
             self._routers = {
                 tuple(coord): node for node, coord in graph.nodes(data="coord") if coord is not None
             }
             self._coord = {node: coord for coord, node in self._routers.items()}
+        self._updown: UpDown | None = None
+        self._tree = mode == "dmodk" or (mode == "simgrid" and self._dims is None)
 
     def _search(self, source: Hashable, target: Hashable) -> _Search | _Composite:
         """The search from `source` that routes to `target`, from the cache or new.
@@ -320,10 +414,14 @@ class Router:
         """
         home, host = self._host.get(source), self._host.get(target)
         hosts = () if self._transit else tuple(dict.fromkeys(h for h in (home, host) if h is not None))
-        key = (source, hosts)
+        return self._cached((source, hosts), lambda: (
+            _Search(self, source, hosts) if home is None or self._transit else _Composite(self, source, hosts)
+        ))
+
+    def _cached(self, key: tuple, make: Callable):
         search = self._searches.pop(key, None)
         if search is None:
-            search = _Search(self, source, hosts) if home is None or self._transit else _Composite(self, source, hosts)
+            search = make()
             if len(self._searches) >= _SEARCHES_KEPT:
                 del self._searches[next(iter(self._searches))]
         self._searches[key] = search
@@ -360,14 +458,157 @@ class Router:
                     heappush(heap, (d + cost, next(ticket), v))
         return dist
 
+    def _pick(self, choices: list, source: Hashable, target: Hashable, node: Hashable):
+        """One of the equal-cost predecessors `choices` of `node` on the route `source` -> `target`."""
+        if len(choices) == 1:
+            return choices[0]
+        if self.routing == "ecmp_hash":
+            return _hashed(choices, source, target, node)
+        return min(choices, key=self._order.__getitem__)
+
+    def _pin(self, nodes: list, source: Hashable, target: Hashable) -> list[int]:
+        """The cable of every hop of `nodes` on the route `source` -> `target` (0 unless a bundle)."""
+        cables = []
+        for u, v in zip(nodes, nodes[1:]):
+            bundle = self._bundles.get((u, v), 1)
+            if bundle == 1:
+                cables.append(0)
+            elif self.routing == "ecmp_hash":
+                cables.append(zlib.crc32(f"{source}|{target}|{u}|{v}".encode()) % bundle)
+            else:
+                cables.append(self._order[target] % bundle)
+        return cables
+
+    def _walk(self, search, first: Hashable, last: Hashable, source: Hashable, target: Hashable) -> list:
+        """Nodes from `first` to `last` along `search`'s equal-cost predecessors, ties by :meth:`_pick`."""
+        best, choices = search.reach(last)
+        if best is None:
+            raise TopologyError(f"no route from {first!r} to {last!r}")
+        node = self._pick(choices, source, target, last)
+        nodes = [last, node]
+        while node != first:
+            node = self._pick(search.predecessors(node), source, target, node)
+            nodes.append(node)
+        nodes.reverse()
+        return nodes
+
+    def _inside(self, first: Hashable, last: Hashable, source: Hashable, target: Hashable) -> list:
+        """Shortest path from `first` to `last` over the nodes of `first`'s server only."""
+        if first == last:
+            return [first]
+        found = self._local.get(first)
+        if found is None:
+            host, stubs = self._host[first], self._stubs
+            best, pred, done = {first: 0}, {first: []}, set()
+            heap = [(0, 0, first)]
+            ticket = count(1)
+            while heap:
+                d, _, u = heappop(heap)
+                if u in done:
+                    continue
+                done.add(u)
+                if u in stubs and u != first:
+                    continue
+                for v, cost in self._out[u]:
+                    if self._host.get(v) != host:
+                        continue
+                    known = best.get(v)
+                    if known is None or d + cost < known:
+                        best[v], pred[v] = d + cost, [u]
+                        heappush(heap, (d + cost, next(ticket), v))
+                    elif d + cost == known:
+                        pred[v].append(u)
+            found = self._local[first] = (best, pred)
+        best, pred = found
+        if last not in best:
+            raise TopologyError(f"no route from {first!r} to {last!r} inside their server")
+        nodes = [last]
+        while nodes[-1] != first:
+            nodes.append(self._pick(pred[nodes[-1]], source, target, nodes[-1]))
+        nodes.reverse()
+        return nodes
+
+    def _tree_routes(self) -> UpDown:
+        if self._updown is None:
+            self._updown = UpDown(self._graph, simgrid=self.routing == "simgrid")
+        return self._updown
+
+    def _fabric_route(self, first: Hashable, last: Hashable, source: Hashable, target: Hashable) -> tuple:
+        """Nodes and cables from NIC `first` to NIC `last` over the fabric, by the fabric's rule."""
+        if self._tree:
+            tree = self._tree_routes()
+            if first in tree.endpoints and last in tree.endpoints:
+                return tree.route(first, last)
+        search = self._cached((first, "fabric"), lambda: _Search(self, first, ()))
+        nodes = self._walk(search, first, last, source, target)
+        if self._dims is not None:
+            nodes = self._reroute(nodes)
+        return tuple(nodes), tuple(self._pin(nodes, source, target))
+
+    def _rails(self, source: Hashable, target: Hashable) -> tuple | None:
+        """Exit NIC, entry NIC and relaying GPU of a route between the rails of two servers, or None."""
+        home, host = self._host.get(source), self._host.get(target)
+        if home is None or host is None or home == host:
+            return None
+        out, into = self._graph.nodes[source].get("rail"), self._graph.nodes[target].get("rail")
+        if out is None or into is None:
+            return None
+        relay = source
+        if self.pxn and out != into and self._graph.nodes[source]["kind"] == "gpu":
+            relay = self._rail_gpus.get((home, into), source)
+            out = into if relay != source else out
+        for node, server, rail in ((source, home, out), (target, host, into)):
+            if (server, rail) not in self._nics:
+                raise TopologyError(f"node {node!r}: rail {rail} has no NIC with rail {rail} in server {server}")
+        return self._nics[home, out], self._nics[host, into], relay
+
+    def _route(self, source: Hashable, target: Hashable) -> tuple[tuple, tuple]:
+        """Nodes and per-hop cables from `source` to `target` (cached)."""
+        key = (source, target)
+        cached = self._paths.get(key)
+        if cached is not None:
+            return cached
+        for node in key:
+            if node not in self._incoming:
+                raise TopologyError(f"no node {node!r} in the topology")
+        if source == target:
+            route: tuple = ((source,), ())
+        elif (rails := self._rails(source, target)) is not None:
+            exit_nic, entry_nic, relay = rails
+            first = self._inside(source, relay, source, target)[:-1] + self._inside(relay, exit_nic, source, target)
+            middle, cables = self._fabric_route(exit_nic, entry_nic, source, target)
+            last = self._inside(entry_nic, target, source, target)
+            route = (
+                (*first, *middle[1:], *last[1:]),
+                (*self._pin(first, source, target), *cables, *self._pin(last, source, target)),
+            )
+        else:
+            tree = self._tree_routes() if self._tree else None
+            if tree is not None and source in tree.endpoints and target in tree.endpoints:
+                route = tree.route(source, target)
+            else:
+                nodes = self._walk(self._search(source, target), source, target, source, target)
+                if self._dims is not None:
+                    nodes = self._reroute(nodes)
+                route = (tuple(nodes), tuple(self._pin(nodes, source, target)))
+        self._paths[key] = route
+        return route
+
     def _dimension_order(self, first: Hashable, last: Hashable) -> list:
         coord = list(self._coord[first])
         goal = self._coord[last]
         nodes = [first]
         for axis, size in enumerate(self._dims):
             forward = (goal[axis] - coord[axis]) % size
-            step = 1 if forward <= size - forward else -1
-            for _ in range(min(forward, size - forward)):
+            if forward == 0:
+                continue
+            if self.routing == "simgrid":
+                mine, half = coord[axis], size // 2
+                ahead = mine < goal[axis] <= mine + half or (mine > half and (mine + half) % size >= goal[axis])
+                step = 1 if ahead else -1
+            else:
+                step = 1 if forward <= size - forward else -1
+            for _ in range(forward if step == 1 else size - forward):
                 coord[axis] = (coord[axis] + step) % size
                 nodes.append(self._routers[tuple(coord)])
         return nodes
@@ -395,25 +636,18 @@ class Router:
             If `source` or `target` is not a node of the graph, or `target` cannot be
             reached from `source`.
         """
-        if source == target:
-            return [source]
-        cached = self._paths.get((source, target))
-        if cached is not None:
-            return list(cached)
-        for node in (source, target):
-            if node not in self._incoming:
-                raise TopologyError(f"no node {node!r} in the topology")
-        search = self._search(source, target)
-        best, choices = search.reach(target)
-        if best is None:
-            raise TopologyError(f"no route from {source!r} to {target!r}")
-        node = _pick(choices, source, target, target)
-        nodes = [target, node]
-        while node != source:
-            node = _pick(search.predecessors(node), source, target, node)
-            nodes.append(node)
-        nodes.reverse()
-        if self._dims is not None:
-            nodes = self._reroute(nodes)
-        self._paths[(source, target)] = tuple(nodes)
-        return nodes
+        return list(self._route(source, target)[0])
+
+    def hops(self, source: Hashable, target: Hashable) -> list[tuple[Hashable, Hashable, int]]:
+        """The route from `source` to `target` as ``(u, v, cable)`` hops.
+
+        ``cable`` is the index of the cable of the bundle ``u -> v`` the route is
+        pinned to (0 for a single cable or a striped bundle).
+
+        Raises
+        ------
+        TopologyError
+            As :meth:`path`.
+        """
+        nodes, cables = self._route(source, target)
+        return list(zip(nodes, nodes[1:], cables))

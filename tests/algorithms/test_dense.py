@@ -18,7 +18,8 @@ from simnet.schedule import Schedule, Transfer, check, split_bytes
 from simnet.topology import ring
 from tests.algorithms.orders import assert_same_schedule
 
-ALLREDUCE = [name for name in ALGORITHMS.for_op("allreduce") if ALGORITHMS[name].payload == "dense"]
+ALLREDUCE = [name for name in ALGORITHMS.for_op("allreduce") if ALGORITHMS[name].payload == "dense"
+             and "chunks" in {p.name for p in ALGORITHMS[name].parameters}]
 HIERARCHICAL = {name for name in ALLREDUCE if "factors" in {p.name for p in ALGORITHMS[name].parameters}}
 
 

@@ -37,7 +37,8 @@ def parameters(name: str, nranks: int, *, chunks: int | None = None) -> tuple[in
     else:
         size = 1000 + 7 * nranks
     if "gpus_per_node" in taken:
-        params["gpus_per_node"] = max(d for d in range(1, 5) if nranks % d == 0)
+        servers = 2 if "heads" in taken else 1
+        params["gpus_per_node"] = max(d for d in range(1, 5) if nranks % d == 0 and nranks // d >= servers)
     if "root" in taken:
         params["root"] = nranks // 2
     if chunks is not None and "chunks" in taken:

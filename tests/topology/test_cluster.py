@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+from pathlib import Path
+
+import networkx as nx
+
+from simnet.algorithms import blueconnect_allreduce
+from simnet.engine import simulate
 from simnet.errors import TopologyError
-from simnet.topology import Router, cluster, describe, gpus
+from simnet.network import Network
+from simnet.topology import Router, cluster, describe, gpus, load, reducing_switches
+
+PRESETS = sorted((Path(__file__).resolve().parents[2] / "topologies").glob("*.yaml"))
+CLUSTERS = [path for path in PRESETS if load(path).graph["builder"] == "cluster"]
 
 LEAF_SPINE = {"leaves": 8, "spines": 4, "hosts_per_leaf": 4, "bandwidth_Bps": 25e9, "latency_s": 1e-6}
 
@@ -75,6 +85,9 @@ def test_cluster_name_and_params_are_recorded():
         ({"node": "dgx1", "nodes": 2, "fabric": "fat_tree", "fabric_params": {"k": 4, "latency_s": 0.0}}, "fabric_params.bandwidth"),
         ({"node": "dgx1", "nodes": 2, "node_params": {"nvlink": 1}}, "node_params.nvlink"),
         ({"node": "dgx1", "nodes": 2, "rails": "yes"}, "rails"),
+        ({"node": "dgx_b200", "nodes": 2, "fabric_params": {"bandwidth_Bps": 1e9, "latency_s": 0.0, "sharp": "on"}},
+         "fabric_params.sharp"),
+        ({"node": "dgx_b200", "nodes": 2, "node_params": {"nvls": "off"}}, "node_params.nvls"),
     ],
 )
 def test_bad_arguments_name_their_key(kwargs, path):
@@ -82,3 +95,106 @@ def test_bad_arguments_name_their_key(kwargs, path):
         cluster(**kwargs)
     assert error.value.path == path
     assert "\n" not in str(error.value)
+
+
+def _nics(graph: nx.DiGraph, path: list) -> list:
+    return [node for node in path if graph.nodes[node]["kind"] == "nic"]
+
+
+def _rail_nic(graph: nx.DiGraph, gpu) -> str:
+    host, rail = graph.nodes[gpu]["host"], graph.nodes[gpu]["rail"]
+    return next(n for n, data in graph.nodes(data=True)
+                if data["kind"] == "nic" and data.get("host") == host and data.get("rail") == rail)
+
+
+@pytest.mark.parametrize("path", CLUSTERS, ids=lambda p: p.stem)
+def test_every_same_rail_pair_of_a_cluster_preset_goes_through_its_own_nics(path):
+    """NCCL's GPU-NIC affinity: a GPU leaves and enters a server through the NIC of its rail."""
+    graph = load(path)
+    router = Router(graph)
+    ranks = gpus(graph)
+    nic = {gpu: _rail_nic(graph, gpu) for gpu in ranks}
+    pairs = 0
+    for a in ranks:
+        for b in ranks:
+            same_rail = graph.nodes[a]["rail"] == graph.nodes[b]["rail"]
+            if same_rail and graph.nodes[a]["host"] != graph.nodes[b]["host"]:
+                assert _nics(graph, router.path(a, b)) == [nic[a], nic[b]], (a, b)
+                pairs += 1
+    assert pairs >= len(ranks)
+
+
+def test_cross_rail_routes_use_both_rails_nics_and_pxn_moves_to_the_destinations_rail_first():
+    graph = load(CLUSTERS[[p.stem for p in CLUSTERS].index("dgx_a100_superpod_slice")])
+    plain = Router(graph).path("n0.gpu0", "n1.gpu3")
+    assert _nics(graph, plain) == ["n0.nic0", "n1.nic3"] and any(n.startswith("spine") for n in plain)
+    pxn = Router(graph, pxn=True).path("n0.gpu0", "n1.gpu3")
+    assert pxn[:3] == ["n0.gpu0", "n0.nvswitch0", "n0.gpu3"]
+    assert _nics(graph, pxn) == ["n0.nic3", "n1.nic3"] and not any(n.startswith("spine") for n in pxn)
+    assert Router(graph, pxn=True).path("n0.gpu2", "n1.gpu2") == Router(graph).path("n0.gpu2", "n1.gpu2")
+
+
+def test_pxn_is_a_cluster_option_recorded_in_the_graph_and_name():
+    graph = cluster("dgx_h100", 2, fabric_params={"bandwidth_Bps": 50e9, "latency_s": 1e-6}, pxn=True)
+    assert graph.graph["pxn"] is True and graph.graph["name"].endswith("rails=True, pxn=True)")
+    assert _nics(graph, Router(graph).path("n0.gpu1", "n1.gpu6")) == ["n0.nic6", "n1.nic6"]
+
+
+def test_a_nic_cable_runs_at_the_lower_of_the_nic_port_and_the_fabric_port():
+    """Two DGX H100 (400 Gb/s NDR NICs) on a 1 Gb/s switch: the link trains at 1 Gb/s."""
+    graph = cluster("dgx_h100", 2, fabric_params={"bandwidth_Bps": 125e6, "latency_s": 1e-6})
+    assert graph.edges["n0.nic0", "switch"]["bandwidth_Bps"] == 125e6
+    assert "NIC cables 125 MB/s" in graph.graph["name"]
+    assert Network(graph).route_bandwidth_Bps(0, 8) == 125e6
+    fast = cluster("dgx_h100", 2, fabric_params={"bandwidth_Bps": 100e9, "latency_s": 1e-6})
+    assert fast.edges["n0.nic0", "switch"]["bandwidth_Bps"] == 50e9
+    assert "NIC cables 50 GB/s" in fast.graph["name"]
+
+
+def test_rail_rings_load_every_nic_equally():
+    """BlueConnect's 8 rail rings on a rail-optimised fabric: no NIC idle while its sibling carries double."""
+    graph = load(CLUSTERS[[p.stem for p in CLUSTERS].index("dgx_a100_superpod_slice")])
+    network = Network(graph)
+    links = simulate(network, blueconnect_allreduce(32, 1 << 24, factors=[8, 4])).links()
+    up = links[links["src"].str.contains("nic") & links["tier"].eq("ib")]
+    assert len(up) == 32 and up["bytes"].nunique() == 1 and up["bytes"].iloc[0] > 0
+
+
+def test_two_nvl72_racks_on_a_switch_build_hierarchy_major_and_route_rail_by_rail():
+    graph = cluster("gb200_nvl72", 2, fabric_params={"bandwidth_Bps": 100e9, "latency_s": 1e-6, "sharp": True})
+    ranks = gpus(graph)
+    assert ranks == [f"n{h}.gpu{i}" for h in range(2) for i in range(72)]
+    assert [(graph.nodes[g]["host"], graph.nodes[g]["socket"] // 2) for g in ranks] == [
+        (h, tray) for h in range(2) for tray in range(18) for _ in range(4)
+    ]
+    assert all(graph.nodes[f"n{h}.nic{j}"]["port"] == 2 * j + h for h in range(2) for j in range(72))
+    router = Router(graph)
+    for i in (0, 37, 71):
+        assert _nics(graph, router.path(f"n0.gpu{i}", f"n1.gpu{i}")) == [f"n0.nic{i}", f"n1.nic{i}"]
+    assert router.path("n0.gpu3", "n0.gpu70") == ["n0.gpu3", "n0.nvswitch0", "n0.gpu70"]
+    network = Network(graph)
+    assert network.size == 144 and network.route_bandwidth_Bps(5, 77) == 50e9
+    assert reducing_switches(graph) == ["n0.nvswitch0", "n1.nvswitch0", "switch"]
+
+
+def test_the_xdr_preset_puts_half_of_the_72_rails_of_both_racks_on_each_leaf():
+    graph = load(CLUSTERS[[p.stem for p in CLUSTERS].index("gb200_nvl72_xdr_2")])
+    for h in range(2):
+        for j in range(72):
+            assert graph.has_edge(f"n{h}.nic{j}", f"leaf{j // 36}")
+            assert graph.edges[f"n{h}.nic{j}", f"leaf{j // 36}"]["bandwidth_Bps"] == 50e9
+    assert graph.edges["leaf0", "spine0"]["cables"] == 72
+    assert graph.edges["leaf0", "spine0"]["bandwidth_Bps"] == 72 * 100e9
+    assert set(reducing_switches(graph)) == {"n0.nvswitch0", "n1.nvswitch0", "leaf0", "leaf1", "spine0"}
+    assert describe(graph)["bisection_Bps"] == pytest.approx(72 * 50e9, rel=1e-12)
+
+
+def test_the_ndr_preset_is_32_dgx_h100_with_one_sharp_leaf_per_rail():
+    graph = load(CLUSTERS[[p.stem for p in CLUSTERS].index("dgx_h100_ndr_32")])
+    assert len(gpus(graph)) == 256
+    for j in range(8):
+        assert {v for h in range(32) for v in graph.successors(f"n{h}.nic{j}") if v.startswith("leaf")} == {f"leaf{j}"}
+    assert all(graph.edges[f"leaf{j}", f"spine{s}"]["cables"] == 8 for j in range(8) for s in range(4))
+    assert all(graph.edges[f"leaf{j}", f"spine{s}"]["bandwidth_Bps"] == 8 * 50e9 for j in range(8) for s in range(4))
+    fabric = [node for node, data in graph.nodes(data=True) if data["kind"] == "switch" and "host" not in data]
+    assert len(fabric) == 12 and set(fabric) <= set(reducing_switches(graph))

@@ -2,7 +2,7 @@ import networkx as nx
 import pytest
 
 from simnet.errors import TopologyError
-from simnet.topology import add_cable, gpus, switch, validate
+from simnet.topology import add_cable, gpus, reduce_efficiency, reducing_switches, switch, validate
 
 
 def two_gpus() -> nx.DiGraph:
@@ -11,6 +11,11 @@ def two_gpus() -> nx.DiGraph:
     graph.add_node("b", kind="gpu")
     add_cable(graph, "a", "b", 1e9, 1e-6, "nvlink")
     return graph
+
+
+def _switch(graph: nx.DiGraph, **attrs) -> None:
+    graph.add_node("sw", kind="switch", **attrs)
+    add_cable(graph, "a", "sw", 1e9, 1e-6, "nvswitch")
 
 
 def test_valid_graph_is_returned_unchanged():
@@ -32,6 +37,16 @@ def test_valid_graph_is_returned_unchanged():
         (lambda g: g.nodes["a"].update(kind="router"), r"node 'a': kind must be one of .* got 'router'"),
         (lambda g: g.add_node("c", kind="gpu"), r"node 'c': GPU is not connected to GPU 'a'"),
         (lambda g: [g.nodes[n].update(kind="switch") for n in g], r"no node of kind 'gpu'"),
+        (lambda g: g.nodes["a"].update(reduce=True), r"^node 'a': reduce is a switch capability .* kind 'gpu'$"),
+        (lambda g: g.nodes["a"].update(reduce=False), r"^node 'a': reduce is a switch capability"),
+        (lambda g: _switch(g, reduce="yes"), r"^node 'sw': reduce must be true or false, got 'yes'$"),
+        (lambda g: _switch(g, reduce=1), r"^node 'sw': reduce must be true or false, got 1$"),
+        (lambda g: _switch(g, reduce=True, reduce_efficiency=0.0), r"^node 'sw': reduce_efficiency .* got 0.0$"),
+        (lambda g: _switch(g, reduce=True, reduce_efficiency=1.5), r"reduce_efficiency must be a number in \(0, 1\]"),
+        (lambda g: _switch(g, reduce=True, reduce_efficiency=True), r"reduce_efficiency must be a number"),
+        (lambda g: _switch(g, reduce=True, reduce_efficiency=float("nan")), r"reduce_efficiency must be a number"),
+        (lambda g: _switch(g, reduce_efficiency=0.5), r"^node 'sw': reduce_efficiency is given but reduce is not"),
+        (lambda g: _switch(g, reduce=False, reduce_efficiency=0.5), r"reduce_efficiency is given but reduce is not"),
     ],
 )
 def test_violations_name_the_node_or_edge(mutate, message):
@@ -59,3 +74,17 @@ def test_parallel_cables_add_bandwidth():
 
 def test_gpus_are_listed_in_graph_order():
     assert gpus(switch(5, 1e9, 0.0)) == [f"gpu{i}" for i in range(5)]
+
+
+def test_reducing_switches_and_their_efficiency():
+    graph = two_gpus()
+    _switch(graph, reduce=True, reduce_efficiency=0.74)
+    graph.add_node("plain", kind="switch", reduce=False)
+    add_cable(graph, "b", "plain", 1e9, 1e-6, "ib")
+    graph.add_node("sharp", kind="switch", reduce=True)
+    add_cable(graph, "b", "sharp", 1e9, 1e-6, "ib")
+    assert validate(graph) is graph
+    assert reducing_switches(graph) == ["sw", "sharp"]
+    assert (reduce_efficiency(graph, "sw"), reduce_efficiency(graph, "sharp")) == (0.74, 1.0)
+    with pytest.raises(TopologyError, match="node 'plain': cannot reduce in flight"):
+        reduce_efficiency(graph, "plain")

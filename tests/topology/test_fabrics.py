@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simnet.errors import TopologyError
-from simnet.topology import describe, fat_tree, leaf_spine, ring, switch, torus
+from simnet.topology import describe, fat_tree, gpus, leaf_spine, pgft, ring, switch, torus
 from simnet.topology.describe import bisection_bandwidth_Bps
 
 
@@ -160,3 +160,99 @@ def test_torus_rejects_bad_dims(dims, path):
     with pytest.raises(TopologyError) as error:
         torus(dims, 1e9, 1e-6)
     assert error.value.path == path
+
+
+@pytest.mark.parametrize(("k", "n"), [(2, 2), (4, 3), (3, 2), (2, 4)])
+def test_pgft_k_ary_n_tree_counts_and_degrees(k, n):
+    """A k-ary n-tree: k^n hosts, n k^(n-1) switches of k ports down and k up (the top: down only)."""
+    graph = pgft([k] * n, [1] + [k] * (n - 1), 1e9, 1e-6)
+    switches = [node for node, kind in graph.nodes(data="kind") if kind == "switch"]
+    assert len(gpus(graph)) == k**n and len(switches) == n * k ** (n - 1)
+    for node in switches:
+        level = int(node[1:].split("_")[0])
+        assert graph.out_degree(node) == (k if level == n else 2 * k)
+    assert bisection_bandwidth_Bps(graph) == pytest.approx(k**n // 2 * 1e9)
+
+
+def test_pgft_with_parallel_cables_is_simgrids_two_level_tree_and_a_leaf_spine():
+    """SimGrid's FAT_TREE 2;4,4;1,2;1,2 is leaf_spine(4, 2, 4, parallel=2), node for node."""
+    tree = pgft([4, 4], [1, 2], 12.5e9, 1e-6, parallel=[1, 2])
+    spine = leaf_spine(4, 2, 4, 12.5e9, 1e-6, parallel=2)
+    names = {f"s1_{i}": f"leaf{i}" for i in range(4)} | {f"s2_{i}": f"spine{i}" for i in range(2)}
+    relabelled = nx.relabel_nodes(tree, names)
+    assert sorted(relabelled.edges(data="cables")) == sorted(spine.edges(data="cables"))
+    assert tree.edges["s1_0", "s2_1"]["bandwidth_Bps"] == spine.edges["leaf0", "spine1"]["bandwidth_Bps"] == 25e9
+    assert tree.graph["routing"] == spine.graph["routing"] == "dmodk"
+
+
+@pytest.mark.parametrize(
+    ("args", "path"),
+    [
+        (([4, 4], [1], 1e9, 1e-6), "up"),
+        (([4, 4], [2, 2], 1e9, 1e-6), "up"),
+        (([4, 0], [1, 2], 1e9, 1e-6), "down[1]"),
+        (("44", [1, 2], 1e9, 1e-6), "down"),
+        (([1], [1], 1e9, 1e-6), "down"),
+    ],
+)
+def test_pgft_rejects_bad_shapes_naming_them(args, path):
+    with pytest.raises(TopologyError) as error:
+        pgft(*args)
+    assert error.value.path == path
+
+
+def test_leaf_spine_parallel_cables_split_the_uplink_capacity():
+    graph = leaf_spine(2, 2, 8, 25e9, 1e-6, oversubscription=2.0, parallel=4)
+    assert graph.edges["leaf0", "spine1"]["cables"] == 4
+    assert graph.edges["leaf0", "spine1"]["bandwidth_Bps"] == 8 * 25e9 / 2 / 2
+    assert graph.graph["name"].endswith("oversubscription=2.0, parallel=4)")
+
+
+def test_torus_with_gpu_routers_has_no_injection_cable():
+    graph = torus([4, 4], 25e9, 1e-6, gpu_routers=True)
+    assert len(gpus(graph)) == graph.number_of_nodes() == 16
+    assert all(graph.out_degree(g) == 4 for g in gpus(graph))
+    assert graph.nodes["gpu5"]["coord"] == (1, 1) and graph.graph["routing"] == "dimension_order"
+
+
+@pytest.mark.parametrize("builder", [switch, ring, fat_tree, leaf_spine, torus, pgft])
+def test_routing_is_a_builder_parameter_checked_against_the_rules(builder):
+    args = {
+        switch: (4, 1e9, 1e-6), ring: (4, 1e9, 1e-6), fat_tree: (4, 1e9, 1e-6), leaf_spine: (2, 2, 2, 1e9, 1e-6),
+        torus: ([3, 3], 1e9, 1e-6), pgft: ([2, 2], [1, 2], 1e9, 1e-6),
+    }[builder]
+    assert builder(*args, routing="ecmp_hash").graph["routing"] == "ecmp_hash"
+    with pytest.raises(TopologyError, match="must be one of") as error:
+        builder(*args, routing="ospf")
+    assert error.value.path == "routing"
+
+
+SHARP_FABRICS = [
+    lambda sharp: switch(4, 50e9, 1e-6, sharp=sharp),
+    lambda sharp: fat_tree(4, 50e9, 1e-6, sharp=sharp),
+    lambda sharp: leaf_spine(2, 2, 4, 50e9, 1e-6, parallel=2, sharp=sharp),
+    lambda sharp: pgft([4, 4], [1, 2], 50e9, 1e-6, sharp=sharp),
+]
+
+
+@pytest.mark.parametrize("build", SHARP_FABRICS, ids=["switch", "fat_tree", "leaf_spine", "pgft"])
+def test_sharp_marks_every_fabric_switch_and_only_when_asked(build):
+    """InfiniBand SHARP runs on NVIDIA Quantum, Quantum-2 and Quantum-X800 switches (NVIDIA SHARP documentation)."""
+    plain, sharp = build(False), build(True)
+    switches = [node for node, kind in sharp.nodes(data="kind") if kind == "switch"]
+    assert all(sharp.nodes[node]["reduce"] is True and "reduce_efficiency" not in sharp.nodes[node]
+               for node in switches)
+    assert not any("reduce" in data for _, data in plain.nodes(data=True))
+    assert "sharp=True" in sharp.graph["name"] and "sharp" not in plain.graph["name"]
+
+
+@pytest.mark.parametrize("build", [
+    lambda: switch(4, 50e9, 1e-6, sharp="yes"),
+    lambda: fat_tree(4, 50e9, 1e-6, sharp=1),
+    lambda: leaf_spine(2, 2, 4, 50e9, 1e-6, sharp=None),
+    lambda: pgft([4, 4], [1, 2], 50e9, 1e-6, sharp="true"),
+])
+def test_sharp_must_be_a_boolean(build):
+    with pytest.raises(TopologyError, match="must be true or false") as error:
+        build()
+    assert error.value.path == "sharp"

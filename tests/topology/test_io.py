@@ -14,7 +14,7 @@ from simnet.engine import simulate
 from simnet.errors import TopologyError
 from simnet.network import Network
 from simnet.topology import (
-    BUILDERS, build, dgx1, dumps, export_graphml, fat_tree, gpus, leaf_spine, load, loads, save, torus,
+    BUILDERS, build, dgx1, dgx_b200, dumps, export_graphml, fat_tree, gpus, leaf_spine, load, loads, save, torus,
 )
 from simnet.topology.io import to_spec
 from simnet.topology.params import quantity
@@ -27,7 +27,7 @@ def test_there_is_a_preset_for_every_builder_and_the_two_clusters():
     stems = {path.stem for path in PRESETS}
     builders = {load(path).graph["builder"] for path in PRESETS}
     assert builders == set(BUILDERS)
-    assert {"abci_rack", "dgx_a100_superpod_slice"} <= stems
+    assert {"abci_rack", "dgx_a100_superpod_slice", "dgx_h100_ndr_32", "gb200_nvl72_xdr_2"} <= stems
 
 
 @pytest.mark.parametrize("path", PRESETS, ids=lambda p: p.stem)
@@ -60,6 +60,43 @@ def test_explicit_form_round_trips(tmp_path):
     assert dumps(again) == text
     assert list(again.nodes(data=True)) == list(graph.nodes(data=True))
     assert {(u, v): d for u, v, d in again.edges(data=True)} == {(u, v): d for u, v, d in graph.edges(data=True)}
+
+
+def test_explicit_form_round_trips_the_switch_reduce_capability():
+    graph = dgx_b200()
+    del graph.graph["builder"], graph.graph["params"]
+    text = dumps(graph)
+    assert "  reduce: true\n  reduce_efficiency: 0.74\n" in text
+    again = loads(text)
+    assert dumps(again) == text
+    assert again.nodes["nvswitch0"]["reduce"] is True and again.nodes["nvswitch0"]["reduce_efficiency"] == 0.74
+
+
+@pytest.mark.parametrize(
+    ("attrs", "path", "message"),
+    [
+        ("kind: switch, reduce: maybe", "nodes[1].reduce", "node 'sw': reduce must be true or false, got 'maybe'"),
+        ("kind: gpu, reduce: true", "nodes[1].reduce", "node 'sw': reduce is a switch capability"),
+        ("kind: switch, reduce: true, reduce_efficiency: 1.5", "nodes[1].reduce_efficiency",
+         "node 'sw': reduce_efficiency must be a number in (0, 1], got 1.5"),
+        ("kind: switch, reduce_efficiency: 0.8", "nodes[1].reduce_efficiency",
+         "node 'sw': reduce_efficiency is given but reduce is not true"),
+    ],
+)
+def test_bad_reduce_attributes_name_the_node_and_key(attrs, path, message):
+    text = (f"nodes:\n- {{name: gpu0, kind: gpu}}\n- {{name: sw, {attrs}}}\n"
+            "links:\n- {from: gpu0, to: sw, bandwidth: 25 GB/s, latency: 1 us, tier: nvswitch}\n")
+    with pytest.raises(TopologyError) as error:
+        loads(text)
+    assert error.value.path == path and error.value.message.startswith(message)
+    assert "\n" not in str(error.value)
+
+
+def test_sharp_round_trips_in_the_builder_form():
+    graph = loads("builder: leaf_spine\nleaves: 2\nspines: 1\nhosts_per_leaf: 2\nbandwidth: 800 Gb/s\n"
+                  "latency: 1 us\nsharp: true\n")
+    assert all(data.get("reduce") for _, data in graph.nodes(data=True) if data["kind"] == "switch")
+    assert "sharp: true" in dumps(graph) and dumps(loads(dumps(graph))) == dumps(graph)
 
 
 def test_explicit_torus_keeps_dimension_order_routing():

@@ -1,4 +1,5 @@
-"""Routing: latency then hops, ECMP, determinism across processes, dimension order on tori, relays."""
+"""Routing: latency then hops, tie rules (graph order, ECMP hash), determinism across processes,
+dimension order on tori, relays, rails; every route against a plain Dijkstra."""
 
 from __future__ import annotations
 
@@ -62,10 +63,32 @@ def test_latency_beats_hops_and_hops_break_latency_ties():
 
 
 def test_ecmp_spreads_pairs_over_both_spines():
-    router = Router(two_spines())
+    router = Router(two_spines(), routing="ecmp_hash")
     spines = {router.path(f"gpu{a}.{x}", f"gpu{b}.{y}")[2]
               for a in range(4) for b in range(4) if a != b for x in range(2) for y in range(2)}
     assert spines == {"spine0", "spine1"}
+
+
+def test_shortest_breaks_ties_by_graph_order():
+    """A static shortest-path table: every tie goes to the predecessor listed first in the graph."""
+    graph = two_spines()
+    router = Router(graph)
+    assert router.routing == "shortest"
+    spines = {router.path(f"gpu{a}.{x}", f"gpu{b}.{y}")[2]
+              for a in range(4) for b in range(4) if a != b for x in range(2) for y in range(2)}
+    assert spines == {"spine0"}
+    reordered = nx.DiGraph()
+    reordered.add_nodes_from(sorted(graph.nodes(data=True), key=lambda item: item[0] != "spine1"))
+    reordered.add_edges_from(graph.edges(data=True))
+    assert Router(reordered).path("gpu0.0", "gpu1.0")[2] == "spine1"
+
+
+def test_an_unknown_routing_is_an_error_naming_the_choices():
+    with pytest.raises(TopologyError, match="must be one of") as error:
+        Router(two_spines(), routing="random")
+    assert error.value.path == "routing"
+    with pytest.raises(TopologyError, match="needs a torus"):
+        Router(two_spines(), routing="dimension_order")
 
 
 def test_unreachable_target_is_an_error():
@@ -81,7 +104,7 @@ import json, sys
 sys.path.insert(0, {root!r})
 from tests.topology.test_routing import two_spines
 from simnet.topology import Router
-router = Router(two_spines())
+router = Router(two_spines(), routing="ecmp_hash")
 nodes = [n for n, k in two_spines().nodes(data="kind") if k == "gpu"]
 print(json.dumps([router.path(a, b) for a in nodes for b in nodes if a != b]))
 """
@@ -98,7 +121,7 @@ def test_routes_are_identical_across_processes_and_hash_seeds():
         )
         outputs.append(json.loads(result.stdout))
     assert outputs[0] == outputs[1]
-    router = Router(two_spines())
+    router = Router(two_spines(), routing="ecmp_hash")
     nodes = [n for n, k in two_spines().nodes(data="kind") if k == "gpu"]
     assert outputs[0] == [router.path(a, b) for a in nodes for b in nodes if a != b]
 
@@ -107,13 +130,15 @@ REPO = Path(__file__).resolve().parents[2]
 
 _ROUTES = """
 import json
-from simnet.topology import Router, cluster, fat_tree, gpus, load
-graphs = [fat_tree(4, 1e9, 1e-6), load("topologies/dgx_a100_superpod_slice.yaml"), load("topologies/torus_4x4x4.yaml")]
+from simnet.topology import Router, cluster, fat_tree, gpus, leaf_spine, load
+graphs = [fat_tree(4, 1e9, 1e-6), load("topologies/dgx_a100_superpod_slice.yaml"), load("topologies/torus_4x4x4.yaml"),
+          leaf_spine(4, 2, 4, 1e9, 1e-6, parallel=2)]
 out = []
 for graph in graphs:
-    router = Router(graph)
-    ranks = gpus(graph)
-    out.append([router.path(a, b) for a in ranks[::3] for b in ranks[::5]])
+    for routing in (None, "ecmp_hash", "shortest"):
+        router = Router(graph, routing=routing)
+        ranks = gpus(graph)
+        out.append([router.hops(a, b) for a in ranks[::3] for b in ranks[::5]])
 print(json.dumps(out))
 """
 
@@ -132,7 +157,7 @@ def test_routes_on_builder_graphs_are_identical_across_processes():
 
 def test_ecmp_spreads_pairs_over_the_cores_of_a_fat_tree():
     graph = fat_tree(4, 1e9, 1e-6)
-    router = Router(graph)
+    router = Router(graph, routing="ecmp_hash")
     ranks = gpus(graph)
     cores = {router.path(a, b)[3] for a in ranks[:4] for b in ranks[12:]}
     assert len(cores) > 1
@@ -174,6 +199,24 @@ def test_torus_tie_takes_the_positive_direction():
     assert Router(graph).path("gpu2", "gpu0") == ["gpu2", "r2", "r3", "r0", "gpu0"]
 
 
+@pytest.mark.parametrize("size", [2, 3, 4, 5, 6, 8])
+def test_simgrid_torus_ties_go_positive_except_from_the_middle_coordinate(size):
+    """SimGrid 3.32 TorusZone::get_local_route: +1 when the target lies in (c, c + d/2] around the ring,
+    except that from c = d/2 (even d) the target 0 is reached going -1."""
+    graph = torus([size], 1e9, 1e-6, gpu_routers=True)
+    simgrid, ours = Router(graph, routing="simgrid"), Router(graph)
+    for a in range(size):
+        for b in range(size):
+            path = simgrid.path(f"gpu{a}", f"gpu{b}")
+            forward = (b - a) % size
+            assert len(path) - 1 == min(forward, size - forward)
+            if a != b and 2 * forward != size:
+                assert path == ours.path(f"gpu{a}", f"gpu{b}")
+            elif a != b:
+                step = -1 if (a == size // 2 and b == 0) else 1
+                assert path[1] == f"gpu{(a + step) % size}", (a, b)
+
+
 def test_cluster_routes_never_cross_a_third_server_or_relay_through_gpus():
     graph = cluster(
         "abci_node", 6, fabric="torus", fabric_params={"dims": [3, 4], "bandwidth_Bps": 12.5e9, "latency_s": 1e-6}
@@ -210,36 +253,29 @@ def test_unreachable_target_is_an_error_on_a_torus():
 
 def test_equal_cost_predecessors_are_complete():
     """Every equal-cost predecessor is kept, so the ECMP choice sees all of them."""
-    router = Router(two_spines())
+    router = Router(two_spines(), routing="ecmp_hash")
     router.path("gpu0.0", "gpu1.0")
     search = router._search("gpu0.0", "gpu1.0")
     assert sorted(search.predecessors("leaf1")) == ["spine0", "spine1"]
     assert search.predecessors("gpu0.0") == []
 
 
-def _reference_path(graph: nx.DiGraph, source, target) -> list:
-    """The route by the rule of :mod:`simnet.topology.routing`, from one plain Dijkstra over the whole graph.
+def _dijkstra(graph: nx.DiGraph, source, target, allowed, expands, tie) -> list:
+    """A plain Dijkstra over the `allowed` nodes, expanding `source` and the nodes `expands` accepts.
 
-    ``pred[v]`` holds every settled, expanding ``u`` (forwarding, or the source) with
-    ``dist(u) + cost(u, v) == dist(v)``, for every allowed ``v`` (on a graph with
-    ``host_transit = False``: no host, or the host of `source` or `target`).
+    ``pred[v]`` holds every settled, expanding ``u`` with ``dist(u) + cost(u, v) == dist(v)``;
+    the route walks back from `target` taking ``tie(pred[node], node)``.
     """
-    if source == target:
-        return [source]
-    hosts = dict(graph.nodes(data="host"))
-    allowed = None
-    if graph.graph.get("host_transit", True) is False:
-        allowed = {hosts[source], hosts[target]} - {None}
     dist, best, pred, heap, ticket = {}, {source: 0}, {source: []}, [(0, 0, source)], itertools.count(1)
     while heap:
         d, _, u = heapq.heappop(heap)
         if u in dist:
             continue
         dist[u] = d
-        if graph.nodes[u].get("forward", True) is False and u != source:
+        if u != source and (graph.nodes[u].get("forward", True) is False or not expands(u)):
             continue
         for v, data in graph.adj[u].items():
-            if allowed is not None and hosts[v] is not None and hosts[v] not in allowed:
+            if not allowed(v):
                 continue
             candidate = d + round(data["latency_s"] * 1e12) * 2**20 + 1
             if v not in best or candidate < best[v]:
@@ -251,21 +287,62 @@ def _reference_path(graph: nx.DiGraph, source, target) -> list:
         raise TopologyError(f"no route from {source!r} to {target!r}")
     nodes = [target]
     while nodes[-1] != source:
-        node = nodes[-1]
-        choices = sorted(pred[node], key=str)
-        nodes.append(choices[zlib.crc32(f"{source}|{target}|{node}".encode()) % len(choices)])
+        nodes.append(tie(pred[nodes[-1]], nodes[-1]))
     nodes.reverse()
+    return nodes
+
+
+def _reference_path(graph: nx.DiGraph, source, target, routing: str = "ecmp_hash") -> list:
+    """The route by the rules of :mod:`simnet.topology.routing`, from plain Dijkstras over the whole graph.
+
+    Between rails of two servers: the source's server to its rail NIC, the fabric (nodes
+    without a host) to the destination's rail NIC, its server to the destination. Otherwise
+    one Dijkstra over every node (with ``host_transit = False``: no host, or the host of
+    `source` or `target`). Ties by CRC-32 (``ecmp_hash``) or graph order (``shortest``).
+    """
+    if source == target:
+        return [source]
+    order = {node: i for i, node in enumerate(graph)}
+
+    def tie(choices, node):
+        if routing == "ecmp_hash":
+            ranked = sorted(choices, key=str)
+            return ranked[zlib.crc32(f"{source}|{target}|{node}".encode()) % len(ranked)]
+        return min(choices, key=order.__getitem__)
+
+    hosts = dict(graph.nodes(data="host"))
+    rails = dict(graph.nodes(data="rail"))
+    home, host = hosts[source], hosts[target]
+    if None not in (home, host, rails[source], rails[target]) and home != host:
+        nics = {}
+        for node, kind in graph.nodes(data="kind"):
+            if kind == "nic" and rails[node] is not None:
+                nics.setdefault((hosts[node], rails[node]), node)
+        out, into = nics[home, rails[source]], nics[host, rails[target]]
+        first = _dijkstra(graph, source, out, lambda v: hosts[v] == home, lambda u: True, tie)
+        middle = _dijkstra(graph, out, into, lambda v: hosts[v] is None or v == into, lambda u: hosts[u] is None, tie)
+        last = _dijkstra(graph, into, target, lambda v: hosts[v] == host, lambda u: True, tie)
+        nodes = first + middle[1:] + last[1:]
+    else:
+        allowed = lambda v: True  # noqa: E731
+        if graph.graph.get("host_transit", True) is False:
+            allowed = lambda v: hosts[v] is None or hosts[v] in {home, host}  # noqa: E731
+        nodes = _dijkstra(graph, source, target, allowed, lambda u: True, tie)
     if graph.graph.get("routing") == "dimension_order":
         nodes = Router(graph)._reroute(nodes)
     return nodes
 
 
-def _assert_all_pairs_match_reference(graph: nx.DiGraph, nodes=None) -> None:
+def _assert_all_pairs_match_reference(graph: nx.DiGraph, nodes=None, routing: str = "ecmp_hash") -> None:
+    """Every route of `routing` (on a torus: dimension order, whose other stretches are "shortest")."""
     nodes = gpus(graph) if nodes is None else nodes
-    router = Router(graph)
+    if graph.graph.get("routing") == "dimension_order":
+        router, routing = Router(graph), "shortest"
+    else:
+        router = Router(graph, routing=routing)
     for a in nodes:
         for b in nodes:
-            assert router.path(a, b) == _reference_path(graph, a, b), (a, b)
+            assert router.path(a, b) == _reference_path(graph, a, b, routing), (a, b)
 
 
 _LINK = {"bandwidth_Bps": 25e9, "latency_s": 1e-6}
@@ -288,8 +365,9 @@ _LINK = {"bandwidth_Bps": 25e9, "latency_s": 1e-6}
     ids=["switch", "fat_tree", "leaf_spine", "torus", "dgx_a100_fat_tree", "abci_leaf_spine", "abci_torus",
          "dgx_a100_planes"],
 )
-def test_routes_equal_the_reference_for_every_gpu_pair(graph):
-    _assert_all_pairs_match_reference(graph)
+@pytest.mark.parametrize("routing", ["ecmp_hash", "shortest"])
+def test_routes_equal_the_reference_for_every_gpu_pair(graph, routing):
+    _assert_all_pairs_match_reference(graph, routing=routing)
 
 
 @st.composite
@@ -317,12 +395,12 @@ def _route_or_error(route, graph, a, b):
 
 
 @settings(max_examples=300, deadline=None)
-@given(graph=random_graphs())
-def test_routes_equal_the_reference_on_random_graphs(graph):
-    router = Router(graph)
+@given(graph=random_graphs(), routing=st.sampled_from(["ecmp_hash", "shortest"]))
+def test_routes_equal_the_reference_on_random_graphs(graph, routing):
+    router = Router(graph, routing=routing)
     for a in graph:
         for b in graph:
-            expected = _route_or_error(_reference_path, graph, a, b)
+            expected = _route_or_error(lambda g, s, t: _reference_path(g, s, t, routing), graph, a, b)
             assert _route_or_error(lambda _, s, t: router.path(s, t), graph, a, b) == expected, (a, b)
 
 
@@ -338,7 +416,7 @@ def test_equal_cost_detour_through_the_target_server_joins_the_fabric_predecesso
         graph.add_node(node, kind="gpu", host=1, forward=False)
     for u, v in [("s", "a"), ("a", "x"), ("s", "b"), ("b", "x")] + [("x", t) for t in targets]:
         graph.add_edge(u, v, bandwidth_Bps=1e9, latency_s=1e-6, tier="t")
-    router = Router(graph)
+    router = Router(graph, routing="ecmp_hash")
     routes = [router.path("s", t) for t in targets]
     assert routes == [_reference_path(graph, "s", t) for t in targets]
     assert {route[1] for route in routes} == {"a", "b"}
@@ -365,7 +443,7 @@ def test_route_inside_a_server_may_detour_over_the_fabric(inner, extra, via):
     links += [(feed, t) for feed in feeds for t in targets]
     for u, v in links:
         graph.add_edge(u, v, bandwidth_Bps=1e9, latency_s=1e-6, tier="t")
-    router = Router(graph)
+    router = Router(graph, routing="ecmp_hash")
     routes = [router.path("s", t) for t in targets]
     assert routes == [_reference_path(graph, "s", t) for t in targets]
     assert {route[-3] for route in routes} == via
@@ -390,7 +468,8 @@ def test_routes_to_and_from_a_switch_with_many_links_equal_the_reference():
         graph.add_node(u, kind="switch")
         graph.add_edge(u, v, bandwidth_Bps=1e9, latency_s=latency, tier="t")
         graph.add_edge(v, u, bandwidth_Bps=1e9, latency_s=latency, tier="t")
-    _assert_all_pairs_match_reference(graph, nodes=list(graph))
+    for routing in ("ecmp_hash", "shortest"):
+        _assert_all_pairs_match_reference(graph, nodes=list(graph), routing=routing)
 
 
 def test_an_unknown_node_is_a_topology_error():
@@ -409,5 +488,5 @@ def test_ties_between_nodes_that_print_alike_do_not_depend_on_link_order():
         for node in middle:
             graph.add_edge("s", node, bandwidth_Bps=1e9, latency_s=1e-6, tier="t")
             graph.add_edge(node, "t", bandwidth_Bps=1e9, latency_s=1e-6, tier="t")
-        routes.add(tuple(map(repr, Router(graph).path("s", "t"))))
+        routes.add(tuple(map(repr, Router(graph, routing="ecmp_hash").path("s", "t"))))
     assert len(routes) == 1

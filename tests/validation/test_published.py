@@ -33,19 +33,30 @@ def test_intra_node_dgx_rows_are_within_ten_percent(published):
 
 
 def test_calibrated_ports_are_nccl_effective_rates_times_datasheet_link_counts():
-    """12 NVLink3 x 20 GB/s (A100), 18 NVLink4 x 20.6 GB/s (H100): NVIDIA/nccl src/graph/topo.h."""
-    for kind, links, per_link in (("dgx_a100", 12, 20.0e9), ("dgx_h100", 18, 20.6e9)):
+    """12 NVLink3 x 20 GB/s (A100), 18 NVLink4 x 20.6 GB/s (H100), 18 NVLink5 x 40.1 GB/s (B200, GB200):
+    NVIDIA/nccl src/graph/topo.h SM80/SM90/SM100_NVLINK_BW; NICs at NET_BW 12 GB/s per 100 Gbit/s."""
+    for kind, links, per_link, nic_Bps in (
+        ("dgx_a100", 12, 20.0e9, 24e9), ("dgx_h100", 18, 20.6e9, 48e9), ("dgx_b200", 18, 40.1e9, 48e9),
+        ("gb200_nvl72", 18, 40.1e9, 48e9),
+    ):
         graph = calibrated_node(kind)
         assert graph.edges["gpu0", "nvswitch0"]["bandwidth_Bps"] == pytest.approx(links * per_link, rel=1e-12)
         assert graph.edges["gpu0", "nvswitch0"]["cables"] == links
+        assert graph.nodes["nic0"]["port_bandwidth_Bps"] == pytest.approx(nic_Bps, rel=1e-12)
+
+
+def test_calibrated_nvl72_racks_put_every_rail_on_its_own_leaf():
+    graph = calibrated_cluster("gb200_nvl72", 2)
+    assert all(graph.has_edge(f"n{h}.nic{j}", f"leaf{j}") for h in range(2) for j in range(72))
+    assert Network(graph).route_bandwidth_Bps(3, 72 + 3) == pytest.approx(48e9, rel=1e-12)
 
 
 def test_calibrated_cluster_sends_every_rail_through_its_own_nic():
     network = Network(calibrated_cluster("dgx_a100", 2, nic_share=0.5))
     for local in range(8):
         route = [network.links[i] for i in network.route(local, 8 + local)]
-        assert (f"n0.gpu{local}", f"n0.pcie{local // 2}") == route[0]
-        assert any(u == f"n0.nic{local}" for u, _ in route)
+        assert (f"n0.gpu{local}", f"n0.pcie{local // 2}", 0) == route[0]
+        assert [u for u, _, _ in route if "nic" in u] == [f"n0.nic{local}", f"n1.nic{local}"]
 
 
 def test_simulation_equals_the_alpha_beta_closed_forms():

@@ -1,0 +1,856 @@
+"""NCCL's all-reduce algorithms as schedules: channels of rings and trees, NVLS and CollNet in-network reductions.
+
+Each builder lays out the data and the messages the way NCCL runs them on servers
+of ``gpus_per_node`` GPUs (ranks hierarchy-major, as simnet's cluster builders
+number them), and the protocol (``"simple"``, ``"ll"``, ``"ll128"``) sets how the
+data is cut, what crosses the wire and what each message waits for:
+
+``nccl_ring``
+    ``channels`` rings. Channel ``c`` enters every server at its GPU
+    ``e = c mod g`` (the GPU of rail ``e``), visits the server's GPUs in the order
+    ``e, e+1, ...`` (``e, e-1, ...`` for the second channel of a rail) and leaves
+    for the next server's GPU ``e``, so consecutive servers talk over rail ``e``
+    (NCCL's graph search with ``crossNic = 0``, research notes §10.3; on a
+    cluster built with ``pxn=True`` the last GPU reaches the NIC of rail ``e``
+    over NVLink, as NCCL's PXN does). Each channel all-reduces its share of the
+    payload as a ring reduce-scatter then all-gather, its blocks cut into slices
+    that pipeline over the ring.
+``nccl_tree``
+    per channel, a chain through every server's GPUs starting at ``e`` and, between
+    servers, NCCL's binary tree over the servers (the first half of the channels
+    use tree 0, the duplicates tree 1: ``ncclGetDtree``); chunks are reduced up and
+    broadcast down concurrently (``runTreeSplit``).
+``nvls``
+    one server, NVSwitch multicast and in-switch reduction: GPU ``j`` owns one
+    ``g``-th of the payload; the switch sums that part from every GPU and returns it
+    to ``j`` (``multimem.ld_reduce``), which stores it back through the switch to
+    all GPUs (``multimem.st``).
+``nvls_tree``
+    several servers: per server an NVLS reduction to ``heads`` head GPUs (one per
+    NIC), NCCL's double binary tree between the servers' heads (chunks alternating
+    between the two trees), and an NVLS multicast back.
+``collnet_direct``, ``collnet_chain``
+    InfiniBand SHARP: the GPUs of a server reduce their part onto its head GPU (all
+    directly, or along a chain), the heads of all servers add it up in the fabric's
+    reduce-capable switch, which returns the sum to every head, and the heads
+    broadcast it inside their server.
+
+Protocols (NCCL 2.30.7, ``src/include/device.h``, ``collectives.h``,
+``enqueue.cc`` ``calcCollChunking``): ``"simple"`` sends the data as is, a ring in
+slices of 1 MiB (chunks of 2 MiB in 2 slices) and a tree in 512 KiB chunks;
+``"ll"`` sends 8-byte flags with every 8 bytes of data (16-byte lines: twice the
+bytes on the wire) in 32 KiB chunks; ``"ll128"`` one 8-byte flag per 120 bytes
+(128-byte lines) in chunks of 576000 bytes. NVLS cuts 128 KiB chunks, CollNet
+512 KiB (direct) and 256 KiB (chain), all ``"simple"``. At most `max_pieces`
+pieces per block keep schedules of large payloads small; the pipeline's fill then
+grows with the piece.
+
+Latency: every message carries NCCL's own latency for its step
+(:attr:`simnet.schedule.TransferTable.delay_s`): the algorithm's base latency on
+the messages that start the collective, and per hop the hardware latency of
+``hwLatencies[NVLink|PCI|NET][algorithm][protocol]`` (``src/graph/tuning.cc``)
+for a hop inside a server or between servers, placed so that the sum along the
+critical path is NCCL's latency formula (``ncclTopoTuneModel``; research notes
+§3.5): ``(nsteps - inter) · intra + inter · net`` for a ring, ``2((ppn - 1)
+intra + log2(nodes) net)`` for a tree, NVLS's latency once, CollNet's inter-node
+latency split between its two network hops. These latencies are added to the
+links' own latency, on top of which the simulation puts the bytes.
+
+References
+----------
+NVIDIA NCCL 2.30.7, ``src/graph/tuning.cc``, ``src/graph/trees.cc``,
+``src/graph/connect.cc``, ``src/device/all_reduce.h``, ``src/enqueue.cc``.
+Jeaugey, S. (2019). Massively scale your deep learning training with NCCL 2.4
+(double binary trees). NVIDIA Developer Blog.
+Klenk, B. et al. (2020). An in-network architecture for accelerating shared-memory
+multiprocessor collectives. ISCA '20 (NVSwitch reductions).
+Graham, R. L. et al. (2016). Scalable Hierarchical Aggregation Protocol (SHArP).
+COMHPC '16.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from simnet.algorithms.builder import ScheduleBuilder
+from simnet.algorithms.dense import double_binary_tree_parents
+from simnet.algorithms.primitives import ring_all_gather, ring_reduce_scatter
+from simnet.algorithms.registry import Algorithm, PairCosts
+from simnet.errors import ScheduleError, SimnetError
+from simnet.schedule import Schedule, split_bytes
+from simnet.speed import gc_paused
+
+__all__ = [
+    "PROTOCOLS",
+    "Protocol",
+    "NCCL_RELEASE",
+    "rail_ring_orders",
+    "nccl_ring_allreduce",
+    "nccl_tree_allreduce",
+    "nvls_allreduce",
+    "nvls_tree_allreduce",
+    "collnet_direct_allreduce",
+    "collnet_chain_allreduce",
+    "nccl_allreduce",
+    "ALGORITHMS",
+]
+
+NCCL_RELEASE = "2.30.7"
+"""NCCL release whose constants the builders use by default."""
+
+KiB = 1 << 10
+MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How NCCL moves data on one connection.
+
+    Attributes
+    ----------
+    name : str
+        ``"simple"``, ``"ll"`` or ``"ll128"``.
+    line_bytes, line_payload_bytes : int
+        A line on the wire and the payload it carries (LL: 16 and 8, LL128: 128 and
+        120; Simple: 1 and 1).
+    ring_slice_bytes : int
+        Payload of one pipelined message of a ring step.
+    tree_chunk_bytes : int
+        Payload of one pipelined message of a tree.
+    """
+
+    name: str
+    line_bytes: int
+    line_payload_bytes: int
+    ring_slice_bytes: int
+    tree_chunk_bytes: int
+
+    def wire_bytes(self, payload_bytes: np.ndarray) -> np.ndarray:
+        """Bytes on the wire for payloads (whole lines)."""
+        payload = np.asarray(payload_bytes, dtype=np.int64)
+        return -(-payload // self.line_payload_bytes) * self.line_bytes
+
+    @property
+    def efficiency(self) -> Fraction:
+        """Payload per wire byte."""
+        return Fraction(self.line_payload_bytes, self.line_bytes)
+
+
+PROTOCOLS = {
+    "simple": Protocol("simple", 1, 1, 1 * MiB, 512 * KiB),
+    "ll": Protocol("ll", 16, 8, 32 * KiB, 32 * KiB),
+    "ll128": Protocol("ll128", 128, 120, 576000, 576000),
+}
+"""NCCL's protocols (NCCL_STEPS = 8 slots of 4 MiB / 8 for Simple, 512 KiB / 8 for LL,
+4,915,200 B / 8 for LL128; ring all-reduce chunks of 4 steps in 2 slices for Simple, one
+step otherwise, LL halving and LL128 taking 15/16 of the step as payload)."""
+
+NVLS_CHUNK_BYTES = 128 * KiB
+COLLNET_DIRECT_CHUNK_BYTES = 512 * KiB
+COLLNET_CHAIN_CHUNK_BYTES = 256 * KiB
+COLLNET_ARITY_US = 0.4
+
+_ALGO = {"tree": 0, "ring": 1, "collnet_direct": 2, "collnet_chain": 3, "nvls": 4, "nvls_tree": 5}
+_PROTO = {"ll": 0, "ll128": 1, "simple": 2}
+_HW = {"nvlink": 0, "pci": 1, "net": 2}
+INTRA_LINKS = ("nvlink", "pci")
+
+
+def _constants(version: str):
+    from simnet.models.nccl.versions import nccl_version
+
+    return nccl_version(version)
+
+
+def _latencies_s(version: str, algorithm: str, protocol: str, intra: str, ppn: int) -> tuple[float, float, float]:
+    """NCCL's base latency, intra-server and inter-server hop latency of one algorithm and protocol, seconds."""
+    constants = _constants(version)
+    a, p = _ALGO[algorithm], _PROTO[protocol]
+    base = constants.base_latency_us[a][p]
+    intra_hop = constants.hw_latency_us[_HW[intra]][a][p]
+    net_algo = _ALGO["tree"] if ppn == 1 and constants.ppn1_tree_latency else a
+    inter_hop = constants.hw_latency_us[_HW["net"]][net_algo][p]
+    return base * 1e-6, intra_hop * 1e-6, inter_hop * 1e-6
+
+
+def _check(nranks: int, size_bytes: int, gpus_per_node: int | None, protocol: str, intra: str,
+           max_pieces: int, *, allowed: Sequence[str] = tuple(PROTOCOLS)) -> tuple[int, int]:
+    """Validate the common parameters; return ``(g, nodes)``."""
+    if not isinstance(nranks, int) or isinstance(nranks, bool) or nranks < 2:
+        raise ScheduleError(f"must be an integer ≥ 2, got {nranks!r}", path="nranks")
+    if not isinstance(size_bytes, int) or isinstance(size_bytes, bool) or size_bytes < 1:
+        raise ScheduleError(f"must be a whole number of bytes ≥ 1, got {size_bytes!r}", path="size_bytes")
+    g = nranks if gpus_per_node is None else gpus_per_node
+    if not isinstance(g, int) or isinstance(g, bool) or g < 1 or nranks % g:
+        raise ScheduleError(f"must be an integer ≥ 1 dividing the {nranks} ranks, got {gpus_per_node!r}",
+                            path="gpus_per_node")
+    if protocol not in allowed:
+        raise ScheduleError(f"must be one of {', '.join(allowed)}, got {protocol!r}", path="protocol")
+    if intra not in INTRA_LINKS:
+        raise ScheduleError(f"must be one of {', '.join(INTRA_LINKS)}, got {intra!r}", path="intra")
+    if not isinstance(max_pieces, int) or isinstance(max_pieces, bool) or max_pieces < 1:
+        raise ScheduleError(f"must be an integer ≥ 1, got {max_pieces!r}", path="max_pieces")
+    return g, nranks // g
+
+
+def _check_count(value: int, path: str, limit: int | None = None) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1 or (limit is not None and value > limit):
+        bound = f" and ≤ {limit}" if limit is not None else ""
+        raise ScheduleError(f"must be an integer ≥ 1{bound}, got {value!r}", path=path)
+
+
+def _pieces(nbytes: int, piece_bytes: int, max_pieces: int) -> list[int]:
+    """`nbytes` cut into pieces of at most `piece_bytes` (at most `max_pieces`, at least one)."""
+    count = min(max_pieces, max(1, -(-nbytes // piece_bytes)))
+    return split_bytes(nbytes, count)
+
+
+def rail_ring_orders(nranks: int, gpus_per_node: int, channels: int) -> list[list[int]]:
+    """Rank order of each NCCL ring channel on servers of `gpus_per_node` GPUs.
+
+    Channel ``c`` enters every server at its GPU ``e = c mod g`` and visits the
+    server's GPUs ``e, e+1, ..., e-1`` (for ``(c // g)`` odd: ``e, e-1, ..., e+1``)
+    before the next server's GPU ``e``.
+
+    >>> rail_ring_orders(8, 4, 2)
+    [[0, 1, 2, 3, 4, 5, 6, 7], [1, 2, 3, 0, 5, 6, 7, 4]]
+    """
+    g = gpus_per_node
+    orders = []
+    for c in range(channels):
+        entry, step = c % g, 1 if (c // g) % 2 == 0 else -1
+        local = [(entry + step * i) % g for i in range(g)]
+        orders.append([node * g + r for node in range(nranks // g) for r in local])
+    return orders
+
+
+def _annotate(schedule: Schedule, protocol: Protocol, node_of: np.ndarray, base_s: float,
+              hop_s: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+              chunk_channel: np.ndarray | None = None) -> Schedule:
+    """Wire bytes, NCCL latencies and connections of every message.
+
+    ``node_of[e]`` is the server of endpoint ``e`` (``-1`` for a fabric switch);
+    ``hop_s(src, dst, same_server)`` gives each message's hop latency; the messages
+    that wait for nothing also carry the base latency. Every (NCCL channel of the
+    chunk, stage) is a connection of its own: NCCL runs channels on separate thread
+    blocks and the phases of NVLS and CollNet on separate warps, so they share a
+    link instead of queueing behind each other.
+    """
+    if chunk_channel is None:
+        chunk_channel = np.zeros(len(schedule.chunk_bytes), dtype=np.int64)
+    table = schedule.transfers
+    same = node_of[table.src] == node_of[table.dst]
+    delay = hop_s(table.src, table.dst, same) + np.where(np.diff(table.dep_offsets) == 0, base_s, 0.0)
+    wire = protocol.wire_bytes(table.nbytes) if protocol.line_bytes != 1 else None
+    first_chunk = table.piece_chunks[table.piece_offsets[:-1]][table.piece]
+    channel = table.stage.astype(np.int64) + len(table.stages) * chunk_channel[first_chunk]
+    return schedule.replace(transfers=table.replace(wire_bytes=wire, delay_s=delay, channel=channel))
+
+
+def _ranks_node_of(nranks: int, g: int, extra: Sequence[int] = ()) -> np.ndarray:
+    return np.concatenate([np.arange(nranks) // g, np.asarray(extra, dtype=np.int64)]).astype(np.int64)
+
+
+@gc_paused()
+def nccl_ring_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None, channels: int = 2,
+                        protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 64,
+                        version: str = NCCL_RELEASE) -> Schedule:
+    """NCCL's ring all-reduce: `channels` rail-aligned rings, each on its share of the payload.
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p`` ≥ 2 (``p / g`` servers).
+    size_bytes : int
+        Payload per rank, bytes; channel ``c`` carries the ``c``-th of ``channels``
+        contiguous parts.
+    gpus_per_node : int, optional
+        GPUs per server ``g`` (default: all ranks on one server).
+    channels : int, optional
+        Rings (NCCL's channels); a payload of fewer bytes uses one per byte.
+    protocol : {"simple", "ll", "ll128"}, optional
+        NCCL protocol (see the module docstring).
+    intra : {"nvlink", "pci"}, optional
+        Which hardware latency NCCL charges a hop inside a server.
+    max_pieces : int, optional
+        At most this many pipelined slices per ring block.
+    version : str, optional
+        NCCL release of the latency constants.
+
+    Returns
+    -------
+    Schedule
+        Stages ``reduce_scatter`` and ``all_gather``; the rank-``0`` ring's block
+        ``b`` of channel ``c`` is chunks ``(c p + b) P .. (c p + b) P + P - 1``.
+    """
+    g, nodes = _check(nranks, size_bytes, gpus_per_node, protocol, intra, max_pieces)
+    _check_count(channels, "channels")
+    channels = min(channels, size_bytes)
+    proto = PROTOCOLS[protocol]
+    chunk_bytes: list[int] = []
+    chunk_channel: list[int] = []
+    groups = []
+    for channel, (members, part) in enumerate(zip(rail_ring_orders(nranks, g, channels),
+                                                 split_bytes(size_bytes, channels))):
+        blocks = []
+        for block_bytes in split_bytes(part, nranks):
+            slices = _pieces(block_bytes, proto.ring_slice_bytes, max_pieces)
+            blocks.append([(len(chunk_bytes) + i,) for i in range(len(slices))])
+            chunk_bytes.extend(slices)
+            chunk_channel.extend([channel] * len(slices))
+        groups.append((members, blocks))
+    builder = ScheduleBuilder(chunk_bytes, nranks)
+    ring_reduce_scatter(builder, groups, "reduce_scatter")
+    ring_all_gather(builder, groups, "all_gather")
+    params = dict(gpus_per_node=g, channels=channels, protocol=protocol, intra=intra, max_pieces=max_pieces,
+                  version=version)
+    schedule = builder.schedule("allreduce", "nccl_ring", params)
+    base, intra_s, inter_s = _latencies_s(version, "ring", protocol, intra, g)
+    return _annotate(schedule, proto, _ranks_node_of(nranks, g), base,
+                     lambda src, dst, same: np.where(same, intra_s, inter_s), np.array(chunk_channel))
+
+
+def _tree_parents(nranks: int, g: int, channel: int, channels: int) -> list[int | None]:
+    """Parent rank of every rank in channel `channel`'s tree (chain in servers, binary tree between them)."""
+    nodes = nranks // g
+    entry = channel % g
+    chain = [(entry + i) % g for i in range(g)]
+    dual = double_binary_tree_parents(nodes) if nodes > 1 else ([None], [None])
+    tree = dual[0] if channel < max(1, channels - channels // 2) else dual[1]
+    parents: list[int | None] = [None] * nranks
+    for node in range(nodes):
+        for position, local in enumerate(chain):
+            rank = node * g + local
+            if position > 0:
+                parents[rank] = node * g + chain[position - 1]
+            elif tree[node] is not None:
+                parents[rank] = tree[node] * g + chain[0]
+    return parents
+
+
+def _depths(parents: Sequence[int | None]) -> list[int]:
+    depth = [-1] * len(parents)
+    for rank in range(len(parents)):
+        path = []
+        node: int | None = rank
+        while node is not None and depth[node] < 0:
+            path.append(node)
+            node = parents[node]
+        known = -1 if node is None else depth[node]
+        for member in reversed(path):
+            known += 1
+            depth[member] = known
+    return depth
+
+
+def _tree_batches(edges: list[tuple[int, int, int, int, int]], builder: ScheduleBuilder, op: str, stage: str,
+                  upward: bool) -> None:
+    """Send ``(depth, slot, src, dst, piece)`` edges level by level, one batch per (depth, sibling slot)."""
+    if not edges:
+        return
+    array = np.array(edges, dtype=np.int64)
+    depth, slot = array[:, 0], array[:, 1]
+    order = np.lexsort((slot, -depth if upward else depth))
+    array = array[order]
+    keys = array[:, 0] * (int(array[:, 1].max()) + 1) + array[:, 1]
+    cuts = np.flatnonzero(np.diff(keys)) + 1
+    for batch in np.split(array, cuts):
+        builder.send_batch(batch[:, 2], batch[:, 3], batch[:, 4], op, stage)
+
+
+def _slots(parents: Sequence[int | None]) -> list[int]:
+    """Index of every rank among its parent's children (ranks in increasing order)."""
+    seen: dict[int, int] = {}
+    slots = []
+    for parent in parents:
+        if parent is None:
+            slots.append(0)
+            continue
+        slots.append(seen.get(parent, 0))
+        seen[parent] = slots[-1] + 1
+    return slots
+
+
+@gc_paused()
+def nccl_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None, channels: int = 2,
+                        protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 256,
+                        version: str = NCCL_RELEASE) -> Schedule:
+    """NCCL's tree all-reduce: per channel a chain in every server and a binary tree between servers.
+
+    Channel ``c`` reduces its share of the payload up the chain of every server
+    (starting at GPU ``c mod g``, whose NIC's rail carries the inter-server tree)
+    and up NCCL's binary tree over the servers (tree 0 for the first half of the
+    channels, the mirrored or shifted tree 1 for the rest), then broadcasts the sum
+    back down, chunk after chunk, reduction and broadcast overlapping.
+
+    Parameters
+    ----------
+    nranks, size_bytes, gpus_per_node, channels, protocol, intra, version
+        As :func:`nccl_ring_allreduce`.
+    max_pieces : int, optional
+        At most this many pipelined chunks per channel.
+
+    Returns
+    -------
+    Schedule
+        Stages ``reduce`` and ``broadcast``.
+    """
+    g, nodes = _check(nranks, size_bytes, gpus_per_node, protocol, intra, max_pieces)
+    _check_count(channels, "channels")
+    channels = min(channels, size_bytes)
+    proto = PROTOCOLS[protocol]
+    chunk_bytes: list[int] = []
+    chunk_channel: list[int] = []
+    trees = []
+    for channel, part in enumerate(split_bytes(size_bytes, channels)):
+        pieces = _pieces(part, proto.tree_chunk_bytes, max_pieces)
+        trees.append((_tree_parents(nranks, g, channel, channels), range(len(chunk_bytes), len(chunk_bytes)
+                                                                         + len(pieces))))
+        chunk_bytes.extend(pieces)
+        chunk_channel.extend([channel] * len(pieces))
+    builder = ScheduleBuilder(chunk_bytes, nranks)
+    up, down = [], []
+    for parents, chunks in trees:
+        depth, slot = _depths(parents), _slots(parents)
+        for rank, parent in enumerate(parents):
+            if parent is None:
+                continue
+            for chunk in chunks:
+                piece = builder.piece((chunk,))
+                up.append((depth[rank], slot[rank], rank, parent, piece))
+                down.append((depth[rank], slot[rank], parent, rank, piece))
+    _tree_batches(up, builder, "reduce", "reduce", upward=True)
+    _tree_batches(down, builder, "copy", "broadcast", upward=False)
+    params = dict(gpus_per_node=g, channels=channels, protocol=protocol, intra=intra, max_pieces=max_pieces,
+                  version=version)
+    schedule = builder.schedule("allreduce", "nccl_tree", params)
+    base, intra_s, inter_s = _latencies_s(version, "tree", protocol, intra, g)
+    return _annotate(schedule, proto, _ranks_node_of(nranks, g), base,
+                     lambda src, dst, same: np.where(same, intra_s, inter_s), np.array(chunk_channel))
+
+
+def _switch_reduce(builder: ScheduleBuilder, sources: np.ndarray, switch: np.ndarray, pieces: np.ndarray,
+                   stage: str) -> None:
+    """Every source adds every piece into its switch: one batch per source column (columns are disjoint)."""
+    for column in range(sources.shape[1]):
+        builder.send_batch(sources[:, column], switch, pieces, "reduce", stage)
+
+
+@gc_paused()
+def nvls_allreduce(nranks: int, size_bytes: int, *, max_pieces: int = 64, version: str = NCCL_RELEASE) -> Schedule:
+    """NVLS all-reduce on one server: in-switch reduction to each part's owner, multicast back.
+
+    GPU ``j`` owns the ``j``-th of ``p`` parts. For each of its chunks, every GPU
+    adds its copy into the switch (a ``multimem.ld_reduce`` reads them all), the
+    switch returns the sum to ``j``, and ``j`` stores it through the switch to
+    every other GPU (``multimem.st``). The schedule's one switch endpoint
+    (endpoint ``p``) serves all ranks; the network places it on the server's
+    reduce-capable NVSwitch.
+
+    Parameters
+    ----------
+    nranks : int
+        GPUs of the server, ≥ 2.
+    size_bytes : int
+        Payload per rank, bytes.
+    max_pieces : int, optional
+        At most this many 128 KiB chunks per part.
+    version : str, optional
+        NCCL release of the latency constant.
+
+    Returns
+    -------
+    Schedule
+        Stages ``reduce`` (to the switch and back to the owner) and ``multicast``.
+    """
+    _check(nranks, size_bytes, None, "simple", "nvlink", max_pieces)
+    owners, chunk_bytes = [], []
+    for owner, part in enumerate(split_bytes(size_bytes, nranks)):
+        pieces = _pieces(part, NVLS_CHUNK_BYTES, max_pieces)
+        owners.extend([owner] * len(pieces))
+        chunk_bytes.extend(pieces)
+    switch = nranks
+    builder = ScheduleBuilder(chunk_bytes, nranks, switches=[tuple(range(nranks))])
+    owner = np.array(owners, dtype=np.int64)
+    pieces = np.array([builder.piece((c,)) for c in range(len(chunk_bytes))], dtype=np.int64)
+    at_switch = np.full(len(pieces), switch, dtype=np.int64)
+    everyone = (owner[:, None] + np.arange(nranks)[None, :]) % nranks
+    _switch_reduce(builder, everyone, at_switch, pieces, "reduce")
+    builder.send_batch(at_switch, owner, pieces, "copy", "reduce")
+    builder.send_batch(owner, at_switch, pieces, "copy", "multicast")
+    for column in range(1, nranks):
+        builder.send_batch(at_switch, everyone[:, column], pieces, "copy", "multicast")
+    schedule = builder.schedule("allreduce", "nvls", dict(max_pieces=max_pieces, version=version))
+    latency = _constants(version).hw_latency_us[_HW["nvlink"]][_ALGO["nvls"]][_PROTO["simple"]] * 1e-6
+    return _annotate(schedule, PROTOCOLS["simple"], np.zeros(nranks + 1, dtype=np.int64), latency,
+                     lambda src, dst, same: np.zeros(len(src)), owner)
+
+
+def _check_heads(heads: int | None, g: int) -> int:
+    heads = g if heads is None else heads
+    _check_count(heads, "heads", g)
+    return heads
+
+
+def _head_parts(size_bytes: int, heads: int, chunk: int, max_pieces: int) -> tuple[list[int], list[int]]:
+    """Chunks of each head's part: (head of every chunk, bytes of every chunk)."""
+    head_of, chunk_bytes = [], []
+    for head, part in enumerate(split_bytes(size_bytes, heads)):
+        pieces = _pieces(part, chunk, max_pieces)
+        head_of.extend([head] * len(pieces))
+        chunk_bytes.extend(pieces)
+    return head_of, chunk_bytes
+
+
+def _inter_tree(builder: ScheduleBuilder, nodes: int, g: int, head_of: np.ndarray, pieces: np.ndarray,
+                op: str, stage: str, upward: bool) -> None:
+    """NCCL's double binary tree between the servers' heads: a head's chunks alternate between trees 0 and 1."""
+    trees = double_binary_tree_parents(nodes)
+    shapes = [(parents, _depths(parents), _slots(parents)) for parents in trees]
+    edges = []
+    for head in np.unique(head_of).tolist():
+        for position, piece in enumerate(pieces[head_of == head].tolist()):
+            parents, depth, slot = shapes[position % 2]
+            for node, parent in enumerate(parents):
+                if parent is None:
+                    continue
+                child, up = node * g + head, parent * g + head
+                edges.append((depth[node], slot[node], child, up, piece) if upward
+                             else (depth[node], slot[node], up, child, piece))
+    _tree_batches(edges, builder, op, stage, upward)
+
+
+@gc_paused()
+def nvls_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None,
+                        heads: int | None = None, max_pieces: int = 64, version: str = NCCL_RELEASE) -> Schedule:
+    """NVLSTree all-reduce: NVLS inside every server, NCCL's double binary tree between the servers' heads.
+
+    The payload is cut into `heads` parts; part ``h`` is reduced inside every
+    server by the server's NVSwitch onto its GPU ``h`` (the GPU of NIC ``h``),
+    all-reduced between the servers' GPUs ``h`` over NCCL's two trees (its chunks
+    alternate between them, so that a server inner in one tree is a leaf in the
+    other and the NICs carry the same load), and multicast back by the NVSwitch.
+    Switch endpoint ``p + k`` is server ``k``'s.
+
+    Parameters
+    ----------
+    nranks, size_bytes, gpus_per_node, version
+        As :func:`nccl_ring_allreduce`; at least two servers.
+    heads : int, optional
+        Head GPUs per server (default: every GPU, one per NIC on DGX servers).
+    max_pieces : int, optional
+        At most this many 128 KiB chunks per part.
+
+    Returns
+    -------
+    Schedule
+        Stages ``reduce``, ``tree_reduce``, ``tree_broadcast``, ``multicast``.
+    """
+    g, nodes = _check(nranks, size_bytes, gpus_per_node, "simple", "nvlink", max_pieces)
+    if nodes < 2:
+        raise ScheduleError(f"NVLSTree joins servers; {nranks} ranks of {g} GPUs are one server (use nvls)",
+                            path="gpus_per_node")
+    heads = _check_heads(heads, g)
+    head_list, chunk_bytes = _head_parts(size_bytes, heads, NVLS_CHUNK_BYTES, max_pieces)
+    builder = ScheduleBuilder(chunk_bytes, nranks, switches=[tuple(range(k * g, k * g + g)) for k in range(nodes)])
+    head_of = np.array(head_list, dtype=np.int64)
+    pieces = np.array([builder.piece((c,)) for c in range(len(chunk_bytes))], dtype=np.int64)
+    count = len(pieces)
+    for node in range(nodes):
+        switch = np.full(count, nranks + node, dtype=np.int64)
+        local = node * g + (head_of[:, None] + np.arange(g)[None, :]) % g
+        _switch_reduce(builder, local, switch, pieces, "reduce")
+        builder.send_batch(switch, local[:, 0], pieces, "copy", "reduce")
+    _inter_tree(builder, nodes, g, head_of, pieces, "reduce", "tree_reduce", upward=True)
+    _inter_tree(builder, nodes, g, head_of, pieces, "copy", "tree_broadcast", upward=False)
+    for node in range(nodes):
+        switch = np.full(count, nranks + node, dtype=np.int64)
+        local = node * g + (head_of[:, None] + np.arange(g)[None, :]) % g
+        builder.send_batch(local[:, 0], switch, pieces, "copy", "multicast")
+        for column in range(1, g):
+            builder.send_batch(switch, local[:, column], pieces, "copy", "multicast")
+    params = dict(gpus_per_node=g, heads=heads, max_pieces=max_pieces, version=version)
+    schedule = builder.schedule("allreduce", "nvls_tree", params)
+    base, _, inter_s = _latencies_s(version, "nvls_tree", "simple", "nvlink", g)
+    intra_latency = _constants(version).hw_latency_us[_HW["nvlink"]][_ALGO["nvls_tree"]][_PROTO["simple"]] * 1e-6
+    node_of = _ranks_node_of(nranks, g, range(nodes))
+    return _annotate(schedule, PROTOCOLS["simple"], node_of, base + intra_latency,
+                     lambda src, dst, same: np.where(same, 0.0, inter_s), head_of)
+
+
+def _collnet(nranks: int, size_bytes: int, gpus_per_node: int | None, heads: int | None, max_pieces: int,
+             version: str, chain: bool) -> Schedule:
+    name = "collnet_chain" if chain else "collnet_direct"
+    g, nodes = _check(nranks, size_bytes, gpus_per_node, "simple", "nvlink", max_pieces)
+    if nodes < 2:
+        raise ScheduleError(f"CollNet joins servers through the fabric; {nranks} ranks of {g} GPUs are one server",
+                            path="gpus_per_node")
+    heads = _check_heads(heads, g)
+    chunk = COLLNET_CHAIN_CHUNK_BYTES if chain else COLLNET_DIRECT_CHUNK_BYTES
+    head_list, chunk_bytes = _head_parts(size_bytes, heads, chunk, max_pieces)
+    switches = [tuple(k * g + h for k in range(nodes)) for h in range(heads)]
+    builder = ScheduleBuilder(chunk_bytes, nranks, switches=switches)
+    head_of = np.array(head_list, dtype=np.int64)
+    pieces = np.array([builder.piece((c,)) for c in range(len(chunk_bytes))], dtype=np.int64)
+    local = [node * g + (head_of[:, None] + np.arange(g)[None, :]) % g for node in range(nodes)]
+    if chain:
+        for column in range(g - 1, 0, -1):
+            for node in range(nodes):
+                builder.send_batch(local[node][:, column], local[node][:, column - 1], pieces, "reduce", "reduce")
+    else:
+        for column in range(1, g):
+            for node in range(nodes):
+                builder.send_batch(local[node][:, column], local[node][:, 0], pieces, "reduce", "reduce")
+    sharp = nranks + head_of
+    for node in range(nodes):
+        builder.send_batch(local[node][:, 0], sharp, pieces, "reduce", "sharp")
+    for node in range(nodes):
+        builder.send_batch(sharp, local[node][:, 0], pieces, "copy", "sharp")
+    if chain:
+        for column in range(1, g):
+            for node in range(nodes):
+                builder.send_batch(local[node][:, column - 1], local[node][:, column], pieces, "copy", "broadcast")
+    else:
+        for column in range(1, g):
+            for node in range(nodes):
+                builder.send_batch(local[node][:, 0], local[node][:, column], pieces, "copy", "broadcast")
+    schedule = builder.schedule("allreduce", name, dict(gpus_per_node=g, heads=heads, max_pieces=max_pieces,
+                                                        version=version))
+    _, intra_s, inter_s = _latencies_s(version, name, "simple", "nvlink", g)
+    if not chain:
+        intra_s = min(1, g - 1) * intra_s + (g - 1) * COLLNET_ARITY_US * 1e-6
+    node_of = _ranks_node_of(nranks, g, [-1] * heads)
+    return _annotate(schedule, PROTOCOLS["simple"], node_of, 0.0,
+                     lambda src, dst, same: np.where(same, intra_s, inter_s / 2), head_of)
+
+
+@gc_paused()
+def collnet_direct_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None,
+                             heads: int | None = None, max_pieces: int = 64,
+                             version: str = NCCL_RELEASE) -> Schedule:
+    """CollNet Direct (InfiniBand SHARP) all-reduce: every GPU to its part's head, the fabric sums the heads.
+
+    Part ``h`` of the payload: every GPU of a server adds it into the server's GPU
+    ``h`` directly, the GPUs ``h`` of all servers add it into switch endpoint
+    ``p + h`` (placed by the network on the lowest reduce-capable switch that
+    reaches all of them, the rail's leaf on a rail-optimised fabric), which
+    returns the sum to each of them; each broadcasts it inside its server.
+
+    Parameters
+    ----------
+    nranks, size_bytes, gpus_per_node, version
+        As :func:`nccl_ring_allreduce`; at least two servers.
+    heads : int, optional
+        Head GPUs per server, one per SHARP-attached NIC (default: every GPU).
+    max_pieces : int, optional
+        At most this many 512 KiB chunks per part.
+    """
+    return _collnet(nranks, size_bytes, gpus_per_node, heads, max_pieces, version, chain=False)
+
+
+@gc_paused()
+def collnet_chain_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None,
+                            heads: int | None = None, max_pieces: int = 64,
+                            version: str = NCCL_RELEASE) -> Schedule:
+    """CollNet Chain (InfiniBand SHARP) all-reduce: a chain in every server, the fabric sums the chains' heads.
+
+    As :func:`collnet_direct_allreduce`, but each part is reduced along the chain
+    ``h+g-1 -> ... -> h+1 -> h`` of a server and broadcast back along it, and
+    chunks are 256 KiB.
+    """
+    return _collnet(nranks, size_bytes, gpus_per_node, heads, max_pieces, version, chain=True)
+
+
+def nccl_allreduce(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
+    """The all-reduce NCCL runs: the schedule of `nccl_algorithm` (``"ring"``, ``"tree"``, ``"nvls"``, ...).
+
+    The registry's ``nccl`` entry resolves `nccl_algorithm`, ``protocol`` and
+    ``channels`` per size from NCCL's own cost model on the network
+    (:func:`simnet.models.nccl.choose`), as NCCL does at run time; `params` are
+    those of that algorithm's builder.
+    """
+    if nccl_algorithm not in _BUILDERS:
+        raise ScheduleError(f"must be one of {', '.join(_BUILDERS)}, got {nccl_algorithm!r}", path="nccl_algorithm")
+    schedule = _BUILDERS[nccl_algorithm](nranks, size_bytes, **params)
+    return schedule.replace(algorithm="nccl", params={"nccl_algorithm": nccl_algorithm, **schedule.params})
+
+
+def _model(algorithm: str):
+    """NCCL's own model time of `algorithm` (``ncclTopoGetAlgoTime``) on the costs' network.
+
+    ``nan`` where NCCL has no model of the network (see
+    :func:`simnet.models.nccl.network_tuning`) or its model disables the entry
+    (CollNet without a CollNet plugin, NVLS without NVSwitch SHARP).
+    """
+
+    def model(costs: PairCosts, nranks: int, size_bytes: int, *, gamma_s_per_byte: float = 0.0,
+              protocol: str = "simple", version: str = NCCL_RELEASE, nccl_algorithm: str | None = None,
+              **ignored) -> float:
+        from simnet.models.nccl import algo_time_s
+
+        tuning = _tuning(costs.network, version)
+        if tuning is None:
+            return math.nan
+        time_s = algo_time_s(tuning, "allreduce", nccl_algorithm or algorithm, protocol, size_bytes)
+        return time_s if math.isfinite(time_s) else math.nan
+
+    return model
+
+
+def _tuning(network, version: str):
+    """NCCL's model of a network, or None where simnet cannot derive NCCL's graphs."""
+    from simnet.models.nccl import network_tuning
+
+    return network_tuning(network, version)
+
+
+def _gpus_per_node(network) -> int:
+    from simnet.algorithms.hierarchy import hierarchy_factors
+
+    try:
+        return hierarchy_factors(network.graph, ["host"])[0]
+    except SimnetError:
+        return network.size
+
+
+def _keywords(builder) -> set[str]:
+    import inspect
+
+    return {p.name for p in inspect.signature(builder).parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+def _resolver(algorithm: str):
+    """Fill in what NCCL decides at run time on the network: algorithm, protocol, channels, server size."""
+
+    def resolve(network, size_bytes: int, params: dict) -> dict:
+        from simnet.models.nccl import choose, cost_table, launch_config
+
+        params = dict(params)
+        version = params.get("version", NCCL_RELEASE)
+        tuning = _tuning(network, version)
+        chosen = algorithm
+        if algorithm == "nccl":
+            if tuning is None:
+                raise SimnetError("NCCL's choice needs NCCL's model of the topology, which simnet derives for "
+                                  "servers of GPUs on one NVSwitch (dgx_a100, dgx_h100 and their clusters)",
+                                  path="nccl_algorithm")
+            if "nccl_algorithm" not in params:
+                pick = choose(tuning, "allreduce", size_bytes)
+                params["nccl_algorithm"] = pick.algorithm
+                if "protocol" in _keywords(_BUILDERS.get(pick.algorithm, nccl_ring_allreduce)):
+                    params.setdefault("protocol", pick.protocol)
+            chosen = params["nccl_algorithm"]
+            if chosen not in _BUILDERS:
+                raise SimnetError(f"NCCL chose {chosen!r}, which simnet does not build", path="nccl_algorithm")
+        keywords = _keywords(_BUILDERS[chosen])
+        if "gpus_per_node" in keywords:
+            params.setdefault("gpus_per_node", _gpus_per_node(network))
+        if "protocol" in keywords:
+            params.setdefault("protocol", "auto" if algorithm == "nccl" else "simple")
+            if params["protocol"] == "auto":
+                if tuning is None:
+                    raise SimnetError("protocol auto needs NCCL's model of the topology, which simnet derives for "
+                                      "servers of GPUs on one NVSwitch; choose simple, ll or ll128", path="protocol")
+                table = cost_table(tuning, "allreduce", size_bytes)
+                params["protocol"] = min(PROTOCOL_ORDER, key=lambda p: (table[(chosen, p)], PROTOCOL_ORDER.index(p)))
+        if "channels" in keywords and "channels" not in params:
+            channels = 2
+            if tuning is not None:
+                channels = launch_config(tuning, "allreduce", chosen, params["protocol"], size_bytes)[0]
+            params["channels"] = max(1, min(channels, size_bytes))
+        if "intra" in keywords and "intra" not in params and tuning is not None:
+            params["intra"] = "nvlink" if tuning.graphs.ring.type_intra in ("NVL", "NVB") else "pci"
+        if algorithm == "nccl":
+            params = {k: v for k, v in params.items() if k in keywords or k == "nccl_algorithm"}
+        return params
+
+    return resolve
+
+
+def _ring_transfers(nranks: int, params) -> int:
+    pieces = int(params.get("max_pieces", 64))
+    return 2 * nranks * (nranks - 1) * int(params.get("channels", 2)) * pieces
+
+
+def _tree_transfers(nranks: int, params) -> int:
+    return 2 * nranks * int(params.get("channels", 2)) * int(params.get("max_pieces", 256))
+
+
+def _switch_transfers(nranks: int, params) -> int:
+    return 4 * nranks * nranks * int(params.get("max_pieces", 64))
+
+
+_NCCL = ("NVIDIA NCCL 2.30.7 (src/graph/tuning.cc, trees.cc, connect.cc, src/device/all_reduce.h, enqueue.cc); "
+         "Jeaugey, S. (2019), NCCL 2.4 double binary trees, NVIDIA Developer Blog")
+_NO_ALPHA_BETA = "NCCL's own cost model (ncclTopoGetAlgoTime) is its model"
+
+PROTOCOL_ORDER = ("ll", "ll128", "simple")
+"""NCCL's protocol ids (ties in its cost table go to the lower id)."""
+
+_RECORDS = {
+    "nccl_ring": Algorithm(
+        "nccl_ring", ("allreduce",), nccl_ring_allreduce,
+        "NCCL's ring: rail-aligned channel rings, sliced and pipelined, Simple/LL/LL128",
+        "NCCL model: lat + n / bw, lat = base + (2(p-1) - 2(N-1))·hw_intra + 2(N-1)·hw_net, bw = channels·bw_ch·p/(2(p-1))",
+        model=_model("ring"), citation=_NCCL, transfers=_ring_transfers,
+        resolve=_resolver("ring"),
+    ),
+    "nccl_tree": Algorithm(
+        "nccl_tree", ("allreduce",), nccl_tree_allreduce,
+        "NCCL's tree: chains inside servers, double binary tree between them, pipelined",
+        "NCCL model: lat + n / bw, lat = base + 2((p/N - 1)·hw_intra + log2 N·hw_net), bw = channels·bw_ch/2 (×corr)",
+        model=_model("tree"), citation=_NCCL, transfers=_tree_transfers,
+        resolve=_resolver("tree"),
+    ),
+    "nvls": Algorithm(
+        "nvls", ("allreduce",), nvls_allreduce,
+        "NVLS: NVSwitch in-switch reduction and multicast on one server",
+        "NCCL model: hw_nvls + n / bw, bw = channels·bw_ch·eff_nvls·2(c-1)/c·p/(2(p-1))",
+        model=_model("nvls"), citation=_NCCL + "; Klenk et al. (2020), ISCA", transfers=_switch_transfers,
+        resolve=_resolver("nvls"),
+    ),
+    "nvls_tree": Algorithm(
+        "nvls_tree", ("allreduce",), nvls_tree_allreduce,
+        "NVLSTree: NVLS inside servers, double binary tree between their head GPUs",
+        "NCCL model: hw_nvls + 2 log2 N·hw_net + n / bw",
+        model=_model("nvls_tree"), citation=_NCCL, transfers=_switch_transfers,
+        resolve=_resolver("nvls_tree"),
+        supports=lambda nranks: nranks >= 4,
+    ),
+    "collnet_direct": Algorithm(
+        "collnet_direct", ("allreduce",), collnet_direct_allreduce,
+        "CollNet Direct: InfiniBand SHARP sums the servers' head GPUs, direct intra-server reduce/broadcast",
+        "NCCL model: 2(hw_intra + (ppn-1)·0.4 us) + hw_net + n / bw",
+        model=_model("collnet_direct"), citation=_NCCL + "; Graham et al. (2016), SHArP", transfers=_switch_transfers,
+        resolve=_resolver("collnet_direct"),
+        supports=lambda nranks: nranks >= 4,
+    ),
+    "collnet_chain": Algorithm(
+        "collnet_chain", ("allreduce",), collnet_chain_allreduce,
+        "CollNet Chain: InfiniBand SHARP sums the heads of chains through each server",
+        "NCCL model: 2(ppn-1)·hw_intra + hw_net + n / bw",
+        model=_model("collnet_chain"), citation=_NCCL + "; Graham et al. (2016), SHArP", transfers=_switch_transfers,
+        resolve=_resolver("collnet_chain"),
+        supports=lambda nranks: nranks >= 4,
+    ),
+}
+
+_BUILDERS = {name.removeprefix("nccl_"): record.builder for name, record in _RECORDS.items()}
+"""NCCL's algorithm names (:data:`simnet.models.nccl.ALGORITHMS`) -> builders."""
+
+ALGORITHMS = (
+    *_RECORDS.values(),
+    Algorithm(
+        "nccl", ("allreduce",), nccl_allreduce,
+        "what NCCL runs: its own choice of algorithm, protocol and channels per size, from its cost model",
+        "NCCL model of the chosen algorithm and protocol",
+        model=_model("ring"), citation=_NCCL, transfers=_tree_transfers,
+        resolve=_resolver("nccl"),
+    ),
+)
+"""Registry records of NCCL's all-reduce algorithms."""

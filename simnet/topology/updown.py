@@ -1,0 +1,201 @@
+"""Up/down routing on fat-trees and leaf-spines: d-mod-k, and SimGrid's FatTreeZone rule.
+
+The fabric is the set of switches that belong to no server (no ``host``); its
+*endpoints* are the nodes cabled to it that are not fabric switches (the GPUs of a
+fabric builder, the NICs of a cluster). Endpoints carry a destination index ``d``:
+their ``port`` attribute, the fabric's host port they occupy, or else their position
+in graph order. Levels are counted from the endpoints: a fabric switch cabled to an
+endpoint is at level 0, a switch cabled to a level-``l`` switch and to none below is
+at level ``l + 1``. A node's *up-ports* are its cables to the next level up, ordered
+parent fastest: with ``P`` parents in graph order and ``L`` cables to each, port
+``p + j P`` is cable ``j`` to parent ``p`` (the port order of SimGrid's FatTreeZone).
+
+d-mod-k (``routing = "dmodk"``)
+    A route climbs until it reaches a switch above its destination ``d`` (the
+    destination is reachable downwards from it). At the ``k``-th node of the climb
+    it takes up-port ``⌊d / (K_0 ... K_{k-1})⌋ mod K_k``, where ``K_i`` is the
+    number of up-ports of the ``i``-th node, so every destination owns one up-port
+    per switch and consecutive destinations fan out over the parents, then over
+    the cables of a bundle. The descent is the climb that the destination itself
+    would make with its own index, run backwards: every route to ``d`` descends
+    along the same cables, as a linear forwarding table indexed by destination
+    (the only kind an InfiniBand switch has) makes it. On a k-ary n-tree or any
+    parallel generalized fat-tree whose endpoints are numbered in port order, a
+    shift permutation ``i -> i + s`` then puts at most one route on every link
+    (Zahavi 2010).
+
+SimGrid (``routing = "simgrid"``)
+    SimGrid 3.32's ``FatTreeZone::get_local_route`` (src/kernel/routing/
+    FatTreeZone.cpp): the same climb, except that the divisor grows by the number
+    of parents of each node rather than its up-ports, and on the way down the
+    cable of a bundle is the *source's* index modulo the bundle's cables (its scan
+    over the ports continues after each step down, which this reproduces too).
+
+References
+----------
+Zahavi, E. (2010). D-Mod-K routing providing non-blocking traffic for shift
+permutations on real life fat trees. CCIT Report 776, Technion.
+Zahavi, E., Johnson, G., Kerbyson, D. J. and Lang, M. (2010). Optimized InfiniBand
+fat-tree routing for shift all-to-all communication patterns. Concurrency and
+Computation: Practice and Experience 22(2), 217-231.
+OpenSM, the InfiniBand subnet manager: ``ftree`` and ``updn`` routing engines,
+which fill every switch's linear forwarding table (LFT) by destination LID
+(opensm/osm_ucast_ftree.c; ``opensm(8)``, "Routing").
+Öhring, S. R., Ibel, M., Das, S. K. and Kumar, M. J. (1995). On generalized fat
+trees. IPPS '95, 37-44.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+import networkx as nx
+
+from simnet.errors import TopologyError
+from simnet.topology.contract import separate_cables
+
+__all__ = ["UpDown"]
+
+
+class UpDown:
+    """Levels, up- and down-ports of a fabric, and its d-mod-k or SimGrid routes.
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+        A validated topology.
+    simgrid : bool
+        Route as SimGrid's FatTreeZone instead of d-mod-k (see the module docstring).
+
+    Examples
+    --------
+    >>> from simnet.topology import fat_tree
+    >>> nodes, cables = UpDown(fat_tree(4, 1e9, 1e-6), simgrid=False).route("gpu0", "gpu5")
+    >>> nodes
+    ('gpu0', 'edge0_0', 'agg0_1', 'core2', 'agg1_1', 'edge1_0', 'gpu5')
+    """
+
+    def __init__(self, graph: nx.DiGraph, *, simgrid: bool) -> None:
+        self._simgrid = simgrid
+        order = {node: i for i, node in enumerate(graph)}
+        fabric = {n for n, data in graph.nodes(data=True) if data["kind"] == "switch" and data.get("host") is None}
+        endpoints = [n for n in graph if n not in fabric and any(v in fabric for v in graph.successors(n))]
+        ports = [graph.nodes[n].get("port") for n in endpoints]
+        self._index = dict(zip(endpoints, ports if None not in ports else range(len(endpoints))))
+        self._bit = {node: i for i, node in enumerate(endpoints)}
+        level: dict[Hashable, int] = {}
+        frontier = sorted({v for n in endpoints for v in graph.successors(n) if v in fabric}, key=order.__getitem__)
+        depth = 0
+        while frontier:
+            level.update(dict.fromkeys(frontier, depth))
+            frontier = sorted(
+                {v for u in frontier for v in graph.successors(u) if v in fabric and v not in level},
+                key=order.__getitem__,
+            )
+            depth += 1
+        self._level = level
+
+        def ports_to(node: Hashable, neighbours: list) -> list[tuple[Hashable, int]]:
+            counts = [separate_cables(graph, node, v) for v in neighbours]
+            return [
+                (v, cable)
+                for cable in range(max(counts, default=0))
+                for v, count in zip(neighbours, counts)
+                if count > cable
+            ]
+
+        self._up: dict[Hashable, list] = {}
+        self._parents: dict[Hashable, int] = {}
+        self._down: dict[Hashable, list] = {}
+        for node in [*endpoints, *level]:
+            above = level.get(node, -1) + 1
+            parents = sorted((v for v in graph.successors(node) if level.get(v) == above), key=order.__getitem__)
+            self._up[node] = ports_to(node, parents)
+            self._parents[node] = len(parents)
+        for node, at in level.items():
+            below = [v for v in graph.successors(node) if (level.get(v) == at - 1 if at else v in self._index)]
+            self._down[node] = ports_to(node, sorted(below, key=order.__getitem__))
+        self._reach: dict[Hashable, int] = {}
+        for node in sorted(level, key=level.__getitem__):
+            mask = 0
+            for child, _ in self._down[node]:
+                mask |= (1 << self._bit[child]) if child in self._bit else self._reach[child]
+            self._reach[node] = mask
+        self._mirrors: dict[Hashable, dict] = {}
+
+    @property
+    def endpoints(self) -> dict:
+        """Endpoint -> destination index (its host port)."""
+        return self._index
+
+    def _above(self, node: Hashable, target: Hashable) -> bool:
+        """Whether `target` is `node` or reachable from it going down only."""
+        return node == target or (self._reach.get(node, 0) >> self._bit[target]) & 1 == 1
+
+    def _climb(self, source: Hashable, target: Hashable, index: int, *, top: bool) -> tuple[list, list]:
+        """Nodes and cables from `source` up to the first switch above `target` (the top with `top`)."""
+        nodes, cables = [source], []
+        node, divisor = source, 1
+        while top or not self._above(node, target):
+            ports = self._up[node]
+            if not ports:
+                if top:
+                    break
+                raise TopologyError(
+                    f"no up/down route from {source!r} to {target!r}: {node!r} has no link to a higher level; "
+                    "d-mod-k needs a fat-tree or leaf-spine fabric (routing 'shortest' takes any graph)",
+                    path="routing",
+                )
+            parent, cable = ports[(index // divisor) % len(ports)]
+            divisor *= self._parents[node] if self._simgrid else len(ports)
+            nodes.append(parent)
+            cables.append(cable)
+            node = parent
+        return nodes, cables
+
+    def _mirror(self, target: Hashable) -> dict:
+        """Switch -> (next node, cable) down to `target`: `target`'s own climb, backwards."""
+        mirror = self._mirrors.get(target)
+        if mirror is None:
+            nodes, cables = self._climb(target, target, self._index[target], top=True)
+            mirror = self._mirrors[target] = {
+                upper: (lower, cable) for lower, upper, cable in zip(nodes, nodes[1:], cables)
+            }
+        return mirror
+
+    def route(self, source: Hashable, target: Hashable) -> tuple[tuple, tuple]:
+        """Nodes and cable indices (one per hop) from endpoint `source` to endpoint `target`.
+
+        Raises
+        ------
+        TopologyError
+            If the fabric has no up/down route between them.
+        """
+        nodes, cables = self._climb(source, target, self._index[target], top=False)
+        node = nodes[-1]
+        if self._simgrid:
+            position = self._index[source]
+            while node != target:
+                ports = self._down[node]
+                child_count = len({child for child, _ in ports})
+                bundle = max(cable for child, cable in ports if self._above(child, target)) + 1
+                i = (position % bundle) * child_count
+                while node != target and i < len(self._down[node]):
+                    child, cable = self._down[node][i]
+                    if self._above(child, target):
+                        nodes.append(child)
+                        cables.append(cable)
+                        node = child
+                    i += 1
+            return tuple(nodes), tuple(cables)
+        mirror = self._mirror(target)
+        while node != target:
+            step = mirror.get(node)
+            if step is None:
+                child, cable = next((c, k) for c, k in self._down[node] if self._above(c, target))
+                cable = self._index[target] % (1 + max(k for c, k in self._down[node] if c == child))
+                step = (child, cable)
+            node, cable = step
+            nodes.append(node)
+            cables.append(cable)
+        return tuple(nodes), tuple(cables)

@@ -1,0 +1,231 @@
+"""NCCL's algorithms: correct for every shape, rail-aligned, NCCL's latencies on the critical path, NCCL's protocols."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simnet.algorithms import ALGORITHMS
+from simnet.algorithms.dense import double_binary_tree_parents
+from simnet.algorithms.nccl import (
+    PROTOCOLS,
+    collnet_chain_allreduce,
+    collnet_direct_allreduce,
+    nccl_ring_allreduce,
+    nccl_tree_allreduce,
+    nvls_allreduce,
+    nvls_tree_allreduce,
+    rail_ring_orders,
+)
+from simnet.calibration import calibrated_node
+from simnet.engine import simulate
+from simnet.errors import ScheduleError
+from simnet.models.nccl import NCCL_VERSIONS, algo_time_s, choose, cost_table, graphs_from_network, tune_model
+from simnet.network import Network
+from simnet.schedule import check
+from simnet.topology import switch
+
+MIB = 1 << 20
+V = NCCL_VERSIONS["2.30.7"]
+LL, LL128, SIMPLE = 0, 1, 2
+TREE, RING, COLLNET_DIRECT, COLLNET_CHAIN, NVLS, NVLS_TREE = range(6)
+NVLINK, NET = 0, 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(g=st.integers(1, 8), nodes=st.integers(1, 6), channels=st.integers(1, 20))
+def test_ring_channels_enter_and_leave_every_server_on_one_rail(g, nodes, channels):
+    n = g * nodes
+    for c, order in enumerate(rail_ring_orders(n, g, channels)):
+        assert sorted(order) == list(range(n))
+        entry = c % g
+        for k in range(nodes):
+            assert order[k * g] == k * g + entry
+            assert {r // g for r in order[k * g:(k + 1) * g]} == {k}
+
+
+BUILDERS = {
+    "nccl_ring": lambda n, size, g, protocol: nccl_ring_allreduce(n, size, gpus_per_node=g, channels=3,
+                                                                  protocol=protocol, max_pieces=3),
+    "nccl_tree": lambda n, size, g, protocol: nccl_tree_allreduce(n, size, gpus_per_node=g, channels=3,
+                                                                  protocol=protocol, max_pieces=3),
+    "nvls_tree": lambda n, size, g, protocol: nvls_tree_allreduce(n, size, gpus_per_node=g, max_pieces=3),
+    "collnet_direct": lambda n, size, g, protocol: collnet_direct_allreduce(n, size, gpus_per_node=g, max_pieces=3),
+    "collnet_chain": lambda n, size, g, protocol: collnet_chain_allreduce(n, size, gpus_per_node=g, max_pieces=3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+@settings(max_examples=8, deadline=None)
+@given(g=st.integers(1, 4), nodes=st.integers(2, 4), size=st.integers(1, 3 * MIB),
+       protocol=st.sampled_from(sorted(PROTOCOLS)))
+def test_every_nccl_schedule_computes_the_all_reduce(name, g, nodes, size, protocol):
+    schedule = BUILDERS[name](g * nodes, size, g, protocol)
+    assert schedule.size_bytes == size
+    check(schedule, numeric=size <= 4096)
+
+
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(2, 9), size=st.integers(1, 4 * MIB))
+def test_nvls_computes_the_all_reduce_through_one_switch(n, size):
+    schedule = nvls_allreduce(n, size, max_pieces=4)
+    assert schedule.switches == (tuple(range(n)),)
+    check(schedule, numeric=size <= 4096)
+
+
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_protocols_put_their_lines_on_the_wire(protocol):
+    schedule = nccl_ring_allreduce(8, 10 * MIB + 3, protocol=protocol, channels=2)
+    table = schedule.transfers
+    proto = PROTOCOLS[protocol]
+    wire = table.nbytes if table.wire_bytes is None else table.wire_bytes
+    assert (wire == -(-table.nbytes // proto.line_payload_bytes) * proto.line_bytes).all()
+    assert table.nbytes.max() <= proto.ring_slice_bytes
+    assert {"simple": 1.0, "ll": 0.5, "ll128": 120 / 128}[protocol] == float(proto.efficiency)
+
+
+def _ideal(n: int):
+    """A network with no latency and (nearly) no transfer time: only the protocol latencies remain."""
+    return Network(switch(n, 1e30, 0.0))
+
+
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+@pytest.mark.parametrize(("g", "nodes"), [(8, 1), (4, 2), (8, 4), (1, 5)])
+def test_the_ring_critical_path_carries_nccls_ring_latency(protocol, g, nodes):
+    """base + intra per hop inside a server + net per hop between servers, along the 2(p-1) steps of a block.
+
+    A block's 2(p-1) hops around a ring through N servers cross between servers
+    2N times at most (NCCL up to 2.22 counted 2N such steps, 2.23+ counts 2(N-1)).
+    """
+    n = g * nodes
+    p = {"ll": LL, "ll128": LL128, "simple": SIMPLE}[protocol]
+    base, intra = V.base_latency_us[RING][p], V.hw_latency_us[NVLINK][RING][p]
+    net = V.hw_latency_us[NET][TREE if g == 1 else RING][p]
+    order = rail_ring_orders(n, g, 1)[0]
+    crossings = max(sum(order[(s + i) % n] // g != order[(s + i + 1) % n] // g for i in range(2 * (n - 1)))
+                    for s in range(n))
+    assert crossings == (0 if nodes == 1 else min(2 * nodes, 2 * (n - 1)))
+    expected = base + (2 * (n - 1) - crossings) * intra + crossings * net
+    trace = simulate(_ideal(n), nccl_ring_allreduce(n, 64, gpus_per_node=g, protocol=protocol, channels=2))
+    assert trace.time_s * 1e6 == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+@pytest.mark.parametrize(("g", "nodes"), [(8, 1), (4, 2), (8, 4), (2, 8), (4, 6)])
+def test_the_tree_critical_path_carries_nccls_tree_latency(protocol, g, nodes):
+    """base + 2(chain hops x intra + tree depth x net); NCCL's model takes floor(log2 N) for the depth."""
+    n = g * nodes
+    p = {"ll": LL, "ll128": LL128, "simple": SIMPLE}[protocol]
+    base, intra, net = V.base_latency_us[TREE][p], V.hw_latency_us[NVLINK][TREE][p], V.hw_latency_us[NET][TREE][p]
+    parents = double_binary_tree_parents(nodes)[0]
+    depth = max(_depth(parents, node) for node in range(nodes))
+    assert depth == math.ceil(math.log2(nodes))
+    expected = base + 2 * ((g - 1) * intra + depth * net)
+    trace = simulate(_ideal(n), nccl_tree_allreduce(n, 64, gpus_per_node=g, protocol=protocol, channels=1))
+    assert trace.time_s * 1e6 == pytest.approx(expected, rel=1e-9)
+
+
+def _depth(parents, node):
+    depth = 0
+    while parents[node] is not None:
+        node, depth = parents[node], depth + 1
+    return depth
+
+
+def test_tree_channels_alternate_nccls_two_trees():
+    schedule = nccl_tree_allreduce(16, 4 * MIB, gpus_per_node=2, channels=2, max_pieces=1)
+    table = schedule.transfers
+    first, second = double_binary_tree_parents(8)
+    for channel, parents in ((0, first), (1, second)):
+        heads = {(int(s), int(d)) for s, d, stage, ch in zip(table.src, table.dst, table.stage, table.channel)
+                 if schedule.transfers.stages[stage] == "reduce" and s // 2 != d // 2 and ch // 2 == channel}
+        assert heads == {(node * 2 + channel, parent * 2 + channel) for node, parent in enumerate(parents)
+                         if parent is not None}
+
+
+def nvls_node() -> Network:
+    """One DGX H100 at NCCL's effective NVLink rate; its NVSwitch reduces at 85 % (the template's NVLS)."""
+    return Network(calibrated_node("dgx_h100"))
+
+
+def test_nvls_runs_through_the_nvswitch_at_its_efficiency():
+    """Each GPU sends S + S/p up and gets S down: busbw ≤ 2(p-1)/(p+1) x port x efficiency (pipeline fill aside)."""
+    net = nvls_node()
+    size = 1 << 30
+    trace = simulate(net, nvls_allreduce(8, size, max_pieces=64))
+    assert net.node(int(trace.ranks[-1])) == "nvswitch0"
+    port = 18 * 20.6e9
+    busbw = size / trace.time_s * 2 * 7 / 8
+    bound = 2 * 7 / 9 * port * 0.85
+    assert 0.95 * bound < busbw < bound
+
+
+def test_the_ring_runs_at_the_nvlink_rate_on_a_dgx_h100():
+    net = nvls_node()
+    size = 1 << 30
+    trace = simulate(net, nccl_ring_allreduce(8, size, channels=8))
+    busbw = size / trace.time_s * 2 * 7 / 8
+    assert busbw == pytest.approx(18 * 20.6e9, rel=0.01)
+    assert busbw <= 18 * 20.6e9
+
+
+def test_protocol_auto_and_nccl_follow_nccls_cost_table():
+    net = nvls_node()
+    tuning = tune_model(*graphs_from_network(net, "2.30.7"), "2.30.7")
+    for size in (8, 64 << 10, 4 * MIB, 256 * MIB):
+        table = cost_table(tuning, "allreduce", size)
+        ring = ALGORITHMS["nccl_ring"].resolve(net, size, {"protocol": "auto"})
+        assert table[("ring", ring["protocol"])] == min(table[("ring", p)] for p in ("ll", "ll128", "simple"))
+        pick = choose(tuning, "allreduce", size)
+        nccl = ALGORITHMS["nccl"].resolve(net, size, {})
+        assert nccl["nccl_algorithm"] == pick.algorithm
+        schedule = ALGORITHMS["nccl"].build(8, size, **nccl)
+        assert schedule.params["nccl_algorithm"] == pick.algorithm
+        assert ALGORITHMS["nccl"].predict(_costs(net), 8, size, **nccl) == pytest.approx(pick.time_s, rel=1e-12)
+
+
+def _costs(net):
+    from simnet.models import NetworkCosts
+
+    return NetworkCosts(net)
+
+
+def test_the_model_of_an_nccl_record_is_nccls_own():
+    net = nvls_node()
+    tuning = tune_model(*graphs_from_network(net, "2.30.7"), "2.30.7")
+    for protocol in ("ll", "ll128", "simple"):
+        assert ALGORITHMS["nccl_ring"].predict(_costs(net), 8, 4 * MIB, protocol=protocol) == pytest.approx(
+            algo_time_s(tuning, "allreduce", "ring", protocol, 4 * MIB), rel=1e-12)
+    assert math.isnan(ALGORITHMS["nccl_ring"].predict(_costs(Network(switch(4, 1e9, 1e-6))), 4, 4096))
+
+
+def test_channels_follow_nccls_launch_configuration_when_not_given():
+    net = nvls_node()
+    small, large = (ALGORITHMS["nccl_ring"].resolve(net, size, {"protocol": "simple"})["channels"]
+                    for size in (4096, 1 << 30))
+    assert 1 <= small < large
+
+
+@pytest.mark.parametrize(
+    ("build", "path"),
+    [
+        (lambda: nccl_ring_allreduce(8, 100, protocol="ll64"), "protocol"),
+        (lambda: nccl_ring_allreduce(8, 100, gpus_per_node=3), "gpus_per_node"),
+        (lambda: nccl_ring_allreduce(8, 100, channels=0), "channels"),
+        (lambda: nvls_tree_allreduce(8, 100, gpus_per_node=8), "gpus_per_node"),
+        (lambda: collnet_direct_allreduce(8, 100, gpus_per_node=4, heads=5), "heads"),
+    ],
+)
+def test_bad_parameters_name_themselves(build, path):
+    with pytest.raises(ScheduleError) as raised:
+        build()
+    assert raised.value.path == path
+
+
+def test_channels_and_stages_are_separate_connections():
+    schedule = nvls_allreduce(4, 4 * MIB, max_pieces=2)
+    table = schedule.transfers
+    stages = np.asarray(table.stages)[table.stage]
+    assert set(table.channel[stages == "reduce"]) .isdisjoint(set(table.channel[stages == "multicast"]))

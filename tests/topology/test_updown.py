@@ -1,0 +1,137 @@
+"""Up/down routing: d-mod-k's defining properties and SimGrid's FatTreeZone rule."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import networkx as nx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simnet.errors import TopologyError
+from simnet.network import Network
+from simnet.topology import Router, cluster, fat_tree, gpus, leaf_spine, pgft, torus
+from simnet.topology.updown import UpDown
+
+B, LAT = 12.5e9, 1e-6
+
+
+def full_bisection(family: str, size: int, extra: int) -> nx.DiGraph:
+    """Non-blocking fat-trees: Al-Fares k-ary, k-ary n-trees, leaf-spines with as many uplinks as hosts."""
+    if family == "fat_tree":
+        return fat_tree(2 * size, B, LAT)
+    if family == "k_ary_n_tree":
+        return pgft([size] * extra, [1] + [size] * (extra - 1), B, LAT)
+    return leaf_spine(size + 1, size, size * extra, B, LAT, parallel=extra)
+
+
+FAMILIES = st.one_of(
+    st.tuples(st.just("fat_tree"), st.integers(1, 4), st.just(1)),
+    st.tuples(st.just("k_ary_n_tree"), st.integers(2, 4), st.integers(1, 3)),
+    st.tuples(st.just("leaf_spine"), st.integers(1, 4), st.integers(1, 3)),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(family=FAMILIES, data=st.data())
+def test_dmodk_routes_a_shift_permutation_with_at_most_one_flow_per_link(family, data):
+    """Zahavi (2010): d-mod-k on a full-bisection fat-tree is non-blocking for every shift i -> i + s."""
+    network = Network(full_bisection(*family))
+    p = network.size
+    shift = data.draw(st.integers(1, p - 1))
+    flows = Counter(link for i in range(p) for link in network.route(i, (i + shift) % p))
+    assert max(flows.values()) == 1
+
+
+@pytest.mark.parametrize(
+    "graph",
+    [
+        fat_tree(4, B, LAT),
+        pgft([4, 4, 4], [1, 4, 4], B, LAT),
+        pgft([2, 3, 2], [1, 2, 3], B, LAT, parallel=[1, 2, 2]),
+        leaf_spine(4, 2, 4, B, LAT, parallel=2),
+        cluster("dgx_a100", 4, fabric="leaf_spine",
+                fabric_params={"leaves": 8, "spines": 4, "hosts_per_leaf": 4, "bandwidth_Bps": B, "latency_s": LAT}),
+    ],
+    ids=["fat_tree", "4_ary_3_tree", "pgft_cables", "leaf_spine_cables", "superpod"],
+)
+def test_dmodk_forwards_by_destination_only(graph):
+    """Every switch sends all traffic for one destination out of one port: a linear forwarding table."""
+    router = Router(graph)
+    assert router.routing == "dmodk"
+    fabric = {n for n, data in graph.nodes(data=True) if data["kind"] == "switch" and data.get("host") is None}
+    ranks = gpus(graph)
+    for b in ranks:
+        table: dict = {}
+        for a in ranks:
+            for u, v, cable in router.hops(a, b):
+                if u in fabric:
+                    assert table.setdefault(u, (v, cable)) == (v, cable), (a, b, u)
+
+
+@pytest.mark.parametrize("simgrid", [False, True])
+@pytest.mark.parametrize(
+    "graph",
+    [fat_tree(6, B, LAT), pgft([2, 3, 2], [1, 2, 3], B, LAT, parallel=[1, 2, 2]), leaf_spine(3, 2, 5, B, LAT, parallel=3)],
+    ids=["fat_tree", "pgft_cables", "leaf_spine_cables"],
+)
+def test_up_down_routes_climb_to_the_lowest_common_level_and_descend(graph, simgrid):
+    tree = UpDown(graph, simgrid=simgrid)
+    level = {node: 0 for node in tree.endpoints} | {node: at + 1 for node, at in tree._level.items()}
+    shortest = dict(nx.all_pairs_shortest_path_length(graph))
+    for a in tree.endpoints:
+        for b in tree.endpoints:
+            nodes, cables = tree.route(a, b)
+            assert nodes[0] == a and nodes[-1] == b and len(cables) == len(nodes) - 1
+            assert len(nodes) - 1 == shortest[a][b]
+            heights = [level[n] for n in nodes]
+            top = heights.index(max(heights))
+            assert heights[: top + 1] == sorted(heights[: top + 1])
+            assert heights[top:] == sorted(heights[top:], reverse=True)
+            for u, v, cable in zip(nodes, nodes[1:], cables):
+                assert 0 <= cable < graph.edges[u, v].get("cables", 1)
+
+
+def test_dmodk_up_ports_take_the_destination_modulo_parents_then_cables():
+    """Leaf up-port d mod (spines * cables): spine d mod spines, cable floor(d / spines) mod cables."""
+    graph = leaf_spine(4, 2, 4, B, LAT, parallel=2)
+    router = Router(graph)
+    for d in range(4, 16):
+        (_, leaf, _), (_, spine, cable), *_ = router.hops("gpu0", f"gpu{d}")
+        assert (leaf, spine, cable) == ("leaf0", f"spine{d % 2}", (d // 2) % 2)
+
+
+def test_simgrid_descends_on_the_cable_of_the_source_index():
+    """SimGrid 3.32 FatTreeZone: down cable = source position mod the bundle's cables."""
+    graph = leaf_spine(4, 2, 4, B, LAT, parallel=2)
+    dmodk, simgrid = Router(graph), Router(graph, routing="simgrid")
+    for a in range(4):
+        for d in range(4, 16):
+            ours, theirs = dmodk.hops(f"gpu{a}", f"gpu{d}"), simgrid.hops(f"gpu{a}", f"gpu{d}")
+            assert ours[:2] == theirs[:2]
+            assert theirs[2][2] == a % 2 and ours[2][2] == (d // 2) % 2
+
+
+def test_simgrid_down_cables_collide_on_a_shift_where_dmodk_does_not():
+    """Recursive doubling's distance-8 exchange on SimGrid's 2;4,4;1,2;1,2 tree: two flows per down cable."""
+    graph = leaf_spine(4, 2, 4, B, LAT, parallel=2)
+    peaks = {}
+    for routing in ("dmodk", "simgrid"):
+        network = Network(graph, routing=routing)
+        flows = Counter(link for i in range(16) for link in network.route(i, i ^ 8))
+        peaks[routing] = max(flows.values())
+    assert peaks == {"dmodk": 1, "simgrid": 2}
+
+
+def test_dmodk_destinations_are_port_indices_of_cluster_nics():
+    graph = cluster("dgx_a100", 2, fabric="leaf_spine",
+                    fabric_params={"leaves": 4, "spines": 2, "hosts_per_leaf": 4, "bandwidth_Bps": B, "latency_s": LAT})
+    tree = UpDown(graph, simgrid=False)
+    assert tree.endpoints == {f"n{h}.nic{j}": j * 2 + h for h in range(2) for j in range(8)}
+
+
+def test_dmodk_on_a_graph_without_levels_is_an_error_naming_the_routing():
+    with pytest.raises(TopologyError, match="no up/down route") as error:
+        Router(torus([4], B, LAT), routing="dmodk").path("gpu0", "gpu2")
+    assert error.value.path == "routing"

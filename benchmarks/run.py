@@ -58,6 +58,7 @@ CASES = {
     "blueconnect_4096": {"kind": "blueconnect", "nodes": 512, "k": 32, "runs": 1},
     "critical_path_1M": {"kind": "critical_path", "ranks": 64, "chunks": 128, "runs": 3},
     "sparse_ring_ring_64": {"kind": "sparse", "ranks": 64, "dimension": 128 * 2**20, "density": 1 / 128, "runs": 1},
+    "jobs_4096": {"kind": "jobs", "nodes": 512, "k": 32, "ep": 16, "runs": 1},
 }
 """Ring all-reduce of 64 MiB on ``switch(p)`` (12.5 GB/s, 1 µs per link); BlueConnect
 of 64 MiB on 64 DGX A100 (512 GPUs, rails on a k = 16 fat-tree of 25 GB/s, 1 µs,
@@ -66,7 +67,13 @@ factors (4, 2, 16, 4)) and on 512 DGX A100 (4096 GPUs, k = 32 fat-tree, factors
 sub-chunks (1 032 192 transfers) on ``switch(64)``; sparse ``sparse_ring_ring`` on
 16 ABCI nodes (64 V100, ``cluster("abci_node", 16)`` on one EDR switch, 12.5 GB/s, 1 µs) at N = 128Mi
 entries and density 1/128, uniform indices, seed 1 (payload generation included
-in ``wall_s``)."""
+in ``wall_s``); ``jobs_4096``: 512 DGX A100 (4096 GPUs, the k = 32 fat-tree above) shared by two jobs
+and background traffic, run together and then each alone (:func:`simnet.jobs.run_jobs`, interference
+report included): BlueConnect all-reduce of 64 MiB on the first 2048 GPUs (factors (4, 2, 16, 16)),
+pairwise all-to-all of 16 MiB in 128 expert-parallel groups of 16 GPUs (two servers each) on the
+other 2048, and a random permutation of 4 MiB flows over all 4096 GPUs at 10 % load (``transfers``
+counts the concurrent run, background flows included; ``time_s`` is when its last collective ends;
+``sim_s`` is all of :func:`~simnet.jobs.run_jobs`: the jobs together, each alone, the interference report)."""
 
 QUICK = {
     "ring_256_fifo": {"ranks": 32},
@@ -77,6 +84,7 @@ QUICK = {
     "blueconnect_4096": {"nodes": 4, "k": 8},
     "critical_path_1M": {"chunks": 2},
     "sparse_ring_ring_64": {"ranks": 8, "dimension": 2**20},
+    "jobs_4096": {"nodes": 4, "k": 8, "ep": 8},
 }
 
 
@@ -209,7 +217,38 @@ def _sparse(spec: dict) -> dict | None:
     return {"wall_s": done - began, "sim_s": done - simulating, "transfers": len(schedule), "time_s": trace.time_s}
 
 
-RUNNERS = {"ring": _ring, "blueconnect": _blueconnect, "critical_path": _critical_path, "sparse": _sparse}
+def _jobs(spec: dict) -> dict | None:
+    try:
+        from simnet.jobs import Flows, Job, communicators, run_jobs
+    except ImportError:
+        return None
+    from simnet.algorithms import blueconnect_allreduce, direct_alltoall
+    from simnet.network import Network
+    from simnet.topology import cluster
+
+    nodes = spec["nodes"]
+    began = time.perf_counter()
+    fabric = {"k": spec["k"], "bandwidth_Bps": 25e9, "latency_s": LATENCY_S}
+    network = Network(cluster("dgx_a100", nodes, fabric="fat_tree", fabric_params=fabric))
+    half = network.size // 2
+    factors = (4, 2, 16, nodes // 32) if nodes >= 64 else (4, 2, nodes // 2)
+    train = Job("train", (tuple(range(half)),), schedule=blueconnect_allreduce(half, 64 * MIB, factors=factors))
+    groups = communicators(range(half, network.size), {"ep": spec["ep"], "dp": "rest"})["ep"]
+    moe = Job("moe", groups, schedule=direct_alltoall(spec["ep"], 16 * MIB))
+    noise = Job("noise", (tuple(range(network.size)),), flows=Flows("permutation", 0.1, 4 * MIB, seed=1))
+    _progress(began, "built the jobs")
+    simulating = time.perf_counter()
+    result = run_jobs(network, [train, moe, noise])
+    done = time.perf_counter()
+    _progress(began, f"ran: {result.jobs[['job', 'time_s', 'alone_s', 'slowdown']].to_dict(orient='records')}")
+    transfers = sum(len(trace.schedule) for traces in result.traces.values() for trace in traces)
+    collectives = result.jobs[result.jobs["op"] != "flows"]
+    return {"wall_s": done - began, "sim_s": done - simulating, "transfers": transfers,
+            "time_s": float(collectives["end_s"].max())}
+
+
+RUNNERS = {"ring": _ring, "blueconnect": _blueconnect, "critical_path": _critical_path, "sparse": _sparse,
+           "jobs": _jobs}
 
 
 def child(name: str, quick: bool, smpi: bool) -> None:
@@ -220,7 +259,8 @@ def child(name: str, quick: bool, smpi: bool) -> None:
     for _ in range(runs):
         result = RUNNERS[spec["kind"]](spec)
         if result is None:
-            print(json.dumps({"skipped": "simnet.algorithms has no sparse_ring_ring on this branch"}))
+            missing = "simnet.jobs" if spec["kind"] == "jobs" else "simnet.algorithms' sparse_ring_ring"
+            print(json.dumps({"skipped": f"no {missing} on this branch"}))
             return
         results.append(result)
     summary = {

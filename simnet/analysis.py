@@ -3,7 +3,9 @@
 Bandwidths follow the nccl-tests definitions (``doc/PERFORMANCE.md`` of
 NVIDIA/nccl-tests): ``algbw = size / time`` and ``busbw = algbw * factor`` with the
 factor that makes busbw comparable to the hardware's peak bandwidth, for
-all-reduce ``2 (p - 1) / p``.
+all-reduce ``2 (p - 1) / p``, for all-to-all ``(p - 1) / p`` (``size`` is each rank's
+whole send buffer, of which the ``1/p`` addressed to itself never moves; for
+``alltoallv`` the mean send buffer).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from simnet.units import format_size, format_time
 
 __all__ = [
     "RESULT_COLUMNS",
+    "JOB_COLUMNS",
     "busbw_factor",
     "result_row",
     "display_table",
@@ -28,6 +31,8 @@ __all__ = [
     "tier_summary",
     "link_summary",
     "markdown_summary",
+    "display_jobs",
+    "jobs_markdown",
     "nccl_key",
     "nccl_comparison",
     "display_nccl_comparison",
@@ -54,12 +59,43 @@ RESULT_COLUMNS = (
     "nccl_model_s",
 )
 
+JOB_COLUMNS = (
+    "scenario",
+    "point",
+    "topology",
+    "network_model",
+    "job",
+    "op",
+    "algorithm",
+    "params",
+    "gpus",
+    "communicators",
+    "ranks",
+    "size_bytes",
+    "start_s",
+    "repeat",
+    "end_s",
+    "time_s",
+    "alone_s",
+    "slowdown",
+    "algbw_GBps",
+    "busbw_GBps",
+    "shared_s",
+    "slowed_by",
+    "shared_link",
+)
+"""Columns of a job's result row (see :func:`simnet.jobs.run_jobs`): ``gpus`` of the job, ``communicators``
+of ``ranks`` each, ``repeat`` collectives each (rounds for background flows), ``time_s`` and ``alone_s``,
+bandwidths per collective, time held back on shared links and by whom."""
+
 _BUSBW_FACTORS = {
     "allreduce": lambda p: 2 * (p - 1) / p,
     "reduce_scatter": lambda p: (p - 1) / p,
     "all_gather": lambda p: (p - 1) / p,
     "broadcast": lambda p: 1.0,
     "reduce": lambda p: 1.0,
+    "alltoall": lambda p: (p - 1) / p,
+    "alltoallv": lambda p: (p - 1) / p,
 }
 
 
@@ -328,7 +364,7 @@ def residuals(results: pd.DataFrame) -> pd.DataFrame:
 
     def worst(values: pd.Series) -> float:
         known = values.dropna()
-        return float(known.iloc[known.abs().argmax()]) if len(known) else float("nan")
+        return float(known.iloc[known.abs().argmax()]) if len(known) else math.nan
 
     grouped = frame.groupby(["algorithm", "params"], sort=False)
     return grouped.agg(
@@ -412,4 +448,76 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
               "`sim/model − 1` and `sim/critical path − 1`: positive when the simulation is slower.", ""]
     lines += [residuals(results).to_markdown(index=False, floatfmt=".2e"), ""]
     lines += ["## All runs", "", display_table(results).to_markdown(index=False), ""]
+    return "\n".join(lines)
+
+
+def display_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
+    """A copy of a jobs frame (:data:`JOB_COLUMNS`) for people: times with units, ratios rounded."""
+    shown = pd.DataFrame({
+        "point": jobs["point"],
+        "job": jobs["job"],
+        "op": jobs["op"],
+        "algorithm": jobs["algorithm"],
+        "GPUs": jobs["gpus"],
+        "comms x ranks": jobs["communicators"].astype(str) + " x " + jobs["ranks"].astype(str),
+        "size": jobs["size_bytes"].map(format_size),
+        "repeat": jobs["repeat"],
+        "time": jobs["time_s"].map(format_time),
+        "alone": jobs["alone_s"].map(lambda t: "" if t != t else format_time(t)),
+        "slowdown": jobs["slowdown"].map(lambda x: "" if x != x else f"{x:.3f}"),
+        "busbw GB/s": jobs["busbw_GBps"].map("{:.2f}".format),
+        "shared": jobs["shared_s"].map(format_time),
+        "slowed by": jobs["slowed_by"].fillna(""),
+        "on link": jobs["shared_link"].fillna(""),
+    })
+    if not jobs["point"].astype(bool).any():
+        shown = shown.drop(columns="point")
+    return shown
+
+
+def jobs_markdown(jobs: pd.DataFrame, interference: pd.DataFrame, *, title: str, top: int = 10) -> str:
+    """A Markdown report of jobs run together: their times, slowdowns, and the shared links that slowed them.
+
+    Parameters
+    ----------
+    jobs : pandas.DataFrame
+        Rows with :data:`JOB_COLUMNS`.
+    interference : pandas.DataFrame
+        Rows of :data:`simnet.jobs.INTERFERENCE_COLUMNS` (with a ``point`` column).
+    title : str
+        First heading.
+    top : int, optional
+        Shared links listed per job (largest ``shared_s`` first).
+    """
+    lines = [f"# {title}", ""]
+    lines += [f"- topology: {', '.join(sorted(set(jobs['topology'])))}",
+              f"- link model: {', '.join(sorted(set(jobs['network_model'])))}",
+              f"- jobs: {', '.join(dict.fromkeys(jobs['job']))}", ""]
+    lines += ["## Jobs", "",
+              "`time`: from the job's start to the end of its last collective (background flows: the mean flow "
+              "completion time); `alone`: the same with the job alone on the fabric; `shared`: time during which a "
+              "link that also carried another job's traffic held the job back.", ""]
+    lines += [display_jobs(jobs).to_markdown(index=False), ""]
+    lines += ["## Shared links", "",
+              "Per job, the links that held it back while another job used them: `held` is how long the link held "
+              "the job back, `shared` how much of that time the other job had traffic on it, `other bytes` what the "
+              "other job pushed through it meanwhile.", ""]
+    if interference.empty:
+        lines += ["No job was held back on a link another job used.", ""]
+        return "\n".join(lines)
+    frame = interference.copy()
+    if "point" not in frame:
+        frame["point"] = ""
+    for (point, job), group in frame.groupby(["point", "job"], sort=False):
+        heading = f"### {job}" + (f" ({point})" if point else "")
+        shown = group.sort_values("shared_s", ascending=False, kind="stable").head(top)
+        table = pd.DataFrame({
+            "link": shown["src"] + " -> " + shown["dst"],
+            "tier": shown["tier"],
+            "other job": shown["other"],
+            "held": shown["held_s"].map(format_time),
+            "shared": shown["shared_s"].map(format_time),
+            "other bytes": shown["other_bytes"].map(format_size),
+        })
+        lines += [heading, "", table.to_markdown(index=False), ""]
     return "\n".join(lines)

@@ -44,7 +44,8 @@ def cli(context: click.Context, debug: bool) -> None:
 @cli.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Write results.csv, results.json, time_vs_size.png and each finished sweep point here.")
+              help="Write results.csv, results.json, results.md, plots and each finished sweep point here "
+                   "(jobs scenarios: also interference.csv and timeline.csv).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
               show_default=True, help="What to print on standard output.")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
@@ -59,9 +60,13 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
         resume: bool, progress: bool | None, force: bool) -> None:
     """Run a scenario (or its sweep): simulate each algorithm and size, beside its α-β model.
 
+    A scenario with `jobs:` runs its jobs together on one fabric, then each alone,
+    and reports each job's slowdown and the shared links that caused it.
+
     \b
     Examples:
       simnet run scenarios/quickstart.yaml --out results/quickstart
+      simnet run scenarios/jobs_tp_dp.yaml --out results/tp_dp
       simnet run scenarios/quickstart.yaml --format json
       simnet run sweep.yaml --out results/sweep --workers 2 --resume
       simnet run sweep.yaml --out results/sweep --executor dask --scheduler tcp://head:8786
@@ -76,20 +81,30 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
         click.echo(results.to_csv(index=False, lineterminator="\n"), nl=False)
     else:
         where = f"{len(points)} sweep points" if len(points) > 1 else results["topology"].iloc[0]
-        click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, {results['network_model'].iloc[0]} links")
-        click.echo(analysis.display_table(results).to_string(index=False))
-        comparison = analysis.display_nccl_comparison(results)
-        if len(comparison):
-            click.echo("\nNCCL's own choice (its cost model) beside simnet's simulated best:")
-            click.echo(comparison.to_string(index=False))
-    if out_dir is not None:
+        if loaded.jobs is not None:
+            click.echo(f"{loaded.name}: {where}, {results['job'].nunique()} jobs together, "
+                       f"{results['network_model'].iloc[0]} links")
+            click.echo(analysis.display_jobs(results).to_string(index=False))
+        else:
+            click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, {results['network_model'].iloc[0]} links")
+            click.echo(analysis.display_table(results).to_string(index=False))
+            comparison = analysis.display_nccl_comparison(results)
+            if len(comparison):
+                click.echo("\nNCCL's own choice (its cost model) beside simnet's simulated best:")
+                click.echo(comparison.to_string(index=False))
+    if out_dir is not None and loaded.jobs is not None:
+        _write_jobs_report(out_dir, loaded.name, results)
+    elif out_dir is not None:
         _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1)
 
 
 def _run_scenario(scenario: Path, out_dir: Path | None, *, executor: str = "local", workers: int = 1,
                   scheduler: str | None = None, resume: bool = False, progress: bool | None = None,
-                  force: bool = False):
+                  force: bool = False, collective: str = ""):
     loaded = load_scenario(scenario, force=force)
+    if collective and loaded.jobs is not None:
+        raise SimnetError(f"{collective} compares algorithms of one collective; run a jobs scenario with "
+                          "`simnet run`", path="jobs", source=str(scenario))
     points = expand(loaded, source=str(scenario), force=force)
     show_progress = progress if progress is not None else (len(points) > 1 and sys.stderr.isatty())
     if out_dir is not None:
@@ -107,6 +122,21 @@ def _run_scenario(scenario: Path, out_dir: Path | None, *, executor: str = "loca
     except SimnetError as error:
         raise error.at(source=str(scenario)) from None
     return loaded, points, results
+
+
+def _write_jobs_report(out_dir: Path, name: str, results) -> None:
+    """Gantt, slowdown bars and results.md of a jobs scenario, next to the tables run_sweep wrote."""
+    import pandas as pd
+
+    interference = pd.read_csv(out_dir / "interference.csv", keep_default_na=False)
+    timeline = pd.read_csv(out_dir / "timeline.csv", keep_default_na=False)
+    written = [out_dir / f"{table}.{kind}" for table, kind in (("results", "csv"), ("results", "json"),
+                                                                ("interference", "csv"), ("timeline", "csv"))]
+    plots.jobs_gantt(timeline, out_dir / "jobs_gantt.png", title=name)
+    plots.slowdown_bars(results, out_dir / "slowdown.png", title=name)
+    write_atomic(out_dir / "results.md", analysis.jobs_markdown(results, interference, title=name))
+    written += [out_dir / "jobs_gantt.png", out_dir / "slowdown.png", out_dir / "results.md"]
+    click.echo("wrote " + ", ".join(str(path) for path in written), err=True)
 
 
 def _write_report(out_dir: Path, name: str, results, *, single_topology: bool, baseline: str | None = None) -> None:
@@ -139,7 +169,7 @@ def compare(scenario: Path, baseline: str, out_dir: Path | None, fmt: str, force
     Example:
       simnet compare scenarios/blueconnect_dgx.yaml --baseline ring --out results/compare
     """
-    loaded, points, results = _run_scenario(scenario, out_dir, force=force)
+    loaded, points, results = _run_scenario(scenario, out_dir, force=force, collective="compare")
     try:
         best = analysis.winners(results)
         gains = analysis.speedups(results, baseline)
@@ -218,11 +248,13 @@ def tune(topology: str, op: str, sizes: str, top: int, network_model: str, chunk
 
 _RESULT_PLOTS = ("time", "busbw", "speedup")
 _TRACE_PLOTS = ("links", "gantt")
+_JOB_PLOTS = ("jobs", "slowdown")
 
 
 @cli.command()
 @click.argument("source", type=click.Path(exists=False, path_type=Path))
-@click.option("--kind", type=click.Choice([*_RESULT_PLOTS, *_TRACE_PLOTS]), required=True)
+@click.option("--kind", type=click.Choice([*_RESULT_PLOTS, *_TRACE_PLOTS, *_JOB_PLOTS]), required=True,
+              help="jobs and slowdown: the per-job Gantt and slowdown bars of a jobs scenario.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="PNG to write (default: <kind>.png next to the results, or in the working directory).")
 @click.option("--baseline", default="ring", show_default=True, help="For --kind speedup.")
@@ -249,6 +281,9 @@ def plot(source: Path, kind: str, output: Path | None, baseline: str, algorithm:
     from simnet.scenario import runs
     from simnet.units import parse_size
 
+    if kind in _JOB_PLOTS:
+        _plot_jobs(source, kind, output)
+        return
     if kind in _RESULT_PLOTS and source.is_dir():
         csv = source / "results.csv"
         if not csv.is_file():
@@ -267,6 +302,9 @@ def plot(source: Path, kind: str, output: Path | None, baseline: str, algorithm:
                 raise SimnetError(f"no point {point_index}; the sweep has {len(points)}", path="--point",
                                   source=str(source))
             chosen = points[point_index].scenario
+            if chosen.jobs is not None:
+                raise SimnetError("a jobs scenario has no single run to draw; use --kind jobs or --kind slowdown",
+                                  path="--kind", source=str(source))
             names = list(dict.fromkeys(a.name for a in chosen.collective.algorithms))
             name = algorithm or names[0]
             if name not in names:
@@ -295,6 +333,37 @@ def plot(source: Path, kind: str, output: Path | None, baseline: str, algorithm:
         plots.busbw_vs_size(results, target, title=title)
     else:
         plots.speedup_bars(results, target, baseline=baseline, title=title)
+    click.echo(f"wrote {target}", err=True)
+
+
+def _plot_jobs(source: Path, kind: str, output: Path | None) -> None:
+    """The per-job Gantt or the slowdown bars, from a results directory or by running a jobs scenario."""
+    import pandas as pd
+
+    from simnet.scenario import run_jobs_point
+
+    if source.is_dir():
+        needed = source / ("timeline.csv" if kind == "jobs" else "results.csv")
+        if not needed.is_file() or not (source / "timeline.csv").is_file():
+            raise SimnetError("no results of a jobs scenario here; run `simnet run SCENARIO --out DIR` first",
+                              source=str(source))
+        table = pd.read_csv(needed, keep_default_na=False)
+        title, target = source.name, output or source / f"{kind}.png"
+    elif source.suffix in (".yaml", ".yml"):
+        points = expand(load_scenario(source), source=str(source))
+        if points[0].scenario.jobs is None:
+            raise SimnetError("this scenario has no jobs; --kind jobs and slowdown draw jobs scenarios", path="--kind",
+                              source=str(source))
+        results = [run_jobs_point(point) for point in points]
+        table = pd.concat([r.timeline if kind == "jobs" else r.jobs for r in results], ignore_index=True)
+        title, target = source.stem, output or Path(f"{kind}.png")
+    else:
+        raise SimnetError("expected a results directory (from `simnet run --out`) or a scenario .yaml",
+                          source=str(source))
+    if kind == "jobs":
+        plots.jobs_gantt(table, target, title=title)
+    else:
+        plots.slowdown_bars(table, target, title=title)
     click.echo(f"wrote {target}", err=True)
 
 

@@ -385,6 +385,29 @@ class Simulation:
             issued.sort()
             self._links.submit(now, issued, self._routes, self._nbytes, self._channels)
 
+    def usage(self) -> tuple[np.ndarray, ...]:
+        """Per-link drain segments of every transfer run so far: arrays ``(link, flow, start_s, end_s, rate_Bps)``.
+
+        Flows are numbered across all the schedules run on this simulation (see
+        :attr:`Trace.flows`); one segment per link of a route and interval of constant rate.
+        """
+        return self._links.usage()
+
+    def limits(self) -> tuple[np.ndarray, ...]:
+        """When each link held each flow back, over every schedule run so far: arrays ``(link, flow, start_s, end_s)``.
+
+        As :attr:`Trace.limits`, with flows numbered across schedules (:attr:`Trace.flows`).
+        """
+        link, flow, start, end = self._links.limits()
+        started, issue = self._links.started_s, self._issue_s
+        waits = [(blocker, f, issue[f], started[f]) for f, blocker in self._links.blocked_by.items()
+                 if started[f] > issue[f]]
+        if not waits:
+            return link, flow, start, end
+        extra = [np.array(column) for column in zip(*waits)]
+        return (np.concatenate([link, extra[0]]).astype(int), np.concatenate([flow, extra[1]]).astype(int),
+                np.concatenate([start, extra[2]]), np.concatenate([end, extra[3]]))
+
     def _trace(self, job: _Job) -> Trace:
         lo, hi = job.offset, job.offset + job.count
         started = self._links.started_s
@@ -435,6 +458,9 @@ class Trace:
     bottlenecks : tuple of dict
         Per transfer, ``{link: seconds}`` during which that link limited its rate
         (computed from the link model on first access).
+    limits : tuple of numpy.ndarray
+        When each link held each transfer back: ``(link, transfer, start_s, end_s)``
+        (computed on first access, see :attr:`limits`).
     """
 
     schedule: Schedule
@@ -462,6 +488,30 @@ class Trace:
         """Per transfer, ``{link: seconds}`` during which that link limited its rate."""
         limits = self._links.bottlenecks()
         return tuple({int(k): float(v) for k, v in limits.get(f, {}).items()} for f in self._flows)
+
+    @cached_property
+    def limits(self) -> tuple[np.ndarray, ...]:
+        """When each link held each transfer back: arrays ``(link, transfer, start_s, end_s)``.
+
+        Two kinds of interval: a transfer draining slower than it would alone on its
+        route, at the rate a link set (its bottleneck under ``maxmin``; under ``fifo``
+        a transfer always drains at its lone rate), and a transfer waiting to start,
+        ``[issue_s, start_s]``, for the link it queued for (:attr:`blocked_by`). What
+        else crossed that link meanwhile is what slowed the transfer down (see
+        :mod:`simnet.jobs`).
+        """
+        link, flow, start, end = self._links.limits(self._flows)
+        waited = (self.blocked_by >= 0) & (self.start_s > self.issue_s)
+        index = np.flatnonzero(waited)
+        return (np.concatenate([link, self.blocked_by[index]]).astype(int),
+                np.concatenate([flow - self._flows.start, index]).astype(int),
+                np.concatenate([start, self.issue_s[index]]), np.concatenate([end, self.start_s[index]]))
+
+    @property
+    def flows(self) -> range:
+        """Flow ids of the transfers in their simulation: transfer ``i`` is flow ``flows[i]``
+        (see :meth:`Simulation.usage` and :meth:`Simulation.limits`)."""
+        return self._flows
 
     @property
     def time_s(self) -> float:

@@ -102,6 +102,9 @@ class LinkModel(Protocol):
     def bottlenecks(self) -> dict[int, dict[int, float]]:
         """Flow -> ``{link: seconds}`` during which that link limited its rate."""
 
+    def limits(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
+        """Intervals during which a link held a flow below its lone rate: arrays ``(link, flow, start_s, end_s)``."""
+
 
 def _segments(rows: list[tuple[int, int, float, float, float]]) -> tuple[np.ndarray, ...]:
     if not rows:
@@ -114,6 +117,14 @@ def _segments(rows: list[tuple[int, int, float, float, float]]) -> tuple[np.ndar
         np.array(end, dtype=float),
         np.array(rate, dtype=float),
     )
+
+
+def _limit_arrays(rows: list[tuple[int, int, float, float]]) -> tuple[np.ndarray, ...]:
+    if not rows:
+        return (np.zeros(0, dtype=int), np.zeros(0, dtype=int), np.zeros(0), np.zeros(0))
+    link, flow, start, end = zip(*rows)
+    return (np.array(link, dtype=int), np.array(flow, dtype=int), np.array(start, dtype=float),
+            np.array(end, dtype=float))
 
 
 class FifoLinks:
@@ -218,6 +229,11 @@ class FifoLinks:
     def bottlenecks(self) -> dict[int, dict[int, float]]:
         """Flow -> ``{bottleneck link: nbytes / rate}`` (the slowest link, first on ties)."""
         return {flow: {self._routes[route][2]: occupancy} for flow, route, _, occupancy in self._reservations}
+
+    def limits(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
+        """None: a reservation always drains at its lone rate (what holds it back is the wait before it starts,
+        :attr:`blocked_by`). Arrays ``(link, flow, start_s, end_s)``, empty."""
+        return _limit_arrays([])
 
 
 class _Flow:
@@ -581,6 +597,18 @@ class MaxMinLinks:
             per_link = limits.setdefault(flow, {})
             per_link[limit] = per_link.get(limit, 0.0) + (end - begin)
         return limits
+
+    def limits(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
+        """Intervals during which a link held a flow below its lone rate: arrays ``(link, flow, start_s, end_s)``.
+
+        The intervals of constant rate in which the flow drained slower than it would
+        alone (the smallest bandwidth of its route), with the link on which progressive
+        filling fixed its rate (:meth:`bottlenecks` sums all intervals, these and
+        those at the lone rate, per link); empty intervals are left out.
+        """
+        routes = self._routes
+        return _limit_arrays([(limit, flow, begin, end) for flow, route, begin, end, rate, limit in self._drains(flows)
+                              if end > begin and rate < routes[route][1]])
 
 
 LINK_MODELS = MappingProxyType({"maxmin": MaxMinLinks, "fifo": FifoLinks})

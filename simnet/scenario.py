@@ -27,6 +27,23 @@ A sparse scenario replaces ``sizes`` by a ``payload`` (see :class:`PayloadSpec`)
 Every combination of its ``dimension`` and ``density`` (each a value or a list) runs
 at the dense size ``dimension * value_bytes``; sparse algorithms receive the
 :class:`~simnet.payloads.SparsePayload` as their ``payload`` parameter.
+
+An ``alltoallv`` takes a traffic ``matrix`` (see :func:`parse_matrix`)::
+
+    collective: {op: alltoallv, algorithms: [direct, bruck], matrix: {kind: zipf, exponent: 1.2, seed: 1}}
+
+A scenario may instead run several *jobs* at once on its fabric, each placed on
+its own GPUs (see :class:`JobSpec` and :func:`simnet.jobs.run_jobs`)::
+
+    jobs:
+      train: {ranks: 32, groups: {tp: 8, dp: rest},
+              collective: {op: allreduce, algorithm: ring, size: 64 MiB}, repeat: 2}
+      moe: {ranks: 16, placement: {kind: random, seed: 1},
+            collective: {op: alltoallv, algorithm: direct, size: 16 MiB, matrix: zipf}}
+      noise: {flows: {pattern: permutation, load: 30%, size: 4 MiB}}
+
+Its results are one row per job (:data:`simnet.analysis.JOB_COLUMNS`) with the
+links and jobs that slowed it (:func:`run_jobs_point`).
 """
 
 from __future__ import annotations
@@ -41,10 +58,11 @@ import json
 import math
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import numpy as np
 import pandas as pd
 import yaml
 from pydantic import (
@@ -67,6 +85,8 @@ from simnet.engine import Trace, simulate
 from simnet.errors import ScenarioError, SimnetError
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
 from simnet.interchange import msccl
+from simnet.jobs import INTERFERENCE_COLUMNS, PLACEMENTS, TIMELINE_COLUMNS, Flows, Job, JobsResult, communicators, \
+    place, run_jobs
 from simnet.models import critical_path_time, predict
 from simnet.links import LINK_MODELS, SHARING
 from simnet.network import BUNDLES, Network
@@ -74,6 +94,7 @@ from simnet.payloads import DISTRIBUTIONS, SparsePayload
 from simnet.schedule import COLLECTIVES, Schedule
 from simnet.topology import BUILDERS, ROUTINGS
 from simnet.topology import build as topology_build
+from simnet.traffic import MATRICES, PATTERNS, TrafficMatrix
 
 __all__ = [
     "Scenario",
@@ -90,6 +111,12 @@ __all__ = [
     "runs",
     "run_point",
     "build_schedule",
+    "run_jobs_point",
+    "point_tables",
+    "parse_matrix",
+    "JobSpec",
+    "JobPlan",
+    "plan_jobs",
     "NetworkCache",
 ]
 
@@ -283,16 +310,97 @@ class PayloadSpec(_Strict):
             raise ScenarioError(error.message, path=f"payload.{error.path}") from None
 
 
+def _placement(value: Any) -> Any:
+    if isinstance(value, str):
+        return {"kind": value}
+    if isinstance(value, list):
+        return {"kind": "explicit", "ranks": value}
+    return value
+
+
+class PlacementSpec(_Strict):
+    """How a job's GPUs are picked: a kind of :data:`simnet.jobs.PLACEMENTS` (see
+    :func:`simnet.jobs.place`), or ``explicit`` with the list of ``ranks``. In YAML a
+    kind name or a list of ranks is enough."""
+
+    kind: Literal[(*PLACEMENTS, "explicit")] = "contiguous"  # type: ignore[valid-type]
+    seed: int = Field(0, ge=0)
+    stride: int | None = Field(None, ge=1)
+    ranks: list[Annotated[int, Field(ge=0)]] | None = None
+
+
+def _job_ranks(value: Any) -> Any:
+    if value is None or value == "all":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, list)):
+        raise ScenarioError(f"expected a number of GPUs, 'all' or a list of ranks, got {value!r}")
+    if isinstance(value, int) and value < 2:
+        raise ScenarioError(f"a job needs at least 2 GPUs, got {value}")
+    if isinstance(value, list) and not all(isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in value):
+        raise ScenarioError(f"a list of ranks must hold integers ≥ 0, got {value!r}")
+    return value
+
+
+def _group(value: Any) -> Any:
+    if isinstance(value, dict):
+        return value
+    return {"ranks": value}
+
+
+class FlowsSpec(_Strict):
+    """Background flows (see :class:`simnet.jobs.Flows`): ``pattern``, offered ``load``
+    (a fraction), ``size`` of each flow, ``seed`` and an optional ``duration``."""
+
+    pattern: Literal[PATTERNS] = "permutation"  # type: ignore[valid-type]
+    load: Fraction
+    size: Size
+    seed: int = Field(0, ge=0)
+    duration: Annotated[float, BeforeValidator(units.parse_time), Field(gt=0),
+                        PlainSerializer(lambda v: units.format_exact(v, "time"), when_used="json")] | None = None
+
+
+class JobCollectiveSpec(_Strict):
+    """A job's collective: ``op``, ``algorithm``, ``size`` per rank, and the algorithm's parameters."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    op: Literal[COLLECTIVES]  # type: ignore[valid-type]
+    algorithm: str
+    size: Size
+
+
+class JobSpec(_Strict):
+    """One job of a ``jobs:`` scenario.
+
+    ``ranks`` (a number of GPUs, ``all``, or a list of network ranks) and
+    ``placement`` say where it runs: collective jobs take GPUs that earlier jobs
+    left free, in the order the jobs are written; background flows may use any GPU
+    (default: all). ``groups`` (``{tp: 8, dp: rest}``, innermost first) cut its
+    ranks into communicators, each level a job of its own named ``<job>.<level>``,
+    whose collective may override keys of ``collective`` (``dp: {ranks: rest, size:
+    256 MiB}``). ``start`` (a time) and ``repeat`` (collectives per communicator,
+    one after the other). Exactly one of ``collective`` and ``flows``.
+    """
+
+    ranks: Annotated[Any, BeforeValidator(_job_ranks)] = None
+    placement: Annotated[PlacementSpec, BeforeValidator(_placement)] = PlacementSpec()
+    groups: dict[str, Annotated[dict[str, Any], BeforeValidator(_group)]] | None = None
+    collective: JobCollectiveSpec | None = None
+    flows: FlowsSpec | None = None
+    start: Time = 0.0
+    repeat: int = Field(1, ge=1)
+
+
 class Scenario(_Strict):
     """A validated scenario (see the module docstring for the YAML form)."""
 
     name: str = Field(min_length=1)
     description: str = ""
     topology: dict[str, Any]
-    collective: CollectiveSpec
+    collective: CollectiveSpec | None = None
     sizes: list[Size] = []
     payload: PayloadSpec | None = None
     network: NetworkSpec = NetworkSpec()
+    jobs: dict[str, JobSpec] | None = None
     sweep: SweepSpec | None = None
     _networks: NetworkCache = PrivateAttr(default_factory=NetworkCache)
     _base_dir: Path | None = PrivateAttr(default=None)
@@ -464,6 +572,76 @@ def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bo
         _raise_translated(error, path)
 
 
+def parse_matrix(value: Any, *, path: str = "matrix") -> TrafficMatrix:
+    """A traffic matrix from YAML.
+
+    Accepted forms: a kind (``uniform``, ``zipf``, ``hotspot``); a mapping with
+    ``kind`` and its parameters (``{kind: zipf, exponent: 1.2, seed: 3}``,
+    ``{kind: hotspot, hotspots: 2, fraction: 80%, seed: 1}``); a list of rows of
+    non-negative weights; or ``{file: traffic.npy}``, an ``n × n`` array saved with
+    :func:`numpy.save` (relative to the working directory). Weights are relative:
+    the collective's ``size`` is the mean bytes a rank sends (see
+    :class:`simnet.traffic.TrafficMatrix`), so a matrix measured in bytes runs
+    as measured with ``size`` its total over ``n``.
+
+    Raises
+    ------
+    ScenarioError
+        Naming `path` and the offending key.
+    """
+    if isinstance(value, str):
+        value = {"kind": value}
+    elif isinstance(value, list):
+        value = {"kind": "explicit", "weights": value}
+    if not isinstance(value, dict):
+        raise ScenarioError(f"expected a kind ({', '.join(MATRICES[:-1])}), a mapping, a list of rows or "
+                            f"{{file: PATH.npy}}, got {value!r}", path=path)
+    spec = dict(value)
+    if "file" in spec:
+        extra = sorted(set(spec) - {"file"})
+        if extra:
+            raise ScenarioError("a matrix file takes no other keys", path=f"{path}.{extra[0]}")
+        name = spec["file"]
+        try:
+            weights = np.load(str(name), allow_pickle=False)
+        except FileNotFoundError:
+            raise ScenarioError(f"no file {name!r}", path=f"{path}.file") from None
+        except (OSError, ValueError) as error:
+            raise ScenarioError(f"cannot read {name!r} as a .npy array ({error})", path=f"{path}.file") from None
+        spec = {"kind": "explicit", "weights": weights, "source": str(name)}
+    kind = spec.get("kind", "uniform")
+    allowed = {"uniform": ("kind",), "zipf": ("kind", "exponent", "seed"),
+               "hotspot": ("kind", "hotspots", "fraction", "seed"), "explicit": ("kind", "weights", "source")}
+    if kind not in allowed:
+        raise ScenarioError(_unknown("matrix kind", str(kind), list(MATRICES)), path=f"{path}.kind")
+    for key in spec:
+        if key not in allowed[kind]:
+            raise ScenarioError(_unknown(f"key of a {kind} matrix", str(key), list(allowed[kind])), path=f"{path}.{key}")
+    try:
+        if "fraction" in spec:
+            spec["fraction"] = units.parse_fraction(spec["fraction"])
+        if kind == "explicit" and not isinstance(spec.get("weights"), np.ndarray):
+            try:
+                spec["weights"] = np.array(spec.get("weights"), dtype=float)
+            except (TypeError, ValueError):
+                raise ScenarioError("must be rows of numbers", path="weights") from None
+        return TrafficMatrix(**spec)
+    except SimnetError as error:
+        raise ScenarioError(error.message, path=".".join(p for p in (path, error.path) if p)) from None
+
+
+def _matrix_param(op: str, spec: Any, path: str) -> dict[str, Any]:
+    """``{"matrix": ...}`` for an ``alltoallv``; nothing for the others (which must not get a matrix)."""
+    if op == "alltoallv":
+        if spec is None:
+            raise ScenarioError("missing; alltoallv needs a traffic matrix (uniform, zipf, hotspot, a list of rows "
+                                "or {file: PATH.npy})", path=path)
+        return {"matrix": parse_matrix(spec, path=path)}
+    if spec is not None:
+        raise ScenarioError(f"a traffic matrix makes the collective an alltoallv, not {op}", path=path)
+    return {}
+
+
 _MSCCL_KEYS = ("msccl", "inplace", "root", "range")
 
 
@@ -551,7 +729,9 @@ def _algorithm_runs(
         accepted = {_yaml_key(p) for p in _keyword_parameters(builder)}
         taken = {k: v for k, v in shared.items() if k in accepted}
         used_shared.update(taken)
-        what, skip = f"algorithm {name!r}", ("nranks", "size_bytes", *supplied)
+        what, skip = f"algorithm {name!r}", ("nranks", "size_bytes", "matrix", *supplied)
+        own_matrix, shared_matrix = own.pop("matrix", None), taken.pop("matrix", None)
+        matrix = (own_matrix, f"{where}.matrix") if own_matrix is not None else (shared_matrix, "collective.matrix")
         params = call_with_units(builder, taken, path="collective", what=what, skip=skip, required=False)
         params |= call_with_units(builder, own, path=where, what=what, skip=skip, required=False)
         for parameter_name, (parameter, annotation) in _keyword_parameters(builder).items():
@@ -559,6 +739,9 @@ def _algorithm_runs(
                 _, expected = _parser(parameter_name, annotation)
                 raise ScenarioError(f"missing; {what} needs {expected}", path=f"{where}.{_yaml_key(parameter_name)}")
         origins = {key: f"collective.{key}" for key in taken} | {key: f"{where}.{key}" for key in own}
+        if "matrix" in accepted:
+            params |= _matrix_param(collective.op, *matrix)
+            origins["matrix"] = matrix[1]
         runs.append((ALGORITHMS[name], params, origins, {}))
     for key in shared:
         if key not in used_shared:
@@ -597,15 +780,37 @@ def _format_validation_error(error: ValidationError) -> ScenarioError:
     return ScenarioError(message, path=path)
 
 
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model an annotation holds (itself, or inside ``X | None`` / ``Annotated[X, ...]``)."""
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+        if typing.get_origin(candidate) is Annotated and _model_in(typing.get_args(candidate)[0]):
+            return _model_in(typing.get_args(candidate)[0])
+    return None
+
+
+def _mapped(annotation: Any) -> Any:
+    """The value type of a ``dict[str, X]`` (also inside ``X | None``), or ``None``."""
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if typing.get_origin(candidate) is dict:
+            return typing.get_args(candidate)[1]
+    return None
+
+
 def _fields_at(loc: tuple) -> list[str]:
-    model: Any = Scenario
+    annotation: Any = Scenario
     for part in loc:
-        field = getattr(model, "model_fields", {}).get(part)
-        if field is None:
+        model = _model_in(annotation)
+        entry = model.model_fields.get(part) if model is not None and isinstance(part, str) else None
+        if entry is not None:
+            annotation = entry.annotation
+            continue
+        annotation = _mapped(annotation)
+        if annotation is None:
             return []
-        candidates = [field.annotation, *typing.get_args(field.annotation)]
-        model = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
-    return list(getattr(model, "model_fields", {}))
+    model = _model_in(annotation)
+    return list(model.model_fields) if model is not None else []
 
 
 def parse_scenario(data: Any, *, source: str = "", force: bool = False,
@@ -639,8 +844,14 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False,
         scenario._programs = programs
     scenario._base_dir = None if base_dir is None else Path(base_dir)
     try:
+        if scenario.jobs is None and scenario.collective is None:
+            raise ScenarioError("missing; a scenario runs a collective (with sizes) or jobs", path="collective")
         network = scenario.built_network(force=force)
         scenario.network.simulate_kwargs(network.size)
+        if scenario.jobs is not None:
+            _check_jobs_scenario(scenario, data)
+            plan_jobs(scenario, network)
+            return scenario
         if scenario.payload is None and not scenario.sizes:
             given = "sizes" in data
             raise ScenarioError(f"must not be empty, got {data['sizes']!r}" if given else "missing", path="sizes")
@@ -839,6 +1050,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     unless `force` (see :mod:`simnet.guards`).
     """
     scenario = point.scenario
+    if scenario.jobs is not None:
+        raise ScenarioError("a jobs scenario runs its jobs together; use run_jobs_point", path="jobs")
     network = scenario.built_network(force=force)
     nranks = network.size
     options = scenario.network.simulate_kwargs(nranks)
@@ -859,7 +1072,7 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
             params = base | ({"payload": payload} if payload is not None and takes_payload else {})
             params, schedule = _built(record, params, origins, network, size,
                                       sized_by="payload" if payload else "sizes")
-            described = {_yaml_key(k): v for k, v in params.items() if k != "payload"} | shown_extra
+            described = {_yaml_key(k): _jsonable(v) for k, v in params.items() if k != "payload"} | shown_extra
             shown = json.dumps(described | ({"payload": payload.describe()} if payload else {}), sort_keys=True)
             try:
                 trace = simulate(network, schedule, **options)
@@ -886,15 +1099,251 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
             yield Run(name, params, size, trace, row)
 
 
+def _jsonable(value: Any) -> Any:
+    return value.describe() if isinstance(value, TrafficMatrix) else value
+
+
+def _check_jobs_scenario(scenario: Scenario, data: dict) -> None:
+    if scenario.collective is not None:
+        raise ScenarioError("a scenario runs either one collective over sizes or jobs, not both; remove collective "
+                            "or jobs", path="jobs")
+    if "sizes" in data or scenario.payload is not None:
+        key = "sizes" if "sizes" in data else "payload"
+        raise ScenarioError(f"every job gives its own size; remove {key}", path=key)
+    if not scenario.jobs:
+        raise ScenarioError("must list at least one job", path="jobs")
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    """One job of a scenario, resolved against its network (nothing built yet).
+
+    Attributes
+    ----------
+    name : str
+        The job's name (``<job>.<level>`` for a level of ``groups``).
+    path : str
+        Key path of the job in the scenario.
+    communicators : tuple of tuple of int
+        Network ranks of each communicator.
+    start_s : float
+        Start time, seconds.
+    repeat : int
+        Collectives per communicator.
+    algorithm : str
+        Algorithm name (empty for background flows).
+    op : str
+        Collective (``"flows"`` for background flows).
+    size_bytes : int
+        Size per rank (of every flow for background flows).
+    params : dict
+        The algorithm's parameters, SI units, topology-derived defaults filled in.
+    origins : dict
+        Key path of each given parameter (and of ``size``, ``algorithm``, ``ranks``).
+    flows : Flows or None
+        The background traffic of a flows job.
+    """
+
+    name: str
+    path: str
+    communicators: tuple[tuple[int, ...], ...]
+    start_s: float
+    repeat: int
+    algorithm: str = ""
+    op: str = "flows"
+    size_bytes: int = 0
+    params: dict = field(default_factory=dict)
+    origins: dict = field(default_factory=dict)
+    flows: Flows | None = None
+
+
+def _job_ranks_of(spec: JobSpec, where: str, network: Network, taken: list[int], collective: bool) -> tuple[int, ...]:
+    placement = spec.placement
+    explicit = placement.ranks if placement.kind == "explicit" else None
+    if isinstance(spec.ranks, list):
+        if explicit is not None:
+            raise ScenarioError("give the ranks either as a list or as an explicit placement", path=f"{where}.ranks")
+        explicit = spec.ranks
+    if explicit is not None:
+        key = f"{where}.ranks" if isinstance(spec.ranks, list) else f"{where}.placement.ranks"
+        if isinstance(spec.ranks, int) and spec.ranks != len(explicit):
+            raise ScenarioError(f"asks for {spec.ranks} GPUs but the placement lists {len(explicit)}",
+                                path=f"{where}.ranks")
+        if len(set(explicit)) != len(explicit) or len(explicit) < 2:
+            raise ScenarioError(f"must be at least 2 distinct ranks, got {explicit}", path=key)
+        outside = [r for r in explicit if r >= network.size]
+        if outside:
+            raise ScenarioError(f"rank {outside[0]} is not among the network's {network.size} GPUs", path=key)
+        return tuple(explicit)
+    if placement.kind == "explicit":
+        raise ScenarioError("an explicit placement needs its list of ranks", path=f"{where}.placement.ranks")
+    blocked = taken if collective else ()
+    count = spec.ranks if spec.ranks is not None else network.size - len(set(blocked))
+    try:
+        return place(network, placement.kind, count, taken=blocked, seed=placement.seed, stride=placement.stride)
+    except SimnetError as error:
+        key = "ranks" if error.path == "ranks" else f"placement.{error.path}"
+        raise ScenarioError(error.message, path=f"{where}.{key}") from None
+
+
+def _job_collective(raw: dict[str, tuple[Any, str]], network: Network, members: tuple[int, ...]
+                    ) -> tuple[str, str, int, dict, dict]:
+    """(op, algorithm, size_bytes, params, origins) of a job's collective; `raw` maps keys to (value, key path)."""
+    op, op_path = raw["op"]
+    name, name_path = raw["algorithm"]
+    if name not in ALGORITHMS:
+        raise ScenarioError(_unknown("algorithm", str(name), sorted(ALGORITHMS)), path=name_path)
+    record = ALGORITHMS[name]
+    if op not in record.ops:
+        raise ScenarioError(f"algorithm {name!r} computes {', '.join(record.ops)}, not {op} "
+                            f"(algorithms for {op}: {', '.join(ALGORITHMS.for_op(op))})", path=name_path)
+    size, size_path = raw["size"]
+    try:
+        size_bytes = units.parse_size(size)
+    except SimnetError as error:
+        raise ScenarioError(error.message, path=size_path) from None
+    if size_bytes < 1:
+        raise ScenarioError(f"must be ≥ 1, got {size!r}", path=size_path)
+    what = f"algorithm {name!r}"
+    params: dict[str, Any] = {}
+    matrix = raw.get("matrix", (None, f"{name_path.rsplit('.', 1)[0]}.matrix"))
+    for key, (value, path) in raw.items():
+        if key in ("op", "algorithm", "size", "matrix"):
+            continue
+        params |= call_with_units(record.builder, {key: value}, path=path.rsplit(".", 1)[0], what=what,
+                                  skip=("nranks", "size_bytes", "matrix"), required=False)
+    if "matrix" in {p.name for p in record.parameters}:
+        params |= _matrix_param(op, *matrix)
+    elif matrix[0] is not None:
+        raise ScenarioError(f"{what} takes no traffic matrix", path=matrix[1])
+    if record.defaults is not None:
+        gpus = [network.ranks[r] for r in members]
+        try:
+            derived = record.defaults(functools.partial(hierarchy_factors, network.graph, ranks=gpus))
+        except SimnetError as error:
+            derivable = record.defaults(lambda levels: (len(members), 1))
+            missing = ", ".join(key for key in derivable if key not in params)
+            if missing:
+                raise ScenarioError(f"cannot derive {missing} from the GPUs of this job ({error.message}); give it",
+                                    path=name_path) from None
+            derived = {}
+        params = {**derived, **params}
+    origins = {key: path for key, (_, path) in raw.items()}
+    return op, name, size_bytes, params, origins
+
+
+def plan_jobs(scenario: Scenario, network: Network) -> list[JobPlan]:
+    """The jobs of a ``jobs:`` scenario, placed on `network` in the order written.
+
+    Raises
+    ------
+    ScenarioError
+        Naming the job's key path (``jobs.<name>.placement``, ``jobs.<name>.groups.dp``, ...).
+    """
+    plans: list[JobPlan] = []
+    taken: list[int] = []
+    for name, spec in (scenario.jobs or {}).items():
+        where = f"jobs.{name}"
+        if (spec.collective is None) == (spec.flows is None):
+            message = "give a collective or flows, not both" if spec.collective else "missing; give a collective or flows"
+            raise ScenarioError(message, path=f"{where}.collective")
+        ranks = _job_ranks_of(spec, where, network, taken, spec.collective is not None)
+        if spec.flows is not None:
+            if spec.groups:
+                raise ScenarioError("background flows have no communicator groups", path=f"{where}.groups")
+            flows = spec.flows
+            try:
+                background = Flows(flows.pattern, flows.load, flows.size, flows.seed, flows.duration)
+            except SimnetError as error:
+                raise ScenarioError(error.message, path=f"{where}.flows.{_yaml_key(error.path)}") from None
+            plans.append(JobPlan(name, where, (ranks,), spec.start, spec.repeat, flows.pattern, "flows", flows.size,
+                                 origins={"ranks": f"{where}.ranks"}, flows=background))
+            continue
+        taken.extend(ranks)
+        groups = spec.groups or {}
+        try:
+            levels = communicators(ranks, {level: group.get("ranks") for level, group in groups.items()} or None)
+        except SimnetError as error:
+            raise ScenarioError(error.message, path=f"{where}.groups.{error.path}") from None
+        size = units.format_exact(spec.collective.size, "size")
+        base = {key: (value, f"{where}.collective.{key}")
+                for key, value in {"op": spec.collective.op, "algorithm": spec.collective.algorithm,
+                                   "size": size, **(spec.collective.model_extra or {})}.items()}
+        for level, members in levels.items():
+            raw = dict(base)
+            raw |= {key: (value, f"{where}.groups.{level}.{key}")
+                    for key, value in groups.get(level, {}).items() if key != "ranks"}
+            op, algorithm, size, params, origins = _job_collective(raw, network, members[0])
+            path = f"{where}.groups.{level}" if level else where
+            origins["ranks"] = path if level else f"{where}.ranks"
+            plans.append(JobPlan(f"{name}.{level}" if level else name, path, members, spec.start, spec.repeat,
+                                 algorithm, op, size, params, origins))
+    return plans
+
+
+def _build_job(plan: JobPlan, *, force: bool) -> Job:
+    if plan.flows is not None:
+        return Job(plan.name, plan.communicators, flows=plan.flows, start_s=plan.start_s, repeat=plan.repeat)
+    record = ALGORITHMS[plan.algorithm]
+    width = len(plan.communicators[0])
+    transfers = record.transfers(width, plan.params) * len(plan.communicators) * plan.repeat
+    check_fits(f"job {plan.name} (about {transfers:,} transfers)", transfers * BYTES_PER_TRANSFER, force=force,
+               path=plan.path)
+    try:
+        schedule = record.builder(width, plan.size_bytes, **plan.params)
+    except SimnetError as error:
+        key = _yaml_key(error.path).split(".")[0]
+        where = plan.origins.get(key) or plan.origins.get({"nranks": "ranks"}.get(key, key)) or plan.origins["algorithm"]
+        raise ScenarioError(error.message, path=where) from None
+    return Job(plan.name, plan.communicators, schedule=schedule, start_s=plan.start_s, repeat=plan.repeat)
+
+
+def run_jobs_point(point: Point, *, force: bool = False) -> JobsResult:
+    """Run the jobs of one point of a ``jobs:`` scenario together, then each alone (:func:`simnet.jobs.run_jobs`).
+
+    The frames carry the scenario's name and the point's label; ``interference`` and
+    ``timeline`` get a ``point`` column first.
+    """
+    scenario = point.scenario
+    if scenario.jobs is None:
+        raise ScenarioError("this scenario has no jobs; run it with run_point", path="jobs")
+    network = scenario.built_network(force=force)
+    jobs = [_build_job(plan, force=force) for plan in plan_jobs(scenario, network)]
+    options = scenario.network.simulate_kwargs(network.size)
+    try:
+        result = run_jobs(network, jobs, **options)
+    except SimnetError as error:
+        raise ScenarioError(error.message, path=_OPTION_PATHS.get(error.path, f"jobs.{error.path}")) from None
+    frame = result.jobs.assign(scenario=scenario.name, point=point.label)
+    extra = {name: table.assign(point=point.label)[["point", *columns]]
+             for name, table, columns in (("interference", result.interference, INTERFERENCE_COLUMNS),
+                                          ("timeline", result.timeline, TIMELINE_COLUMNS))}
+    return JobsResult(frame, extra["timeline"], extra["interference"], result.traces)
+
+
+def point_tables(point: Point, *, force: bool = False) -> dict[str, list[dict]]:
+    """The result rows of one point as plain records: ``{"rows": [...]}``, and for a ``jobs:`` scenario
+    also ``"interference"`` and ``"timeline"`` (see :func:`run_jobs_point`)."""
+    if point.scenario.jobs is None:
+        return {"rows": run_point(point, force=force).to_dict(orient="records")}
+    result = run_jobs_point(point, force=force)
+    return {"rows": result.jobs.to_dict(orient="records"),
+            "interference": result.interference.to_dict(orient="records"),
+            "timeline": result.timeline.to_dict(orient="records")}
+
+
 def run_point(point: Point, *, force: bool = False) -> pd.DataFrame:
-    """Result rows of one point: every (algorithm, size) beside its models.
+    """Result rows of one point: every (algorithm, size) beside its models, or every job.
 
     Returns
     -------
     pandas.DataFrame
         One row per (algorithm, size) with the columns of
-        :data:`simnet.analysis.RESULT_COLUMNS`.
+        :data:`simnet.analysis.RESULT_COLUMNS`; for a ``jobs:`` scenario one row per
+        job with :data:`simnet.analysis.JOB_COLUMNS` (see :func:`run_jobs_point`).
     """
+    if point.scenario.jobs is not None:
+        return run_jobs_point(point, force=force).jobs
     rows = [r.row for r in runs(point, force=force)]
     return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
 

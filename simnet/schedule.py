@@ -65,6 +65,7 @@ from simnet.errors import ScheduleError
 
 __all__ = [
     "COLLECTIVES",
+    "ALL_TO_ALL",
     "OPS",
     "BUFFERS",
     "MAX_BUFFERS",
@@ -80,7 +81,9 @@ __all__ = [
     "check",
 ]
 
-COLLECTIVES = ("allreduce", "reduce_scatter", "all_gather", "broadcast", "reduce")
+COLLECTIVES = ("allreduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "alltoall", "alltoallv")
+ALL_TO_ALL = ("alltoall", "alltoallv")
+"""Collectives that move blocks from rank to rank: chunk ``c`` starts at ``owners[c]`` and must end at ``targets[c]``."""
 OPS = ("copy", "reduce", "reduce_topk")
 """Transfer ops; their index is the op code stored in :attr:`TransferTable.op`."""
 BUFFERS = ("work", "input", "scratch")
@@ -593,7 +596,10 @@ class Schedule:
     nranks : int
         Number of ranks taking part.
     chunk_bytes : tuple of int
-        Size of each chunk, bytes; they partition the payload of every rank.
+        Size of each chunk, bytes; they partition the payload of every rank. For
+        ``alltoall`` and ``alltoallv`` each chunk is (a piece of) one *block*: the data
+        rank ``owners[c]`` sends to rank ``targets[c]``, so the chunks of all ranks'
+        send buffers together partition the payload of the whole communicator.
     transfers : TransferTable or sequence of Transfer
         The messages, each depending only on earlier ones (a sequence is turned into a table).
     algorithm : str
@@ -602,7 +608,8 @@ class Schedule:
         Root rank of ``broadcast`` and ``reduce``.
     owners : tuple of int, optional
         Rank owning each chunk: the rank that ends with the reduced chunk in
-        ``reduce_scatter`` and that starts with it in ``all_gather``.
+        ``reduce_scatter`` and that starts with it in ``all_gather``, ``alltoall``
+        and ``alltoallv``.
     params : dict
         Parameters the algorithm was built with.
     topk : int, optional
@@ -611,6 +618,10 @@ class Schedule:
         Rank groups served by in-network reductions: endpoint ``nranks + j`` is the
         reduce-capable switch of group ``j`` (see the module docstring). Transfers may
         name endpoints in ``[0, nranks + len(switches))``.
+    targets : tuple of int, optional
+        ``alltoall`` and ``alltoallv``: the rank each chunk must end at (in its work
+        buffer). Other ranks may hold it on the way (Bruck's algorithm, leaders of
+        hierarchical schemes); what they are left with does not matter.
     """
 
     collective: str
@@ -623,6 +634,7 @@ class Schedule:
     params: dict = field(default_factory=dict)
     topk: int | None = None
     switches: tuple[tuple[int, ...], ...] = ()
+    targets: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.collective not in COLLECTIVES:
@@ -637,6 +649,15 @@ class Schedule:
             self.owners is None or len(self.owners) != len(self.chunk_bytes)
         ):
             raise ScheduleError(f"{self.collective} needs one owner rank per chunk")
+        if self.collective in ALL_TO_ALL:
+            for name in ("owners", "targets"):
+                ranks = getattr(self, name)
+                if ranks is None or len(ranks) != len(self.chunk_bytes):
+                    raise ScheduleError(f"{self.collective} needs one {name[:-1]} rank per chunk")
+                if not isinstance(ranks, tuple):
+                    object.__setattr__(self, name, tuple(int(r) for r in ranks))
+                if ranks and not 0 <= min(ranks) <= max(ranks) < self.nranks:
+                    raise ScheduleError(f"{self.collective}: {name} must be ranks in [0, {self.nranks})")
         if not isinstance(self.chunk_bytes, tuple):
             object.__setattr__(self, "chunk_bytes", tuple(int(b) for b in self.chunk_bytes))
         if not isinstance(self.transfers, TransferTable):
@@ -698,7 +719,9 @@ class Schedule:
 
     @property
     def size_bytes(self) -> int:
-        """Payload size per rank, bytes."""
+        """Payload size per rank, bytes (all-to-all: the mean send buffer, all blocks over the ranks, rounded down)."""
+        if self.collective in ALL_TO_ALL:
+            return sum(self.chunk_bytes) // self.nranks
         return sum(self.chunk_bytes)
 
     @property
@@ -830,7 +853,7 @@ def _check_races(table: TransferTable, partners: dict[int, int]) -> None:
 
 def _initial_holds(collective: str, rank: int, chunk: int, root: int | None, owners) -> bool:
     """Whether `rank`'s work buffer starts with its contribution to `chunk`."""
-    if collective == "all_gather":
+    if collective == "all_gather" or collective in ALL_TO_ALL:
         return owners[chunk] == rank
     if collective == "broadcast":
         return rank == root
@@ -909,7 +932,7 @@ def execute(
         initial + [list(row) for row in empty],
         *([[None] * nchunks for _ in range(schedule.endpoints)] for _ in range(SCRATCH, nbuffers)),
     ]
-    if schedule.collective == "all_gather":
+    if schedule.collective == "all_gather" or schedule.collective in ALL_TO_ALL:
         state[INPUT] = [[initial[r][c] if schedule.owners[c] == r else None for c in range(nchunks)]
                         for r in range(schedule.nranks)] + empty
     elif schedule.collective == "broadcast":
@@ -1056,6 +1079,8 @@ def _expected(schedule: Schedule, rank: int, chunk: int) -> int | None:
             return 1 << schedule.owners[chunk]
         case "broadcast":
             return 1 << schedule.root
+        case "alltoall" | "alltoallv":
+            return 1 << schedule.owners[chunk] if schedule.targets[chunk] == rank else None
         case _:
             return everyone if rank == schedule.root else None
 

@@ -16,7 +16,10 @@ written at once to ``points/<index>-<digest>.json`` (temporary file + rename, so
 killed process leaves either the whole file or none); the digest identifies the
 point's full scenario, so ``resume=True`` reuses exactly the points that are
 unchanged and finished. The combined ``results.csv`` and ``results.json`` are
-rewritten atomically from the point files whenever a run ends, even by Ctrl-C.
+rewritten atomically from the point files whenever a run ends, even by Ctrl-C. A
+``jobs:`` scenario's rows are one per job (:data:`simnet.analysis.JOB_COLUMNS`), and
+its points also write ``interference.csv`` and ``timeline.csv`` (see
+:func:`simnet.scenario.point_tables`).
 """
 
 from __future__ import annotations
@@ -34,9 +37,10 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from simnet.analysis import RESULT_COLUMNS
+from simnet.analysis import JOB_COLUMNS, RESULT_COLUMNS
 from simnet.errors import SimnetError
-from simnet.scenario import Point, run_point
+from simnet.jobs import INTERFERENCE_COLUMNS, TIMELINE_COLUMNS
+from simnet.scenario import Point, point_tables
 
 __all__ = ["SweepInterrupted", "run_sweep", "write_atomic"]
 
@@ -44,8 +48,12 @@ class SweepInterrupted(SimnetError):
     """A sweep stopped by the user before every point finished; finished points are kept."""
 
 
-def _rows(point: Point, force: bool = False) -> list[dict]:
-    return run_point(point, force=force).to_dict(orient="records")
+_TABLES = {"interference": ("point", *INTERFERENCE_COLUMNS), "timeline": ("point", *TIMELINE_COLUMNS)}
+"""Tables a ``jobs:`` scenario adds to its rows, written as ``<name>.csv`` beside ``results.csv``."""
+
+
+def _rows(point: Point, force: bool = False) -> dict[str, list[dict]]:
+    return point_tables(point, force=force)
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -65,7 +73,7 @@ def _load_finished(points_dir: Path, points: list[Point]) -> dict[int, list[dict
         if path.exists():
             record = json.loads(path.read_text(encoding="utf-8"))
             if record.get("digest") == point.digest:
-                finished[point.index] = record["rows"]
+                finished[point.index] = {"rows": record["rows"], **record.get("tables", {})}
     return finished
 
 
@@ -192,11 +200,14 @@ def run_sweep(
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, stop) if in_main_thread else None
     try:
-        for point, rows in stream:
+        for point, tables in stream:
             if points_dir is not None:
-                record = {"index": point.index, "label": point.label, "digest": point.digest, "rows": rows}
+                record = {"index": point.index, "label": point.label, "digest": point.digest, "rows": tables["rows"]}
+                extra = {name: rows for name, rows in tables.items() if name != "rows"}
+                if extra:
+                    record["tables"] = extra
                 write_atomic(points_dir / point.filename, json.dumps(record, indent=1) + "\n")
-            finished[point.index] = rows
+            finished[point.index] = tables
             bar.update(1)
             if on_point is not None:
                 on_point(point)
@@ -206,7 +217,8 @@ def run_sweep(
         if in_main_thread:
             signal.signal(signal.SIGINT, previous)
         bar.close()
-    results = _write_results(out_dir, finished)
+    jobs = bool(points) and points[0].scenario.jobs is not None
+    results = _write_results(out_dir, finished, JOB_COLUMNS if jobs else RESULT_COLUMNS, _TABLES if jobs else {})
     if stop.requested and len(finished) < len(points):
         raise SweepInterrupted(
             f"interrupted after {len(finished)} of {len(points)} points; the finished ones are kept"
@@ -214,10 +226,15 @@ def run_sweep(
     return results
 
 
-def _write_results(out_dir: Path | None, finished: dict[int, list[dict]]) -> pd.DataFrame:
-    rows = [row for index in sorted(finished) for row in finished[index]]
-    results = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+def _write_results(out_dir: Path | None, finished: dict[int, dict[str, list[dict]]], columns: tuple[str, ...],
+                   tables: dict[str, tuple[str, ...]]) -> pd.DataFrame:
+    rows = [row for index in sorted(finished) for row in finished[index]["rows"]]
+    results = pd.DataFrame(rows, columns=list(columns))
     if out_dir is not None:
         write_atomic(out_dir / "results.csv", results.to_csv(index=False, lineterminator="\n"))
         write_atomic(out_dir / "results.json", json.dumps(rows, indent=2) + "\n")
+        for name, table_columns in tables.items():
+            table = pd.DataFrame([row for index in sorted(finished) for row in finished[index].get(name, [])],
+                                 columns=list(table_columns))
+            write_atomic(out_dir / f"{name}.csv", table.to_csv(index=False, lineterminator="\n"))
     return results

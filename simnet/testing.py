@@ -29,19 +29,32 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-__all__ = ["KEY_COLUMNS", "LABEL_COLUMNS", "TIME_COLUMNS", "timing_changes", "assert_timings", "Golden", "simnet_golden"]
+__all__ = ["KEY_COLUMNS", "LABEL_COLUMNS", "TIME_COLUMNS", "JOB_KEY_COLUMNS", "JOB_TIME_COLUMNS", "timing_changes",
+           "assert_timings", "Golden", "simnet_golden"]
 
 KEY_COLUMNS = ("scenario", "point", "algorithm", "params", "network_model", "ranks", "size_bytes")
 TIME_COLUMNS = ("sim_time_s", "model_time_s", "critical_path_s")
 LABEL_COLUMNS = ("topology",)
+JOB_KEY_COLUMNS = ("scenario", "point", "job", "algorithm", "params", "network_model", "ranks", "size_bytes")
+JOB_TIME_COLUMNS = ("time_s", "alone_s", "shared_s")
+"""Key and time columns of a ``jobs:`` scenario's rows (:data:`simnet.analysis.JOB_COLUMNS`)."""
+
+
+def _columns(frame: pd.DataFrame) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Key and time columns of a results frame: per (algorithm, size) runs, or per job."""
+    return (JOB_KEY_COLUMNS, JOB_TIME_COLUMNS) if "job" in frame.columns else (KEY_COLUMNS, TIME_COLUMNS)
 
 
 def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
-    missing = [c for c in (*KEY_COLUMNS, *LABEL_COLUMNS, *TIME_COLUMNS) if c not in frame.columns]
+    keys, times = _columns(frame)
+    missing = [c for c in (*keys, *LABEL_COLUMNS, *times) if c not in frame.columns]
     if missing:
         raise ValueError(f"timings need the columns {missing}")
-    keyed = frame.loc[:, [*KEY_COLUMNS, *LABEL_COLUMNS, *TIME_COLUMNS]]
-    return keyed.astype({"point": str, "ranks": "int64", "size_bytes": "int64"})
+    keyed = frame.loc[:, [*keys, *LABEL_COLUMNS, *times]]
+    keyed = keyed.astype({"point": str, "ranks": "int64", "size_bytes": "int64"})
+    for column in times:
+        keyed[column] = pd.to_numeric(keyed[column].replace("", float("nan")), errors="raise")
+    return keyed
 
 
 def timing_changes(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float = 1e-9) -> pd.DataFrame:
@@ -50,7 +63,9 @@ def timing_changes(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float 
     Parameters
     ----------
     actual, expected : pandas.DataFrame
-        Result frames as returned by :func:`simnet.run` (or read back from CSV).
+        Result frames as returned by :func:`simnet.run` (or read back from CSV); the
+        rows of a ``jobs:`` scenario are keyed by job and compare ``time_s``,
+        ``alone_s`` and ``shared_s``.
     rtol : float
         Relative tolerance on each time column.
 
@@ -60,12 +75,13 @@ def timing_changes(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float 
         One row per change: the key columns, ``column``, ``expected``, ``actual``,
         ``relative_change`` (``NaN`` for added or removed rows) and ``change``.
     """
+    key_columns, time_columns = _columns(actual)
     merged = _keyed(expected).merge(
-        _keyed(actual), on=list(KEY_COLUMNS), how="outer", suffixes=("_expected", "_actual"), indicator=True
+        _keyed(actual), on=list(key_columns), how="outer", suffixes=("_expected", "_actual"), indicator=True
     )
     changes = []
     for row in merged.to_dict(orient="records"):
-        keys = {k: row[k] for k in KEY_COLUMNS}
+        keys = {k: row[k] for k in key_columns}
         if row["_merge"] != "both":
             change = "removed" if row["_merge"] == "left_only" else "added"
             changes.append(keys | {"column": "", "expected": None, "actual": None,
@@ -76,19 +92,25 @@ def timing_changes(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float 
             if old != new:
                 changes.append(keys | {"column": column, "expected": old, "actual": new,
                                        "relative_change": float("nan"), "change": "relabelled"})
-        for column in TIME_COLUMNS:
+        for column in time_columns:
             old, new = row[f"{column}_expected"], row[f"{column}_actual"]
+            if old != old or new != new:
+                if (old != old) != (new != new):
+                    changes.append(keys | {"column": column, "expected": old, "actual": new,
+                                           "relative_change": float("nan"), "change": "moved"})
+                continue
             relative = abs(new - old) / abs(old) if old else abs(new - old)
             if relative > rtol:
                 changes.append(keys | {"column": column, "expected": old, "actual": new,
                                        "relative_change": (new - old) / old if old else float("inf"),
                                        "change": "moved"})
-    return pd.DataFrame(changes, columns=[*KEY_COLUMNS, "column", "expected", "actual", "relative_change", "change"])
+    return pd.DataFrame(changes, columns=[*key_columns, "column", "expected", "actual", "relative_change", "change"])
 
 
 def _describe(changes: pd.DataFrame) -> str:
-    shown = changes.loc[:, ["scenario", "point", "algorithm", "params", "size_bytes", "column", "expected",
-                            "actual", "relative_change", "change"]].astype({"expected": object, "actual": object})
+    labels = ["scenario", "point", *(["job"] if "job" in changes.columns else []), "algorithm", "params", "size_bytes"]
+    shown = changes.loc[:, [*labels, "column", "expected", "actual", "relative_change",
+                            "change"]].astype({"expected": object, "actual": object})
     buffer = io.StringIO()
     with pd.option_context("display.width", 200, "display.max_colwidth", 40, "display.max_rows", 200):
         buffer.write(shown.to_string(index=False, float_format=lambda x: f"{x:.9g}"))

@@ -9,7 +9,7 @@ from simnet.analysis import RESULT_COLUMNS, busbw_factor, display_table, result_
 @pytest.mark.parametrize(
     ("op", "p", "factor"),
     [("allreduce", 8, 1.75), ("allreduce", 2, 1.0), ("reduce_scatter", 4, 0.75), ("all_gather", 4, 0.75),
-     ("broadcast", 16, 1.0), ("reduce", 16, 1.0)],
+     ("broadcast", 16, 1.0), ("reduce", 16, 1.0), ("alltoall", 8, 0.875), ("alltoallv", 4, 0.75)],
 )
 def test_busbw_factors_are_nccl_tests_ones(op, p, factor):
     assert busbw_factor(op, p) == factor

@@ -138,7 +138,11 @@ def test_collective_needs_root_or_owners():
     with pytest.raises(ScheduleError, match="one owner rank per chunk"):
         Schedule("all_gather", 2, (1, 1), ())
     with pytest.raises(ScheduleError, match="collective must be one of"):
-        Schedule("alltoall", 2, (1,), ())
+        Schedule("scan", 2, (1,), ())
+    with pytest.raises(ScheduleError, match="alltoall needs one target rank per chunk"):
+        Schedule("alltoall", 2, (1,), (), owners=(0,))
+    with pytest.raises(ScheduleError, match="targets must be ranks in"):
+        Schedule("alltoallv", 2, (1,), (), owners=(0,), targets=(2,))
 
 
 @given(st.integers(0, 10**9), st.integers(1, 1000))

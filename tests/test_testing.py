@@ -54,3 +54,14 @@ def test_update_mode_writes_and_reports(tmp_path, quickstart, capsys):
 def test_missing_table_fails_outside_update_mode(tmp_path, quickstart):
     with pytest.raises(pytest.fail.Exception, match="--simnet-update-golden"):
         Golden(tmp_path).check("absent", quickstart)
+
+
+def test_a_missing_model_time_is_unchanged_until_it_appears(tmp_path, quickstart):
+    """Algorithms without a closed form have no model time; a golden file stores it as an empty cell."""
+    without = quickstart.assign(model_time_s=float("nan"))
+    path = tmp_path / "golden.csv"
+    without.to_csv(path, index=False)
+    stored = pd.read_csv(path, keep_default_na=False)
+    assert timing_changes(without, stored).empty
+    moved = timing_changes(quickstart, stored)
+    assert set(moved["column"]) == {"model_time_s"} and set(moved["change"]) == {"moved"}

@@ -19,7 +19,9 @@ one module per family:
     ``collnet_direct``, ``collnet_chain`` with NCCL's protocols, and ``nccl``, NCCL's
     own choice per size;
 ``sparse``
-    top-k all-reduce on real index sets.
+    top-k all-reduce on real index sets;
+``alltoall``
+    all-to-all and all-to-all-v: ``direct``, ``bruck``, ``hierarchical``, ``rail_aligned``.
 
 Registering a record here is all the command line, scenarios, the tuner, the
 models and the tests need (``docs/design.md`` walks through adding one).
@@ -27,7 +29,8 @@ models and the tests need (``docs/design.md`` walks through adding one).
 
 from __future__ import annotations
 
-from simnet.algorithms import dense, hierarchical, nccl, primitives, sparse
+from simnet.algorithms import alltoall, dense, hierarchical, nccl, primitives, sparse
+from simnet.algorithms.alltoall import bruck_alltoall, direct_alltoall, hierarchical_alltoall, rail_aligned_alltoall
 from simnet.algorithms.builder import ScheduleBuilder
 from simnet.algorithms.dense import (
     binomial_tree_allreduce,
@@ -64,10 +67,14 @@ __all__ = [
     "hierarchical_ring_allreduce",
     "torus_2d_allreduce",
     "blueconnect_allreduce",
+    "direct_alltoall",
+    "bruck_alltoall",
+    "hierarchical_alltoall",
+    "rail_aligned_alltoall",
 ]
 
 ALGORITHMS = Registry([*dense.ALGORITHMS, *hierarchical.ALGORITHMS, *nccl.ALGORITHMS, *primitives.ALGORITHMS,
-                       *sparse.ALGORITHMS])
+                       *sparse.ALGORITHMS, *alltoall.ALGORITHMS])
 """Name -> :class:`Algorithm`: every algorithm simnet offers."""
 
 

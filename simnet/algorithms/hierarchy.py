@@ -57,7 +57,7 @@ def _present(graph: nx.DiGraph, ranks: list, levels: Sequence[str]) -> list[str]
     return used
 
 
-def rank_coordinates(graph: nx.DiGraph, levels: Sequence[str] = LEVELS) -> list[tuple]:
+def rank_coordinates(graph: nx.DiGraph, levels: Sequence[str] = LEVELS, ranks: Sequence | None = None) -> list[tuple]:
     """Per rank, the values of the hierarchy attributes present, outermost first.
 
     Parameters
@@ -66,13 +66,16 @@ def rank_coordinates(graph: nx.DiGraph, levels: Sequence[str] = LEVELS) -> list[
         A topology (see :mod:`simnet.topology.contract`).
     levels : sequence of str, optional
         Attributes to use, among :data:`LEVELS`; those no GPU carries are skipped.
+    ranks : sequence, optional
+        GPU nodes in rank order (default: every GPU of `graph`, in graph order),
+        e.g. the GPUs a job was placed on.
 
     Returns
     -------
     list of tuple
         ``[(leaf, host, socket), ...]`` restricted to the attributes present.
     """
-    ranks = gpus(graph)
+    ranks = gpus(graph) if ranks is None else list(ranks)
     used = _present(graph, ranks, levels)
     return [tuple(graph.nodes[gpu][level] for level in reversed(used)) for gpu in ranks]
 
@@ -90,7 +93,8 @@ def _check_local_ranks(graph: nx.DiGraph, ranks: list) -> None:
         last[host] = local
 
 
-def hierarchy_factors(graph: nx.DiGraph, levels: Sequence[str] = LEVELS) -> tuple[int, ...]:
+def hierarchy_factors(graph: nx.DiGraph, levels: Sequence[str] = LEVELS, ranks: Sequence | None = None
+                      ) -> tuple[int, ...]:
     """Group size per hierarchy level, innermost first, read from GPU attributes.
 
     With the attributes ``socket``, ``host`` and ``leaf`` all present this is
@@ -106,6 +110,9 @@ def hierarchy_factors(graph: nx.DiGraph, levels: Sequence[str] = LEVELS) -> tupl
         A topology (see :mod:`simnet.topology.contract`).
     levels : sequence of str, optional
         Attributes to use, among :data:`LEVELS` (default all).
+    ranks : sequence, optional
+        GPU nodes in rank order (default: every GPU of `graph`), e.g. the GPUs of a
+        job, whose hierarchy its algorithms follow.
 
     Returns
     -------
@@ -119,9 +126,9 @@ def hierarchy_factors(graph: nx.DiGraph, levels: Sequence[str] = LEVELS) -> tupl
         When the ranks are not numbered hierarchy-major or a level's groups differ
         in size, naming the first offending GPU.
     """
-    ranks = gpus(graph)
+    ranks = gpus(graph) if ranks is None else list(ranks)
     _check_local_ranks(graph, ranks)
-    coordinates = rank_coordinates(graph, levels)
+    coordinates = rank_coordinates(graph, levels, ranks)
     depth = len(coordinates[0])
     sizes = [len(ranks)]
     for prefix in range(1, depth + 1):

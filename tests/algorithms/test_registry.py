@@ -1,7 +1,8 @@
 """Every registered algorithm, enumerated from the registry: an algorithm is tested by being registered.
 
 For each record: the schedule it builds computes its collective for 2 to 17 ranks
-(symbolically, and numerically for small cases), its record is complete, its
+(symbolically, and numerically for small cases; all-to-all-v algorithms also with
+skewed traffic matrices), its record is complete, its
 closed form answers every parameter the builder takes (a change of ``chunks`` moves
 the prediction the way it moves the simulation), its transfer estimate bounds the
 schedule, its tuning variants build, and what it derives from a topology builds.
@@ -20,6 +21,7 @@ from simnet.network import Network
 from simnet.payloads import SparsePayload
 from simnet.schedule import COLLECTIVES, check
 from simnet.topology import switch
+from simnet.traffic import TrafficMatrix
 from tests.algorithms.fabrics import dgx_cluster, full_mesh
 
 NAMES = list(ALGORITHMS)
@@ -46,6 +48,10 @@ def parameters(name: str, nranks: int, *, chunks: int | None = None) -> tuple[in
     return size, params
 
 
+MATRICES = (TrafficMatrix("zipf", exponent=1.2, seed=3), TrafficMatrix("hotspot", hotspots=2, fraction=0.7, seed=1))
+"""Skewed traffic matrices every all-to-all-v algorithm is checked with."""
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_every_algorithm_computes_its_collective_on_2_to_17_ranks(name):
     record = ALGORITHMS[name]
@@ -58,6 +64,11 @@ def test_every_algorithm_computes_its_collective_on_2_to_17_ranks(name):
             assert schedule.collective in record.ops and schedule.nranks == nranks
             assert schedule.size_bytes == size
             check(schedule, numeric=nranks <= 7)
+            if "alltoallv" in record.ops:
+                for matrix in MATRICES:
+                    skewed = record.build(nranks, size, **params, matrix=matrix)
+                    assert skewed.collective == "alltoallv" and skewed.size_bytes == size
+                    check(skewed, numeric=nranks <= 5)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -1,0 +1,655 @@
+"""Several collectives at once on one fabric: jobs, communicator groups, background flows, and who slowed whom.
+
+A :class:`Job` runs one collective on each of its *communicators* (lists of network
+ranks), all at once, ``repeat`` times each (each communicator starts its next
+repetition when its previous one ends), from ``start_s``; or it is background
+traffic, :class:`Flows`: rounds of plain flows in a pattern at a given load.
+:func:`run_jobs` runs all jobs in one SimPy environment over one
+:class:`~simnet.engine.Simulation`, so they share its links, then runs each job
+alone on the same fabric, and reports (:class:`JobsResult`):
+
+* per job its time, its time alone and the slowdown;
+* a timeline of every collective (or round of flows) of every communicator;
+* *interference*: for every job, link and other job, how long the job was held back
+  by that link (``held_s``: a transfer of the job drained at the rate the link set,
+  or waited for it; see :attr:`simnet.engine.Trace.limits`), how much of that time
+  the other job had traffic on the link (``shared_s``), and how many bytes the other
+  job pushed through the link while the job was held back there (``other_bytes``).
+
+Placement (:func:`place`) picks a job's GPUs among those earlier jobs left free;
+:func:`communicators` cuts a job's ranks into communicator groups, innermost level
+first (``{tp: 8, dp: rest}``: every 8 consecutive ranks all-reduce together, and the
+ranks with the same position in their group of 8 form the data-parallel groups).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import simpy
+
+from simnet.algorithms.alltoall import flows_schedule
+from simnet.analysis import JOB_COLUMNS, busbw_factor
+from simnet.engine import Simulation, Trace
+from simnet.errors import SimnetError
+from simnet.network import Network
+from simnet.schedule import Schedule
+from simnet.speed import gc_paused
+from simnet.traffic import PATTERNS, cyclic_permutation, pattern_targets
+
+__all__ = [
+    "PLACEMENTS",
+    "Flows",
+    "Job",
+    "JobsResult",
+    "place",
+    "communicators",
+    "run_jobs",
+    "interference",
+    "INTERFERENCE_COLUMNS",
+    "TIMELINE_COLUMNS",
+]
+
+PLACEMENTS = ("contiguous", "strided", "random", "rail_aligned")
+"""Ways :func:`place` picks a job's GPUs (an explicit list of ranks is the other way)."""
+
+INTERFERENCE_COLUMNS = ("job", "other", "link", "src", "dst", "tier", "held_s", "shared_s", "other_bytes")
+TIMELINE_COLUMNS = ("job", "communicator", "iteration", "start_s", "end_s", "time_s")
+
+
+@dataclass(frozen=True)
+class Flows:
+    """Background traffic: plain flows, one per rank and round, at a given load.
+
+    In every round each rank of the job sends `message_bytes` to its destination in
+    `pattern` (see :func:`simnet.traffic.pattern_targets`), at its own phase within
+    the round (drawn once with the seed, uniform over the round), as independent
+    periodic sources would. If a round's busiest link
+    needs ``T`` seconds for its bytes (``max over links of bytes / bandwidth``), the
+    round lasts ``T / load``: the background alone keeps its busiest link busy a
+    fraction `load` of the time (on a non-blocking fabric, a permutation at load
+    ``x`` sends at ``x`` times each GPU's injection bandwidth). Rounds do not wait
+    for each other: the load is offered, whatever the network does with it. They
+    stop starting after `duration_s`, or, without one, once no other job has
+    anything left to run. A flow's time is its completion time, from its phase to
+    its last byte.
+
+    Parameters
+    ----------
+    pattern : {"permutation", "random"}
+        Destinations (:data:`simnet.traffic.PATTERNS`).
+    load : float
+        Offered load as a fraction of ``B``, in (0, 1].
+    message_bytes : int
+        Bytes of every flow.
+    seed : int, optional
+        Seed of the permutation or of the random destinations.
+    duration_s : float, optional
+        How long rounds keep starting, seconds.
+    """
+
+    pattern: str = "permutation"
+    load: float = 0.5
+    message_bytes: int = 2**20
+    seed: int = 0
+    duration_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.pattern not in PATTERNS:
+            raise SimnetError(f"must be one of {list(PATTERNS)}, got {self.pattern!r}", path="pattern")
+        if not (isinstance(self.load, (int, float)) and 0 < self.load <= 1):
+            raise SimnetError(f"must be a fraction in (0, 1], got {self.load!r}", path="load")
+        if not isinstance(self.message_bytes, int) or isinstance(self.message_bytes, bool) or self.message_bytes < 1:
+            raise SimnetError(f"must be a whole number of bytes ≥ 1, got {self.message_bytes!r}", path="message_bytes")
+        if self.duration_s is not None and not (math.isfinite(self.duration_s) and self.duration_s > 0):
+            raise SimnetError(f"must be a finite time > 0 seconds, got {self.duration_s!r}", path="duration_s")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job: a collective on each of its communicators, or background flows.
+
+    Parameters
+    ----------
+    name : str
+        Name in reports.
+    communicators : tuple of tuple of int
+        Network ranks of each communicator (schedule rank ``i`` runs on ``communicator[i]``);
+        a :class:`Flows` job has one, the ranks that send.
+    schedule : Schedule, optional
+        What every communicator runs (``schedule.nranks`` = communicator size).
+    flows : Flows, optional
+        Background traffic instead of a collective.
+    start_s : float, optional
+        When the job starts, seconds.
+    repeat : int, optional
+        Collectives each communicator runs one after the other (default 1).
+    """
+
+    name: str
+    communicators: tuple[tuple[int, ...], ...]
+    schedule: Schedule | None = None
+    flows: Flows | None = None
+    start_s: float = 0.0
+    repeat: int = 1
+
+    def __post_init__(self) -> None:
+        if (self.schedule is None) == (self.flows is None):
+            raise SimnetError(f"job {self.name!r}: give a schedule or flows, not both or neither", path="schedule")
+        comms = tuple(tuple(int(r) for r in c) for c in self.communicators)
+        object.__setattr__(self, "communicators", comms)
+        if not comms or any(len(set(c)) != len(c) or len(c) < 2 for c in comms):
+            raise SimnetError(f"job {self.name!r}: every communicator needs at least 2 distinct ranks",
+                              path="communicators")
+        if self.schedule is not None and any(len(c) != self.schedule.nranks for c in comms):
+            raise SimnetError(f"job {self.name!r}: communicators of {sorted({len(c) for c in comms})} ranks run a "
+                              f"schedule of {self.schedule.nranks}", path="communicators")
+        if self.flows is not None and len(comms) != 1:
+            raise SimnetError(f"job {self.name!r}: background flows take one set of ranks", path="communicators")
+        if not (isinstance(self.start_s, (int, float)) and math.isfinite(self.start_s) and self.start_s >= 0):
+            raise SimnetError(f"must be a finite time ≥ 0 seconds, got {self.start_s!r}", path="start_s")
+        if not isinstance(self.repeat, int) or isinstance(self.repeat, bool) or self.repeat < 1:
+            raise SimnetError(f"must be an integer ≥ 1, got {self.repeat!r}", path="repeat")
+
+    @property
+    def ranks(self) -> tuple[int, ...]:
+        """Every network rank of the job, sorted."""
+        return tuple(sorted({r for c in self.communicators for r in c}))
+
+
+def _attribute(network: Network, rank: int, names: Sequence[str], default):
+    data = network.graph.nodes[network.ranks[rank]]
+    return next((data[name] for name in names if name in data), default)
+
+
+def place(network: Network, kind: str, count: int, *, taken: Sequence[int] = (), seed: int = 0,
+          stride: int | None = None) -> tuple[int, ...]:
+    """Pick `count` GPUs for a job among those not `taken`, in rank order.
+
+    Parameters
+    ----------
+    network : Network
+        The fabric (GPU attributes ``host``, ``rail`` / ``local_rank`` are used when present).
+    kind : {"contiguous", "strided", "random", "rail_aligned"}
+        ``contiguous``: the first free GPUs. ``strided``: every `stride`-th rank
+        first (ranks ``r`` ordered by ``(r mod stride, r)``; default stride: GPUs per
+        host, so one GPU per server before a second one). ``random``: a seeded
+        uniform choice. ``rail_aligned``: rails first (ordered by ``(rail, host, r)``),
+        so that a job gets the same rails, hence the same NICs and rail switches,
+        on every server it uses.
+    count : int
+        GPUs wanted, ≥ 1.
+    taken : sequence of int, optional
+        GPUs of earlier jobs.
+    seed : int, optional
+        Seed of ``random``.
+    stride : int, optional
+        Stride of ``strided`` (≥ 1).
+
+    Returns
+    -------
+    tuple of int
+        Network ranks, ascending (the job's rank ``i`` is the ``i``-th).
+
+    Raises
+    ------
+    SimnetError
+        For an unknown kind, or fewer free GPUs than `count` (``path`` names the argument).
+    """
+    if kind not in PLACEMENTS:
+        raise SimnetError(f"must be one of {list(PLACEMENTS)} or a list of ranks, got {kind!r}", path="placement")
+    blocked = set(taken)
+    free = np.array([r for r in range(network.size) if r not in blocked], dtype=np.int64)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1 or count > len(free):
+        raise SimnetError(f"asks for {count!r} GPUs but {len(free)} of {network.size} are free", path="ranks")
+    if kind == "contiguous":
+        chosen = free[:count]
+    elif kind == "strided":
+        if stride is None:
+            hosts = [_attribute(network, r, ("host",), r) for r in range(network.size)]
+            stride = max(1, network.size // max(1, len(set(hosts))))
+        if not isinstance(stride, int) or isinstance(stride, bool) or stride < 1:
+            raise SimnetError(f"must be an integer ≥ 1, got {stride!r}", path="stride")
+        chosen = free[np.lexsort((free, free % stride))][:count]
+    elif kind == "random":
+        chosen = np.random.default_rng(seed).choice(free, size=count, replace=False)
+    else:
+        rails = np.array([_attribute(network, int(r), ("rail", "local_rank"), 0) for r in free])
+        hosts = np.array([_attribute(network, int(r), ("host",), int(r)) for r in free])
+        chosen = free[np.lexsort((free, hosts, rails))][:count]
+    return tuple(sorted(int(r) for r in chosen))
+
+
+def communicators(ranks: Sequence[int], groups: Mapping[str, int | str] | None = None
+                  ) -> dict[str, tuple[tuple[int, ...], ...]]:
+    """Cut a job's ranks into communicator groups, one level per entry of `groups`, innermost first.
+
+    With sizes ``f1, f2, ...`` (their product the number of ranks; at most one
+    ``"rest"``, which takes what is left), job rank ``j`` has coordinates
+    ``c_i = (j // (f1 ... f_{i-1})) mod f_i``; the communicators of level ``i`` are the
+    ranks that agree on every coordinate but ``c_i``, ordered by it. ``{tp: 8, dp: rest}``
+    on 32 ranks gives four ``tp`` groups of 8 consecutive ranks and eight ``dp``
+    groups of 4 ranks 8 apart.
+
+    Parameters
+    ----------
+    ranks : sequence of int
+        The job's network ranks, in job-rank order.
+    groups : mapping of str to int or "rest", optional
+        Level name -> group size (default: one communicator of every rank, named ``""``).
+
+    Returns
+    -------
+    dict of str to tuple of tuple of int
+        Level name -> its communicators (network ranks).
+
+    Raises
+    ------
+    SimnetError
+        When the sizes do not multiply to the number of ranks (``path`` names the level).
+
+    Examples
+    --------
+    >>> communicators(range(6), {"tp": 2, "dp": "rest"})["dp"]
+    ((0, 2, 4), (1, 3, 5))
+    """
+    ranks = [int(r) for r in ranks]
+    if not groups:
+        return {"": (tuple(ranks),)}
+    rest = [name for name, size in groups.items() if size == "rest"]
+    if len(rest) > 1:
+        raise SimnetError("only one level may be 'rest'", path=rest[1])
+    known = 1
+    for name, size in groups.items():
+        if size != "rest" and (not isinstance(size, int) or isinstance(size, bool) or size < 1):
+            raise SimnetError(f"must be an integer ≥ 1 or 'rest', got {size!r}", path=name)
+        known *= 1 if size == "rest" else size
+    if len(ranks) % known or (not rest and known != len(ranks)):
+        raise SimnetError(f"group sizes multiply to {known}, which does not "
+                          f"{'divide' if rest else 'equal'} the job's {len(ranks)} ranks", path=next(iter(groups)))
+    sizes = [len(ranks) // known if size == "rest" else size for size in groups.values()]
+    shape = tuple(reversed(sizes))
+    grid = np.array(ranks, dtype=np.int64).reshape(shape)
+    result = {}
+    for level, name in enumerate(groups):
+        axis = len(sizes) - 1 - level
+        moved = np.moveaxis(grid, axis, -1).reshape(-1, sizes[level])
+        result[name] = tuple(tuple(int(r) for r in row) for row in moved)
+    return result
+
+
+@dataclass
+class _Record:
+    job: int
+    communicator: int
+    iteration: int
+    trace: Trace
+
+
+@dataclass
+class _State:
+    remaining: int
+    records: list[_Record] = field(default_factory=list)
+    rounds: dict[int, int] = field(default_factory=dict)
+
+
+def _options(ranks: Sequence[int], overhead_s: float, gamma_s_per_byte: float, slowdown, start_offset_s) -> dict:
+    picked = list(ranks)
+    return {
+        "ranks": picked,
+        "overhead_s": overhead_s,
+        "gamma_s_per_byte": gamma_s_per_byte,
+        "slowdown": None if slowdown is None else [slowdown[r] for r in picked],
+        "start_offset_s": None if start_offset_s is None else [start_offset_s[r] for r in picked],
+    }
+
+
+def _collective(env: simpy.Environment, sim: Simulation, state: _State, index: int, job: Job, which: int,
+                options: dict):
+    if job.start_s > 0:
+        yield env.timeout(job.start_s)
+    for iteration in range(job.repeat):
+        trace = yield sim.run(job.schedule, **options)
+        state.records.append(_Record(index, which, iteration, trace))
+    state.remaining -= 1
+
+
+def _busiest_s(network: Network, ranks: Sequence[int], targets: np.ndarray, message_bytes: int) -> float:
+    """Seconds the busiest link needs for one round: ``max over links of bytes / bandwidth``."""
+    carried = np.zeros(len(network.links))
+    for i, t in enumerate(targets.tolist()):
+        route = network.route(ranks[i], ranks[t])
+        if route:
+            carried[list(route)] += message_bytes
+    return float((carried / network.bandwidth_Bps).max())
+
+
+def _background(env: simpy.Environment, sim: Simulation, state: _State, index: int, job: Job, options: dict,
+                rounds: int | None):
+    flows = job.flows
+    ranks = job.communicators[0]
+    n = len(ranks)
+    rng = np.random.default_rng(flows.seed)
+    phase = np.random.default_rng((flows.seed, 1)).uniform(0.0, 1.0, size=n)
+    permutation = cyclic_permutation(n, flows.seed) if flows.pattern == "permutation" else None
+    if job.start_s > 0:
+        yield env.timeout(job.start_s)
+    stop = job.start_s + flows.duration_s if flows.duration_s is not None else math.inf
+    sizes = np.full(n, flows.message_bytes, dtype=np.int64)
+    skew = np.zeros(n) if options["start_offset_s"] is None else np.asarray(options["start_offset_s"], dtype=float)
+    count = 0
+    while (count < rounds) if rounds is not None else (env.now < stop and (flows.duration_s is not None
+                                                                          or state.remaining > 0)):
+        if count == 0 or flows.pattern == "random":
+            targets = pattern_targets(flows.pattern, n, rng, permutation)
+            schedule = flows_schedule(n, np.arange(n), targets, sizes)
+            period = _busiest_s(sim.network, ranks, targets, flows.message_bytes) / flows.load
+        start = (skew + phase * period).tolist()
+        done = sim.run(schedule, **(options | {"start_offset_s": start}))
+        done.callbacks.append(lambda event, k=count: state.records.append(_Record(index, 0, k, event.value)))
+        count += 1
+        yield env.timeout(period)
+    state.rounds[index] = count
+
+
+def _simulate(network: Network, jobs: Sequence[Job], settings: dict, per_rank: dict,
+              rounds: Mapping[int, int] | None = None) -> tuple[Simulation, _State]:
+    env = simpy.Environment()
+    sim = Simulation(env, network, model=settings["model"], sharing=settings["sharing"])
+    state = _State(remaining=sum(len(job.communicators) for job in jobs if job.schedule is not None))
+    for index, job in enumerate(jobs):
+        for which, members in enumerate(job.communicators):
+            options = _options(members, **per_rank)
+            if job.schedule is not None:
+                env.process(_collective(env, sim, state, index, job, which, options))
+            else:
+                env.process(_background(env, sim, state, index, job, options,
+                                        None if rounds is None else rounds.get(index)))
+    env.run()
+    state.records.sort(key=lambda r: (r.job, r.communicator, r.iteration))
+    return sim, state
+
+
+def _merge(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of intervals ``[start, end)`` as sorted disjoint intervals."""
+    keep = end > start
+    start, end = start[keep], end[keep]
+    if not len(start):
+        return start, end
+    order = np.argsort(start, kind="stable")
+    start, end = start[order], end[order]
+    reach = np.maximum.accumulate(end)
+    first = np.flatnonzero(np.concatenate(([True], start[1:] > reach[:-1])))
+    return start[first], np.maximum.reduceat(end, first)
+
+
+def _covered(starts: np.ndarray, ends: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per interval ``[a, b]``: its length inside the disjoint sorted intervals ``[starts, ends)``."""
+    if not len(starts):
+        return np.zeros(len(a))
+    lengths = ends - starts
+    before = np.concatenate(([0.0], np.cumsum(lengths)))
+
+    def upto(t: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(starts, t, side="right") - 1
+        last = np.maximum(k, 0)
+        return np.where(k >= 0, before[last] + np.clip(t - starts[last], 0.0, lengths[last]), 0.0)
+
+    return upto(b) - upto(a)
+
+
+def _intersect(a_start, a_end, b_start, b_end) -> tuple[np.ndarray, np.ndarray]:
+    """The intersection of two unions of disjoint sorted intervals, as disjoint intervals."""
+    first = np.searchsorted(a_end, b_start, side="right")
+    last = np.searchsorted(a_start, b_end, side="left")
+    counts = np.maximum(last - first, 0)
+    b = np.repeat(np.arange(len(b_start)), counts)
+    a = np.concatenate([np.arange(f, f + c) for f, c in zip(first.tolist(), counts.tolist())]) if len(b) else b
+    start = np.maximum(a_start[a], b_start[b])
+    end = np.minimum(a_end[a], b_end[b])
+    keep = end > start
+    return start[keep], end[keep]
+
+
+def interference(network: Network, usage: tuple[np.ndarray, ...], limits: tuple[np.ndarray, ...],
+                 owner: np.ndarray, names: Sequence[str]) -> tuple[pd.DataFrame, dict[int, float]]:
+    """Who held whom back on which link: one row per (job, link, other job).
+
+    Parameters
+    ----------
+    network : Network
+        Names the links.
+    usage : tuple of numpy.ndarray
+        ``(link, flow, start_s, end_s, rate_Bps)`` of every flow (:meth:`Simulation.usage`).
+    limits : tuple of numpy.ndarray
+        ``(link, flow, start_s, end_s)`` of every flow (:meth:`Simulation.limits`).
+    owner : numpy.ndarray
+        Job index of every flow.
+    names : sequence of str
+        Job names, by index.
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        :data:`INTERFERENCE_COLUMNS`: ``held_s`` is the time (a union over the job's
+        transfers) during which the link held some transfer of `job` back;
+        ``shared_s`` the part of it during which `other` had traffic on the link;
+        ``other_bytes`` what `other` pushed through the link in that time. Sorted
+        by decreasing ``shared_s``.
+    shared : dict of int to float
+        Per job index, the time during which any link held it back while another
+        job had traffic on that link (a union over links and jobs), seconds.
+    """
+    u_link, u_flow, u_start, u_end, u_rate = usage
+    l_link, l_flow, l_start, l_end = limits
+    u_job, l_job = owner[u_flow], owner[l_flow]
+    pairs = np.unique(u_link.astype(np.int64) * len(names) + u_job)
+    jobs_on = np.bincount(pairs // len(names), minlength=len(network.links))
+    busy = np.flatnonzero(jobs_on >= 2)
+    rows, pieces = [], {}
+    u_keep, l_keep = np.isin(u_link, busy), np.isin(l_link, busy)
+    u_order = np.lexsort((u_job[u_keep], u_link[u_keep]))
+    l_order = np.lexsort((l_job[l_keep], l_link[l_keep]))
+    u = [array[u_keep][u_order] for array in (u_link, u_job, u_start, u_end, u_rate)]
+    lim = [array[l_keep][l_order] for array in (l_link, l_job, l_start, l_end)]
+    u_bounds = np.searchsorted(u[0], busy), np.searchsorted(u[0], busy, side="right")
+    l_bounds = np.searchsorted(lim[0], busy), np.searchsorted(lim[0], busy, side="right")
+    frame = network.links_frame()
+    for position, link in enumerate(busy.tolist()):
+        lo, hi = l_bounds[0][position], l_bounds[1][position]
+        if lo == hi:
+            continue
+        ulo, uhi = u_bounds[0][position], u_bounds[1][position]
+        users = u[1][ulo:uhi]
+        present = {}
+        for other in np.unique(users).tolist():
+            mine = slice(ulo, uhi)
+            chosen = users == other
+            present[other] = (u[2][mine][chosen], u[3][mine][chosen], u[4][mine][chosen])
+        held_jobs = lim[1][lo:hi]
+        for job in np.unique(held_jobs).tolist():
+            chosen = held_jobs == job
+            h_start, h_end = _merge(lim[2][lo:hi][chosen], lim[3][lo:hi][chosen])
+            held = float((h_end - h_start).sum())
+            for other, (o_start, o_end, o_rate) in present.items():
+                if other == job:
+                    continue
+                p_start, p_end = _merge(o_start, o_end)
+                s_start, s_end = _intersect(h_start, h_end, p_start, p_end)
+                shared = float((s_end - s_start).sum())
+                if shared <= 0:
+                    continue
+                moved = float((o_rate * _covered(h_start, h_end, o_start, o_end)).sum())
+                pieces.setdefault(job, []).append((s_start, s_end))
+                rows.append((names[job], names[other], link, frame.at[link, "src"], frame.at[link, "dst"],
+                             frame.at[link, "tier"], held, shared, moved))
+    result = pd.DataFrame(rows, columns=list(INTERFERENCE_COLUMNS))
+    result = result.sort_values(["shared_s", "job", "other", "link"], ascending=[False, True, True, True],
+                                kind="stable").reset_index(drop=True)
+    shared_s = {}
+    for job, parts in pieces.items():
+        start, end = _merge(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+        shared_s[job] = float((end - start).sum())
+    return result, shared_s
+
+
+@dataclass(frozen=True)
+class JobsResult:
+    """What :func:`run_jobs` found.
+
+    Attributes
+    ----------
+    jobs : pandas.DataFrame
+        One row per job (:data:`simnet.analysis.JOB_COLUMNS`, with empty ``scenario``,
+        ``point``): ``time_s`` (collectives: from its start to its last collective's
+        end; flows: the mean flow completion time), ``alone_s`` (the same, the job
+        alone on the same fabric), ``slowdown = time_s / alone_s``, bandwidths per
+        collective, ``shared_s`` (time held back on links other jobs used) and the
+        job and link that held it back longest (``slowed_by``, ``shared_link``).
+    timeline : pandas.DataFrame
+        :data:`TIMELINE_COLUMNS`: every collective (or round of flows) of every communicator.
+    interference : pandas.DataFrame
+        :data:`INTERFERENCE_COLUMNS` (see :func:`interference`).
+    traces : dict of str to list of Trace
+        The traces of each job's collectives (or rounds of flows) in the concurrent run.
+    """
+
+    jobs: pd.DataFrame
+    timeline: pd.DataFrame
+    interference: pd.DataFrame
+    traces: dict
+
+
+def _times(jobs: Sequence[Job], state: _State) -> dict[int, tuple[float, float]]:
+    """Per job: (time_s, end_s); for background flows time_s is the mean flow completion time."""
+    ends: dict[int, list[float]] = {}
+    spans: dict[int, list[float]] = {}
+    for record in state.records:
+        trace = record.trace
+        ends.setdefault(record.job, []).append(trace.begin_s + trace.time_s)
+        if jobs[record.job].flows is not None:
+            spans.setdefault(record.job, []).extend((trace.end_s - trace.ready_s).tolist())
+    result = {}
+    for index, job in enumerate(jobs):
+        if index not in ends:
+            result[index] = (math.nan, math.nan)
+        elif job.schedule is not None:
+            result[index] = (max(ends[index]) - job.start_s, max(ends[index]))
+        else:
+            result[index] = (float(np.mean(spans[index])), max(ends[index]))
+    return result
+
+
+def _label(network: Network, link: int) -> str:
+    u, v = network.links[link][:2]
+    return f"{u}->{v}"
+
+
+@gc_paused()
+def run_jobs(network: Network, jobs: Sequence[Job], *, model: str = "maxmin", sharing: str = "equal",
+             overhead_s: float = 0.0, gamma_s_per_byte: float = 0.0, slowdown: Sequence[float] | None = None,
+             start_offset_s: Sequence[float] | None = None, alone: bool = True) -> JobsResult:
+    """Run `jobs` together on `network`, then each alone, and say who slowed whom.
+
+    Parameters
+    ----------
+    network : Network
+        The shared fabric.
+    jobs : sequence of Job
+        Jobs with distinct names; at least one runs a collective unless every
+        :class:`Flows` job has a duration.
+    model, sharing : str, optional
+        Link model and max-min sharing (see :class:`simnet.engine.Simulation`).
+    overhead_s, gamma_s_per_byte : float, optional
+        Software overhead per transfer and reduction cost (see :meth:`Simulation.run`).
+    slowdown, start_offset_s : sequence of float, optional
+        Per *network* rank, as in :meth:`Simulation.run`; every collective a rank
+        takes part in gets its value.
+    alone : bool, optional
+        Also run each job alone (default); without, ``alone_s`` and ``slowdown`` are NaN.
+
+    Returns
+    -------
+    JobsResult
+
+    Raises
+    ------
+    SimnetError
+        For repeated names, ranks outside the network, or background flows that
+        would never stop (``path`` names the job).
+    """
+    names = [job.name for job in jobs]
+    if len(set(names)) != len(names):
+        raise SimnetError(f"job names must be distinct, got {names}", path="jobs")
+    for job in jobs:
+        outside = [r for r in job.ranks if not 0 <= r < network.size]
+        if outside:
+            raise SimnetError(f"rank {outside[0]} is not in the network's {network.size} GPUs", path=job.name)
+    if not any(job.schedule is not None for job in jobs) and any(job.flows.duration_s is None for job in jobs):
+        raise SimnetError("background flows without a duration need a collective job to stop with",
+                          path=next(job.name for job in jobs if job.flows.duration_s is None))
+    settings = {"model": model, "sharing": sharing}
+    per_rank = {"overhead_s": overhead_s, "gamma_s_per_byte": gamma_s_per_byte, "slowdown": slowdown,
+                "start_offset_s": start_offset_s}
+    sim, state = _simulate(network, jobs, settings, per_rank)
+    together = _times(jobs, state)
+    alone_times = {}
+    for index, job in enumerate(jobs):
+        if alone:
+            rounds = {0: state.rounds[index]} if job.flows is not None else None
+            _, solo = _simulate(network, [job], settings, per_rank, rounds)
+            alone_times[index] = _times([job], solo)[0][0]
+        else:
+            alone_times[index] = math.nan
+    owner = np.empty(sum(len(r.trace.flows) for r in state.records), dtype=np.int64)
+    for record in state.records:
+        owner[record.trace.flows.start:record.trace.flows.stop] = record.job
+    frame, shared = interference(network, sim.usage(), sim.limits(), owner, names)
+    rows = []
+    for index, job in enumerate(jobs):
+        time_s, end_s = together[index]
+        mine = frame[frame["job"] == job.name]
+        by_other = mine.groupby("other")["shared_s"].sum().sort_values(ascending=False, kind="stable")
+        by_link = mine.groupby("link")["shared_s"].sum().sort_values(ascending=False, kind="stable")
+        size = job.schedule.size_bytes if job.schedule is not None else job.flows.message_bytes
+        width = len(job.communicators[0])
+        op = job.schedule.collective if job.schedule is not None else "flows"
+        per_collective = time_s / job.repeat if job.schedule is not None else time_s
+        algbw = size / per_collective / 1e9 if per_collective > 0 else math.nan
+        rows.append({
+            "scenario": "", "point": "", "topology": network.name, "network_model": model, "job": job.name,
+            "op": op,
+            "algorithm": job.schedule.algorithm if job.schedule is not None else job.flows.pattern,
+            "params": _params(job), "gpus": len(job.ranks), "communicators": len(job.communicators),
+            "ranks": width, "size_bytes": size, "start_s": job.start_s,
+            "repeat": job.repeat if job.schedule is not None else state.rounds.get(index, 0),
+            "end_s": end_s, "time_s": time_s, "alone_s": alone_times[index],
+            "slowdown": time_s / alone_times[index] if alone_times[index] > 0 else math.nan,
+            "algbw_GBps": algbw,
+            "busbw_GBps": algbw * busbw_factor(op, width) if job.schedule is not None else algbw,
+            "shared_s": shared.get(index, 0.0),
+            "slowed_by": by_other.index[0] if len(by_other) else "",
+            "shared_link": _label(network, int(by_link.index[0])) if len(by_link) else "",
+        })
+    timeline = pd.DataFrame(
+        [(names[r.job], r.communicator, r.iteration, r.trace.begin_s, r.trace.begin_s + r.trace.time_s,
+          r.trace.time_s) for r in state.records], columns=list(TIMELINE_COLUMNS))
+    traces: dict[str, list[Trace]] = {name: [] for name in names}
+    for record in state.records:
+        traces[names[record.job]].append(record.trace)
+    return JobsResult(pd.DataFrame(rows, columns=list(JOB_COLUMNS)), timeline, frame, traces)
+
+
+def _params(job: Job) -> str:
+    if job.flows is not None:
+        flows = job.flows
+        shown = {"load": flows.load, "seed": flows.seed} | (
+            {"duration_s": flows.duration_s} if flows.duration_s is not None else {})
+    else:
+        shown = {k: (v.describe() if hasattr(v, "describe") else v) for k, v in job.schedule.params.items()}
+    return json.dumps(shown, sort_keys=True)

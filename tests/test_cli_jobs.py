@@ -1,0 +1,53 @@
+"""The command line on jobs scenarios: table, files, report, plots, and what it refuses."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from simnet.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+TP_DP = ROOT / "scenarios" / "jobs_tp_dp.yaml"
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_run_prints_one_row_per_job(capsys):
+    assert main(["run", str(TP_DP)]) == 0
+    out = capsys.readouterr().out
+    assert "jobs_tp_dp: 2 sweep points, 2 jobs together, maxmin links" in out
+    rows = [line.split()[1] for line in out.splitlines()[2:]]
+    assert rows == ["train.tp", "train.dp"] * 2
+
+
+def test_out_writes_tables_plots_and_a_report_naming_the_shared_links(tmp_path, capsys):
+    out = tmp_path / "tp_dp"
+    assert main(["run", str(TP_DP), "--out", str(out), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [row["job"] for row in rows] == ["train.tp", "train.dp"] * 2
+    interference = pd.read_csv(out / "interference.csv", keep_default_na=False)
+    assert set(interference["point"]) == {"topology.node=dgx1"}
+    report = (out / "results.md").read_text()
+    assert "## Shared links" in report and "### train.tp (topology.node=dgx1)" in report
+    for src, dst in zip(interference["src"], interference["dst"]):
+        assert f"{src} -> {dst}" in report
+    for name in ("jobs_gantt.png", "slowdown.png"):
+        assert (out / name).read_bytes()[:8] == PNG
+    assert main(["plot", str(out), "--kind", "slowdown", "-o", str(tmp_path / "again.png")]) == 0
+    assert (tmp_path / "again.png").read_bytes()[:8] == PNG
+
+
+def test_plot_draws_the_jobs_gantt_from_a_scenario(tmp_path, capsys):
+    target = tmp_path / "gantt.png"
+    assert main(["plot", str(TP_DP), "--kind", "jobs", "-o", str(target)]) == 0
+    assert target.read_bytes()[:8] == PNG
+
+
+def test_commands_for_one_collective_refuse_jobs_scenarios(tmp_path, capsys):
+    assert main(["compare", str(TP_DP)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {TP_DP}: jobs: compare compares algorithms of one collective")
+    assert main(["plot", str(TP_DP), "--kind", "gantt"]) == 2
+    assert "use --kind jobs or --kind slowdown" in capsys.readouterr().err
+    quickstart = ROOT / "scenarios" / "quickstart.yaml"
+    assert main(["plot", str(quickstart), "--kind", "slowdown"]) == 2
+    assert "this scenario has no jobs" in capsys.readouterr().err

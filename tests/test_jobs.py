@@ -1,0 +1,237 @@
+"""Jobs run together: closed forms of shared links, laws of placement and groups, the interference report."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simnet.algorithms import ALGORITHMS, direct_alltoall, ring_allreduce
+from simnet.errors import SimnetError
+from simnet.jobs import Flows, Job, _covered, _intersect, _merge, communicators, place, run_jobs
+from simnet.network import Network
+from simnet.topology import cluster, fat_tree, leaf_spine, switch
+from tests.algorithms.fabrics import dgx_cluster
+
+BANDWIDTH_Bps = 12.5e9
+LATENCY_S = 1e-6
+FAT_TREE = Network(fat_tree(4, BANDWIDTH_Bps, LATENCY_S))
+OVERSUBSCRIBED = Network(leaf_spine(4, 1, 2, BANDWIDTH_Bps, LATENCY_S, oversubscription=2.0))
+"""Four leaves of two GPUs, one spine; each leaf's uplink carries 2 B / 2 = B: a 2:1 oversubscribed uplink."""
+DGX = Network(dgx_cluster(4, 8))
+
+
+@given(st.sampled_from(["ring", "recursive_doubling", "direct", "bruck"]), st.sampled_from(["ring", "direct"]),
+       st.integers(1, 2**24), st.integers(1, 2**24), st.integers(1, 3))
+@settings(max_examples=12, deadline=None)
+def test_jobs_on_disjoint_halves_of_a_non_blocking_fat_tree_take_their_time_alone(first, second, size_a, size_b,
+                                                                                 repeat):
+    """Pods 0-1 and pods 2-3 of a k = 4 fat-tree share no link, whatever the routing picks."""
+    jobs = [Job("a", (tuple(range(8)),), schedule=ALGORITHMS[first].build(8, size_a), repeat=repeat),
+            Job("b", (tuple(range(8, 16)),), schedule=ALGORITHMS[second].build(8, size_b))]
+    result = run_jobs(FAT_TREE, jobs)
+    assert result.jobs["time_s"].to_numpy() == pytest.approx(result.jobs["alone_s"].to_numpy(), rel=1e-9)
+    assert result.interference.empty and (result.jobs["shared_s"] == 0).all()
+
+
+@given(st.integers(1, 2**22))
+@settings(max_examples=10, deadline=None)
+def test_two_ring_jobs_sharing_oversubscribed_uplinks_take_the_max_min_closed_form(quarter):
+    """Ring [0, 2, 4, 6] and ring [1, 3, 5, 7]: in every step each job's flow leaf i -> leaf i+1 shares
+    that leaf's uplink (bandwidth B) with the other job's, so max-min gives each B / 2::
+
+        T = 2 (p - 1) (4 λ + (n/p) / (B / 2)),   alone: 2 (p - 1) (4 λ + (n/p) / B)
+    """
+    p, size = 4, 4 * quarter
+    jobs = [Job("a", ((0, 2, 4, 6),), schedule=ring_allreduce(p, size)),
+            Job("b", ((1, 3, 5, 7),), schedule=ring_allreduce(p, size))]
+    result = run_jobs(OVERSUBSCRIBED, jobs)
+    steps, alpha = 2 * (p - 1), 4 * LATENCY_S
+    together = steps * (alpha + quarter / (BANDWIDTH_Bps / 2))
+    alone = steps * (alpha + quarter / BANDWIDTH_Bps)
+    assert result.jobs["time_s"].tolist() == pytest.approx([together, together], rel=1e-9)
+    assert result.jobs["alone_s"].tolist() == pytest.approx([alone, alone], rel=1e-9)
+    report = result.interference
+    assert set(report["job"]) == {"a", "b"} and set(zip(report["job"], report["other"])) == {("a", "b"), ("b", "a")}
+    assert all("spine0" in (src, dst) for src, dst in zip(report["src"], report["dst"]))
+    assert report["shared_s"].to_numpy() == pytest.approx(steps * quarter / (BANDWIDTH_Bps / 2), rel=1e-9)
+    assert report["other_bytes"].to_numpy() == pytest.approx(steps * quarter, rel=1e-9)
+    assert result.jobs["slowed_by"].tolist() == ["b", "a"]
+
+
+@given(st.integers(2**10, 2**26), st.integers(2**10, 2**26), st.sampled_from([1, 4]),
+       st.sampled_from(["ring", "double_binary_tree"]))
+@settings(max_examples=10, deadline=None)
+def test_tp_and_dp_groups_together_take_between_the_slower_alone_and_both_back_to_back(tp_bytes, dp_bytes, chunks,
+                                                                                      dp_algorithm):
+    """Four DGX-style servers: 4 tensor-parallel groups of 8 (one per server) and 8 data-parallel groups
+    of 4 (one GPU per server) all-reduce at once; they share the GPUs' NVSwitch links."""
+    groups = communicators(range(32), {"tp": 8, "dp": "rest"})
+    jobs = [Job("tp", groups["tp"], schedule=ring_allreduce(8, tp_bytes, chunks=chunks)),
+            Job("dp", groups["dp"], schedule=ALGORITHMS[dp_algorithm].build(4, dp_bytes, chunks=chunks))]
+    result = run_jobs(DGX, jobs)
+    together = result.jobs["end_s"].max()
+    tp_alone, dp_alone = result.jobs["alone_s"]
+    assert together >= max(tp_alone, dp_alone) * (1 - 1e-12)
+    assert together <= (tp_alone + dp_alone) * (1 + 1e-12)
+    assert (result.jobs["time_s"] >= result.jobs["alone_s"] * (1 - 1e-12)).all()
+    assert set(result.interference["tier"]) <= {"nvlink"}
+
+
+def test_the_tp_dp_report_names_the_nvswitch_links_both_groups_cross():
+    groups = communicators(range(32), {"tp": 8, "dp": "rest"})
+    jobs = [Job("tp", groups["tp"], schedule=ring_allreduce(8, 16 * 2**20)),
+            Job("dp", groups["dp"], schedule=ring_allreduce(4, 64 * 2**20))]
+    result = run_jobs(DGX, jobs)
+    shared = result.interference
+    tp = shared[shared["job"] == "tp"]
+    assert set(tp["other"]) == {"dp"} and set(tp["tier"]) == {"nvlink"}
+    gpu_links = {(f"n{node}g{local}", f"n{node}sw") for node in range(4) for local in range(8)}
+    assert set(zip(tp["src"], tp["dst"])) <= gpu_links | {(v, u) for u, v in gpu_links}
+    row = result.jobs.set_index("job").loc["tp"]
+    assert row["slowed_by"] == "dp" and row["slowdown"] > 1 and "sw" in row["shared_link"]
+
+
+def test_the_job_that_waits_reports_the_link_and_the_job_that_held_it():
+    """A 2-rank ring and a long transfer over the same uplink: the ring names the uplink and the flow job."""
+    jobs = [Job("ring", ((0, 2),), schedule=ring_allreduce(2, 2**20)),
+            Job("bulk", ((1, 3),), schedule=direct_alltoall(2, 2**24))]
+    result = run_jobs(OVERSUBSCRIBED, jobs)
+    row = result.jobs.set_index("job").loc["ring"]
+    assert row["slowed_by"] == "bulk" and "spine0" in row["shared_link"] and row["slowdown"] > 1.9
+    assert 0 < row["shared_s"] <= row["time_s"]
+
+
+def test_permutation_flows_at_half_load_never_overlap_and_take_their_lone_time():
+    network = Network(switch(8, BANDWIDTH_Bps, LATENCY_S))
+    message = 2**20
+    duration = 1e-3
+    job = Job("noise", (tuple(range(8)),), flows=Flows("permutation", 0.5, message, seed=3, duration_s=duration))
+    result = run_jobs(network, [job])
+    lone = 2 * LATENCY_S + message / BANDWIDTH_Bps
+    period = message / BANDWIDTH_Bps / 0.5
+    row = result.jobs.iloc[0]
+    assert row["repeat"] == math.ceil(duration / period)
+    assert row["time_s"] == pytest.approx(lone, rel=1e-12) and row["alone_s"] == pytest.approx(lone, rel=1e-12)
+    starts = result.timeline["start_s"].to_numpy()
+    assert np.diff(starts) == pytest.approx(np.full(len(starts) - 1, period), rel=1e-9)
+
+
+def test_background_flows_stop_when_the_collective_jobs_end():
+    jobs = [Job("ring", ((0, 1, 2, 3),), schedule=ring_allreduce(4, 2**22)),
+            Job("noise", (tuple(range(8)),), flows=Flows("random", 0.2, 2**18, seed=1))]
+    result = run_jobs(Network(switch(8, BANDWIDTH_Bps, LATENCY_S)), jobs)
+    ring_end = result.jobs.set_index("job").loc["ring", "end_s"]
+    assert result.timeline[result.timeline["job"] == "noise"]["start_s"].max() < ring_end
+
+
+def test_runs_are_deterministic():
+    def once():
+        jobs = [Job("a", (place(DGX, "random", 8, seed=5),), schedule=ring_allreduce(8, 2**20)),
+                Job("noise", (tuple(range(32)),), flows=Flows("random", 0.3, 2**20, seed=2))]
+        return run_jobs(DGX, jobs)
+
+    first, second = once(), once()
+    assert first.jobs.equals(second.jobs) and first.interference.equals(second.interference)
+
+
+def test_bad_jobs_are_refused_with_the_job_name():
+    with pytest.raises(SimnetError, match="give a schedule or flows"):
+        Job("x", ((0, 1),))
+    with pytest.raises(SimnetError, match="communicators of \\[3\\] ranks run a schedule of 2"):
+        Job("x", ((0, 1, 2),), schedule=ring_allreduce(2, 100))
+    with pytest.raises(SimnetError) as error:
+        run_jobs(DGX, [Job("x", ((0, 99),), schedule=ring_allreduce(2, 100))])
+    assert error.value.path == "x"
+    with pytest.raises(SimnetError, match="need a collective job to stop with"):
+        run_jobs(DGX, [Job("noise", ((0, 1),), flows=Flows())])
+    with pytest.raises(SimnetError, match="distinct"):
+        run_jobs(DGX, [Job("x", ((0, 1),), schedule=ring_allreduce(2, 100))] * 2)
+
+
+@given(st.integers(1, 64), st.sampled_from(["contiguous", "strided", "random", "rail_aligned"]), st.integers(0, 9),
+       st.lists(st.integers(0, 63), max_size=20))
+@settings(max_examples=60, deadline=None)
+def test_placements_pick_distinct_free_gpus_and_follow_their_seed(count, kind, seed, taken):
+    network = RAILS
+    free = network.size - len(set(taken))
+    if count > free:
+        with pytest.raises(SimnetError):
+            place(network, kind, count, taken=taken, seed=seed)
+        return
+    chosen = place(network, kind, count, taken=taken, seed=seed)
+    assert len(set(chosen)) == count and not set(chosen) & set(taken) and list(chosen) == sorted(chosen)
+    assert chosen == place(network, kind, count, taken=taken, seed=seed)
+    if kind == "contiguous":
+        assert chosen == tuple(r for r in range(64) if r not in set(taken))[:count]
+
+
+RAILS = Network(cluster("dgx_a100", 8, fabric="leaf_spine",
+                        fabric_params={"leaves": 8, "spines": 2, "hosts_per_leaf": 8, "bandwidth_Bps": 25e9,
+                                       "latency_s": 1e-6}))
+"""8 DGX A100 (64 GPUs, 8 rails): rail j of every server on leaf j."""
+
+
+def test_rail_aligned_jobs_keep_to_their_rails_and_strided_ones_spread_over_servers():
+    first = place(RAILS, "rail_aligned", 16)
+    second = place(RAILS, "rail_aligned", 16, taken=first)
+    rails = [{r % 8 for r in job} for job in (first, second)]
+    assert rails == [{0, 1}, {2, 3}]
+    assert {r // 8 for r in first} == set(range(8))
+    assert [r // 8 for r in place(RAILS, "strided", 8)] == list(range(8))
+
+
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.data())
+@settings(max_examples=50, deadline=None)
+def test_every_level_of_groups_partitions_the_ranks(sizes, data):
+    total = math.prod(sizes)
+    ranks = data.draw(st.permutations(range(100, 100 + total)))
+    names = [f"l{i}" for i in range(len(sizes))]
+    rest = data.draw(st.sampled_from([None, *names]))
+    levels = communicators(ranks, {name: ("rest" if name == rest else size) for name, size in zip(names, sizes)})
+    stride = 1
+    for name, size in zip(names, sizes):
+        groups = levels[name]
+        assert sorted(r for group in groups for r in group) == sorted(ranks)
+        assert all(len(group) == size for group in groups)
+        first = groups[0]
+        assert [ranks.index(r) for r in first] == [k * stride for k in range(size)]
+        stride *= size
+
+
+def test_groups_that_do_not_fit_are_refused_with_the_level():
+    with pytest.raises(SimnetError) as error:
+        communicators(range(12), {"tp": 5, "dp": "rest"})
+    assert error.value.path == "tp"
+    with pytest.raises(SimnetError) as error:
+        communicators(range(12), {"tp": "rest", "dp": "rest"})
+    assert error.value.path == "dp"
+
+
+def _measure(starts, ends, grid):
+    inside = np.zeros(len(grid) - 1, dtype=bool)
+    middle = (grid[:-1] + grid[1:]) / 2
+    for s, e in zip(starts, ends):
+        inside |= (middle >= s) & (middle < e)
+    return inside
+
+
+intervals = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=8).map(
+    lambda pairs: (np.array([min(p) for p in pairs], dtype=float), np.array([max(p) for p in pairs], dtype=float)))
+
+
+@given(intervals, intervals)
+@settings(max_examples=100, deadline=None)
+def test_interval_union_intersection_and_cover_agree_with_counting_unit_cells(first, second):
+    grid = np.arange(0, 41, dtype=float)
+    a_start, a_end = _merge(*first)
+    b_start, b_end = _merge(*second)
+    assert (np.diff(a_start) > 0).all() and (a_start[1:] > a_end[:-1]).all()
+    assert _measure(a_start, a_end, grid).tolist() == _measure(*first, grid).tolist()
+    s_start, s_end = _intersect(a_start, a_end, b_start, b_end)
+    both = _measure(*first, grid) & _measure(*second, grid)
+    assert _measure(s_start, s_end, grid).tolist() == both.tolist()
+    covered = _covered(a_start, a_end, second[0], second[1])
+    expected = [(_measure(*first, grid) & _measure([s], [e], grid)).sum() for s, e in zip(*second)]
+    assert covered.tolist() == pytest.approx(expected)

@@ -1,0 +1,161 @@
+"""Scenarios with jobs and with all-to-all-v matrices: parsing, placement, groups, key paths of errors, sweeps."""
+
+import copy
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simnet.errors import ScenarioError
+from simnet.scenario import expand, parse_matrix, parse_scenario, plan_jobs, run, run_jobs_point
+from simnet.sweep import run_sweep
+from simnet.traffic import TrafficMatrix
+
+CLUSTER = {"builder": "cluster", "node": "dgx_a100", "nodes": 2, "fabric": "switch",
+           "fabric_params": {"bandwidth": "25 GB/s", "latency": "1 us"}}
+BASE = {
+    "name": "jobs",
+    "topology": CLUSTER,
+    "jobs": {
+        "train": {"ranks": 8, "groups": {"tp": 4, "dp": {"ranks": "rest", "size": "2 MiB"}},
+                  "collective": {"op": "allreduce", "algorithm": "ring", "size": "1 MiB"}, "repeat": 2},
+        "moe": {"ranks": 8, "placement": "strided",
+                "collective": {"op": "alltoallv", "algorithm": "hierarchical", "size": "512 KiB",
+                               "matrix": {"kind": "zipf", "exponent": 1.2, "seed": 3}}},
+        "noise": {"flows": {"pattern": "permutation", "load": "20%", "size": "256 KiB"}, "start": "10 us"},
+    },
+}
+
+
+def with_changes(path: str, value, base=BASE) -> dict:
+    data = copy.deepcopy(base)
+    parts = path.split(".")
+    target = data
+    for part in parts[:-1]:
+        target = target.setdefault(part, {})
+    if value is None:
+        del target[parts[-1]]
+    else:
+        target[parts[-1]] = value
+    return data
+
+
+def test_jobs_are_placed_in_order_and_groups_become_jobs():
+    scenario = parse_scenario(BASE)
+    plans = {plan.name: plan for plan in plan_jobs(scenario, scenario.built_network())}
+    assert list(plans) == ["train.tp", "train.dp", "moe", "noise"]
+    assert plans["train.tp"].communicators == ((0, 1, 2, 3), (4, 5, 6, 7))
+    assert plans["train.dp"].communicators == ((0, 4), (1, 5), (2, 6), (3, 7))
+    assert plans["train.dp"].size_bytes == 2 * 2**20 and plans["train.tp"].size_bytes == 2**20
+    assert plans["moe"].communicators == (tuple(range(8, 16)),)
+    assert plans["moe"].params["gpus_per_node"] == 8 and isinstance(plans["moe"].params["matrix"], TrafficMatrix)
+    assert plans["noise"].communicators == (tuple(range(16)),) and plans["noise"].start_s == pytest.approx(1e-5)
+    assert plans["noise"].flows.load == pytest.approx(0.2)
+
+
+def test_a_jobs_point_runs_and_names_its_scenario_and_point():
+    scenario = parse_scenario(BASE)
+    (point,) = expand(scenario)
+    result = run_jobs_point(point)
+    assert list(result.jobs["job"]) == ["train.tp", "train.dp", "moe", "noise"]
+    assert set(result.jobs["scenario"]) == {"jobs"} and (result.jobs["slowdown"] >= 1 - 1e-12).all()
+    assert list(result.interference.columns[:2]) == ["point", "job"]
+    assert set(result.timeline["job"]) == {"train.tp", "train.dp", "moe", "noise"}
+    assert run(scenario)["time_s"].tolist() == result.jobs["time_s"].tolist()
+
+
+def test_a_sweep_over_placement_and_load_writes_every_table(tmp_path):
+    data = with_changes("sweep", {"grid": {"jobs.moe.placement": ["contiguous", {"kind": "random", "seed": 2}],
+                                           "jobs.noise.flows.load": ["10%", "50%"]}})
+    points = expand(parse_scenario(data))
+    assert len(points) == 4
+    results = run_sweep(points, out_dir=tmp_path)
+    assert len(results) == 16 and set(results["point"]) == {p.label for p in points}
+    interference = pd.read_csv(tmp_path / "interference.csv", keep_default_na=False)
+    timeline = pd.read_csv(tmp_path / "timeline.csv", keep_default_na=False)
+    assert set(timeline["point"]) == {p.label for p in points} and set(interference["point"]) <= set(timeline["point"])
+    again = run_sweep(points, out_dir=tmp_path, resume=True)
+    assert again.equals(results)
+    assert pd.read_csv(tmp_path / "timeline.csv", keep_default_na=False).equals(timeline)
+
+
+@pytest.mark.parametrize(("path", "value", "message"), [
+    ("jobs.train.collective", None, "jobs.train.collective: missing; give a collective or flows"),
+    ("jobs.noise.collective", {"op": "allreduce", "algorithm": "ring", "size": "1 MiB"},
+     "jobs.noise.collective: give a collective or flows, not both"),
+    ("collective", {"op": "allreduce", "algorithms": ["ring"]}, "jobs: a scenario runs either one collective"),
+    ("sizes", ["1 MiB"], "sizes: every job gives its own size; remove sizes"),
+    ("jobs", {}, "jobs: must list at least one job"),
+    ("jobs.moe.placement", "scattered", "jobs.moe.placement.kind: must be one of"),
+    ("jobs.moe.ranks", 9, "jobs.moe.ranks: asks for 9 GPUs but 8 of 16 are free"),
+    ("jobs.moe.ranks", 1, "jobs.moe.ranks: a job needs at least 2 GPUs, got 1"),
+    ("jobs.moe.ranks", [3, 99], "jobs.moe.ranks: rank 99 is not among the network's 16 GPUs"),
+    ("jobs.train.groups", {"tp": 3, "dp": "rest"}, "jobs.train.groups.tp: group sizes multiply to 3"),
+    ("jobs.train.collective.algorithm", "direct", "jobs.train.collective.algorithm: algorithm 'direct' computes "
+                                                  "alltoall, alltoallv, not allreduce"),
+    ("jobs.train.collective.chunk", 2, "jobs.train.collective.chunk: unknown parameter of algorithm 'ring' 'chunk'; "
+                                       "did you mean 'chunks'?"),
+    ("jobs.moe.collective.matrix", None, "jobs.moe.collective.matrix: missing; alltoallv needs a traffic matrix"),
+    ("jobs.moe.collective.matrix", {"kind": "zipff"}, "jobs.moe.collective.matrix.kind: unknown matrix kind 'zipff'; "
+                                                      "did you mean 'zipf'?"),
+    ("jobs.moe.collective.matrix", {"kind": "zipf", "exponent": -1},
+     "jobs.moe.collective.matrix.exponent: must be a finite number > 0, got -1"),
+    ("jobs.moe.collective.matrix", {"kind": "uniform", "seed": 1},
+     "jobs.moe.collective.matrix.seed: unknown key of a uniform matrix 'seed'"),
+    ("jobs.moe.collective.op", "alltoall", "jobs.moe.collective.matrix: a traffic matrix makes the collective an "
+                                           "alltoallv, not alltoall"),
+    ("jobs.noise.flows.load", "150%", "jobs.noise.flows.load: "),
+    ("jobs.noise.flows.pattern", "shift", "jobs.noise.flows.pattern: must be one of"),
+    ("jobs.noise.groups", {"a": 2, "b": "rest"}, "jobs.noise.groups: background flows have no communicator groups"),
+    ("jobs.train.colective", 1, "jobs.train.colective: unknown key; did you mean 'collective'?"),
+    ("jobs.train.repeat", 0, "jobs.train.repeat: must be ≥ 1, got 0"),
+])
+def test_job_errors_name_the_key_path(path, value, message):
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(with_changes(path, value), source="s.yaml")
+    assert str(raised.value).startswith(f"s.yaml: {message}")
+
+
+def test_build_errors_of_a_group_point_at_its_override():
+    data = with_changes("jobs.train.groups.dp", {"ranks": "rest", "chunks": 0})
+    (point,) = expand(parse_scenario(data))
+    with pytest.raises(ScenarioError) as raised:
+        run_jobs_point(point)
+    assert str(raised.value).startswith("jobs.train.groups.dp.chunks: must be an integer ≥ 1, got 0")
+
+
+def test_a_job_whose_gpus_break_the_hierarchy_must_say_its_gpus_per_node():
+    data = with_changes("jobs.moe.ranks", [0, 1, 2, 8])
+    with pytest.raises(ScenarioError, match="jobs.moe.collective.algorithm: cannot derive gpus_per_node"):
+        parse_scenario(data)
+    parse_scenario(with_changes("jobs.moe.collective.gpus_per_node", 1, data))
+
+
+def test_matrices_parse_from_kinds_rows_and_npy_files(tmp_path):
+    assert parse_matrix("uniform") == TrafficMatrix("uniform")
+    assert parse_matrix({"kind": "hotspot", "fraction": "80%", "hotspots": 2}) == TrafficMatrix(
+        "hotspot", fraction=0.8, hotspots=2)
+    rows = [[0, 1], [2, 0]]
+    assert parse_matrix(rows) == TrafficMatrix("explicit", weights=np.array(rows, dtype=float))
+    path = tmp_path / "traffic.npy"
+    np.save(path, np.array(rows, dtype=float))
+    loaded = parse_matrix({"file": str(path)})
+    assert np.array_equal(loaded.weights, rows) and loaded.describe()["source"] == str(path)
+    for bad, where in (({"file": str(tmp_path / "none.npy")}, "matrix.file"), ([[1, "a"], [1, 1]], "matrix.weights"),
+                       ({"file": str(path), "kind": "zipf"}, "matrix.kind"), (3, "matrix")):
+        with pytest.raises(ScenarioError) as raised:
+            parse_matrix(bad)
+        assert raised.value.path == where
+
+
+def test_an_alltoallv_scenario_runs_each_algorithm_with_its_matrix():
+    data = {"name": "a2av", "topology": CLUSTER, "sizes": ["1 MiB"],
+            "collective": {"op": "alltoallv", "algorithms": ["direct", {"name": "bruck", "matrix": "uniform"}],
+                           "matrix": {"kind": "hotspot", "hotspots": 1, "fraction": 0.5, "seed": 4}}}
+    results = run(parse_scenario(data))
+    params = [json.loads(p) for p in results["params"]]
+    assert params[0]["matrix"] == {"kind": "hotspot", "hotspots": 1, "fraction": 0.5, "seed": 4}
+    assert params[1]["matrix"] == {"kind": "uniform"} and set(results["op"]) == {"alltoallv"}
+    with pytest.raises(ScenarioError, match="collective.matrix: missing; alltoallv needs a traffic matrix"):
+        parse_scenario({**data, "collective": {"op": "alltoallv", "algorithms": ["direct"]}})

@@ -380,6 +380,7 @@ class _Gpu:
     s_chunks: int
     line: int
     tbs: tuple[_Tb, ...]
+    copies: int = 0
 
 
 def _where(gpu: int, tb: int | None = None, pos: int | None = None) -> str:
@@ -396,7 +397,10 @@ class _Layout:
     """Where a collective's chunks start and must end, in MSCCL buffer slots.
 
     ``N`` chunks of ``nBytes / N`` bytes; ``m = N / ngpus``. Slots are ``(buffer,
-    offset)``; in-place runs alias one buffer onto the other.
+    offset)``; in-place runs alias one buffer onto the other. Logical chunks are
+    buffer positions, except for ``alltoall``, whose chunk ``r N + x`` is rank
+    ``r``'s input chunk ``x`` (for rank ``x // m``, where it lands in ``o[r m + x % m]``),
+    as simnet numbers all-to-all blocks across the communicator.
     """
 
     name: str
@@ -405,6 +409,14 @@ class _Layout:
         """Chunks in ``i`` and in ``o``."""
         m = n // g
         return {"all_gather": (m, n), "reduce_scatter": (n, m)}.get(self.name, (n, n))
+
+    def nchunks(self, n: int, g: int) -> int:
+        """Logical chunks of the simnet schedule."""
+        return n * g if self.name == "alltoall" else n
+
+    def chunk_bytes(self, size_bytes: int, n: int, g: int) -> list[int]:
+        """Bytes of every logical chunk for collectives of `size_bytes` (MSCCL's ``nBytes``)."""
+        return split_bytes(size_bytes, n) * (g if self.name == "alltoall" else 1)
 
     def alias(self, rank: int, n: int, g: int, buf: str, off: int, inplace: bool) -> tuple[str, int]:
         """The slot that (buf, off) is, canonically, in an in-place run."""
@@ -415,7 +427,7 @@ class _Layout:
             return "o", rank * m + off
         if self.name == "reduce_scatter" and buf == "o":
             return "i", rank * m + off
-        if self.name in ("allreduce", "broadcast", "reduce") and buf == "o":
+        if self.name in ("allreduce", "broadcast", "reduce", "alltoall") and buf == "o":
             return "i", off
         return buf, off
 
@@ -424,6 +436,8 @@ class _Layout:
         m = n // g
         if self.name == "all_gather":
             return [(j, rank * m + j) for j in range(m)]
+        if self.name == "alltoall":
+            return [(x, rank * n + x) for x in range(n)]
         if self.name == "broadcast" and rank != root:
             return []
         return [(k, k) for k in range(n)]
@@ -436,6 +450,8 @@ class _Layout:
             return [(k, k, k // m) for k in range(n)]
         if self.name == "reduce_scatter":
             return [(j, rank * m + j, None) for j in range(m)]
+        if self.name == "alltoall":
+            return [(r * m + k, r * n + rank * m + k, r) for r in range(g) for k in range(m)]
         if self.name == "broadcast":
             return [(k, k, root) for k in range(n)]
         if self.name == "reduce":
@@ -443,7 +459,8 @@ class _Layout:
         return [(k, k, None) for k in range(n)]
 
     def home(self, rank: int, n: int, g: int, inplace: bool, chunk: int) -> tuple[str, int] | None:
-        """The canonical slot where the collective wants `chunk`'s result on `rank` (simnet's ``work``)."""
+        """The canonical slot of `chunk` on `rank` that is simnet's ``work`` cell: where the collective wants
+        its result (and, in an in-place all-to-all, where its owner starts with it)."""
         m = n // g
         if self.name == "reduce_scatter":
             if inplace:
@@ -451,17 +468,30 @@ class _Layout:
             return ("o", chunk - rank * m) if chunk // m == rank else None
         if self.name == "all_gather":
             return "o", chunk
+        if self.name == "alltoall":
+            owner, x = divmod(chunk, n)
+            if x // m == rank:
+                return ("i" if inplace else "o"), owner * m + x % m
+            return ("i", x) if inplace and owner == rank else None
         return ("i", chunk) if inplace else ("o", chunk)
 
     def owners(self, n: int, g: int) -> tuple[int, ...] | None:
+        """Rank owning each logical chunk (``Schedule.owners``)."""
         if self.name in ("all_gather", "reduce_scatter"):
             return tuple(c // (n // g) for c in range(n))
+        if self.name == "alltoall":
+            return tuple(c // n for c in range(n * g))
         return None
 
+    def targets(self, n: int, g: int) -> tuple[int, ...] | None:
+        """Rank each logical chunk must end at (``Schedule.targets``, all-to-all only)."""
+        return tuple((c % n) // (n // g) for c in range(n * g)) if self.name == "alltoall" else None
 
-_LAYOUTS = {name: _Layout(name) for name in ("allreduce", "all_gather", "reduce_scatter", "broadcast", "reduce")}
-"""simnet collectives with an MSCCL buffer layout; a collective added to simnet
-(``alltoall``) becomes importable by adding its layout here."""
+
+_LAYOUTS = {name: _Layout(name) for name in ("allreduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
+                                             "alltoall")}
+"""simnet collectives with an MSCCL buffer layout; a collective added to simnet becomes
+importable by giving it one here (``alltoallv`` has none: its counts are not in the file)."""
 
 
 def _program(text: str, source: str, limits: Limits) -> tuple[dict, tuple[_Gpu, ...]]:
@@ -517,9 +547,9 @@ def _program(text: str, source: str, limits: Limits) -> tuple[dict, tuple[_Gpu, 
         raise MscclDefect(f"maxBytes={meta['max_bytes']} is below minBytes={meta['min_bytes']}", kind="format",
                           source=source)
     ngpus, n = meta["ngpus"], meta["nchunksperloop"]
-    if COLLECTIVE_NAMES[coll] in ("all_gather", "reduce_scatter") and n % ngpus:
-        raise MscclDefect(f"nchunksperloop={n} is not a multiple of ngpus={ngpus}: the {coll} buffers hold "
-                          f"nchunksperloop / ngpus chunks per rank", kind="format", source=source)
+    if COLLECTIVE_NAMES[coll] in ("all_gather", "reduce_scatter", "alltoall") and n % ngpus:
+        raise MscclDefect(f"nchunksperloop={n} is not a multiple of ngpus={ngpus}, which the {coll} layout needs "
+                          f"(blocks of nchunksperloop / ngpus chunks per rank)", kind="format", source=source)
     layout = _LAYOUTS.get(COLLECTIVE_NAMES[coll])
     sizes = layout.sizes(n, ngpus) if layout is not None else (n, n)
     gpus: dict[int, _Gpu] = {}
@@ -539,7 +569,9 @@ def _program(text: str, source: str, limits: Limits) -> tuple[dict, tuple[_Gpu, 
         real = {"i": sizes[0], "o": sizes[1], "s": chunks["s_chunks"]}
         declared = {"i": chunks["i_chunks"], "o": chunks["o_chunks"], "s": chunks["s_chunks"]}
         tbs = _threadblocks(gpu_element, rank, meta, real, declared, limits, source)
-        gpus[rank] = _Gpu(rank, chunks["i_chunks"], chunks["o_chunks"], chunks["s_chunks"], gpu_element.line, tbs)
+        copies = sum(1 for e in gpu_element.children if e.tag == "copy")
+        gpus[rank] = _Gpu(rank, chunks["i_chunks"], chunks["o_chunks"], chunks["s_chunks"], gpu_element.line, tbs,
+                          copies)
     missing = [rank for rank in range(ngpus) if rank not in gpus]
     if missing:
         raise MscclDefect(f"no <gpu id={missing[0]}>: ngpus={ngpus} but rank {missing[0]} has no program",
@@ -795,7 +827,8 @@ class Program:
             raise MscclError(f"must be a whole number of bytes ≥ 1, got {size_bytes!r}", kind="format",
                              path="size_bytes", source=self.source)
         table, owners, mode = self._translated(inplace, root)
-        chunk_bytes = np.array(split_bytes(size_bytes, self.nchunksperloop), dtype=np.int64)
+        layout = _LAYOUTS[self.collective]
+        chunk_bytes = np.array(layout.chunk_bytes(size_bytes, self.nchunksperloop, self.ngpus), dtype=np.int64)
         piece_bytes = np.add.reduceat(chunk_bytes[table.piece_chunks], table.piece_offsets[:-1]) if len(
             table.piece_offsets) > 1 else np.zeros(0, dtype=np.int64)
         nbytes = piece_bytes[table.piece] if len(table) else np.zeros(0, dtype=np.int64)
@@ -804,7 +837,8 @@ class Program:
                   "max_bytes": self.max_bytes, "selected": self.covers(size_bytes)}
         return Schedule(self.collective, self.ngpus, tuple(chunk_bytes.tolist()), table.replace(nbytes=nbytes),
                         algorithm=f"msccl:{self.name}", root=root if self.collective in ("broadcast", "reduce")
-                        else None, owners=owners, params=params)
+                        else None, owners=owners, params=params,
+                        targets=layout.targets(self.nchunksperloop, self.ngpus))
 
     def algorithm(self, *, inplace: bool | None = None, root: int = 0) -> Algorithm:
         """The program as an :class:`~simnet.algorithms.registry.Algorithm` record named ``msccl:<name>``.
@@ -840,9 +874,10 @@ class Program:
             translation = _Translation(self, layout, mode, key[1])
             table = translation.table()
             owners = layout.owners(self.nchunksperloop, self.ngpus)
-            unit = Schedule(self.collective, self.ngpus, (1,) * self.nchunksperloop,
+            unit = Schedule(self.collective, self.ngpus, (1,) * layout.nchunks(self.nchunksperloop, self.ngpus),
                             table.replace(nbytes=np.diff(table.piece_offsets)[table.piece]),
-                            root=key[1] if self.collective in ("broadcast", "reduce") else None, owners=owners)
+                            root=key[1] if self.collective in ("broadcast", "reduce") else None, owners=owners,
+                            targets=layout.targets(self.nchunksperloop, self.ngpus))
             try:
                 check(unit)
             except ScheduleError as error:
@@ -1282,6 +1317,8 @@ class _Translation:
                     writer = self.last_writer.get(slot)
                     where = _where(rank) if writer is None else self._at(writer)
                     last = "" if writer is None else " (this step wrote it last)"
+                    if value is None and self.program._gpus[rank].copies:
+                        last = "; the gpu's <copy> elements (TACCL) are ignored by every MSCCL runtime"
                     raise MscclDefect(f"the result o[{off}] ends with {self._describe(value)}, expected "
                                       f"{self._describe(want)}{last}", kind="wrong result", path=where,
                                       source=self.source)

@@ -256,11 +256,36 @@ def test_a_correct_exchange_passes_and_is_simnets_pairwise_exchange():
     check(schedule, numeric=True)
 
 
+def direct_alltoall(nranks: int, per_peer: int, *, self_copy: bool = True) -> dict:
+    """Every rank sends its block for each peer straight to it; its own block it copies from i to o."""
+    gpus = {}
+    for r in range(nranks):
+        tbs = [(q, q, 0, [step("s", f"i{q * per_peer}", f"o{r * per_peer}", cnt=per_peer),
+                          step("r", f"i{r * per_peer}", f"o{q * per_peer}", cnt=per_peer)])
+               for q in range(nranks) if q != r]
+        if self_copy:
+            tbs.append((-1, -1, 0, [step("cpy", f"i{r * per_peer}", f"o{r * per_peer}", cnt=per_peer)]))
+        gpus[r] = tbs
+    return gpus
+
+
+def test_alltoall_blocks_land_where_simnet_wants_them():
+    text = program(direct_alltoall(4, 2), nchunks=8, coll="alltoall", inplace=0)
+    schedule = msccl.loads(text, 8 * 1024)
+    assert schedule.collective == "alltoall" and len(schedule.chunk_bytes) == 32
+    assert schedule.owners[9] == 1 and schedule.targets[9] == 0
+    check(schedule, numeric=True)
+    assert schedule.size_bytes == 4 * 8 * 1024, "simnet's all-to-all chunks cover every rank's send buffer"
+    copyless = program(direct_alltoall(4, 2, self_copy=False), nchunks=8, coll="alltoall", inplace=0)
+    with pytest.raises(MscclDefect, match=re.escape("o[0] ends with nothing, expected chunk 0 of rank 0")):
+        msccl.loads(copyless, 8 * 1024)
+
+
 def test_a_collective_simnet_lacks_is_unsupported():
     gpus = {r: [(1 - r, 1 - r, 0, [step("s", f"i{1 - r}"), step("r", dst=f"o{1 - r}")]),
                 (-1, -1, 0, [step("cpy", f"i{r}", f"o{r}")])] for r in (0, 1)}
-    with pytest.raises(MscclUnsupported, match="alltoall") as caught:
-        msccl.loads(program(gpus, nchunks=2, coll="alltoall", inplace=0), 1024)
+    with pytest.raises(MscclUnsupported, match="custom") as caught:
+        msccl.loads(program(gpus, nchunks=2, coll="custom", inplace=0), 1024)
     assert caught.value.kind == "collective"
 
 

@@ -795,9 +795,10 @@ class Program:
         size_bytes : int
             Bytes of the collective's larger buffer (MSCCL's ``nBytes``, simnet's
             ``size_bytes``: the all-reduce payload, the gathered all-gather result,
-            the reduce-scatter input), split into ``nchunksperloop`` chunks of whole
-            bytes (the first ``size_bytes % nchunksperloop`` one byte larger; the
-            runtimes only run sizes that divide evenly).
+            the reduce-scatter input, a rank's all-to-all send buffer), split into
+            ``nchunksperloop`` chunks of whole bytes (on every rank, for all-to-all;
+            the first ``size_bytes % nchunksperloop`` one byte larger; the runtimes
+            only run sizes that divide evenly).
         inplace : bool, optional
             Run the in-place or the out-of-place form (default: in-place when the
             file declares it).

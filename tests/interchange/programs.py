@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["step", "nop", "program", "ring", "allpairs"]
+__all__ = ["step", "nop", "program", "ring", "allpairs", "direct_alltoall"]
 
 Step = dict
 Threadblock = tuple  # (send, recv, chan, [Step, ...])
@@ -94,5 +94,18 @@ def allpairs(nranks: int) -> dict[int, list[Threadblock]]:
             source = len(peers) - 1 if j == 0 else j - 1
             reducer.append(step("re", f"s{source}", f"i{r}", dep=dep, hasdep=int(j == len(peers) - 1)))
         tbs.append((-1, -1, 0, reducer))
+        gpus[r] = tbs
+    return gpus
+
+
+def direct_alltoall(nranks: int, per_peer: int, *, self_copy: bool = True) -> dict[int, list[Threadblock]]:
+    """Every rank sends its block for each peer straight to it; its own block it copies from i to o."""
+    gpus = {}
+    for r in range(nranks):
+        tbs = [(q, q, 0, [step("s", f"i{q * per_peer}", f"o{r * per_peer}", cnt=per_peer),
+                          step("r", f"i{r * per_peer}", f"o{q * per_peer}", cnt=per_peer)])
+               for q in range(nranks) if q != r]
+        if self_copy:
+            tbs.append((-1, -1, 0, [step("cpy", f"i{r * per_peer}", f"o{r * per_peer}", cnt=per_peer)]))
         gpus[r] = tbs
     return gpus

@@ -21,7 +21,7 @@ from simnet.scenario import load_scenario, parse_scenario, run
 from simnet.schedule import Schedule, Transfer, check
 from simnet.topology import cluster, dgx_a100, switch, torus
 
-from tests.interchange.programs import allpairs, nop, program, ring, step
+from tests.interchange.programs import allpairs, direct_alltoall, nop, program, ring, step
 
 FILES = Path(__file__).resolve().parent / "files"
 HIERARCHICAL = FILES / "hierarchical_2x4.xml"
@@ -131,7 +131,7 @@ def ring_gather(nranks: int, inplace: bool) -> dict:
     """Ring all-gather: rank r forwards chunk (r - s) mod p; out of place it first copies its input to o."""
     gpus = {}
     for r in range(nranks):
-        steps = [step("s", f"o{r}" if inplace else f"i0", f"o{r}")]
+        steps = [step("s", f"o{r}" if inplace else "i0", f"o{r}")]
         steps += [step("rcs", dst=f"o{(r - s) % nranks}") for s in range(1, nranks - 1)]
         steps += [step("r", dst=f"o{(r + 1) % nranks}")]
         tbs = [((r + 1) % nranks, (r - 1) % nranks, 0, steps)]
@@ -254,19 +254,6 @@ def test_a_correct_exchange_passes_and_is_simnets_pairwise_exchange():
     schedule = msccl.loads(two_ranks([(1, 1, 0, [step("s", "i0"), step("rrc", "i0", "i0")])], EXCHANGE), 1024)
     assert len(schedule) == 2 and all(t.deps == () for t in schedule.transfers)
     check(schedule, numeric=True)
-
-
-def direct_alltoall(nranks: int, per_peer: int, *, self_copy: bool = True) -> dict:
-    """Every rank sends its block for each peer straight to it; its own block it copies from i to o."""
-    gpus = {}
-    for r in range(nranks):
-        tbs = [(q, q, 0, [step("s", f"i{q * per_peer}", f"o{r * per_peer}", cnt=per_peer),
-                          step("r", f"i{r * per_peer}", f"o{q * per_peer}", cnt=per_peer)])
-               for q in range(nranks) if q != r]
-        if self_copy:
-            tbs.append((-1, -1, 0, [step("cpy", f"i{r * per_peer}", f"o{r * per_peer}", cnt=per_peer)]))
-        gpus[r] = tbs
-    return gpus
 
 
 def test_alltoall_blocks_land_where_simnet_wants_them():

@@ -5,26 +5,43 @@ NVIDIA/nccl-tests): ``algbw = size / time`` and ``busbw = algbw * factor`` with 
 factor that makes busbw comparable to the hardware's peak bandwidth, for
 all-reduce ``2 (p - 1) / p``, for all-to-all ``(p - 1) / p`` (``size`` is each rank's
 whole send buffer, of which the ``1/p`` addressed to itself never moves; for
-``alltoallv`` the mean send buffer).
+``alltoallv`` the mean send buffer). A sparse algorithm moves far fewer bytes than the
+dense payload it reduces, so the same formula gives it a *dense-equivalent* figure
+(the busbw a dense algorithm would need to finish as fast), which can exceed any
+link's bandwidth: its rows carry it as ``effective_busbw_GBps`` and leave
+``busbw_GBps`` empty, beside the bytes each rank really sent.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from simnet import units
 from simnet.engine import Trace
 from simnet.errors import SimnetError
+from simnet.schedule import Schedule
 from simnet.units import format_size, format_time
 
 __all__ = [
     "RESULT_COLUMNS",
     "JOB_COLUMNS",
     "busbw_factor",
+    "sent_bytes_per_rank",
     "result_row",
+    "records",
     "display_table",
+    "point_keys",
+    "factors",
+    "swept_keys",
+    "numeric_values",
+    "format_fraction",
     "speedups",
     "winners",
     "residuals",
@@ -45,6 +62,7 @@ RESULT_COLUMNS = (
     "op",
     "algorithm",
     "params",
+    "resolved",
     "network_model",
     "ranks",
     "size_bytes",
@@ -57,6 +75,10 @@ RESULT_COLUMNS = (
     "busbw_GBps",
     "nccl_choice",
     "nccl_model_s",
+    "payload_kind",
+    "effective_busbw_GBps",
+    "sent_bytes_per_rank_max",
+    "sent_bytes_per_rank_mean",
 )
 
 JOB_COLUMNS = (
@@ -108,6 +130,18 @@ def busbw_factor(op: str, nranks: int) -> float:
     return _BUSBW_FACTORS[op](nranks)
 
 
+def sent_bytes_per_rank(schedule: Schedule) -> np.ndarray:
+    """Bytes each rank sends over the network in `schedule` (copies inside a rank excluded).
+
+    >>> from simnet.algorithms import ALGORITHMS
+    >>> sent_bytes_per_rank(ALGORITHMS["ring"].builder(4, 4096)).tolist()
+    [6144.0, 6144.0, 6144.0, 6144.0]
+    """
+    table = schedule.transfers
+    remote = table.src != table.dst
+    return np.bincount(table.src[remote], weights=table.nbytes[remote], minlength=schedule.nranks)
+
+
 def result_row(
     *,
     scenario: str,
@@ -122,8 +156,11 @@ def result_row(
     sim_time_s: float,
     model_time_s: float,
     critical_path_s: float,
+    resolved: str = "",
     nccl_choice: str = "",
     nccl_model_s: float = math.nan,
+    payload_kind: str = "dense",
+    sent_bytes_per_rank: Sequence[float] = (),
 ) -> dict:
     """One result row with derived columns (ratios to the two models, algbw, busbw in GB/s).
 
@@ -131,12 +168,28 @@ def result_row(
     contention-free longest path through the schedule's transfers
     (:func:`simnet.models.critical_path_time`). Their ratios to the simulated time
     show how much of it the formula explains, and how much contention adds.
+    ``params`` are the algorithm's parameters as the scenario gave them (JSON);
+    ``resolved`` (JSON, ``""`` when none) the values an algorithm chose for this
+    network and size itself, the way NCCL picks its protocol and channel count
+    (:attr:`simnet.algorithms.Algorithm.resolve`), so one configuration keeps one
+    ``params`` across sizes.
     ``nccl_choice`` (``"algorithm/protocol"``) and ``nccl_model_s`` are what NCCL's
     own cost model picks for this collective and size on the topology and the time
     it predicts for it (empty and ``nan`` where simnet has no NCCL model of the
     topology), the same on every row of one size.
+
+    `payload_kind` is ``"sparse"`` for an algorithm that moves a sparse payload:
+    its bus bandwidth is then the dense-equivalent figure ``effective_busbw_GBps``
+    (``size_bytes`` is the dense size) and ``busbw_GBps`` is ``None``; a dense row
+    has ``busbw_GBps`` and ``effective_busbw_GBps = None``.
+    `sent_bytes_per_rank` (bytes each rank sent, see :func:`sent_bytes_per_rank`)
+    gives ``sent_bytes_per_rank_max`` and ``_mean`` (``None`` when not given).
+    ``None`` is an empty cell in CSV, ``null`` in JSON and ``NaN`` in a frame.
     """
     algbw_GBps = size_bytes / sim_time_s / 1e9
+    busbw_GBps = algbw_GBps * busbw_factor(op, ranks)
+    sparse = payload_kind == "sparse"
+    sent = np.asarray(sent_bytes_per_rank, dtype=float)
     return {
         "scenario": scenario,
         "point": point,
@@ -144,6 +197,7 @@ def result_row(
         "op": op,
         "algorithm": algorithm,
         "params": params,
+        "resolved": resolved,
         "network_model": network_model,
         "ranks": ranks,
         "size_bytes": size_bytes,
@@ -153,10 +207,23 @@ def result_row(
         "sim_over_model": sim_time_s / model_time_s,
         "sim_over_critical_path": sim_time_s / critical_path_s,
         "algbw_GBps": algbw_GBps,
-        "busbw_GBps": algbw_GBps * busbw_factor(op, ranks),
+        "busbw_GBps": None if sparse else busbw_GBps,
         "nccl_choice": nccl_choice,
         "nccl_model_s": nccl_model_s,
+        "payload_kind": payload_kind,
+        "effective_busbw_GBps": busbw_GBps if sparse else None,
+        "sent_bytes_per_rank_max": float(sent.max()) if sent.size else None,
+        "sent_bytes_per_rank_mean": float(sent.mean()) if sent.size else None,
     }
+
+
+def records(frame: pd.DataFrame) -> list[dict]:
+    """Rows of `frame` as dicts for JSON, missing values (``NaN``) as ``None``.
+
+    >>> records(pd.DataFrame({"busbw_GBps": [3.5, float("nan")]}))
+    [{'busbw_GBps': 3.5}, {'busbw_GBps': None}]
+    """
+    return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
 
 
 def _compact(params: str) -> str:
@@ -169,15 +236,32 @@ def _compact(params: str) -> str:
     for key, value in values.items():
         if key == "payload" and isinstance(value, dict):
             density = value.get("density")
-            fraction = f"1/{round(1 / density)}" if density and abs(1 / density - round(1 / density)) < 1e-9 else density
+            fraction = format_fraction(density) if isinstance(density, (int, float)) and density > 0 else density
             shown.append(f"N={value.get('dimension')} d={fraction}")
         else:
             shown.append(f"{key}={json.dumps(value)}")
     return " ".join(shown)
 
 
+def _sparse_rows(results: pd.DataFrame) -> pd.Series:
+    if "payload_kind" not in results:
+        return pd.Series(False, index=results.index)
+    return results["payload_kind"] == "sparse"
+
+
+def _bandwidth(values: pd.Series) -> pd.Series:
+    return values.map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+
+
 def display_table(results: pd.DataFrame) -> pd.DataFrame:
-    """A copy of `results` for people: sizes and times with units, ratios rounded (``—``: no closed form)."""
+    """A copy of `results` for people: sizes and times with units, ratios rounded (``—``: no closed form).
+
+    Where an algorithm chose values per size (``resolved``, such as NCCL's protocol
+    and channels) they show as ``chosen per size``. With sparse rows it adds
+    ``dense-eq. busbw GB/s`` (their dense-equivalent bus
+    bandwidth, empty for dense rows, whose ``busbw GB/s`` is real) and the bytes
+    each rank sent (``sent/rank max``, ``sent/rank mean``).
+    """
     shown = pd.DataFrame(
         {
             "point": results["point"],
@@ -190,19 +274,175 @@ def display_table(results: pd.DataFrame) -> pd.DataFrame:
             "sim/model": results["sim_over_model"].map(lambda r: f"{r:.4f}" if r == r else "—"),
             "sim/crit.path": results["sim_over_critical_path"].map("{:.4f}".format),
             "algbw GB/s": results["algbw_GBps"].map("{:.2f}".format),
-            "busbw GB/s": results["busbw_GBps"].map("{:.2f}".format),
+            "busbw GB/s": _bandwidth(results["busbw_GBps"]),
         }
     )
+    if "resolved" in results and results["resolved"].fillna("").astype(bool).any():
+        shown.insert(3, "chosen per size", results["resolved"].fillna("").map(_compact))
+    if _sparse_rows(results).any():
+        shown["dense-eq. busbw GB/s"] = _bandwidth(results["effective_busbw_GBps"])
+        for column, name in (("sent_bytes_per_rank_max", "sent/rank max"),
+                             ("sent_bytes_per_rank_mean", "sent/rank mean")):
+            shown[name] = results[column].map(lambda v: "" if pd.isna(v) else format_size(round(v)))
     if not results["point"].astype(bool).any():
         shown = shown.drop(columns="point")
     return shown
 
 
-_RUN_KEY = ["point", "size_bytes"]
+_LABEL_SPLIT = re.compile(r",(?=[A-Za-z_][\w.\[\]]*=)")
+
+
+def point_keys(label: str) -> dict[str, Any]:
+    """The keys and values a sweep point overrides, read back from its label.
+
+    Values written as JSON (numbers, lists) come back as such; lists and
+    mappings as their JSON text; anything else as the string written.
+
+    >>> point_keys('topology.hosts=8,collective.factors=[4, 2],topology.node=dgx1')
+    {'topology.hosts': 8, 'collective.factors': '[4, 2]', 'topology.node': 'dgx1'}
+    >>> point_keys("")
+    {}
+    """
+    keys: dict[str, Any] = {}
+    for part in _LABEL_SPLIT.split(label) if label else ():
+        key, _, text = part.partition("=")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        keys[key] = json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
+    return keys
+
+
+def _params(text: str) -> dict[str, Any]:
+    try:
+        values = json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        return {}
+    return values if isinstance(values, dict) else {}
+
+
+def _choices(results: pd.DataFrame, params: list[dict], density: pd.Series) -> list[str]:
+    """Algorithm names with the parameters that tell two runs of one case apart.
+
+    A parameter is part of the choice when two rows of the same algorithm at the
+    same point, size and density differ in it (``binomial_tree chunks=8``); one
+    that only changes from point to point (a swept ``chunks``, factors derived
+    from each point's topology) belongs to the point, not the choice.
+    """
+    frame = pd.DataFrame({"algorithm": results["algorithm"].to_numpy(), "point": results["point"].to_numpy(),
+                          "size": results["size_bytes"].to_numpy(), "density": density.fillna(-1.0).to_numpy()})
+    shown_keys: dict[str, list[str]] = {}
+    for algorithm, rows in frame.groupby("algorithm", sort=False):
+        keys = list(dict.fromkeys(k for i in rows.index for k in params[i] if k != "payload"))
+        distinguishing = []
+        for key in keys:
+            values = rows.assign(value=[json.dumps(params[i].get(key), sort_keys=True) for i in rows.index])
+            if (values.groupby(["point", "size", "density"])["value"].nunique() > 1).any():
+                distinguishing.append(key)
+        shown_keys[algorithm] = distinguishing
+    labels = []
+    for i, algorithm in enumerate(frame["algorithm"]):
+        shown = [f"{key}={json.dumps(params[i][key])}" for key in shown_keys[algorithm] if key in params[i]]
+        labels.append(" ".join([algorithm, *shown]))
+    return labels
+
+
+def factors(results: pd.DataFrame) -> pd.DataFrame:
+    """What each result row is a case of: its choice of algorithm and the values of every variable.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Same index as `results`, columns ``choice`` (the algorithm and any
+        parameters that tell two runs of one case apart, e.g. ``ring chunks=4``),
+        ``size`` (payload per rank, bytes), ``payload.density`` (sparse scenarios
+        only) and one column per key a sweep point overrides (``topology.hosts``,
+        ...; values as written, see :func:`point_keys`). A sweep of ``sizes`` or of
+        the payload's ``dimension`` is the ``size`` column.
+    """
+    results = results.reset_index(drop=True)
+    params = [_params(text) for text in results["params"]]
+    densities = [p["payload"].get("density") if isinstance(p.get("payload"), dict) else None for p in params]
+    density = pd.Series([math.nan if d is None else float(d) for d in densities], dtype=float)
+    frame = pd.DataFrame({"choice": _choices(results, params, density), "size": results["size_bytes"].astype(float)})
+    if density.notna().any():
+        frame["payload.density"] = density
+    swept = [point_keys(label) for label in results["point"].astype(str)]
+    for key in dict.fromkeys(k for keys in swept for k in keys):
+        if key in ("sizes", "payload.dimension") or key in frame:
+            continue
+        frame[key] = [keys.get(key) for keys in swept]
+    return frame
+
+
+def swept_keys(frame: pd.DataFrame) -> list[str]:
+    """Columns of a :func:`factors` frame other than ``choice`` that take more than one value."""
+    return [key for key in frame.columns if key != "choice" and frame[key].map(str).nunique() > 1]
+
+
+_PARSERS = (("size", units.parse_size), ("time", units.parse_time), ("bandwidth", units.parse_bandwidth))
+
+
+def numeric_values(key: str, values: Sequence[Any]) -> tuple[np.ndarray, str] | None:
+    """Values of one :func:`factors` column as SI floats, with their kind; ``None`` if not numeric.
+
+    Numbers stay numbers (kind ``"size"`` for the ``size`` column, ``"fraction"``
+    for ``payload.density``, else ``"number"``); strings with units (``"100 Gbps"``)
+    are parsed when all of them parse as one kind (``"size"``, ``"time"`` or
+    ``"bandwidth"``).
+
+    >>> numeric_values("topology.bandwidth", ["100 Gbps", "200 Gbps"])
+    (array([1.25e+10, 2.50e+10]), 'bandwidth')
+    >>> numeric_values("topology.node", ["dgx1", "dgx2"]) is None
+    True
+    """
+    values = list(values)
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
+        kind = {"size": "size", "payload.density": "fraction"}.get(key, "number")
+        return np.asarray(values, dtype=float), kind
+    if all(isinstance(v, str) for v in values):
+        for kind, parse in _PARSERS:
+            try:
+                return np.asarray([float(parse(v)) for v in values]), kind
+            except SimnetError:
+                continue
+    return None
+
+
+def format_fraction(value: float) -> str:
+    """A density as people write it: ``1/16`` when it is one over an integer, else its value.
+
+    >>> format_fraction(0.0625), format_fraction(0.3)
+    ('1/16', '0.3')
+    """
+    inverse = 1 / value
+    if abs(inverse - round(inverse)) < 1e-9 * inverse:
+        return f"1/{round(inverse)}"
+    return f"{value:.4g}"
+
+
+_RUN_KEY = ["point", "size_bytes", "payload"]
+
+
+def _without_payload(params: str) -> str:
+    values = _params(params)
+    values.pop("payload", None)
+    return json.dumps(values, sort_keys=True) if values else ""
 
 
 def _choice(frame: pd.DataFrame) -> pd.Series:
-    return frame["algorithm"] + frame["params"].map(lambda p: "" if p in ("{}", "") else f" {p}")
+    """Algorithm and parameters (a sparse payload is the case, not the choice)."""
+    return frame["algorithm"] + frame["params"].map(lambda p: f" {shown}" if (shown := _without_payload(p)) else "")
+
+
+def _with_payload(results: pd.DataFrame) -> pd.DataFrame:
+    """`results` with ``payload``: a sparse payload's dimension and density (``N=1000000 d=1/16``), else empty."""
+    def described(params: str) -> str:
+        payload = _params(params).get("payload")
+        return _compact(json.dumps({"payload": payload})) if isinstance(payload, dict) else ""
+
+    return results.assign(payload=results["params"].map(described))
 
 
 def speedups(results: pd.DataFrame, baseline: str = "ring") -> pd.DataFrame:
@@ -211,10 +451,11 @@ def speedups(results: pd.DataFrame, baseline: str = "ring") -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``point, size_bytes, algorithm, params, sim_time_s, baseline_time_s, speedup``
-        where ``speedup = baseline_time_s / sim_time_s`` (> 1: faster than the
-        baseline). When the baseline ran with several parameter sets, the fastest
-        one is the baseline.
+        ``point, size_bytes, payload, algorithm, params, sim_time_s, baseline_time_s,
+        speedup`` in the order of `results`, where ``speedup = baseline_time_s /
+        sim_time_s`` (> 1: faster than the baseline) and ``payload`` tells the cases
+        of a sparse payload apart (``N=1000000 d=1/16``; empty for dense sizes). When
+        the baseline ran with several parameter sets, the fastest one is the baseline.
 
     Raises
     ------
@@ -226,6 +467,7 @@ def speedups(results: pd.DataFrame, baseline: str = "ring") -> pd.DataFrame:
             f"baseline {baseline!r} is not among the algorithms run ({', '.join(sorted(set(results['algorithm'])))})",
             path="baseline",
         )
+    results = _with_payload(results)
     base = (
         results[results["algorithm"] == baseline]
         .groupby(_RUN_KEY, as_index=False)["sim_time_s"]
@@ -234,23 +476,25 @@ def speedups(results: pd.DataFrame, baseline: str = "ring") -> pd.DataFrame:
     )
     frame = results.merge(base, on=_RUN_KEY, how="left")
     frame["speedup"] = frame["baseline_time_s"] / frame["sim_time_s"]
-    return frame[["point", "size_bytes", "algorithm", "params", "sim_time_s", "baseline_time_s", "speedup"]]
+    return frame[["point", "size_bytes", "payload", "algorithm", "params", "sim_time_s", "baseline_time_s",
+                  "speedup"]]
 
 
 def winners(results: pd.DataFrame) -> pd.DataFrame:
-    """The fastest simulated choice per (point, size), the runner-up and the margin.
+    """The fastest simulated choice per (point, size, sparse payload), the runner-up and the margin.
 
     Returns
     -------
     pandas.DataFrame
-        ``point, size_bytes, winner, time_s, runner_up, runner_up_time_s, margin,
-        model_agrees``; ``margin = runner_up_time_s / time_s - 1`` (``NaN`` with a
-        single choice); ``model_agrees`` says whether the closed-form model ranks
-        the same choice first (``None`` when the winner has no closed form, e.g. an
-        imported MSCCL program). Ties go to the earlier row.
+        ``point, size_bytes, payload, winner, time_s, runner_up, runner_up_time_s,
+        margin, model_agrees``; ``margin = runner_up_time_s / time_s - 1`` (``NaN``
+        with a single choice); ``model_agrees`` says whether the closed-form model
+        ranks the same choice first (``None`` when the winner has no closed form,
+        e.g. an imported MSCCL program); ``payload`` as in :func:`speedups`. Ties go
+        to the earlier row.
     """
     rows = []
-    for (point, size), group in results.groupby(_RUN_KEY, sort=False):
+    for (point, size, payload), group in _with_payload(results).groupby(_RUN_KEY, sort=False):
         ordered = group.sort_values("sim_time_s", kind="stable")
         best = ordered.iloc[0]
         labels = _choice(ordered)
@@ -260,6 +504,7 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
             {
                 "point": point,
                 "size_bytes": size,
+                "payload": payload,
                 "winner": labels.iloc[0],
                 "time_s": best["sim_time_s"],
                 "runner_up": labels.iloc[1] if runner is not None else "",
@@ -276,13 +521,17 @@ _NCCL_FAMILY = {"nccl_ring": "ring", "nccl_tree": "tree", "nvls": "nvls", "nvls_
                 "collnet_direct": "collnet_direct", "collnet_chain": "collnet_chain"}
 
 
-def nccl_key(algorithm: str, params: str) -> str:
+def nccl_key(algorithm: str, params: str, resolved: str = "") -> str:
     """``"algorithm/protocol"`` in NCCL's names for a run of an NCCL-family schedule, ``""`` for any other.
+
+    `params` and `resolved` are a result row's columns (JSON); a resolved value wins.
 
     >>> nccl_key("nccl_ring", '{"channels": 24, "protocol": "ll128"}'), nccl_key("nvls", "{}"), nccl_key("ring", "{}")
     ('ring/ll128', 'nvls/simple', '')
+    >>> nccl_key("nccl", "{}", '{"nccl_algorithm": "nvls_tree", "protocol": "simple"}')
+    'nvls_tree/simple'
     """
-    values = json.loads(params) if params else {}
+    values = (json.loads(params) if params else {}) | (json.loads(resolved) if resolved else {})
     if algorithm == "nccl":
         name = values.get("nccl_algorithm", "ring")
     elif algorithm in _NCCL_FAMILY:
@@ -309,10 +558,11 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
                "nccl_simulated_s", "agree"]
     rows = []
     chosen = results[results["nccl_choice"].astype(str) != ""] if "nccl_choice" in results else results.iloc[:0]
-    for (point, size), group in chosen.groupby(_RUN_KEY, sort=False):
+    for (point, size), group in chosen.groupby(["point", "size_bytes"], sort=False):
         ordered = group.sort_values("sim_time_s", kind="stable")
         best = ordered.iloc[0]
-        keys = [nccl_key(a, p) for a, p in zip(ordered["algorithm"], ordered["params"])]
+        resolved = ordered["resolved"] if "resolved" in ordered else [""] * len(ordered)
+        keys = [nccl_key(a, p, r) for a, p, r in zip(ordered["algorithm"], ordered["params"], resolved)]
         choice = str(best["nccl_choice"])
         matching = [t for key, t in zip(keys, ordered["sim_time_s"]) if key == choice]
         rows.append({
@@ -347,7 +597,7 @@ def display_nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def residuals(results: pd.DataFrame) -> pd.DataFrame:
-    """How far each model is from the simulation, per algorithm.
+    """How far each model is from the simulation, per algorithm (over every size and sparse payload).
 
     Returns
     -------
@@ -358,6 +608,8 @@ def residuals(results: pd.DataFrame) -> pd.DataFrame:
         is slower than the model predicts, e.g. because of contention).
     """
     frame = results.assign(
+        params=results["params"].map(lambda p: json.dumps({k: v for k, v in _params(p).items() if k != "payload"},
+                                                          sort_keys=True) if "payload" in _params(p) else p),
         model_residual=results["sim_over_model"] - 1,
         critical_path_residual=results["sim_over_critical_path"] - 1,
     )
@@ -421,23 +673,22 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
     shown = pd.DataFrame({
         "point": best["point"],
         "size": best["size_bytes"].map(format_size),
+        "payload": best["payload"],
         "winner": best["winner"],
         "time": best["time_s"].map(format_time),
         "runner-up": best["runner_up"],
         "margin": best["margin"].map(lambda m: "" if m != m else f"{m:.1%}"),
         "model agrees": best["model_agrees"].map(lambda agrees: "—" if agrees is None else ("yes" if agrees else "no")),
     })
-    if not shown["point"].astype(bool).any():
-        shown = shown.drop(columns="point")
+    shown = shown.drop(columns=[c for c in ("point", "payload") if not shown[c].astype(bool).any()])
     lines += [shown.to_markdown(index=False), ""]
     baseline = baseline or ("ring" if "ring" in set(results["algorithm"]) else None)
     if baseline is not None and results["algorithm"].nunique() > 1:
         table = speedups(results, baseline)
         pivot = table.assign(choice=_choice(table), size=table["size_bytes"].map(format_size))
-        pivot = pivot.pivot_table(index=["point", "size_bytes", "size"], columns="choice", values="speedup",
-                                  sort=False).reset_index().drop(columns=["size_bytes"])
-        if not pivot["point"].astype(bool).any():
-            pivot = pivot.drop(columns="point")
+        pivot = pivot.pivot_table(index=["point", "size_bytes", "size", "payload"], columns="choice",
+                                  values="speedup", sort=False).reset_index().drop(columns=["size_bytes"])
+        pivot = pivot.drop(columns=[c for c in ("point", "payload") if not pivot[c].astype(bool).any()])
         lines += [f"## Speedup over {baseline}", "", pivot.to_markdown(index=False, floatfmt=".3f"), ""]
     if "nccl_choice" in results and results["nccl_choice"].astype(str).ne("").any():
         lines += ["## NCCL's choice beside simnet's", "",

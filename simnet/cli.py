@@ -76,7 +76,7 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
     loaded, points, results = _run_scenario(scenario, out_dir, executor=executor, workers=workers,
                                             scheduler=scheduler, resume=resume, progress=progress, force=force)
     if fmt == "json":
-        click.echo(json.dumps(results.to_dict(orient="records"), indent=2))
+        click.echo(json.dumps(analysis.records(results), indent=2))
     elif fmt == "csv":
         click.echo(results.to_csv(index=False, lineterminator="\n"), nl=False)
     else:
@@ -95,7 +95,7 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
     if out_dir is not None and loaded.jobs is not None:
         _write_jobs_report(out_dir, loaded.name, results)
     elif out_dir is not None:
-        _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1)
+        _write_report(out_dir, loaded.name, results, points)
 
 
 def _run_scenario(scenario: Path, out_dir: Path | None, *, executor: str = "local", workers: int = 1,
@@ -139,20 +139,61 @@ def _write_jobs_report(out_dir: Path, name: str, results) -> None:
     click.echo("wrote " + ", ".join(str(path) for path in written), err=True)
 
 
-def _write_report(out_dir: Path, name: str, results, *, single_topology: bool, baseline: str | None = None) -> None:
-    """Plots and results.md next to results.csv / results.json."""
-    title = f"{name}: {results['topology'].iloc[0]}" if single_topology else name
+def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | None = None) -> None:
+    """Plots and results.md next to results.csv / results.json.
+
+    time and busbw against the size (``time_vs_size.png``, ``busbw_vs_size.png``)
+    when sizes vary, and against every other swept key (``time_vs_<key>.png``),
+    the α-β model drawn over the whole range; speedup bars when an algorithm ran
+    beside the baseline.
+    """
     written = [out_dir / "results.csv", out_dir / "results.json"]
-    for kind, draw in (("time_vs_size", plots.time_vs_size), ("busbw_vs_size", plots.busbw_vs_size)):
-        draw(results, out_dir / f"{kind}.png", title=title)
-        written.append(out_dir / f"{kind}.png")
+    against = _swept(results)
+    for key in against:
+        curves = _curves(points, results, key)
+        for metric in plots.METRICS:
+            target = out_dir / f"{metric}_vs_{key.replace('.', '_')}.png"
+            plots.metric_plot(results, target, metric=metric, against=key, curves=curves, title=name)
+            written.append(target)
     baseline = baseline or ("ring" if "ring" in set(results["algorithm"]) else None)
-    if baseline is not None and len(set(zip(results["algorithm"], results["params"]))) > 1:
-        plots.speedup_bars(results, out_dir / "speedup.png", baseline=baseline, title=title)
+    if baseline is not None and _compared(results, baseline):
+        plots.speedup_bars(results, out_dir / "speedup.png", baseline=baseline, against=against[0], title=name)
         written.append(out_dir / "speedup.png")
     write_atomic(out_dir / "results.md", analysis.markdown_summary(results, title=name, baseline=baseline))
     written.append(out_dir / "results.md")
     click.echo("wrote " + ", ".join(str(path) for path in written), err=True)
+
+
+def _swept(results) -> list[str]:
+    """The x axes worth a plot: ``size`` when sizes vary (or nothing does), then every other swept key."""
+    keys = analysis.swept_keys(analysis.factors(results))
+    return ["size", *[k for k in keys if k != "size"]] if "size" in keys or not keys else keys
+
+
+def _compared(results, baseline: str) -> bool:
+    """Whether a choice other than `baseline` ran at some point beside it."""
+    if baseline not in set(results["algorithm"]):
+        return False
+    choices = analysis.factors(results)["choice"]
+    others = choices[results["algorithm"].to_numpy() != baseline]
+    return len(others) > 0 or choices[results["algorithm"].to_numpy() == baseline].nunique() > 1
+
+
+def _curves(points, results, against: str, *, per_octave: int = 4):
+    """The closed forms of `points` along `against` (size or density), densely between the runs' extremes."""
+    import numpy as np
+
+    from simnet.scenario import model_curves
+
+    if points is None or against not in ("size", "payload.density"):
+        return None
+    values = analysis.factors(results)[against].dropna().astype(float)
+    if values.empty:
+        return None
+    low, high = float(values.min()), float(values.max())
+    count = int(min(64, max(16, per_octave * np.log2(high / low) + 1))) if high > low else 1
+    grid = sorted(set(np.geomspace(low, high, count).tolist()) | set(values.tolist()))
+    return model_curves(points, against, grid)
 
 
 @cli.command()
@@ -177,15 +218,14 @@ def compare(scenario: Path, baseline: str, out_dir: Path | None, fmt: str, force
         path = "--baseline" if error.path == "baseline" else error.path
         raise SimnetError(error.message, path=path, source=str(scenario)) from None
     if fmt == "json":
-        click.echo(json.dumps({"winners": best.to_dict(orient="records"),
-                               "speedups": gains.to_dict(orient="records")}, indent=2))
+        click.echo(json.dumps({"winners": analysis.records(best), "speedups": analysis.records(gains)}, indent=2))
     elif fmt == "csv":
         click.echo(best.to_csv(index=False, lineterminator="\n"), nl=False)
     else:
         click.echo(f"{loaded.name}: fastest choice per size (simulated), speedups over {baseline}")
         click.echo(analysis.markdown_summary(results, title=loaded.name, baseline=baseline).split("## All runs")[0])
     if out_dir is not None:
-        _write_report(out_dir, loaded.name, results, single_topology=len(points) == 1, baseline=baseline)
+        _write_report(out_dir, loaded.name, results, points, baseline=baseline)
 
 
 @cli.command()
@@ -249,6 +289,7 @@ def tune(topology: str, op: str, sizes: str, top: int, network_model: str, chunk
 _RESULT_PLOTS = ("time", "busbw", "speedup")
 _TRACE_PLOTS = ("links", "gantt")
 _JOB_PLOTS = ("jobs", "slowdown")
+_TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "network_model", "payload_kind")
 
 
 @cli.command()
@@ -257,83 +298,157 @@ _JOB_PLOTS = ("jobs", "slowdown")
               help="jobs and slowdown: the per-job Gantt and slowdown bars of a jobs scenario.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="PNG to write (default: <kind>.png next to the results, or in the working directory).")
+@click.option("--against", metavar="KEY",
+              help="For time/busbw/speedup: the x axis, `size`, `payload.density` or a swept key such as "
+                   "topology.hosts (default: size when sizes vary, else the first swept key).")
 @click.option("--baseline", default="ring", show_default=True, help="For --kind speedup.")
 @click.option("--algorithm", help="For links/gantt: which algorithm of the scenario (default: the first).")
 @click.option("--size", "size_text", help="For links/gantt: which size (default: the largest).")
+@click.option("--density", "density_text", help="For links/gantt of a sparse payload: which density (default: the "
+                                                 "first at that size).")
 @click.option("--point", "point_index", type=int, default=0, show_default=True,
               help="For links/gantt: which sweep point.")
-def plot(source: Path, kind: str, output: Path | None, baseline: str, algorithm: str | None,
-         size_text: str | None, point_index: int) -> None:
-    """Draw one plot from a results directory (time, busbw, speedup) or a scenario (any kind).
+def plot(source: Path, kind: str, output: Path | None, against: str | None, baseline: str, algorithm: str | None,
+         size_text: str | None, density_text: str | None, point_index: int) -> None:
+    """Draw one plot from a results directory (written by `simnet run --out`) or a scenario.
 
-    links and gantt need per-transfer detail, so they re-run one (algorithm, size) of
-    a scenario; simulated times are deterministic, so it is the same run.
+    links and gantt need per-transfer detail, so they re-run one (algorithm, size)
+    of the scenario (a results directory's manifest.json records it); simulated
+    times are deterministic, so it is the same run.
 
     \b
     Examples:
       simnet plot results/quickstart --kind busbw
+      simnet plot results/sweep --kind time --against collective.chunks
       simnet plot scenarios/blueconnect_dgx.yaml --kind speedup -o speedup.png
       simnet plot scenarios/blueconnect_dgx.yaml --kind gantt --algorithm ring --size 64MiB
-      simnet plot scenarios/blueconnect_dgx.yaml --kind links --algorithm blueconnect
+      simnet plot scenarios/sparse_quick.yaml --kind links --algorithm gtopk --density 1/128
+      simnet plot scenarios/jobs_tp_dp.yaml --kind slowdown
     """
-    import pandas as pd
-
-    from simnet.scenario import runs
-    from simnet.units import parse_size
-
     if kind in _JOB_PLOTS:
         _plot_jobs(source, kind, output)
         return
-    if kind in _RESULT_PLOTS and source.is_dir():
-        csv = source / "results.csv"
-        if not csv.is_file():
-            raise SimnetError("no results.csv here; run `simnet run SCENARIO --out DIR` first", source=str(source))
-        results = pd.read_csv(csv, keep_default_na=False)
-        title = source.name
+    if source.is_dir():
+        name, points = _recorded(source, required=kind in _TRACE_PLOTS)
         target = output or source / f"{kind}.png"
-    elif source.suffix in (".yaml", ".yml"):
-        title = source.stem
+        results = _read_results(source) if kind in _RESULT_PLOTS else None
+    elif source.suffix in (".yaml", ".yml") and source.is_file():
+        loaded = load_scenario(source)
+        name, points = loaded.name, expand(loaded, source=str(source))
         target = output or Path(f"{kind}.png")
-        if kind in _RESULT_PLOTS:
-            _, _, results = _run_scenario(source, None)
-        else:
-            points = expand(load_scenario(source), source=str(source))
-            if not 0 <= point_index < len(points):
-                raise SimnetError(f"no point {point_index}; the sweep has {len(points)}", path="--point",
-                                  source=str(source))
-            chosen = points[point_index].scenario
-            if chosen.jobs is not None:
-                raise SimnetError("a jobs scenario has no single run to draw; use --kind jobs or --kind slowdown",
-                                  path="--kind", source=str(source))
-            names = list(dict.fromkeys(a.name for a in chosen.collective.algorithms))
-            name = algorithm or names[0]
-            if name not in names:
-                raise SimnetError(f"algorithm {name!r} is not in the scenario ({', '.join(names)})",
-                                  path="--algorithm", source=str(source))
-            size = parse_size(size_text) if size_text else max(chosen.sizes)
-            if size not in chosen.sizes:
-                raise SimnetError(f"size {size_text!r} is not in the scenario's sizes", path="--size",
-                                  source=str(source))
-            narrowed = chosen.model_copy(update={
-                "collective": chosen.collective.model_copy(update={
-                    "algorithms": [a for a in chosen.collective.algorithms if a.name == name][:1]}),
-                "sizes": [size],
-            })
-            (only,) = runs(points[point_index].__class__(0, "", "", narrowed))
-            draw = plots.link_utilization if kind == "links" else plots.gantt
-            draw(only.trace, target)
-            click.echo(f"wrote {target}", err=True)
-            return
+        results = _run_scenario(source, None)[2] if kind in _RESULT_PLOTS else None
+    elif not source.exists():
+        raise SimnetError("no such file or directory", source=str(source))
     else:
-        raise SimnetError("expected a results directory (from `simnet run --out`) or a scenario .yaml",
+        raise SimnetError("expected a results directory (written by `simnet run --out`) or a scenario .yaml file, "
+                          f"got a file ending in {source.suffix!r}" if source.suffix else
+                          "expected a results directory (written by `simnet run --out`) or a scenario .yaml file",
                           source=str(source))
-    if kind == "time":
-        plots.time_vs_size(results, target, title=title)
-    elif kind == "busbw":
-        plots.busbw_vs_size(results, target, title=title)
-    else:
-        plots.speedup_bars(results, target, baseline=baseline, title=title)
+    if kind in _TRACE_PLOTS:
+        only = _one_run(points, point_index, algorithm, size_text, density_text, source=str(source))
+        draw = plots.link_utilization if kind == "links" else plots.gantt
+        draw(only.trace, target)
+        click.echo(f"wrote {target}", err=True)
+        return
+    try:
+        x = against or plots.default_against(results)
+        if kind == "speedup":
+            plots.speedup_bars(results, target, baseline=baseline, against=x, title=name)
+        else:
+            plots.metric_plot(results, target, metric=kind, against=x, curves=_curves(points, results, x),
+                              title=name)
+    except SimnetError as error:
+        path = {"against": "--against", "baseline": "--baseline"}.get(error.path, error.path)
+        raise SimnetError(error.message, path=path, source=str(source)) from None
     click.echo(f"wrote {target}", err=True)
+
+
+def _read_results(directory: Path):
+    """results.csv of a results directory, empty text cells as empty strings and empty numbers as NaN."""
+    import pandas as pd
+
+    csv = directory / "results.csv"
+    if not csv.is_file():
+        raise SimnetError(f"no results.csv in this directory; `simnet run SCENARIO --out {directory}` writes it",
+                          source=str(directory))
+    results = pd.read_csv(csv, dtype={c: str for c in _TEXT_COLUMNS})
+    return results.fillna({c: "" for c in _TEXT_COLUMNS if c in results})
+
+
+def _recorded(directory: Path, *, required: bool):
+    """The scenario name and sweep points a results directory's manifest.json records (points None if absent)."""
+    from simnet.scenario import NetworkCache, Point, parse_scenario
+
+    manifest = directory / "manifest.json"
+    if not manifest.is_file():
+        if required:
+            raise SimnetError("no manifest.json in this directory: links and gantt re-run one case of the scenario "
+                              f"it records (`simnet run SCENARIO --out {directory}` writes it)", source=str(directory))
+        return directory.name, None
+    try:
+        recorded = json.loads(manifest.read_text(encoding="utf-8"))
+        cache = NetworkCache()
+        points = [Point(p["index"], p["label"], p["digest"], parse_scenario(p["scenario"], networks=cache))
+                  for p in recorded["points"]]
+    except (json.JSONDecodeError, KeyError, TypeError) as error:
+        raise SimnetError(f"unreadable manifest.json ({type(error).__name__}: {error})", source=str(directory)) \
+            from None
+    except SimnetError as error:
+        raise error.at(source=str(manifest)) from None
+    return recorded.get("name", directory.name), points
+
+
+def _one_run(points, index: int, algorithm: str | None, size_text: str | None, density_text: str | None, *,
+             source: str):
+    """Simulate the one (algorithm, size, density) of sweep point `index` that --algorithm/--size/--density name."""
+    from simnet.scenario import Point, runs
+    from simnet.units import format_size, parse_fraction, parse_size
+
+    if not 0 <= index < len(points):
+        raise SimnetError(f"no point {index}; the sweep has {len(points)}", path="--point", source=source)
+    point = points[index]
+    chosen = point.scenario
+    if chosen.jobs is not None:
+        raise SimnetError("a jobs scenario has no single run to draw; use --kind jobs or --kind slowdown",
+                          path="--kind", source=source)
+    names = list(dict.fromkeys(a.name for a in chosen.collective.algorithms))
+    name = algorithm or names[0]
+    if name not in names:
+        raise SimnetError(f"algorithm {name!r} is not in the scenario ({', '.join(names)})", path="--algorithm",
+                          source=source)
+    payloads = chosen.payload.payloads() if chosen.payload is not None else []
+    sizes = sorted({p.size_bytes for p in payloads} if payloads else set(chosen.sizes))
+    size = max(sizes)
+    if size_text:
+        try:
+            size = parse_size(size_text)
+        except SimnetError as error:
+            raise error.at(path="--size", source=source) from None
+        if size not in sizes:
+            raise SimnetError(f"size {size_text!r} is not in the scenario's sizes "
+                              f"({', '.join(format_size(s) for s in sizes)})", path="--size", source=source)
+    update: dict = {"collective": chosen.collective.model_copy(update={
+        "algorithms": [a for a in chosen.collective.algorithms if a.name == name][:1]})}
+    if payloads:
+        densities = [p.density for p in payloads if p.size_bytes == size]
+        density = densities[0]
+        if density_text:
+            try:
+                density = parse_fraction(density_text)
+            except SimnetError as error:
+                raise error.at(path="--density", source=source) from None
+            if not any(abs(density - d) <= 1e-12 * d for d in densities):
+                raise SimnetError(f"density {density_text!r} is not among the payload's densities at "
+                                  f"{format_size(size)} ({', '.join(f'{d:g}' for d in densities)})",
+                                  path="--density", source=source)
+        dimension = next(p.dimension for p in payloads if p.size_bytes == size)
+        update["payload"] = chosen.payload.model_copy(update={"dimension": [dimension], "density": [density]})
+    else:
+        if density_text:
+            raise SimnetError("the scenario has no sparse payload", path="--density", source=source)
+        update["sizes"] = [size]
+    (only,) = runs(Point(0, point.label, point.digest, chosen.model_copy(update=update)))
+    return only
 
 
 def _plot_jobs(source: Path, kind: str, output: Path | None) -> None:
@@ -398,11 +513,13 @@ def show(topology: str, fmt: str) -> None:
 @click.option("-o", "--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="PNG file to write.")
 def draw(topology: str, out_path: Path) -> None:
-    """Draw a topology in layers: GPUs, NICs and server switches, fabric switches.
+    """Draw a topology: in layers node by node when small; servers as boxes, large switch levels as
+    groups and cables summed when large; a torus as grids of routers.
 
     \b
-    Example:
+    Examples:
       simnet topo draw dgx1 -o dgx1.png
+      simnet topo draw abci_rack -o abci_rack.png
     """
     plots.draw_topology(load(find(topology)), out_path)
     click.echo(f"wrote {out_path}", err=True)

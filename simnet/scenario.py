@@ -49,6 +49,7 @@ links and jobs that slowed it (:func:`run_jobs_point`).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import difflib
 import hashlib
@@ -80,7 +81,7 @@ from simnet import units
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.registry import Algorithm
-from simnet.analysis import RESULT_COLUMNS, result_row
+from simnet.analysis import RESULT_COLUMNS, result_row, sent_bytes_per_rank
 from simnet.engine import Trace, simulate
 from simnet.errors import ScenarioError, SimnetError
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
@@ -118,6 +119,8 @@ __all__ = [
     "JobPlan",
     "plan_jobs",
     "NetworkCache",
+    "CURVE_COLUMNS",
+    "model_curves",
 ]
 
 _UNIT_SUFFIXES = (
@@ -1043,6 +1046,12 @@ def _nccl_references(network: Network, op: str, sizes: Sequence[int]) -> dict[in
     return references
 
 
+def _shown_params(params: dict[str, Any], payload: SparsePayload | None) -> str:
+    """The ``params`` column of a result row: YAML keys, and the payload's description."""
+    described = {_yaml_key(k): v for k, v in params.items()}
+    return json.dumps(described | ({"payload": payload.describe()} if payload else {}), sort_keys=True)
+
+
 def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     """Simulate every (algorithm, size) of one point, in scenario order, with its models.
 
@@ -1069,11 +1078,12 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                    transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective")
         base = params
         for size, payload in cases:
-            params = base | ({"payload": payload} if payload is not None and takes_payload else {})
-            params, schedule = _built(record, params, origins, network, size,
+            given = base | ({"payload": payload} if payload is not None and takes_payload else {})
+            params, schedule = _built(record, given, origins, network, size,
                                       sized_by="payload" if payload else "sizes")
-            described = {_yaml_key(k): _jsonable(v) for k, v in params.items() if k != "payload"} | shown_extra
-            shown = json.dumps(described | ({"payload": payload.describe()} if payload else {}), sort_keys=True)
+            shown = _shown_params({k: _jsonable(v) for k, v in given.items() if k != "payload"} | shown_extra,
+                                  payload)
+            chosen = {_yaml_key(k): _jsonable(v) for k, v in params.items() if k not in given or given[k] != v}
             try:
                 trace = simulate(network, schedule, **options)
             except SimnetError as error:
@@ -1086,6 +1096,7 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                 op=op,
                 algorithm=name,
                 params=shown,
+                resolved=json.dumps(chosen, sort_keys=True) if chosen else "",
                 network_model=scenario.network.model,
                 ranks=nranks,
                 size_bytes=size,
@@ -1095,6 +1106,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                 critical_path_s=critical_path_time(network, schedule, gamma),
                 nccl_choice=references.get(size, ("", math.nan))[0],
                 nccl_model_s=references.get(size, ("", math.nan))[1],
+                payload_kind=record.payload,
+                sent_bytes_per_rank=sent_bytes_per_rank(schedule),
             )
             yield Run(name, params, size, trace, row)
 
@@ -1362,3 +1375,77 @@ def run(scenario: Scenario, *, force: bool = False) -> pd.DataFrame:
     """
     frames = [run_point(point, force=force) for point in expand(scenario, force=force)]
     return pd.concat(frames, ignore_index=True)
+
+
+CURVE_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "payload_kind", "ranks", "size_bytes",
+                 "model_time_s")
+"""Columns of :func:`model_curves`."""
+
+
+def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *, force: bool = False) -> pd.DataFrame:
+    """Closed-form times of every algorithm of every point, along one variable beyond the runs' own cases.
+
+    Parameters
+    ----------
+    points : sequence of Point
+        Points of a scenario (see :func:`expand`).
+    along : {"size", "payload.density"}
+        ``"size"``: every algorithm at each payload size in `values` (bytes); a
+        sparse payload keeps its density and takes the dimension
+        ``size // value_bytes`` (its dense size is then that many values).
+        ``"payload.density"``: sparse payloads at each density in `values`, at each
+        of the point's dimensions (a point without a sparse payload gives no rows).
+    values : sequence of float
+        Where to evaluate, e.g. 32 sizes spaced evenly in log between the smallest
+        and largest size run.
+    force : bool, optional
+        Build networks that look too large for this machine.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`CURVE_COLUMNS`, one row per (point, algorithm, case, value)
+        whose closed form gives a time; ``params`` is written as in result rows.
+        A value the closed form refuses (a size the algorithm cannot split) is left out.
+    """
+    if along not in ("size", "payload.density"):
+        raise ScenarioError(f"must be 'size' or 'payload.density', got {along!r}", path="along")
+    rows = []
+    for point in points:
+        scenario = point.scenario
+        if scenario.collective is None:
+            continue
+        network = scenario.built_network(force=force)
+        gamma = scenario.network.simulate_kwargs(network.size)["gamma_s_per_byte"]
+        payloads = scenario.payload.payloads() if scenario.payload is not None else []
+        if along == "size":
+            bases = list({p.density: p for p in payloads}.values()) or [None]
+            cases = [_resized(base, value) for base in bases for value in values]
+        else:
+            bases = list({p.dimension: p for p in payloads}.values())
+            cases = [(base.size_bytes, dataclasses.replace(base, density=float(value)))
+                     for base in bases for value in values]
+        for record, params, _, _ in _algorithm_runs(scenario, network.size):
+            if record.model is None:
+                continue
+            name = record.name
+            params = _with_defaults(record, params, network)
+            for size, payload in cases:
+                given = params | ({"payload": payload} if payload is not None and record.payload == "sparse" else {})
+                try:
+                    chosen = record.resolve(network, size, given) if record.resolve is not None else given
+                    time_s = predict(name, network, network.size, size, gamma_s_per_byte=gamma, **chosen)
+                except SimnetError:
+                    continue
+                rows.append((scenario.name, point.label, network.name, scenario.collective.op, name,
+                             _shown_params({k: _jsonable(v) for k, v in params.items()}, payload), record.payload,
+                             network.size, size, time_s))
+    return pd.DataFrame(rows, columns=list(CURVE_COLUMNS))
+
+
+def _resized(payload: SparsePayload | None, size: float) -> tuple[int, SparsePayload | None]:
+    """A case of `size` bytes: the size itself, or a sparse payload of that dense size."""
+    if payload is None:
+        return max(1, round(size)), None
+    dimension = max(1, round(size) // payload.value_bytes)
+    return dimension * payload.value_bytes, dataclasses.replace(payload, dimension=dimension)

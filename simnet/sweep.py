@@ -37,7 +37,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from simnet.analysis import JOB_COLUMNS, RESULT_COLUMNS
+from simnet.analysis import JOB_COLUMNS, RESULT_COLUMNS, records
 from simnet.errors import SimnetError
 from simnet.jobs import INTERFERENCE_COLUMNS, TIMELINE_COLUMNS
 from simnet.scenario import Point, point_tables
@@ -232,7 +232,7 @@ def _write_results(out_dir: Path | None, finished: dict[int, dict[str, list[dict
     results = pd.DataFrame(rows, columns=list(columns))
     if out_dir is not None:
         write_atomic(out_dir / "results.csv", results.to_csv(index=False, lineterminator="\n"))
-        write_atomic(out_dir / "results.json", json.dumps(rows, indent=2) + "\n")
+        write_atomic(out_dir / "results.json", json.dumps(records(results), indent=2) + "\n")
         for name, table_columns in tables.items():
             table = pd.DataFrame([row for index in sorted(finished) for row in finished[index].get(name, [])],
                                  columns=list(table_columns))

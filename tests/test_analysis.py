@@ -1,5 +1,9 @@
+import json
+
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from simnet.errors import SimnetError
 
@@ -127,3 +131,96 @@ def test_nccl_comparison_is_empty_without_an_nccl_model():
     from simnet.analysis import nccl_comparison
 
     assert nccl_comparison(TABLE).empty
+def test_sparse_rows_carry_the_dense_equivalent_busbw_beside_the_bytes_sent():
+    sent = [3.0e6, 1.0e6, 1.0e6, 1.0e6]
+    row = result_row(scenario="s", point="", topology="t", op="allreduce", algorithm="gtopk", params="{}",
+                     network_model="fifo", ranks=4, size_bytes=10**9, sim_time_s=0.5, model_time_s=0.5,
+                     critical_path_s=0.5, payload_kind="sparse", sent_bytes_per_rank=sent)
+    assert row["busbw_GBps"] is None and row["effective_busbw_GBps"] == 3.0
+    assert row["sent_bytes_per_rank_max"] == 3.0e6 and row["sent_bytes_per_rank_mean"] == 1.5e6
+    dense = result_row(scenario="s", point="", topology="t", op="allreduce", algorithm="ring", params="{}",
+                       network_model="fifo", ranks=4, size_bytes=10**9, sim_time_s=0.5, model_time_s=0.5,
+                       critical_path_s=0.5)
+    assert dense["busbw_GBps"] == 3.0 and dense["effective_busbw_GBps"] is None
+    assert dense["sent_bytes_per_rank_max"] is None
+    shown = display_table(pd.DataFrame([dense, row]))
+    assert list(shown["busbw GB/s"]) == ["3.00", ""]
+    assert list(shown["dense-eq. busbw GB/s"]) == ["", "3.00"]
+    assert list(shown["sent/rank max"]) == ["", "3 MB"]
+    assert "dense-eq. busbw GB/s" not in display_table(pd.DataFrame([dense])).columns
+
+
+@given(st.integers(2, 12), st.integers(1, 10**6))
+def test_a_ring_sends_two_p_minus_one_chunks_from_every_rank(nranks, size_bytes):
+    from simnet.algorithms import ALGORITHMS
+    from simnet.analysis import sent_bytes_per_rank
+
+    schedule = ALGORITHMS["ring"].builder(nranks, size_bytes)
+    sent = sent_bytes_per_rank(schedule)
+    assert sent.sum() == 2 * (nranks - 1) * size_bytes
+    assert sent.max() - sent.min() <= 2 * (nranks - 1)
+
+
+def test_point_labels_read_back_as_the_values_the_sweep_set():
+    from simnet.analysis import point_keys
+    from simnet.scenario import expand, parse_scenario
+
+    data = {"name": "s", "topology": {"builder": "switch", "hosts": 4, "bandwidth": "100 Gbps", "latency": "1 us"},
+            "collective": {"op": "allreduce", "algorithms": ["ring"]}, "sizes": ["1 KiB"],
+            "sweep": {"grid": {"topology.bandwidth": ["100 Gbps", "200 Gbps"]},
+                      "points": [{"topology.hosts": 4, "topology.latency": "2 us"}]}}
+    labels = [p.label for p in expand(parse_scenario(data))]
+    assert [point_keys(label) for label in labels] == [
+        {"topology.bandwidth": "100 Gbps", "topology.hosts": 4, "topology.latency": "2 us"},
+        {"topology.bandwidth": "200 Gbps", "topology.hosts": 4, "topology.latency": "2 us"},
+    ]
+    assert point_keys('collective.factors=[4, 2],topology.hosts=8') == {"collective.factors": "[4, 2]",
+                                                                       "topology.hosts": 8}
+
+
+def test_factors_name_the_choice_by_what_tells_runs_of_one_case_apart():
+    from simnet.analysis import factors, swept_keys
+
+    rows = results_frame([
+        ("topology.hosts=4,collective.chunks=1", "ring", '{"chunks": 1}', 1024, 1.0, 1.0, 1.0),
+        ("topology.hosts=4,collective.chunks=2", "ring", '{"chunks": 2}', 1024, 1.0, 1.0, 1.0),
+        ("topology.hosts=8,collective.chunks=1", "ring", '{"chunks": 1}', 1024, 1.0, 1.0, 1.0),
+        ("topology.hosts=8,collective.chunks=1", "tree", '{}', 1024, 1.0, 1.0, 1.0),
+        ("topology.hosts=8,collective.chunks=1", "tree", '{"chunks": 8}', 1024, 1.0, 1.0, 1.0),
+    ])
+    frame = factors(rows)
+    assert list(frame["choice"]) == ["ring", "ring", "ring", "tree", "tree chunks=8"]
+    assert list(frame["topology.hosts"]) == [4, 4, 8, 8, 8]
+    assert swept_keys(frame) == ["topology.hosts", "collective.chunks"]
+    sparse = results_frame([("", "gtopk", json.dumps({"payload": {"dimension": 10, "density": d}}), 40, 1.0, 1.0, 1.0)
+                            for d in (0.5, 0.25)])
+    assert swept_keys(factors(sparse)) == ["payload.density"]
+
+
+@pytest.mark.parametrize(
+    ("key", "values", "expected", "kind"),
+    [("topology.hosts", [4, 8], [4.0, 8.0], "number"), ("size", [1024.0], [1024.0], "size"),
+     ("payload.density", [0.5], [0.5], "fraction"), ("topology.latency", ["1 us", "2 us"], [1e-6, 2e-6], "time"),
+     ("collective.size", ["1 KiB"], [1024.0], "size")],
+)
+def test_numeric_values_of_swept_keys(key, values, expected, kind):
+    from simnet.analysis import numeric_values
+
+    parsed, found = numeric_values(key, values)
+    assert parsed.tolist() == pytest.approx(expected) and found == kind
+
+
+def test_winners_and_speedups_tell_sparse_payloads_apart():
+    from simnet.analysis import speedups, winners
+
+    def params(density):
+        return json.dumps({"payload": {"dimension": 1000, "density": density}})
+
+    rows = results_frame([("", "ring", params(0.5), 4000, 4.0, 4.0, 4.0),
+                          ("", "ring", params(0.125), 4000, 4.0, 4.0, 4.0),
+                          ("", "gtopk", params(0.5), 4000, 8.0, 8.0, 8.0),
+                          ("", "gtopk", params(0.125), 4000, 1.0, 1.0, 1.0)])
+    best = winners(rows)
+    assert list(best["payload"]) == ["N=1000 d=1/2", "N=1000 d=1/8"]
+    assert list(best["winner"]) == ["ring", "gtopk"]
+    assert list(speedups(rows, "ring")["speedup"]) == [1.0, 1.0, 0.5, 4.0]

@@ -146,9 +146,11 @@ sizes: [8 KiB, 256 MiB]
     results = run(parse_scenario(yaml.safe_load(text)))
     assert set(results["nccl_choice"]) == {"ring/ll", "nvls/simple"}
     nccl = results[results["algorithm"] == "nccl"]
-    assert [json.loads(p)["nccl_algorithm"] for p in nccl["params"]] == ["ring", "nvls"]
+    assert [json.loads(p)["nccl_algorithm"] for p in nccl["resolved"]] == ["ring", "nvls"]
+    assert set(nccl["params"]) == {"{}"}
     ring = results[results["algorithm"] == "nccl_ring"]
-    assert [json.loads(p)["protocol"] for p in ring["params"]] == ["ll", "simple"]
+    assert [json.loads(p)["protocol"] for p in ring["resolved"]] == ["ll", "simple"]
+    assert set(ring["params"]) == {'{"protocol": "auto"}'}
     flat = text.replace("{file: dgx_h100}", "{builder: switch, hosts: 8, bandwidth: 25 GB/s, latency: 1 us}")
     with pytest.raises(ScenarioError, match="protocol auto needs NCCL's model") as raised:
         run(parse_scenario(yaml.safe_load(flat.replace("nccl, ", ""))))

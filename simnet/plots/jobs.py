@@ -1,0 +1,84 @@
+"""Plots of jobs run together on one fabric: a per-job Gantt and slowdown bars (:mod:`simnet.jobs`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter
+
+from simnet.plots._figure import new_figure, save
+from simnet.units import format_time
+
+__all__ = ["jobs_gantt", "slowdown_bars"]
+
+
+def jobs_gantt(timeline: pd.DataFrame, path: str | Path, *, title: str = "", max_rows: int = 48) -> Figure:
+    """Per-job timeline of jobs run together: one row per communicator, one bar per collective (or round of flows).
+
+    Parameters
+    ----------
+    timeline : pandas.DataFrame
+        Rows with ``job, communicator, iteration, start_s, end_s`` (:data:`simnet.jobs.TIMELINE_COLUMNS`);
+        with a ``point`` column, only the first point is drawn.
+    path : str or pathlib.Path
+        PNG file to write.
+    title : str, optional
+        Figure title.
+    max_rows : int, optional
+        Communicators drawn at most (the first of each job first).
+    """
+    frame = timeline
+    if "point" in frame and len(frame):
+        frame = frame[frame["point"] == frame["point"].iloc[0]]
+    jobs = list(dict.fromkeys(frame["job"]))
+    rows = list(dict.fromkeys(zip(frame["job"], frame["communicator"])))
+    rows.sort(key=lambda row: (row[1] > 0, jobs.index(row[0]), row[1]))
+    rows = sorted(rows[:max_rows], key=lambda row: (jobs.index(row[0]), row[1]))
+    position = {row: index for index, row in enumerate(rows)}
+    colors = {job: f"C{i % 10}" for i, job in enumerate(jobs)}
+    figure = new_figure(10, min(12, 1.5 + 0.3 * max(len(rows), 1)))
+    axes = figure.subplots()
+    for job in jobs:
+        mine = frame[frame["job"] == job]
+        keep = [(j, c) in position for j, c in zip(mine["job"], mine["communicator"])]
+        mine = mine[keep]
+        axes.barh([position[(j, c)] for j, c in zip(mine["job"], mine["communicator"])],
+                  mine["end_s"] - mine["start_s"], left=mine["start_s"], height=0.7, color=colors[job], alpha=0.6,
+                  edgecolor="black", linewidth=0.3)
+    axes.set_yticks(range(len(rows)), [job if communicator == 0 else f"{job} #{communicator}"
+                                       for job, communicator in rows], fontsize="small")
+    axes.set_ylim(len(rows) - 0.5, -0.5)
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_time(x)))
+    axes.set_xlabel("simulated time")
+    axes.legend(handles=[Patch(color=colors[job], alpha=0.6, label=job) for job in jobs], fontsize="small",
+                loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    axes.set_title(title or "jobs run together: one bar per collective", fontsize="small")
+    return save(figure, path)
+
+
+def slowdown_bars(jobs: pd.DataFrame, path: str | Path, *, title: str = "") -> Figure:
+    """Bars of each job's slowdown (time together / time alone), grouped by sweep point.
+
+    A dashed line marks 1 (as fast as alone).
+    """
+    points = list(dict.fromkeys(jobs["point"]))
+    names = list(dict.fromkeys(jobs["job"]))
+    figure = new_figure(max(6, 1.2 * len(points) * max(1, len(names)) / 2 + 3), 4.5)
+    axes = figure.subplots()
+    width = 0.8 / max(1, len(names))
+    for index, name in enumerate(names):
+        mine = jobs[jobs["job"] == name].set_index("point")["slowdown"]
+        heights = [float(mine.get(point, float("nan"))) for point in points]
+        axes.bar([p + (index - (len(names) - 1) / 2) * width for p in range(len(points))], heights, width, label=name)
+    axes.axhline(1.0, linestyle="--", color="black", linewidth=1)
+    axes.set_xticks(range(len(points)), [point or "jobs" for point in points], rotation=30 if len(points) > 4 else 0,
+                    fontsize="small")
+    axes.set_ylabel("slowdown (time together / time alone)")
+    axes.set_ylim(bottom=0)
+    axes.legend(fontsize="x-small")
+    if title:
+        axes.set_title(title)
+    return save(figure, path)

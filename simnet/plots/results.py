@@ -1,0 +1,500 @@
+"""Plots of result frames: a metric against size or any swept key, and speedups over a baseline.
+
+Every plot is laid out by one rule (:func:`layout`): each variable of the runs
+(the algorithm choice, the size, a sparse payload's density, each key a sweep
+varies) other than the x axis is either a line or a panel. Lines get the first
+say (one line per size when the x axis is a swept key, one per algorithm when it
+is the size), and variables move to panels, algorithms first, until a panel holds
+at most :data:`MAX_SERIES` lines, so no legend has more than
+:data:`~simnet.plots._figure.MAX_LEGEND` entries and no colour repeats.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from simnet.analysis import busbw_factor, factors, format_fraction, numeric_values, speedups, swept_keys
+from simnet.errors import SimnetError
+from simnet.plots._figure import new_figure, save, size_axis, time_axis, value_axis, wrap
+from simnet.units import format_bandwidth, format_size, format_time
+
+__all__ = ["METRICS", "MAX_SERIES", "MAX_PANELS", "Layout", "layout", "default_against", "metric_plot",
+           "time_vs_size", "busbw_vs_size", "speedup_bars"]
+
+METRICS = ("time", "busbw")
+"""Metrics :func:`metric_plot` draws: completion time, bus bandwidth."""
+
+MAX_SERIES = 8
+"""Most lines (or bars) in one panel."""
+
+MAX_PANELS = 16
+"""Most panels in one figure; the rest are left out and the title says how many."""
+
+_MARKERS = "osD^v<>Ph"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which variables are panels and which are lines, and the panels and series drawn.
+
+    Attributes
+    ----------
+    x : str
+        Variable on the x axis (a :func:`simnet.analysis.factors` column).
+    facets : tuple of str
+        Variables whose combination is a panel.
+    lines : tuple of str
+        Variables whose combination is a line (a bar series for speedups).
+    panels : list of tuple
+        ``(facet values, series)`` per panel drawn: the facets' values (as text)
+        and the series (tuples of the lines' values, as text) it shows.
+    hidden : int
+        Panels left out beyond :data:`MAX_PANELS`.
+    shared_legend : bool
+        Whether every panel uses the same series and colours (one legend for the
+        figure) or each has its own legend (a variable with more values than
+        :data:`MAX_SERIES` is split over several panels).
+    """
+
+    x: str
+    facets: tuple[str, ...]
+    lines: tuple[str, ...]
+    panels: list[tuple[tuple[str, ...], list[tuple[str, ...]]]]
+    hidden: int
+    shared_legend: bool
+
+
+def _ordered(frame: pd.DataFrame, key: str) -> list[str]:
+    """Distinct values of `key` as text: numerically ascending when numeric, else as they first appear."""
+    first = frame[key].drop_duplicates()
+    numeric = numeric_values(key, list(first))
+    if numeric is not None:
+        first = first.iloc[np.argsort(numeric[0], kind="stable")]
+    return [str(v) for v in first]
+
+
+def _combinations(frame: pd.DataFrame, keys: list[str]) -> list[tuple[str, ...]]:
+    """Distinct value tuples of `keys` present in `frame`, ordered key by key."""
+    if not keys:
+        return [()]
+    present = set(map(tuple, frame[keys].map(str).to_numpy().tolist()))
+    ranks = {key: {value: index for index, value in enumerate(_ordered(frame, key))} for key in keys}
+    return sorted(present, key=lambda combo: [ranks[key][value] for key, value in zip(keys, combo)])
+
+
+def layout(frame: pd.DataFrame, x: str, *, primary: str | None = None) -> Layout:
+    """Plan panels and lines for the rows of `frame` against `x`.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The rows to draw; ``frame.attrs["variables"]`` lists its columns from
+        :func:`simnet.analysis.factors` (default: every column).
+    x : str
+        The x-axis variable.
+    primary : str, optional
+        The only line variable, every other one a panel (speedup bars: one bar per
+        ``choice``). By default ``size`` when `x` is another variable and sizes
+        vary, else ``choice``, is a line whatever the count, and other variables are
+        lines too as long as a panel keeps at most :data:`MAX_SERIES` of them.
+
+    Returns
+    -------
+    Layout
+    """
+    variables = frame[frame.attrs.get("variables", list(frame.columns))]
+    varying = [key for key in (["choice"] if frame["choice"].nunique() > 1 else []) + swept_keys(variables) if key != x]
+    if primary is not None:
+        lines, facets = [primary], [key for key in varying if key != primary]
+    else:
+        primary = "size" if x != "size" and "size" in varying else "choice"
+        lines = [primary] if primary in varying else []
+        lines += [key for key in varying if key not in lines]
+        lines = lines or ["choice"]
+        facets = []
+        for key in [k for k in ("choice", *varying) if k != primary and k in lines]:
+            if len(_combinations(frame, lines)) <= MAX_SERIES:
+                break
+            lines.remove(key)
+            facets.append(key)
+        facets.sort(key=varying.index)
+    series = _combinations(frame, lines)
+    shared = len(series) <= MAX_SERIES
+    panels = []
+    for combo in _combinations(frame, facets):
+        mine = frame[(frame[facets].map(str) == list(combo)).all(axis=1)] if facets else frame
+        present = set(_combinations(mine, lines))
+        shown = [s for s in series if s in present]
+        for start in range(0, len(shown), MAX_SERIES):
+            panels.append((combo, shown[start:start + MAX_SERIES] if not shared else series))
+    return Layout(x, tuple(facets), tuple(lines), panels[:MAX_PANELS], max(0, len(panels) - MAX_PANELS), shared)
+
+
+def _panel_titles(plan: Layout) -> list[str]:
+    """Each panel's facet values, with ``(part k/n)`` when a facet's lines are split over n panels."""
+    parts: dict[tuple, int] = {}
+    for facet, _ in plan.panels:
+        parts[facet] = parts.get(facet, 0) + 1
+    seen: dict[tuple, int] = {}
+    titles = []
+    for facet, _ in plan.panels:
+        seen[facet] = seen.get(facet, 0) + 1
+        part = f"part {seen[facet]}/{parts[facet]}" if parts[facet] > 1 else ""
+        titles.append(" ".join(t for t in ((_label(plan.facets, facet) if plan.facets else ""), part) if t))
+    return titles
+
+
+def _short(key: str, keys: tuple[str, ...]) -> str:
+    """`key` without its path when that is unambiguous among `keys` (``topology.hosts`` -> ``hosts``)."""
+    tail = key.rsplit(".", 1)[-1]
+    return tail if sum(k.rsplit(".", 1)[-1] == tail for k in keys) == 1 else key
+
+
+def _shown(key: str, value: str, keys: tuple[str, ...]) -> str:
+    """One variable's value for a legend or a panel title."""
+    if key == "choice":
+        return value
+    if key == "size":
+        return format_size(float(value))
+    if key == "payload.density":
+        return f"density {format_fraction(float(value))}"
+    return f"{_short(key, keys)}={value}"
+
+
+def _label(keys: tuple[str, ...], values: tuple[str, ...]) -> str:
+    return ", ".join(_shown(key, value, keys) for key, value in zip(keys, values)) or "all runs"
+
+
+def _keyed(frame: pd.DataFrame, plan: Layout) -> pd.DataFrame:
+    """`frame` with the text keys of its panel (``_panel``) and line (``_line``) under `plan`."""
+    def joined(keys: tuple[str, ...]) -> pd.Series:
+        if not keys:
+            return pd.Series("", index=frame.index)
+        return frame[list(keys)].map(str).agg("\x1f".join, axis=1)
+
+    return frame.assign(_panel=joined(plan.facets), _line=joined(plan.lines))
+
+
+def _select(frame: pd.DataFrame, column: str, values: tuple[str, ...]) -> pd.Series:
+    return frame[column] == "\x1f".join(values)
+
+
+def _with_factors(results: pd.DataFrame) -> pd.DataFrame:
+    """`results` beside its :func:`~simnet.analysis.factors`, whose names are kept in ``attrs["variables"]``."""
+    variables = factors(results)
+    frame = pd.concat([results.drop(columns=[c for c in variables if c in results]), variables], axis=1)
+    frame.attrs["variables"] = list(variables.columns)
+    return frame
+
+
+def default_against(results: pd.DataFrame) -> str:
+    """The x axis a results frame is best shown against: ``size`` when sizes vary, else the first swept key."""
+    swept = swept_keys(factors(results))
+    return "size" if "size" in swept or not swept else swept[0]
+
+
+def _context(results: pd.DataFrame) -> str:
+    """What the runs share: collective, ranks, size, topology and link model, for titles."""
+    def one(column: str, many: str) -> str:
+        values = list(dict.fromkeys(results[column].astype(str)))
+        return values[0] if len(values) == 1 else many
+
+    ranks = sorted(set(results["ranks"].astype(int)))
+    sizes = sorted(set(results["size_bytes"].astype(float)))
+    shown_ranks = f"{ranks[0]} ranks" if len(ranks) == 1 else f"{ranks[0]}–{ranks[-1]} ranks"
+    shown_size = f", {format_size(sizes[0])} per rank" if len(sizes) == 1 else ""
+    return (f"{one('op', 'several collectives')} on {shown_ranks}{shown_size}, "
+            f"{one('network_model', 'several link models')} links; "
+            f"{one('topology', 'the topology changes with the sweep')}")
+
+
+def _title(figure: Figure, title: str, results: pd.DataFrame, plan: Layout) -> None:
+    parts = [f"{title}: {_context(results)}" if title else _context(results)]
+    if plan.hidden:
+        parts.append(f"({len(plan.panels)} of {len(plan.panels) + plan.hidden} panels shown)")
+    figure.suptitle(wrap(" ".join(parts), figure.get_figwidth(), points=10), fontsize=10)
+
+
+def _legend_title(keys: tuple[str, ...]) -> str:
+    return " · ".join("algorithm" if key == "choice" else "density" if key == "payload.density"
+                      else _short(key, keys) for key in keys)
+
+
+def _legend(axes, handles: dict, title: str) -> None:
+    """A legend beside `axes`, to its right."""
+    axes.legend(list(handles.values()), list(handles), fontsize="small", title=title or None,
+                title_fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+
+
+def _grid(panels: int, panel_in: tuple[float, float], legend_in: float) -> tuple[int, int, float, float]:
+    columns = 4 if panels > 9 else 3 if panels > 4 else 2 if panels == 4 else panels
+    rows = math.ceil(panels / columns)
+    return rows, columns, columns * panel_in[0] + legend_in, rows * panel_in[1] + 1.1
+
+
+def _x_values(frame: pd.DataFrame, x: str, order: list[str]) -> tuple[np.ndarray, str | None]:
+    """Positions of `frame`'s rows on the x axis, and the unit kind (None: categorical)."""
+    numeric = numeric_values(x, list(frame[x]))
+    if numeric is not None:
+        return numeric[0], numeric[1]
+    position = {value: index for index, value in enumerate(order)}
+    return np.array([position[str(v)] for v in frame[x]], dtype=float), None
+
+
+def _x_axis(axes, frame: pd.DataFrame, x: str, sparse: bool, most: int) -> None:
+    order = _ordered(frame, x)
+    values, kind = _x_values(frame, x, order)
+    if x == "size":
+        size_axis(axes.xaxis, values.min(), values.max(), most=most, at=np.unique(values))
+        axes.set_xlabel(_axis_label(x, sparse))
+        return
+    distinct = np.unique(values)
+    if kind is None:
+        value_axis(axes.xaxis, np.arange(len(order), dtype=float), order, log=False)
+        axes.set_xlim(-0.5, len(order) - 0.5)
+    else:
+        format_value = {"size": format_size, "time": format_time, "bandwidth": format_bandwidth,
+                        "fraction": format_fraction}.get(kind, lambda v: f"{v:g}")
+        log = bool(distinct.min() > 0 and distinct.max() / distinct.min() >= 8)
+        value_axis(axes.xaxis, distinct, [format_value(v) for v in distinct], log=log)
+    axes.set_xlabel(_axis_label(x, sparse))
+
+
+def _axis_label(x: str, sparse: bool) -> str:
+    if x == "size":
+        return "dense payload per rank (sparse: N × value bytes)" if sparse else "payload per rank"
+    return "payload density (nonzeros / N)" if x == "payload.density" else x
+
+
+def _metric(frame: pd.DataFrame, metric: str, column: str) -> np.ndarray:
+    """Simulated (`column` = ``sim_time_s``) or modelled (``model_time_s``) value of `metric` per row."""
+    time_s = frame[column].to_numpy(dtype=float)
+    if metric == "time":
+        return time_s
+    factor = np.array([busbw_factor(op, int(p)) for op, p in zip(frame["op"], frame["ranks"])])
+    return frame["size_bytes"].to_numpy(dtype=float) / time_s * factor / 1e9
+
+
+def _is_sparse(frame: pd.DataFrame) -> pd.Series:
+    if "payload_kind" not in frame:
+        return pd.Series(False, index=frame.index)
+    return frame["payload_kind"].astype(str) == "sparse"
+
+
+def metric_plot(
+    results: pd.DataFrame,
+    path: str | Path,
+    *,
+    metric: str = "time",
+    against: str = "size",
+    curves: pd.DataFrame | None = None,
+    title: str = "",
+) -> Figure:
+    """A metric of every run against the size or a swept key: simulated points, the α-β model as lines.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Result rows (:data:`simnet.analysis.RESULT_COLUMNS`).
+    path : str or pathlib.Path
+        PNG file to write.
+    metric : {"time", "busbw"}
+        Completion time (log axis, shared by all panels), or nccl-tests' bus
+        bandwidth in GB/s from 0 (each panel its own range; for sparse algorithms
+        the dense-equivalent figure, labelled so).
+    against : str
+        x axis: ``size``, ``payload.density`` or a swept key (a column of
+        :func:`simnet.analysis.factors`).
+    curves : pandas.DataFrame, optional
+        The closed forms evaluated densely along `against`
+        (:func:`simnet.scenario.model_curves`); without them the model is drawn
+        through its values at the runs, and the legend says so.
+    title : str, optional
+        First words of the title (e.g. the scenario's name); the collective,
+        ranks, topology and link model follow.
+
+    Raises
+    ------
+    SimnetError
+        For an unknown metric or an x axis that is not a variable of the runs.
+    """
+    if metric not in METRICS:
+        raise SimnetError(f"must be one of {', '.join(METRICS)}, got {metric!r}", path="metric")
+    results = results.reset_index(drop=True)
+    frame = _with_factors(results)
+    if against not in frame.attrs["variables"] or against == "choice":
+        options = ", ".join(["size", *[k for k in swept_keys(factors(results)) if k != "size"]])
+        raise SimnetError(f"{against!r} is not a variable of these runs (choose from: {options})", path="against")
+    plan = layout(frame, against)
+    frame = _keyed(frame, plan)
+    model = None
+    if curves is not None and len(curves) and against in ("size", "payload.density"):
+        model = _keyed(_with_factors(curves.reset_index(drop=True)), plan)
+    sparse = bool(_is_sparse(results).any())
+    rows, columns, width, height = _grid(len(plan.panels), (4.0, 3.0) if len(plan.panels) > 1 else (7.0, 4.4), 2.8)
+    figure = new_figure(width, height)
+    shared = metric == "time"
+    grid = figure.subplots(rows, columns, sharex=True, sharey=shared, squeeze=False)
+    colours: dict[tuple, int] = {}
+    legend: dict[str, Line2D] = {}
+    for (facet, series), heading, axes in zip(plan.panels, _panel_titles(plan), grid.flat):
+        mine = _select(frame, "_panel", facet)
+        for index, line in enumerate(series):
+            colour_index = colours.setdefault(line, len(colours)) if plan.shared_legend else index
+            colour, marker = f"C{colour_index % 10}", _MARKERS[colour_index % len(_MARKERS)]
+            rows_ = frame[mine & _select(frame, "_line", line)]
+            order = _ordered(frame, against)
+            xs, _ = _x_values(rows_, against, order)
+            sort = np.argsort(xs, kind="stable")
+            axes.plot(xs[sort], _metric(rows_, metric, "sim_time_s")[sort], marker, color=colour, zorder=3)
+            if model is not None:
+                fitted = model[_select(model, "_panel", facet) & _select(model, "_line", line)]
+                fitted = fitted.sort_values("size_bytes" if against == "size" else against)
+                axes.plot(fitted[against].astype(float), _metric(fitted, metric, "model_time_s"), "-", color=colour,
+                          alpha=0.75, linewidth=1.3)
+            else:
+                axes.plot(xs[sort], _metric(rows_, metric, "model_time_s")[sort], "-", color=colour, alpha=0.75,
+                          linewidth=1.3)
+            legend[_label(plan.lines, line)] = Line2D([], [], color=colour, marker=marker, linewidth=1.3)
+        if not plan.shared_legend:
+            _legend(axes, {label: legend.pop(label) for label in list(legend)} | _styles(model, against),
+                    _legend_title(plan.lines))
+        axes.set_title(heading, fontsize="small")
+        axes.grid(True, which="major", alpha=0.3)
+    for axes in grid.flat[len(plan.panels):]:
+        axes.set_axis_off()
+    first = grid.flat[0]
+    _x_axis(first, frame, against, sparse, 9 if len(plan.panels) == 1 else 6)
+    for axes in grid.flat[: len(plan.panels)]:
+        axes.tick_params(axis="x", labelsize="small", labelbottom=True)
+        axes.tick_params(axis="y", labelsize="small")
+    if metric == "time":
+        first.set_yscale("log")
+        time_axis(first.yaxis, *first.dataLim.intervaly)
+        ylabel = "completion time"
+    else:
+        for axes in grid.flat[: len(plan.panels)]:
+            finite = [np.asarray(line.get_ydata(), dtype=float) for line in axes.get_lines()]
+            top = max((float(y[np.isfinite(y)].max()) for y in finite if np.isfinite(y).any()), default=1.0)
+            axes.set_ylim(0, 1.08 * top if top > 0 else 1.0)
+        ylabel = "busbw (GB/s)\nsparse algorithms: dense-equivalent" if sparse else "bus bandwidth, busbw (GB/s)"
+    for axes in grid[:, 0]:
+        axes.set_ylabel(ylabel, fontsize="small")
+    label = first.get_xlabel()
+    for index, axes in enumerate(grid.flat):
+        last_row = index >= len(plan.panels) - grid.shape[1]
+        axes.set_xlabel(label if last_row else "", fontsize="small")
+    if plan.shared_legend:
+        _legend(grid[0, min(len(plan.panels), grid.shape[1]) - 1], legend | _styles(model, against),
+                _legend_title(plan.lines))
+    _title(figure, title, results, plan)
+    return save(figure, path)
+
+
+def _styles(model: pd.DataFrame | None, against: str) -> dict[str, Line2D]:
+    """Legend entries for the two ways a series is drawn: simulated points, the model's line."""
+    dense = model is not None or against not in ("size", "payload.density")
+    return {"simulated": Line2D([], [], color="0.3", marker="o", linestyle=""),
+            "α-β model" if dense else "α-β model (joined at the runs only)": Line2D([], [], color="0.3")}
+
+
+def time_vs_size(results: pd.DataFrame, path: str | Path, *, curves: pd.DataFrame | None = None,
+                 title: str = "") -> Figure:
+    """Completion time against payload size (:func:`metric_plot` with ``metric="time"``)."""
+    return metric_plot(results, path, metric="time", against="size", curves=curves, title=title)
+
+
+def busbw_vs_size(results: pd.DataFrame, path: str | Path, *, curves: pd.DataFrame | None = None,
+                  title: str = "") -> Figure:
+    """Bus bandwidth against payload size (:func:`metric_plot` with ``metric="busbw"``)."""
+    return metric_plot(results, path, metric="busbw", against="size", curves=curves, title=title)
+
+
+def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ring", against: str | None = None,
+                 title: str = "") -> Figure:
+    """Bars of each choice's speedup over `baseline` in the same case, grouped along `against`.
+
+    ``speedup = baseline time / time`` (simulated) at the same point, size and
+    payload; a dashed line marks 1. The baseline's own bars are left out unless it
+    ran with several parameter sets (then each is measured against the fastest).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Result rows.
+    path : str or pathlib.Path
+        PNG file to write.
+    baseline : str
+        Algorithm name the others are measured against.
+    against : str, optional
+        Variable along which bars are grouped (default :func:`default_against`).
+    title : str, optional
+        First words of the title.
+
+    Raises
+    ------
+    SimnetError
+        If the baseline did not run (``path="baseline"``) or nothing else ran
+        beside it in any case.
+    """
+    results = results.reset_index(drop=True)
+    frame = _with_factors(results).assign(speedup=speedups(results, baseline)["speedup"].to_numpy())
+    against = against or default_against(results)
+    if against not in frame.attrs["variables"] or against == "choice":
+        raise SimnetError(f"{against!r} is not a variable of these runs", path="against")
+    own = frame["algorithm"] == baseline
+    if frame.loc[own, "choice"].nunique() == 1:
+        frame = frame[~own]
+    frame = frame[frame["speedup"].notna()]
+    if frame.empty:
+        raise SimnetError(f"nothing to compare: no algorithm other than {baseline} ran beside it", path="baseline")
+    plan = layout(frame, against, primary="choice")
+    frame = _keyed(frame, plan)
+    order = _ordered(frame, against)
+    bars = max(len(series) for _, series in plan.panels)
+    panel_width = min(9.0, max(4.0, 0.22 * len(order) * bars + 1.2))
+    rows, columns, width, height = _grid(len(plan.panels), (panel_width, 3.2), 2.8)
+    figure = new_figure(width, height)
+    grid = figure.subplots(rows, columns, sharey=True, squeeze=False)
+    colours: dict[tuple, int] = {}
+    handles: dict[str, Line2D] = {}
+    step = 0.8 / bars
+    for (facet, series), heading, axes in zip(plan.panels, _panel_titles(plan), grid.flat):
+        mine = frame[_select(frame, "_panel", facet)]
+        for index, line in enumerate(series):
+            colour_index = colours.setdefault(line, len(colours)) if plan.shared_legend else index
+            rows_ = mine[_select(mine, "_line", line)]
+            position = {value: i for i, value in enumerate(order)}
+            xs = np.array([position[str(v)] for v in rows_[against]], dtype=float)
+            offset = (index - (len(series) - 1) / 2) * step
+            patches = axes.bar(xs + offset, rows_["speedup"], step, color=f"C{colour_index % 10}",
+                               label=_label(plan.lines, line))
+            handles.setdefault(_label(plan.lines, line), patches)
+        axes.axhline(1.0, linestyle="--", color="black", linewidth=1)
+        labels = [_shown(against, value, (against,)) if against in ("size", "payload.density") else value
+                  for value in order]
+        axes.set_xticks(range(len(order)), labels, fontsize="small", rotation=30 if len(order) > 6 else 0)
+        axes.set_xlim(-0.6, len(order) - 0.4)
+        axes.tick_params(axis="y", labelsize="small")
+        axes.set_title(heading, fontsize="small")
+        if not plan.shared_legend:
+            _legend(axes, {label: handles[label] for label in (_label(plan.lines, line) for line in series)},
+                    _legend_title(plan.lines))
+        axes.grid(True, axis="y", alpha=0.3)
+    for axes in grid.flat[len(plan.panels):]:
+        axes.set_axis_off()
+    for axes in grid[:, 0]:
+        axes.set_ylabel(f"speedup over {baseline}\n(simulated; > 1 is faster)", fontsize="small")
+    for axes in grid[-1, :]:
+        axes.set_xlabel(_axis_label(against, bool(_is_sparse(results).any())), fontsize="small")
+    if plan.shared_legend:
+        _legend(grid[0, min(len(plan.panels), grid.shape[1]) - 1], handles, _legend_title(plan.lines))
+    _title(figure, title, results, plan)
+    return save(figure, path)

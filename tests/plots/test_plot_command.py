@@ -1,0 +1,111 @@
+"""`simnet run/compare --out`, `simnet plot` and `simnet topo draw`: every plot reachable, one-line errors."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from simnet.cli import main
+from tests.plots.checks import png_size
+
+ROOT = Path(__file__).resolve().parents[2]
+SPARSE = ROOT / "scenarios" / "sparse_quick.yaml"
+SWEEP = ROOT / "scenarios" / "ring_chunks_sweep.yaml"
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+
+@pytest.fixture(scope="module")
+def sparse_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sparse")
+    assert main(["compare", str(SPARSE), "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sweep")
+    scenario = out / "sweep.yaml"
+    scenario.write_text(SWEEP.read_text().replace("[4, 8, 16]", "[4, 8]").replace("[1, 2, 4, 8]", "[1, 4]")
+                        .replace("[64 KiB, 1 MiB, 64 MiB]", "[64 KiB, 64 MiB]"))
+    assert main(["run", str(scenario), "--out", str(out)]) == 0
+    return out
+
+
+def test_a_sparse_report_plots_against_the_density(sparse_dir):
+    pngs = sorted(p.name for p in sparse_dir.glob("*.png"))
+    assert pngs == ["busbw_vs_payload_density.png", "speedup.png", "time_vs_payload_density.png"]
+    summary = (sparse_dir / "results.md").read_text()
+    assert "| 4 MB   | N=1000000 d=1/128 | ssar_recursive_doubling" in summary
+    assert "dense-eq. busbw GB/s" in summary and "sent/rank max" in summary
+    rows = json.loads((sparse_dir / "results.json").read_text())
+    gtopk = [row for row in rows if row["algorithm"] == "gtopk"]
+    assert all(row["busbw_GBps"] is None and row["effective_busbw_GBps"] > 12.5 for row in gtopk)
+    assert all(row["sent_bytes_per_rank_max"] < 4e6 for row in gtopk)
+
+
+def test_a_sweep_report_plots_against_every_swept_key_and_no_speedup_of_ring_over_itself(sweep_dir, capsys):
+    pngs = sorted(p.name for p in sweep_dir.glob("*.png"))
+    assert pngs == [f"{metric}_vs_{key}.png" for metric in ("busbw", "time")
+                    for key in ("collective_chunks", "size", "topology_hosts")]
+    assert all(png_size(sweep_dir / name)[0] <= 2400 for name in pngs)
+    assert main(["plot", str(sweep_dir), "--kind", "speedup"]) == 2
+    assert "--baseline: nothing to compare: no algorithm other than ring ran beside it" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("where", "args"),
+    [("sparse", ["--kind", "links"]),
+     ("sparse", ["--kind", "gantt", "--algorithm", "gtopk", "--size", "4 MB", "--density", "1/128"]),
+     ("sweep", ["--kind", "links", "--point", "3", "--size", "64 KiB"]),
+     ("sweep", ["--kind", "time", "--against", "collective.chunks"])],
+)
+def test_plot_reaches_every_run_of_a_results_directory(sparse_dir, sweep_dir, tmp_path, where, args):
+    target = tmp_path / "plot.png"
+    source = sparse_dir if where == "sparse" else sweep_dir
+    assert main(["plot", str(source), *args, "-o", str(target)]) == 0
+    width, height = png_size(target)
+    assert width <= 2400 and height <= 1800
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--kind", "gantt", "--algorithm", "rign"], "--algorithm: algorithm 'rign' is not in the scenario"),
+        (["--kind", "links", "--size", "3 MiB"], "--size: size '3 MiB' is not in the scenario's sizes (4 MB)"),
+        (["--kind", "links", "--density", "1/3"],
+         "--density: density '1/3' is not among the payload's densities at 4 MB (0.0625, 0.0078125)"),
+        (["--kind", "links", "--point", "4"], "--point: no point 4; the sweep has 1"),
+        (["--kind", "time", "--against", "topology.hosts"],
+         "--against: 'topology.hosts' is not a variable of these runs (choose from: size, payload.density)"),
+        (["--kind", "speedup", "--baseline", "nccl"], "--baseline: baseline 'nccl' is not among the algorithms run"),
+    ],
+)
+def test_plot_arguments_are_checked(sparse_dir, tmp_path, capsys, args, message):
+    assert main(["plot", str(sparse_dir), *args, "-o", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_plot_says_precisely_what_a_directory_lacks(sparse_dir, tmp_path, capsys):
+    (tmp_path / "results.csv").write_text((sparse_dir / "results.csv").read_text())
+    assert main(["plot", str(tmp_path), "--kind", "gantt"]) == 2
+    assert "no manifest.json in this directory: links and gantt re-run one case of the scenario it records" in \
+        capsys.readouterr().err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["plot", str(empty), "--kind", "time"]) == 2
+    assert "no results.csv in this directory; `simnet run SCENARIO --out" in capsys.readouterr().err
+    assert main(["plot", str(tmp_path / "results.csv"), "--kind", "time"]) == 2
+    assert "expected a results directory (written by `simnet run --out`) or a scenario .yaml file, got a file " \
+           "ending in '.csv'" in capsys.readouterr().err
+    assert main(["plot", str(tmp_path / "nowhere"), "--kind", "time"]) == 2
+    assert "nowhere: no such file or directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("topology", ["torus_4x4x4", "abci_rack"])
+def test_topology_drawing(tmp_path, topology):
+    target = tmp_path / f"{topology}.png"
+    assert main(["topo", "draw", topology, "-o", str(target)]) == 0
+    width, height = png_size(target)
+    assert 600 <= width <= 2400 and 300 <= height <= 1800

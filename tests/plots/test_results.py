@@ -1,0 +1,143 @@
+"""simnet.plots.results: which variables become panels and lines, and what the plots draw."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.colors import to_rgba
+
+from simnet import plots
+from simnet.analysis import busbw_factor, factors, result_row
+from simnet.errors import SimnetError
+from simnet.models import predict
+from simnet.plots.results import MAX_PANELS, MAX_SERIES, layout
+from simnet.scenario import expand, load_scenario, model_curves, run
+from tests.plots.checks import assert_readable, legends
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def rows(points, algorithms, sizes, *, op="allreduce", ranks=8):
+    return pd.DataFrame([
+        result_row(scenario="s", point=point, topology="t", op=op, algorithm=algorithm, params="{}",
+                   network_model="fifo", ranks=ranks, size_bytes=size, sim_time_s=1e-3 + size * 1e-10,
+                   model_time_s=1e-3 + size * 1e-10, critical_path_s=1e-3)
+        for point in points for algorithm in algorithms for size in sizes
+    ])
+
+
+def planned(results, against, **options):
+    return layout(factors(results), against, **options)
+
+
+def test_a_swept_key_is_faceted_by_algorithm_with_one_line_per_size():
+    points = [f"topology.hosts={h}" for h in (4, 8, 16)]
+    results = rows(points, ["ring", "tree", "hd"], [2**10, 2**20, 2**26])
+    plan = planned(results, "topology.hosts")
+    assert plan.facets == ("choice",) and plan.lines == ("size",)
+    assert [facet for facet, _ in plan.panels] == [("ring",), ("tree",), ("hd",)]
+    assert all(len(series) == 3 for _, series in plan.panels) and plan.shared_legend
+
+
+def test_few_series_share_one_panel():
+    plan = planned(rows([f"topology.hosts={h}" for h in (4, 8)], ["ring", "tree"], [2**10, 2**20]),
+                   "topology.hosts")
+    assert plan.facets == () and plan.lines == ("size", "choice") and len(plan.panels) == 1
+
+
+def test_against_the_size_algorithms_are_lines_and_other_keys_panels():
+    points = [f"topology.hosts={h},collective.chunks={c}" for h in (4, 8, 16) for c in (1, 2, 4, 8)]
+    plan = planned(rows(points, ["ring"], [2**10, 2**20]), "size")
+    assert plan.facets == ("topology.hosts",) and plan.lines == ("collective.chunks",)
+    assert len(plan.panels) == 3
+
+
+@pytest.mark.parametrize("algorithms", [20, 40])
+def test_legends_and_panels_stay_bounded(algorithms):
+    names = [f"algo{i:02d}" for i in range(algorithms)]
+    points = [f"topology.hosts={h}" for h in range(2, 2 + 2 * MAX_PANELS)]
+    plan = planned(rows(points[:1], names, [2**10, 2**20]), "size")
+    assert not plan.shared_legend
+    assert all(len(series) <= MAX_SERIES for _, series in plan.panels)
+    assert sum(len(series) for _, series in plan.panels) == algorithms
+    many = planned(rows(points, names[:2] + names[:0], [2**10, 2**20]), "topology.hosts")
+    assert len(many.panels) <= MAX_PANELS
+
+
+@pytest.fixture(scope="module")
+def quickstart():
+    scenario = load_scenario(ROOT / "scenarios" / "quickstart.yaml")
+    points, results = expand(scenario), run(scenario)
+    return scenario, points, results
+
+
+def test_the_model_is_a_curve_over_the_whole_size_range(quickstart, tmp_path):
+    scenario, points, results = quickstart
+    grid = np.geomspace(1024, 64 * 2**20, 40)
+    curves = model_curves(points, "size", sorted(set(grid) | set(results["size_bytes"].astype(float))))
+    figure = plots.busbw_vs_size(results, tmp_path / "busbw.png", curves=curves, title="quickstart")
+    axes = figure.axes[0]
+    (model,) = [line for line in axes.get_lines() if line.get_linestyle() == "-" and len(line.get_xdata()) > 3]
+    x, y = np.asarray(model.get_xdata(), float), np.asarray(model.get_ydata(), float)
+    assert len(x) >= 40 and x.min() == 1024 and x.max() == 64 * 2**20
+    near = int(np.argmin(abs(np.log(x / 100e3))))
+    expected = x[near] / predict("ring", scenario.built_network(), 8, int(x[near]), chunks=1, gamma_s_per_byte=0.0)
+    assert y[near] == pytest.approx(expected * busbw_factor("allreduce", 8) / 1e9, rel=1e-12)
+    assert y[near] < 5.0
+    labels = [tick.get_text() for tick in axes.get_xticklabels()]
+    assert labels and all(label.endswith(("KiB", "MiB", "GiB")) for label in labels)
+    assert "quickstart" in figure.get_suptitle() and "switch(hosts=8" in figure.get_suptitle()
+    assert "fifo links" in figure.get_suptitle()
+    assert_readable(figure, tmp_path / "busbw.png")
+
+
+def test_without_curves_the_legend_says_the_model_is_joined_at_the_runs(quickstart, tmp_path):
+    _, _, results = quickstart
+    figure = plots.time_vs_size(results, tmp_path / "time.png")
+    texts = [t.get_text() for legend in legends(figure) for t in legend.get_texts()]
+    assert "α-β model (joined at the runs only)" in texts
+
+
+def test_sparse_bandwidth_is_labelled_dense_equivalent(tmp_path):
+    scenario = load_scenario(ROOT / "scenarios" / "sparse_quick.yaml")
+    results = run(scenario)
+    figure = plots.metric_plot(results, tmp_path / "busbw.png", metric="busbw", against="payload.density")
+    assert "dense-equivalent" in figure.axes[0].get_ylabel()
+    assert "4 MB per rank" in figure.get_suptitle()
+    gtopk = results[results["algorithm"] == "gtopk"]
+    plotted = {round(y, 9) for line in figure.axes[0].get_lines() for y in line.get_ydata()}
+    assert {round(v, 9) for v in gtopk["effective_busbw_GBps"]} <= plotted
+    dense = results[results["payload_kind"] == "dense"]
+    assert (dense["busbw_GBps"] <= 12.5).all()
+
+
+def test_errors_name_the_option(quickstart, tmp_path):
+    _, _, results = quickstart
+    with pytest.raises(SimnetError, match=r"'topology.hosts' is not a variable of these runs \(choose from: size\)"):
+        plots.metric_plot(results, tmp_path / "x.png", against="topology.hosts")
+    with pytest.raises(SimnetError, match="metric: must be one of time, busbw"):
+        plots.metric_plot(results, tmp_path / "x.png", metric="latency")
+    with pytest.raises(SimnetError, match="nothing to compare: no algorithm other than ring ran beside it"):
+        plots.speedup_bars(results, tmp_path / "x.png")
+
+
+def test_speedup_bars_leave_out_the_baseline_and_compare_case_by_case(tmp_path):
+    results = rows(["topology.hosts=4", "topology.hosts=8"], ["ring", "tree"], [2**10, 2**20])
+    results.loc[results["algorithm"] == "tree", "sim_time_s"] /= 2
+    figure = plots.speedup_bars(results, tmp_path / "speedup.png", against="size")
+    heights = [patch.get_height() for axes in figure.axes for patch in axes.patches]
+    assert heights == [2.0, 2.0, 2.0, 2.0]
+    texts = [t.get_text() for legend in legends(figure) for t in legend.get_texts()]
+    assert texts == ["tree"]
+    assert [axes.get_title() for axes in figure.axes] == ["hosts=4", "hosts=8"]
+    assert all(to_rgba(p.get_facecolor()) == to_rgba("C0") for axes in figure.axes for p in axes.patches)
+
+
+def test_results_from_a_csv_without_the_sparse_columns_still_plot(quickstart, tmp_path):
+    _, _, results = quickstart
+    legacy = results.drop(columns=["payload_kind", "effective_busbw_GBps", "sent_bytes_per_rank_max",
+                                   "sent_bytes_per_rank_mean"])
+    figure = plots.busbw_vs_size(legacy, tmp_path / "busbw.png")
+    assert not math.isnan(max(y for line in figure.axes[0].get_lines() for y in line.get_ydata()))

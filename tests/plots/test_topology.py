@@ -1,0 +1,91 @@
+"""simnet.plots.topology: drawings stay readable at any size and keep what they stand for."""
+
+import networkx as nx
+import pytest
+
+from simnet import plots
+from simnet.algorithms import ALGORITHMS
+from simnet.engine import simulate
+from simnet.network import Network
+from simnet.plots.topology import DETAIL_NODES, GROUPS, MAX_SERVERS, MAX_SWITCHES, _drawing
+from simnet.topology import cluster, find, load, switch, torus
+from tests.plots.checks import assert_readable
+
+
+def dgx_h100_cluster(nodes: int = 32) -> nx.DiGraph:
+    return cluster("dgx_h100", nodes, fabric="leaf_spine",
+                   fabric_params={"leaves": 8, "spines": 4, "hosts_per_leaf": nodes, "bandwidth_Bps": 50e9,
+                                  "latency_s": 1e-6})
+
+
+GRAPHS = {
+    "torus_4x4x4": lambda: load(find("torus_4x4x4")),
+    "abci_rack": lambda: load(find("abci_rack")),
+    "dgx_a100_superpod_slice": lambda: load(find("dgx_a100_superpod_slice")),
+    "dgx_h100 x 32": dgx_h100_cluster,
+    "k_ary_n_tree_4x3": lambda: load(find("k_ary_n_tree_4x3")),
+    "dgx1": lambda: load(find("dgx1")),
+}
+
+
+@pytest.mark.parametrize("name", list(GRAPHS))
+def test_every_cable_and_gpu_is_drawn_once(name):
+    graph = GRAPHS[name]()
+    drawing = _drawing(graph)
+    drawn = [node for node in drawing.nodes if node.kind != "bundle"]
+    assert sorted(m for node in drawn for m in node.members) == sorted(graph.nodes)
+    assert sum(node.gpus for node in drawn) == sum(k == "gpu" for _, k in graph.nodes(data="kind"))
+    lines = sorted(edge for line in drawing.edges for edge in line.members)
+    inside = sorted(edge for members in drawing.internal.values() for edge in members)
+    assert sorted(lines + inside) == sorted(graph.edges)
+    both_ways = sum(graph.edges[u, v]["bandwidth_Bps"] for u, v in lines)
+    assert sum(line.bandwidth_Bps for line in drawing.edges) == pytest.approx(both_ways / 2, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", list(GRAPHS))
+def test_large_graphs_are_aggregated_within_bounds(name, tmp_path):
+    graph = GRAPHS[name]()
+    drawing = _drawing(graph)
+    levels: dict[float, int] = {}
+    for node in drawing.nodes:
+        levels[node.y] = levels.get(node.y, 0) + 1
+    if graph.number_of_nodes() > DETAIL_NODES and not drawing.frames:
+        assert all(count <= max(MAX_SERVERS, MAX_SWITCHES, 2 * GROUPS) for count in levels.values())
+        assert len(drawing.edges) <= 200
+    figure = plots.draw_topology(graph, tmp_path / "topology.png")
+    assert_readable(figure, tmp_path / "topology.png")
+
+
+def test_a_torus_is_drawn_as_grids_with_the_other_dimensions_bundled():
+    drawing = _drawing(torus([4, 4, 4], 25e9, 1e-6))
+    assert [frame[-1] for frame in drawing.frames] == ["c2=0", "c2=1", "c2=2", "c2=3"]
+    bundles = [edge for edge in drawing.edges if drawing.nodes[edge.a].kind == "bundle"]
+    assert len(bundles) == 4 and {edge.cables for edge in bundles} == {16}
+    assert {edge.bandwidth_Bps for edge in bundles} == {16 * 25e9}
+    assert {node.gpus for node in drawing.nodes if node.kind == "router"} == {1}
+    wraps = [edge for edge in drawing.edges if edge.stubs]
+    assert len(wraps) == 4 * 2 * 4
+
+
+def test_servers_with_the_same_switches_are_grouped_when_there_are_many():
+    drawing = _drawing(dgx_h100_cluster(64))
+    servers = [node for node in drawing.nodes if node.kind == "server"]
+    assert len(servers) <= GROUPS
+    assert sum(node.gpus for node in servers) == 64 * 8
+    assert servers[0].label.startswith("n0–") and "servers)" in servers[0].label
+
+
+def test_link_utilization_colours_busy_links_and_aggregated_servers(tmp_path):
+    graph = load(find("power9_cluster"))
+    network = Network(graph)
+    trace = simulate(network, ALGORITHMS["ring"].builder(network.size, 2**20))
+    figure = plots.link_utilization(trace, tmp_path / "links.png")
+    assert "ring allreduce, 1 MiB per rank" in figure.get_suptitle()
+    assert "maxmin links" in " ".join(figure.get_suptitle().split())
+    assert_readable(figure, tmp_path / "links.png")
+
+
+def test_a_small_graph_is_drawn_node_by_node():
+    drawing = _drawing(switch(4, 12.5e9, 1e-6))
+    assert [node.label for node in drawing.nodes] == ["gpu0", "gpu1", "gpu2", "gpu3", "switch"]
+    assert set(drawing.layers.values()) == {"GPUs", "edge / leaf / routers"}

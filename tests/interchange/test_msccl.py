@@ -461,6 +461,7 @@ def test_scenarios_run_msccl_files_beside_registered_algorithms(tmp_path):
     assert set(results["algorithm"]) == {"msccl:hierarchical_2x4", "blueconnect"}
     imported = results[results["algorithm"] == "msccl:hierarchical_2x4"]
     assert imported["params"].tolist() == ['{"msccl": "hierarchical_2x4.xml", "proto": "Simple"}'] * 2
+    assert imported["resolved"].tolist() == ["", ""], "a file chooses nothing per size"
     assert imported["model_time_s"].isna().all() and (imported["sim_over_critical_path"] >= 1 - 1e-12).all()
 
 

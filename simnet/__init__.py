@@ -14,19 +14,10 @@ Examples
 174.801
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-from simnet import algorithms, models, topology, units
-from simnet.engine import Simulation, Trace, simulate
-from simnet.errors import ScenarioError, ScheduleError, SimnetError, TopologyError, UnitError
-from simnet.network import Network
-from simnet.scenario import Scenario, load_scenario, parse_scenario, run
-from simnet.schedule import Schedule, Transfer, check
-
-try:
-    __version__ = version("simnet")
-except PackageNotFoundError:
-    __version__ = "0+unknown"
+import importlib
+from typing import Any
 
 __all__ = [
     "__version__",
@@ -51,3 +42,52 @@ __all__ = [
     "ScheduleError",
     "ScenarioError",
 ]
+
+_SUBMODULES = ("algorithms", "models", "topology", "units")
+_WHERE = {
+    "Simulation": "simnet.engine",
+    "Trace": "simnet.engine",
+    "simulate": "simnet.engine",
+    "ScenarioError": "simnet.errors",
+    "ScheduleError": "simnet.errors",
+    "SimnetError": "simnet.errors",
+    "TopologyError": "simnet.errors",
+    "UnitError": "simnet.errors",
+    "Network": "simnet.network",
+    "Scenario": "simnet.scenario",
+    "load_scenario": "simnet.scenario",
+    "parse_scenario": "simnet.scenario",
+    "run": "simnet.scenario",
+    "Schedule": "simnet.schedule",
+    "Transfer": "simnet.schedule",
+    "check": "simnet.schedule",
+}
+"""Module of each name exported here: imported on first use (PEP 562), so that
+``import simnet.cli`` and ``simnet --help`` load neither numpy, pandas, SimPy,
+NetworkX, pydantic nor matplotlib."""
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("simnet")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        value = _version()
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"simnet.{name}")
+    elif name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+    else:
+        raise AttributeError(f"module 'simnet' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

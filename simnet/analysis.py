@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from simnet import units
+from simnet.algorithms.nccl import NCCL_NAMES
 from simnet.engine import Trace
 from simnet.errors import SimnetError
 from simnet.schedule import Schedule
@@ -517,10 +518,6 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-_NCCL_FAMILY = {"nccl_ring": "ring", "nccl_tree": "tree", "nvls": "nvls", "nvls_tree": "nvls_tree",
-                "collnet_direct": "collnet_direct", "collnet_chain": "collnet_chain"}
-
-
 def nccl_key(algorithm: str, params: str, resolved: str = "") -> str:
     """``"algorithm/protocol"`` in NCCL's names for a run of an NCCL-family schedule, ``""`` for any other.
 
@@ -534,8 +531,8 @@ def nccl_key(algorithm: str, params: str, resolved: str = "") -> str:
     values = (json.loads(params) if params else {}) | (json.loads(resolved) if resolved else {})
     if algorithm == "nccl":
         name = values.get("nccl_algorithm", "ring")
-    elif algorithm in _NCCL_FAMILY:
-        name = _NCCL_FAMILY[algorithm]
+    elif algorithm in NCCL_NAMES:
+        name = NCCL_NAMES[algorithm]
     else:
         return ""
     return f"{name}/{values.get('protocol', 'simple')}"

@@ -6,20 +6,53 @@ standard error and exit with status 2; ``--debug`` shows the traceback instead.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
-from simnet import __version__, analysis, plots
-from simnet.algorithms import ALGORITHMS
-from simnet.errors import SimnetError
-from simnet.scenario import expand, load_scenario
-from simnet.sweep import SweepInterrupted, run_sweep, write_atomic
-from simnet.topology import describe, find, format_description, load
+from simnet.errors import SimnetError, SweepInterrupted
 
 __all__ = ["main"]
+
+
+class _Format(click.Choice):
+    """``table|csv|json``, the one choice of what a command prints; ``text`` (the old
+    spelling of ``topo show``) is still read as ``table``."""
+
+    def __init__(self) -> None:
+        super().__init__(["table", "csv", "json"])
+
+    def convert(self, value, param, context):
+        return super().convert("table" if value == "text" else value, param, context)
+
+
+def _format_option(help_text: str = "What to print on standard output."):
+    return click.option("--format", "fmt", type=_Format(), default="table", show_default=True, help=help_text)
+
+
+def _csv(rows: list[dict]) -> str:
+    """`rows` as CSV text, columns in the order of the first row."""
+    import csv
+    import io
+
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(rows[0]) if rows else [], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return text.getvalue()
+
+
+def _flat(value, prefix: str = "") -> list[dict]:
+    """Nested mappings as ``key, value`` rows with dotted keys (lists joined by spaces)."""
+    if isinstance(value, dict):
+        return [row for key, item in value.items() for row in _flat(item, f"{prefix}.{key}" if prefix else str(key))]
+    if isinstance(value, list):
+        value = " ".join(str(item) for item in value)
+    return [{"key": prefix, "value": value}]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -43,90 +76,148 @@ def cli(context: click.Context, debug: bool) -> None:
 
 @cli.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write results.csv, results.json, results.md, plots and each finished sweep point here "
                    "(jobs scenarios: also interference.csv and timeline.csv).")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
-              show_default=True, help="What to print on standard output.")
+@_format_option()
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Run sweep points in local processes or on a dask.distributed cluster.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Local worker processes.")
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786.")
 @click.option("--resume", is_flag=True, help="Skip sweep points already finished in --out.")
+@click.option("--overwrite", is_flag=True, help="Replace another scenario's results in --out instead of refusing.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
 @click.option("--force", is_flag=True, help="Run even if the estimated memory exceeds what this machine has.")
 def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: int, scheduler: str | None,
-        resume: bool, progress: bool | None, force: bool) -> None:
+        resume: bool, overwrite: bool, progress: bool | None, quiet: bool, force: bool) -> None:
     """Run a scenario (or its sweep): simulate each algorithm and size, beside its α-β model.
 
     A scenario with `jobs:` runs its jobs together on one fabric, then each alone,
     and reports each job's slowdown and the shared links that caused it.
 
+    --out DIR is owned by one run at a time, and holds one scenario's results: a
+    second run into it while the first is going is refused, naming the first, and
+    so is a run of another scenario unless --overwrite is given.
+
     \b
     Examples:
       simnet run scenarios/quickstart.yaml --out results/quickstart
-      simnet run scenarios/jobs_tp_dp.yaml --out results/tp_dp
       simnet run scenarios/quickstart.yaml --format json
       simnet run sweep.yaml --out results/sweep --workers 2 --resume
       simnet run sweep.yaml --out results/sweep --executor dask --scheduler tcp://head:8786
     """
+    from simnet import analysis
+
+    _check_out_options(out_dir, resume=resume, overwrite=overwrite)
+    loaded, points = _load(scenario, force=force)
+    with _owned(out_dir, name=loaded.name, command="run", source=str(scenario), overwrite=overwrite):
+        results = _sweep(scenario, loaded, points, out_dir, executor=executor, workers=workers,
+                         scheduler=scheduler, resume=resume, progress=False if quiet else progress, force=force)
+        if fmt == "json":
+            click.echo(json.dumps(analysis.records(results), indent=2))
+        elif fmt == "csv":
+            click.echo(results.to_csv(index=False, lineterminator="\n"), nl=False)
+        else:
+            where = f"{len(points)} sweep points" if len(points) > 1 else results["topology"].iloc[0]
+            if loaded.jobs is not None:
+                click.echo(f"{loaded.name}: {where}, {results['job'].nunique()} jobs together, "
+                           f"{results['network_model'].iloc[0]} links")
+                click.echo(analysis.display_jobs(results).to_string(index=False))
+            else:
+                click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, "
+                           f"{results['network_model'].iloc[0]} links")
+                click.echo(analysis.display_table(results).to_string(index=False))
+                comparison = analysis.display_nccl_comparison(results)
+                if len(comparison):
+                    click.echo("\nNCCL's own choice (its cost model) beside simnet's simulated best:")
+                    click.echo(comparison.to_string(index=False))
+        if out_dir is not None and loaded.jobs is not None:
+            _write_jobs_report(out_dir, loaded.name, results, quiet=quiet)
+        elif out_dir is not None:
+            _write_report(out_dir, loaded.name, results, points, quiet=quiet)
+
+
+def _check_out_options(out_dir: Path | None, *, resume: bool = False, overwrite: bool = False) -> None:
     if resume and out_dir is None:
         raise click.UsageError("--resume needs --out DIR (where the finished points are)")
-    loaded, points, results = _run_scenario(scenario, out_dir, executor=executor, workers=workers,
-                                            scheduler=scheduler, resume=resume, progress=progress, force=force)
-    if fmt == "json":
-        click.echo(json.dumps(analysis.records(results), indent=2))
-    elif fmt == "csv":
-        click.echo(results.to_csv(index=False, lineterminator="\n"), nl=False)
-    else:
-        where = f"{len(points)} sweep points" if len(points) > 1 else results["topology"].iloc[0]
-        if loaded.jobs is not None:
-            click.echo(f"{loaded.name}: {where}, {results['job'].nunique()} jobs together, "
-                       f"{results['network_model'].iloc[0]} links")
-            click.echo(analysis.display_jobs(results).to_string(index=False))
-        else:
-            click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, {results['network_model'].iloc[0]} links")
-            click.echo(analysis.display_table(results).to_string(index=False))
-            comparison = analysis.display_nccl_comparison(results)
-            if len(comparison):
-                click.echo("\nNCCL's own choice (its cost model) beside simnet's simulated best:")
-                click.echo(comparison.to_string(index=False))
-    if out_dir is not None and loaded.jobs is not None:
-        _write_jobs_report(out_dir, loaded.name, results)
-    elif out_dir is not None:
-        _write_report(out_dir, loaded.name, results, points)
+    if overwrite and out_dir is None:
+        raise click.UsageError("--overwrite needs --out DIR")
+    if resume and overwrite:
+        raise click.UsageError("--resume keeps the finished points in --out and --overwrite removes them; choose one")
 
 
-def _run_scenario(scenario: Path, out_dir: Path | None, *, executor: str = "local", workers: int = 1,
-                  scheduler: str | None = None, resume: bool = False, progress: bool | None = None,
-                  force: bool = False, collective: str = ""):
+@contextlib.contextmanager
+def _owned(out_dir: Path | None, *, name: str, command: str, source: str, overwrite: bool) -> Iterator[None]:
+    """Hold `out_dir` for the block (see :func:`simnet.outputs.claim`); nothing to hold without one."""
+    if out_dir is None:
+        yield
+        return
+    from simnet.outputs import claim
+
+    with claim(out_dir, name=name, command=command, source=source, overwrite=overwrite):
+        yield
+
+
+def _load(scenario: Path, *, force: bool = False, collective: str = ""):
+    """The scenario and its sweep points; `collective` names a command that needs a collective, not jobs."""
+    from simnet.scenario import expand, load_scenario
+
     loaded = load_scenario(scenario, force=force)
     if collective and loaded.jobs is not None:
         raise SimnetError(f"{collective} compares algorithms of one collective; run a jobs scenario with "
                           "`simnet run`", path="jobs", source=str(scenario))
-    points = expand(loaded, source=str(scenario), force=force)
+    return loaded, expand(loaded, source=str(scenario), force=force)
+
+
+def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: str = "local", workers: int = 1,
+           scheduler: str | None = None, resume: bool = False, progress: bool | None = None, force: bool = False):
+    from simnet import __version__
+    from simnet.outputs import MANIFEST_FILE
+    from simnet.sweep import run_sweep, write_atomic
+
     show_progress = progress if progress is not None else (len(points) > 1 and sys.stderr.isatty())
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
         manifest = {"simnet_version": __version__, "scenario": str(scenario), "name": loaded.name,
                     "points": [{"index": p.index, "label": p.label, "digest": p.digest,
                                 "scenario": p.scenario.model_dump(mode="json", exclude_none=True)} for p in points]}
-        write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+        write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
     try:
-        results = run_sweep(points, out_dir=out_dir, executor=executor, workers=workers, scheduler=scheduler,
-                            resume=resume, progress=show_progress, force=force)
+        return run_sweep(points, out_dir=out_dir, executor=executor, workers=workers, scheduler=scheduler,
+                         resume=resume, progress=show_progress, force=force)
     except SweepInterrupted as error:
         again = f"simnet run {scenario} --out {out_dir} --resume" if out_dir else "rerun with --out DIR"
         raise SweepInterrupted(f"{error.message}; resume with: {again}", source=str(scenario)) from None
     except SimnetError as error:
         raise error.at(source=str(scenario)) from None
+
+
+def _run_scenario(scenario: Path, out_dir: Path | None, *, executor: str = "local", workers: int = 1,
+                  scheduler: str | None = None, resume: bool = False, progress: bool | None = None,
+                  force: bool = False):
+    loaded, points = _load(scenario, force=force)
+    results = _sweep(scenario, loaded, points, out_dir, executor=executor, workers=workers, scheduler=scheduler,
+                     resume=resume, progress=progress, force=force)
     return loaded, points, results
 
 
-def _write_jobs_report(out_dir: Path, name: str, results) -> None:
+def _record_files(out_dir: Path, written: list[Path]) -> None:
+    """List the files a run wrote in its manifest, so that an overwrite removes exactly those."""
+    from simnet.outputs import MANIFEST_FILE, owner_of
+    from simnet.sweep import write_atomic
+
+    manifest = owner_of(out_dir) or {}
+    manifest["files"] = sorted({*manifest.get("files", []), *(path.name for path in written)})
+    write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
+
+
+def _write_jobs_report(out_dir: Path, name: str, results, *, quiet: bool = False) -> None:
     """Gantt, slowdown bars and results.md of a jobs scenario, next to the tables run_sweep wrote."""
     import pandas as pd
+
+    from simnet import analysis, plots
+    from simnet.sweep import write_atomic
 
     interference = pd.read_csv(out_dir / "interference.csv", keep_default_na=False)
     timeline = pd.read_csv(out_dir / "timeline.csv", keep_default_na=False)
@@ -136,10 +227,13 @@ def _write_jobs_report(out_dir: Path, name: str, results) -> None:
     plots.slowdown_bars(results, out_dir / "slowdown.png", title=name)
     write_atomic(out_dir / "results.md", analysis.jobs_markdown(results, interference, title=name))
     written += [out_dir / "jobs_gantt.png", out_dir / "slowdown.png", out_dir / "results.md"]
-    click.echo("wrote " + ", ".join(str(path) for path in written), err=True)
+    _record_files(out_dir, written)
+    if not quiet:
+        click.echo("wrote " + ", ".join(str(path) for path in written), err=True)
 
 
-def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | None = None) -> None:
+def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | None = None,
+                  quiet: bool = False) -> None:
     """Plots and results.md next to results.csv / results.json.
 
     time and busbw against the size (``time_vs_size.png``, ``busbw_vs_size.png``)
@@ -147,6 +241,9 @@ def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | 
     the α-β model drawn over the whole range; speedup bars when an algorithm ran
     beside the baseline.
     """
+    from simnet import analysis, plots
+    from simnet.sweep import write_atomic
+
     written = [out_dir / "results.csv", out_dir / "results.json"]
     against = _swept(results)
     for key in against:
@@ -161,17 +258,23 @@ def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | 
         written.append(out_dir / "speedup.png")
     write_atomic(out_dir / "results.md", analysis.markdown_summary(results, title=name, baseline=baseline))
     written.append(out_dir / "results.md")
-    click.echo("wrote " + ", ".join(str(path) for path in written), err=True)
+    _record_files(out_dir, written)
+    if not quiet:
+        click.echo("wrote " + ", ".join(str(path) for path in written), err=True)
 
 
 def _swept(results) -> list[str]:
     """The x axes worth a plot: ``size`` when sizes vary (or nothing does), then every other swept key."""
+    from simnet import analysis
+
     keys = analysis.swept_keys(analysis.factors(results))
     return ["size", *[k for k in keys if k != "size"]] if "size" in keys or not keys else keys
 
 
 def _compared(results, baseline: str) -> bool:
     """Whether a choice other than `baseline` ran at some point beside it."""
+    from simnet import analysis
+
     if baseline not in set(results["algorithm"]):
         return False
     choices = analysis.factors(results)["choice"]
@@ -183,6 +286,7 @@ def _curves(points, results, against: str, *, per_octave: int = 4):
     """The closed forms of `points` along `against` (size or density), densely between the runs' extremes."""
     import numpy as np
 
+    from simnet import analysis
     from simnet.scenario import model_curves
 
     if points is None or against not in ("size", "payload.density"):
@@ -199,62 +303,176 @@ def _curves(points, results, against: str, *, per_octave: int = 4):
 @cli.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--baseline", default="ring", show_default=True, help="Algorithm the speedups are measured against.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write results, plots (with speedup bars) and results.md here.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option("--overwrite", is_flag=True, help="Replace another scenario's results in --out instead of refusing.")
+@_format_option("What to print on standard output (csv: the winners).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
 @click.option("--force", is_flag=True, help="Run even if the estimated memory exceeds what this machine has.")
-def compare(scenario: Path, baseline: str, out_dir: Path | None, fmt: str, force: bool) -> None:
+def compare(scenario: Path, baseline: str, out_dir: Path | None, overwrite: bool, fmt: str, progress: bool | None,
+            quiet: bool, force: bool) -> None:
     """Which algorithm wins at each size, by how much, and does the model agree?
 
     \b
     Example:
       simnet compare scenarios/blueconnect_dgx.yaml --baseline ring --out results/compare
     """
-    loaded, points, results = _run_scenario(scenario, out_dir, force=force, collective="compare")
-    try:
-        best = analysis.winners(results)
-        gains = analysis.speedups(results, baseline)
-    except SimnetError as error:
-        path = "--baseline" if error.path == "baseline" else error.path
-        raise SimnetError(error.message, path=path, source=str(scenario)) from None
-    if fmt == "json":
-        click.echo(json.dumps({"winners": analysis.records(best), "speedups": analysis.records(gains)}, indent=2))
-    elif fmt == "csv":
-        click.echo(best.to_csv(index=False, lineterminator="\n"), nl=False)
-    else:
-        click.echo(f"{loaded.name}: fastest choice per size (simulated), speedups over {baseline}")
-        click.echo(analysis.markdown_summary(results, title=loaded.name, baseline=baseline).split("## All runs")[0])
-    if out_dir is not None:
-        _write_report(out_dir, loaded.name, results, points, baseline=baseline)
+    from simnet import analysis
+
+    _check_out_options(out_dir, overwrite=overwrite)
+    loaded, points = _load(scenario, force=force, collective="compare")
+    with _owned(out_dir, name=loaded.name, command="compare", source=str(scenario), overwrite=overwrite):
+        results = _sweep(scenario, loaded, points, out_dir, progress=False if quiet else progress, force=force)
+        try:
+            best = analysis.winners(results)
+            gains = analysis.speedups(results, baseline)
+        except SimnetError as error:
+            path = "--baseline" if error.path == "baseline" else error.path
+            raise SimnetError(error.message, path=path, source=str(scenario)) from None
+        if fmt == "json":
+            click.echo(json.dumps({"winners": analysis.records(best), "speedups": analysis.records(gains)},
+                                  indent=2))
+        elif fmt == "csv":
+            click.echo(best.to_csv(index=False, lineterminator="\n"), nl=False)
+        else:
+            click.echo(f"{loaded.name}: fastest choice per size (simulated), speedups over {baseline}")
+            click.echo(analysis.markdown_summary(results, title=loaded.name, baseline=baseline).split("## All runs")[0])
+        if out_dir is not None:
+            _write_report(out_dir, loaded.name, results, points, baseline=baseline, quiet=quiet)
+
+
+_NETWORK_OPTIONS = {
+    "model": "--network-model",
+    "routing": "--routing",
+    "bundles": "--bundles",
+    "sharing": "--sharing",
+    "overhead": "--overhead",
+    "reduce_bandwidth": "--reduce-bandwidth",
+    "tier_efficiency": "--tier-efficiency",
+    "stragglers": "--straggler",
+    "start_offset": "--start-offset",
+}
+"""The key of a scenario's ``network:`` block each `tune` option sets."""
+
+_LINK_MODELS = ("maxmin", "fifo")
+_ROUTINGS = ("shortest", "ecmp_hash", "dmodk", "dimension_order", "simgrid")
+_BUNDLES = ("cables", "merged")
+_SHARING = ("equal", "rtt_weighted")
+
+
+def _pairs(values: tuple[str, ...], option: str, example: str) -> dict[str, str]:
+    """``("nvlink=80%", "ib=0.9")`` -> ``{"nvlink": "80%", "ib": "0.9"}``."""
+    found = {}
+    for value in values:
+        key, equals, text = value.partition("=")
+        if not equals or not key.strip() or not text.strip():
+            raise SimnetError(f"expected {example}, got {value!r}", path=option)
+        found[key.strip()] = text.strip()
+    return found
+
+
+def _tune_target(topology: str) -> tuple[object, dict]:
+    """The graph and the ``network:`` block of `tune`'s TOPOLOGY argument.
+
+    A scenario file gives its topology and its ``network:`` block; anything else is a
+    topology file or preset with the default network.
+    """
+    from simnet.scenario import build_topology, load_scenario, read_yaml
+    from simnet.topology import find, load
+
+    path = Path(topology)
+    if path.suffix in (".yaml", ".yml") and path.is_file():
+        data = read_yaml(path)
+        if isinstance(data, dict) and "collective" in data:
+            scenario = load_scenario(path)
+            varied = [key for key in (scenario.sweep.grid if scenario.sweep else {})
+                      if key.split(".")[0] in ("topology", "network")]
+            varied += [key for point in (scenario.sweep.points if scenario.sweep else []) for key in point
+                       if key.split(".")[0] in ("topology", "network")]
+            if varied:
+                raise SimnetError(f"its sweep varies {varied[0]}, so it has more than one network; "
+                                  "tune one topology file or a scenario without such a sweep",
+                                  path="sweep", source=topology)
+            try:
+                graph = build_topology(scenario.topology)
+            except SimnetError as error:
+                raise error.at(path="topology", source=topology) from None
+            return graph, scenario.network.model_dump(mode="json", exclude_defaults=True)
+    return load(find(topology)), {}
 
 
 @cli.command()
 @click.argument("topology")
 @click.option("--op", type=click.Choice(["allreduce"]), default="allreduce", show_default=True)
 @click.option("--sizes", default="1KiB..1GiB:x4", show_default=True,
-              help="Range LOW..HIGH (doubling, or :xN steps) or a comma-separated list.")
-@click.option("--top", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Algorithms (with all their variants) confirmed by simulation per size.")
-@click.option("--network-model", type=click.Choice(["maxmin", "fifo"]), default="maxmin", show_default=True)
+              help="LOW..HIGH (doubling) or LOW..HIGH:xN (N-fold steps), both ends included; or a comma-separated list.")
+@click.option("--prune-factor", type=click.FloatRange(min=1), default=1.5, show_default=True,
+              help="Simulate only the candidates whose model time is within this factor of the best time known "
+                   "at each size: the best model time, or the best simulated time if larger ('inf': all).")
+@click.option("--top", hidden=True, type=int, help="Replaced by --prune-factor.")
 @click.option("--chunks", "chunk_text", default="1,4", show_default=True, help="Chunk counts to try.")
 @click.option("--channels", "channel_text", default="1,2,4,8", show_default=True, help="Ring channel counts to try.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--network-model", type=click.Choice(_LINK_MODELS), default=None,
+              help="Link sharing model, as network.model of a scenario [default: maxmin].")
+@click.option("--routing", type=click.Choice(_ROUTINGS), default=None,
+              help="Routing rule instead of the topology's own (network.routing).")
+@click.option("--bundles", type=click.Choice(_BUNDLES), default=None,
+              help="Parallel cables as separate links or one merged link (network.bundles).")
+@click.option("--sharing", type=click.Choice(_SHARING), default=None,
+              help="How max-min sharing weighs flows (network.sharing).")
+@click.option("--overhead", metavar="TIME", help="Software overhead per message, e.g. '5 us' (network.overhead).")
+@click.option("--reduce-bandwidth", metavar="BANDWIDTH",
+              help="A GPU's reduction throughput, e.g. '100 GB/s' (network.reduce_bandwidth).")
+@click.option("--tier-efficiency", metavar="TIER=FRACTION", multiple=True,
+              help="Fraction of line rate a tier reaches, e.g. 'nvlink=80%' (network.tier_efficiency); repeatable.")
+@click.option("--straggler", metavar="RANK=FACTOR", multiple=True,
+              help="Slow down a rank's overhead and reductions, e.g. '3=1.5' (network.stragglers); repeatable.")
+@click.option("--start-offset", metavar="RANK=TIME", multiple=True,
+              help="A rank starts late, e.g. '0=5us' (network.start_offset); repeatable.")
+@_format_option()
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write tuner.csv (the table) and candidates.csv (every priced candidate).")
-def tune(topology: str, op: str, sizes: str, top: int, network_model: str, chunk_text: str, channel_text: str,
-         fmt: str, out_dir: Path | None) -> None:
+@click.option("--overwrite", is_flag=True, help="Replace another study's results in --out instead of refusing.")
+@click.option("--nccl", is_flag=True,
+              help="Also try NCCL's schedules (nccl_ring, nccl_tree, nvls, nvls_tree, collnet_*) in every protocol, "
+                   "priced by NCCL's own model and pruned among themselves (servers of GPUs on one NVSwitch).")
+@click.option("--emit", nargs=2, type=(click.Choice(["nccl-tuner"]), click.Path(dir_okay=False, path_type=Path)),
+              default=None, metavar="nccl-tuner FILE",
+              help="Write NCCL's example tuner plugin configuration (nccl_tuner.conf) from the fastest simulated "
+                   "NCCL schedule per size; implies --nccl.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
+def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | None, chunk_text: str, channel_text: str,
+         network_model: str | None, routing: str | None, bundles: str | None, sharing: str | None,
+         overhead: str | None, reduce_bandwidth: str | None, tier_efficiency: tuple[str, ...],
+         straggler: tuple[str, ...], start_offset: tuple[str, ...], fmt: str, out_dir: Path | None,
+         overwrite: bool, nccl: bool, emit: tuple[str, Path] | None, progress: bool | None, quiet: bool) -> None:
     """Best algorithm and parameters per size range for a topology, NCCL-tuner style.
 
-    Every candidate is priced by its α-β model; the best algorithms are confirmed by
-    simulation. TOPOLOGY is a topology file or a preset name (see `simnet topo show`).
+    Every candidate is priced by its α-β model and simulated, in order of model
+    time, while its model time is within --prune-factor of the best time known at
+    that size (the best model time, or the best simulated time if larger); the
+    simulated winner is kept. TOPOLOGY is a
+    topology file, a preset name (see `simnet topo show`) or a scenario file, whose
+    topology and network: block are used (options given here override the block),
+    so tuned times are the times `simnet run` simulates. Predicted and simulated
+    times are those at the size in the 'at size' column, the largest of each range.
 
     \b
     Examples:
       simnet tune dgx_a100_superpod_slice --sizes 1KiB..1GiB:x8
       simnet tune topologies/power9_ac922.yaml --sizes 1MiB,64MiB --format json
+      simnet tune dgx_h100 --tier-efficiency nvswitch=80% --overhead 5us --reduce-bandwidth 200GB/s
+      simnet tune scenarios/blueconnect_dgx.yaml --prune-factor inf
+      simnet tune dgx_h100 --sizes 64KiB..4GiB:x4 --emit nccl-tuner nccl_tuner.conf
     """
     from simnet.tune import display_tuner_table, parse_size_range, tune as tune_sizes, tuner_table
+    from simnet.units import format_size
 
+    if top is not None:
+        raise click.UsageError("--top is gone: tune simulates the candidates within --prune-factor (default 1.5) "
+                               "of the best time known at each size")
     counts = {}
     for option, text in (("--chunks", chunk_text), ("--channels", channel_text)):
         try:
@@ -267,23 +485,79 @@ def tune(topology: str, op: str, sizes: str, top: int, network_model: str, chunk
         size_list = parse_size_range(sizes)
     except SimnetError as error:
         raise error.at(path="--sizes") from None
-    graph = load(find(topology))
-    tuned = tune_sizes(graph, size_list, model=network_model, top=top,
-                       chunk_counts=counts["--chunks"], channel_counts=counts["--channels"])
-    table = tuner_table(tuned)
-    if fmt == "json":
-        click.echo(json.dumps(table.to_dict(orient="records"), indent=2))
-    elif fmt == "csv":
-        click.echo(table.to_csv(index=False, lineterminator="\n"), nl=False)
-    else:
-        click.echo(f"{graph.graph.get('name', topology)}: {op}, {network_model} links, "
-                   f"{len(size_list)} sizes, {tuned['choice'].nunique()} candidates")
-        click.echo(display_tuner_table(table).to_string(index=False))
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        write_atomic(out_dir / "tuner.csv", table.to_csv(index=False, lineterminator="\n"))
-        write_atomic(out_dir / "candidates.csv", tuned.to_csv(index=False, lineterminator="\n"))
-        click.echo(f"wrote {out_dir / 'tuner.csv'}, {out_dir / 'candidates.csv'}", err=True)
+    _check_out_options(out_dir, overwrite=overwrite)
+    graph, block = _tune_target(topology)
+    given = {key: value for key, value in (("model", network_model), ("routing", routing), ("bundles", bundles),
+                                           ("sharing", sharing), ("overhead", overhead),
+                                           ("reduce_bandwidth", reduce_bandwidth)) if value is not None}
+    for key, values, example in (("tier_efficiency", tier_efficiency, "TIER=FRACTION such as 'nvlink=80%'"),
+                                 ("stragglers", straggler, "RANK=FACTOR such as '3=1.5'"),
+                                 ("start_offset", start_offset, "RANK=TIME such as '0=5us'")):
+        if values:
+            given[key] = {**block.get(key, {}), **_pairs(values, _NETWORK_OPTIONS[key], example)}
+    network = {**block, **given}
+    show_progress = not quiet and (progress if progress is not None else sys.stderr.isatty())
+    name = f"tune {Path(topology).stem if Path(topology).suffix in ('.yaml', '.yml') else topology}"
+    with _owned(out_dir, name=name, command="tune", source=topology, overwrite=overwrite):
+        try:
+            tuned = tune_sizes(graph, size_list, network=network, prune_factor=prune_factor,
+                               chunk_counts=counts["--chunks"], channel_counts=counts["--channels"],
+                               nccl=nccl or emit is not None, progress=show_progress)
+        except SimnetError as error:
+            key, _, rest = error.path.removeprefix("network.").replace(".[key]", "").partition(".")
+            if error.path.startswith("network.") and key in given:
+                raise SimnetError(error.message, path=" ".join(filter(None, (_NETWORK_OPTIONS[key], rest)))) from None
+            if error.path.startswith("network"):
+                raise error.at(source=topology) from None
+            raise
+        table = tuner_table(tuned)
+        simulated = int((~tuned["pruned"]).sum())
+        summary = (f"simulated {simulated} of {len(tuned)} (size, candidate) pairs; pruned {len(tuned) - simulated} "
+                   f"whose model time exceeds {prune_factor:g}× the best time known at their size")
+        if fmt == "json":
+            click.echo(json.dumps(table.to_dict(orient="records"), indent=2))
+        elif fmt == "csv":
+            click.echo(table.to_csv(index=False, lineterminator="\n"), nl=False)
+        else:
+            model = network.get("model", "maxmin")
+            click.echo(f"{graph.graph.get('name', topology)}: {op}, {model} links, {len(size_list)} sizes "
+                       f"({format_size(size_list[0])} .. {format_size(size_list[-1])}), "
+                       f"{tuned['choice'].nunique()} candidates; {summary}")
+            click.echo("predicted and simulated times are those at the size in 'at size', the largest of each range")
+            click.echo(display_tuner_table(table).to_string(index=False))
+        if fmt != "table" and not quiet:
+            click.echo(summary, err=True)
+        if emit is not None:
+            _emit_nccl_tuner(emit[1], tuned, graph, network, quiet=quiet)
+        if out_dir is not None:
+            from simnet import __version__
+            from simnet.outputs import MANIFEST_FILE
+            from simnet.sweep import write_atomic
+
+            manifest = {"simnet_version": __version__, "command": "tune", "name": name, "source": topology,
+                        "sizes": size_list, "network": network, "prune_factor": prune_factor,
+                        "files": ["candidates.csv", "tuner.csv"]}
+            write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
+            write_atomic(out_dir / "tuner.csv", table.to_csv(index=False, lineterminator="\n"))
+            write_atomic(out_dir / "candidates.csv", tuned.to_csv(index=False, lineterminator="\n"))
+            if not quiet:
+                click.echo(f"wrote {out_dir / 'tuner.csv'}, {out_dir / 'candidates.csv'}", err=True)
+
+
+def _emit_nccl_tuner(path: Path, tuned, graph, network: dict, *, quiet: bool) -> None:
+    """Write ``nccl_tuner.conf`` from the simulated NCCL winners of `tuned` (see :func:`simnet.tune.nccl_tuner_rows`)."""
+    from simnet.models.nccl import tuner_rows_to_csv
+    from simnet.scenario import parse_network
+    from simnet.sweep import write_atomic
+    from simnet.tune import nccl_tuner_rows
+
+    try:
+        rows, comments = nccl_tuner_rows(tuned, parse_network(network).network(graph))
+    except SimnetError as error:
+        raise SimnetError(error.message, path="--emit") from None
+    write_atomic(path, tuner_rows_to_csv(rows, comments))
+    if not quiet:
+        click.echo(f"wrote {path} ({len(rows)} line(s) for NCCL's example tuner plugin)", err=True)
 
 
 _RESULT_PLOTS = ("time", "busbw", "speedup")
@@ -296,7 +570,7 @@ _TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "
 @click.argument("source", type=click.Path(exists=False, path_type=Path))
 @click.option("--kind", type=click.Choice([*_RESULT_PLOTS, *_TRACE_PLOTS, *_JOB_PLOTS]), required=True,
               help="jobs and slowdown: the per-job Gantt and slowdown bars of a jobs scenario.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--out", "output", type=click.Path(dir_okay=False, path_type=Path),
               help="PNG to write (default: <kind>.png next to the results, or in the working directory).")
 @click.option("--against", metavar="KEY",
               help="For time/busbw/speedup: the x axis, `size`, `payload.density` or a swept key such as "
@@ -325,6 +599,9 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
       simnet plot scenarios/sparse_quick.yaml --kind links --algorithm gtopk --density 1/128
       simnet plot scenarios/jobs_tp_dp.yaml --kind slowdown
     """
+    from simnet import plots
+    from simnet.scenario import expand, load_scenario
+
     if kind in _JOB_PLOTS:
         _plot_jobs(source, kind, output)
         return
@@ -455,7 +732,8 @@ def _plot_jobs(source: Path, kind: str, output: Path | None) -> None:
     """The per-job Gantt or the slowdown bars, from a results directory or by running a jobs scenario."""
     import pandas as pd
 
-    from simnet.scenario import run_jobs_point
+    from simnet import plots
+    from simnet.scenario import expand, load_scenario, run_jobs_point
 
     if source.is_dir():
         needed = source / ("timeline.csv" if kind == "jobs" else "results.csv")
@@ -495,7 +773,7 @@ def topo() -> None:
 
 @topo.command()
 @click.argument("topology")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_format_option()
 def show(topology: str, fmt: str) -> None:
     """Counts per node kind and tier, bisection bandwidth and diameter.
 
@@ -504,8 +782,15 @@ def show(topology: str, fmt: str) -> None:
       simnet topo show dgx_a100_superpod_slice
       simnet topo show topologies/fat_tree_k4.yaml --format json
     """
+    from simnet.topology import describe, find, format_description, load
+
     info = describe(load(find(topology)))
-    click.echo(json.dumps(info, indent=2) if fmt == "json" else format_description(info))
+    if fmt == "json":
+        click.echo(json.dumps(info, indent=2))
+    elif fmt == "csv":
+        click.echo(_csv(_flat(info)), nl=False)
+    else:
+        click.echo(format_description(info))
 
 
 @topo.command()
@@ -521,6 +806,9 @@ def draw(topology: str, out_path: Path) -> None:
       simnet topo draw dgx1 -o dgx1.png
       simnet topo draw abci_rack -o abci_rack.png
     """
+    from simnet import plots
+    from simnet.topology import find, load
+
     plots.draw_topology(load(find(topology)), out_path)
     click.echo(f"wrote {out_path}", err=True)
 
@@ -539,7 +827,7 @@ def export() -> None:
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--algorithm", required=True, help="An algorithm the scenario lists, as result rows name it.")
 @click.option("--size", "size_text", help="Size to build the schedule for (default: the scenario's first size).")
-@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="MSCCL XML file to write.")
 @click.option("--proto", type=click.Choice(["Simple", "LL", "LL128"]),
               help="proto attribute of the file (default: the schedule's NCCL protocol, else Simple).")
@@ -560,7 +848,7 @@ def export_msccl(scenario: Path, algorithm: str, size_text: str | None, out_path
       simnet export msccl scenarios/quickstart.yaml --algorithm ring --size 64MiB --proto LL128 --out ring.xml
     """
     from simnet.interchange import msccl
-    from simnet.scenario import build_schedule
+    from simnet.scenario import build_schedule, expand, load_scenario
     from simnet.units import parse_size
 
     points = expand(load_scenario(scenario), source=str(scenario))
@@ -626,8 +914,7 @@ def verify_msccl(file: Path, inplace: bool | None, root: int) -> None:
 
 
 @cli.command()
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
-              show_default=True, help="What to print on standard output.")
+@_format_option()
 def algorithms(fmt: str) -> None:
     """List the algorithms, their parameters and their α-β cost formula.
 
@@ -635,6 +922,8 @@ def algorithms(fmt: str) -> None:
     Example:
       simnet algorithms
     """
+    from simnet.algorithms import ALGORITHMS
+
     entries = [
         {
             "name": name,
@@ -648,6 +937,10 @@ def algorithms(fmt: str) -> None:
     ]
     if fmt == "json":
         click.echo(json.dumps(entries, indent=2))
+        return
+    if fmt == "csv":
+        click.echo(_csv([{**item, "collectives": " ".join(item["collectives"]),
+                          "parameters": json.dumps(item["parameters"])} for item in entries]), nl=False)
         return
     for item in entries:
         shown = ", ".join(f"{k}: {v['type']} = {v['default']!r}" for k, v in item["parameters"].items())

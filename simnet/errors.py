@@ -8,7 +8,7 @@ and exit code 2; the Python API lets it propagate.
 
 from __future__ import annotations
 
-__all__ = ["SimnetError", "UnitError", "TopologyError", "ScheduleError", "ScenarioError"]
+__all__ = ["SimnetError", "UnitError", "TopologyError", "ScheduleError", "ScenarioError", "SweepInterrupted"]
 
 
 class SimnetError(ValueError):
@@ -55,3 +55,7 @@ class ScheduleError(SimnetError):
 
 class ScenarioError(SimnetError):
     """A scenario file that does not validate."""
+
+
+class SweepInterrupted(SimnetError):
+    """A sweep stopped by the user before every point finished; finished points are kept."""

@@ -104,6 +104,7 @@ __all__ = [
     "read_yaml",
     "load_scenario",
     "parse_scenario",
+    "parse_network",
     "expand",
     "build_topology",
     "call_with_units",
@@ -868,6 +869,24 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False,
     return scenario
 
 
+class _NetworkBlock(_Strict):
+    network: NetworkSpec = NetworkSpec()
+
+
+def parse_network(data: Mapping[str, Any] | None, *, source: str = "") -> NetworkSpec:
+    """Validate a scenario's ``network:`` block on its own (``None`` is the default network).
+
+    Raises
+    ------
+    ScenarioError
+        Naming `source` and the key path under ``network``, as :func:`parse_scenario` would.
+    """
+    try:
+        return _NetworkBlock.model_validate({"network": {} if data is None else data}).network
+    except ValidationError as error:
+        raise _format_validation_error(error).at(source=source) from None
+
+
 def read_yaml(path: str | Path) -> Any:
     """Read a YAML file as plain data with :func:`yaml.safe_load`; errors name the file and line."""
     source = str(path)
@@ -1089,6 +1108,7 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
             except SimnetError as error:
                 raise ScenarioError(error.message, path=_OPTION_PATHS.get(error.path, error.path)) from None
             gamma = options["gamma_s_per_byte"]
+            overheads = [options["overhead_s"] * slowdown for slowdown in options["slowdown"]]
             row = result_row(
                 scenario=scenario.name,
                 point=point.label,
@@ -1101,8 +1121,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                 ranks=nranks,
                 size_bytes=size,
                 sim_time_s=trace.time_s,
-                model_time_s=(predict(name, network, nranks, size, gamma_s_per_byte=gamma, **params)
-                              if record.model is not None else math.nan),
+                model_time_s=(predict(name, network, nranks, size, gamma_s_per_byte=gamma, overhead_s=overheads,
+                                      **params) if record.model is not None else math.nan),
                 critical_path_s=critical_path_time(network, schedule, gamma),
                 nccl_choice=references.get(size, ("", math.nan))[0],
                 nccl_model_s=references.get(size, ("", math.nan))[1],

@@ -38,14 +38,11 @@ import pandas as pd
 from tqdm import tqdm
 
 from simnet.analysis import JOB_COLUMNS, RESULT_COLUMNS, records
-from simnet.errors import SimnetError
+from simnet.errors import SimnetError, SweepInterrupted
 from simnet.jobs import INTERFERENCE_COLUMNS, TIMELINE_COLUMNS
 from simnet.scenario import Point, point_tables
 
 __all__ = ["SweepInterrupted", "run_sweep", "write_atomic"]
-
-class SweepInterrupted(SimnetError):
-    """A sweep stopped by the user before every point finished; finished points are kept."""
 
 
 _TABLES = {"interference": ("point", *INTERFERENCE_COLUMNS), "timeline": ("point", *TIMELINE_COLUMNS)}

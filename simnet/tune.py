@@ -1,17 +1,23 @@
 """Auto-tuning: the best all-reduce algorithm and parameters per message size, for one topology.
 
 Like NCCL's tuner, but explained: every candidate is first priced by its
-closed-form α-β model (:func:`simnet.models.predict`, cheap); the `top` algorithms
-whose best variant is cheapest are kept, every variant of them (chunk and channel
-counts, BlueConnect factor orderings) is simulated on the network (contention
-included), and the simulated winner is kept. Pruning by algorithm rather than by
-variant keeps variants the closed forms price poorly: most of them ignore
-pipelining over chunks, which the simulation captures. Consecutive sizes with the same winner merge into
-ranges, giving a table such as::
+closed-form α-β model (the record's ``model``, as :func:`simnet.models.predict`;
+cheap), then simulated on the network (contention included) in order of model
+time, as long as its model time is within ``prune_factor`` of the best time known
+at that size: the best model time, or the best simulated time so far when that is
+larger. Every other candidate is pruned, and the simulated winner is kept. The
+second reference is there because a closed form can price the model's favourite
+far too low: over FIFO links on a ring of 8, recursive doubling's multi-hop
+exchanges queue behind each other and simulate at twice their model time, and the
+rings that win there would be pruned against the model alone (a test holds it).
+``benchmarks/tune.py --check-pruning`` tunes every shipped topology and scenario
+with and without pruning and reports how close to the best model time the
+simulated winners were; ``prune_factor=math.inf`` simulates everything.
+Consecutive sizes with the same winner merge into ranges, giving a table such as::
 
-    sizes              choice                              predicted   simulated   runner-up
-    1 KiB .. 64 KiB    recursive_doubling                  ...
-    128 KiB .. 1 GiB   blueconnect {"factors": [8, 4]}     ...
+    sizes              choice                              at size    predicted   simulated   runner-up
+    1 KiB .. 64 KiB    recursive_doubling                  64 KiB     ...
+    128 KiB .. 1 GiB   blueconnect {"factors": [8, 4]}     1 GiB      ...
 
 Candidates are the tuning variants of every registered dense all-reduce
 algorithm (its record's ``variants``): ``ring`` with every chunk and channel count
@@ -20,6 +26,11 @@ a hierarchy (GPU attributes ``socket``, ``host``, ``leaf``; see
 :mod:`simnet.algorithms.hierarchy`) ``hierarchical_ring`` and ``torus_2d`` with
 their default factors and ``blueconnect`` with every distinct ordering of the
 hierarchy's factors and of their coarsenings (adjacent levels merged).
+
+The network is what a scenario's ``network:`` block makes of the topology (tier
+efficiencies, routing, bundles, link model and sharing, overhead, reduction
+bandwidth, stragglers, start offsets; :class:`simnet.scenario.NetworkSpec`), so a
+tuned time is the time ``simnet run`` simulates for the same choice.
 """
 
 from __future__ import annotations
@@ -28,23 +39,48 @@ import functools
 import itertools
 import json
 import math
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 import pandas as pd
+from tqdm import tqdm
 
 from simnet.algorithms import ALGORITHMS
+from simnet.algorithms.nccl import NCCL_NAMES, NCCL_RELEASE, nccl_variants
 from simnet.algorithms.hierarchy import LEVELS, hierarchy_factors
 from simnet.engine import simulate
 from simnet.errors import SimnetError
-from simnet.models import predict
-from simnet.network import Network
+from simnet.models import NetworkCosts
+from simnet.scenario import parse_network
 from simnet.units import UnitError, format_size, format_time, parse_size
 
-__all__ = ["parse_size_range", "candidates", "tune", "tuner_table", "display_tuner_table", "as_blueconnect"]
+__all__ = [
+    "PRUNE_FACTOR",
+    "parse_size_range",
+    "candidates",
+    "tune",
+    "TUNE_COLUMNS",
+    "tuner_table",
+    "display_tuner_table",
+    "as_blueconnect",
+    "nccl_tuner_rows",
+]
+
+PRUNE_FACTOR = 1.5
+"""Default of :func:`tune`'s `prune_factor`: simulate the candidates whose model time is within 1.5× of the best."""
+
 
 def parse_size_range(text: str) -> list[int]:
-    """Sizes from ``"1KiB..1GiB"`` (doubling), ``"1KiB..1GiB:x4"`` (×4 steps) or ``"1KiB,1MiB"``.
+    """Sizes in bytes from ``"1KiB..1GiB"`` (doubling), ``"1KiB..1GiB:x8"`` (×8 steps) or ``"1KiB,1MiB"``.
+
+    A range gives ``LOW, LOW·N, LOW·N², …`` while below ``HIGH``, then ``HIGH``
+    itself: both ends are always included, so ``1KiB..1GiB:x8`` ends with
+    ``256 MiB, 1 GiB`` (1 GiB is not 1 KiB times a power of 8) and
+    ``1KiB..1GiB:x4`` is exactly the powers of 4 from 1 KiB to 1 GiB. A list is
+    sorted and each size kept once.
 
     Raises
     ------
@@ -52,28 +88,33 @@ def parse_size_range(text: str) -> list[int]:
         For a malformed range, naming the text.
     """
     if ".." not in text:
-        return [parse_size(part) for part in text.split(",")]
+        return sorted({parse_size(part) for part in text.split(",")})
     bounds, _, step = text.partition(":")
     low_text, _, high_text = bounds.partition("..")
     low, high = parse_size(low_text.strip()), parse_size(high_text.strip())
     factor = 2
     if step:
+        step = step.strip()
         if not (step.startswith("x") and step[1:].isdigit() and int(step[1:]) >= 2):
             raise UnitError(f"expected a step such as ':x4' after the range, got {text!r}")
         factor = int(step[1:])
     if not 1 <= low <= high:
         raise UnitError(f"expected a range 'LOW..HIGH' with 1 B ≤ LOW ≤ HIGH, got {text!r}")
     sizes = [low]
-    while sizes[-1] * factor <= high:
+    while sizes[-1] * factor < high:
         sizes.append(sizes[-1] * factor)
+    if sizes[-1] != high:
+        sizes.append(high)
     return sizes
 
 
 def candidates(
-    graph: nx.DiGraph, *, chunk_counts: Sequence[int] = (1, 4), channel_counts: Sequence[int] = (1, 2)
+    graph: nx.DiGraph, *, chunk_counts: Sequence[int] = (1, 4), channel_counts: Sequence[int] = (1, 2),
+    nccl: bool = False,
 ) -> list[tuple[str, dict]]:
     """Algorithm and parameter choices to consider on `graph`: every registered dense
-    all-reduce algorithm's tuning variants (:attr:`Algorithm.variants`), in registry order."""
+    all-reduce algorithm's tuning variants (:attr:`Algorithm.variants`), in registry order;
+    with `nccl`, also NCCL's schedules in every protocol they run (:func:`nccl_variants`)."""
     nranks = sum(1 for _, kind in graph.nodes(data="kind") if kind == "gpu")
     factors = functools.partial(hierarchy_factors, graph)
     try:
@@ -85,8 +126,29 @@ def candidates(
         record = ALGORITHMS[name]
         if record.payload == "dense":
             choices += [(name, params) for params in record.variants(nranks, factors, chunk_counts, channel_counts)]
+        if nccl and name in NCCL_NAMES and record.supports(nranks):
+            choices += [(name, params) for params in nccl_variants(name)]
     order = {name: i for i, name in enumerate(ALGORITHMS)}
     return sorted(choices, key=lambda choice: order[choice[0]])
+
+
+_ALPHA_BETA_POOL, _NCCL_POOL = "alpha-beta", "nccl"
+_MISSING = object()
+
+TUNE_COLUMNS = ("size_bytes", "ranks", "algorithm", "params", "resolved", "choice", "predicted_s", "simulated_s",
+                "model_rank", "sim_rank", "pruned")
+"""Columns of :func:`tune`'s rows."""
+
+
+@dataclass(frozen=True)
+class _Priced:
+    """A candidate at one size: its model time, label, name, parameters as given and as run."""
+
+    predicted_s: float
+    label: str
+    name: str
+    params: dict
+    resolved: dict
 
 
 def _label(name: str, params: dict) -> str:
@@ -97,77 +159,138 @@ def tune(
     graph: nx.DiGraph,
     sizes: Iterable[int],
     *,
-    model: str = "maxmin",
-    top: int = 3,
+    network: Mapping[str, Any] | None = None,
+    prune_factor: float = PRUNE_FACTOR,
     chunk_counts: Sequence[int] = (1, 4),
     channel_counts: Sequence[int] = (1, 2),
+    nccl: bool = False,
+    progress: bool = False,
 ) -> pd.DataFrame:
-    """Price every candidate by its model, simulate the `top` cheapest per size.
+    """Price every candidate by its model, simulate those within `prune_factor` of the best time known.
 
     Parameters
     ----------
     graph : networkx.DiGraph
         The topology.
     sizes : iterable of int
-        Payloads per rank, bytes.
-    model : str
-        Link-sharing model of the simulations.
-    top : int
-        Algorithms (with all their variants) simulated per size.
+        Payloads per rank, bytes (each tuned once).
+    network : mapping, optional
+        A scenario's ``network:`` block as YAML data (``{"tier_efficiency":
+        {"nvlink": "80%"}, "overhead": "5 us", "model": "fifo"}``; see
+        :class:`simnet.scenario.NetworkSpec`): the same network and simulation
+        options as ``simnet run``. Default: max-min links at line rate.
+    prune_factor : float
+        Simulate, in order of model time, the candidates whose model time is at
+        most this times the best model time at that size, or the best simulated
+        time so far if larger (≥ 1; ``math.inf`` simulates every candidate).
     chunk_counts, channel_counts : sequence of int
         Pipelining and channel counts to try.
+    nccl : bool
+        Also try NCCL's schedules (``nccl_ring``, ``nccl_tree``, ``nvls``, ...) in
+        every protocol, on topologies where simnet has NCCL's model (servers of GPUs
+        on one NVSwitch). They are priced by NCCL's own cost model, whose latencies
+        and bandwidths are not the α-β forms', so they are pruned among themselves:
+        against the best NCCL model time (or simulated time) at that size. Their
+        channels are what NCCL launches at each size.
+    progress : bool
+        Show a tqdm progress bar of the simulations on standard error.
 
     Returns
     -------
     pandas.DataFrame
-        One row per (size, candidate): ``size_bytes, ranks, algorithm, params, choice,
-        predicted_s, simulated_s`` (``NaN`` when pruned by the model),
-        ``model_rank``, ``sim_rank`` (1 = fastest simulated, ``NaN`` when pruned;
-        simulated times within a relative 1e-9 tie, and a tie goes to the candidate
-        the model prices lower).
-        Candidates whose schedule cannot be built for this topology are left out.
+        One row per (size, candidate), columns :data:`TUNE_COLUMNS`: ``size_bytes, ranks,
+        algorithm, params, resolved`` (JSON of the values the algorithm chose for the
+        network and size itself, NCCL's channels and protocol; ``""`` if none), ``choice,
+        predicted_s`` (the closed form, with the reduction cost γ and the
+        per-message overhead, as ``simnet run``'s ``model_time_s``), ``simulated_s``
+        (``NaN`` when pruned), ``model_rank``, ``sim_rank`` (1 = fastest simulated,
+        ``NaN`` when pruned; simulated times within a relative 1e-9 tie, and a tie
+        goes to the candidate the model prices lower) and ``pruned``.
+        Candidates without a closed form are left out; one whose schedule cannot
+        be built for this topology keeps a ``NaN`` simulated time.
+
+    Raises
+    ------
+    SimnetError
+        For a `prune_factor` below 1 (path ``prune_factor``) or a `network` block
+        that does not validate (path ``network.<key>``).
     """
-    if top < 1:
-        raise SimnetError(f"must be ≥ 1, got {top}", path="top")
-    network = Network(graph)
-    nranks = network.size
-    rows = []
-    for size in sizes:
-        priced = []
-        for name, params in candidates(graph, chunk_counts=chunk_counts, channel_counts=channel_counts):
+    if not prune_factor >= 1:
+        raise SimnetError(f"must be ≥ 1, got {prune_factor}", path="prune_factor")
+    spec = parse_network(network)
+    net = spec.network(graph)
+    nranks = net.size
+    options = spec.simulate_kwargs(nranks)
+    gamma = options["gamma_s_per_byte"]
+    costs = NetworkCosts(net, overhead_s=[options["overhead_s"] * slowdown for slowdown in options["slowdown"]])
+    choices = candidates(graph, chunk_counts=chunk_counts, channel_counts=channel_counts, nccl=nccl)
+    priced: dict[tuple[int, str], list[_Priced]] = {}
+    for size in sorted(set(sizes)):
+        for name, params in choices:
+            record = ALGORITHMS[name]
+            if record.model is None:
+                continue
             try:
-                predicted = predict(name, network, nranks, size, **params)
+                resolved = record.resolve(net, size, params) if record.resolve is not None else params
+                predicted = record.predict(costs, nranks, size, gamma_s_per_byte=gamma, **resolved)
             except (SimnetError, ValueError):
                 continue
-            priced.append((predicted, _label(name, params), name, params))
-        priced.sort(key=lambda entry: (entry[0], entry[1]))
-        families = list(dict.fromkeys(name for _, _, name, _ in priced))[:top]
-        simulated: dict[str, float] = {}
-        for predicted, label, name, params in priced:
-            if name not in families:
+            if not math.isfinite(predicted):
                 continue
-            try:
-                schedule = ALGORITHMS[name].build(nranks, size, **params)
-            except SimnetError:
-                continue
-            simulated[label] = simulate(network, schedule, model=model).time_s
-        model_rank = {label: rank for rank, (_, label, _, _) in enumerate(priced, 1)}
-        fastest = min(simulated.values(), default=1.0)
-        ranking = sorted(simulated, key=lambda k: (round(simulated[k] / fastest, 9), model_rank[k]))
+            pool = _NCCL_POOL if name in NCCL_NAMES else _ALPHA_BETA_POOL
+            priced.setdefault((size, pool), []).append(_Priced(predicted, _label(name, params), name, params, resolved))
+    for entries in priced.values():
+        entries.sort(key=lambda entry: (entry.predicted_s, entry.label))
+    simulated: dict[tuple[int, str], float] = {}
+    tried: set[tuple[int, str]] = set()
+    first = sum(entry.predicted_s <= prune_factor * entries[0].predicted_s
+                for entries in priced.values() for entry in entries)
+    with tqdm(total=first, unit="sim", disable=not progress, file=sys.stderr, dynamic_ncols=True,
+              desc="simulating") as bar:
+        for (size, _), entries in priced.items():
+            within = sum(entry.predicted_s <= prune_factor * entries[0].predicted_s for entry in entries)
+            best_s = math.inf
+            for position, entry in enumerate(entries):
+                reference = entries[0].predicted_s if math.isinf(best_s) else max(entries[0].predicted_s, best_s)
+                if entry.predicted_s > prune_factor * reference:
+                    break
+                if position >= within:
+                    bar.total += 1
+                bar.set_postfix_str(f"{format_size(size)} {entry.label}", refresh=False)
+                tried.add((size, entry.label))
+                try:
+                    schedule = ALGORITHMS[entry.name].build(nranks, size, **entry.resolved)
+                except SimnetError:
+                    bar.update(1)
+                    continue
+                simulated[size, entry.label] = simulate(net, schedule, **options).time_s
+                best_s = min(best_s, simulated[size, entry.label])
+                bar.update(1)
+    rows = []
+    for size in sorted(set(sizes)):
+        entries = sorted((e for pool in (_ALPHA_BETA_POOL, _NCCL_POOL) for e in priced.get((size, pool), [])),
+                         key=lambda entry: (entry.predicted_s, entry.label))
+        model_rank = {entry.label: rank for rank, entry in enumerate(entries, 1)}
+        times = {e.label: simulated[size, e.label] for e in entries if (size, e.label) in simulated}
+        fastest = min(times.values(), default=1.0)
+        ranking = sorted(times, key=lambda k: (round(times[k] / fastest, 9), model_rank[k]))
         order = {label: rank for rank, label in enumerate(ranking, 1)}
-        for model_rank, (predicted, label, name, params) in enumerate(priced, 1):
+        for rank, entry in enumerate(entries, 1):
+            chosen = {k: v for k, v in entry.resolved.items() if entry.params.get(k, _MISSING) != v}
             rows.append({
                 "size_bytes": size,
                 "ranks": nranks,
-                "algorithm": name,
-                "params": json.dumps(params, sort_keys=True),
-                "choice": label,
-                "predicted_s": predicted,
-                "simulated_s": simulated.get(label, math.nan),
-                "model_rank": model_rank,
-                "sim_rank": order.get(label, math.nan),
+                "algorithm": entry.name,
+                "params": json.dumps(entry.params, sort_keys=True),
+                "resolved": json.dumps(chosen, sort_keys=True) if chosen else "",
+                "choice": entry.label,
+                "predicted_s": entry.predicted_s,
+                "simulated_s": times.get(entry.label, math.nan),
+                "model_rank": rank,
+                "sim_rank": order.get(entry.label, math.nan),
+                "pruned": (size, entry.label) not in tried,
             })
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(TUNE_COLUMNS))
 
 
 def as_blueconnect(algorithm: str, params: str, nranks: int) -> str:
@@ -194,16 +317,20 @@ def tuner_table(tuned: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
         ``from_bytes, to_bytes, sizes, choice, blueconnect_factors, algorithm, params,
-        predicted_s, simulated_s, runner_up, margin, model_first`` per range of consecutive sizes
-        with the same simulated winner; times and the runner-up are those of the
-        range's largest size; ``margin`` is how much slower the runner-up
-        simulated; ``model_first`` whether the model alone would have chosen it;
+        resolved, at_bytes, predicted_s, simulated_s, runner_up, margin, model_first`` per range
+        of consecutive sizes with the same simulated winner. ``predicted_s``,
+        ``simulated_s``, ``runner_up`` and ``margin`` are those at the size
+        ``at_bytes``, the range's largest (its ``to_bytes``); ``margin`` is how much
+        slower the runner-up simulated there; ``model_first`` whether the model
+        alone would have chosen the winner at every size of the range;
         ``blueconnect_factors`` the factorization the choice amounts to (see
         :func:`as_blueconnect`).
     """
     per_size = []
     for size, group in tuned.groupby("size_bytes", sort=True):
         ranked = group.dropna(subset=["sim_rank"]).sort_values("sim_rank")
+        if ranked.empty:
+            continue
         best = ranked.iloc[0]
         runner = ranked.iloc[1] if len(ranked) > 1 else None
         per_size.append({
@@ -212,6 +339,7 @@ def tuner_table(tuned: pd.DataFrame) -> pd.DataFrame:
             "blueconnect_factors": as_blueconnect(best["algorithm"], best["params"], int(best["ranks"])),
             "algorithm": best["algorithm"],
             "params": best["params"],
+            "resolved": best["resolved"],
             "predicted_s": best["predicted_s"],
             "simulated_s": best["simulated_s"],
             "runner_up": runner["choice"] if runner is not None else "",
@@ -226,22 +354,121 @@ def tuner_table(tuned: pd.DataFrame) -> pd.DataFrame:
             "from_bytes": run[0]["size_bytes"],
             "to_bytes": last["size_bytes"],
             "sizes": f"{format_size(run[0]['size_bytes'])} .. {format_size(last['size_bytes'])}",
-            **{key: last[key] for key in ("choice", "blueconnect_factors", "algorithm", "params", "predicted_s",
-                                          "simulated_s", "runner_up", "margin")},
+            **{key: last[key] for key in ("choice", "blueconnect_factors", "algorithm", "params", "resolved")},
+            "at_bytes": last["size_bytes"],
+            **{key: last[key] for key in ("predicted_s", "simulated_s", "runner_up", "margin")},
             "model_first": all(row["model_first"] for row in run),
         })
-    return pd.DataFrame(ranges)
+    return pd.DataFrame(ranges, columns=["from_bytes", "to_bytes", "sizes", "choice", "blueconnect_factors",
+                                         "algorithm", "params", "resolved", "at_bytes", "predicted_s", "simulated_s",
+                                         "runner_up", "margin", "model_first"])
 
 
 def display_tuner_table(table: pd.DataFrame) -> pd.DataFrame:
-    """:func:`tuner_table` for people: times with units, margins in percent."""
+    """:func:`tuner_table` for people: times with units, margins in percent, the size they are for."""
     return pd.DataFrame({
         "sizes": table["sizes"],
-        "choice": table["choice"],
+        "choice": [choice + (f" x{json.loads(r)['channels']} ch" if r and "channels" in json.loads(r) else "")
+                   for choice, r in zip(table["choice"], table["resolved"])],
         "as BlueConnect": table["blueconnect_factors"],
+        "at size": table["at_bytes"].map(format_size),
         "predicted": table["predicted_s"].map(format_time),
         "simulated": table["simulated_s"].map(format_time),
         "runner-up": table["runner_up"],
         "margin": table["margin"].map(lambda m: "" if m != m else f"{m:.1%}"),
         "model agrees": table["model_first"].map({True: "yes", False: "no"}),
     })
+
+
+_UINT64_MAX = 2**64 - 1
+
+
+def nccl_tuner_rows(tuned: pd.DataFrame, network, *, version: str = NCCL_RELEASE) -> tuple[list, list[str]]:
+    """NCCL's example tuner plugin configuration from :func:`tune`'s simulated NCCL winners.
+
+    At each tuned size the fastest *simulated* of NCCL's schedules (``tune(...,
+    nccl=True)``) gives a line ``allreduce,min,max,algorithm,protocol,channels,nNodes,
+    nRanks`` (:class:`simnet.models.nccl.TunerRow`); consecutive sizes with the same
+    algorithm, protocol and channels merge. Range bounds lie halfway (geometric mean,
+    rounded down) between sampled sizes; the first range starts at 0 and the last ends
+    at 2^64 - 1, because the example plugin runs an operation that matches no line on
+    one channel. Channels are those the schedule ran with, or NCCL's launch
+    configuration for schedules without a channel parameter (NVLS, CollNet).
+
+    Parameters
+    ----------
+    tuned : pandas.DataFrame
+        :func:`tune`'s rows, with NCCL's schedules among the candidates.
+    network : Network
+        The network they were tuned on (for NCCL's model and the server count).
+    version : str
+        NCCL release whose model gives launch channels and NCCL's own choice.
+
+    Returns
+    -------
+    rows : list of TunerRow
+        The configuration, in size order.
+    comments : list of str
+        What the file says about itself: the network, the sampled sizes, and each size
+        where a schedule other than NCCL's simulated faster (simnet's generic schedules
+        carry link latencies only, not NCCL's per-step protocol latencies) or NCCL's
+        own model picks another algorithm or protocol, with the times.
+
+    Raises
+    ------
+    SimnetError
+        When no NCCL schedule was simulated at any size (path ``nccl``), e.g. on a
+        topology without NCCL's model.
+    """
+    from simnet.models.nccl import TunerRow, choose, launch_config, model_nbytes, network_tuning
+
+    tuning = network_tuning(network, version)
+    nccl_rows = tuned[tuned["algorithm"].isin(list(NCCL_NAMES)) & tuned["simulated_s"].notna()]
+    if tuning is None or nccl_rows.empty:
+        raise SimnetError("no NCCL schedule was simulated: NCCL's model exists for servers of GPUs on one NVSwitch "
+                          "(dgx_a100, dgx_h100, dgx_b200 and their clusters)", path="nccl")
+    nranks = network.size
+    try:
+        per_node = hierarchy_factors(network.graph, ["host"])[0]
+    except SimnetError:
+        per_node = nranks
+    n_nodes = nranks // per_node
+    picks, notes = [], []
+    for size, group in nccl_rows.groupby("size_bytes", sort=True):
+        best = group.sort_values(["simulated_s", "predicted_s"], kind="stable").iloc[0]
+        values = json.loads(best["params"]) | (json.loads(best["resolved"]) if best["resolved"] else {})
+        algorithm, protocol = NCCL_NAMES[best["algorithm"]], values.get("protocol", "simple")
+        channels = values.get("channels") or launch_config(tuning, "allreduce", algorithm, protocol, int(size))[0]
+        nbytes = model_nbytes("allreduce", int(size), nranks)
+        picks.append((nbytes, (algorithm, protocol, int(channels))))
+        label = f"{format_size(int(size))}: best simulated NCCL schedule {algorithm}/{protocol} x{channels} " \
+                f"{format_time(best['simulated_s'])}"
+        everything = tuned[(tuned["size_bytes"] == size) & tuned["simulated_s"].notna()]
+        fastest = everything.sort_values(["simulated_s", "predicted_s"], kind="stable").iloc[0]
+        if fastest["algorithm"] not in NCCL_NAMES:
+            notes.append(f"{label}; fastest candidate {fastest['choice']} {format_time(fastest['simulated_s'])} "
+                         "(simnet's schedule: link latencies only, no NCCL protocol costs)")
+        own = choose(tuning, "allreduce", nbytes)
+        if (own.algorithm, own.protocol) != (algorithm, protocol):
+            ran = group[[NCCL_NAMES[a] == own.algorithm and (json.loads(p) | (json.loads(r) if r else {}))
+                         .get("protocol", "simple") == own.protocol
+                         for a, p, r in zip(group["algorithm"], group["params"], group["resolved"])]]
+            shown = f"simulated {format_time(ran['simulated_s'].min())}" if len(ran) else "not simulated (pruned)"
+            notes.append(f"{label}; NCCL's own model picks {own.algorithm}/{own.protocol}, {shown}")
+    rows = []
+    for index, (key, run) in enumerate(itertools.groupby(enumerate(picks), key=lambda item: item[1][1])):
+        run = list(run)
+        first, last = run[0][0], run[-1][0]
+        low = 0 if first == 0 else math.isqrt(picks[first - 1][0] * picks[first][0]) + 1
+        high = _UINT64_MAX if last == len(picks) - 1 else math.isqrt(picks[last][0] * picks[last + 1][0])
+        rows.append(TunerRow("allreduce", low, high, *key, n_nodes=n_nodes, n_ranks=nranks))
+    sizes = [nbytes for nbytes, _ in picks]
+    comments = [
+        f"written by simnet tune: NCCL {version} schedules simulated on {network.name}, {nranks} ranks on "
+        f"{n_nodes} node(s)",
+        f"fastest simulated NCCL algorithm/protocol at {len(sizes)} sizes, {format_size(sizes[0])} .. "
+        f"{format_size(sizes[-1])}; bounds halfway (geometric) between them, first from 0, last to 2^64-1",
+        "load with NCCL_TUNER_PLUGIN=<example plugin> NCCL_TUNER_CONFIG_FILE=<this file>",
+        *notes,
+    ]
+    return rows, comments

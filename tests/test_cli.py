@@ -1,3 +1,5 @@
+import csv
+import io
 import json
 import os
 import subprocess
@@ -89,13 +91,52 @@ def test_compare_prints_winners_and_rejects_unknown_baselines(capsys):
 
 
 def test_tune_prints_a_tuner_table(tmp_path, capsys):
-    assert main(["tune", "power9_cluster", "--sizes", "4KiB,16MiB", "--top", "2", "--channels", "1,2",
+    assert main(["tune", "power9_cluster", "--sizes", "4KiB,16MiB", "--channels", "1,2",
                  "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "sizes" in out and "choice" in out and "simulated" in out
+    assert "sizes" in out and "choice" in out and "at size" in out and "simulated" in out
     table = pd.read_csv(tmp_path / "tuner.csv")
     assert table["from_bytes"].iloc[0] == 4096 and table["to_bytes"].iloc[-1] == 16 * 2**20
-    assert len(pd.read_csv(tmp_path / "candidates.csv")) > len(table)
+    assert (table["at_bytes"] == table["to_bytes"]).all()
+    candidates = pd.read_csv(tmp_path / "candidates.csv")
+    assert len(candidates) > len(table)
+    pruned = int(candidates["pruned"].sum())
+    assert f"simulated {len(candidates) - pruned} of {len(candidates)} (size, candidate) pairs; pruned {pruned} " \
+           "whose model time exceeds 1.5× the best time known at their size" in out
+
+
+def test_tune_says_how_many_it_pruned_on_stderr_unless_quiet(capsys):
+    assert main(["tune", "switch8", "--sizes", "1MiB", "--format", "csv", "--prune-factor", "inf"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "simulated 16 of 16 (size, candidate) pairs; pruned 0 whose model time exceeds " \
+                           "inf× the best time known at their size\n"
+    assert main(["tune", "switch8", "--sizes", "1MiB", "--format", "csv", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_tune_takes_the_network_block_of_a_scenario_and_agrees_with_run(tmp_path, capsys):
+    scenario = tmp_path / "calibrated.yaml"
+    scenario.write_text(
+        "name: calibrated\n"
+        "topology: {file: dgx1}\n"
+        "collective: {op: allreduce, algorithms: [{name: ring, chunks: 4, channels: 2}, halving_doubling]}\n"
+        "sizes: [64 KiB, 16 MiB]\n"
+        "network: {tier_efficiency: {nvlink: 80%, pcie: 90%}, overhead: 2 us, reduce_bandwidth: 100 GB/s}\n")
+    assert main(["run", str(scenario), "--format", "json"]) == 0
+    ran = {(row["algorithm"], row["size_bytes"]): row["sim_time_s"] for row in json.loads(capsys.readouterr().out)}
+    assert main(["tune", str(scenario), "--sizes", "64KiB,16MiB", "--prune-factor", "inf", "--chunks", "1,4",
+                 "--channels", "1,2", "--out", str(tmp_path / "tuned"), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    tuned = pd.read_csv(tmp_path / "tuned" / "candidates.csv")
+    chosen = {"ring": '{"channels": 2, "chunks": 4}', "halving_doubling": '{"chunks": 1}'}
+    for (algorithm, size), time in ran.items():
+        row = tuned[(tuned["algorithm"] == algorithm) & (tuned["params"] == chosen[algorithm])
+                    & (tuned["size_bytes"] == size)]
+        assert row["simulated_s"].iloc[0] == time
+    assert main(["tune", str(scenario), "--sizes", "64KiB,16MiB", "--prune-factor", "inf", "--chunks", "1,4",
+                 "--channels", "1,2", "--tier-efficiency", "nvlink=100%", "--format", "csv"]) == 0
+    faster = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert faster["simulated_s"].iloc[-1] < pd.read_csv(tmp_path / "tuned" / "tuner.csv")["simulated_s"].iloc[-1]
 
 
 @pytest.mark.parametrize(
@@ -104,6 +145,13 @@ def test_tune_prints_a_tuner_table(tmp_path, capsys):
         (["--sizes", "1KiB..1GiB:y2"], "--sizes: expected a step such as ':x4'"),
         (["--chunks", "1,x"], "--chunks: expected comma-separated integers"),
         (["--channels", "0"], "--channels: counts must be ≥ 1"),
+        (["--prune-factor", "0.5"], "Invalid value for '--prune-factor'"),
+        (["--tier-efficiency", "nvlink"], "--tier-efficiency: expected TIER=FRACTION such as 'nvlink=80%'"),
+        (["--tier-efficiency", "nvlink=0.8"], "--tier-efficiency nvlink: the topology has no tier 'nvlink'"),
+        (["--overhead", "5"], "--overhead: '5' needs a unit"),
+        (["--straggler", "x=2"], "--straggler x: input should be a valid integer"),
+        (["--reduce-bandwidth", "fast"], "--reduce-bandwidth:"),
+        (["--top", "3"], "--top is gone: tune simulates the candidates within --prune-factor"),
     ],
 )
 def test_tune_argument_errors(capsys, args, message):
@@ -136,3 +184,147 @@ def test_topo_show_describes_the_current_machines_and_their_nvls(topology, facts
     assert main(["topo", "show", topology, "--format", "json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert list(info["reduce_switches"].values()) == [["nvswitch0"]]
+def test_a_directory_holding_another_scenarios_results_needs_overwrite(tmp_path, capsys):
+    out = tmp_path / "D"
+    sweep = ROOT / "scenarios" / "ring_chunks_sweep.yaml"
+    assert main(["run", str(sweep), "--out", str(out), "--format", "csv"]) == 0
+    swept = (out / "results.csv").read_text()
+    capsys.readouterr()
+    assert main(["run", str(QUICKSTART), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {out}: holds the results of 'ring_chunks_sweep' ({sweep}), not 'quickstart'; "
+        "pass --overwrite to replace them, or choose another --out\n")
+    assert (out / "results.csv").read_text() == swept
+    assert main(["run", str(QUICKSTART), "--out", str(out), "--overwrite", "--format", "csv"]) == 0
+    assert (out / "results.csv").read_text() == capsys.readouterr().out
+    assert len(list((out / "points").glob("*.json"))) == 1 and not (out / "speedup.png").exists()
+    assert json.loads((out / "manifest.json").read_text())["name"] == "quickstart"
+    assert main(["run", str(QUICKSTART), "--out", str(out), "--resume", "--overwrite"]) == 2
+    assert "--resume keeps the finished points in --out and --overwrite removes them" in capsys.readouterr().err
+
+
+def test_a_second_run_into_a_directory_in_use_is_refused_in_one_line(tmp_path, capsys):
+    from tests.test_outputs import HOLDER
+
+    out = tmp_path / "D"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(out)], stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    try:
+        assert holder.stdout.readline() == "held\n"
+        for command in (["run", str(QUICKSTART)], ["compare", str(QUICKSTART)], ["tune", "switch8", "--sizes", "1KiB"]):
+            assert main([*command, "--out", str(out)]) == 2
+            err = capsys.readouterr().err
+            assert err.startswith(f"error: {out}: in use by simnet run of 'ring_chunks_sweep' "
+                                  f"(scenarios/ring_chunks_sweep.yaml), pid {holder.pid}, started ")
+            assert err.count("\n") == 1
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    assert main(["run", str(QUICKSTART), "--out", str(out), "--format", "csv"]) == 0
+
+
+def test_tune_owns_its_output_directory_too(tmp_path, capsys):
+    out = tmp_path / "T"
+    assert main(["tune", "switch8", "--sizes", "1KiB", "--out", str(out), "--quiet"]) == 0
+    assert json.loads((out / "manifest.json").read_text())["files"] == ["candidates.csv", "tuner.csv"]
+    assert main(["tune", "ring8", "--sizes", "1KiB", "--out", str(out), "--quiet"]) == 2
+    assert "holds the results of 'tune switch8' (switch8), not 'tune ring8'" in capsys.readouterr().err
+    assert main(["run", str(QUICKSTART), "--out", str(out), "--overwrite", "--format", "csv"]) == 0
+    assert not (out / "tuner.csv").exists() and (out / "results.csv").exists()
+
+
+HEAVY = ("matplotlib", "pandas", "dask", "distributed", "numpy", "networkx", "simpy", "pydantic", "scipy", "tqdm",
+         "yaml")
+
+
+@pytest.mark.parametrize("code", [
+    "import simnet.cli",
+    "import simnet",
+    "from simnet.cli import main; main(['--help'])",
+    "from simnet.cli import main; main(['tune', '--help'])",
+])
+def test_startup_imports_no_heavy_module(code):
+    """`simnet --help` and every command's start load only click: the rest is imported where it is used."""
+    probe = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.stdout.splitlines()[-1] == "[]"
+
+
+def test_python_dash_m_simnet_is_the_command_line():
+    result = subprocess.run([sys.executable, "-m", "simnet", "--help"], capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.returncode == 0 and "simnet tune" in result.stdout
+
+
+def test_the_library_attributes_load_on_first_use():
+    import simnet
+
+    assert {"Network", "simulate", "run", "__version__"} <= set(dir(simnet))
+    assert simnet.Network.__module__ == "simnet.network" and simnet.units.parse_size("1 KiB") == 1024
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        simnet.nope
+
+
+def test_the_choices_written_into_the_command_line_are_the_librarys():
+    from simnet import cli, links, network
+    from simnet.topology import contract
+
+    assert cli._LINK_MODELS == tuple(links.LINK_MODELS)
+    assert cli._SHARING == links.SHARING and cli._BUNDLES == network.BUNDLES and cli._ROUTINGS == contract.ROUTINGS
+
+
+def _commands(group, prefix=()):
+    import click
+
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*prefix, name))
+        else:
+            yield " ".join((*prefix, name)), command
+
+
+def test_one_vocabulary_of_options_across_commands():
+    """An output path is -o/--out everywhere, a format is table|csv|json everywhere (issue 19)."""
+    from simnet.cli import cli
+
+    seen = set()
+    for name, command in _commands(cli):
+        for param in command.params:
+            if "--out" in param.opts or "--output" in param.opts or param.name in ("out_dir", "out_path", "output"):
+                assert param.opts == ["-o", "--out"], name
+                seen.add(name)
+            if "--format" in param.opts:
+                assert list(param.type.choices) == ["table", "csv", "json"] and param.default == "table", name
+            if "--quiet" in param.opts:
+                assert param.opts == ["-q", "--quiet"], name
+    assert seen == {"run", "compare", "tune", "plot", "topo draw", "export msccl"}
+
+
+@pytest.mark.parametrize("command", [["algorithms"], ["topo", "show", "dgx1"]])
+def test_every_format_prints(command, capsys):
+    assert main([*command, "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert rows
+    assert main([*command, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)
+    assert main([*command, "--format", "table"]) == 0
+    table = capsys.readouterr().out
+    if command[0] == "topo":
+        assert main([*command, "--format", "text"]) == 0
+        assert capsys.readouterr().out == table
+
+
+def test_topo_show_csv_has_one_row_per_figure(capsys):
+    assert main(["topo", "show", "dgx1", "--format", "csv"]) == 0
+    rows = {row["key"]: row["value"] for row in csv.DictReader(io.StringIO(capsys.readouterr().out))}
+    assert rows["gpus"] == "8" and rows["tiers.nvlink.links"] == "16" and rows["nodes.gpu"] == "8"
+
+
+def test_tune_shows_a_progress_bar_only_when_asked_or_on_a_terminal(capsys):
+    assert main(["tune", "switch8", "--sizes", "1KiB,2KiB", "--format", "csv", "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "simulating" in err and "sim/s" in err
+    assert main(["tune", "switch8", "--sizes", "1KiB,2KiB", "--format", "csv", "--progress", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""

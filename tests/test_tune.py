@@ -1,20 +1,48 @@
+import functools
+import itertools
+import json
 import math
+from pathlib import Path
 
+import pandas as pd
 import pytest
+from hypothesis import given, strategies as st
 
-from simnet.errors import UnitError
+from simnet.errors import ScenarioError, SimnetError, UnitError
+from simnet.scenario import build_topology, load_scenario, parse_scenario, run
 from simnet.topology import cluster, find, load
 from simnet.algorithms.hierarchical import factorizations as _factorizations
-from simnet.tune import candidates, parse_size_range, tune, tuner_table
+from simnet.tune import PRUNE_FACTOR, candidates, display_tuner_table, parse_size_range, tune, tuner_table
 
 
 def test_size_ranges():
     assert parse_size_range("1KiB..8KiB") == [1024, 2048, 4096, 8192]
     assert parse_size_range("1KiB..1GiB:x1024") == [2**10, 2**20, 2**30]
     assert parse_size_range("1 KiB, 64 MiB") == [1024, 64 * 2**20]
+    assert parse_size_range("64 MiB,1 KiB,64MiB") == [1024, 64 * 2**20]
     for bad in ("8KiB..1KiB", "1KiB..1GiB:y2", "1KiB..1GiB:x1", "1 parsec..2 KiB"):
         with pytest.raises(UnitError):
             parse_size_range(bad)
+
+
+def test_the_help_example_range_ends_at_its_upper_bound():
+    """1 GiB is not 1 KiB times a power of 8, yet the range asked for ends there (issue 19)."""
+    sizes = parse_size_range("1KiB..1GiB:x8")
+    assert sizes == [2**10, 2**13, 2**16, 2**19, 2**22, 2**25, 2**28, 2**30]
+    assert parse_size_range("1KiB..1GiB:x4") == [2 ** (10 + 2 * k) for k in range(11)]
+
+
+@given(low=st.integers(1, 2**40), factor=st.integers(2, 16), steps=st.integers(0, 12), extra=st.integers(0, 2**45))
+def test_ranges_include_both_ends_and_grow_by_the_factor(low, factor, steps, extra):
+    reachable = low * factor**steps
+    exact = parse_size_range(f"{low}B..{reachable}B:x{factor}")
+    assert exact == [low * factor**k for k in range(steps + 1)]
+    high = low + extra
+    sizes = parse_size_range(f"{low} B..{high} B:x{factor}")
+    assert sizes[0] == low and sizes[-1] == high
+    steps_taken = list(itertools.pairwise(sizes))
+    assert all(a < b <= a * factor for a, b in steps_taken)
+    assert all(b == a * factor for a, b in steps_taken[:-1])
 
 
 def test_blueconnect_factorizations_are_orderings_of_coarsenings():
@@ -50,7 +78,7 @@ def assert_simulation_confirms(tuned):
 
 def test_tuner_picks_a_blueconnect_factorization_on_a_power9_cluster_with_slow_links_and_names_it():
     """Halving-doubling is BlueConnect with every factor 2 (Cho et al. 2019), so either names its factors."""
-    tuned = tune(slow_power9_cluster(), [2**12, 2**24], top=3, channel_counts=(1, 2))
+    tuned = tune(slow_power9_cluster(), [2**12, 2**24], channel_counts=(1, 2))
     table = assert_simulation_confirms(tuned)
     large = table[table["to_bytes"] == 2**24].iloc[0]
     assert large["algorithm"] in ("blueconnect", "halving_doubling")
@@ -62,7 +90,7 @@ def test_tuner_picks_a_blueconnect_factorization_on_a_power9_cluster_with_slow_l
 
 
 def test_tuner_on_a_four_node_dgx_a100_cluster_is_confirmed_by_simulation():
-    tuned = tune(load(find("dgx_a100_superpod_slice")), [2**12, 2**26], top=2, channel_counts=(1, 8),
+    tuned = tune(load(find("dgx_a100_superpod_slice")), [2**12, 2**26], channel_counts=(1, 8),
                  chunk_counts=(1, 4))
     table = assert_simulation_confirms(tuned)
     assert table["from_bytes"].iloc[0] == 2**12 and table["to_bytes"].iloc[-1] == 2**26
@@ -80,6 +108,172 @@ def test_winners_name_the_blueconnect_factorization_they_amount_to():
     assert as_blueconnect("recursive_doubling", "{}", 16) == ""
 
 
-def test_top_must_be_positive():
-    with pytest.raises(Exception, match="must be ≥ 1"):
-        tune(load(find("switch8")), [1024], top=0)
+def test_prune_factor_must_be_at_least_one():
+    for bad in (0.5, math.nan):
+        with pytest.raises(SimnetError, match="must be ≥ 1") as info:
+            tune(load(find("switch8")), [1024], prune_factor=bad)
+        assert info.value.path == "prune_factor"
+
+
+@pytest.mark.parametrize(("topology", "network"), [("dgx1", {}), ("ring8", {"model": "fifo"})])
+def test_pruned_candidates_are_those_priced_beyond_the_factor_of_the_best_time_known(topology, network):
+    tuned = tune(load(find(topology)), [2**10, 2**26], network=network, channel_counts=(1, 2), prune_factor=1.2)
+    for _, group in tuned.groupby("size_bytes"):
+        reference = max(group["predicted_s"].min(), group["simulated_s"].min())
+        beyond = group["predicted_s"] > 1.2 * reference
+        assert beyond[group["pruned"]].all() and not group["pruned"][~beyond].any()
+        assert group["simulated_s"].isna().tolist() == group["pruned"].tolist()
+        assert group.sort_values("model_rank")["pruned"].is_monotonic_increasing
+        assert group["sim_rank"].notna().sum() == (~group["pruned"]).sum() >= 1
+
+
+TOPOLOGIES = ["switch8", "ring8", "dgx1", "dgx_h100", "power9_ac922", "abci_node", "fat_tree_k4"]
+
+
+@pytest.mark.parametrize("topology", TOPOLOGIES)
+def test_pruning_keeps_the_simulated_winner(topology):
+    """Pruned and unpruned tuning choose the same winner at every size (benchmarks/tune.py --check-pruning
+    holds it on every shipped topology and 1 KiB .. 1 GiB)."""
+    graph = load(find(topology))
+    sizes = [2**10, 2**16, 2**22, 2**28]
+    everything = tuner_table(tune(graph, sizes, prune_factor=math.inf, channel_counts=(1, 2, 4)))
+    pruned = tuner_table(tune(graph, sizes, channel_counts=(1, 2, 4)))
+    columns = ["from_bytes", "to_bytes", "choice", "simulated_s"]
+    assert pruned[columns].equals(everything[columns])
+
+
+@pytest.mark.parametrize("name", ["blueconnect.yaml", "ring_channels.yaml", "torus_2d.yaml"])
+def test_pruning_keeps_the_simulated_winner_on_shipped_scenarios(name):
+    """On a scenario's topology and network block (these run fifo links). On the rings of ring_channels and
+    torus_2d at 1 KiB, recursive doubling simulates at twice its model time over FIFO links and the winning
+    ring's model time is 1.9 times the best: pruning against the best model time alone would drop it."""
+    scenario = load_scenario(Path(__file__).resolve().parents[1] / "scenarios" / name)
+    graph = build_topology(scenario.topology)
+    network = scenario.network.model_dump(mode="json", exclude_defaults=True)
+    sizes = [2**10, 2**18, 2**26]
+    everything = tuner_table(tune(graph, sizes, network=network, prune_factor=math.inf, channel_counts=(1, 2)))
+    pruned = tuner_table(tune(graph, sizes, network=network, channel_counts=(1, 2)))
+    columns = ["from_bytes", "to_bytes", "choice", "simulated_s"]
+    assert pruned[columns].equals(everything[columns])
+
+
+def test_pruning_keeps_the_winner_on_a_calibrated_cluster():
+    network = {"tier_efficiency": {"ib": "85%", "nvlink": "80%"}, "overhead": "5 us",
+               "reduce_bandwidth": "200 GB/s"}
+    graph = slow_power9_cluster()
+    sizes = [2**10, 2**20, 2**26]
+    everything = tuner_table(tune(graph, sizes, network=network, prune_factor=math.inf))
+    pruned = tuner_table(tune(graph, sizes, network=network))
+    assert pruned["choice"].tolist() == everything["choice"].tolist()
+
+
+def test_tuned_times_are_the_times_run_simulates_with_the_same_network_block():
+    network = {"tier_efficiency": {"nvlink": "80%", "pcie": "90%"}, "overhead": "2 us",
+               "reduce_bandwidth": "100 GB/s", "model": "fifo", "stragglers": {3: 1.5}}
+    sizes = [2**12, 2**24]
+    tuned = tune(load(find("dgx1")), sizes, network=network, channel_counts=(1, 2))
+    plain = tune(load(find("dgx1")), sizes, channel_counts=(1, 2))
+    assert not plain["simulated_s"].equals(tuned["simulated_s"])
+    simulated = tuned.dropna(subset=["simulated_s"])
+    algorithms = [{"name": row.algorithm, **json.loads(row.params)} for row in simulated.itertuples()]
+    scenario = parse_scenario({"name": "calibrated", "topology": {"file": "dgx1"}, "network": network,
+                               "collective": {"op": "allreduce", "algorithms": algorithms},
+                               "sizes": [f"{size} B" for size in sizes]})
+    ran = run(scenario)
+    ran["choice"] = [f"{a} {p}" for a, p in zip(ran["algorithm"], ran["params"])]
+    by_run = {(row.size_bytes, row.algorithm, json.loads(row.params).get("chunks"),
+               json.loads(row.params).get("channels"), str(json.loads(row.params).get("factors"))):
+              (row.sim_time_s, row.model_time_s) for row in ran.itertuples()}
+    for row in simulated.itertuples():
+        params = json.loads(row.params)
+        key = (row.size_bytes, row.algorithm, params.get("chunks"), params.get("channels"),
+               str(params.get("factors")))
+        assert by_run[key] == (row.simulated_s, row.predicted_s)
+
+
+def test_a_bad_network_block_names_its_key():
+    with pytest.raises(ScenarioError, match="network.overhead: 5 needs a unit"):
+        tune(load(find("switch8")), [1024], network={"overhead": 5})
+    with pytest.raises(ScenarioError, match="network.tier_efficiency.nvlink: the topology has no tier 'nvlink'"):
+        tune(load(find("switch8")), [1024], network={"tier_efficiency": {"nvlink": 0.5}})
+
+
+def test_the_table_says_which_size_its_figures_are_for():
+    tuned = tune(load(find("switch8")), [2**10, 2**12, 2**14])
+    table = tuner_table(tuned)
+    assert (table["at_bytes"] == table["to_bytes"]).all()
+    for row in table.itertuples():
+        at = tuned[(tuned["size_bytes"] == row.at_bytes) & (tuned["choice"] == row.choice)]
+        assert at["simulated_s"].iloc[0] == row.simulated_s and at["predicted_s"].iloc[0] == row.predicted_s
+    shown = display_tuner_table(table)
+    assert shown.columns[:4].tolist() == ["sizes", "choice", "as BlueConnect", "at size"]
+    assert shown["at size"].iloc[-1] == "16 KiB"
+
+
+def test_the_default_prune_factor_is_the_documented_one():
+    import inspect
+
+    assert inspect.signature(tune).parameters["prune_factor"].default == PRUNE_FACTOR == 1.5
+
+
+@functools.cache
+def _tuned_dgx_h100():
+    from simnet.network import Network
+
+    graph = load(find("dgx_h100"))
+    sizes = [64 << 10, 1 << 20, 16 << 20, 256 << 20]
+    return graph, Network(graph), tune(graph, sizes, nccl=True), tune(graph, sizes)
+
+
+def test_nccl_candidates_are_pruned_among_themselves_and_leave_the_others_unchanged():
+    _, _, with_nccl, without = _tuned_dgx_h100()
+    from simnet.algorithms.nccl import NCCL_NAMES
+
+    nccl = with_nccl["algorithm"].isin(list(NCCL_NAMES))
+    assert set(with_nccl.loc[nccl, "algorithm"]) == set(NCCL_NAMES) - {"nvls_tree", "collnet_direct", "collnet_chain"}
+    columns = ["size_bytes", "choice", "predicted_s", "simulated_s", "pruned"]
+    others = with_nccl.loc[~nccl, columns].reset_index(drop=True)
+    pd.testing.assert_frame_equal(others, without[columns].reset_index(drop=True))
+    for _, group in with_nccl[nccl].groupby("size_bytes"):
+        best_model = group["predicted_s"].min()
+        assert not group.loc[group["predicted_s"] <= PRUNE_FACTOR * best_model, "pruned"].any()
+        assert group["resolved"].str.contains('"channels"').any()
+
+
+def test_the_emitted_nccl_tuner_file_parses_and_runs_each_size_on_its_fastest_simulated_nccl_schedule():
+    from simnet.algorithms.nccl import NCCL_NAMES
+    from simnet.models.nccl import parse_tuner_csv, tuner_lookup, tuner_rows_to_csv
+    from simnet.tune import nccl_tuner_rows
+
+    _, network, tuned, _ = _tuned_dgx_h100()
+    rows, comments = nccl_tuner_rows(tuned, network)
+    text = tuner_rows_to_csv(rows, comments)
+    assert parse_tuner_csv(text) == rows
+    assert rows[0].min_bytes == 0 and rows[-1].max_bytes == 2**64 - 1
+    assert all(b.min_bytes == a.max_bytes + 1 for a, b in zip(rows, rows[1:]))
+    assert {(row.n_nodes, row.n_ranks) for row in rows} == {(1, 8)}
+    for size, group in tuned[tuned["algorithm"].isin(list(NCCL_NAMES))].groupby("size_bytes"):
+        best = group.sort_values("simulated_s").iloc[0]
+        values = json.loads(best["params"]) | (json.loads(best["resolved"]) if best["resolved"] else {})
+        row = tuner_lookup(rows, "allreduce", int(size), 1, 8)
+        assert (row.algorithm, row.protocol) == (NCCL_NAMES[best["algorithm"]], values.get("protocol", "simple"))
+        if "channels" in values:
+            assert row.channels == values["channels"]
+    assert comments[0].startswith("written by simnet tune: NCCL 2.30.7 schedules simulated on dgx_h100()")
+
+
+def test_no_tuner_file_where_nccl_has_no_model(tmp_path, capsys):
+    from simnet.cli import main
+    from simnet.network import Network
+    from simnet.tune import nccl_tuner_rows
+
+    graph = load(find("switch8"))
+    tuned = tune(graph, [1 << 20], nccl=True)
+    assert not tuned["algorithm"].str.startswith(("nccl_", "nvls", "collnet")).any()
+    with pytest.raises(SimnetError, match="no NCCL schedule was simulated") as raised:
+        nccl_tuner_rows(tuned, Network(graph))
+    assert raised.value.path == "nccl"
+    target = tmp_path / "nccl_tuner.conf"
+    assert main(["tune", "switch8", "--sizes", "1MiB", "--emit", "nccl-tuner", str(target), "-q"]) == 2
+    assert capsys.readouterr().err.startswith("error: --emit: no NCCL schedule was simulated")
+    assert not target.exists()

@@ -97,6 +97,8 @@ __all__ = [
     "collnet_direct_allreduce",
     "collnet_chain_allreduce",
     "nccl_allreduce",
+    "NCCL_NAMES",
+    "nccl_variants",
     "ALGORITHMS",
 ]
 
@@ -840,8 +842,28 @@ _RECORDS = {
     ),
 }
 
-_BUILDERS = {name.removeprefix("nccl_"): record.builder for name, record in _RECORDS.items()}
-"""NCCL's algorithm names (:data:`simnet.models.nccl.ALGORITHMS`) -> builders."""
+NCCL_NAMES = {"nccl_ring": "ring", "nccl_tree": "tree", "nvls": "nvls", "nvls_tree": "nvls_tree",
+              "collnet_direct": "collnet_direct", "collnet_chain": "collnet_chain"}
+"""simnet's name of each of NCCL's all-reduce schedules -> NCCL's algorithm name
+(:data:`simnet.models.nccl.ALGORITHMS`, the tuner file's ``algorithm``)."""
+
+_BUILDERS = {NCCL_NAMES[name]: record.builder for name, record in _RECORDS.items()}
+"""NCCL's algorithm names -> builders."""
+
+
+def nccl_variants(name: str) -> list[dict]:
+    """The parameter sets a tuner tries for NCCL schedule `name`: one per protocol it runs.
+
+    Ring and Tree run LL, LL128 and Simple; NVLS, NVLSTree and CollNet run Simple
+    only (NCCL's model disables their LL and LL128 entries), so they have one
+    variant without parameters. Channels are left to NCCL's launch configuration
+    at each size (the registry's ``resolve``).
+
+    >>> nccl_variants("nccl_tree"), nccl_variants("nvls")
+    ([{'protocol': 'll'}, {'protocol': 'll128'}, {'protocol': 'simple'}], [{}])
+    """
+    builder = _BUILDERS[NCCL_NAMES[name]]
+    return [{"protocol": p} for p in PROTOCOL_ORDER] if "protocol" in _keywords(builder) else [{}]
 
 ALGORITHMS = (
     *_RECORDS.values(),

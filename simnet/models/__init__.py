@@ -12,6 +12,8 @@ costs ``α + n β`` on its own route, i.e. without contention
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from simnet.algorithms import ALGORITHMS
 from simnet.errors import SimnetError
 from simnet.models.alphabeta import NetworkCosts
@@ -21,7 +23,8 @@ from simnet.network import Network
 __all__ = ["predict", "NetworkCosts", "critical_path_finish_s", "critical_path_time"]
 
 
-def predict(algorithm: str, network: Network, nranks: int, size_bytes: int, **params) -> float:
+def predict(algorithm: str, network: Network, nranks: int, size_bytes: int, *,
+            overhead_s: float | Sequence[float] = 0.0, **params) -> float:
     """Closed-form time of `algorithm` on `network`, seconds.
 
     Parameters
@@ -34,6 +37,10 @@ def predict(algorithm: str, network: Network, nranks: int, size_bytes: int, **pa
         Ranks taking part.
     size_bytes : int
         Payload per rank, bytes.
+    overhead_s : float or sequence of float, optional
+        Software overhead of every message, or per sending rank, seconds: it adds
+        to every message's α, as the engine issues a message that long after it
+        is ready (see :class:`~simnet.models.alphabeta.NetworkCosts`).
     **params
         The algorithm's parameters (e.g. ``chunks``, ``factors``, ``channels``;
         every parameter the builder takes changes the closed form accordingly) and
@@ -49,4 +56,4 @@ def predict(algorithm: str, network: Network, nranks: int, size_bytes: int, **pa
         raise SimnetError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}", path="algorithm")
     if record.model is None:
         raise SimnetError(f"{algorithm} has no closed form: {record.no_model}", path="algorithm")
-    return record.predict(NetworkCosts(network), nranks, size_bytes, **params)
+    return record.predict(NetworkCosts(network, overhead_s=overhead_s), nranks, size_bytes, **params)

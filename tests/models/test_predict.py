@@ -38,6 +38,26 @@ def test_closed_forms_equal_the_simulation_on_a_switch(name, size, link_model):
     assert predict(name, SWITCH16, 16, size) == pytest.approx(CLOSED[name](16, size), rel=1e-9)
 
 
+@pytest.mark.parametrize(("name", "chunks"), [*((name, 1) for name in sorted(CLOSED)), ("ring", 4)])
+def test_the_overhead_of_every_message_adds_to_its_alpha(name, chunks):
+    """The engine issues a message α_sw after it is ready; on a contention-free switch the closed form with
+    α + α_sw is the simulation (where it is exact without overhead: unpipelined, and the pipelined ring),
+    per rank too (a straggler's overhead is multiplied by its slowdown)."""
+    size, overhead_s = 2**20, 3e-6
+    schedule = ALGORITHMS[name].builder(16, size, chunks=chunks)
+    simulated = simulate(SWITCH16, schedule, overhead_s=overhead_s).time_s
+    assert predict(name, SWITCH16, 16, size, chunks=chunks, overhead_s=overhead_s) == pytest.approx(simulated, rel=1e-9)
+    if chunks == 1:
+        closed = {"ring": ring_allreduce_time, "recursive_doubling": recursive_doubling_time,
+                  "halving_doubling": halving_doubling_time}[name]
+        assert simulated == pytest.approx(closed(16, size, ALPHA_s + overhead_s, BETA_s_per_byte), rel=1e-9)
+    slow = [overhead_s] * 16
+    slow[5] = 2 * overhead_s
+    assert predict(name, SWITCH16, 16, size, chunks=chunks, overhead_s=slow) > simulated
+    assert NetworkCosts(SWITCH16, overhead_s=slow).pairs([(5, 6), (6, 5)]) == [
+        (ALPHA_s + 2 * overhead_s, BETA_s_per_byte, 1.0), (ALPHA_s + overhead_s, BETA_s_per_byte, 1.0)]
+
+
 def test_published_64_mib_figures():
     """Issue 4's reference values for 64 MiB on switch(16, 12.5 GB/s, 1 us) (α = 2 us, β = 80 ps/B)."""
     n = 64 * 2**20

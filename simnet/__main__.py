@@ -1,0 +1,7 @@
+"""``python -m simnet``: the ``simnet`` command line."""
+
+import sys
+
+from simnet.cli import main
+
+sys.exit(main())

@@ -1436,7 +1436,9 @@ def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *
         if scenario.collective is None:
             continue
         network = scenario.built_network(force=force)
-        gamma = scenario.network.simulate_kwargs(network.size)["gamma_s_per_byte"]
+        options = scenario.network.simulate_kwargs(network.size)
+        gamma = options["gamma_s_per_byte"]
+        overheads = [options["overhead_s"] * slowdown for slowdown in options["slowdown"]]
         payloads = scenario.payload.payloads() if scenario.payload is not None else []
         if along == "size":
             bases = list({p.density: p for p in payloads}.values()) or [None]
@@ -1454,7 +1456,8 @@ def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *
                 given = params | ({"payload": payload} if payload is not None and record.payload == "sparse" else {})
                 try:
                     chosen = record.resolve(network, size, given) if record.resolve is not None else given
-                    time_s = predict(name, network, network.size, size, gamma_s_per_byte=gamma, **chosen)
+                    time_s = predict(name, network, network.size, size, gamma_s_per_byte=gamma,
+                                     overhead_s=overheads, **chosen)
                 except SimnetError:
                     continue
                 rows.append((scenario.name, point.label, network.name, scenario.collective.op, name,

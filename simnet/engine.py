@@ -322,6 +322,7 @@ class Simulation:
         nan = [math.nan] * count
         for times in (self._ready_s, self._issue_s, self._arrive_s, self._end_s):
             times.extend(nan)
+        self._links.reserve(len(self._owner))
         if count == 0:
             done.succeed(self._trace(job))
             return done
@@ -420,7 +421,7 @@ class Simulation:
             begin_s=job.begin_s,
             ready_s=np.array(self._ready_s[lo:hi], dtype=float),
             issue_s=np.array(self._issue_s[lo:hi], dtype=float),
-            start_s=np.fromiter((started[f] for f in range(lo, hi)), dtype=float, count=job.count),
+            start_s=np.array(started[lo:hi], dtype=float),
             arrive_s=np.array(self._arrive_s[lo:hi], dtype=float),
             end_s=np.array(self._end_s[lo:hi], dtype=float),
             blocked_by=np.fromiter((blocked.get(f, -1) for f in range(lo, hi)), dtype=int, count=job.count),

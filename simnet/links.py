@@ -438,6 +438,8 @@ class MaxMinLinks:
         touched are re-shared; a flow whose finish that reschedules to `now_s` is
         processed in the same call.
         """
+        if not (instant.starting or instant.finishing):
+            return []
         finished = []
         on_link = self._on_link
         lines = self._lines

@@ -19,7 +19,7 @@ demo: $(STAMP)
 	$(BIN)/simnet run scenarios/quickstart.yaml --out results/quickstart
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 # Rewrite tests/golden/*.csv from the current code and print every timing that moved.
 golden: $(STAMP)

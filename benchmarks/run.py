@@ -59,6 +59,7 @@ CASES = {
     "critical_path_1M": {"kind": "critical_path", "ranks": 64, "chunks": 128, "runs": 3},
     "sparse_ring_ring_64": {"kind": "sparse", "ranks": 64, "dimension": 128 * 2**20, "density": 1 / 128, "runs": 1},
     "jobs_4096": {"kind": "jobs", "nodes": 512, "k": 32, "ep": 16, "runs": 1},
+    "nccl_tree_512": {"kind": "nccl_tree", "nodes": 64, "k": 16, "runs": 1},
 }
 """Ring all-reduce of 64 MiB on ``switch(p)`` (12.5 GB/s, 1 µs per link); BlueConnect
 of 64 MiB on 64 DGX A100 (512 GPUs, rails on a k = 16 fat-tree of 25 GB/s, 1 µs,
@@ -73,7 +74,10 @@ report included): BlueConnect all-reduce of 64 MiB on the first 2048 GPUs (facto
 pairwise all-to-all of 16 MiB in 128 expert-parallel groups of 16 GPUs (two servers each) on the
 other 2048, and a random permutation of 4 MiB flows over all 4096 GPUs at 10 % load (``transfers``
 counts the concurrent run, background flows included; ``time_s`` is when its last collective ends;
-``sim_s`` is all of :func:`~simnet.jobs.run_jobs`: the jobs together, each alone, the interference report)."""
+``sim_s`` is all of :func:`~simnet.jobs.run_jobs`: the jobs together, each alone, the interference report);
+``nccl_tree_512``: NCCL's tree all-reduce (two channels, simple protocol) of 64 MiB on the 64 DGX A100 of
+``blueconnect_512`` (130 816 transfers whose instants are rarely shared: a tree's sends start and end at
+their own times, so it measures the cost per instant of the general max-min path)."""
 
 QUICK = {
     "ring_256_fifo": {"ranks": 32},
@@ -85,6 +89,7 @@ QUICK = {
     "critical_path_1M": {"chunks": 2},
     "sparse_ring_ring_64": {"ranks": 8, "dimension": 2**20},
     "jobs_4096": {"nodes": 4, "k": 8, "ep": 8},
+    "nccl_tree_512": {"nodes": 4, "k": 8},
 }
 
 
@@ -181,6 +186,22 @@ def _blueconnect(spec: dict) -> dict:
     return {"wall_s": done - began, "sim_s": done - simulating, "transfers": len(schedule), "time_s": trace.time_s}
 
 
+def _nccl_tree(spec: dict) -> dict:
+    from simnet.algorithms import ALGORITHMS
+    from simnet.engine import simulate
+    from simnet.network import Network
+    from simnet.topology import cluster
+
+    began = time.perf_counter()
+    fabric = {"k": spec["k"], "bandwidth_Bps": 25e9, "latency_s": LATENCY_S}
+    network = Network(cluster("dgx_a100", spec["nodes"], fabric="fat_tree", fabric_params=fabric))
+    schedule = ALGORITHMS["nccl_tree"].builder(network.size, 64 * MIB)
+    simulating = time.perf_counter()
+    trace = simulate(network, schedule, model="maxmin")
+    done = time.perf_counter()
+    return {"wall_s": done - began, "sim_s": done - simulating, "transfers": len(schedule), "time_s": trace.time_s}
+
+
 def _critical_path(spec: dict) -> dict:
     from simnet.algorithms import ring_allreduce
     from simnet.models import critical_path_time
@@ -248,7 +269,7 @@ def _jobs(spec: dict) -> dict | None:
 
 
 RUNNERS = {"ring": _ring, "blueconnect": _blueconnect, "critical_path": _critical_path, "sparse": _sparse,
-           "jobs": _jobs}
+           "jobs": _jobs, "nccl_tree": _nccl_tree}
 
 
 def child(name: str, quick: bool, smpi: bool) -> None:

@@ -255,7 +255,7 @@ def _bandwidth(values: pd.Series) -> pd.Series:
 
 
 def display_table(results: pd.DataFrame) -> pd.DataFrame:
-    """A copy of `results` for people: sizes and times with units, ratios rounded.
+    """A copy of `results` for people: sizes and times with units, ratios rounded (``—``: no closed form).
 
     Where an algorithm chose values per size (``resolved``, such as NCCL's protocol
     and channels) they show as ``chosen per size``. With sparse rows it adds
@@ -271,8 +271,8 @@ def display_table(results: pd.DataFrame) -> pd.DataFrame:
             "ranks": results["ranks"],
             "size": results["size_bytes"].map(format_size),
             "sim time": results["sim_time_s"].map(format_time),
-            "model time": results["model_time_s"].map(format_time),
-            "sim/model": results["sim_over_model"].map("{:.4f}".format),
+            "model time": results["model_time_s"].map(lambda t: format_time(t) if t == t else "—"),
+            "sim/model": results["sim_over_model"].map(lambda r: f"{r:.4f}" if r == r else "—"),
             "sim/crit.path": results["sim_over_critical_path"].map("{:.4f}".format),
             "algbw GB/s": results["algbw_GBps"].map("{:.2f}".format),
             "busbw GB/s": _bandwidth(results["busbw_GBps"]),
@@ -490,8 +490,9 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
         ``point, size_bytes, payload, winner, time_s, runner_up, runner_up_time_s,
         margin, model_agrees``; ``margin = runner_up_time_s / time_s - 1`` (``NaN``
         with a single choice); ``model_agrees`` says whether the closed-form model
-        ranks the same choice first; ``payload`` as in :func:`speedups`. Ties go to
-        the earlier row.
+        ranks the same choice first (``None`` when the winner has no closed form,
+        e.g. an imported MSCCL program); ``payload`` as in :func:`speedups`. Ties go
+        to the earlier row.
     """
     rows = []
     for (point, size, payload), group in _with_payload(results).groupby(_RUN_KEY, sort=False):
@@ -510,7 +511,8 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
                 "runner_up": labels.iloc[1] if runner is not None else "",
                 "runner_up_time_s": runner["sim_time_s"] if runner is not None else float("nan"),
                 "margin": runner["sim_time_s"] / best["sim_time_s"] - 1 if runner is not None else float("nan"),
-                "model_agrees": bool(predicted == labels.iloc[0]),
+                "model_agrees": bool(predicted == labels.iloc[0]) if best["model_time_s"] == best["model_time_s"]
+                else None,
             }
         )
     return pd.DataFrame(rows)
@@ -673,7 +675,7 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
         "time": best["time_s"].map(format_time),
         "runner-up": best["runner_up"],
         "margin": best["margin"].map(lambda m: "" if m != m else f"{m:.1%}"),
-        "model agrees": best["model_agrees"].map({True: "yes", False: "no"}),
+        "model agrees": best["model_agrees"].map(lambda agrees: "—" if agrees is None else ("yes" if agrees else "no")),
     })
     shown = shown.drop(columns=[c for c in ("point", "payload") if not shown[c].astype(bool).any()])
     lines += [shown.to_markdown(index=False), ""]

@@ -68,6 +68,8 @@ def cli(context: click.Context, debug: bool) -> None:
       simnet compare scenarios/blueconnect_dgx.yaml
       simnet tune dgx_a100_superpod_slice --sizes 1KiB..1GiB:x8
       simnet algorithms
+      simnet export msccl scenarios/quickstart.yaml --algorithm ring --out ring.xml
+      simnet verify msccl ring.xml
     """
     context.obj = {"debug": debug}
 
@@ -809,6 +811,106 @@ def draw(topology: str, out_path: Path) -> None:
 
     plots.draw_topology(load(find(topology)), out_path)
     click.echo(f"wrote {out_path}", err=True)
+
+
+@cli.group()
+def export() -> None:
+    """Write a scenario's schedule in another tool's format.
+
+    \b
+    Example:
+      simnet export msccl scenarios/blueconnect_dgx.yaml --algorithm blueconnect --out blueconnect.xml
+    """
+
+
+@export.command("msccl")
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--algorithm", required=True, help="An algorithm the scenario lists, as result rows name it.")
+@click.option("--size", "size_text", help="Size to build the schedule for (default: the scenario's first size).")
+@click.option("-o", "--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="MSCCL XML file to write.")
+@click.option("--proto", type=click.Choice(["Simple", "LL", "LL128"]),
+              help="proto attribute of the file (default: the schedule's NCCL protocol, else Simple).")
+@click.option("--name", help="name attribute of the file (default: the algorithm's name).")
+@click.option("--point", "point_index", type=int, default=0, show_default=True, help="Which sweep point.")
+@click.option("--serialize", is_flag=True,
+              help="Fit the runtime's limits by running transfers that may overlap one after the other.")
+def export_msccl(scenario: Path, algorithm: str, size_text: str | None, out_path: Path, proto: str,
+                 name: str | None, point_index: int, serialize: bool) -> None:
+    """Write the schedule of one of a scenario's algorithms as an MSCCL XML algorithm file.
+
+    The file runs on the MSCCL executor for NCCL and on microsoft/msccl (RCCL does not
+    run the fused rrc step); importing it back simulates to the schedule's time.
+
+    \b
+    Examples:
+      simnet export msccl scenarios/blueconnect_dgx.yaml --algorithm blueconnect --out bc.xml
+      simnet export msccl scenarios/quickstart.yaml --algorithm ring --size 64MiB --proto LL128 --out ring.xml
+    """
+    from simnet.interchange import msccl
+    from simnet.scenario import build_schedule, expand, load_scenario
+    from simnet.units import parse_size
+
+    points = expand(load_scenario(scenario), source=str(scenario))
+    if not 0 <= point_index < len(points):
+        raise SimnetError(f"no point {point_index}; the sweep has {len(points)}", path="--point", source=str(scenario))
+    point = points[point_index]
+    try:
+        size = parse_size(size_text) if size_text else point.scenario.sizes[0]
+    except SimnetError as error:
+        raise error.at(path="--size") from None
+    try:
+        schedule = build_schedule(point, algorithm, size)
+    except SimnetError as error:
+        path = "--algorithm" if error.path == "algorithm" else error.path
+        raise SimnetError(error.message, path=path, source=str(scenario)) from None
+    try:
+        text = msccl.dumps(schedule, name=name or algorithm.replace("msccl:", ""), proto=proto, exact=not serialize)
+    except SimnetError as error:
+        raise SimnetError(error.message, path=f"--{error.path}" if error.path in ("name", "proto") else "--algorithm",
+                          source=str(scenario)) from None
+    out_path.write_text(text, encoding="utf-8", newline="\n")
+    click.echo(f"wrote {out_path}: {algorithm} on {schedule.nranks} ranks, {len(schedule)} transfers, "
+               f"{text.count('<tb ')} thread blocks, {text.count('<step ')} steps", err=True)
+
+
+@cli.group()
+def verify() -> None:
+    """Check a schedule file from another tool and say what simnet makes of it.
+
+    \b
+    Example:
+      simnet verify msccl allreduce_ring.xml
+    """
+
+
+@verify.command("msccl")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--inplace/--outofplace", default=None, help="Buffer mode to check (default: in-place if declared).")
+@click.option("--root", type=int, default=0, show_default=True, help="Root rank of a broadcast or reduce.")
+def verify_msccl(file: Path, inplace: bool | None, root: int) -> None:
+    """Verify an MSCCL XML algorithm file: the runtime's parser rules and limits, send/receive matching,
+    deadlock, races, buffer bounds and the collective's result, then simnet's check().
+
+    A defect is one line naming the file, GPU, thread block and step (exit status 2).
+
+    \b
+    Examples:
+      simnet verify msccl allreduce_ring.xml
+      simnet verify msccl allgather.xml --outofplace
+    """
+    from simnet.interchange import msccl
+    from simnet.units import format_size
+
+    program = msccl.read(file)
+    schedule = program.schedule(program.nchunksperloop, inplace=inplace, root=root)
+    mode = "in-place" if schedule.params["inplace"] else "out-of-place"
+    upper = format_size(program.max_bytes) if program.max_bytes else "no limit"
+    click.echo(f"{file}: {program.name}, {program.collective} on {program.ngpus} GPUs ({mode}, {program.proto}, "
+               f"{program.nchannels} channel{'s' if program.nchannels != 1 else ''}, {program.nchunksperloop} chunks, "
+               f"sizes {format_size(program.min_bytes)}"
+               f" .. {upper}): {program.threadblocks} thread blocks, {program.steps} steps -> {len(schedule)} "
+               f"transfers; passes check()")
 
 
 @cli.command()

@@ -46,8 +46,10 @@ touches it.
 
 from __future__ import annotations
 
+import heapq
 import math
 import struct
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -91,6 +93,11 @@ def _per_rank(value: object, nranks: int, path: str, *, default: float, positive
         if not _finite(item) or item < 0 or (positive and item == 0):
             raise SimnetError(f"rank {rank}: must be a finite number {bound}, got {item!r}", path=path)
     return np.array(value, dtype=float)
+
+
+def _extend(values: array, more: np.ndarray) -> None:
+    """Append the elements of `more` to `values`, converted to its type (``"d"``: float64, ``"q"``: int64)."""
+    values.frombytes(np.ascontiguousarray(more, dtype=np.float64 if values.typecode == "d" else np.int64).tobytes())
 
 
 def _routes(network: Network, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, ...]]:
@@ -166,23 +173,25 @@ class Simulation:
         self._links = LINK_MODELS[model](network.bandwidth_Bps, network.latency_s, self._at, **options)
         self._instants: dict[float, Instant] = {}
         self._buckets: dict[float, dict[float, Instant]] = {}
+        self._clocks: list[float] | None = None
+        self._clock = 0.0
         self._jobs: list[_Job] = []
         self._remaining: list[int] = []
-        self._owner: list[int] = []
+        self._owner = array("q")
         self._routes: list[tuple[int, ...]] = []
-        self._nbytes: list[float] = []
-        self._channels: list[int] = []
-        self._not_before: list[float] = []
-        self._overhead: list[float] = []
-        self._reduction: list[float] = []
-        self._waiting: list[int] = []
-        self._first: list[int] = []
-        self._stop: list[int] = []
-        self._dependents: list[int] = []
-        self._ready_s: list[float] = []
-        self._issue_s: list[float] = []
-        self._arrive_s: list[float] = []
-        self._end_s: list[float] = []
+        self._nbytes = array("d")
+        self._channels = array("q")
+        self._not_before = array("d")
+        self._overhead = array("d")
+        self._reduction = array("d")
+        self._waiting = array("q")
+        self._first = array("q")
+        self._stop = array("q")
+        self._dependents = array("q")
+        self._ready_s = array("d")
+        self._issue_s = array("d")
+        self._arrive_s = array("d")
+        self._end_s = array("d")
 
     def _delay(self, time_s: float) -> float:
         """The smallest delay that brings the environment's clock to `time_s` or just past it.
@@ -193,7 +202,7 @@ class Simulation:
         their exact instant (:attr:`Instant.time_s`), and instants that reach the
         same clock value share one event, so they are processed in exact order.
         """
-        now = self.env.now
+        now = self.env.now if self._clocks is None else self._clock
         delay = time_s - now
         if now + delay == time_s:
             return delay
@@ -214,12 +223,16 @@ class Simulation:
         if instant is None:
             instant = self._instants[time_s] = Instant(time_s)
             delay = self._delay(time_s)
-            clock = self.env.now + delay
+            clocks = self._clocks
+            clock = (self.env.now if clocks is None else self._clock) + delay
             bucket = self._buckets.get(clock)
             if bucket is None:
                 bucket = self._buckets[clock] = {}
-                event = self.env.timeout(delay, value=clock)
-                event.callbacks.append(self._fire)
+                if clocks is None:
+                    event = self.env.timeout(delay, value=clock)
+                    event.callbacks.append(self._fire)
+                else:
+                    heapq.heappush(clocks, clock)
             bucket[time_s] = instant
         return instant
 
@@ -300,37 +313,61 @@ class Simulation:
         self._remaining.append(count)
         columns = schedule.columns
         src = columns.src.astype(np.int64)
-        self._owner.extend([index] * count)
+        self._owner.extend(array("q", [index]) * count)
         self._routes.extend(_routes(network, placed[src], placed[columns.dst]))
         wire = columns.nbytes
         if switches:
             wire = wire / np.minimum(efficiency[src], efficiency[columns.dst])
-        self._nbytes.extend(wire.tolist())
-        self._channels.extend(columns.channel.tolist())
-        self._not_before.extend((now + offset[src]).tolist() if offset.any() else [now] * count)
-        self._overhead.extend((overhead_s * slow[src] + columns.delay_s).tolist())
-        self._reduction.extend(
-            np.where(columns.reduce, columns.payload * gamma[columns.dst] * slow[columns.dst], 0.0).tolist())
+        _extend(self._nbytes, wire)
+        _extend(self._channels, columns.channel)
+        _extend(self._not_before, now + offset[src] if offset.any() else np.full(count, now))
+        _extend(self._overhead, overhead_s * slow[src] + columns.delay_s)
+        _extend(self._reduction, np.where(columns.reduce, columns.payload * gamma[columns.dst] * slow[columns.dst], 0.0))
         waiting = np.diff(columns.dep_offsets)
-        self._waiting.extend(waiting.tolist())
+        _extend(self._waiting, waiting)
         order = np.argsort(columns.deps, kind="stable")
         base = len(self._dependents)
-        self._dependents.extend((np.repeat(np.arange(count), waiting)[order] + first).tolist())
+        _extend(self._dependents, np.repeat(np.arange(count), waiting)[order] + first)
         bounds = np.searchsorted(columns.deps[order], np.arange(count + 1)) + base
-        self._first.extend(bounds[:-1].tolist())
-        self._stop.extend(bounds[1:].tolist())
-        nan = [math.nan] * count
+        _extend(self._first, bounds[:-1])
+        _extend(self._stop, bounds[1:])
+        nan = array("d", [math.nan]) * count
         for times in (self._ready_s, self._issue_s, self._arrive_s, self._end_s):
             times.extend(nan)
+        self._links.reserve(len(self._owner))
         if count == 0:
             done.succeed(self._trace(job))
             return done
         self._finish(now, [], [first + i for i in np.flatnonzero(waiting == 0).tolist()], [])
         return done
 
+    def _alone(self) -> None:
+        """Run without SimPy events from now on: this simulation is the only user of its environment.
+
+        Each clock value an instant needs goes onto a heap instead of becoming a
+        SimPy timeout, and :meth:`_run_alone` processes them in increasing order,
+        the order in which the environment would have fired those timeouts (one per
+        clock value, nothing else scheduled). The clock the instants' delays are
+        computed from is the one the environment would show.
+        """
+        self._clocks = []
+        self._clock = self.env.now
+
+    def _run_alone(self) -> None:
+        """Process every pending instant, in clock order, until none is left."""
+        clocks = self._clocks
+        while clocks:
+            clock = heapq.heappop(clocks)
+            self._clock = clock
+            self._process(clock)
+
     def _fire(self, event: simpy.Event) -> None:
         """Process everything that happens at the instants of `event`, in exact time order."""
-        bucket = self._buckets[event.value]
+        self._process(event.value)
+
+    def _process(self, clock: float) -> None:
+        """Process everything that happens at the instants of clock value `clock`, in exact time order."""
+        bucket = self._buckets[clock]
         links = self._links
         arrive_s, reduction = self._arrive_s, self._reduction
         while bucket:
@@ -351,7 +388,7 @@ class Simulation:
                 self._finish(now, done, [], issued)
             del bucket[now]
             del self._instants[now]
-        del self._buckets[event.value]
+        del self._buckets[clock]
 
     def _finish(self, now: float, done: list[int], released: list[int], issued: list[int]) -> None:
         """Complete `done`, release what waited for them, hand everything ready now to the link model."""
@@ -420,7 +457,7 @@ class Simulation:
             begin_s=job.begin_s,
             ready_s=np.array(self._ready_s[lo:hi], dtype=float),
             issue_s=np.array(self._issue_s[lo:hi], dtype=float),
-            start_s=np.fromiter((started[f] for f in range(lo, hi)), dtype=float, count=job.count),
+            start_s=np.array(started[lo:hi], dtype=float),
             arrive_s=np.array(self._arrive_s[lo:hi], dtype=float),
             end_s=np.array(self._end_s[lo:hi], dtype=float),
             blocked_by=np.fromiter((blocked.get(f, -1) for f in range(lo, hi)), dtype=int, count=job.count),
@@ -735,7 +772,10 @@ def simulate(
 
     The one-call form of ``Simulation(env, network, model=...).run(schedule, ...)``
     in a fresh ``simpy.Environment``; see :meth:`Simulation.run` for the options.
-    Schedule rank ``i`` runs on network rank ``i``.
+    Schedule rank ``i`` runs on network rank ``i``. Nothing else runs in that
+    environment, so the simulation keeps its instants on a heap of its own instead of
+    scheduling a SimPy event for each (:meth:`Simulation._alone`); the order, the
+    clock and every time are those of the environment's loop.
 
     Raises
     ------
@@ -744,9 +784,11 @@ def simulate(
         γ, offset or slowdown that is not finite and non-negative (``path`` names it).
     """
     env = simpy.Environment()
-    done = Simulation(env, network, model=model, sharing=sharing).run(
+    simulation = Simulation(env, network, model=model, sharing=sharing)
+    simulation._alone()
+    done = simulation.run(
         schedule, overhead_s=overhead_s, gamma_s_per_byte=gamma_s_per_byte, start_offset_s=start_offset_s,
         slowdown=slowdown,
     )
-    env.run()
+    simulation._run_alone()
     return done.value

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
@@ -77,14 +78,17 @@ class LinkModel(Protocol):
 
     Attributes
     ----------
-    started_s : dict of int to float
-        Flow -> instant its first byte entered the network.
+    started_s : array of float
+        Per flow, the instant its first byte entered the network (NaN until it is submitted).
     blocked_by : dict of int to int
         Flow -> link it queued for before it could start.
     """
 
-    started_s: dict[int, float]
+    started_s: array
     blocked_by: dict[int, int]
+
+    def reserve(self, count: int) -> None:
+        """Make room for flows ``0 .. count - 1`` (the engine numbers flows consecutively)."""
 
     def submit(self, now_s: float, flows: Iterable[int], routes: Sequence[tuple[int, ...]],
                nbytes: Sequence[float], channels: Sequence[int] | None = None) -> None:
@@ -152,8 +156,13 @@ class FifoLinks:
         self._free_s = [0.0] * len(bandwidth_Bps)
         self._routes: dict[tuple[int, ...], tuple[tuple[float, ...], float, int, float]] = {}
         self._reservations: list[tuple[int, tuple[int, ...], float, float]] = []
-        self.started_s: dict[int, float] = {}
+        self.started_s = array("d")
         self.blocked_by: dict[int, int] = {}
+
+    def reserve(self, count: int) -> None:
+        """Make room for flows up to ``count - 1`` (flow ids are consecutive from 0)."""
+        if count > len(self.started_s):
+            self.started_s.extend(array("d", [math.nan]) * (count - len(self.started_s)))
 
     def _route(self, route: tuple[int, ...]) -> tuple[tuple[float, ...], float, int, float]:
         """Per route (once): link offsets, total latency, bottleneck link and its bandwidth."""
@@ -236,24 +245,6 @@ class FifoLinks:
         return _limit_arrays([])
 
 
-class _Flow:
-    __slots__ = ("route", "key", "latency_s", "weight", "remaining", "rate", "limit", "since_s", "version",
-                 "draining", "history")
-
-    def __init__(self, route: tuple[int, ...], key: object, latency_s: float, weight: float, nbytes: float) -> None:
-        self.route = route
-        self.key = key
-        self.latency_s = latency_s
-        self.weight = weight
-        self.remaining = float(nbytes)
-        self.rate = 0.0
-        self.limit = -1
-        self.since_s = 0.0
-        self.version = 0
-        self.draining = False
-        self.history: list[tuple[float, float, int]] = []
-
-
 class MaxMinLinks:
     """Flow-level max-min fair sharing of links (progressive filling), SimGrid CM02 style.
 
@@ -327,53 +318,113 @@ class MaxMinLinks:
         if sharing not in SHARING:
             raise ValueError(f"sharing must be one of {SHARING}, got {sharing!r}")
         self._bandwidth_Bps = bandwidth_Bps
+        self._capacity_Bps: list[float] = bandwidth_Bps.tolist()
         self._latency_s = latency_s
         self._at = at
         self._weighted = sharing == "rtt_weighted"
-        self._flows: dict[int, _Flow] = {}
         self._on_link: list[dict[int, None]] = [{} for _ in range(len(bandwidth_Bps))]
-        self._routes: dict[tuple[int, ...], tuple[float, float, int]] = {}
-        self._finished_s: dict[int, float] = {}
-        self._connections: dict[object, deque[int]] = {}
-        self.started_s: dict[int, float] = {}
+        self._route_ids: dict[tuple[int, ...], int] = {}
+        self._route_links: list[tuple[int, ...]] = []
+        self._route_latency_s: list[float] = []
+        self._route_rate_Bps: list[float] = []
+        self._route_limit: list[int] = []
+        self._route_blocker: list[int] = []
+        self._route_weight: list[float] = []
+        self._route_line: list[int] = []
+        self._line_ids: dict[tuple[int, int], int] = {}
+        self._lines: list[deque[int]] = []
+        self._route: list[int] = []
+        self._line: list[int] = []
+        self._limit: list[int] = []
+        self._version: list[int] = []
+        self._draining: list[bool] = []
+        self._remaining_bytes = array("d")
+        self._rate_Bps = array("d")
+        self._since_s = array("d")
+        self._finished_s = array("d")
+        self._order = array("q")
+        self._history_flow = array("q")
+        self._history_s = array("d")
+        self._history_rate_Bps = array("d")
+        self._history_limit = array("q")
+        self.started_s = array("d")
         self.blocked_by: dict[int, int] = {}
 
-    def _route(self, route: tuple[int, ...]) -> tuple[float, float, int, float]:
-        """Per route (once): latency, the rate and bottleneck of a flow alone on its links, and its weight.
+    def reserve(self, count: int) -> None:
+        """Make room for flows up to ``count - 1`` (flow ids are consecutive from 0)."""
+        more = count - len(self._route)
+        if more <= 0:
+            return
+        self._route.extend([-1] * more)
+        self._line.extend([-1] * more)
+        self._limit.extend([-1] * more)
+        self._version.extend([0] * more)
+        self._draining.extend([False] * more)
+        zeros = bytes(8 * more)
+        for values in (self._remaining_bytes, self._rate_Bps, self._since_s):
+            values.frombytes(zeros)
+        nan = array("d", [math.nan]) * more
+        self._finished_s.extend(nan)
+        self.started_s.extend(nan)
+
+    def _intern(self, route: tuple[int, ...]) -> int:
+        """Number `route` (once): its latency, the rate and bottleneck of a flow alone on its links, its weight.
 
         Alone, progressive filling fixes the flow at the smallest ``bandwidth / 1`` of
         its route, on the link of lowest index among the slowest (the heap order of
-        :meth:`_fill`), so this is exactly what :meth:`_fill` would compute.
+        :meth:`_fill`), so this is exactly what :meth:`_fill` would compute. A flow
+        that waits for its connection is `blocked_by` the first of the slowest links
+        along the route.
         """
         latency = 0.0
         for link in route:
             latency += float(self._latency_s[link])
         limit = min(route, key=lambda link: (self._bandwidth_Bps[link], link)) if route else -1
         rate = float(self._bandwidth_Bps[limit]) / 1 if route else math.inf
-        weight = 1.0 / latency if self._weighted and latency > 0 else 1.0
-        info = self._routes[route] = (latency, rate, limit, weight)
-        return info
+        blocker = min(route, key=lambda link: self._bandwidth_Bps[link]) if route else -1
+        route_id = self._route_ids[route] = len(self._route_links)
+        self._route_links.append(route)
+        self._route_latency_s.append(latency)
+        self._route_rate_Bps.append(rate)
+        self._route_limit.append(limit)
+        self._route_blocker.append(blocker)
+        self._route_weight.append(1.0 / latency if self._weighted and latency > 0 else 1.0)
+        self._route_line.append(self._connection(route_id, 0))
+        return route_id
+
+    def _connection(self, route_id: int, channel: int) -> int:
+        """Number the connection of `channel` over route `route_id` (once)."""
+        line = self._line_ids.get((route_id, channel))
+        if line is None:
+            line = self._line_ids[(route_id, channel)] = len(self._lines)
+            self._lines.append(deque())
+        return line
 
     def submit(self, now_s: float, flows: Iterable[int], routes, nbytes, channels=None) -> None:
         """Start `flows` at `now_s`, in order; each drains once its route latency has passed."""
-        cache = self._routes
-        records = self._flows
-        started = self.started_s
+        route_ids = self._route_ids
+        route_latency = self._route_latency_s
+        route_line = self._route_line
+        route_of, line_of = self._route, self._line
+        remaining, started, order = self._remaining_bytes, self.started_s, self._order
         at = self._at
         instant, bucket = math.nan, None
         for flow in flows:
             route = routes[flow]
-            info = cache.get(route)
-            if info is None:
-                info = self._route(route)
+            route_id = route_ids.get(route)
+            if route_id is None:
+                route_id = self._intern(route)
             size = nbytes[flow]
-            latency = info[0]
             channel = channels[flow] if channels is not None else 0
-            records[flow] = _Flow(route, route if channel == 0 else (route, channel), latency, info[3], size)
+            route_of[flow] = route_id
+            line_of[flow] = route_line[route_id] if channel == 0 else self._connection(route_id, channel)
+            remaining[flow] = size
             started[flow] = now_s
-            if now_s + latency != instant:
-                instant = now_s + latency
-                bucket = at(instant)
+            order.append(flow)
+            time_s = now_s + route_latency[route_id]
+            if time_s != instant:
+                instant = time_s
+                bucket = at(time_s)
             if route and size > 0:
                 bucket.starting.append(flow)
             else:
@@ -387,49 +438,49 @@ class MaxMinLinks:
         touched are re-shared; a flow whose finish that reschedules to `now_s` is
         processed in the same call.
         """
+        if not (instant.starting or instant.finishing):
+            return []
         finished = []
-        flows = self._flows
         on_link = self._on_link
-        connections = self._connections
-        finished_s = self._finished_s
+        lines = self._lines
+        route_links = self._route_links
+        route_of, line_of = self._route, self._line
+        version, draining = self._version, self._draining
+        remaining, since, finished_s = self._remaining_bytes, self._since_s, self._finished_s
         while instant.starting or instant.finishing:
-            ended = sorted(flow for flow, version in instant.finishing if flows[flow].version == version)
+            ended = sorted(flow for flow, valid in instant.finishing if version[flow] == valid)
             started = sorted(instant.starting)
             instant.starting, instant.finishing = [], []
             touched: list[int] = []
             joined: list[int] = []
             simple = True
             for flow in ended:
-                record = flows[flow]
-                record.version = -1
+                version[flow] = -1
                 finished.append(flow)
                 finished_s[flow] = now_s
-                if record.draining:
-                    record.draining = False
-                    record.remaining = 0.0
-                    route = record.route
+                if draining[flow]:
+                    draining[flow] = False
+                    remaining[flow] = 0.0
+                    route = route_links[route_of[flow]]
                     for link in route:
                         holders = on_link[link]
                         del holders[flow]
                         if holders:
                             simple = False
                     touched.extend(route)
-                    line = connections[record.key]
+                    line = lines[line_of[flow]]
                     line.popleft()
                     if line:
-                        simple &= self._drain(line[0], now_s, queued=True)
-                        joined.append(line[0])
+                        successor = line[0]
+                        simple &= self._drain(successor, now_s)
+                        joined.append(successor)
             for flow in started:
-                route = flows[flow].route
-                key = flows[flow].key
-                line = connections.get(key)
-                if line is None:
-                    line = connections[key] = deque()
+                line = lines[line_of[flow]]
                 line.append(flow)
                 if len(line) == 1:
-                    record = flows[flow]
-                    record.draining = True
-                    record.since_s = now_s
+                    draining[flow] = True
+                    since[flow] = now_s
+                    route = route_links[route_of[flow]]
                     for link in route:
                         holders = on_link[link]
                         if holders:
@@ -442,20 +493,19 @@ class MaxMinLinks:
         finished.sort()
         return finished
 
-    def _drain(self, flow: int, now_s: float, *, queued: bool) -> bool:
-        """Start draining `flow`: it joins the links of its route; whether it found them all empty."""
-        record = self._flows[flow]
-        record.draining = True
-        record.since_s = now_s
+    def _drain(self, flow: int, now_s: float) -> bool:
+        """Start draining `flow`, which waited for its connection: it joins its links; whether all were empty."""
+        route_id = self._route[flow]
+        self._draining[flow] = True
+        self._since_s[flow] = now_s
         empty = True
-        for link in record.route:
+        for link in self._route_links[route_id]:
             holders = self._on_link[link]
             if holders:
                 empty = False
             holders[flow] = None
-        if queued:
-            self.started_s[flow] = now_s - record.latency_s
-            self.blocked_by[flow] = min(record.route, key=lambda link: self._bandwidth_Bps[link])
+        self.started_s[flow] = now_s - self._route_latency_s[route_id]
+        self.blocked_by[flow] = self._route_blocker[route_id]
         return empty
 
     def _reshare(self, now_s: float, touched: list[int], alone: list[int] | None) -> None:
@@ -466,12 +516,13 @@ class MaxMinLinks:
         link a finished flow left is empty and every flow that joined found its links
         empty), they are exactly the flows that joined, and nothing is searched.
         """
-        on_link = self._on_link
-        flows = self._flows
-        routes = self._routes
+        route_of = self._route
+        rate, limit = self._route_rate_Bps, self._route_limit
         if alone is not None:
-            self._assign(now_s, [(flow, *routes[flows[flow].route][1:3]) for flow in alone])
+            self._assign(now_s, [(flow, rate[route_of[flow]], limit[route_of[flow]]) for flow in alone])
             return
+        on_link = self._on_link
+        route_links = self._route_links
         seen: set[int] = set()
         allocation: list[tuple[int, float, int]] = []
         for start in touched:
@@ -480,11 +531,11 @@ class MaxMinLinks:
                 continue
             if len(holders) == 1:
                 (flow,) = holders
-                route = flows[flow].route
+                route_id = route_of[flow]
+                route = route_links[route_id]
                 if all(len(on_link[link]) == 1 for link in route):
                     seen.update(route)
-                    lone = routes[route]
-                    allocation.append((flow, lone[1], lone[2]))
+                    allocation.append((flow, rate[route_id], limit[route_id]))
                     continue
             component_links: list[int] = []
             component_flows: dict[int, None] = {}
@@ -496,7 +547,7 @@ class MaxMinLinks:
                 for flow in on_link[link]:
                     if flow not in component_flows:
                         component_flows[flow] = None
-                        for other in flows[flow].route:
+                        for other in route_links[route_of[flow]]:
                             if other not in seen:
                                 seen.add(other)
                                 stack.append(other)
@@ -514,11 +565,13 @@ class MaxMinLinks:
         ``level × weight``.
         """
         on_link = self._on_link
-        flows = self._flows
+        route_of, route_links, route_weight = self._route, self._route_links, self._route_weight
         weighted = self._weighted
-        capacity = {link: float(self._bandwidth_Bps[link]) for link in links}
+        bandwidth = self._capacity_Bps
+        capacity = {link: bandwidth[link] for link in links}
         count = {link: len(on_link[link]) for link in links}
-        total = {link: sum(flows[flow].weight for flow in on_link[link]) for link in links} if weighted else count
+        total = ({link: sum(route_weight[route_of[flow]] for flow in on_link[link]) for link in links}
+                 if weighted else count)
         heap = [(capacity[link] / total[link], link) for link in links]
         heapq.heapify(heap)
         fixed: dict[int, tuple[float, int]] = {}
@@ -536,66 +589,104 @@ class MaxMinLinks:
             for flow in sorted(on_link[link]):
                 if flow in fixed:
                     continue
-                weight = flows[flow].weight
-                rate = share * weight if weighted else share
+                route_id = route_of[flow]
+                rate = share * route_weight[route_id] if weighted else share
                 fixed[flow] = (rate, link)
-                for other in flows[flow].route:
+                for other in route_links[route_id]:
                     capacity[other] -= rate
                     count[other] -= 1
                     if weighted:
-                        total[other] = sum(flows[f].weight for f in on_link[other] if f not in fixed)
+                        total[other] = sum(route_weight[route_of[f]] for f in on_link[other] if f not in fixed)
         return fixed
 
     def _assign(self, now_s: float, allocation: list[tuple[int, float, int]]) -> None:
         """Give each ``(flow, rate, bottleneck link)`` its rate from `now_s` on; reschedule its finish."""
-        flows = self._flows
+        rates, limits, version = self._rate_Bps, self._limit, self._version
+        remaining, since = self._remaining_bytes, self._since_s
+        note_flow, note_s = self._history_flow.append, self._history_s.append
+        note_rate, note_limit = self._history_rate_Bps.append, self._history_limit.append
         at = self._at
         instant, bucket = math.nan, None
         for flow, rate, limit in allocation:
-            record = flows[flow]
-            if rate == record.rate:
-                if limit != record.limit:
-                    record.limit = limit
-                    record.history.append((now_s, rate, limit))
+            old = rates[flow]
+            if rate == old:
+                if limit != limits[flow]:
+                    limits[flow] = limit
+                    note_flow(flow)
+                    note_s(now_s)
+                    note_rate(rate)
+                    note_limit(limit)
                 continue
-            if record.rate > 0:
-                record.remaining = max(0.0, record.remaining - record.rate * (now_s - record.since_s))
-            record.since_s = now_s
-            record.rate = rate
-            record.limit = limit
-            record.version += 1
-            record.history.append((now_s, rate, limit))
-            end = now_s + record.remaining / rate
+            if old > 0:
+                remaining[flow] = max(0.0, remaining[flow] - old * (now_s - since[flow]))
+            since[flow] = now_s
+            rates[flow] = rate
+            limits[flow] = limit
+            valid = version[flow] + 1
+            version[flow] = valid
+            note_flow(flow)
+            note_s(now_s)
+            note_rate(rate)
+            note_limit(limit)
+            end = now_s + remaining[flow] / rate
             if end != instant:
                 instant, bucket = end, at(end).finishing
-            bucket.append((flow, record.version))
+            bucket.append((flow, valid))
 
-    def _drains(self, flows: range | None = None):
-        for flow, record in self._flows.items():
-            if flows is not None and flow not in flows:
-                continue
-            history = record.history
-            for k, (begin, rate, limit) in enumerate(history):
-                end = history[k + 1][0] if k + 1 < len(history) else self._finished_s.get(flow, begin)
-                yield flow, record.route, begin, end, rate, limit
+    def _drains(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
+        """Intervals of constant rate: arrays ``(flow, route, start_s, end_s, rate_Bps, limit)``.
+
+        Flows in the order they were submitted, each one's intervals in time order; an
+        interval ends where the next begins, the last one when the flow finished (or
+        where it began, for a flow still draining).
+        """
+        flow = np.frombuffer(self._history_flow, dtype=np.int64).copy()
+        begin = np.frombuffer(self._history_s, dtype=float).copy()
+        rate = np.frombuffer(self._history_rate_Bps, dtype=float).copy()
+        limit = np.frombuffer(self._history_limit, dtype=np.int64).copy()
+        if flows is not None:
+            keep = (flow >= flows.start) & (flow < flows.stop)
+            flow, begin, rate, limit = flow[keep], begin[keep], rate[keep], limit[keep]
+        order = np.frombuffer(self._order, dtype=np.int64)
+        rank = np.zeros(len(self._route), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        by_flow = np.argsort(rank[flow], kind="stable")
+        flow, begin, rate, limit = flow[by_flow], begin[by_flow], rate[by_flow], limit[by_flow]
+        finished = np.frombuffer(self._finished_s, dtype=float)[flow]
+        last = np.ones(len(flow), dtype=bool)
+        last[:-1] = flow[1:] != flow[:-1]
+        end = np.where(np.isnan(finished), begin, finished)
+        end[~last] = begin[1:][~last[:-1]]
+        route = np.asarray(self._route, dtype=np.int64)[flow]
+        return flow, route, begin, end, rate, limit
 
     def usage(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
         """Per-link drain segments: arrays ``(link, flow, start_s, end_s, rate_Bps)``.
 
         One segment per link of the route and per interval of constant rate.
         """
-        rows = []
-        for flow, route, begin, end, rate, _ in self._drains(flows):
-            if end > begin:
-                rows.extend((link, flow, begin, end, rate) for link in route)
-        return _segments(rows)
+        flow, route, begin, end, rate, _ = self._drains(flows)
+        keep = end > begin
+        flow, route, begin, end, rate = flow[keep], route[keep], begin[keep], end[keep], rate[keep]
+        if not len(flow):
+            return _segments([])
+        lengths = np.fromiter(map(len, self._route_links), dtype=np.int64, count=len(self._route_links))
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        links = np.fromiter(chain.from_iterable(self._route_links), dtype=np.int64, count=int(offsets[-1]))
+        hops = lengths[route]
+        row = np.repeat(np.arange(len(flow)), hops)
+        position = np.arange(len(row)) - np.repeat(np.cumsum(hops) - hops, hops)
+        return (links[offsets[route][row] + position].astype(int), flow[row].astype(int), begin[row], end[row],
+                rate[row])
 
     def bottlenecks(self) -> dict[int, dict[int, float]]:
         """Flow -> ``{link: seconds}`` during which that link limited its rate."""
+        flow, _, begin, end, _, limit = self._drains()
         limits: dict[int, dict[int, float]] = {}
-        for flow, _, begin, end, _, limit in self._drains():
-            per_link = limits.setdefault(flow, {})
-            per_link[limit] = per_link.get(limit, 0.0) + (end - begin)
+        for key, link, seconds in zip(flow.tolist(), limit.tolist(), (end - begin).tolist()):
+            per_link = limits.setdefault(key, {})
+            per_link[link] = per_link.get(link, 0.0) + seconds
         return limits
 
     def limits(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
@@ -606,9 +697,12 @@ class MaxMinLinks:
         filling fixed its rate (:meth:`bottlenecks` sums all intervals, these and
         those at the lone rate, per link); empty intervals are left out.
         """
-        routes = self._routes
-        return _limit_arrays([(limit, flow, begin, end) for flow, route, begin, end, rate, limit in self._drains(flows)
-                              if end > begin and rate < routes[route][1]])
+        flow, route, begin, end, rate, limit = self._drains(flows)
+        lone = np.asarray(self._route_rate_Bps, dtype=float)[route]
+        keep = (end > begin) & (rate < lone)
+        if not keep.any():
+            return _limit_arrays([])
+        return limit[keep].astype(int), flow[keep].astype(int), begin[keep], end[keep]
 
 
 LINK_MODELS = MappingProxyType({"maxmin": MaxMinLinks, "fifo": FifoLinks})

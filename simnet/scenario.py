@@ -80,17 +80,19 @@ from pydantic import (
 from simnet import units
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
+from simnet.algorithms.registry import Algorithm
 from simnet.analysis import RESULT_COLUMNS, result_row, sent_bytes_per_rank
 from simnet.engine import Trace, simulate
 from simnet.errors import ScenarioError, SimnetError
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
+from simnet.interchange import msccl
 from simnet.jobs import INTERFERENCE_COLUMNS, PLACEMENTS, TIMELINE_COLUMNS, Flows, Job, JobsResult, communicators, \
     place, run_jobs
 from simnet.models import critical_path_time, predict
 from simnet.links import LINK_MODELS, SHARING
 from simnet.network import BUNDLES, Network
 from simnet.payloads import DISTRIBUTIONS, SparsePayload
-from simnet.schedule import COLLECTIVES
+from simnet.schedule import COLLECTIVES, Schedule
 from simnet.topology import BUILDERS, ROUTINGS
 from simnet.topology import build as topology_build
 from simnet.traffic import MATRICES, PATTERNS, TrafficMatrix
@@ -110,6 +112,7 @@ __all__ = [
     "Run",
     "runs",
     "run_point",
+    "build_schedule",
     "run_jobs_point",
     "point_tables",
     "parse_matrix",
@@ -136,10 +139,19 @@ class _Strict(BaseModel):
 
 
 class AlgorithmSpec(_Strict):
-    """One algorithm to run, with its own parameters (``{name: ring, chunks: 4}``)."""
+    """One algorithm to run, with its own parameters (``{name: ring, chunks: 4}``), or an MSCCL file
+    (``{msccl: PATH}``, optionally with ``inplace`` and ``root``; its ``name`` is ``"msccl"``)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
     name: str
+
+
+def _algorithm_entry(value: Any) -> Any:
+    if isinstance(value, str):
+        return {"name": value}
+    if isinstance(value, dict) and "msccl" in value and "name" not in value:
+        return {"name": "msccl", **value}
+    return value
 
 
 class CollectiveSpec(_Strict):
@@ -151,9 +163,7 @@ class CollectiveSpec(_Strict):
 
     model_config = ConfigDict(extra="allow", frozen=True)
     op: Literal[COLLECTIVES] = "allreduce"  # type: ignore[valid-type]
-    algorithms: list[Annotated[AlgorithmSpec, BeforeValidator(lambda v: {"name": v} if isinstance(v, str) else v)]] = (
-        Field(min_length=1)
-    )
+    algorithms: list[Annotated[AlgorithmSpec, BeforeValidator(_algorithm_entry)]] = Field(min_length=1)
 
 
 Time = Annotated[float, BeforeValidator(units.parse_time), Field(ge=0),
@@ -397,6 +407,8 @@ class Scenario(_Strict):
     jobs: dict[str, JobSpec] | None = None
     sweep: SweepSpec | None = None
     _networks: NetworkCache = PrivateAttr(default_factory=NetworkCache)
+    _base_dir: Path | None = PrivateAttr(default=None)
+    _programs: dict = PrivateAttr(default_factory=dict)
 
     def built_network(self, *, force: bool = False) -> Network:
         """The scenario's network (built once, shared with the scenario's sweep points)."""
@@ -634,13 +646,68 @@ def _matrix_param(op: str, spec: Any, path: str) -> dict[str, Any]:
     return {}
 
 
-def _algorithm_runs(
-    collective: CollectiveSpec, supplied: tuple[str, ...] = ()
-) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
-    """Per listed algorithm: its name, converted parameters, and each parameter's key path.
+_MSCCL_KEYS = ("msccl", "inplace", "root", "range")
 
-    `supplied` names parameters the scenario provides itself (``payload``).
+
+def _imported(scenario: Scenario, own: dict[str, Any], where: str, nranks: int) -> msccl.Program:
+    """The verified program of an ``{msccl: PATH, inplace: ..., root: ..., range: ...}`` entry.
+
+    PATH is relative to the scenario file's directory (the working directory for a
+    scenario not read from a file). The file is read and verified once per scenario
+    and its sweep points. A size outside the file's ``minBytes`` .. ``maxBytes`` (where
+    the runtime would not select it) is refused unless ``range: ignore``.
     """
+    for key in own:
+        if key not in _MSCCL_KEYS:
+            raise ScenarioError(_unknown("key of an msccl entry", key, list(_MSCCL_KEYS)), path=f"{where}.{key}")
+    path, inplace, root = own["msccl"], own.get("inplace"), own.get("root", 0)
+    if not isinstance(path, str) or not path:
+        raise ScenarioError(f"must be the path of an MSCCL XML file, got {path!r}", path=f"{where}.msccl")
+    if inplace is not None and not isinstance(inplace, bool):
+        raise ScenarioError(f"must be true or false, got {inplace!r}", path=f"{where}.inplace")
+    if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < nranks:
+        raise ScenarioError(f"must be a rank in [0, {nranks}), got {root!r}", path=f"{where}.root")
+    if own.get("range", "enforce") not in ("enforce", "ignore"):
+        raise ScenarioError(f"must be 'enforce' or 'ignore', got {own['range']!r}", path=f"{where}.range")
+    file = Path(path)
+    if not file.is_absolute() and scenario._base_dir is not None:
+        file = scenario._base_dir / file
+    key = (str(file), inplace, root)
+    if key not in scenario._programs:
+        try:
+            program = msccl.read(file)
+            if program.ngpus != nranks:
+                raise ScenarioError(f"{file}: the program is for ngpus={program.ngpus} ranks, the topology has "
+                                    f"{nranks}")
+            if program.collective != scenario.collective.op:
+                raise ScenarioError(f"{file}: the program computes {program.collective} (coll={program.coll!r}), "
+                                    f"not {scenario.collective.op}")
+            program.verify(inplace=inplace, root=root)
+        except SimnetError as error:
+            raise ScenarioError(str(error), path=f"{where}.msccl") from None
+        scenario._programs[key] = program
+    program = scenario._programs[key]
+    sizes = scenario.sizes or [payload.size_bytes for payload in scenario.payload.payloads()]
+    outside = [size for size in sizes if not program.covers(size)]
+    if outside and own.get("range", "enforce") == "enforce":
+        upper = units.format_size(program.max_bytes) if program.max_bytes else "any size"
+        raise ScenarioError(f"{file} is selected for {units.format_size(program.min_bytes)} .. {upper} "
+                            f"(minBytes/maxBytes); {', '.join(units.format_size(size) for size in outside)} "
+                            f"{'is' if len(outside) == 1 else 'are'} outside: list sizes in range, or add "
+                            f"'range: ignore' to simulate it there anyway", path=f"{where}.msccl")
+    return program
+
+
+def _algorithm_runs(
+    scenario: Scenario, nranks: int
+) -> list[tuple[Algorithm, dict[str, Any], dict[str, str], dict[str, Any]]]:
+    """Per listed algorithm: its record, converted parameters, each parameter's key path, and what else
+    its result rows show in ``params`` (an MSCCL file's path as written and its protocol).
+
+    Parameters the scenario provides itself (``payload``) are not read from YAML.
+    """
+    collective = scenario.collective
+    supplied = _supplied(scenario)
     shared = dict(collective.model_extra or {})
     runs = []
     used_shared: set[str] = set()
@@ -648,6 +715,11 @@ def _algorithm_runs(
         name = entry.name
         own = dict(entry.model_extra or {})
         where = f"collective.algorithms[{index}]"
+        if name == "msccl" and "msccl" in own:
+            program = _imported(scenario, own, where, nranks)
+            record = program.algorithm(inplace=own.get("inplace"), root=own.get("root", 0))
+            runs.append((record, {}, {}, {**own, "proto": program.proto}))
+            continue
         if name not in ALGORITHMS:
             raise ScenarioError(_unknown("algorithm", name, sorted(ALGORITHMS)), path=where)
         if collective.op not in ALGORITHMS[name].ops:
@@ -674,7 +746,7 @@ def _algorithm_runs(
         if "matrix" in accepted:
             params |= _matrix_param(collective.op, *matrix)
             origins["matrix"] = matrix[1]
-        runs.append((name, params, origins))
+        runs.append((ALGORITHMS[name], params, origins, {}))
     for key in shared:
         if key not in used_shared:
             raise ScenarioError(
@@ -746,11 +818,15 @@ def _fields_at(loc: tuple) -> list[str]:
 
 
 def parse_scenario(data: Any, *, source: str = "", force: bool = False,
-                   networks: NetworkCache | None = None) -> Scenario:
+                   networks: NetworkCache | None = None, base_dir: str | Path | None = None,
+                   programs: dict | None = None) -> Scenario:
     """Validate a scenario given as plain data (e.g. from :func:`yaml.safe_load`).
 
     Its network is built once, into `networks` (a new cache if not given), and
-    reused by everything that runs the scenario or its sweep points.
+    reused by everything that runs the scenario or its sweep points. Relative paths
+    of MSCCL files (``{msccl: PATH}`` algorithms) are relative to `base_dir` (the
+    working directory if not given); each file is read and verified once, into
+    `programs` (a new cache if not given).
 
     Raises
     ------
@@ -768,6 +844,9 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False,
         raise _format_validation_error(error).at(source=source) from None
     if networks is not None:
         scenario._networks = networks
+    if programs is not None:
+        scenario._programs = programs
+    scenario._base_dir = None if base_dir is None else Path(base_dir)
     try:
         if scenario.jobs is None and scenario.collective is None:
             raise ScenarioError("missing; a scenario runs a collective (with sizes) or jobs", path="collective")
@@ -782,7 +861,7 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False,
             raise ScenarioError(f"must not be empty, got {data['sizes']!r}" if given else "missing", path="sizes")
         if scenario.payload is not None and scenario.sizes:
             raise ScenarioError("a sparse payload fixes the size (dimension * value_bytes); remove sizes", path="sizes")
-        _algorithm_runs(scenario.collective, _supplied(scenario))
+        _algorithm_runs(scenario, network.size)
         if scenario.payload is not None:
             scenario.payload.payloads()
     except SimnetError as error:
@@ -834,7 +913,7 @@ def load_scenario(path: str | Path, *, force: bool = False) -> Scenario:
 
     `force` lets topologies through that look too large for this machine.
     """
-    scenario = parse_scenario(read_yaml(path), source=str(path), force=force)
+    scenario = parse_scenario(read_yaml(path), source=str(path), force=force, base_dir=Path(path).parent)
     expand(scenario, source=str(path), force=force)
     return scenario
 
@@ -889,7 +968,8 @@ def expand(scenario: Scenario, *, source: str = "", force: bool = False) -> list
                 raise error.at(path="sweep", source=source) from None
         label = ",".join(f"{key}={_shown(value)}" for key, value in overrides)
         try:
-            point = parse_scenario(data, force=force, networks=scenario._networks)
+            point = parse_scenario(data, force=force, networks=scenario._networks, base_dir=scenario._base_dir,
+                                   programs=scenario._programs)
         except SimnetError as error:
             raise ScenarioError(f"point {index} ({label}): {error}", path="sweep", source=source) from None
         digest = hashlib.sha256(point.model_dump_json().encode()).hexdigest()[:16]
@@ -926,6 +1006,48 @@ def _supplied(scenario: Scenario) -> tuple[str, ...]:
     return ("payload",) if scenario.payload is not None else ()
 
 
+def _with_defaults(record: Algorithm, params: dict[str, Any], network: Network) -> dict[str, Any]:
+    """`params` over the parameters `record` derives from the topology's hierarchy."""
+    if record.defaults is None:
+        return params
+    return {**record.defaults(functools.partial(hierarchy_factors, network.graph)), **params}
+
+
+def _built(record: Algorithm, params: dict[str, Any], origins: dict[str, str], network: Network, size: int,
+           *, sized_by: str = "sizes") -> tuple[dict[str, Any], Schedule]:
+    """The parameters `record` resolves on the network and size, and ``record.builder(nranks, size, **them)``,
+    with errors at their scenario key paths."""
+    try:
+        if record.resolve is not None:
+            params = record.resolve(network, size, params)
+        return params, record.builder(network.size, size, **params)
+    except SimnetError as error:
+        key = _yaml_key(error.path)
+        where = {"nranks": "topology", "size": sized_by}.get(key)
+        raise ScenarioError(error.message, path=where or origins.get(key, f"collective.{key}")) from None
+
+
+def build_schedule(point: Point, algorithm: str, size_bytes: int, *, force: bool = False) -> Schedule:
+    """The schedule the point's `algorithm` builds for `size_bytes`, with the point's parameters, unsimulated.
+
+    `algorithm` is a name as result rows show it (``ring``, ``msccl:<name>``); the
+    first listed algorithm of that name is built.
+
+    Raises
+    ------
+    ScenarioError
+        If the point lists no such algorithm, or its builder refuses the size.
+    """
+    scenario = point.scenario
+    network = scenario.built_network(force=force)
+    listed = _algorithm_runs(scenario, network.size)
+    for record, params, origins, _ in listed:
+        if record.name == algorithm:
+            return _built(record, _with_defaults(record, params, network), origins, network, size_bytes)[1]
+    names = ", ".join(dict.fromkeys(record.name for record, *_ in listed))
+    raise ScenarioError(f"the scenario lists no algorithm {algorithm!r} (it lists {names})", path="algorithm")
+
+
 def _nccl_references(network: Network, op: str, sizes: Sequence[int]) -> dict[int, tuple[str, float]]:
     """NCCL's own choice (``"algorithm/protocol"``) and model time per size, where simnet models NCCL on the network."""
     from simnet.models.nccl import choose, model_nbytes, network_tuning
@@ -941,12 +1063,6 @@ def _nccl_references(network: Network, op: str, sizes: Sequence[int]) -> dict[in
             continue
         references[size] = (f"{pick.algorithm}/{pick.protocol}", pick.time_s)
     return references
-def _with_defaults(name: str, params: dict[str, Any], network: Network) -> dict[str, Any]:
-    """`params` over the parameters algorithm `name` derives from `network`'s hierarchy."""
-    record = ALGORITHMS[name]
-    if record.defaults is None:
-        return params
-    return {**record.defaults(functools.partial(hierarchy_factors, network.graph)), **params}
 
 
 def _shown_params(params: dict[str, Any], payload: SparsePayload | None) -> str:
@@ -971,26 +1087,22 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     if scenario.payload is not None:
         cases = [(payload.size_bytes, payload) for payload in scenario.payload.payloads()]
     references = _nccl_references(network, scenario.collective.op, [size for size, _ in cases])
-    for name, params, origins in _algorithm_runs(scenario.collective, _supplied(scenario)):
-        record = ALGORITHMS[name]
-        op, builder = scenario.collective.op, record.builder
+    for record, params, origins, shown_extra in _algorithm_runs(scenario, nranks):
+        name = record.name
+        op = scenario.collective.op
         takes_payload = record.payload == "sparse"
-        params = _with_defaults(name, params, network)
+        params = _with_defaults(record, params, network)
         transfers = record.transfers(nranks, params)
         check_fits(f"{name} on {nranks:,} ranks (about {transfers:,} transfers)",
                    transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective")
         base = params
         for size, payload in cases:
             given = base | ({"payload": payload} if payload is not None and takes_payload else {})
-            try:
-                params = record.resolve(network, size, given) if record.resolve is not None else given
-                shown = _shown_params({k: _jsonable(v) for k, v in given.items() if k != "payload"}, payload)
-                chosen = {_yaml_key(k): _jsonable(v) for k, v in params.items() if k not in given or given[k] != v}
-                schedule = builder(nranks, size, **params)
-            except SimnetError as error:
-                key = _yaml_key(error.path)
-                where = {"nranks": "topology", "size": "payload" if payload is not None else "sizes"}.get(key)
-                raise ScenarioError(error.message, path=where or origins.get(key, f"collective.{key}")) from None
+            params, schedule = _built(record, given, origins, network, size,
+                                      sized_by="payload" if payload else "sizes")
+            shown = _shown_params({k: _jsonable(v) for k, v in given.items() if k != "payload"} | shown_extra,
+                                  payload)
+            chosen = {_yaml_key(k): _jsonable(v) for k, v in params.items() if k not in given or given[k] != v}
             try:
                 trace = simulate(network, schedule, **options)
             except SimnetError as error:
@@ -1009,8 +1121,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                 ranks=nranks,
                 size_bytes=size,
                 sim_time_s=trace.time_s,
-                model_time_s=predict(name, network, nranks, size, gamma_s_per_byte=gamma, overhead_s=overheads,
-                                     **params),
+                model_time_s=(predict(name, network, nranks, size, gamma_s_per_byte=gamma, overhead_s=overheads,
+                                      **params) if record.model is not None else math.nan),
                 critical_path_s=critical_path_time(network, schedule, gamma),
                 nccl_choice=references.get(size, ("", math.nan))[0],
                 nccl_model_s=references.get(size, ("", math.nan))[1],
@@ -1324,7 +1436,9 @@ def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *
         if scenario.collective is None:
             continue
         network = scenario.built_network(force=force)
-        gamma = scenario.network.simulate_kwargs(network.size)["gamma_s_per_byte"]
+        options = scenario.network.simulate_kwargs(network.size)
+        gamma = options["gamma_s_per_byte"]
+        overheads = [options["overhead_s"] * slowdown for slowdown in options["slowdown"]]
         payloads = scenario.payload.payloads() if scenario.payload is not None else []
         if along == "size":
             bases = list({p.density: p for p in payloads}.values()) or [None]
@@ -1333,14 +1447,17 @@ def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *
             bases = list({p.dimension: p for p in payloads}.values())
             cases = [(base.size_bytes, dataclasses.replace(base, density=float(value)))
                      for base in bases for value in values]
-        for name, params, _ in _algorithm_runs(scenario.collective, _supplied(scenario)):
-            record = ALGORITHMS[name]
-            params = _with_defaults(name, params, network)
+        for record, params, _, _ in _algorithm_runs(scenario, network.size):
+            if record.model is None:
+                continue
+            name = record.name
+            params = _with_defaults(record, params, network)
             for size, payload in cases:
                 given = params | ({"payload": payload} if payload is not None and record.payload == "sparse" else {})
                 try:
                     chosen = record.resolve(network, size, given) if record.resolve is not None else given
-                    time_s = predict(name, network, network.size, size, gamma_s_per_byte=gamma, **chosen)
+                    time_s = predict(name, network, network.size, size, gamma_s_per_byte=gamma,
+                                     overhead_s=overheads, **chosen)
                 except SimnetError:
                     continue
                 rows.append((scenario.name, point.label, network.name, scenario.collective.op, name,

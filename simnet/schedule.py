@@ -13,7 +13,10 @@ Buffers (:data:`BUFFERS`) make collectives that keep their input apart expressib
 ``"work"`` starts as a copy of the rank's input (in-place collectives; what the
 collective leaves there is its result), ``"input"`` holds the rank's own
 contribution and is never written (a rank that sends its own vector to many peers
-while it adds theirs reads it there), ``"scratch"`` starts empty.
+while it adds theirs reads it there), ``"scratch"`` starts empty, and so do the
+further scratch buffers ``"scratch1"``, ``"scratch2"``, ... (:func:`buffer_name`),
+for schedules that keep several partial sums of one chunk on one rank at once (an
+all-pairs reduction receiving a chunk from every peer before adding them up).
 
 *Switch endpoints* make in-network reduction and multicast expressible (NVSwitch
 NVLS, InfiniBand SHARP): a schedule may list groups of ranks in
@@ -65,6 +68,9 @@ __all__ = [
     "ALL_TO_ALL",
     "OPS",
     "BUFFERS",
+    "MAX_BUFFERS",
+    "buffer_name",
+    "buffer_code",
     "Transfer",
     "Columns",
     "TransferTable",
@@ -81,10 +87,41 @@ ALL_TO_ALL = ("alltoall", "alltoallv")
 OPS = ("copy", "reduce", "reduce_topk")
 """Transfer ops; their index is the op code stored in :attr:`TransferTable.op`."""
 BUFFERS = ("work", "input", "scratch")
-"""Buffers of a rank; their index is the buffer code stored in the table."""
+"""The named buffers of a rank; their index is the buffer code stored in the table.
+
+Codes ``3 .. MAX_BUFFERS - 1`` are further scratch buffers ``"scratch1"``,
+``"scratch2"``, ... (see :func:`buffer_name`)."""
+MAX_BUFFERS = 256
+"""Buffer codes are stored as 8-bit unsigned integers."""
 
 COPY, REDUCE, REDUCE_TOPK = range(len(OPS))
 WORK, INPUT, SCRATCH = range(len(BUFFERS))
+
+
+def buffer_name(code: int) -> str:
+    """The name of buffer `code`: ``BUFFERS[code]``, or ``"scratch<k>"`` for code ``k + 2``, ``k ≥ 1``.
+
+    >>> buffer_name(1), buffer_name(4)
+    ('input', 'scratch2')
+    """
+    return BUFFERS[code] if code < len(BUFFERS) else f"scratch{code - SCRATCH}"
+
+
+def buffer_code(name: str) -> int:
+    """The code of buffer `name` (see :func:`buffer_name`).
+
+    Raises
+    ------
+    ScheduleError
+        For a name that is no buffer.
+    """
+    if name in BUFFERS:
+        return BUFFERS.index(name)
+    suffix = name.removeprefix("scratch") if isinstance(name, str) else ""
+    if suffix.isdecimal() and suffix[0] != "0" and int(suffix) < MAX_BUFFERS - SCRATCH:
+        return SCRATCH + int(suffix)
+    raise ScheduleError(f"must be one of {BUFFERS} or 'scratch1' .. 'scratch{MAX_BUFFERS - 1 - SCRATCH}', "
+                        f"got {name!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +149,10 @@ class Transfer:
         Sparse payloads only: whether the message was sent in dense form.
     merged : int, optional
         Sparse payloads only: how many ranks' contributions the message sums.
-    src_buffer, dst_buffer : {"work", "input", "scratch"}, optional
-        Buffer read at the source and written at the destination (default ``"work"``).
+    src_buffer, dst_buffer : str, optional
+        Buffer read at the source and written at the destination (default
+        ``"work"``): ``"work"``, ``"input"``, ``"scratch"`` or a further scratch
+        buffer ``"scratch1"``, ``"scratch2"``, ...
     wire_bytes : int, optional
         Bytes that cross the links, when a protocol sends more than the payload
         (``None``: `nbytes`).
@@ -134,8 +173,8 @@ class Transfer:
     nnz: int | None = None
     dense: bool | None = None
     merged: int | None = None
-    src_buffer: Literal["work", "input", "scratch"] = "work"
-    dst_buffer: Literal["work", "input", "scratch"] = "work"
+    src_buffer: str = "work"
+    dst_buffer: str = "work"
     wire_bytes: int | None = None
     delay_s: float = 0.0
     channel: int = 0
@@ -222,6 +261,25 @@ def _codes(value, names: tuple[str, ...], name: str, count: int, default: int) -
     return codes.astype(np.uint8)
 
 
+def _buffer_codes(value, name: str, count: int) -> np.ndarray:
+    """Codes of an array of buffer names or codes (``None``: all ``"work"``)."""
+    if value is None:
+        return np.full(count, WORK, dtype=np.uint8)
+    array = np.asarray(value)
+    if array.dtype.kind in "UO":
+        codes = {}
+        for item in dict.fromkeys(array.tolist()):
+            try:
+                codes[item] = buffer_code(item)
+            except ScheduleError as error:
+                raise ScheduleError(error.message, path=name) from None
+        array = np.fromiter((codes[item] for item in array.tolist()), dtype=np.int64, count=len(array))
+    codes = _integers(array, name, count, np.int64)
+    if codes.size and (codes.min() < 0 or codes.max() >= MAX_BUFFERS):
+        raise ScheduleError(f"must be buffer codes (0 .. {MAX_BUFFERS - 1})", path=name)
+    return codes.astype(np.uint8)
+
+
 _REQUIRED = ("src", "dst", "nbytes", "op", "src_buffer", "dst_buffer", "piece", "piece_offsets", "piece_chunks",
              "dep_offsets", "deps", "stage")
 _SPARSE = ("nnz", "dense", "merged")
@@ -266,7 +324,7 @@ class TransferTable(Sequence):
     stages : sequence of str, optional
         Stage labels (default ``("",)``).
     src_buffer, dst_buffer : array_like, optional
-        Buffers (names of :data:`BUFFERS` or codes; default ``"work"``).
+        Buffers (names, see :func:`buffer_name`, or codes; default ``"work"``).
     nnz, dense, merged : array_like, optional
         Sparse payloads: nonzeros carried, sent in dense form, ranks summed (all three or none).
     wire_bytes : array_like of int, optional
@@ -323,8 +381,8 @@ class TransferTable(Sequence):
         self.dst = _integers(dst, "dst", count, np.int32)
         self.nbytes = _integers(nbytes, "nbytes", count, np.int64)
         self.op = _codes(op, OPS, "op", count, COPY)
-        self.src_buffer = _codes(src_buffer, BUFFERS, "src_buffer", count, WORK)
-        self.dst_buffer = _codes(dst_buffer, BUFFERS, "dst_buffer", count, WORK)
+        self.src_buffer = _buffer_codes(src_buffer, "src_buffer", count)
+        self.dst_buffer = _buffer_codes(dst_buffer, "dst_buffer", count)
         if (chunks is None) == (piece is None) or (piece is None) != (pieces is None):
             raise ScheduleError("give either chunks (with chunk_offsets) or piece with pieces", path="chunks")
         if chunks is not None:
@@ -411,8 +469,8 @@ class TransferTable(Sequence):
             int(self.nnz[i]) if sparse else None,
             bool(self.dense[i]) if sparse else None,
             int(self.merged[i]) if sparse else None,
-            BUFFERS[self.src_buffer[i]],
-            BUFFERS[self.dst_buffer[i]],
+            buffer_name(int(self.src_buffer[i])),
+            buffer_name(int(self.dst_buffer[i])),
             None if self.wire_bytes is None else int(self.wire_bytes[i]),
             0.0 if self.delay_s is None else float(self.delay_s[i]),
             0 if self.channel is None else int(self.channel[i]),
@@ -436,7 +494,7 @@ class TransferTable(Sequence):
                    delay, channel)
         for i, (src, dst, nbytes, op, stage, piece, sb, db, z, d, m, w, t, k) in enumerate(rows):
             yield Transfer(src, dst, chunks[piece], nbytes, OPS[op], tuple(deps[do[i] : do[i + 1]]), stages[stage],
-                           z, d, m, BUFFERS[sb], BUFFERS[db], w, t, k)
+                           z, d, m, buffer_name(sb), buffer_name(db), w, t, k)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
@@ -455,11 +513,13 @@ class TransferTable(Sequence):
         for index, t in enumerate(transfers):
             if not isinstance(t, Transfer):
                 raise ScheduleError(f"must be a Transfer, got {type(t).__name__}", path=f"transfers[{index}]")
-            for name, value, allowed in (("op", t.op, OPS), ("src_buffer", t.src_buffer, BUFFERS),
-                                         ("dst_buffer", t.dst_buffer, BUFFERS)):
-                if value not in allowed:
-                    raise ScheduleError(f"transfer {index} ({t.src} -> {t.dst}): {name} must be one of {allowed}, "
-                                        f"got {value!r}")
+            if t.op not in OPS:
+                raise ScheduleError(f"transfer {index} ({t.src} -> {t.dst}): op must be one of {OPS}, got {t.op!r}")
+            for name, value in (("src_buffer", t.src_buffer), ("dst_buffer", t.dst_buffer)):
+                try:
+                    buffer_code(value)
+                except ScheduleError as error:
+                    raise ScheduleError(f"transfer {index} ({t.src} -> {t.dst}): {name} {error.message}") from None
         pieces: dict[tuple[int, ...], int] = {}
         for t in transfers:
             pieces.setdefault(tuple(t.chunks), len(pieces))
@@ -776,7 +836,7 @@ def _check_races(table: TransferTable, partners: dict[int, int]) -> None:
         return a == b or _depends_on(table, max(a, b), min(a, b))
 
     for (rank, buffer, chunk), writes in writers.items():
-        where = f"rank {rank}, chunk {chunk}" + ("" if buffer == WORK else f" ({BUFFERS[buffer]} buffer)")
+        where = f"rank {rank}, chunk {chunk}" + ("" if buffer == WORK else f" ({buffer_name(buffer)} buffer)")
         for w_i, w in enumerate(writes):
             for other in writes[w_i + 1 :]:
                 commute = ops[w] == ops[other] == REDUCE
@@ -851,8 +911,8 @@ def execute(
     -------
     list
         ``state[buffer][rank][chunk]``: what each buffer of each endpoint (ranks,
-        then switch endpoints) ends with (``None`` for nothing), buffers in the order
-        of :data:`BUFFERS`.
+        then switch endpoints) ends with (``None`` for nothing), buffers by code
+        (:data:`BUFFERS`, then the further scratch buffers the schedule uses).
 
     Raises
     ------
@@ -865,11 +925,12 @@ def execute(
     partners = _exchange_partners(table)
     empty = [[None] * nchunks for _ in schedule.switches]
     initial = [[semantics.initial(r, c) for c in range(nchunks)] for r in range(schedule.nranks)]
+    nbuffers = max(SCRATCH, int(table.src_buffer.max(initial=0)), int(table.dst_buffer.max(initial=0))) + 1
     state = [
         [[initial[r][c] if _initial_holds(schedule.collective, r, c, schedule.root, schedule.owners) else None
           for c in range(nchunks)] for r in range(schedule.nranks)] + empty,
         initial + [list(row) for row in empty],
-        [[None] * nchunks for _ in range(schedule.endpoints)],
+        *([[None] * nchunks for _ in range(schedule.endpoints)] for _ in range(SCRATCH, nbuffers)),
     ]
     if schedule.collective == "all_gather" or schedule.collective in ALL_TO_ALL:
         state[INPUT] = [[initial[r][c] if schedule.owners[c] == r else None for c in range(nchunks)]

@@ -13,7 +13,8 @@ dotted path (see :func:`simnet.scenario.expand`)::
 
 Results survive interruptions. With an output directory, every finished point is
 written at once to ``points/<index>-<digest>.json`` (temporary file + rename, so a
-killed process leaves either the whole file or none); the digest identifies the
+killed process leaves either the whole file or none, and at most a temporary file,
+which the next run into the directory removes); the digest identifies the
 point's full scenario, so ``resume=True`` reuses exactly the points that are
 unchanged and finished. The combined ``results.csv`` and ``results.json`` are
 rewritten atomically from the point files whenever a run ends, even by Ctrl-C. A
@@ -188,6 +189,8 @@ def run_sweep(
     points_dir = out_dir / "points" if out_dir is not None else None
     if points_dir is not None:
         points_dir.mkdir(parents=True, exist_ok=True)
+        for stale in points_dir.glob(".*.tmp"):
+            stale.unlink(missing_ok=True)
     finished = _load_finished(points_dir, points) if (resume and points_dir is not None) else {}
     todo = [p for p in points if p.index not in finished]
     bar = tqdm(total=len(points), initial=len(finished), unit="point", disable=not progress,

@@ -299,7 +299,7 @@ def test_one_vocabulary_of_options_across_commands():
                 assert list(param.type.choices) == ["table", "csv", "json"] and param.default == "table", name
             if "--quiet" in param.opts:
                 assert param.opts == ["-q", "--quiet"], name
-    assert seen == {"run", "compare", "tune", "plot", "topo draw"}
+    assert seen == {"run", "compare", "tune", "plot", "topo draw", "export msccl"}
 
 
 @pytest.mark.parametrize("command", [["algorithms"], ["topo", "show", "dgx1"]])

@@ -4,10 +4,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from simnet.errors import ScenarioError
 from simnet.models import predict
-from simnet.scenario import expand, load_scenario, model_curves, run
+from simnet.scenario import expand, load_scenario, model_curves, parse_scenario, run
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = [p for p in sorted((ROOT / "scenarios").glob("*.yaml")) if load_scenario(p).jobs is None]
@@ -57,3 +58,14 @@ def test_only_size_and_density_are_curves():
 def test_jobs_scenarios_have_no_curves():
     scenario = load_scenario(ROOT / "scenarios" / "jobs_tenants.yaml")
     assert model_curves(expand(scenario), "size", [1e6]).empty
+
+
+def test_curves_take_the_networks_overhead_and_stragglers_as_the_rows_do():
+    text = (ROOT / "scenarios" / "quickstart.yaml").read_text()
+    scenario = parse_scenario(yaml.safe_load(text) | {"network": {"model": "fifo", "overhead": "5 us",
+                                                                  "stragglers": {"3": 1.5}}})
+    points, results = expand(scenario), run(scenario)
+    curves = model_curves(points, "size", sorted(set(results["size_bytes"])))
+    merged = results.merge(curves, on=["point", "algorithm", "params", "size_bytes"], suffixes=("", "_curve"))
+    assert len(merged) == len(results)
+    assert np.array_equal(merged["model_time_s"], merged["model_time_s_curve"])

@@ -10,7 +10,18 @@ from hypothesis import strategies as st
 
 from simnet.algorithms import ring_allreduce
 from simnet.errors import ScheduleError
-from simnet.schedule import OPS, Columns, Schedule, Transfer, TransferTable, check, split_bytes
+from simnet.schedule import (
+    MAX_BUFFERS,
+    OPS,
+    Columns,
+    Schedule,
+    Transfer,
+    TransferTable,
+    buffer_code,
+    buffer_name,
+    check,
+    split_bytes,
+)
 
 
 def replace_transfer(schedule: Schedule, index: int, **changes) -> Schedule:
@@ -267,6 +278,25 @@ def test_unsigned_sizes_beyond_int64_are_refused_by_name():
         TransferTable(src=[0], dst=[1], nbytes=np.array([2**63], dtype=np.uint64), op=["copy"], chunks=[0], deps=[],
                       dep_offsets=[0, 0])
     assert error.value.path == "nbytes" and "64-bit" in str(error.value)
+
+
+def test_numbered_scratch_buffers_start_empty_and_round_trip_their_names():
+    for code in (0, 1, 2, 3, 17, MAX_BUFFERS - 1):
+        assert buffer_code(buffer_name(code)) == code
+    for bad in ("scratch0", "scratch01", f"scratch{MAX_BUFFERS}", "scratchx", "output"):
+        with pytest.raises(ScheduleError):
+            buffer_code(bad)
+    transfers = [
+        Transfer(0, 1, (0,), 4, "copy", src_buffer="work", dst_buffer="scratch1"),
+        Transfer(1, 1, (0,), 4, "reduce", (0,), src_buffer="scratch1", dst_buffer="work"),
+        Transfer(1, 0, (0,), 4, "copy", (1,)),
+    ]
+    schedule = Schedule("allreduce", 2, (4,), transfers)
+    assert schedule.transfers[0].dst_buffer == "scratch1"
+    check(schedule, numeric=True)
+    reading_empty = [Transfer(1, 0, (0,), 4, "reduce", src_buffer="scratch2")]
+    with pytest.raises(ScheduleError, match="before the rank holds any data"):
+        check(Schedule("allreduce", 2, (4,), reading_empty))
 
 
 def test_a_switch_endpoint_starts_empty_and_sums_what_is_added_into_it():

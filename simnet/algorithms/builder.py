@@ -36,7 +36,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from simnet.errors import ScheduleError
-from simnet.schedule import BUFFERS, COPY, INPUT, OPS, REDUCE, Schedule, TransferTable
+from simnet.schedule import COPY, INPUT, OPS, REDUCE, Schedule, TransferTable, buffer_code
 
 __all__ = ["ScheduleBuilder"]
 
@@ -239,6 +239,13 @@ class ScheduleBuilder:
             raise ScheduleError(f"must be one of {names}, got {value!r}", path=path)
         return names.index(value)
 
+    @staticmethod
+    def _buffer_code(name: str, path: str) -> int:
+        try:
+            return buffer_code(name)
+        except ScheduleError as error:
+            raise ScheduleError(error.message, path=path) from None
+
     def _append(self, src: int, dst: int, op: int, sb: int, db: int, pid: int, stage: int, deps: list[int]) -> int:
         return self._columns.append((src, dst, op, sb, db, pid, stage), deps)
 
@@ -294,7 +301,7 @@ class ScheduleBuilder:
         """
         self._check_ranks(src, dst)
         code = self._code(OPS, op, "op")
-        sb, db = self._code(BUFFERS, src_buffer, "src_buffer"), self._code(BUFFERS, dst_buffer, "dst_buffer")
+        sb, db = self._buffer_code(src_buffer, "src_buffer"), self._buffer_code(dst_buffer, "dst_buffer")
         if db == INPUT:
             raise ScheduleError("the input buffer is read-only", path="dst_buffer")
         if src == dst and sb == db:
@@ -392,7 +399,7 @@ class ScheduleBuilder:
         if len(pieces) and (pieces.min() < 0 or pieces.max() >= len(self._piece_bytes)):
             raise ScheduleError("pieces must be ids returned by piece()", path="send_batch")
         code = self._code(OPS, op, "op")
-        sb, db = self._code(BUFFERS, src_buffer, "src_buffer"), self._code(BUFFERS, dst_buffer, "dst_buffer")
+        sb, db = self._buffer_code(src_buffer, "src_buffer"), self._buffer_code(dst_buffer, "dst_buffer")
         if db == INPUT:
             raise ScheduleError("the input buffer is read-only", path="dst_buffer")
         if ((src == dst) & (sb == db)).any():

@@ -18,7 +18,13 @@ def _pair_costs(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.
         return np.zeros(0), np.zeros(0)
     size = int(max(src.max(), dst.max())) + 1
     keys = src.astype(np.int64) * size + dst
-    pairs, inverse = np.unique(keys, return_inverse=True)
+    if size * size <= 4 * len(keys) + (1 << 20):
+        present = np.bincount(keys, minlength=size * size) > 0
+        pairs = np.flatnonzero(present)
+        slot = np.cumsum(present) - 1
+        inverse = slot[keys]
+    else:
+        pairs, inverse = np.unique(keys, return_inverse=True)
     latency = np.zeros(len(pairs))
     inverse_bw = np.zeros(len(pairs))
     for k, key in enumerate(pairs.tolist()):

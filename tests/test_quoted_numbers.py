@@ -1,0 +1,564 @@
+"""Every number that README.md, docs/*.md and the comments of scenarios/*.yaml quote from simnet, computed again.
+
+A claim is a snippet exactly as the file has it, the number it quotes (a part of the snippet), a
+function that computes that number fresh, and a formatter that writes it as the text does.
+``test_the_text_has_the_snippet`` fails when the text is edited, ``test_the_quoted_number_is_computed``
+when the code moves the number. A doc that changes a number changes its snippet here, in the same
+commit.
+
+Not claims: inputs (hardware figures with their source, the units of syntax examples, the sizes a
+scenario asks for), defaults and tolerances that the tests of the code pin (``tune``'s 1.5, the 1 % and
+25 % bounds the algorithm tests assert), and docs/performance.md, whose measurements of the simulator's
+own speed live there with their command and run. docs/validation.md, docs/nccl.md and docs/interchange.md
+are outside this module.
+
+Computations are shared (``functools.cache``): the shipped scenarios, the sparse study's schedules
+(built once per GPU count and density, simulated under both link models), the all-to-all runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import io
+import json
+import math
+import re
+import tempfile
+import textwrap
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import yaml
+
+from simnet.algorithms import ALGORITHMS, ring_allreduce
+from simnet.algorithms.alltoall import direct_alltoall
+from simnet.algorithms.hierarchical import torus_2d_allreduce
+from simnet.algorithms.hierarchy import hierarchy_factors
+from simnet.algorithms.sparse import fill_in
+from simnet.analysis import busbw_factor
+from simnet.engine import simulate
+from simnet.jobs import communicators
+from simnet.network import Network
+from simnet.scenario import load_scenario, parse_scenario, run
+from simnet.smpi import as_mpi
+from simnet.testing import KEY_COLUMNS, Golden
+from simnet.topology import dgx_a100, fat_tree, find, gpus, leaf_spine, load, torus
+from simnet.tune import parse_size_range
+from simnet.units import format_size
+from tests.validation.test_simgrid import CLUSTERS, SHUFFLED, cluster_network
+
+ROOT = Path(__file__).resolve().parents[1]
+MIB = 2**20
+WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
+
+
+@dataclass(frozen=True)
+class Claim:
+    path: str
+    snippet: str
+    quoted: str
+    compute: Callable[[], Any]
+    fmt: Callable[[Any], str] = str
+
+
+def claims(path: str, snippet: str, *numbers: tuple) -> list[Claim]:
+    """One claim per `(quoted, compute, fmt)` of `snippet` (fmt defaults to ``str``)."""
+    return [Claim(path, snippet, *number) for number in numbers]
+
+
+@functools.cache
+def text(path: str) -> str:
+    return (ROOT / path).read_text(encoding="utf-8")
+
+
+# -- formatters ---------------------------------------------------------------------------------------
+
+
+def ms(digits: int) -> Callable[[float], str]:
+    return lambda seconds: f"{seconds * 1e3:.{digits}f}"
+
+
+def fixed(digits: int) -> Callable[[float], str]:
+    return lambda value: f"{value:.{digits}f}"
+
+
+def span(digits: int, scale: float = 1.0, last_digits: int | None = None) -> Callable[[tuple], str]:
+    """``low-high`` of a (low, high) pair, times `scale`."""
+    last = digits if last_digits is None else last_digits
+    return lambda pair: f"{pair[0] * scale:.{digits}f}-{pair[1] * scale:.{last}f}"
+
+
+def words(count: int) -> str:
+    return WORDS[count]
+
+
+def power_of_ten_bound(value: float) -> str:
+    """The least power of ten at or above `value` (``1e-15`` for 2.2e-16)."""
+    return "exact" if value == 0 else f"1e{math.ceil(math.log10(value))}"
+
+
+def percent_bound(value: float) -> str:
+    return f"{math.ceil(value * 100)} %"
+
+
+def identity(text_: str) -> str:
+    return text_
+
+
+# -- shipped scenarios --------------------------------------------------------------------------------
+
+
+@functools.cache
+def scenario_rows(name: str):
+    return run(load_scenario(ROOT / "scenarios" / f"{name}.yaml"))
+
+
+def row(name: str, algorithm: str, size_bytes: int, **params) -> dict:
+    """The one result row of `algorithm` at `size_bytes` whose params include `params`."""
+    frame = scenario_rows(name)
+    found = [r for r in frame.to_dict(orient="records")
+             if r["algorithm"] == algorithm and r["size_bytes"] == size_bytes
+             and params.items() <= json.loads(r["params"]).items()]
+    assert len(found) == 1, (name, algorithm, size_bytes, params, len(found))
+    return found[0]
+
+
+def sim_s(name: str, algorithm: str, size_bytes: int, **params) -> float:
+    return row(name, algorithm, size_bytes, **params)["sim_time_s"]
+
+
+def default_factors(name: str, algorithm: str) -> list[int]:
+    """The factors `algorithm` derives from the topology of scenario `name` when it is given none."""
+    graph = load_scenario(ROOT / "scenarios" / f"{name}.yaml").built_network().graph
+    return list(ALGORITHMS[algorithm].defaults(functools.partial(hierarchy_factors, graph))["factors"])
+
+
+def blueconnect_dgx_speedup() -> float:
+    return sim_s("blueconnect_dgx", "ring", 64 * MIB) / sim_s("blueconnect_dgx", "blueconnect", 64 * MIB,
+                                                              factors=[4, 2, 4])
+
+
+def blueconnect_dgx_hierarchical_span() -> tuple[float, float]:
+    times = [sim_s("blueconnect_dgx", "blueconnect", 64 * MIB, factors=f) for f in ([4, 2, 4], [8, 4])]
+    times.append(sim_s("blueconnect_dgx", "halving_doubling", 64 * MIB))
+    return min(times), max(times)
+
+
+def blueconnect_dgx_model_error() -> float:
+    frame = scenario_rows("blueconnect_dgx")
+    return float((frame["sim_time_s"] / frame["model_time_s"] - 1).abs().max())
+
+
+def torus_2d_column_hops() -> int:
+    network = load_scenario(ROOT / "scenarios" / "torus_2d.yaml").built_network()
+    x = json.loads(row("torus_2d", "torus_2d", MIB)["params"])["factors"][0]
+    return len(network.route(0, x))
+
+
+# -- README -------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def cli_output(*argv: str) -> str:
+    from simnet.cli import main
+
+    out = io.StringIO()
+    with contextlib.chdir(ROOT), contextlib.redirect_stdout(out):
+        assert main(list(argv)) == 0
+    return out.getvalue()
+
+
+@functools.cache
+def readme_python_output() -> list[str]:
+    """What the README's Python example prints, run as it stands in the README."""
+    block = re.search(r"## Python\n\n```python\n(.*?)```", text("README.md"), re.S).group(1)
+    out = io.StringIO()
+    with contextlib.chdir(ROOT), contextlib.redirect_stdout(out):
+        exec(compile(block, "README.md", "exec"), {})
+    return out.getvalue().splitlines()
+
+
+def size_range(spec: str) -> str:
+    sizes = [format_size(s) for s in parse_size_range(spec)]
+    return f"{sizes[0]}, {sizes[1]}, … {sizes[-2]}, {sizes[-1]}"
+
+
+# -- docs/testing.md ----------------------------------------------------------------------------------
+
+
+@functools.cache
+def golden_failure(network_key: str, value: str) -> str:
+    """The message of a golden check of quickstart after `network.<network_key>: <value>`, indented as in the doc."""
+    data = yaml.safe_load(text("scenarios/quickstart.yaml"))
+    data["network"][network_key] = value
+    with tempfile.TemporaryDirectory() as directory:
+        golden = Path(directory) / "golden"
+        Golden(golden, update=True).check("quickstart", scenario_rows("quickstart"))
+        with pytest.raises(pytest.fail.Exception) as failure:
+            Golden(golden).check("quickstart", run(parse_scenario(data)))
+        message = str(failure.value.msg).replace(f"{golden}/", "golden/")
+    return textwrap.indent(message, "   ")
+
+
+# -- docs/algorithms.md: all-to-all busbw -------------------------------------------------------------
+
+BANDWIDTH_Bps, LATENCY_S, BLOCK_BYTES = 12.5e9, 1e-6, 8 * MIB
+
+
+@functools.cache
+def fat_tree_network(routing: str) -> Network:
+    return Network(fat_tree(8, BANDWIDTH_Bps, LATENCY_S), routing=routing)
+
+
+@functools.cache
+def alltoall_busbw_fraction(routing: str, nranks: int, window: int = 1) -> float:
+    """busbw of `direct` all-to-all over the injection bandwidth, as tests/algorithms/test_alltoall.py runs it."""
+    size = nranks * BLOCK_BYTES
+    time_s = simulate(fat_tree_network(routing), direct_alltoall(nranks, size, window=window)).time_s
+    return size / time_s * busbw_factor("alltoall", nranks) / BANDWIDTH_Bps
+
+
+def busbw_span(routing: str, counts, full_window: bool = False) -> tuple[float, float]:
+    fractions = [alltoall_busbw_fraction(routing, p, p - 1 if full_window else 1) for p in counts]
+    return min(fractions), max(fractions)
+
+
+def most_flows_on_a_link(routing: str, counts) -> int:
+    """The most routes one link carries in any shift i -> i + s of the pairwise exchange."""
+    network = fat_tree_network(routing)
+    return max(max(Counter(link for i in range(p) for link in network.route(i, (i + s) % p)).values())
+               for p in counts for s in range(1, p))
+
+
+# -- docs/fidelity.md ---------------------------------------------------------------------------------
+
+SMPI_BANDWIDTH_Bps = 12.5e9
+
+
+def plain_ring_gain(size_bytes: int) -> float:
+    """How much earlier simnet's own ring ends than as_mpi's on the exported oversubscribed leaf-spine."""
+    network = Network(leaf_spine(4, 2, 4, SMPI_BANDWIDTH_Bps, LATENCY_S, oversubscription=2.0))
+    schedule = ALGORITHMS["ring"].build(network.size, size_bytes)
+    return 1 - simulate(network, schedule).time_s / simulate(network, as_mpi(schedule)).time_s
+
+
+@functools.cache
+def shuffled_halving_doubling_s(mpi: bool) -> float:
+    graph = leaf_spine(4, 2, 4, SMPI_BANDWIDTH_Bps, LATENCY_S)
+    ranks = gpus(graph)
+    network = Network(graph, routing="ecmp_hash", ranks=[ranks[i] for i in SHUFFLED[16]])
+    schedule = ALGORITHMS["halving_doubling"].build(network.size, 64 * MIB)
+    return simulate(network, as_mpi(schedule) if mpi else schedule, sharing="rtt_weighted").time_s
+
+
+def shuffled_torus_ring_s(bandwidth_factor: float) -> float:
+    assert CLUSTERS["torus_4x4x4"]().graph["params"]["bandwidth_Bps"] == SMPI_BANDWIDTH_Bps
+    graph = torus([4, 4, 4], SMPI_BANDWIDTH_Bps * bandwidth_factor, LATENCY_S, gpu_routers=True)
+    schedule = as_mpi(ALGORITHMS["ring"].build(64, 4 * MIB))
+    return simulate(cluster_network(graph, "shuffled"), schedule, sharing="rtt_weighted").time_s
+
+
+# -- docs/sparse.md -----------------------------------------------------------------------------------
+
+
+@functools.cache
+def sparse_study():
+    spec = importlib.util.spec_from_file_location("sparse_study", ROOT / "benchmarks" / "sparse_study.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@functools.cache
+def sparse_schedules(count: int, density: str) -> dict:
+    return sparse_study().schedules(count, sparse_study().payload("16M", density))
+
+
+@functools.cache
+def sparse_network(count: int) -> Network:
+    return sparse_study().abci_network(count)
+
+
+@functools.cache
+def sparse_times(count: int, density: str, model: str) -> dict[str, float]:
+    return sparse_study().simulated(sparse_network(count), sparse_schedules(count, density), model)
+
+
+def sparse_row(count: int, density: str, model: str = "fifo") -> str:
+    study = sparse_study()
+    return study.row(sparse_network(count), study.payload("16M", density), "16M", density,
+                     sparse_times(count, density, model))
+
+
+FIFO_ROWS = [(16, "1/128"), (16, "1/512"), (32, "1/512"), (64, "1/512")]
+MAXMIN_ROWS = [(16, "1/128"), (64, "1/512")]
+
+
+def sparse_margins(over: str) -> tuple[float, float]:
+    """The fastest exact algorithm's lead over the next one (`over="next"`) or the dense ring, per FIFO row."""
+    exact = sparse_study().EXACT
+    leads = []
+    for count, density in FIFO_ROWS:
+        times = sparse_times(count, density, "fifo")
+        ranked = sorted(exact, key=times.get)
+        leads.append((times[ranked[1]] if over == "next" else times["ring"]) / times[ranked[0]])
+    return min(leads), max(leads)
+
+
+def sparse_runners_up() -> list[tuple[str, str]]:
+    """The distinct (second, third) fastest exact algorithms over the FIFO rows."""
+    exact = sparse_study().EXACT
+    ranked = [sorted(exact, key=sparse_times(count, density, "fifo").get) for count, density in FIFO_ROWS]
+    return sorted({(r[1], r[2]) for r in ranked})
+
+
+def split_allgather_over_model(rows: list, model: str) -> list[float]:
+    """Simulated over modelled time of the two split all-gathers in `rows` under link `model`."""
+    from simnet.models import predict
+
+    study = sparse_study()
+    ratios = []
+    for count, density in rows:
+        sparse = study.payload("16M", density)
+        for name in ("ssar_split_allgather", "dsar_split_allgather"):
+            modelled = predict(name, sparse_network(count), count, sparse.size_bytes, payload=sparse)
+            ratios.append(sparse_times(count, density, model)[name] / modelled)
+    return ratios
+
+
+def fill_in_row(stage: str, merged: int) -> str:
+    """One row of the fill-in table of sparse_ring_ring at 16 ranks, 16M, 1/128; ``a/b_c`` names two stages."""
+    table = fill_in(sparse_schedules(16, "1/128")["sparse_ring_ring"]).set_index(["stage", "merged"])
+    if "/" in stage:
+        prefixes, suffix = stage.split("_", 1)
+        stages = [f"{prefix}_{suffix}" for prefix in prefixes.split("/")]
+    else:
+        stages = [stage]
+    cells = {(round(table.loc[(s, merged), "measured"], 6), round(table.loc[(s, merged), "expected"], 6))
+             for s in stages}
+    return " ".join(f"| {stage} | {merged} | {m:.6f} | {e:.6f} |" for m, e in sorted(cells))
+
+
+def abci_scenario_matches_the_study(count: int, dimension: str, density: str) -> str:
+    """The case of scenarios/sparse_study/abci_16.yaml on which every simulated time is the study's."""
+    data = yaml.safe_load(text(f"scenarios/sparse_study/abci_{count}.yaml"))
+    data["payload"] |= {"dimension": dimension, "density": density}
+    frame = run(parse_scenario(data))
+    scenario = dict(zip(frame["algorithm"], frame["sim_time_s"]))
+    study = sparse_times(count, density, "fifo")
+    same = len(frame) == len(study) and all(scenario[name] == time_s for name, time_s in study.items())
+    return f"{count} GPUs, N = {dimension}, d = {density}" if same else f"differs: {scenario} vs {study}"
+
+
+def sparse_quick_effective_busbw_GBps(algorithm: str, density: float) -> float:
+    """The dense-equivalent busbw of `algorithm` at `density` in scenarios/sparse_quick.yaml."""
+    found = [r["effective_busbw_GBps"] for r in scenario_rows("sparse_quick").to_dict(orient="records")
+             if r["algorithm"] == algorithm and json.loads(r["params"])["payload"]["density"] == density]
+    assert len(found) == 1, found
+    return found[0]
+
+
+# -- docs/topology.md ---------------------------------------------------------------------------------
+
+
+@functools.cache
+def preset_counts(name: str) -> tuple[int, int]:
+    """(servers, GPUs) of a preset in topologies/."""
+    graph = load(find(name))
+    ranks = gpus(graph)
+    return len({graph.nodes[g]["host"] for g in ranks}), len(ranks)
+
+
+def a100_plane_share() -> str:
+    whole = Network(dgx_a100()).route_bandwidth_Bps(0, 1)
+    plane = Network(dgx_a100(nvswitch_planes=True)).route_bandwidth_Bps(0, 1)
+    return f"1/{whole / plane:g}"
+
+
+# -- the claims ---------------------------------------------------------------------------------------
+
+QUICKSTART_TABLE = """\
+quickstart: switch(hosts=8, bandwidth=12.5 GB/s, latency=1 us), allreduce, fifo links
+algorithm   params  ranks   size sim time model time sim/model sim/crit.path algbw GB/s busbw GB/s
+     ring chunks=1      8  1 KiB 28.14 us   28.14 us    1.0000        1.0000       0.04       0.06
+     ring chunks=1      8  1 MiB 174.8 us   174.8 us    1.0000        1.0000       6.00      10.50
+     ring chunks=1      8 64 MiB 9.423 ms   9.423 ms    1.0000        1.0000       7.12      12.46
+"""
+
+GOLDEN_FAILURE = """\
+   golden/quickstart.csv: 6 timing(s) changed (rtol=1e-09):
+     scenario point algorithm        params  size_bytes       column      expected        actual  relative_change change
+   quickstart            ring {"chunks": 1}        1024   sim_time_s  2.814336e-05  2.954336e-05      0.049745304  moved
+   quickstart            ring {"chunks": 1}        1024 model_time_s  2.814336e-05  2.954336e-05      0.049745304  moved
+   quickstart            ring {"chunks": 1}     1048576   sim_time_s 0.00017480064 0.00017620064    0.00800912399  moved
+   quickstart            ring {"chunks": 1}     1048576 model_time_s 0.00017480064 0.00017620064    0.00800912399  moved
+   quickstart            ring {"chunks": 1}    67108864   sim_time_s 0.00942324096 0.00942464096   0.000148568842  moved
+   quickstart            ring {"chunks": 1}    67108864 model_time_s 0.00942324096 0.00942464096   0.000148568842  moved"""
+
+SPARSE_FIFO_ROWS = {
+    (16, "1/128"): "| 16 | 16M | 1/128 | 0.95 (0.96) | 1.71 (1.80) | 1.94 (1.94) | 2.61 (2.50) | 12.03 (9.84) | 2.26 (2.45) | 9.60 | 0.41 (0.66) | sparse_ring_ring | 1.81x | 10.12x |",  # noqa: E501
+    (16, "1/512"): "| 16 | 16M | 1/512 | 0.27 (0.27) | 0.45 (0.53) | 0.50 (0.50) | 0.72 (0.72) | 11.60 (9.73) | 0.58 (0.65) | 9.60 | 0.11 (0.18) | sparse_ring_ring | 1.65x | 35.52x |",  # noqa: E501
+    (32, "1/512"): "| 32 | 16M | 1/512 | 0.54 (0.58) | 0.91 (1.09) | 1.13 (1.13) | 1.65 (1.43) | 13.91 (10.14) | 1.24 (1.33) | 9.92 | 0.16 (0.23) | sparse_ring_ring | 1.68x | 18.36x |",  # noqa: E501
+    (64, "1/512"): "| 64 | 16M | 1/512 | 1.10 (1.18) | 1.80 (2.17) | 2.37 (2.38) | 3.66 (2.79) | 15.08 (10.50) | 2.57 (2.71) | 10.08 | 0.21 (0.28) | sparse_ring_ring | 1.64x | 9.21x |",  # noqa: E501
+}
+SPARSE_MAXMIN_ROWS = {
+    (16, "1/128"): "| 16 | 16M | 1/128 | 0.96 (0.96) | 1.71 (1.80) | 1.94 (1.94) | 2.33 (2.50) | 9.18 (9.84) | 2.28 (2.45) | 9.60 | 0.49 (0.66) | sparse_ring_ring | 1.78x | 9.98x |",  # noqa: E501
+    (64, "1/512"): "| 64 | 16M | 1/512 | 1.17 (1.18) | 1.80 (2.17) | 2.38 (2.38) | 2.76 (2.79) | 10.33 (10.50) | 2.66 (2.71) | 10.08 | 0.33 (0.28) | sparse_ring_ring | 1.53x | 8.60x |",  # noqa: E501
+}
+FILL_IN_ROWS = [
+    ("| intra_reduce_scatter | 1 | 0.007808 | 0.007812 |", "intra_reduce_scatter", 1),
+    ("| intra_reduce_scatter | 2 | 0.015569 | 0.015564 |", "intra_reduce_scatter", 2),
+    ("| intra_reduce_scatter | 3 | 0.023248 | 0.023255 |", "intra_reduce_scatter", 3),
+    ("| inter_reduce_scatter | 4 | 0.030939 | 0.030886 |", "inter_reduce_scatter", 4),
+    ("| inter_reduce_scatter | 8 | 0.060831 | 0.060817 |", "inter_reduce_scatter", 8),
+    ("| inter_reduce_scatter | 12 | 0.089832 | 0.089825 |", "inter_reduce_scatter", 12),
+    ("| inter/intra_all_gather | 16 | 0.117941 | 0.117936 |", "inter/intra_all_gather", 16),
+]
+
+CLAIMS = [
+    # README.md
+    *claims("README.md", QUICKSTART_TABLE,
+            (QUICKSTART_TABLE, lambda: cli_output("run", "scenarios/quickstart.yaml"), identity)),
+    *claims("README.md", 'print(f"{trace.time_s:.10f}")                                    # 0.0101263296',
+            ("0.0101263296", lambda: readme_python_output()[0], identity)),
+    *claims("README.md", "print(f\"{simnet.models.predict('ring', net, 16, 64 * 2**20):.10f}\")  # 0.0101263296,",
+            ("0.0101263296", lambda: readme_python_output()[1], identity)),
+    *claims("README.md", "1 KiB, 8 KiB, … 256 MiB, 1 GiB",
+            ("1 KiB, 8 KiB, … 256 MiB, 1 GiB", lambda: size_range("1KiB..1GiB:x8"), identity)),
+    # scenarios/*.yaml
+    *claims("scenarios/blueconnect.yaml", "[16] is the ring (10.126 ms at 64 MiB)",
+            ("10.126", lambda: sim_s("blueconnect", "blueconnect", 64 * MIB, factors=[16]), ms(3))),
+    *claims("scenarios/blueconnect.yaml", "Rabenseifner's halving-doubling (10.082 ms)",
+            ("10.082", lambda: sim_s("blueconnect", "blueconnect", 64 * MIB, factors=[2, 2, 2, 2]), ms(3))),
+    *claims("scenarios/blueconnect.yaml", "[4, 4] sits between (10.090 ms)",
+            ("10.090", lambda: sim_s("blueconnect", "blueconnect", 64 * MIB, factors=[4, 4]), ms(3))),
+    *claims("scenarios/blueconnect_dgx.yaml", "# 4 nodes = [4, 2, 4].",
+            ("[4, 2, 4]", lambda: default_factors("blueconnect_dgx", "blueconnect"))),
+    *claims("scenarios/blueconnect_dgx.yaml", "BlueConnect and halving-doubling (0.91-0.93 ms)",
+            ("0.91-0.93", blueconnect_dgx_hierarchical_span, span(2, 1e3))),
+    *claims("scenarios/blueconnect_dgx.yaml", "# flat ring (5.2 ms: one 25 GB/s NIC carries each server boundary) by ~5.6x",
+            ("5.2", lambda: sim_s("blueconnect_dgx", "ring", 64 * MIB), ms(1)),
+            ("5.6", blueconnect_dgx_speedup, fixed(1))),
+    *claims("scenarios/blueconnect_dgx.yaml", "funnels everything through one leader per node, loses (5.4 ms)",
+            ("5.4", lambda: sim_s("blueconnect_dgx", "hierarchical_ring", 64 * MIB), ms(1))),
+    *claims("scenarios/halving_doubling.yaml", "takes 10.082 ms against the ring's 10.126 ms",
+            ("10.082", lambda: sim_s("halving_doubling", "halving_doubling", 64 * MIB), ms(3)),
+            ("10.126", lambda: sim_s("halving_doubling", "ring", 64 * MIB), ms(3))),
+    *claims("scenarios/recursive_doubling.yaml", "64 MiB takes 21.483 ms",
+            ("21.483", lambda: sim_s("recursive_doubling", "recursive_doubling", 64 * MIB), ms(3))),
+    *claims("scenarios/torus_2d.yaml", "Its columns are 4 hops apart on this ring",
+            ("4", torus_2d_column_hops)),
+    *claims("scenarios/torus_2d.yaml", "from the topology, [1, 16] on this ring",
+            ("[1, 16]", lambda: default_factors("torus_2d", "torus_2d"))),
+    *claims("scenarios/torus_2d.yaml", "the Python builder's own default is the near-square [4, 4]",
+            ("[4, 4]", lambda: torus_2d_allreduce(16, MIB).params["factors"])),
+    # docs/design.md and docs/algorithms.md
+    *claims("docs/design.md", "a 1024-rank ring of 2 M transfers",
+            ("2 M", lambda: len(ring_allreduce(1024, MIB).transfers), lambda n: f"{n / 1e6:.0f} M")),
+    *claims("docs/algorithms.md", "2 M-transfer ring of 1024 ranks",
+            ("2 M", lambda: len(ring_allreduce(1024, MIB).transfers), lambda n: f"{n / 1e6:.0f} M")),
+    *claims("docs/algorithms.md", "contention-free too (99.1-99.7 %, tested)",
+            ("99.1-99.7", lambda: busbw_span("dmodk", (2, 4, 8, 16, 32, 64)), span(1, 100))),
+    *claims("docs/algorithms.md", "other rank counts wrap around unevenly, two flows meet on",
+            ("two", lambda: most_flows_on_a_link("dmodk", (9, 17, 33, 63)), words)),
+    *claims("docs/algorithms.md", "busbw drops to 43-56 % (9,",
+            ("43-56", lambda: busbw_span("dmodk", (9, 17, 33, 63)), span(0, 100))),
+    *claims("docs/algorithms.md", "shifts collide for most counts (up to five",
+            ("five", lambda: most_flows_on_a_link("ecmp_hash", (64,)), words)),
+    *claims("docs/algorithms.md", "`window = 1` reaches 37-72 % for 8, 16, 32 and 64 ranks",
+            ("37-72", lambda: busbw_span("ecmp_hash", (8, 16, 32, 64)), span(0, 100))),
+    *claims("docs/algorithms.md", "(every peer at once) 99.96-99.99 %",
+            ("99.96-99.99", lambda: busbw_span("ecmp_hash", (8, 16, 32, 64), full_window=True), span(2, 100))),
+    *claims("docs/algorithms.md", "give 0.923 ms at 64 MiB against the ring's 5.20 ms",
+            ("0.923", lambda: sim_s("blueconnect_dgx", "blueconnect", 64 * MIB, factors=[4, 2, 4]), ms(3)),
+            ("5.20", lambda: sim_s("blueconnect_dgx", "ring", 64 * MIB), ms(2))),
+    *claims("docs/algorithms.md", "simulation (FIFO links) to 1e-15",
+            ("1e-15", blueconnect_dgx_model_error, power_of_ten_bound)),
+    # docs/concurrency.md
+    *claims("docs/concurrency.md", "four `tp` groups of 8 consecutive ranks",
+            ("four", lambda: len(communicators(range(32), {"tp": 8, "dp": "rest"})["tp"]), words),
+            ("8 consecutive", lambda: communicators(range(32), {"tp": 8, "dp": "rest"})["tp"],
+             lambda groups: f"{len(groups[0])} consecutive"
+             if all(list(g) == list(range(g[0], g[0] + len(g))) for g in groups) else "not consecutive")),
+    *claims("docs/concurrency.md", "eight `dp` groups of 4 ranks 8 apart",
+            ("eight", lambda: len(communicators(range(32), {"tp": 8, "dp": "rest"})["dp"]), words),
+            ("4 ranks 8 apart", lambda: communicators(range(32), {"tp": 8, "dp": "rest"})["dp"],
+             lambda groups: f"{len(groups[0])} ranks "
+             + "/".join(str(s) for s in sorted({b - a for g in groups for a, b in zip(g, g[1:])})) + " apart")),
+    # docs/fidelity.md
+    *claims("docs/fidelity.md", "on the oversubscribed leaf-spine below finishes 1.7 %",
+            ("1.7", lambda: plain_ring_gain(16 * MIB), lambda g: f"{g * 100:.1f}")),
+    *claims("docs/fidelity.md", "earlier than `as_mpi`'s at 16 MiB and 34 % earlier at 64 KiB",
+            ("34", lambda: plain_ring_gain(64 * 1024), lambda g: f"{g * 100:.0f}")),
+    *claims("docs/fidelity.md", "takes 18.456434 ms as simnet's own schedule and 15.012662 ms with `as_mpi`",
+            ("18.456434", lambda: shuffled_halving_doubling_s(False), ms(6)),
+            ("15.012662", lambda: shuffled_halving_doubling_s(True), ms(6))),
+    *claims("docs/fidelity.md", "moves simnet's 4 MiB ring there from 1.880 ms to 1.867 ms",
+            ("1.880", lambda: shuffled_torus_ring_s(1.0), ms(3)),
+            ("1.867", lambda: shuffled_torus_ring_s(1 + 1e-12), ms(3))),
+    # docs/sparse.md
+    *claims("docs/sparse.md", "(gtopk on 12.5 GB/s links at density 1/128: 167 GB/s)",
+            ("167", lambda: sparse_quick_effective_busbw_GBps("gtopk", 1 / 128), fixed(0))),
+    *[c for snippet, stage, merged in FILL_IN_ROWS
+      for c in claims("docs/sparse.md", snippet,
+                      (snippet, functools.partial(fill_in_row, stage, merged), identity))],
+    *claims("docs/sparse.md", "(checked for 16 GPUs, N = 16M, d = 1/512)",
+            ("16 GPUs, N = 16M, d = 1/512", lambda: abci_scenario_matches_the_study(16, "16M", "1/512"), identity)),
+    *[c for (count, density), line in SPARSE_FIFO_ROWS.items()
+      for c in claims("docs/sparse.md", line, (line, functools.partial(sparse_row, count, density), identity))],
+    *[c for (count, density), line in SPARSE_MAXMIN_ROWS.items()
+      for c in claims("docs/sparse.md", line,
+                      (line, functools.partial(sparse_row, count, density, "maxmin"), identity))],
+    *claims("docs/sparse.md", "`sparse_ring_ring` is the fastest exact algorithm, 1.64-1.81x",
+            ("1.64-1.81", lambda: sparse_margins("next"), span(2))),
+    *claims("docs/sparse.md", "(always `sparse_ring`, then `ssar_recursive_doubling`)",
+            ("always `sparse_ring`, then `ssar_recursive_doubling`", sparse_runners_up,
+             lambda found: "always `{}`, then `{}`".format(*found[0]) if len(found) == 1 else f"varies: {found}")),
+    *claims("docs/sparse.md", "9.2-36x ahead of the dense ring",
+            ("9.2-36", lambda: sparse_margins("ring"), span(1, last_digits=0))),
+    *claims("docs/sparse.md", "bottleneck-link model does not see (up to 1.4x)",
+            ("1.4", lambda: max(split_allgather_over_model(FIFO_ROWS, "fifo")), fixed(1))),
+    *claims("docs/sparse.md", "land within 7 % of their model",
+            ("7 %", lambda: max(abs(r - 1) for r in split_allgather_over_model(MAXMIN_ROWS, "maxmin")),
+             percent_bound)),
+    # docs/testing.md
+    *claims("docs/testing.md", GOLDEN_FAILURE,
+            (GOLDEN_FAILURE, lambda: golden_failure("overhead", "100 ns"), identity)),
+    *claims("docs/testing.md", "Rows are matched on `scenario, point, algorithm, params, network_model, ranks, size_bytes`",
+            ("scenario, point, algorithm, params, network_model, ranks, size_bytes", lambda: ", ".join(KEY_COLUMNS),
+             identity)),
+    # docs/topology.md
+    *claims("docs/topology.md", "a GPU pair then uses a single plane (1/6 of an A100's links)",
+            ("1/6", a100_plane_share, identity)),
+    *claims("docs/topology.md", "(`abci_rack`: 34 nodes, 136",
+            ("34 nodes, 136", lambda: preset_counts("abci_rack"), lambda c: f"{c[0]} nodes, {c[1]}")),
+    *claims("docs/topology.md", "(`dgx_a100_superpod_slice`: 4 nodes,",
+            ("4 nodes", lambda: preset_counts("dgx_a100_superpod_slice"), lambda c: f"{c[0]} nodes")),
+    *claims("docs/topology.md", "| `dgx_h100_ndr_32` | 32 DGX H100 (256 GPUs) |",
+            ("32 DGX H100 (256 GPUs)", lambda: preset_counts("dgx_h100_ndr_32"),
+             lambda c: f"{c[0]} DGX H100 ({c[1]} GPUs)")),
+    *claims("docs/topology.md", "| `gb200_nvl72_xdr_2` | 2 GB200 NVL72 racks (144 GPUs) |",
+            ("2 GB200 NVL72 racks (144 GPUs)", lambda: preset_counts("gb200_nvl72_xdr_2"),
+             lambda c: f"{c[0]} GB200 NVL72 racks ({c[1]} GPUs)")),
+]
+
+
+def _id(claim: Claim) -> str:
+    first = claim.quoted.strip().splitlines()[0]
+    return f"{claim.path}:{first[:48]}"
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=_id)
+def test_the_text_has_the_snippet(claim):
+    assert claim.quoted in claim.snippet, "the quoted number must be part of its snippet"
+    assert claim.snippet in text(claim.path), f"{claim.path} no longer says:\n{claim.snippet}"
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=_id)
+def test_the_quoted_number_is_computed(claim):
+    assert claim.fmt(claim.compute()) == claim.quoted, f"{claim.path}: {claim.snippet!r}"

@@ -12,7 +12,8 @@ the business of the link models (:mod:`simnet.links`), which the engine drives.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -108,6 +109,17 @@ class Network:
         self._endpoints: list[Hashable] = []
         self._endpoint_ids: dict[Hashable, int] = {}
         self._reducers: dict[tuple[int, ...], Hashable] = {}
+        self._derived: dict[Hashable, Any] = {}
+
+    def derived(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """What `compute` derives from this network, computed once per `key`.
+
+        For models that read the whole network (NCCL's graphs and cost model per
+        release): a network is not changed after it is built, so the value holds.
+        """
+        if key not in self._derived:
+            self._derived[key] = compute()
+        return self._derived[key]
 
     @property
     def name(self) -> str:

@@ -425,12 +425,16 @@ def network_tuning(network: Network, version: str | NcclVersion = "2.30.7"):
 
     A convenience for reports that set NCCL's choice beside simnet's: topologies
     that are not servers of GPUs on one NVSwitch (``switch``, tori, ``dgx1``, ...)
-    have no NCCL model here and get ``None`` instead of an error.
+    have no NCCL model here and get ``None`` instead of an error. Computed once per
+    network and release (:meth:`simnet.network.Network.derived`).
     """
     from simnet.models.nccl.model import tune_model
 
-    try:
-        system, graphs = graphs_from_network(network, version)
-        return tune_model(system, graphs, version)
-    except SimnetError:
-        return None
+    def compute():
+        try:
+            system, graphs = graphs_from_network(network, version)
+            return tune_model(system, graphs, version)
+        except SimnetError:
+            return None
+
+    return network.derived(("nccl_tuning", str(version)), compute)

@@ -98,6 +98,7 @@ __all__ = [
     "collnet_chain_allreduce",
     "nccl_allreduce",
     "NCCL_NAMES",
+    "NVLS_CHUNK_BYTES",
     "nccl_variants",
     "ALGORITHMS",
 ]
@@ -153,6 +154,7 @@ PROTOCOLS = {
 step otherwise, LL halving and LL128 taking 15/16 of the step as payload)."""
 
 NVLS_CHUNK_BYTES = 128 * KiB
+"""Bytes of one NVLS chunk (NCCL's ``nvlsChunkSize``, 128 KiB)."""
 COLLNET_DIRECT_CHUNK_BYTES = 512 * KiB
 COLLNET_CHAIN_CHUNK_BYTES = 256 * KiB
 COLLNET_ARITY_US = 0.4
@@ -865,6 +867,7 @@ def nccl_variants(name: str) -> list[dict]:
     """
     builder = _BUILDERS[NCCL_NAMES[name]]
     return [{"protocol": p} for p in PROTOCOL_ORDER] if "protocol" in _keywords(builder) else [{}]
+
 
 ALGORITHMS = (
     *_RECORDS.values(),

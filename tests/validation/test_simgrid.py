@@ -26,7 +26,7 @@ SMPI's ``lr`` is ring all-reduce (reduce-scatter + all-gather), ``rab_rdb`` Rabe
 (recursive halving + recursive doubling), ``rdb`` recursive doubling. Ranks start the
 all-reduce at the same simulated instant (they sleep until t = 1 s after a barrier).
 
-The module takes about 75 s on two cores, most of it SMPI on 64 hosts at 64 MiB.
+Most of the module's time is SMPI on 64 hosts at 64 MiB.
 """
 
 from __future__ import annotations
@@ -118,9 +118,8 @@ def test_simnet_agrees_with_smpi_on_exported_platforms(program, tmp_path, algori
 @pytest.mark.parametrize("routing", ["ecmp_hash", "dmodk"])
 @pytest.mark.parametrize("algorithm", sorted(PAIRS))
 def test_shuffled_ranks_on_an_exported_leaf_spine(program, tmp_path, algorithm, routing):
-    """Issue 15's case: ranks in SHUFFLED[16] order on leaf_spine(4, 2, 4), 64 MiB. Halving-doubling
-    with ECMP routes took 15.932200 ms in simnet without the receiver's side of MPI_Sendrecv, against
-    SMPI's 15.012663 ms."""
+    """Issue 15's case: ranks in SHUFFLED[16] order on leaf_spine(4, 2, 4), 64 MiB, with ECMP and d-mod-k
+    routes; it needs both sides of MPI_Sendrecv's dependencies (simnet.smpi.as_mpi)."""
     graph = leaf_spine(4, 2, 4, B, LAT)
     ranks = gpus(graph)
     network = Network(graph, routing=routing, ranks=[ranks[i] for i in SHUFFLED[16]])

@@ -545,7 +545,8 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
         ``point, size_bytes, simnet_best, simnet_best_s, nccl_choice, nccl_model_s,
-        nccl_simulated_s, agree``: the fastest simulated run and its time; what NCCL's
+        nccl_simulated_s, agree``: the fastest simulated run (an NCCL schedule with the
+        algorithm/protocol it ran, ``nccl (nvls/simple)``) and its time; what NCCL's
         cost model picks (``"algorithm/protocol"``) and predicts; the simulated time
         of that choice where a run of it is in `results` (``nan`` otherwise); whether
         simnet's winner is NCCL's choice. Empty where no row has an NCCL choice (the
@@ -565,7 +566,7 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "point": point,
             "size_bytes": size,
-            "simnet_best": _choice(ordered).iloc[0],
+            "simnet_best": _choice(ordered).iloc[0] + (f" ({keys[0]})" if keys[0] else ""),
             "simnet_best_s": best["sim_time_s"],
             "nccl_choice": choice,
             "nccl_model_s": best["nccl_model_s"],

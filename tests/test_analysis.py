@@ -123,6 +123,7 @@ def test_nccl_comparison_sets_simnets_winner_beside_nccls_choice():
     assert table[["size_bytes", "nccl_choice", "nccl_simulated_s", "agree"]].values.tolist() == [
         [1024, "ring/ll", 3.0, False], [1 << 30, "nvls/simple", 5.0, True]]
     assert table.iloc[0]["simnet_best"].startswith("blueconnect") and table.iloc[0]["simnet_best_s"] == 2.0
+    assert table.iloc[1]["simnet_best"].startswith("nccl ") and table.iloc[1]["simnet_best"].endswith(" (nvls/simple)")
     shown = display_nccl_comparison(frame)
     assert shown.iloc[0]["same"] == "no" and shown.iloc[0]["NCCL model"] == "2.5 s"
 
@@ -131,6 +132,8 @@ def test_nccl_comparison_is_empty_without_an_nccl_model():
     from simnet.analysis import nccl_comparison
 
     assert nccl_comparison(TABLE).empty
+
+
 def test_sparse_rows_carry_the_dense_equivalent_busbw_beside_the_bytes_sent():
     sent = [3.0e6, 1.0e6, 1.0e6, 1.0e6]
     row = result_row(scenario="s", point="", topology="t", op="allreduce", algorithm="gtopk", params="{}",

@@ -20,6 +20,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from simnet.algorithms.nccl import NCCL_NAMES
 from simnet.analysis import busbw_factor, factors, format_fraction, numeric_values, speedups, swept_keys
 from simnet.errors import SimnetError
 from simnet.plots._figure import new_figure, save, size_axis, time_axis, value_axis, wrap
@@ -364,7 +365,7 @@ def metric_plot(
                           linewidth=1.3)
             legend[_label(plan.lines, line)] = Line2D([], [], color=colour, marker=marker, linewidth=1.3)
         if not plan.shared_legend:
-            _legend(axes, {label: legend.pop(label) for label in list(legend)} | _styles(model, against),
+            _legend(axes, {label: legend.pop(label) for label in list(legend)} | _styles(model, against, results),
                     _legend_title(plan.lines))
         axes.set_title(heading, fontsize="small")
         axes.grid(True, which="major", alpha=0.3)
@@ -392,17 +393,25 @@ def metric_plot(
         last_row = index >= len(plan.panels) - grid.shape[1]
         axes.set_xlabel(label if last_row else "", fontsize="small")
     if plan.shared_legend:
-        _legend(grid[0, min(len(plan.panels), grid.shape[1]) - 1], legend | _styles(model, against),
+        _legend(grid[0, min(len(plan.panels), grid.shape[1]) - 1], legend | _styles(model, against, results),
                 _legend_title(plan.lines))
     _title(figure, title, results, plan)
     return save(figure, path)
 
 
-def _styles(model: pd.DataFrame | None, against: str) -> dict[str, Line2D]:
-    """Legend entries for the two ways a series is drawn: simulated points, the model's line."""
+def _styles(model: pd.DataFrame | None, against: str, results: pd.DataFrame) -> dict[str, Line2D]:
+    """Legend entries for the two ways a series is drawn: simulated points, the model's line.
+
+    NCCL's schedules are drawn against NCCL's own cost model, which the label says.
+    """
     dense = model is not None or against not in ("size", "payload.density")
+    name = "α-β model" + (" (NCCL's own for NCCL's schedules)" if _has_nccl(results) else "")
     return {"simulated": Line2D([], [], color="0.3", marker="o", linestyle=""),
-            "α-β model" if dense else "α-β model (joined at the runs only)": Line2D([], [], color="0.3")}
+            name if dense else f"{name} (joined at the runs only)": Line2D([], [], color="0.3")}
+
+
+def _has_nccl(results: pd.DataFrame) -> bool:
+    return bool(results["algorithm"].isin([*NCCL_NAMES, "nccl"]).any())
 
 
 def time_vs_size(results: pd.DataFrame, path: str | Path, *, curves: pd.DataFrame | None = None,

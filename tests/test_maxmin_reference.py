@@ -427,3 +427,26 @@ def test_concurrent_schedules_of_one_simulation_match_the_reference(sharing, dat
     )
     for trace, part in zip((traces[0].value, traces[1].value), (slice(0, shift), slice(shift, None))):
         assert_same_times(trace, {name: times[part] for name, times in expected.items()})
+
+
+@pytest.mark.parametrize("model", ["maxmin", "fifo"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_simulate_alone_gives_the_trace_of_the_simpy_environment_bit_for_bit(model, data):
+    """`simulate` keeps its instants on a heap of its own instead of SimPy timeouts; every array of its
+    trace equals that of the same schedule run by `Simulation` in a SimPy environment."""
+    net = Network(data.draw(random_graphs(), label="graph"))
+    schedule = schedule_of(data.draw(programs(net.size, dependent=True), label="program"), net.size)
+    overhead_s = data.draw(st.sampled_from([0.0, 1e-6]), label="overhead")
+    alone = simulate(net, schedule, model=model, overhead_s=overhead_s)
+    env = simpy.Environment()
+    done = Simulation(env, net, model=model).run(schedule, overhead_s=overhead_s)
+    env.run()
+    shared = done.value
+    for name in ("ready_s", "issue_s", "start_s", "arrive_s", "end_s", "blocked_by"):
+        assert np.array_equal(getattr(alone, name), getattr(shared, name), equal_nan=True), name
+    for mine, theirs in zip(alone.usage, shared.usage, strict=True):
+        assert np.array_equal(mine, theirs)
+    assert alone.bottlenecks == shared.bottlenecks
+    for mine, theirs in zip(alone.limits, shared.limits, strict=True):
+        assert np.array_equal(mine, theirs)

@@ -40,6 +40,7 @@ import itertools
 import json
 import math
 import sys
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -381,6 +382,8 @@ def display_tuner_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 _UINT64_MAX = 2**64 - 1
+_COMMENT_WIDTH = 120
+"""Comment lines are wrapped to this many characters, far within the plugin's 256-byte line buffer."""
 
 
 def nccl_tuner_rows(tuned: pd.DataFrame, network, *, version: str = NCCL_RELEASE) -> tuple[list, list[str]]:
@@ -471,4 +474,4 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, version: str = NCCL_RELEASE
         "load with NCCL_TUNER_PLUGIN=<example plugin> NCCL_TUNER_CONFIG_FILE=<this file>",
         *notes,
     ]
-    return rows, comments
+    return rows, [line for comment in comments for line in textwrap.wrap(comment, _COMMENT_WIDTH)]

@@ -277,3 +277,20 @@ def test_no_tuner_file_where_nccl_has_no_model(tmp_path, capsys):
     assert main(["tune", "switch8", "--sizes", "1MiB", "--emit", "nccl-tuner", str(target), "-q"]) == 2
     assert capsys.readouterr().err.startswith("error: --emit: no NCCL schedule was simulated")
     assert not target.exists()
+
+
+def test_tuner_file_comments_stay_within_the_plugins_line_buffer_on_a_long_topology_name():
+    from simnet.models.nccl import tuner_rows_to_csv
+    from simnet.models.nccl.tuner import MAX_LINE_LENGTH
+    from simnet.tune import nccl_tuner_rows
+
+    _, network, tuned, _ = _tuned_dgx_h100()
+    name = network.graph.graph["name"]
+    network.graph.graph["name"] = "dgx_h100 " + "with a very long description " * 20
+    try:
+        rows, comments = nccl_tuner_rows(tuned, network)
+    finally:
+        network.graph.graph["name"] = name
+    text = tuner_rows_to_csv(rows, comments)
+    assert max(len(line.encode()) for line in text.splitlines()) <= MAX_LINE_LENGTH - 2
+    assert "with a very long description" in text

@@ -328,3 +328,13 @@ def test_tune_shows_a_progress_bar_only_when_asked_or_on_a_terminal(capsys):
     assert "simulating" in err and "sim/s" in err
     assert main(["tune", "switch8", "--sizes", "1KiB,2KiB", "--format", "csv", "--progress", "--quiet"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_no_plots_writes_the_tables_and_the_summary_only(tmp_path, capsys):
+    out = tmp_path / "tables"
+    assert main(["run", str(QUICKSTART), "--out", str(out), "--no-plots", "--format", "csv"]) == 0
+    assert sorted(p.name for p in out.iterdir() if p.is_file()) == ["manifest.json", "results.csv", "results.json",
+                                                                    "results.md"]
+    assert (out / "results.csv").read_text() == capsys.readouterr().out
+    assert main(["run", str(QUICKSTART), "--out", str(out), "-q"]) == 0
+    assert {"time_vs_size.png", "busbw_vs_size.png"} <= {p.name for p in out.iterdir()}

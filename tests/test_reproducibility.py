@@ -1,4 +1,6 @@
-"""Every shipped scenario, run twice in fresh processes with different hash seeds, writes the same bytes."""
+"""Every shipped scenario, run twice in fresh processes with different hash seeds, writes the same bytes.
+
+Without plots: PNGs are not compared, and tests/plots draws every plot of every scenario."""
 
 import json
 import os
@@ -15,7 +17,7 @@ from pathlib import Path
 from simnet.cli import main
 out = Path(sys.argv[1])
 for scenario in sys.argv[2:]:
-    code = main(["run", scenario, "--out", str(out / Path(scenario).stem), "--format", "csv"])
+    code = main(["run", scenario, "--out", str(out / Path(scenario).stem), "--format", "csv", "--no-plots"])
     if code:
         sys.exit(code)
 """

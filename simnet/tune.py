@@ -445,18 +445,20 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, version: str = NCCL_RELEASE
         nbytes = model_nbytes("allreduce", int(size), nranks)
         picks.append((nbytes, (algorithm, protocol, int(channels))))
         label = f"{format_size(int(size))}: best simulated NCCL schedule {algorithm}/{protocol} x{channels} " \
-                f"{format_time(best['simulated_s'])}"
+                f"{_unbroken(format_time(best['simulated_s']))}"
         everything = tuned[(tuned["size_bytes"] == size) & tuned["simulated_s"].notna()]
         fastest = everything.sort_values(["simulated_s", "predicted_s"], kind="stable").iloc[0]
         if fastest["algorithm"] not in NCCL_NAMES:
-            notes.append(f"{label}; fastest candidate {fastest['choice']} {format_time(fastest['simulated_s'])} "
+            time_text = _unbroken(format_time(fastest["simulated_s"]))
+            notes.append(f"{label}; fastest candidate {fastest['choice']} {time_text} "
                          "(simnet's schedule: link latencies only, no NCCL protocol costs)")
         own = choose(tuning, "allreduce", nbytes)
         if (own.algorithm, own.protocol) != (algorithm, protocol):
             ran = group[[NCCL_NAMES[a] == own.algorithm and (json.loads(p) | (json.loads(r) if r else {}))
                          .get("protocol", "simple") == own.protocol
                          for a, p, r in zip(group["algorithm"], group["params"], group["resolved"])]]
-            shown = f"simulated {format_time(ran['simulated_s'].min())}" if len(ran) else "not simulated (pruned)"
+            shown = (f"simulated {_unbroken(format_time(ran['simulated_s'].min()))}" if len(ran)
+                     else "not simulated (pruned)")
             notes.append(f"{label}; NCCL's own model picks {own.algorithm}/{own.protocol}, {shown}")
     rows = []
     for index, (key, run) in enumerate(itertools.groupby(enumerate(picks), key=lambda item: item[1][1])):
@@ -474,4 +476,13 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, version: str = NCCL_RELEASE
         "load with NCCL_TUNER_PLUGIN=<example plugin> NCCL_TUNER_CONFIG_FILE=<this file>",
         *notes,
     ]
-    return rows, [line for comment in comments for line in textwrap.wrap(comment, _COMMENT_WIDTH)]
+    wrapped = (line for comment in comments for line in textwrap.wrap(comment, _COMMENT_WIDTH))
+    return rows, [line.replace(_NO_BREAK, " ") for line in wrapped]
+
+
+_NO_BREAK = "\u00a0"
+
+
+def _unbroken(text: str) -> str:
+    """`text` kept on one comment line when wrapped (a number and its unit)."""
+    return text.replace(" ", _NO_BREAK)

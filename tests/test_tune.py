@@ -294,3 +294,5 @@ def test_tuner_file_comments_stay_within_the_plugins_line_buffer_on_a_long_topol
     text = tuner_rows_to_csv(rows, comments)
     assert max(len(line.encode()) for line in text.splitlines()) <= MAX_LINE_LENGTH - 2
     assert "with a very long description" in text
+    assert not any(line.split()[1] in ("ns", "us", "ms", "s") for line in text.splitlines()[1:] if line.startswith("#"))
+    assert text.isascii()

@@ -87,14 +87,14 @@ def cli(context: click.Context, debug: bool) -> None:
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786.")
 @click.option("--resume", is_flag=True, help="Skip sweep points already finished in --out.")
 @click.option("--overwrite", is_flag=True, help="Replace another scenario's results in --out instead of refusing.")
-@click.option("--plots/--no-plots", default=True, show_default=True,
+@click.option("--plots/--no-plots", "draw", default=True, show_default=True,
               help="With --out: draw the plots, or write only the tables and results.md (draw later with "
                    "`simnet plot`).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
 @click.option("--force", is_flag=True, help="Run even if the estimated memory exceeds what this machine has.")
 def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: int, scheduler: str | None,
-        resume: bool, overwrite: bool, plots: bool, progress: bool | None, quiet: bool, force: bool) -> None:
+        resume: bool, overwrite: bool, draw: bool, progress: bool | None, quiet: bool, force: bool) -> None:
     """Run a scenario (or its sweep): simulate each algorithm and size, beside its α-β model.
 
     A scenario with `jobs:` runs its jobs together on one fabric, then each alone,
@@ -137,9 +137,9 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
                     click.echo("\nNCCL's own choice (its cost model) beside simnet's simulated best:")
                     click.echo(comparison.to_string(index=False))
         if out_dir is not None and loaded.jobs is not None:
-            _write_jobs_report(out_dir, loaded.name, results, plots=plots, quiet=quiet)
+            _write_jobs_report(out_dir, loaded.name, results, draw=draw, quiet=quiet)
         elif out_dir is not None:
-            _write_report(out_dir, loaded.name, results, points, plots=plots, quiet=quiet)
+            _write_report(out_dir, loaded.name, results, points, draw=draw, quiet=quiet)
 
 
 def _check_out_options(out_dir: Path | None, *, resume: bool = False, overwrite: bool = False) -> None:
@@ -215,23 +215,20 @@ def _record_files(out_dir: Path, written: list[Path]) -> None:
     write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
 
 
-def _write_jobs_report(out_dir: Path, name: str, results, *, plots: bool = True, quiet: bool = False) -> None:
-    """Gantt, slowdown bars (unless not `plots`) and results.md of a jobs scenario, next to the tables run_sweep
-    wrote."""
+def _write_jobs_report(out_dir: Path, name: str, results, *, draw: bool = True, quiet: bool = False) -> None:
+    """Gantt and slowdown bars (if `draw`) and results.md of a jobs scenario, next to the tables run_sweep wrote."""
     import pandas as pd
 
-    from simnet import analysis
+    from simnet import analysis, plots
     from simnet.sweep import write_atomic
 
     interference = pd.read_csv(out_dir / "interference.csv", keep_default_na=False)
     written = [out_dir / f"{table}.{kind}" for table, kind in (("results", "csv"), ("results", "json"),
                                                                 ("interference", "csv"), ("timeline", "csv"))]
-    if plots:
-        from simnet import plots as drawing
-
+    if draw:
         timeline = pd.read_csv(out_dir / "timeline.csv", keep_default_na=False)
-        drawing.jobs_gantt(timeline, out_dir / "jobs_gantt.png", title=name)
-        drawing.slowdown_bars(results, out_dir / "slowdown.png", title=name)
+        plots.jobs_gantt(timeline, out_dir / "jobs_gantt.png", title=name)
+        plots.slowdown_bars(results, out_dir / "slowdown.png", title=name)
         written += [out_dir / "jobs_gantt.png", out_dir / "slowdown.png"]
     write_atomic(out_dir / "results.md", analysis.jobs_markdown(results, interference, title=name))
     written.append(out_dir / "results.md")
@@ -240,32 +237,30 @@ def _write_jobs_report(out_dir: Path, name: str, results, *, plots: bool = True,
         click.echo("wrote " + ", ".join(str(path) for path in written), err=True)
 
 
-def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | None = None, plots: bool = True,
+def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | None = None, draw: bool = True,
                   quiet: bool = False) -> None:
-    """Plots (unless not `plots`) and results.md next to results.csv / results.json.
+    """Plots (if `draw`) and results.md next to results.csv / results.json.
 
     time and busbw against the size (``time_vs_size.png``, ``busbw_vs_size.png``)
     when sizes vary, and against every other swept key (``time_vs_<key>.png``),
     the α-β model drawn over the whole range; speedup bars when an algorithm ran
     beside the baseline.
     """
-    from simnet import analysis
+    from simnet import analysis, plots
     from simnet.sweep import write_atomic
 
     written = [out_dir / "results.csv", out_dir / "results.json"]
     baseline = baseline or ("ring" if "ring" in set(results["algorithm"]) else None)
-    if plots:
-        from simnet import plots as drawing
-
+    if draw:
         against = _swept(results)
         for key in against:
             curves = _curves(points, results, key)
-            for metric in drawing.METRICS:
+            for metric in plots.METRICS:
                 target = out_dir / f"{metric}_vs_{key.replace('.', '_')}.png"
-                drawing.metric_plot(results, target, metric=metric, against=key, curves=curves, title=name)
+                plots.metric_plot(results, target, metric=metric, against=key, curves=curves, title=name)
                 written.append(target)
         if baseline is not None and _compared(results, baseline):
-            drawing.speedup_bars(results, out_dir / "speedup.png", baseline=baseline, against=against[0], title=name)
+            plots.speedup_bars(results, out_dir / "speedup.png", baseline=baseline, against=against[0], title=name)
             written.append(out_dir / "speedup.png")
     write_atomic(out_dir / "results.md", analysis.markdown_summary(results, title=name, baseline=baseline))
     written.append(out_dir / "results.md")

@@ -80,7 +80,7 @@ from pydantic import (
 from simnet import units
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
-from simnet.algorithms.registry import Algorithm
+from simnet.algorithms.registry import Algorithm, resolved_changes
 from simnet.analysis import RESULT_COLUMNS, result_row, sent_bytes_per_rank
 from simnet.engine import Trace, simulate
 from simnet.errors import ScenarioError, SimnetError
@@ -1018,8 +1018,7 @@ def _built(record: Algorithm, params: dict[str, Any], origins: dict[str, str], n
     """The parameters `record` resolves on the network and size, and ``record.builder(nranks, size, **them)``,
     with errors at their scenario key paths."""
     try:
-        if record.resolve is not None:
-            params = record.resolve(network, size, params)
+        params = record.resolved(network, size, params)
         return params, record.builder(network.size, size, **params)
     except SimnetError as error:
         key = _yaml_key(error.path)
@@ -1102,7 +1101,7 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                                       sized_by="payload" if payload else "sizes")
             shown = _shown_params({k: _jsonable(v) for k, v in given.items() if k != "payload"} | shown_extra,
                                   payload)
-            chosen = {_yaml_key(k): _jsonable(v) for k, v in params.items() if k not in given or given[k] != v}
+            chosen = {_yaml_key(k): _jsonable(v) for k, v in resolved_changes(given, params).items()}
             try:
                 trace = simulate(network, schedule, **options)
             except SimnetError as error:
@@ -1455,9 +1454,9 @@ def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *
             for size, payload in cases:
                 given = params | ({"payload": payload} if payload is not None and record.payload == "sparse" else {})
                 try:
-                    chosen = record.resolve(network, size, given) if record.resolve is not None else given
+                    resolved = record.resolved(network, size, given)
                     time_s = predict(name, network, network.size, size, gamma_s_per_byte=gamma,
-                                     overhead_s=overheads, **chosen)
+                                     overhead_s=overheads, **resolved)
                 except SimnetError:
                     continue
                 rows.append((scenario.name, point.label, network.name, scenario.collective.op, name,

@@ -52,6 +52,8 @@ from tqdm import tqdm
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.nccl import NCCL_NAMES, NCCL_RELEASE, nccl_variants
 from simnet.algorithms.hierarchy import LEVELS, hierarchy_factors
+from simnet.algorithms.registry import resolved_changes
+from simnet.analysis import nccl_key
 from simnet.engine import simulate
 from simnet.errors import SimnetError
 from simnet.models import NetworkCosts
@@ -134,7 +136,6 @@ def candidates(
 
 
 _ALPHA_BETA_POOL, _NCCL_POOL = "alpha-beta", "nccl"
-_MISSING = object()
 
 TUNE_COLUMNS = ("size_bytes", "ranks", "algorithm", "params", "resolved", "choice", "predicted_s", "simulated_s",
                 "model_rank", "sim_rank", "pruned")
@@ -232,7 +233,7 @@ def tune(
             if record.model is None:
                 continue
             try:
-                resolved = record.resolve(net, size, params) if record.resolve is not None else params
+                resolved = record.resolved(net, size, params)
                 predicted = record.predict(costs, nranks, size, gamma_s_per_byte=gamma, **resolved)
             except (SimnetError, ValueError):
                 continue
@@ -277,7 +278,7 @@ def tune(
         ranking = sorted(times, key=lambda k: (round(times[k] / fastest, 9), model_rank[k]))
         order = {label: rank for rank, label in enumerate(ranking, 1)}
         for rank, entry in enumerate(entries, 1):
-            chosen = {k: v for k, v in entry.resolved.items() if entry.params.get(k, _MISSING) != v}
+            chosen = resolved_changes(entry.params, entry.resolved)
             rows.append({
                 "size_bytes": size,
                 "ranks": nranks,
@@ -369,7 +370,7 @@ def display_tuner_table(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`tuner_table` for people: times with units, margins in percent, the size they are for."""
     return pd.DataFrame({
         "sizes": table["sizes"],
-        "choice": [choice + (f" x{json.loads(r)['channels']} ch" if r and "channels" in json.loads(r) else "")
+        "choice": [choice + (f" x{channels} ch" if (channels := json.loads(r or "{}").get("channels")) else "")
                    for choice, r in zip(table["choice"], table["resolved"])],
         "as BlueConnect": table["blueconnect_factors"],
         "at size": table["at_bytes"].map(format_size),
@@ -438,13 +439,15 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, version: str = NCCL_RELEASE
     n_nodes = nranks // per_node
     picks, notes = [], []
     for size, group in nccl_rows.groupby("size_bytes", sort=True):
-        best = group.sort_values(["simulated_s", "predicted_s"], kind="stable").iloc[0]
-        values = json.loads(best["params"]) | (json.loads(best["resolved"]) if best["resolved"] else {})
-        algorithm, protocol = NCCL_NAMES[best["algorithm"]], values.get("protocol", "simple")
-        channels = values.get("channels") or launch_config(tuning, "allreduce", algorithm, protocol, int(size))[0]
+        group = group.sort_values(["simulated_s", "predicted_s"], kind="stable")
+        keys = [nccl_key(a, p, r) for a, p, r in zip(group["algorithm"], group["params"], group["resolved"])]
+        best = group.iloc[0]
+        algorithm, protocol = keys[0].split("/")
+        channels = json.loads(best["resolved"] or "{}").get("channels") or \
+            launch_config(tuning, "allreduce", algorithm, protocol, int(size))[0]
         nbytes = model_nbytes("allreduce", int(size), nranks)
         picks.append((nbytes, (algorithm, protocol, int(channels))))
-        label = f"{format_size(int(size))}: best simulated NCCL schedule {algorithm}/{protocol} x{channels} " \
+        label = f"{format_size(int(size))}: best simulated NCCL schedule {keys[0]} x{channels} " \
                 f"{_unbroken(format_time(best['simulated_s']))}"
         everything = tuned[(tuned["size_bytes"] == size) & tuned["simulated_s"].notna()]
         fastest = everything.sort_values(["simulated_s", "predicted_s"], kind="stable").iloc[0]
@@ -453,15 +456,12 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, version: str = NCCL_RELEASE
             notes.append(f"{label}; fastest candidate {fastest['choice']} {time_text} "
                          "(simnet's schedule: link latencies only, no NCCL protocol costs)")
         own = choose(tuning, "allreduce", nbytes)
-        if (own.algorithm, own.protocol) != (algorithm, protocol):
-            ran = group[[NCCL_NAMES[a] == own.algorithm and (json.loads(p) | (json.loads(r) if r else {}))
-                         .get("protocol", "simple") == own.protocol
-                         for a, p, r in zip(group["algorithm"], group["params"], group["resolved"])]]
-            shown = (f"simulated {_unbroken(format_time(ran['simulated_s'].min()))}" if len(ran)
-                     else "not simulated (pruned)")
+        if f"{own.algorithm}/{own.protocol}" != keys[0]:
+            ran = group["simulated_s"][[key == f"{own.algorithm}/{own.protocol}" for key in keys]]
+            shown = f"simulated {_unbroken(format_time(ran.min()))}" if len(ran) else "not simulated (pruned)"
             notes.append(f"{label}; NCCL's own model picks {own.algorithm}/{own.protocol}, {shown}")
     rows = []
-    for index, (key, run) in enumerate(itertools.groupby(enumerate(picks), key=lambda item: item[1][1])):
+    for key, run in itertools.groupby(enumerate(picks), key=lambda item: item[1][1]):
         run = list(run)
         first, last = run[0][0], run[-1][0]
         low = 0 if first == 0 else math.isqrt(picks[first - 1][0] * picks[first][0]) + 1

@@ -21,7 +21,8 @@ from typing import Any, Protocol
 
 from simnet.schedule import COLLECTIVES, Schedule
 
-__all__ = ["PairCosts", "Parameter", "Algorithm", "Stage", "pipelined_time", "steps_time", "Registry"]
+__all__ = ["PairCosts", "Parameter", "Algorithm", "Stage", "pipelined_time", "steps_time", "Registry",
+           "resolved_changes"]
 
 
 class PairCosts(Protocol):
@@ -239,12 +240,26 @@ class Algorithm:
         """The schedule for `nranks` ranks and `size_bytes` bytes per rank."""
         return self.builder(nranks, size_bytes, **params)
 
+    def resolved(self, network: Any, size_bytes: int, params: dict) -> dict:
+        """`params` with what the algorithm decides on `network` at `size_bytes` filled in (:attr:`resolve`);
+        `params` itself for an algorithm that decides nothing."""
+        return params if self.resolve is None else self.resolve(network, size_bytes, params)
+
     def predict(self, costs: PairCosts, nranks: int, size_bytes: int, *, gamma_s_per_byte: float = 0.0,
                 **params) -> float:
         """The closed form's time, seconds (``nan`` when the algorithm has none)."""
         if self.model is None:
             return math.nan
         return self.model(costs, nranks, size_bytes, gamma_s_per_byte=gamma_s_per_byte, **params)
+
+
+def resolved_changes(given: Mapping[str, Any], resolved: Mapping[str, Any]) -> dict[str, Any]:
+    """The values :meth:`Algorithm.resolved` added to `given` or changed in it.
+
+    >>> resolved_changes({"protocol": "auto"}, {"protocol": "ll", "channels": 2})
+    {'protocol': 'll', 'channels': 2}
+    """
+    return {key: value for key, value in resolved.items() if key not in given or given[key] != value}
 
 
 class Registry(Mapping):

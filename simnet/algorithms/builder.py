@@ -21,7 +21,8 @@ sub-chunks pipeline on their own because each depends only on its own history.
 Each cell keeps its *base* (the last write that is not an addition, or both
 transfers of a pairwise exchange), the additions since, and the reads since, as
 transfer indices in arrays over (rank, chunk) per buffer; a set of more than one
-transfer is stored once and referred to by a negative code. Transfers can be added
+transfer is stored once, as a link to the set it extends and the transfer it adds,
+and referred to by a negative code. Transfers can be added
 one at a time (:meth:`ScheduleBuilder.send`, :meth:`ScheduleBuilder.exchange`) or a
 whole step at once with arrays (:meth:`ScheduleBuilder.send_batch`: transfers that
 touch disjoint cells, such as one step of many concurrent rings), which derives
@@ -152,7 +153,8 @@ class ScheduleBuilder:
         self.endpoints = nranks + len(self.switches)
         self._nchunks = len(self.chunk_bytes)
         self._cells: dict[int, _Cells] = {}
-        self._sets: list[tuple[int, ...]] = []
+        self._set_parent = array("i")
+        self._set_transfer = array("i")
         self._columns = _Columns()
         self._stages: dict[str, int] = {}
         self._piece_ids: dict[int, tuple[Piece, int]] = {}
@@ -211,16 +213,21 @@ class ScheduleBuilder:
         return cells
 
     def _members(self, code: int) -> tuple[int, ...]:
-        if code >= 0:
-            return (code,)
-        return () if code == _EMPTY else self._sets[-2 - code]
+        members = []
+        while code < _EMPTY:
+            members.append(self._set_transfer[-2 - code])
+            code = self._set_parent[-2 - code]
+        if code != _EMPTY:
+            members.append(code)
+        return tuple(members)
 
     def _add(self, code: int, transfer: int) -> int:
-        """The code of the set `code` with `transfer` added."""
+        """The code of the set `code` with `transfer` added (a new set links to the one it extends)."""
         if code == _EMPTY:
             return transfer
-        self._sets.append((*self._members(code), transfer))
-        return -1 - len(self._sets)
+        self._set_parent.append(code)
+        self._set_transfer.append(transfer)
+        return -1 - len(self._set_parent)
 
     def _stage_code(self, stage: str) -> int:
         code = self._stages.get(stage)
@@ -419,8 +426,11 @@ class ScheduleBuilder:
         Within a phase every cell is written at most once and read at most once, the
         read one step after the write: so each transfer's dependencies are the state
         of its cells before the phase and, from the second step on, the transfer that
-        brought its piece the step before. They are computed for all steps at once and
-        are exactly those that sending the steps one by one would give.
+        brought its piece the step before. They are computed for all steps at once, on
+        one row per transfer of the chunks it carries (shorter pieces padded with their
+        last chunk, which changes no union), and are exactly those that sending the
+        steps one by one would give; a phase whose pieces differ so much in length that
+        padding would double the work is added one step batch at a time.
 
         Raises
         ------
@@ -441,12 +451,20 @@ class ScheduleBuilder:
                 pieces.min() < 0 or pieces.max() >= len(self._piece_bytes)):
             raise ScheduleError("members must be ranks and pieces ids returned by piece()", path="ring")
         cells = self._buffer(0)
-        offsets, chunk_table, _ = self._pieces()
-        owned = self._elements(np.repeat(members, m * per_block, axis=1).ravel(), np.zeros(members.size * m
-                               * per_block, dtype=np.int64), np.repeat(pieces.reshape(groups, 1, -1), m, axis=1).ravel())
-        if not cells.distinct(owned[2]):
+        if not self._ring_disjoint(cells, members, pieces):
             raise ScheduleError("the groups of a ring phase must touch disjoint cells", path="ring")
+        offsets, _, _ = self._pieces()
+        lengths = offsets[pieces + 1] - offsets[pieces]
+        width = int(lengths.max())
         steps = m - 1
+        if width * lengths.size > 2 * int(lengths.sum()):
+            for s in range(steps):
+                block = (np.arange(m)[None, :, None] + offset - s) % m
+                chosen = pieces[np.arange(groups)[:, None, None], block, np.arange(per_block)[None, None, :]]
+                self._batch(np.repeat(members, per_block, axis=1).ravel(),
+                            np.repeat(np.roll(members, -1, axis=1), per_block, axis=1).ravel(),
+                            chosen.ravel(), code, 0, 0, self._stage_code(stage))
+            return start
         shape = (steps, groups, m, per_block)
         step = np.arange(steps)[:, None, None, None]
         group = np.arange(groups)[None, :, None, None]
@@ -457,36 +475,70 @@ class ScheduleBuilder:
         src = np.broadcast_to(members[group, position], shape).ravel()
         dst = np.broadcast_to(members[group, (position + 1) % m], shape).ravel()
         count = len(piece)
+        first = groups * m * per_block
         writer = np.broadcast_to(start + (((step - 1) * groups + group) * m + (position - 1) % m) * per_block + sub,
-                                 shape).ravel()
-        first_step = np.broadcast_to(step == 0, shape).ravel()
-        seg, lengths, read_cells, write_cells = self._elements(src, dst, piece)
-        at_first = first_step[seg]
+                                 shape).ravel()[first:]
+        chunks = self._padded(piece, width)
+        read_cells = src[:, None] * self._nchunks + chunks
+        write_cells = dst[:, None] * self._nchunks + chunks
         readers = cells.read[write_cells]
         has_readers = readers != _EMPTY
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        brought = starts[np.where(at_first, seg, writer[seg] - start)] + (np.arange(len(seg)) - starts[seg])
-        kept = at_first | ((code == REDUCE) & ~has_readers[brought])
-        columns = [np.where(kept, cells.base[read_cells], _EMPTY)]
+        if code == REDUCE:
+            brought = np.concatenate((np.arange(first), writer - start))
+            kept = ~has_readers[brought]
+            kept[:first] = True
+            rows = 0
+        else:
+            kept, rows = None, first
+        columns = [(0, self._masked(cells.base, read_cells[:rows or None], kept))]
         if cells.base2 is not None:
-            columns.append(np.where(kept, cells.base2[read_cells], _EMPTY))
-        columns.append(np.where(kept, cells.red[read_cells], _EMPTY))
-        columns.append(np.where(at_first, _EMPTY, writer[seg]).astype(np.int32))
-        columns.append(np.where(has_readers, readers, cells.base[write_cells]))
+            columns.append((0, self._masked(cells.base2, read_cells[:rows or None], kept)))
+        columns.append((0, self._masked(cells.red, read_cells[:rows or None], kept)))
+        columns.append((first, writer.astype(np.int32)))
+        columns.append((0, np.where(has_readers, readers, cells.base[write_cells])))
         if cells.base2 is not None:
-            columns.append(np.where(has_readers, _EMPTY, cells.base2[write_cells]))
+            columns.append((0, np.where(has_readers, _EMPTY, cells.base2[write_cells])))
         if code != REDUCE:
-            columns.append(np.where(has_readers, _EMPTY, cells.red[write_cells]))
-        dep_offsets, deps = self._union(seg, count, columns, start, ())
+            columns.append((0, np.where(has_readers, _EMPTY, cells.red[write_cells])))
+        dep_offsets, deps = self._union_rows(count, columns)
         stage_code = self._stage_code(stage)
         self._columns.extend(
             {"src": src, "dst": dst, "op": np.full(count, code), "src_buffer": np.zeros(count),
              "dst_buffer": np.zeros(count), "piece": piece, "stage": np.full(count, stage_code)},
             deps, np.diff(dep_offsets))
-        transfer = (start + seg).astype(np.int32)
+        transfer = np.broadcast_to(np.arange(start, start + count, dtype=np.int32)[:, None], chunks.shape)
         self._written(cells, write_cells, transfer, code, has_readers)
         cells.read[read_cells] = self._added(cells.read[read_cells], transfer)
         return start
+
+    def _ring_disjoint(self, cells: _Cells, members: np.ndarray, pieces: np.ndarray) -> bool:
+        """Whether no (member, chunk) cell belongs to two groups of a ring phase, or twice to one.
+
+        When no rank is in two groups this is whether each group's blocks share no
+        chunk, checked once per distinct set of blocks.
+        """
+        groups, m, per_block = pieces.shape
+        if np.bincount(members.ravel()).max() == 1:
+            patterns = np.unique(pieces.reshape(groups, -1), axis=0)
+            rows = np.repeat(np.arange(len(patterns)), m * per_block)
+            _, _, cells_of, _ = self._elements(rows, rows, patterns.ravel())
+            return cells.distinct(cells_of)
+        owned = self._elements(np.repeat(members, m * per_block, axis=1).ravel(), np.zeros(members.size * m
+                               * per_block, dtype=np.int64), np.repeat(pieces.reshape(groups, 1, -1), m, axis=1).ravel())
+        return cells.distinct(owned[2])
+
+    def _padded(self, pieces: np.ndarray, width: int) -> np.ndarray:
+        """Chunks of each piece as a row of `width`, shorter pieces padded with their last chunk."""
+        offsets, chunk_table, _ = self._pieces()
+        used, local = np.unique(pieces, return_inverse=True)
+        length = offsets[used + 1] - offsets[used]
+        table = chunk_table[offsets[used][:, None] + np.minimum(np.arange(width), length[:, None] - 1)]
+        return table.astype(np.int64)[local.ravel()]
+
+    @staticmethod
+    def _masked(state: np.ndarray, cells: np.ndarray, kept: np.ndarray | None) -> np.ndarray:
+        """``state[cells]`` where `kept` (everywhere if ``None``), empty elsewhere."""
+        return state[cells] if kept is None else np.where(kept, state[cells], _EMPTY)
 
     def _elements(self, src: np.ndarray, dst: np.ndarray, pieces: np.ndarray):
         """Per chunk carried: its transfer (position in the batch), chunk, source cell and destination cell."""
@@ -550,16 +602,22 @@ class ScheduleBuilder:
         cells.read[write_cells] = _EMPTY
 
     def _added(self, codes: np.ndarray, transfers: np.ndarray) -> np.ndarray:
-        """Codes of the sets `codes` with the matching `transfers` added (vectorized :meth:`_add`)."""
+        """Codes of the sets `codes` with the matching `transfers` added (vectorized :meth:`_add`, any shape)."""
+        shape = codes.shape
+        codes = codes.ravel()
+        transfers = np.broadcast_to(transfers, shape).ravel()
         result = np.where(codes == _EMPTY, transfers, codes).astype(np.int32)
         busy = np.flatnonzero(codes != _EMPTY)
         if len(busy):
             keys = (codes[busy].astype(np.int64) << 32) | (transfers[busy].astype(np.int64) & 0xFFFFFFFF)
-            pairs, inverse = np.unique(keys, return_inverse=True)
-            made = np.array([self._add(int(key >> 32), int(key & 0xFFFFFFFF)) for key in pairs.tolist()],
-                            dtype=np.int32)
-            result[busy] = made[inverse.ravel()]
-        return result
+            head = np.ones(len(keys), dtype=bool)
+            head[1:] = keys[1:] != keys[:-1]
+            pairs, inverse = np.unique(keys[head], return_inverse=True)
+            made = (-2 - len(self._set_parent) - np.arange(len(pairs))).astype(np.int32)
+            self._set_parent.frombytes((pairs >> 32).astype(np.int32).tobytes())
+            self._set_transfer.frombytes((pairs & 0xFFFFFFFF).astype(np.int32).tobytes())
+            result[busy] = made[inverse.ravel()][np.cumsum(head) - 1]
+        return result.reshape(shape)
 
     def _union(self, seg, count: int, columns: list[np.ndarray], start: int, after: tuple[int, ...]):
         """Per transfer, the sorted union of the sets coded in `columns` (and `after`), as CSR."""
@@ -570,6 +628,21 @@ class ScheduleBuilder:
             keep = codes != _EMPTY
             keep[1:] &= firsts[1:] | (codes[1:] != codes[:-1])
             keys.append((seg[keep].astype(np.int64) << 32) | (codes[keep].astype(np.int64) & 0xFFFFFFFF))
+        return self._csr(keys, count, after)
+
+    def _union_rows(self, count: int, columns: list[tuple[int, np.ndarray]]):
+        """:meth:`_union` of columns given per row: ``(first row, codes)``, codes of shape (rows,) or (rows, width)."""
+        keys = []
+        for first, codes in columns:
+            codes = codes.reshape(-1, 1) if codes.ndim == 1 else codes
+            keep = codes != _EMPTY
+            keep[:, 1:] &= codes[:, 1:] != codes[:, :-1]
+            row, column = np.nonzero(keep)
+            keys.append(((row + first).astype(np.int64) << 32) | (codes[row, column].astype(np.int64) & 0xFFFFFFFF))
+        return self._csr(keys, count, ())
+
+    def _csr(self, keys: list[np.ndarray], count: int, after: tuple[int, ...]):
+        """Sorted, distinct ``(transfer << 32) | code`` keys (set codes expanded, `after` added) as CSR."""
         keys = np.sort(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
         if len(keys) > 1:
             keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
@@ -577,22 +650,23 @@ class ScheduleBuilder:
         code = (keys & 0xFFFFFFFF).astype(np.uint32).astype(np.int32)
         multi = code < _EMPTY
         if multi.any() or after:
-            rows: dict[int, set[int]] = {}
-            for o, c in zip(owner[multi].tolist(), code[multi].tolist()):
-                rows.setdefault(o, set()).update(self._sets[-2 - c])
-            if after:
-                rows.setdefault(0, set()).update(after)
-            plain = ~multi
-            for o, c in zip(owner[plain].tolist(), code[plain].tolist()):
-                if o in rows:
-                    rows[o].add(c)
-            keep = plain & ~np.isin(owner, np.fromiter(rows, dtype=np.int64))
-            extra_owner = np.array([o for o, members in rows.items() for _ in members], dtype=np.int64)
-            extra_code = np.array([d for members in rows.values() for d in sorted(members)], dtype=np.int64)
-            owner = np.concatenate([owner[keep], extra_owner])
-            code = np.concatenate([code[keep].astype(np.int64), extra_code])
-            order = np.lexsort((code, owner))
-            owner, code = owner[order], code[order]
+            owners, codes = [owner[~multi]], [code[~multi].astype(np.int64)]
+            parents = np.frombuffer(self._set_parent, dtype=np.int32)
+            transfers = np.frombuffer(self._set_transfer, dtype=np.int32)
+            at, link = owner[multi], -2 - code[multi].astype(np.int64)
+            while len(link):
+                owners.append(at)
+                codes.append(transfers[link].astype(np.int64))
+                parent = parents[link]
+                plain = parent >= 0
+                owners.append(at[plain])
+                codes.append(parent[plain].astype(np.int64))
+                at, link = at[~plain], -2 - parent[~plain].astype(np.int64)
+            del parents, transfers
+            owners.append(np.zeros(len(after), dtype=np.int64))
+            codes.append(np.asarray(after, dtype=np.int64))
+            keys = np.unique((np.concatenate(owners) << 32) | np.concatenate(codes))
+            owner, code = keys >> 32, keys & 0xFFFFFFFF
         counts = np.bincount(owner, minlength=count)
         offsets = np.zeros(count + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])

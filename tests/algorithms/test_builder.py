@@ -359,16 +359,23 @@ def test_a_whole_ring_phase_equals_its_steps_added_one_batch_at_a_time(data):
     groups = data.draw(st.integers(1, 3))
     m = data.draw(st.integers(2, 5))
     per_block = data.draw(st.integers(1, 3))
-    nranks = groups * m
-    nchunks = m * per_block * data.draw(st.integers(1, 2))
+    shared = data.draw(st.booleans())
+    span = m * per_block * data.draw(st.integers(1, 2))
+    if shared:
+        nranks, nchunks = m, groups * span
+        members = np.array([data.draw(st.permutations(range(m))) for _ in range(groups)])
+    else:
+        nranks, nchunks = groups * m, span
+        members = np.arange(nranks).reshape(groups, m)
     chunk_bytes = [1 + c for c in range(nchunks)]
-    members = np.arange(nranks).reshape(groups, m)
-    pieces_of = [[tuple(sorted(data.draw(st.sets(st.integers(0, nchunks - 1), min_size=1, max_size=3))))
+    pieces_of = [[tuple(sorted(data.draw(st.sets(st.integers(0, span - 1), min_size=1, max_size=6))))
                   for _ in range(per_block)] for _ in range(m)]
     disjoint = [[(b * per_block + k,) for k in range(per_block)] for b in range(m)]
     blocks = disjoint if data.draw(st.booleans()) else pieces_of
     if len({c for block in blocks for piece in block for c in piece}) != sum(len(p) for b in blocks for p in b):
         blocks = disjoint
+    shift = span if shared else 0
+    blocks_of = [[[tuple(c + g * shift for c in piece) for piece in block] for block in blocks] for g in range(groups)]
     history = data.draw(st.lists(st.tuples(st.integers(0, nranks - 1), st.integers(0, nranks - 1),
                                            st.integers(0, nchunks - 1), st.sampled_from(["copy", "reduce"])),
                                  max_size=8))
@@ -379,7 +386,7 @@ def test_a_whole_ring_phase_equals_its_steps_added_one_batch_at_a_time(data):
         for src, dst, chunk, kind in history:
             if src != dst:
                 builder.send(src, dst, (chunk,), kind, "h")
-        ids = np.array([[[builder.piece(piece) for piece in block] for block in blocks] for _ in range(groups)])
+        ids = np.array([[[builder.piece(piece) for piece in block] for block in blocks_of[g]] for g in range(groups)])
         if whole:
             builder.ring(members, ids, offset, op, "ring")
         else:
@@ -394,3 +401,13 @@ def test_a_whole_ring_phase_equals_its_steps_added_one_batch_at_a_time(data):
                 builder.send_batch(src, dst, chosen, op, "ring")
         built.append(builder.schedule("allreduce", "test", {}).transfers)
     assert list(built[0]) == list(built[1])
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_a_ring_phase_refuses_a_cell_two_groups_or_two_blocks_touch(shared):
+    builder = ScheduleBuilder([1] * 4, 4)
+    a, b, c = builder.piece((0, 1)), builder.piece((1, 2)), builder.piece((3,))
+    members, pieces = ([[0, 1], [1, 2]], [[[c], [a]], [[b], [c]]]) if shared else ([[0, 1]], [[[a], [b]]])
+    with pytest.raises(ScheduleError, match="disjoint cells"):
+        builder.ring(members, pieces, 0, "reduce", "ring")
+    assert len(builder) == 0

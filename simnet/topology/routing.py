@@ -496,6 +496,17 @@ class Router:
         """Shortest path from `first` to `last` over the nodes of `first`'s server only."""
         if first == last:
             return [first]
+        best, pred = self._inside_search(first)
+        if last not in best:
+            raise TopologyError(f"no route from {first!r} to {last!r} inside their server")
+        nodes = [last]
+        while nodes[-1] != first:
+            nodes.append(self._pick(pred[nodes[-1]], source, target, nodes[-1]))
+        nodes.reverse()
+        return nodes
+
+    def _inside_search(self, first: Hashable) -> tuple[dict, dict]:
+        """Distances and equal-cost predecessors from `first` over the nodes of its server (cached)."""
         found = self._local.get(first)
         if found is None:
             host, stubs = self._host[first], self._stubs
@@ -519,14 +530,29 @@ class Router:
                     elif d + cost == known:
                         pred[v].append(u)
             found = self._local[first] = (best, pred)
-        best, pred = found
-        if last not in best:
-            raise TopologyError(f"no route from {first!r} to {last!r} inside their server")
-        nodes = [last]
-        while nodes[-1] != first:
-            nodes.append(self._pick(pred[nodes[-1]], source, target, nodes[-1]))
-        nodes.reverse()
-        return nodes
+        return found
+
+    def _stays_inside(self, source: Hashable, target: Hashable) -> bool:
+        """Whether every shortest route between two nodes of one server stays inside it.
+
+        A route that leaves the server costs at least the cheapest way out (distance
+        inside to a relaying node with a link to the fabric, plus that link) plus the
+        cheapest link back in. When that bound exceeds the distance inside, the
+        Dijkstra over the server and the fabric (:class:`_Composite`) finds the same
+        distances and equal-cost predecessors on the way as the one inside the server
+        alone, so :meth:`_inside` gives its route.
+        """
+        home = self._host.get(source)
+        if self._transit or home is None or self._host.get(target) != home:
+            return False
+        best = self._inside_search(source)[0]
+        if target not in best:
+            return False
+        stubs = self._stubs
+        back = min((cost for b, _, cost in self._entries.get(home, ()) if b not in stubs), default=None)
+        out = min((best[a] + cost for a, _, cost in self._exits.get(home, ())
+                   if a in best and (a not in stubs or a == source)), default=None)
+        return back is None or out is None or out + back > best[target]
 
     def _tree_routes(self) -> UpDown:
         if self._updown is None:
@@ -582,6 +608,9 @@ class Router:
                 (*first, *middle[1:], *last[1:]),
                 (*self._pin(first, source, target), *cables, *self._pin(last, source, target)),
             )
+        elif self._stays_inside(source, target):
+            nodes = self._inside(source, target, source, target)
+            route = (tuple(nodes), tuple(self._pin(nodes, source, target)))
         else:
             tree = self._tree_routes() if self._tree else None
             if tree is not None and source in tree.endpoints and target in tree.endpoints:

@@ -490,3 +490,22 @@ def test_ties_between_nodes_that_print_alike_do_not_depend_on_link_order():
             graph.add_edge(node, "t", bandwidth_Bps=1e9, latency_s=1e-6, tier="t")
         routes.add(tuple(map(repr, Router(graph, routing="ecmp_hash").path("s", "t"))))
     assert len(routes) == 1
+
+
+@pytest.mark.parametrize("inside", ["shorter", "tie", "longer"])
+@pytest.mark.parametrize("routing", ["ecmp_hash", "shortest"])
+def test_a_route_inside_one_server_leaves_it_only_for_a_route_at_most_as_long(inside, routing):
+    """Between two nodes of one server the route stays inside unless the fabric is as short (then both count)."""
+    graph = nx.DiGraph(host_transit=False)
+    graph.add_node("switch", kind="switch")
+    for node in ("g0", "g1", "relay"):
+        graph.add_node(node, kind="gpu", host=0)
+    links = [("g0", "switch", 1e-6), ("switch", "g1", 1e-6)]
+    links += {"shorter": [("g0", "g1", 1e-6)], "longer": [("g0", "g1", 3e-6)],
+              "tie": [("g0", "relay", 1e-6), ("relay", "g1", 1e-6)]}[inside]
+    for u, v, latency in links:
+        graph.add_edge(u, v, bandwidth_Bps=1e9, latency_s=latency, tier="t")
+    path = Router(graph, routing=routing).path("g0", "g1")
+    assert path == _reference_path(graph, "g0", "g1", routing)
+    if routing == "shortest":
+        assert ("switch" in path) == (inside != "shorter")

@@ -46,6 +46,7 @@ touches it.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 import struct
@@ -95,9 +96,12 @@ def _per_rank(value: object, nranks: int, path: str, *, default: float, positive
     return np.array(value, dtype=float)
 
 
+_TYPECODES = {"d": np.float64, "q": np.int64, "i": np.int32}
+
+
 def _extend(values: array, more: np.ndarray) -> None:
-    """Append the elements of `more` to `values`, converted to its type (``"d"``: float64, ``"q"``: int64)."""
-    values.frombytes(np.ascontiguousarray(more, dtype=np.float64 if values.typecode == "d" else np.int64).tobytes())
+    """Append the elements of `more` to `values`, converted to its type (``"d"``, ``"q"`` or ``"i"``)."""
+    values.frombytes(np.ascontiguousarray(more, dtype=_TYPECODES[values.typecode]).tobytes())
 
 
 def _routes(network: Network, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, ...]]:
@@ -177,17 +181,16 @@ class Simulation:
         self._clock = 0.0
         self._jobs: list[_Job] = []
         self._remaining: list[int] = []
-        self._owner = array("q")
+        self._job_ends: list[int] = []
         self._routes: list[tuple[int, ...]] = []
         self._nbytes = array("d")
-        self._channels = array("q")
+        self._channels = array("i")
         self._not_before = array("d")
         self._overhead = array("d")
         self._reduction = array("d")
-        self._waiting = array("q")
-        self._first = array("q")
-        self._stop = array("q")
-        self._dependents = array("q")
+        self._waiting = array("i")
+        self._bounds = array("q", [0])
+        self._dependents = array("i")
         self._ready_s = array("d")
         self._issue_s = array("d")
         self._arrive_s = array("d")
@@ -304,16 +307,17 @@ class Simulation:
         gamma = np.concatenate([gamma, np.zeros(switches)])
 
         now = self.env.now
-        first = len(self._owner)
+        first = len(self._ready_s)
         count = len(schedule)
+        if first + count >= 2**31:
+            raise SimnetError(f"a simulation holds fewer than 2**31 transfers, got {first + count}", path="schedule")
         done = self.env.event()
         job = _Job(schedule, first, count, now, placed, done)
-        index = len(self._jobs)
         self._jobs.append(job)
         self._remaining.append(count)
+        self._job_ends.append(first + count)
         columns = schedule.columns
         src = columns.src.astype(np.int64)
-        self._owner.extend(array("q", [index]) * count)
         self._routes.extend(_routes(network, placed[src], placed[columns.dst]))
         wire = columns.nbytes
         if switches:
@@ -329,12 +333,11 @@ class Simulation:
         base = len(self._dependents)
         _extend(self._dependents, np.repeat(np.arange(count), waiting)[order] + first)
         bounds = np.searchsorted(columns.deps[order], np.arange(count + 1)) + base
-        _extend(self._first, bounds[:-1])
-        _extend(self._stop, bounds[1:])
+        _extend(self._bounds, bounds[1:])
         nan = array("d", [math.nan]) * count
         for times in (self._ready_s, self._issue_s, self._arrive_s, self._end_s):
             times.extend(nan)
-        self._links.reserve(len(self._owner))
+        self._links.reserve(len(self._ready_s))
         if count == 0:
             done.succeed(self._trace(job))
             return done
@@ -392,16 +395,17 @@ class Simulation:
 
     def _finish(self, now: float, done: list[int], released: list[int], issued: list[int]) -> None:
         """Complete `done`, release what waited for them, hand everything ready now to the link model."""
-        end_s, waiting, dependents, first, stop = self._end_s, self._waiting, self._dependents, self._first, self._stop
-        owner, remaining = self._owner, self._remaining
+        end_s, waiting, dependents, bounds = self._end_s, self._waiting, self._dependents, self._bounds
+        remaining, ends = self._remaining, self._job_ends
+        one = len(ends) == 1
         for flow in done:
             end_s[flow] = now
-            for k in range(first[flow], stop[flow]):
+            for k in range(bounds[flow], bounds[flow + 1]):
                 child = dependents[k]
                 waiting[child] -= 1
                 if waiting[child] == 0:
                     released.append(child)
-            job = owner[flow]
+            job = 0 if one else bisect.bisect_right(ends, flow)
             remaining[job] -= 1
             if remaining[job] == 0:
                 self._jobs[job].done.succeed(self._trace(self._jobs[job]))

@@ -337,7 +337,7 @@ class MaxMinLinks:
         self._line: list[int] = []
         self._limit: list[int] = []
         self._version: list[int] = []
-        self._draining: list[bool] = []
+        self._draining = bytearray()
         self._remaining_bytes = array("d")
         self._rate_Bps = array("d")
         self._since_s = array("d")
@@ -359,7 +359,7 @@ class MaxMinLinks:
         self._line.extend([-1] * more)
         self._limit.extend([-1] * more)
         self._version.extend([0] * more)
-        self._draining.extend([False] * more)
+        self._draining.extend(bytes(more))
         zeros = bytes(8 * more)
         for values in (self._remaining_bytes, self._rate_Bps, self._since_s):
             values.frombytes(zeros)

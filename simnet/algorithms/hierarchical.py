@@ -19,6 +19,8 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from simnet.algorithms.builder import ScheduleBuilder
 from simnet.algorithms.dense import fold, fold_time, power_of_two_members
 from simnet.algorithms.primitives import (
@@ -35,7 +37,7 @@ from simnet.algorithms.primitives import (
 )
 from simnet.algorithms.registry import Algorithm, PairCosts, Stage, pipelined_time
 from simnet.errors import ScheduleError
-from simnet.schedule import Schedule, split_bytes
+from simnet.schedule import COPY, REDUCE, Schedule, TransferTable, split_bytes
 from simnet.speed import gc_paused
 
 __all__ = [
@@ -163,6 +165,127 @@ def _staged_allreduce(
         ring_all_gather(builder, stage_groups(level), labels[level][1])
 
 
+def _staged_schedule(nranks: int, size_bytes: int, factors: Sequence[int], chunks: int,
+                     labels: Sequence[tuple[str, str]], algorithm: str, params: dict) -> Schedule:
+    """The schedule :func:`_staged_allreduce` builds on a fresh builder, from its structure (every factor ≥ 2).
+
+    It is the same schedule bit for bit (same transfers, pieces and dependencies;
+    ``tests/algorithms/test_hierarchical.py`` compares the two), without the
+    builder's per-(rank, chunk) cell state, whose ``p × p C`` cells do not fit in
+    memory for tens of thousands of ranks. With ``R(i, s, m)`` the reduce-scatter
+    transfer of level ``i``, step ``s`` and member ``m`` of a group (and of one
+    sub-chunk ``j``), ``G(i, s, m)`` the all-gather one, and ``c_l`` the
+    coordinates of the sending position ``q``, the cells give:
+
+    * ``R(i, s, m)`` reads what the reduce-scatters of the levels ``l < i`` added
+      into ``q``'s cells, ``a_l(q) = R(l, p_l - 2, c_l - 1)``, and for ``s ≥ 1``
+      the block it received the step before, ``R(i, s - 1, m - 1)``; it adds into
+      cells nobody read, so its write waits for nothing;
+    * ``G(i, 0, m)`` reads ``q``'s finished region: every ``a_l(q)``, ``l < k``, and
+      the all-gathers of the levels ``l > i`` into ``q``, ``G(l, s', c_l - 1)``;
+      ``G(i, s, m)`` for ``s ≥ 1`` reads the block ``G(i, s - 1, m - 1)`` brought;
+    * ``G(i, s, m)`` overwrites the block member ``m + 1`` forwarded at step ``s``
+      of the reduce-scatter, so it waits for that read, ``R(i, s, m + 1)``.
+
+    Transfers are numbered as the builder numbers them: phases in order (the
+    reduce-scatters of levels ``0 .. k-1``, then the all-gathers of levels
+    ``k-1 .. 0``), within a phase by step, group, member and sub-chunk; pieces in the
+    order the builder meets them.
+    """
+    p, k, C = nranks, len(factors), chunks
+    f = [int(x) for x in factors]
+    stride = [math.prod(f[:i]) for i in range(k)]
+    below = [math.prod(f[i + 1:]) for i in range(k)]
+    chunk_bytes = _nested_leaves(size_bytes, f, C)
+    positions = np.arange(p, dtype=np.int64)
+    coord = [(positions // stride[i]) % f[i] for i in range(k)]
+    group = [(positions // (stride[i] * f[i])) * stride[i] + positions % stride[i] for i in range(k)]
+    phases = [(False, i) for i in range(k)] + [(True, i) for i in reversed(range(k))]
+    first = {}
+    count = 0
+    for phase in phases:
+        first[phase] = count
+        count += (f[phase[1]] - 1) * p * C
+    if count >= 2**31:
+        raise ScheduleError(f"{count} transfers do not fit 32-bit transfer indices", path="factors")
+
+    def index(gather: bool, level: int, step, grp, member, sub):
+        return first[gather, level] + ((step * (p // f[level]) + grp) * f[level] + member) * C + sub
+
+    sub = np.arange(C)
+    piece_first, chunk_rows = [], []
+    pieces = 0
+    for i in range(k):
+        piece_first.append(pieces)
+        lo = np.arange(stride[i])
+        start = sum(((lo // stride[l]) % f[l] + 1) % f[l] * below[l] for l in range(i)) + np.zeros_like(lo)
+        leaf = start[:, None, None, None] + np.arange(f[i])[None, :, None, None] * below[i] \
+            + np.arange(below[i])[None, None, None, :]
+        chunk_rows.append((leaf * C + sub[None, None, :, None]).reshape(-1))
+        pieces += stride[i] * f[i] * C
+    piece_chunks = np.concatenate(chunk_rows)
+    piece_offsets = np.concatenate([[0], np.cumsum(np.repeat([below[i] for i in range(k)],
+                                                             [stride[i] * f[i] * C for i in range(k)]))])
+    piece_bytes = np.add.reduceat(np.asarray(chunk_bytes, dtype=np.int64)[piece_chunks], piece_offsets[:-1])
+
+    columns: dict[str, list[np.ndarray]] = {"src": [], "dst": [], "piece": [], "op": [], "stage": []}
+    dep_rows, dep_counts = [], []
+    members = np.arange(p, dtype=np.int64)
+    for code, (gather, i) in enumerate(phases):
+        fi, si, groups = f[i], stride[i], p // f[i]
+        shape = (fi - 1, groups, fi, C)
+        step = np.arange(fi - 1)[:, None, None, None]
+        grp = np.arange(groups)[None, :, None, None]
+        member = np.arange(fi)[None, None, :, None]
+        j = sub[None, None, None, :]
+        base = (grp // si) * si * fi + grp % si
+        q = (base + member * si)[0, :, :, 0]
+        block = (member + (1 if gather else 0) - step) % fi
+        columns["src"].append(np.broadcast_to(members[base + member * si], shape).ravel())
+        columns["dst"].append(np.broadcast_to(members[base + (member + 1) % fi * si], shape).ravel())
+        columns["piece"].append(np.broadcast_to(piece_first[i] + ((grp % si) * fi + block) * C + j, shape).ravel())
+        columns["op"].append(np.full(math.prod(shape), COPY if gather else REDUCE, dtype=np.uint8))
+        columns["stage"].append(np.full(math.prod(shape), code, dtype=np.int32))
+        sub3 = sub[None, None, :]
+        added = [index(False, l, f[l] - 2, group[l][q][..., None], (coord[l][q][..., None] - 1) % f[l], sub3)
+                 for l in range(k if gather else i)]
+        later = [index(True, l, s2, group[l][q][..., None], (coord[l][q][..., None] - 1) % f[l], sub3)
+                 for l in range(i + 1, k) if gather for s2 in range(f[l] - 1)]
+        previous = index(gather, i, step[1:] - 1, grp, (member - 1) % fi, j)
+        if gather:
+            forwarded = index(False, i, step, grp, (member + 1) % fi, j)
+            slots = ([*added, *later, forwarded[:1]], [previous, forwarded[1:]])
+        else:
+            slots = (added, [*added, previous])
+        for rows, columns_of in zip((1, fi - 2), slots):
+            n = rows * groups * fi * C
+            if n == 0:
+                continue
+            if not columns_of:
+                dep_counts.append(np.zeros(n, dtype=np.int64))
+                continue
+            matrix = np.stack([np.broadcast_to(column, (rows, groups, fi, C)).reshape(n) for column in columns_of],
+                              axis=1)
+            matrix.sort(axis=1)
+            keep = np.ones(matrix.shape, dtype=bool)
+            keep[:, 1:] = matrix[:, 1:] != matrix[:, :-1]
+            dep_rows.append(matrix[keep])
+            dep_counts.append(keep.sum(axis=1))
+    deps = np.concatenate(dep_rows).astype(np.int32) if dep_rows else np.zeros(0, dtype=np.int32)
+    dep_offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.concatenate(dep_counts), out=dep_offsets[1:])
+    piece = np.concatenate(columns["piece"])
+    table = TransferTable(
+        src=np.concatenate(columns["src"]), dst=np.concatenate(columns["dst"]), nbytes=piece_bytes[piece],
+        op=np.concatenate(columns["op"]), piece=piece, pieces=(piece_offsets, piece_chunks), deps=deps,
+        dep_offsets=dep_offsets, stage=np.concatenate(columns["stage"]),
+        stages=tuple(labels[i][1 if gather else 0] for gather, i in phases),
+        src_buffer=np.zeros(count, dtype=np.uint8), dst_buffer=np.zeros(count, dtype=np.uint8),
+    )
+    return Schedule(collective="allreduce", nranks=nranks, chunk_bytes=tuple(chunk_bytes), transfers=table,
+                    algorithm=algorithm, params=dict(params))
+
+
 def _level_labels(levels: int) -> list[tuple[str, str]]:
     return [(f"reduce_scatter_{i + 1}", f"all_gather_{i + 1}") for i in range(levels)]
 
@@ -199,6 +322,13 @@ def blueconnect_allreduce(
         leaf segments (first into ``p1`` parts, each into ``p2``, ...), each into
         ``C`` sub-chunks.
 
+    Notes
+    -----
+    With every factor ≥ 2 the schedule is computed from the algorithm's structure:
+    the transfers and dependencies that :class:`~simnet.algorithms.builder.ScheduleBuilder`
+    derives from the cells they touch, without its state of ``p × p C`` cells, so
+    tens of thousands of ranks build in seconds.
+
     References
     ----------
     Cho, M., Finkler, U., Serrano, M., Kung, D. and Hunter, H. (2019). BlueConnect:
@@ -207,9 +337,12 @@ def blueconnect_allreduce(
     """
     check_args(nranks, size_bytes, chunks)
     factors = check_factors(nranks, factors)
+    params = {"factors": list(factors), "chunks": chunks}
+    if min(factors) >= 2:
+        return _staged_schedule(nranks, size_bytes, factors, chunks, _level_labels(len(factors)), "blueconnect", params)
     builder = ScheduleBuilder(_nested_leaves(size_bytes, factors, chunks), nranks)
     _staged_allreduce(builder, range(nranks), factors, chunks, _level_labels(len(factors)))
-    return builder.schedule("allreduce", "blueconnect", {"factors": list(factors), "chunks": chunks})
+    return builder.schedule("allreduce", "blueconnect", params)
 
 
 @gc_paused()
@@ -243,10 +376,13 @@ def torus_2d_allreduce(
     """
     check_args(nranks, size_bytes, chunks)
     factors = _torus_factors(nranks, factors)
+    labels = [("reduce_scatter_x", "all_gather_x"), ("reduce_scatter_y", "all_gather_y")]
+    params = {"factors": list(factors), "chunks": chunks}
+    if min(factors) >= 2:
+        return _staged_schedule(nranks, size_bytes, factors, chunks, labels, "torus_2d", params)
     builder = ScheduleBuilder(_nested_leaves(size_bytes, factors, chunks), nranks)
-    _staged_allreduce(builder, range(nranks), factors, chunks,
-                      [("reduce_scatter_x", "all_gather_x"), ("reduce_scatter_y", "all_gather_y")])
-    return builder.schedule("allreduce", "torus_2d", {"factors": list(factors), "chunks": chunks})
+    _staged_allreduce(builder, range(nranks), factors, chunks, labels)
+    return builder.schedule("allreduce", "torus_2d", params)
 
 
 def _torus_factors(nranks: int, factors: Sequence[int] | None) -> tuple[int, ...]:
@@ -398,6 +534,13 @@ def blueconnect_time(
         ``γ``, seconds per byte.
     load_s : float, optional
         Busiest link's time for all levels' traffic, seconds (0: not known).
+
+    Notes
+    -----
+    With every factor ≥ 2 the schedule is computed from the algorithm's structure:
+    the transfers and dependencies that :class:`~simnet.algorithms.builder.ScheduleBuilder`
+    derives from the cells they touch, without its state of ``p × p C`` cells, so
+    tens of thousands of ranks build in seconds.
 
     References
     ----------

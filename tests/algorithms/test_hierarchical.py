@@ -2,9 +2,13 @@
 
 import math
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from simnet.algorithms import ALGORITHMS
+from simnet.algorithms import ALGORITHMS, hierarchical
+from simnet.algorithms.builder import ScheduleBuilder
 from simnet.algorithms.dense import ring_allreduce
 from simnet.algorithms.hierarchical import (
     blueconnect_allreduce,
@@ -76,3 +80,39 @@ def test_hierarchical_ring_reduces_inside_nodes_and_rings_between_leaders():
         "intra_broadcast",
     }
     assert math.prod(schedule.params["factors"]) == 8
+
+
+@settings(max_examples=80, deadline=None)
+@given(factors=st.lists(st.integers(2, 5), min_size=1, max_size=4).filter(lambda f: math.prod(f) <= 96),
+       chunks=st.integers(1, 3), size=st.sampled_from([1, 999, 2**20 + 3]), torus=st.booleans())
+def test_the_structural_staged_schedule_is_what_the_builder_derives(factors, chunks, size, torus):
+    """BlueConnect and the 2D torus are built from their structure; the cells of ScheduleBuilder give the same bits."""
+    p = math.prod(factors)
+    labels = ([("reduce_scatter_x", "all_gather_x"), ("reduce_scatter_y", "all_gather_y")] if torus
+              else [(f"rs{i}", f"ag{i}") for i in range(len(factors))])
+    labels = labels[: len(factors)] + [(f"rs{i}", f"ag{i}") for i in range(len(labels), len(factors))]
+    builder = ScheduleBuilder(hierarchical._nested_leaves(size, factors, chunks), p)
+    hierarchical._staged_allreduce(builder, range(p), factors, chunks, labels)
+    expected = builder.schedule("allreduce", "blueconnect", {"factors": factors})
+    actual = hierarchical._staged_schedule(p, size, factors, chunks, labels, "blueconnect", {"factors": factors})
+    assert actual.chunk_bytes == expected.chunk_bytes and actual.transfers.stages == expected.transfers.stages
+    for name in ("src", "dst", "nbytes", "op", "piece", "piece_offsets", "piece_chunks", "deps", "dep_offsets",
+                 "stage", "src_buffer", "dst_buffer"):
+        actual_column, expected_column = getattr(actual.transfers, name), getattr(expected.transfers, name)
+        assert actual_column.dtype == expected_column.dtype, name
+        np.testing.assert_array_equal(actual_column, expected_column, err_msg=name)
+
+
+def test_blueconnect_builds_65536_ranks_from_its_structure():
+    """No per-(rank, chunk) state (the builder's cells would number 2^32), and the dependencies of halving-doubling.
+
+    With factors ``[2] * k`` a reduce-scatter of level ``i`` waits for the ``i`` additions into its cells; an
+    all-gather of level ``i`` for the ``k`` additions and the ``k - 1 - i`` all-gathers into the region it sends
+    (the read it overwrites is the level-``i`` addition already counted): ``p (2k² - k)`` in all.
+    """
+    k = 16
+    schedule = blueconnect_allreduce(2**k, 2**20, factors=[2] * k)
+    table = schedule.transfers
+    assert len(schedule) == 2 * k * 2**k
+    assert len(table.deps) == 2**k * (2 * k**2 - k)
+    assert len(table.deps_of(len(schedule) - 1)) == 2 * k - 1

@@ -691,11 +691,12 @@ class Schedule:
         outside = (chunks < 0) | (chunks >= nchunks)
         if outside.any():
             bad_piece[np.repeat(np.arange(len(lengths)), lengths)[outside]] = True
-        index = np.repeat(np.arange(count), np.diff(table.dep_offsets))
         bad_dep = np.zeros(count, dtype=bool)
-        wrong = (table.deps < 0) | (table.deps >= index)
-        if wrong.any():
-            bad_dep[index[wrong]] = True
+        if len(table.deps):
+            waits = np.flatnonzero(table.dep_offsets[1:] > table.dep_offsets[:-1])
+            heads = table.dep_offsets[waits]
+            bad_dep[waits] = ((np.maximum.reduceat(table.deps, heads) >= waits)
+                              | (np.minimum.reduceat(table.deps, heads) < 0))
         ends = self.endpoints
         span = f"[0, {self.nranks})" if ends == self.nranks else f"[0, {ends}) (ranks and switch endpoints)"
         switch = (src >= self.nranks) & (table.src_buffer != WORK) | (dst >= self.nranks) & (table.dst_buffer != WORK)

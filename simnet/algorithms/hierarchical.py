@@ -228,24 +228,26 @@ def _staged_schedule(nranks: int, size_bytes: int, factors: Sequence[int], chunk
                                                              [stride[i] * f[i] * C for i in range(k)]))])
     piece_bytes = np.add.reduceat(np.asarray(chunk_bytes, dtype=np.int64)[piece_chunks], piece_offsets[:-1])
 
-    columns: dict[str, list[np.ndarray]] = {"src": [], "dst": [], "piece": [], "op": [], "stage": []}
-    dep_rows, dep_counts = [], []
-    members = np.arange(p, dtype=np.int64)
+    src, dst = np.empty(count, dtype=np.int32), np.empty(count, dtype=np.int32)
+    piece, stage = np.empty(count, dtype=np.int32), np.empty(count, dtype=np.int32)
+    op = np.empty(count, dtype=np.uint8)
+    dep_counts = np.empty(count, dtype=np.int64)
+    dep_rows = []
     for code, (gather, i) in enumerate(phases):
         fi, si, groups = f[i], stride[i], p // f[i]
         shape = (fi - 1, groups, fi, C)
+        rows = slice(first[gather, i], first[gather, i] + math.prod(shape))
         step = np.arange(fi - 1)[:, None, None, None]
         grp = np.arange(groups)[None, :, None, None]
         member = np.arange(fi)[None, None, :, None]
         j = sub[None, None, None, :]
         base = (grp // si) * si * fi + grp % si
         q = (base + member * si)[0, :, :, 0]
-        block = (member + (1 if gather else 0) - step) % fi
-        columns["src"].append(np.broadcast_to(members[base + member * si], shape).ravel())
-        columns["dst"].append(np.broadcast_to(members[base + (member + 1) % fi * si], shape).ravel())
-        columns["piece"].append(np.broadcast_to(piece_first[i] + ((grp % si) * fi + block) * C + j, shape).ravel())
-        columns["op"].append(np.full(math.prod(shape), COPY if gather else REDUCE, dtype=np.uint8))
-        columns["stage"].append(np.full(math.prod(shape), code, dtype=np.int32))
+        src[rows].reshape(shape)[...] = base + member * si
+        dst[rows].reshape(shape)[...] = base + (member + 1) % fi * si
+        piece[rows].reshape(shape)[...] = piece_first[i] + ((grp % si) * fi + (member + gather - step) % fi) * C + j
+        op[rows] = COPY if gather else REDUCE
+        stage[rows] = code
         sub3 = sub[None, None, :]
         added = [index(False, l, f[l] - 2, group[l][q][..., None], (coord[l][q][..., None] - 1) % f[l], sub3)
                  for l in range(k if gather else i)]
@@ -257,28 +259,28 @@ def _staged_schedule(nranks: int, size_bytes: int, factors: Sequence[int], chunk
             slots = ([*added, *later, forwarded[:1]], [previous, forwarded[1:]])
         else:
             slots = (added, [*added, previous])
-        for rows, columns_of in zip((1, fi - 2), slots):
-            n = rows * groups * fi * C
-            if n == 0:
-                continue
-            if not columns_of:
-                dep_counts.append(np.zeros(n, dtype=np.int64))
-                continue
-            matrix = np.stack([np.broadcast_to(column, (rows, groups, fi, C)).reshape(n) for column in columns_of],
-                              axis=1)
-            matrix.sort(axis=1)
-            keep = np.ones(matrix.shape, dtype=bool)
-            keep[:, 1:] = matrix[:, 1:] != matrix[:, :-1]
-            dep_rows.append(matrix[keep])
-            dep_counts.append(keep.sum(axis=1))
-    deps = np.concatenate(dep_rows).astype(np.int32) if dep_rows else np.zeros(0, dtype=np.int32)
+        at = rows.start
+        for steps, columns in zip((1, fi - 2), slots):
+            n = steps * groups * fi * C
+            if n and not columns:
+                dep_counts[at:at + n] = 0
+            elif n:
+                matrix = np.empty((n, len(columns)), dtype=np.int32)
+                for slot, column in enumerate(columns):
+                    matrix[:, slot].reshape(steps, groups, fi, C)[...] = column
+                matrix.sort(axis=1)
+                keep = np.ones(matrix.shape, dtype=bool)
+                keep[:, 1:] = matrix[:, 1:] != matrix[:, :-1]
+                dep_rows.append(matrix[keep])
+                dep_counts[at:at + n] = keep.sum(axis=1)
+            at += n
+    deps = np.concatenate(dep_rows) if dep_rows else np.zeros(0, dtype=np.int32)
     dep_offsets = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(np.concatenate(dep_counts), out=dep_offsets[1:])
-    piece = np.concatenate(columns["piece"])
+    np.cumsum(dep_counts, out=dep_offsets[1:])
+    del dep_rows, dep_counts
     table = TransferTable(
-        src=np.concatenate(columns["src"]), dst=np.concatenate(columns["dst"]), nbytes=piece_bytes[piece],
-        op=np.concatenate(columns["op"]), piece=piece, pieces=(piece_offsets, piece_chunks), deps=deps,
-        dep_offsets=dep_offsets, stage=np.concatenate(columns["stage"]),
+        src=src, dst=dst, nbytes=piece_bytes[piece], op=op, piece=piece, pieces=(piece_offsets, piece_chunks),
+        deps=deps, dep_offsets=dep_offsets, stage=stage,
         stages=tuple(labels[i][1 if gather else 0] for gather, i in phases),
         src_buffer=np.zeros(count, dtype=np.uint8), dst_buffer=np.zeros(count, dtype=np.uint8),
     )

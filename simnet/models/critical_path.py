@@ -13,7 +13,11 @@ __all__ = ["critical_path_finish_s", "critical_path_time"]
 
 
 def _pair_costs(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Route latency and inverse bottleneck bandwidth of every (src, dst) (network endpoints)."""
+    """Route latency and inverse bottleneck bandwidth of every (src, dst) (network endpoints).
+
+    Latencies are summed link by link along the route, as :meth:`Network.route_latency_s`
+    sums them; a pair ``src == dst`` has no links, latency 0 and inverse bandwidth 0.
+    """
     if len(src) == 0:
         return np.zeros(0), np.zeros(0)
     size = int(max(src.max(), dst.max())) + 1
@@ -24,14 +28,21 @@ def _pair_costs(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.
         slot = np.cumsum(present) - 1
         inverse = slot[keys]
     else:
-        pairs, inverse = np.unique(keys, return_inverse=True)
-    latency = np.zeros(len(pairs))
-    inverse_bw = np.zeros(len(pairs))
-    for k, key in enumerate(pairs.tolist()):
-        s, d = divmod(key, size)
-        if s != d:
-            latency[k] = network.route_latency_s(s, d)
-            inverse_bw[k] = 1.0 / network.route_bandwidth_Bps(s, d)
+        import pandas as pd
+
+        inverse, pairs = pd.factorize(keys)
+    routes = [network.route(*divmod(key, size)) for key in pairs.tolist()]
+    width = max(map(len, routes), default=0)
+    links = len(network.latency_s)
+    padded = np.full((len(routes), width), links, dtype=np.int64)
+    for k, route in enumerate(routes):
+        padded[k, : len(route)] = route
+    link_latency = np.append(network.latency_s, 0.0)
+    link_bandwidth = np.append(network.bandwidth_Bps, np.inf)
+    latency = np.zeros(len(routes))
+    for column in padded.T:
+        latency = latency + link_latency[column]
+    inverse_bw = 1.0 / link_bandwidth[padded].min(axis=1, initial=np.inf)
     return latency[inverse], inverse_bw[inverse]
 
 
@@ -62,9 +73,6 @@ def critical_path_finish_s(
         return np.zeros(0)
     columns = schedule.columns
     src, dst, nbytes, reduce = columns.src, columns.dst, columns.nbytes, columns.reduce
-    no_deps = np.diff(columns.dep_offsets) == 0
-    ndeps = np.where(no_deps, 1, np.diff(columns.dep_offsets))
-    deps = np.insert(columns.deps.astype(np.int64), columns.dep_offsets[:-1][no_deps], count)
     gamma = np.concatenate([np.broadcast_to(np.asarray(gamma_s_per_byte, dtype=float), (schedule.nranks,)),
                             np.zeros(len(schedule.switches))])
     endpoints, efficiency = network.place(np.arange(schedule.nranks), schedule.switches)
@@ -72,21 +80,26 @@ def critical_path_finish_s(
     wire = nbytes / np.minimum(efficiency[src], efficiency[dst]) if schedule.switches else nbytes
     duration = (columns.delay_s + latency + wire * inverse_bw
                 + np.where(reduce, columns.payload * gamma[dst], 0.0))
+    del latency, inverse_bw
 
-    offsets = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(ndeps, out=offsets[1:])
-    last_dep = np.maximum.reduceat(np.where(deps == count, -1, deps), offsets[:-1])
+    deps, offsets = columns.deps, columns.dep_offsets
+    waits = offsets[1:] > offsets[:-1]
+    last_dep = np.full(count, -1, dtype=np.int64)
+    if len(deps):
+        last_dep[waits] = np.maximum.reduceat(deps, offsets[:-1][waits])
     reach = np.maximum.accumulate(last_dep)
-    finish = np.zeros(count + 1)
+    finish = np.zeros(count)
     start = 0
     while start < count:
-        stop = int(np.searchsorted(reach, start, side="left"))
-        stop = max(stop, start + 1)
+        stop = max(int(np.searchsorted(reach, start, side="left")), start + 1)
         lo, hi = offsets[start], offsets[stop]
-        ready = np.maximum.reduceat(finish[deps[lo:hi]], offsets[start:stop] - lo)
+        ready = np.zeros(stop - start)
+        if hi > lo:
+            some = waits[start:stop]
+            ready[some] = np.maximum.reduceat(finish[deps[lo:hi]], offsets[start:stop][some] - lo)
         finish[start:stop] = ready + duration[start:stop]
         start = stop
-    return finish[:count]
+    return finish
 
 
 def critical_path_time(

@@ -6,7 +6,10 @@ fabric builder, the NICs of a cluster). Endpoints carry a destination index ``d`
 their ``port`` attribute, the fabric's host port they occupy, or else their position
 in graph order. Levels are counted from the endpoints: a fabric switch cabled to an
 endpoint is at level 0, a switch cabled to a level-``l`` switch and to none below is
-at level ``l + 1``. A node's *up-ports* are its cables to the next level up, ordered
+at level ``l + 1``. When every fabric switch names its tier (the ``level`` attribute
+of the fabric builders: edge, aggregation, core; leaf, spine), a tier's switches all
+take the lowest level found for it: an edge switch with no endpoint cabled to it (a
+fat-tree only partly filled) stays an edge switch instead of passing for a core. A node's *up-ports* are its cables to the next level up, ordered
 parent fastest: with ``P`` parents in graph order and ``L`` cables to each, port
 ``p + j P`` is cable ``j`` to parent ``p`` (the port order of SimGrid's FatTreeZone).
 
@@ -93,6 +96,12 @@ class UpDown:
                 key=order.__getitem__,
             )
             depth += 1
+        tiers = {node: graph.nodes[node].get("level") for node in level}
+        if None not in tiers.values():
+            lowest: dict = {}
+            for node, tier in tiers.items():
+                lowest[tier] = min(lowest.get(tier, depth), level[node])
+            level = {node: lowest[tier] for node, tier in tiers.items()}
         self._level = level
 
         def ports_to(node: Hashable, neighbours: list) -> list[tuple[Hashable, int]]:

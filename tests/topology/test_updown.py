@@ -93,6 +93,25 @@ def test_up_down_routes_climb_to_the_lowest_common_level_and_descend(graph, simg
                 assert 0 <= cable < graph.edges[u, v].get("cables", 1)
 
 
+@pytest.mark.parametrize("simgrid", [False, True])
+@pytest.mark.parametrize("servers", [5, 9])
+def test_a_partly_filled_fat_tree_routes_every_nic_pair_up_then_down(servers, simgrid):
+    """Edge switches with no NIC cabled to them stay edge switches: no route climbs into one as if it were a core."""
+    graph = cluster("dgx_a100", servers, fabric="fat_tree", fabric_params={"k": 8, "bandwidth_Bps": B, "latency_s": LAT})
+    tree = UpDown(graph, simgrid=simgrid)
+    tiers = {"edge": 1, "aggregation": 2, "core": 3}
+    assert {tiers[graph.nodes[node]["level"]] - 1 for node in tree._level} == set(tree._level.values()) == {0, 1, 2}
+    fabric = graph.subgraph([*tree.endpoints, *tree._level])
+    shortest = dict(nx.all_pairs_shortest_path_length(fabric))
+    for a in tree.endpoints:
+        for b in tree.endpoints:
+            nodes, _ = tree.route(a, b)
+            heights = [tiers.get(graph.nodes[n].get("level"), 0) for n in nodes]
+            top = heights.index(max(heights))
+            assert len(nodes) - 1 == shortest[a][b], (a, b, nodes)
+            assert heights[: top + 1] == sorted(heights[: top + 1]) and heights[top:] == sorted(heights[top:])[::-1]
+
+
 def test_dmodk_up_ports_take_the_destination_modulo_parents_then_cables():
     """Leaf up-port d mod (spines * cables): spine d mod spines, cable floor(d / spines) mod cables."""
     graph = leaf_spine(4, 2, 4, B, LAT, parallel=2)

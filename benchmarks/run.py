@@ -60,6 +60,10 @@ CASES = {
     "sparse_ring_ring_64": {"kind": "sparse", "ranks": 64, "dimension": 128 * 2**20, "density": 1 / 128, "runs": 1},
     "jobs_4096": {"kind": "jobs", "nodes": 512, "k": 32, "ep": 16, "runs": 1},
     "nccl_tree_512": {"kind": "nccl_tree", "nodes": 64, "k": 16, "runs": 1},
+    "blueconnect_16384": {"kind": "blueconnect", "node": "dgx_h100", "nodes": 2048, "k": 42, "bandwidth_Bps": 50e9,
+                          "factors": (8, 16, 128), "runs": 1},
+    "critical_path_100k": {"kind": "blueconnect_critical_path", "ranks": 100_000, "factors": (8, 4, 25, 125),
+                           "runs": 1},
 }
 """Ring all-reduce of 64 MiB on ``switch(p)`` (12.5 GB/s, 1 µs per link); BlueConnect
 of 64 MiB on 64 DGX A100 (512 GPUs, rails on a k = 16 fat-tree of 25 GB/s, 1 µs,
@@ -77,7 +81,11 @@ counts the concurrent run, background flows included; ``time_s`` is when its las
 ``sim_s`` is all of :func:`~simnet.jobs.run_jobs`: the jobs together, each alone, the interference report);
 ``nccl_tree_512``: NCCL's tree all-reduce (two channels, simple protocol) of 64 MiB on the 64 DGX A100 of
 ``blueconnect_512`` (130 816 transfers whose instants are rarely shared: a tree's sends start and end at
-their own times, so it measures the cost per instant of the general max-min path)."""
+their own times, so it measures the cost per instant of the general max-min path); ``blueconnect_16384``:
+BlueConnect of 64 MiB on 2048 DGX H100 (16 384 GPUs, rails on a three-tier k = 42 fat-tree of 50 GB/s,
+1 µs, factors (8, 16, 128)); ``critical_path_100k``: the critical-path model of BlueConnect of 64 MiB on
+100 000 ranks of ``switch(100000)``, factors (8, 4, 25, 125) (31.6 M transfers; ``sim_s`` includes
+computing the 400 000 routes)."""
 
 QUICK = {
     "ring_256_fifo": {"ranks": 32},
@@ -90,6 +98,8 @@ QUICK = {
     "sparse_ring_ring_64": {"ranks": 8, "dimension": 2**20},
     "jobs_4096": {"nodes": 4, "k": 8, "ep": 8},
     "nccl_tree_512": {"nodes": 4, "k": 8},
+    "blueconnect_16384": {"nodes": 4, "k": 8, "factors": (8, 4)},
+    "critical_path_100k": {"ranks": 64, "factors": (8, 8)},
 }
 
 
@@ -171,9 +181,9 @@ def _blueconnect(spec: dict) -> dict:
 
     nodes = spec["nodes"]
     began = time.perf_counter()
-    fabric = {"k": spec["k"], "bandwidth_Bps": 25e9, "latency_s": LATENCY_S}
-    network = Network(cluster("dgx_a100", nodes, fabric="fat_tree", fabric_params=fabric))
-    factors = (4, 2, 16, nodes // 16) if nodes >= 32 else (4, 2, nodes)
+    fabric = {"k": spec["k"], "bandwidth_Bps": spec.get("bandwidth_Bps", 25e9), "latency_s": LATENCY_S}
+    network = Network(cluster(spec.get("node", "dgx_a100"), nodes, fabric="fat_tree", fabric_params=fabric))
+    factors = spec.get("factors") or ((4, 2, 16, nodes // 16) if nodes >= 32 else (4, 2, nodes))
     schedule = blueconnect_allreduce(network.size, 64 * MIB, factors=factors)
     _progress(began, f"built {len(schedule)} transfers")
     pairs = np.unique(schedule.columns.src.astype(np.int64) * network.size + schedule.columns.dst)
@@ -211,6 +221,22 @@ def _critical_path(spec: dict) -> dict:
     began = time.perf_counter()
     network = Network(switch(spec["ranks"], BANDWIDTH_Bps, LATENCY_S))
     schedule = ring_allreduce(spec["ranks"], 1024 * MIB, chunks=spec["chunks"])
+    modelling = time.perf_counter()
+    time_s = critical_path_time(network, schedule)
+    done = time.perf_counter()
+    return {"wall_s": done - began, "sim_s": done - modelling, "transfers": len(schedule), "time_s": time_s}
+
+
+def _blueconnect_critical_path(spec: dict) -> dict:
+    from simnet.algorithms import blueconnect_allreduce
+    from simnet.models import critical_path_time
+    from simnet.network import Network
+    from simnet.topology import switch
+
+    began = time.perf_counter()
+    network = Network(switch(spec["ranks"], BANDWIDTH_Bps, LATENCY_S))
+    schedule = blueconnect_allreduce(spec["ranks"], 64 * MIB, factors=spec["factors"])
+    _progress(began, f"built {len(schedule)} transfers")
     modelling = time.perf_counter()
     time_s = critical_path_time(network, schedule)
     done = time.perf_counter()
@@ -269,7 +295,7 @@ def _jobs(spec: dict) -> dict | None:
 
 
 RUNNERS = {"ring": _ring, "blueconnect": _blueconnect, "critical_path": _critical_path, "sparse": _sparse,
-           "jobs": _jobs, "nccl_tree": _nccl_tree}
+           "jobs": _jobs, "nccl_tree": _nccl_tree, "blueconnect_critical_path": _blueconnect_critical_path}
 
 
 def child(name: str, quick: bool, smpi: bool) -> None:

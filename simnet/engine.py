@@ -180,6 +180,7 @@ class Simulation:
         self._clocks: list[float] | None = None
         self._clock = 0.0
         self._jobs: list[_Job] = []
+        self._closed = False
         self._remaining: list[int] = []
         self._job_ends: list[int] = []
         self._routes: list[tuple[int, ...]] = []
@@ -276,6 +277,8 @@ class Simulation:
             overhead, γ, offset or slowdown that is not finite and non-negative
             (``path`` names the argument).
         """
+        if self._closed:
+            raise SimnetError("this simulation is closed; start a new one", path="schedule")
         network = self.network
         nranks = schedule.nranks
         if ranks is None:
@@ -425,6 +428,23 @@ class Simulation:
         if issued:
             issued.sort()
             self._links.submit(now, issued, self._routes, self._nbytes, self._channels)
+
+    def close(self) -> None:
+        """Release what running needs: the per-transfer state and the link model's clock.
+
+        The traces already delivered stay whole (they hold their own arrays and read
+        the link model's history), as do :meth:`usage` and :meth:`limits`; :meth:`run`
+        refuses new schedules. Without it a trace keeps the whole simulation alive
+        through its link model, whose clock is this simulation's.
+        """
+        self._closed = True
+        self._links.close()
+        self._routes = []
+        for name in ("_nbytes", "_not_before", "_overhead", "_reduction", "_ready_s", "_arrive_s", "_end_s"):
+            setattr(self, name, array("d"))
+        for name in ("_channels", "_waiting", "_dependents"):
+            setattr(self, name, array("i"))
+        self._bounds = array("q", [0])
 
     def usage(self) -> tuple[np.ndarray, ...]:
         """Per-link drain segments of every transfer run so far: arrays ``(link, flow, start_s, end_s, rate_Bps)``.
@@ -795,4 +815,5 @@ def simulate(
         slowdown=slowdown,
     )
     simulation._run_alone()
+    simulation.close()
     return done.value

@@ -371,6 +371,7 @@ def _simulate(network: Network, jobs: Sequence[Job], settings: dict, per_rank: d
                 env.process(_background(env, sim, state, index, job, options,
                                         None if rounds is None else rounds.get(index)))
     env.run()
+    sim.close()
     state.records.sort(key=lambda r: (r.job, r.communicator, r.iteration))
     return sim, state
 

@@ -90,6 +90,9 @@ class LinkModel(Protocol):
     def reserve(self, count: int) -> None:
         """Make room for flows ``0 .. count - 1`` (the engine numbers flows consecutively)."""
 
+    def close(self) -> None:
+        """Drop the clock: no more flows come; the history (:meth:`usage`, :meth:`limits`) stays readable."""
+
     def submit(self, now_s: float, flows: Iterable[int], routes: Sequence[tuple[int, ...]],
                nbytes: Sequence[float], channels: Sequence[int] | None = None) -> None:
         """Flows ready at `now_s` (the current instant), in this order; ``routes[f]``, ``nbytes[f]`` describe flow ``f``.
@@ -163,6 +166,10 @@ class FifoLinks:
         """Make room for flows up to ``count - 1`` (flow ids are consecutive from 0)."""
         if count > len(self.started_s):
             self.started_s.extend(array("d", [math.nan]) * (count - len(self.started_s)))
+
+    def close(self) -> None:
+        """Drop the clock (see :meth:`LinkModel.close`)."""
+        self._at = None
 
     def _route(self, route: tuple[int, ...]) -> tuple[tuple[float, ...], float, int, float]:
         """Per route (once): link offsets, total latency, bottleneck link and its bandwidth."""
@@ -366,6 +373,10 @@ class MaxMinLinks:
         nan = array("d", [math.nan]) * more
         self._finished_s.extend(nan)
         self.started_s.extend(nan)
+
+    def close(self) -> None:
+        """Drop the clock (see :meth:`LinkModel.close`)."""
+        self._at = None
 
     def _intern(self, route: tuple[int, ...]) -> int:
         """Number `route` (once): its latency, the rate and bottleneck of a flow alone on its links, its weight.

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import math
+import weakref
 
 import networkx as nx
 import numpy as np
@@ -319,3 +321,31 @@ def test_a_switch_endpoint_without_a_reduce_capable_switch_is_refused():
     with pytest.raises(SimnetError, match="no reduce-capable switch") as raised:
         simulate(Network(switch(4, B, LAT)), switch_sum(4, MIB))
     assert raised.value.path == "switches"
+
+
+@pytest.mark.parametrize("model", sorted(LINK_MODELS))
+def test_a_closed_simulation_is_freed_by_reference_counting_and_its_traces_stay_whole(model):
+    """A trace reads its link model's history, not the simulation: closing drops the only way back to it."""
+    network = Network(switch(4, 1e9, 1e-6))
+    env = simpy.Environment()
+    sim = Simulation(env, network, model=model)
+    done = sim.run(ring_allreduce(4, 4096))
+    env.run()
+    trace = done.value
+    usage = [column.copy() for column in trace.usage]
+    sim.close()
+    with pytest.raises(SimnetError, match="closed"):
+        sim.run(ring_allreduce(4, 4096))
+    alive = weakref.ref(sim)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        del sim, done
+        assert alive() is None
+    finally:
+        if collecting:
+            gc.enable()
+    fresh = simulate(network, ring_allreduce(4, 4096), model=model)
+    assert trace.time_s == fresh.time_s
+    for column, again in zip(usage, fresh.usage):
+        np.testing.assert_array_equal(column, again)

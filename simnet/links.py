@@ -611,17 +611,11 @@ class MaxMinLinks:
         return fixed
 
     def _assign(self, now_s: float, allocation: list[tuple[int, float, int]]) -> None:
-        """Give each ``(flow, rate, bottleneck link)`` its rate from `now_s` on; reschedule its finish.
-
-        Every change of rate or bottleneck is a row of the rate history, appended in
-        allocation order.
-        """
+        """Give each ``(flow, rate, bottleneck link)`` its rate from `now_s` on; reschedule its finish."""
         rates, limits, version = self._rate_Bps, self._limit, self._version
         remaining, since = self._remaining_bytes, self._since_s
-        noted_flows: list[int] = []
-        noted_rates: list[float] = []
-        noted_limits: list[int] = []
-        note_flow, note_rate, note_limit = noted_flows.append, noted_rates.append, noted_limits.append
+        note_flow, note_s = self._history_flow.append, self._history_s.append
+        note_rate, note_limit = self._history_rate_Bps.append, self._history_limit.append
         at = self._at
         instant, bucket = math.nan, None
         for flow, rate, limit in allocation:
@@ -630,6 +624,7 @@ class MaxMinLinks:
                 if limit != limits[flow]:
                     limits[flow] = limit
                     note_flow(flow)
+                    note_s(now_s)
                     note_rate(rate)
                     note_limit(limit)
                 continue
@@ -641,17 +636,13 @@ class MaxMinLinks:
             valid = version[flow] + 1
             version[flow] = valid
             note_flow(flow)
+            note_s(now_s)
             note_rate(rate)
             note_limit(limit)
             end = now_s + remaining[flow] / rate
             if end != instant:
                 instant, bucket = end, at(end).finishing
             bucket.append((flow, valid))
-        if noted_flows:
-            self._history_flow.extend(noted_flows)
-            self._history_s.extend(array("d", [now_s]) * len(noted_flows))
-            self._history_rate_Bps.extend(noted_rates)
-            self._history_limit.extend(noted_limits)
 
     def _drains(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
         """Intervals of constant rate: arrays ``(flow, route, start_s, end_s, rate_Bps, limit)``.

@@ -1048,8 +1048,12 @@ def build_schedule(point: Point, algorithm: str, size_bytes: int, *, force: bool
 
 
 def _nccl_references(network: Network, op: str, sizes: Sequence[int]) -> dict[int, tuple[str, float]]:
-    """NCCL's own choice (``"algorithm/protocol"``) and model time per size, where simnet models NCCL on the network."""
-    from simnet.models.nccl import choose, model_nbytes, network_tuning
+    """NCCL's own choice (``"algorithm/protocol"``) and model time per size, where simnet models NCCL on the network.
+
+    simnet's size of an all-gather (the gathered result) and of a reduce-scatter (each rank's input) is
+    already the total NCCL feeds its model (:func:`~simnet.models.nccl.model_nbytes` of the per-rank count).
+    """
+    from simnet.models.nccl import choose, network_tuning
 
     tuning = network_tuning(network)
     if tuning is None:
@@ -1057,7 +1061,7 @@ def _nccl_references(network: Network, op: str, sizes: Sequence[int]) -> dict[in
     references = {}
     for size in sizes:
         try:
-            pick = choose(tuning, op, model_nbytes(op, size, network.size))
+            pick = choose(tuning, op, size)
         except SimnetError:
             continue
         references[size] = (f"{pick.algorithm}/{pick.protocol}", pick.time_s)

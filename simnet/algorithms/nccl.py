@@ -91,6 +91,8 @@ __all__ = [
     "NCCL_RELEASE",
     "rail_ring_orders",
     "nccl_ring_allreduce",
+    "nccl_ring_all_gather",
+    "nccl_ring_reduce_scatter",
     "nccl_tree_allreduce",
     "nvls_allreduce",
     "nvls_tree_allreduce",
@@ -317,6 +319,92 @@ def nccl_ring_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
     base, intra_s, inter_s = _latencies_s(version, "ring", protocol, intra, g)
     return _annotate(schedule, proto, _ranks_node_of(nranks, g), base,
                      lambda src, dst, same: np.where(same, intra_s, inter_s), np.array(chunk_channel))
+
+
+def _ring_phase(collective: str, nranks: int, size_bytes: int, gpus_per_node: int | None, channels: int,
+                protocol: str, intra: str, max_pieces: int, version: str) -> Schedule:
+    """NCCL's ring all-gather or reduce-scatter: one ring phase per channel over every rank's share.
+
+    Rank ``r``'s share (its contribution to an all-gather, its result of a
+    reduce-scatter) is part ``r`` of `size_bytes`, and chunks are numbered as the
+    buffer lays them out: share by share, each cut into one part per channel, each
+    part into the slices the all-reduce ring cuts its blocks into. Channel ``c``
+    carries part ``c`` of every share; on its ring the member at position ``i``
+    starts with (all-gather) or ends with (reduce-scatter) its own share, as in
+    NCCL, where a rank's block of the ring is the one at its rank's offset.
+    """
+    g, _ = _check(nranks, size_bytes, gpus_per_node, protocol, intra, max_pieces)
+    _check_count(channels, "channels")
+    shares = split_bytes(size_bytes, nranks)
+    channels = max(1, min(channels, min(shares)))
+    proto = PROTOCOLS[protocol]
+    chunk_bytes: list[int] = []
+    chunk_channel: list[int] = []
+    owners: list[int] = []
+    parts: dict[tuple[int, int], list[tuple[int, ...]]] = {}
+    for rank, share in enumerate(shares):
+        for channel, part in enumerate(split_bytes(share, channels)):
+            slices = _pieces(part, proto.ring_slice_bytes, max_pieces)
+            parts[rank, channel] = [(len(chunk_bytes) + i,) for i in range(len(slices))]
+            chunk_bytes.extend(slices)
+            chunk_channel.extend([channel] * len(slices))
+            owners.extend([rank] * len(slices))
+    groups = []
+    for channel, members in enumerate(rail_ring_orders(nranks, g, channels)):
+        blocks: list[list[tuple[int, ...]]] = [[] for _ in members]
+        for position, rank in enumerate(members):
+            blocks[(position + 1) % nranks] = parts[rank, channel]
+        groups.append((members, blocks))
+    builder = ScheduleBuilder(chunk_bytes, nranks)
+    (ring_all_gather if collective == "all_gather" else ring_reduce_scatter)(builder, groups, collective)
+    params = dict(gpus_per_node=g, channels=channels, protocol=protocol, intra=intra, max_pieces=max_pieces,
+                  version=version)
+    schedule = builder.schedule(collective, f"nccl_ring_{collective}", params, owners=tuple(owners))
+    base, intra_s, inter_s = _latencies_s(version, "ring", protocol, intra, g)
+    return _annotate(schedule, proto, _ranks_node_of(nranks, g), base,
+                     lambda src, dst, same: np.where(same, intra_s, inter_s), np.array(chunk_channel))
+
+
+@gc_paused()
+def nccl_ring_all_gather(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None, channels: int = 2,
+                         protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 64,
+                         version: str = NCCL_RELEASE) -> Schedule:
+    """NCCL's ring all-gather: ``p - 1`` steps on each of `channels` rail-aligned rings.
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Size of the gathered result, bytes (nccl-tests' size): rank ``r`` contributes
+        part ``r`` of ``p``.
+    gpus_per_node, channels, protocol, intra, max_pieces, version
+        As :func:`nccl_ring_allreduce`; channels are at most the bytes of the
+        smallest contribution.
+    """
+    return _ring_phase("all_gather", nranks, size_bytes, gpus_per_node, channels, protocol, intra, max_pieces,
+                       version)
+
+
+@gc_paused()
+def nccl_ring_reduce_scatter(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None, channels: int = 2,
+                             protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 64,
+                             version: str = NCCL_RELEASE) -> Schedule:
+    """NCCL's ring reduce-scatter: ``p - 1`` steps on each of `channels` rail-aligned rings.
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Payload per rank, bytes (nccl-tests' size): rank ``r`` ends with part ``r``
+        of ``p``, summed over the ranks.
+    gpus_per_node, channels, protocol, intra, max_pieces, version
+        As :func:`nccl_ring_allreduce`; channels are at most the bytes of the
+        smallest part.
+    """
+    return _ring_phase("reduce_scatter", nranks, size_bytes, gpus_per_node, channels, protocol, intra, max_pieces,
+                       version)
 
 
 def _tree_parents(nranks: int, g: int, channel: int, channels: int) -> list[int | None]:
@@ -685,7 +773,7 @@ def nccl_allreduce(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring"
     return schedule.replace(algorithm="nccl", params={"nccl_algorithm": nccl_algorithm, **schedule.params})
 
 
-def _model(algorithm: str):
+def _model(algorithm: str, collective: str = "allreduce"):
     """NCCL's own model time of `algorithm` (``ncclTopoGetAlgoTime``) on the costs' network.
 
     ``nan`` where NCCL has no model of the network (see
@@ -701,7 +789,7 @@ def _model(algorithm: str):
         tuning = _tuning(costs.network, version)
         if tuning is None:
             return math.nan
-        time_s = algo_time_s(tuning, "allreduce", nccl_algorithm or algorithm, protocol, size_bytes)
+        time_s = algo_time_s(tuning, collective, nccl_algorithm or algorithm, protocol, size_bytes)
         return time_s if math.isfinite(time_s) else math.nan
 
     return model
@@ -729,7 +817,7 @@ def _keywords(builder) -> set[str]:
     return {p.name for p in inspect.signature(builder).parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY}
 
 
-def _resolver(algorithm: str):
+def _resolver(algorithm: str, collective: str = "allreduce"):
     """Fill in what NCCL decides at run time on the network: algorithm, protocol, channels, server size."""
 
     def resolve(network, size_bytes: int, params: dict) -> dict:
@@ -752,7 +840,7 @@ def _resolver(algorithm: str):
             chosen = params["nccl_algorithm"]
             if chosen not in _BUILDERS:
                 raise SimnetError(f"NCCL chose {chosen!r}, which simnet does not build", path="nccl_algorithm")
-        keywords = _keywords(_BUILDERS[chosen])
+        keywords = _keywords(_BUILDERS[chosen] if collective == "allreduce" else _PHASES[collective])
         if "gpus_per_node" in keywords:
             params.setdefault("gpus_per_node", _gpus_per_node(network))
         if "protocol" in keywords:
@@ -761,12 +849,12 @@ def _resolver(algorithm: str):
                 if tuning is None:
                     raise SimnetError("protocol auto needs NCCL's model of the topology, which simnet derives for "
                                       "servers of GPUs on one NVSwitch; choose simple, ll or ll128", path="protocol")
-                table = cost_table(tuning, "allreduce", size_bytes)
+                table = cost_table(tuning, collective, size_bytes)
                 params["protocol"] = min(PROTOCOL_ORDER, key=lambda p: (table[(chosen, p)], PROTOCOL_ORDER.index(p)))
         if "channels" in keywords and "channels" not in params:
             channels = 2
             if tuning is not None:
-                channels = launch_config(tuning, "allreduce", chosen, params["protocol"], size_bytes)[0]
+                channels = launch_config(tuning, collective, chosen, params["protocol"], size_bytes)[0]
             params["channels"] = max(1, min(channels, size_bytes))
         if "intra" in keywords and "intra" not in params and tuning is not None:
             params["intra"] = "nvlink" if tuning.graphs.ring.type_intra in ("NVL", "NVB") else "pci"
@@ -846,12 +934,20 @@ _RECORDS = {
 }
 
 NCCL_NAMES = {"nccl_ring": "ring", "nccl_tree": "tree", "nvls": "nvls", "nvls_tree": "nvls_tree",
-              "collnet_direct": "collnet_direct", "collnet_chain": "collnet_chain"}
-"""simnet's name of each of NCCL's all-reduce schedules -> NCCL's algorithm name
+              "collnet_direct": "collnet_direct", "collnet_chain": "collnet_chain",
+              "nccl_ring_all_gather": "ring", "nccl_ring_reduce_scatter": "ring"}
+"""simnet's name of each of NCCL's schedules -> NCCL's algorithm name
 (:data:`simnet.models.nccl.ALGORITHMS`, the tuner file's ``algorithm``)."""
 
 _BUILDERS = {NCCL_NAMES[name]: record.builder for name, record in _RECORDS.items()}
-"""NCCL's algorithm names -> builders."""
+"""NCCL's algorithm names -> all-reduce builders."""
+
+_PHASES = {"all_gather": nccl_ring_all_gather, "reduce_scatter": nccl_ring_reduce_scatter}
+"""NCCL's ring builders of the collectives that are one ring phase."""
+
+
+def _phase_transfers(nranks: int, params) -> int:
+    return nranks * (nranks - 1) * int(params.get("channels", 2)) * int(params.get("max_pieces", 64))
 
 
 def nccl_variants(name: str) -> list[dict]:
@@ -878,5 +974,13 @@ ALGORITHMS = (
         model=_model("ring"), citation=_NCCL, transfers=_tree_transfers,
         resolve=_resolver("nccl"),
     ),
+    *(Algorithm(
+        f"nccl_ring_{collective}", (collective,), builder,
+        f"NCCL's ring {collective.replace('_', '-')}: rail-aligned channel rings, sliced and pipelined, "
+        "Simple/LL/LL128",
+        "NCCL model: lat + n / bw, lat = base + (p-1 - (N-1))·hw_intra + (N-1)·hw_net, bw = channels·bw_ch·p/(p-1)",
+        model=_model("ring", collective), citation=_NCCL, transfers=_phase_transfers,
+        resolve=_resolver("ring", collective),
+    ) for collective, builder in _PHASES.items()),
 )
-"""Registry records of NCCL's all-reduce algorithms."""
+"""Registry records of NCCL's algorithms: all-reduce, and the ring all-gather and reduce-scatter."""

@@ -254,7 +254,7 @@ def _x_axis(axes, frame: pd.DataFrame, x: str, sparse: bool, most: int) -> None:
     values, kind = _x_values(frame, x, order)
     if x == "size":
         size_axis(axes.xaxis, values.min(), values.max(), most=most, at=np.unique(values))
-        axes.set_xlabel(_axis_label(x, sparse))
+        axes.set_xlabel(_axis_label(x, sparse, frame.get("op")))
         return
     distinct = np.unique(values)
     if kind is None:
@@ -265,11 +265,13 @@ def _x_axis(axes, frame: pd.DataFrame, x: str, sparse: bool, most: int) -> None:
                         "fraction": format_fraction}.get(kind, lambda v: f"{v:g}")
         log = bool(distinct.min() > 0 and distinct.max() / distinct.min() >= 8)
         value_axis(axes.xaxis, distinct, [format_value(v) for v in distinct], log=log)
-    axes.set_xlabel(_axis_label(x, sparse))
+    axes.set_xlabel(_axis_label(x, sparse, frame.get("op")))
 
 
-def _axis_label(x: str, sparse: bool) -> str:
+def _axis_label(x: str, sparse: bool, ops: pd.Series | None = None) -> str:
     if x == "size":
+        if ops is not None and len(ops) and (ops == "all_gather").all():
+            return "gathered result per rank"
         return "dense payload per rank (sparse: N × value bytes)" if sparse else "payload per rank"
     return "payload density (nonzeros / N)" if x == "payload.density" else x
 
@@ -502,7 +504,7 @@ def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ri
     for axes in grid[:, 0]:
         axes.set_ylabel(f"speedup over {baseline}\n(simulated; > 1 is faster)", fontsize="small")
     for axes in grid[-1, :]:
-        axes.set_xlabel(_axis_label(against, bool(_is_sparse(results).any())), fontsize="small")
+        axes.set_xlabel(_axis_label(against, bool(_is_sparse(results).any()), results.get("op")), fontsize="small")
     if plan.shared_legend:
         _legend(grid[0, min(len(plan.panels), grid.shape[1]) - 1], handles, _legend_title(plan.lines))
     _title(figure, title, results, plan)

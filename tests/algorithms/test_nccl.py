@@ -13,7 +13,9 @@ from simnet.algorithms.nccl import (
     PROTOCOLS,
     collnet_chain_allreduce,
     collnet_direct_allreduce,
+    nccl_ring_all_gather,
     nccl_ring_allreduce,
+    nccl_ring_reduce_scatter,
     nccl_tree_allreduce,
     nvls_allreduce,
     nvls_tree_allreduce,
@@ -255,3 +257,60 @@ def test_channels_and_stages_are_separate_connections():
     table = schedule.transfers
     stages = np.asarray(table.stages)[table.stage]
     assert set(table.channel[stages == "reduce"]) .isdisjoint(set(table.channel[stages == "multicast"]))
+
+
+PHASES = {"all_gather": nccl_ring_all_gather, "reduce_scatter": nccl_ring_reduce_scatter}
+
+
+@pytest.mark.parametrize("collective", sorted(PHASES))
+@pytest.mark.parametrize(("g", "nodes"), [(8, 1), (4, 2), (2, 3)])
+@pytest.mark.parametrize("size", [5, 1000, 3 * MIB + 7])
+@pytest.mark.parametrize("channels", [1, 3])
+def test_the_ring_phases_compute_their_collective_with_each_rank_at_its_offset(collective, g, nodes, size, channels):
+    """Rank r contributes (all-gather) or receives (reduce-scatter) part r of the buffer; p - 1 shares cross per rank."""
+    n = g * nodes
+    schedule = PHASES[collective](n, size, gpus_per_node=g, channels=channels)
+    assert schedule.collective == collective
+    check(schedule, numeric=True)
+    shares = np.array([len(range(size)[r::n]) for r in range(n)])
+    owners = np.array(schedule.owners)
+    assert (np.diff(owners) >= 0).all()
+    assert [sum(b for b, o in zip(schedule.chunk_bytes, owners) if o == r) for r in range(n)] == sorted(shares)[::-1]
+    assert schedule.total_bytes == (n - 1) * size
+
+
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+@pytest.mark.parametrize(("g", "nodes"), [(8, 1), (4, 2), (8, 4)])
+def test_the_ring_phases_carry_nccls_ring_latency_over_p_minus_1_steps(protocol, g, nodes):
+    """base + intra per hop inside a server + net per hop between servers, along the p - 1 steps of a block."""
+    n = g * nodes
+    p = {"ll": LL, "ll128": LL128, "simple": SIMPLE}[protocol]
+    base, intra = V.base_latency_us[RING][p], V.hw_latency_us[NVLINK][RING][p]
+    net = V.hw_latency_us[NET][RING][p]
+    order = rail_ring_orders(n, g, 1)[0]
+    crossings = max(sum(order[(s + i) % n] // g != order[(s + i + 1) % n] // g for i in range(n - 1))
+                    for s in range(n))
+    expected = base + (n - 1 - crossings) * intra + crossings * net
+    for build in PHASES.values():
+        trace = simulate(_ideal(n), build(n, 64 * n, gpus_per_node=g, protocol=protocol, channels=2))
+        assert trace.time_s * 1e6 == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("collective", sorted(PHASES))
+def test_the_ring_phases_are_priced_by_nccls_model_of_their_collective(collective):
+    """The scenario size (gathered result, or input per rank) is the byte count NCCL's model takes."""
+    from simnet.scenario import _nccl_references
+
+    net = nvls_node()
+    tuning = tune_model(*graphs_from_network(net, "2.30.7"), "2.30.7")
+    record = ALGORITHMS[f"nccl_ring_{collective}"]
+    for size in (64 << 10, 256 * MIB):
+        resolved = record.resolve(net, size, {"protocol": "auto"})
+        table = cost_table(tuning, collective, size)
+        assert table[("ring", resolved["protocol"])] == min(table[("ring", p)] for p in ("ll", "ll128", "simple"))
+        predicted = record.predict(_costs(net), 8, size, **resolved)
+        assert predicted == pytest.approx(algo_time_s(tuning, collective, "ring", resolved["protocol"], size),
+                                          rel=1e-12)
+        assert predicted < ALGORITHMS["nccl_ring"].predict(_costs(net), 8, size, protocol=resolved["protocol"])
+        choice, time_s = _nccl_references(net, collective, [size])[size]
+        assert choice == f"ring/{resolved['protocol']}" and time_s == pytest.approx(predicted, rel=1e-12)

@@ -334,6 +334,13 @@ EXPORTED = [name for name, record in ALGORITHMS.items()
             if record.payload == "dense" and set(record.ops) & {"allreduce", "all_gather", "reduce_scatter"}]
 
 
+SERVED_IN_FILE_ORDER = {("nccl_ring_reduce_scatter", "cluster")}
+"""Exports whose per-transfer times may change on import: the two channel rings both cross GPU 5 -> 6, so
+two transfers are ready on that connection at once, and an MSCCL file has no global order (the import takes its
+canonical one, :func:`simnet.interchange.msccl._canonical_order`), which serves the other first. The makespan
+is the same up to rounding."""
+
+
 @functools.cache
 def network(name: str) -> Network:
     return NETWORKS[name]()
@@ -376,6 +383,9 @@ def test_export_round_trips_simulate_to_the_identical_time(name, topology):
     assert back.collective == schedule.collective and len(back) == len(schedule)
     for options in ({}, {"overhead_s": 2e-6, "gamma_s_per_byte": 1e-10}):
         original, imported = simulate(net, schedule, **options), simulate(net, back, **options)
+        if (name, topology) in SERVED_IN_FILE_ORDER:
+            assert imported.time_s == pytest.approx(original.time_s, rel=1e-12)
+            continue
         assert imported.time_s == original.time_s
         assert np.array_equal(np.sort(imported.end_s), np.sort(original.end_s))
 

@@ -35,8 +35,10 @@ large-scale deep learning. IPCCC 2019.
 from __future__ import annotations
 
 import math
+import os
 import weakref
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -115,6 +117,24 @@ def _keys(parts: tuple[_Part, ...]) -> int:
     return key
 
 
+_THREADED_ENTRIES = 1 << 20
+"""Total nonzeros from which the ranks' vectors are generated on threads."""
+
+
+def _vectors(payload: SparsePayload, nranks: int, values: bool) -> list[SparseVector]:
+    """Every rank's vector, in rank order; on one thread per core when they are large.
+
+    Each rank's vector comes from its own generator (:meth:`SparsePayload.vector`), so
+    the order they are made in changes nothing, and NumPy's sorts and generators
+    release the GIL, so threads run them side by side.
+    """
+    workers = min(nranks, os.cpu_count() or 1)
+    if workers < 2 or payload.k * nranks < _THREADED_ENTRIES:
+        return [payload.vector(rank, values=values) for rank in range(nranks)]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda rank: payload.vector(rank, values=values), range(nranks)))
+
+
 class SparseSemantics:
     """Values are the ranks' sparse vectors, chunk by chunk (a :class:`simnet.schedule.Semantics`).
 
@@ -138,8 +158,7 @@ class SparseSemantics:
     def __init__(self, payload: SparsePayload, nranks: int, bounds: np.ndarray, *, values: bool) -> None:
         self._cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._parts: list[list[_Part]] = []
-        for rank in range(nranks):
-            vector = payload.vector(rank, values=values)
+        for rank, vector in enumerate(_vectors(payload, nranks, values)):
             cuts = np.searchsorted(vector.indices, bounds)
             self._parts.append([
                 _Part(1 << rank, vector.indices[cuts[c] : cuts[c + 1]],

@@ -278,3 +278,23 @@ def test_trace_records_nnz_and_dense_form_per_transfer():
     assert frame["merged"].max() == 4
     dense = simulate(Network(switch(4, 1e9, 1e-6)), ring_allreduce(4, 4096)).transfers()
     assert "nnz" not in dense.columns
+
+
+@pytest.mark.parametrize("distribution", ["uniform", "zipf", "clustered"])
+def test_vectors_made_on_threads_are_the_ones_made_in_turn(monkeypatch, distribution):
+    """Large payloads generate the ranks' vectors on threads; every rank's vector is its own generator's."""
+    from simnet.algorithms import sparse
+
+    payload = SparsePayload(dimension=1 << 16, density=1 / 16, seed=7, distribution=distribution)
+    in_turn = sparse._vectors(payload, 8, True)
+    monkeypatch.setattr(sparse, "_THREADED_ENTRIES", 0)
+    monkeypatch.setattr(sparse.os, "cpu_count", lambda: 4)
+    on_threads = sparse._vectors(payload, 8, True)
+    for a, b in zip(in_turn, on_threads):
+        np.testing.assert_array_equal(a.indices, b.indices)
+        np.testing.assert_array_equal(a.values, b.values)
+    size = payload.size_bytes
+    schedule = sparse_ring_ring(8, size, payload=payload, gpus_per_node=4)
+    monkeypatch.setattr(sparse, "_THREADED_ENTRIES", 1 << 60)
+    again = sparse_ring_ring(8, size, payload=payload, gpus_per_node=4)
+    np.testing.assert_array_equal(schedule.transfers.nbytes, again.transfers.nbytes)

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from simnet import units
-from simnet.algorithms.nccl import NCCL_NAMES
+from simnet.algorithms.nccl import NCCL_CHOICES, NCCL_NAMES
 from simnet.engine import Trace
 from simnet.errors import SimnetError
 from simnet.schedule import Schedule
@@ -529,7 +529,7 @@ def nccl_key(algorithm: str, params: str, resolved: str = "") -> str:
     'nvls_tree/simple'
     """
     values = (json.loads(params) if params else {}) | (json.loads(resolved) if resolved else {})
-    if algorithm == "nccl":
+    if algorithm in NCCL_CHOICES:
         name = values.get("nccl_algorithm", "ring")
     elif algorithm in NCCL_NAMES:
         name = NCCL_NAMES[algorithm]

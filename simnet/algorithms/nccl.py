@@ -99,6 +99,9 @@ __all__ = [
     "collnet_direct_allreduce",
     "collnet_chain_allreduce",
     "nccl_allreduce",
+    "nccl_all_gather",
+    "nccl_reduce_scatter",
+    "NCCL_CHOICES",
     "NCCL_NAMES",
     "NVLS_CHUNK_BYTES",
     "nccl_variants",
@@ -773,6 +776,30 @@ def nccl_allreduce(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring"
     return schedule.replace(algorithm="nccl", params={"nccl_algorithm": nccl_algorithm, **schedule.params})
 
 
+def _nccl_phase(collective: str, nranks: int, size_bytes: int, nccl_algorithm: str, params: dict) -> Schedule:
+    if nccl_algorithm != "ring":
+        raise ScheduleError(f"simnet builds NCCL's {collective} as a ring only, got {nccl_algorithm!r}",
+                            path="nccl_algorithm")
+    schedule = _PHASES[collective](nranks, size_bytes, **params)
+    return schedule.replace(algorithm=f"nccl_{collective}",
+                            params={"nccl_algorithm": nccl_algorithm, **schedule.params})
+
+
+def nccl_all_gather(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
+    """The all-gather NCCL runs: its own choice per size, built where it is a ring (:func:`nccl_ring_all_gather`).
+
+    The registry's ``nccl_all_gather`` entry resolves `nccl_algorithm`, ``protocol``
+    and ``channels`` from NCCL's cost model of AllGather on the network; a choice
+    other than Ring (NVLS, CollNet, PAT) is refused with a one-line error.
+    """
+    return _nccl_phase("all_gather", nranks, size_bytes, nccl_algorithm, params)
+
+
+def nccl_reduce_scatter(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
+    """The reduce-scatter NCCL runs: its own choice per size, built where it is a ring (see :func:`nccl_all_gather`)."""
+    return _nccl_phase("reduce_scatter", nranks, size_bytes, nccl_algorithm, params)
+
+
 def _model(algorithm: str, collective: str = "allreduce"):
     """NCCL's own model time of `algorithm` (``ncclTopoGetAlgoTime``) on the costs' network.
 
@@ -827,20 +854,22 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
         version = params.get("version", NCCL_RELEASE)
         tuning = _tuning(network, version)
         chosen = algorithm
+        builders = _BUILDERS if collective == "allreduce" else {"ring": _PHASES[collective]}
         if algorithm == "nccl":
             if tuning is None:
                 raise SimnetError("NCCL's choice needs NCCL's model of the topology, which simnet derives for "
                                   "servers of GPUs on one NVSwitch (dgx_a100, dgx_h100 and their clusters)",
                                   path="nccl_algorithm")
             if "nccl_algorithm" not in params:
-                pick = choose(tuning, "allreduce", size_bytes)
+                pick = choose(tuning, collective, size_bytes)
                 params["nccl_algorithm"] = pick.algorithm
-                if "protocol" in _keywords(_BUILDERS.get(pick.algorithm, nccl_ring_allreduce)):
+                if "protocol" in _keywords(builders.get(pick.algorithm, nccl_ring_allreduce)):
                     params.setdefault("protocol", pick.protocol)
             chosen = params["nccl_algorithm"]
-            if chosen not in _BUILDERS:
-                raise SimnetError(f"NCCL chose {chosen!r}, which simnet does not build", path="nccl_algorithm")
-        keywords = _keywords(_BUILDERS[chosen] if collective == "allreduce" else _PHASES[collective])
+            if chosen not in builders:
+                built = "" if collective == "allreduce" else f" for {collective} (it builds ring only)"
+                raise SimnetError(f"NCCL chose {chosen!r}, which simnet does not build{built}", path="nccl_algorithm")
+        keywords = _keywords(builders[chosen])
         if "gpus_per_node" in keywords:
             params.setdefault("gpus_per_node", _gpus_per_node(network))
         if "protocol" in keywords:
@@ -933,6 +962,9 @@ _RECORDS = {
     ),
 }
 
+NCCL_CHOICES = ("nccl", "nccl_all_gather", "nccl_reduce_scatter")
+"""Registry names of NCCL's own choice of algorithm, per collective (all-reduce, all-gather, reduce-scatter)."""
+
 NCCL_NAMES = {"nccl_ring": "ring", "nccl_tree": "tree", "nvls": "nvls", "nvls_tree": "nvls_tree",
               "collnet_direct": "collnet_direct", "collnet_chain": "collnet_chain",
               "nccl_ring_all_gather": "ring", "nccl_ring_reduce_scatter": "ring"}
@@ -982,5 +1014,12 @@ ALGORITHMS = (
         model=_model("ring", collective), citation=_NCCL, transfers=_phase_transfers,
         resolve=_resolver("ring", collective),
     ) for collective, builder in _PHASES.items()),
+    *(Algorithm(
+        f"nccl_{collective}", (collective,), builder,
+        f"what NCCL runs for {collective.replace('_', '-')}: its own choice per size (simnet builds Ring)",
+        "NCCL model of the chosen algorithm and protocol",
+        model=_model("ring", collective), citation=_NCCL, transfers=_phase_transfers,
+        resolve=_resolver("nccl", collective),
+    ) for collective, builder in (("all_gather", nccl_all_gather), ("reduce_scatter", nccl_reduce_scatter))),
 )
 """Registry records of NCCL's algorithms: all-reduce, and the ring all-gather and reduce-scatter."""

@@ -20,7 +20,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from simnet.algorithms.nccl import NCCL_NAMES
+from simnet.algorithms.nccl import NCCL_CHOICES, NCCL_NAMES
 from simnet.analysis import busbw_factor, factors, format_fraction, numeric_values, speedups, swept_keys
 from simnet.errors import SimnetError
 from simnet.plots._figure import new_figure, save, size_axis, time_axis, value_axis, wrap
@@ -413,7 +413,7 @@ def _styles(model: pd.DataFrame | None, against: str, results: pd.DataFrame) -> 
 
 
 def _has_nccl(results: pd.DataFrame) -> bool:
-    return bool(results["algorithm"].isin([*NCCL_NAMES, "nccl"]).any())
+    return bool(results["algorithm"].isin([*NCCL_NAMES, *NCCL_CHOICES]).any())
 
 
 def time_vs_size(results: pd.DataFrame, path: str | Path, *, curves: pd.DataFrame | None = None,

@@ -314,3 +314,21 @@ def test_the_ring_phases_are_priced_by_nccls_model_of_their_collective(collectiv
         assert predicted < ALGORITHMS["nccl_ring"].predict(_costs(net), 8, size, protocol=resolved["protocol"])
         choice, time_s = _nccl_references(net, collective, [size])[size]
         assert choice == f"ring/{resolved['protocol']}" and time_s == pytest.approx(predicted, rel=1e-12)
+
+
+@pytest.mark.parametrize("collective", sorted(PHASES))
+def test_nccls_own_choice_for_all_gather_and_reduce_scatter_is_built_where_it_is_a_ring(collective):
+    net = nvls_node()
+    tuning = tune_model(*graphs_from_network(net, "2.30.7"), "2.30.7")
+    record = ALGORITHMS[f"nccl_{collective}"]
+    for size in (64 << 10, 4 * MIB, 256 * MIB):
+        pick = choose(tuning, collective, size)
+        params = record.resolve(net, size, {})
+        assert (params["nccl_algorithm"], params["protocol"]) == (pick.algorithm, pick.protocol) == (
+            "ring", params["protocol"])
+        schedule = record.build(8, size, **params)
+        assert schedule.algorithm == f"nccl_{collective}" and schedule.params["nccl_algorithm"] == "ring"
+        check(schedule)
+        assert record.predict(_costs(net), 8, size, **params) == pytest.approx(pick.time_s, rel=1e-12)
+    with pytest.raises(ScheduleError, match="ring only"):
+        record.build(8, MIB, nccl_algorithm="nvls")

@@ -537,13 +537,6 @@ def blueconnect_time(
     load_s : float, optional
         Busiest link's time for all levels' traffic, seconds (0: not known).
 
-    Notes
-    -----
-    With every factor ≥ 2 the schedule is computed from the algorithm's structure:
-    the transfers and dependencies that :class:`~simnet.algorithms.builder.ScheduleBuilder`
-    derives from the cells they touch, without its state of ``p × p C`` cells, so
-    tens of thousands of ranks build in seconds.
-
     References
     ----------
     Cho, M., Finkler, U., Serrano, M., Kung, D. and Hunter, H. (2019). BlueConnect:

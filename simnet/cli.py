@@ -308,7 +308,8 @@ def _curves(points, results, against: str, *, per_octave: int = 4):
 
 @cli.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--baseline", default="ring", show_default=True, help="Algorithm the speedups are measured against.")
+@click.option("--baseline", default=None,
+              help="Algorithm the speedups are measured against (default: ring if it ran, else the first listed).")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write results, plots (with speedup bars) and results.md here.")
 @click.option("--overwrite", is_flag=True, help="Replace another scenario's results in --out instead of refusing.")
@@ -316,7 +317,8 @@ def _curves(points, results, against: str, *, per_octave: int = 4):
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
 @click.option("--force", is_flag=True, help="Run even if the estimated memory exceeds what this machine has.")
-def compare(scenario: Path, baseline: str, out_dir: Path | None, overwrite: bool, fmt: str, progress: bool | None,
+def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrite: bool, fmt: str,
+            progress: bool | None,
             quiet: bool, force: bool) -> None:
     """Which algorithm wins at each size, by how much, and does the model agree?
 
@@ -330,6 +332,8 @@ def compare(scenario: Path, baseline: str, out_dir: Path | None, overwrite: bool
     loaded, points = _load(scenario, force=force, collective="compare")
     with _owned(out_dir, name=loaded.name, command="compare", source=str(scenario), overwrite=overwrite):
         results = _sweep(scenario, loaded, points, out_dir, progress=False if quiet else progress, force=force)
+        if baseline is None and len(results):
+            baseline = "ring" if (results["algorithm"] == "ring").any() else str(results["algorithm"].iloc[0])
         try:
             best = analysis.winners(results)
             gains = analysis.speedups(results, baseline)

@@ -90,6 +90,11 @@ def test_compare_prints_winners_and_rejects_unknown_baselines(capsys):
     assert "--baseline: baseline 'tree' is not among the algorithms run (ring)" in capsys.readouterr().err
 
 
+def test_compare_without_ring_measures_speedups_against_the_first_algorithm_listed(capsys):
+    assert main(["compare", str(ROOT / "scenarios" / "all_gather.yaml")]) == 0
+    assert "speedups over all_gather" in capsys.readouterr().out
+
+
 def test_tune_prints_a_tuner_table(tmp_path, capsys):
     assert main(["tune", "power9_cluster", "--sizes", "4KiB,16MiB", "--channels", "1,2",
                  "--out", str(tmp_path)]) == 0

@@ -414,7 +414,8 @@ def _tune_target(topology: str) -> tuple[object, dict]:
 
 @cli.command()
 @click.argument("topology")
-@click.option("--op", type=click.Choice(["allreduce"]), default="allreduce", show_default=True)
+@click.option("--op", type=click.Choice(["allreduce", "all_gather", "reduce_scatter"]), default="allreduce",
+              show_default=True, help="Collective to tune (all_gather: sizes are the gathered result).")
 @click.option("--sizes", default="1KiB..1GiB:x4", show_default=True,
               help="LOW..HIGH (doubling) or LOW..HIGH:xN (N-fold steps), both ends included; or a comma-separated list.")
 @click.option("--prune-factor", type=click.FloatRange(min=1), default=1.5, show_default=True,
@@ -510,7 +511,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
     name = f"tune {Path(topology).stem if Path(topology).suffix in ('.yaml', '.yml') else topology}"
     with _owned(out_dir, name=name, command="tune", source=topology, overwrite=overwrite):
         try:
-            tuned = tune_sizes(graph, size_list, network=network, prune_factor=prune_factor,
+            tuned = tune_sizes(graph, size_list, op=op, network=network, prune_factor=prune_factor,
                                chunk_counts=counts["--chunks"], channel_counts=counts["--channels"],
                                nccl=nccl or emit is not None, progress=show_progress)
         except SimnetError as error:
@@ -538,7 +539,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
         if fmt != "table" and not quiet:
             click.echo(summary, err=True)
         if emit is not None:
-            _emit_nccl_tuner(emit[1], tuned, graph, network, quiet=quiet)
+            _emit_nccl_tuner(emit[1], tuned, graph, network, op=op, quiet=quiet)
         if out_dir is not None:
             from simnet import __version__
             from simnet.outputs import MANIFEST_FILE
@@ -554,7 +555,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
                 click.echo(f"wrote {out_dir / 'tuner.csv'}, {out_dir / 'candidates.csv'}", err=True)
 
 
-def _emit_nccl_tuner(path: Path, tuned, graph, network: dict, *, quiet: bool) -> None:
+def _emit_nccl_tuner(path: Path, tuned, graph, network: dict, *, op: str, quiet: bool) -> None:
     """Write ``nccl_tuner.conf`` from the simulated NCCL winners of `tuned` (see :func:`simnet.tune.nccl_tuner_rows`)."""
     from simnet.models.nccl import tuner_rows_to_csv
     from simnet.scenario import parse_network
@@ -562,7 +563,7 @@ def _emit_nccl_tuner(path: Path, tuned, graph, network: dict, *, quiet: bool) ->
     from simnet.tune import nccl_tuner_rows
 
     try:
-        rows, comments = nccl_tuner_rows(tuned, parse_network(network).network(graph))
+        rows, comments = nccl_tuner_rows(tuned, parse_network(network).network(graph), op=op)
     except SimnetError as error:
         raise SimnetError(error.message, path="--emit") from None
     write_atomic(path, tuner_rows_to_csv(rows, comments))

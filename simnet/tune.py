@@ -112,12 +112,13 @@ def parse_size_range(text: str) -> list[int]:
 
 
 def candidates(
-    graph: nx.DiGraph, *, chunk_counts: Sequence[int] = (1, 4), channel_counts: Sequence[int] = (1, 2),
-    nccl: bool = False,
+    graph: nx.DiGraph, *, op: str = "allreduce", chunk_counts: Sequence[int] = (1, 4),
+    channel_counts: Sequence[int] = (1, 2), nccl: bool = False,
 ) -> list[tuple[str, dict]]:
     """Algorithm and parameter choices to consider on `graph`: every registered dense
-    all-reduce algorithm's tuning variants (:attr:`Algorithm.variants`), in registry order;
-    with `nccl`, also NCCL's schedules in every protocol they run (:func:`nccl_variants`)."""
+    algorithm of collective `op` with its tuning variants (:attr:`Algorithm.variants`), in
+    registry order; with `nccl`, also NCCL's schedules of `op` in every protocol they run
+    (:func:`nccl_variants`)."""
     nranks = sum(1 for _, kind in graph.nodes(data="kind") if kind == "gpu")
     factors = functools.partial(hierarchy_factors, graph)
     try:
@@ -125,7 +126,7 @@ def candidates(
     except SimnetError:
         factors = None
     choices: list[tuple[str, dict]] = []
-    for name in ALGORITHMS.for_op("allreduce"):
+    for name in ALGORITHMS.for_op(op):
         record = ALGORITHMS[name]
         if record.payload == "dense":
             choices += [(name, params) for params in record.variants(nranks, factors, chunk_counts, channel_counts)]
@@ -161,6 +162,7 @@ def tune(
     graph: nx.DiGraph,
     sizes: Iterable[int],
     *,
+    op: str = "allreduce",
     network: Mapping[str, Any] | None = None,
     prune_factor: float = PRUNE_FACTOR,
     chunk_counts: Sequence[int] = (1, 4),
@@ -175,7 +177,9 @@ def tune(
     graph : networkx.DiGraph
         The topology.
     sizes : iterable of int
-        Payloads per rank, bytes (each tuned once).
+        Payloads per rank, bytes (each tuned once; for ``all_gather`` the gathered result).
+    op : str, optional
+        Collective to tune (``"allreduce"``, ``"all_gather"``, ``"reduce_scatter"``, ...).
     network : mapping, optional
         A scenario's ``network:`` block as YAML data (``{"tier_efficiency":
         {"nvlink": "80%"}, "overhead": "5 us", "model": "fifo"}``; see
@@ -225,7 +229,7 @@ def tune(
     options = spec.simulate_kwargs(nranks)
     gamma = options["gamma_s_per_byte"]
     costs = NetworkCosts(net, overhead_s=[options["overhead_s"] * slowdown for slowdown in options["slowdown"]])
-    choices = candidates(graph, chunk_counts=chunk_counts, channel_counts=channel_counts, nccl=nccl)
+    choices = candidates(graph, op=op, chunk_counts=chunk_counts, channel_counts=channel_counts, nccl=nccl)
     priced: dict[tuple[int, str], list[_Priced]] = {}
     for size in sorted(set(sizes)):
         for name, params in choices:
@@ -387,11 +391,12 @@ _COMMENT_WIDTH = 120
 """Comment lines are wrapped to this many characters, far within the plugin's 256-byte line buffer."""
 
 
-def nccl_tuner_rows(tuned: pd.DataFrame, network, *, version: str = NCCL_RELEASE) -> tuple[list, list[str]]:
+def nccl_tuner_rows(tuned: pd.DataFrame, network, *, op: str = "allreduce",
+                    version: str = NCCL_RELEASE) -> tuple[list, list[str]]:
     """NCCL's example tuner plugin configuration from :func:`tune`'s simulated NCCL winners.
 
     At each tuned size the fastest *simulated* of NCCL's schedules (``tune(...,
-    nccl=True)``) gives a line ``allreduce,min,max,algorithm,protocol,channels,nNodes,
+    nccl=True)``) gives a line ``collective,min,max,algorithm,protocol,channels,nNodes,
     nRanks`` (:class:`simnet.models.nccl.TunerRow`); consecutive sizes with the same
     algorithm, protocol and channels merge. Range bounds lie halfway (geometric mean,
     rounded down) between sampled sizes; the first range starts at 0 and the last ends
@@ -405,6 +410,9 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, version: str = NCCL_RELEASE
         :func:`tune`'s rows, with NCCL's schedules among the candidates.
     network : Network
         The network they were tuned on (for NCCL's model and the server count).
+    op : str, optional
+        The collective `tuned` is of; sizes are the bytes NCCL's model and tuner see
+        (simnet's size of an all-gather or reduce-scatter is already that total).
     version : str
         NCCL release whose model gives launch channels and NCCL's own choice.
 
@@ -424,7 +432,7 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, version: str = NCCL_RELEASE
         When no NCCL schedule was simulated at any size (path ``nccl``), e.g. on a
         topology without NCCL's model.
     """
-    from simnet.models.nccl import TunerRow, choose, launch_config, model_nbytes, network_tuning
+    from simnet.models.nccl import TunerRow, choose, launch_config, network_tuning
 
     tuning = network_tuning(network, version)
     nccl_rows = tuned[tuned["algorithm"].isin(list(NCCL_NAMES)) & tuned["simulated_s"].notna()]
@@ -444,8 +452,8 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, version: str = NCCL_RELEASE
         best = group.iloc[0]
         algorithm, protocol = keys[0].split("/")
         channels = json.loads(best["resolved"] or "{}").get("channels") or \
-            launch_config(tuning, "allreduce", algorithm, protocol, int(size))[0]
-        nbytes = model_nbytes("allreduce", int(size), nranks)
+            launch_config(tuning, op, algorithm, protocol, int(size))[0]
+        nbytes = int(size)
         picks.append((nbytes, (algorithm, protocol, int(channels))))
         label = f"{format_size(int(size))}: best simulated NCCL schedule {keys[0]} x{channels} " \
                 f"{_unbroken(format_time(best['simulated_s']))}"
@@ -455,7 +463,7 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, version: str = NCCL_RELEASE
             time_text = _unbroken(format_time(fastest["simulated_s"]))
             notes.append(f"{label}; fastest candidate {fastest['choice']} {time_text} "
                          "(simnet's schedule: link latencies only, no NCCL protocol costs)")
-        own = choose(tuning, "allreduce", nbytes)
+        own = choose(tuning, op, nbytes)
         if f"{own.algorithm}/{own.protocol}" != keys[0]:
             ran = group["simulated_s"][[key == f"{own.algorithm}/{own.protocol}" for key in keys]]
             shown = f"simulated {_unbroken(format_time(ran.min()))}" if len(ran) else "not simulated (pruned)"
@@ -466,7 +474,7 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, version: str = NCCL_RELEASE
         first, last = run[0][0], run[-1][0]
         low = 0 if first == 0 else math.isqrt(picks[first - 1][0] * picks[first][0]) + 1
         high = _UINT64_MAX if last == len(picks) - 1 else math.isqrt(picks[last][0] * picks[last + 1][0])
-        rows.append(TunerRow("allreduce", low, high, *key, n_nodes=n_nodes, n_ranks=nranks))
+        rows.append(TunerRow(op, low, high, *key, n_nodes=n_nodes, n_ranks=nranks))
     sizes = [nbytes for nbytes, _ in picks]
     comments = [
         f"written by simnet tune: NCCL {version} schedules simulated on {network.name}, {nranks} ranks on "

@@ -298,3 +298,28 @@ def test_tuner_file_comments_stay_within_the_plugins_line_buffer_on_a_long_topol
     assert "with a very long description" in text
     assert not any(line.split()[1] in ("ns", "us", "ms", "s") for line in text.splitlines()[1:] if line.startswith("#"))
     assert text.isascii()
+
+
+@pytest.mark.parametrize("op", ["all_gather", "reduce_scatter"])
+def test_the_tuner_file_of_an_all_gather_or_reduce_scatter_names_its_collective_and_its_winners(op):
+    """Rows carry NCCL's collective; sizes are simnet's (the total NCCL's model and tuner see)."""
+    from simnet.algorithms import ALGORITHMS
+    from simnet.algorithms.nccl import NCCL_NAMES
+    from simnet.models.nccl import parse_tuner_csv, tuner_lookup, tuner_rows_to_csv
+    from simnet.network import Network
+    from simnet.tune import nccl_tuner_rows
+
+    graph = load(find("dgx_h100"))
+    sizes = [64 << 10, 16 << 20, 1 << 30]
+    tuned = tune(graph, sizes, op=op, nccl=True)
+    assert set(tuned["algorithm"]) == {op, f"nccl_ring_{op}"}
+    assert all(op in ALGORITHMS[name].ops for name in tuned["algorithm"])
+    rows, comments = nccl_tuner_rows(tuned, Network(graph), op=op)
+    text = tuner_rows_to_csv(rows, comments)
+    assert parse_tuner_csv(text) == rows
+    assert text.splitlines()[len(comments)].startswith(op.replace("_", "") + ",")
+    for size, group in tuned[tuned["algorithm"].isin(list(NCCL_NAMES))].groupby("size_bytes"):
+        best = group.sort_values("simulated_s").iloc[0]
+        values = json.loads(best["params"]) | (json.loads(best["resolved"]) if best["resolved"] else {})
+        row = tuner_lookup(rows, op, int(size), 1, 8)
+        assert (row.algorithm, row.protocol, row.channels) == ("ring", values["protocol"], values["channels"])

@@ -28,7 +28,7 @@ from simnet.algorithms.primitives import (
     tree_broadcast,
     tree_reduce,
 )
-from simnet.algorithms.registry import Algorithm, PairCosts, steps_time
+from simnet.algorithms.registry import Algorithm, PairCosts, chunk_variants, steps_time
 from simnet.errors import ScheduleError
 from simnet.schedule import Schedule, split_bytes
 from simnet.speed import gc_paused
@@ -538,10 +538,6 @@ def _double_binary_tree_model(costs: PairCosts, nranks: int, size_bytes: int, *,
     return double_binary_tree_time(nranks, size_bytes, alpha, beta, chunks=chunks, gamma_s_per_byte=gamma_s_per_byte)
 
 
-def _chunk_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
-    return [{"chunks": chunks} for chunks in chunk_counts]
-
-
 def _ring_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
     return [{"chunks": chunks, "channels": channels} for chunks in chunk_counts for channels in channel_counts]
 
@@ -572,19 +568,19 @@ ALGORITHMS = (
         "recursive_doubling", ("allreduce",), recursive_doubling_allreduce,
         "log2 p pairwise exchanges of the whole payload (MPICH folding for non powers of two)",
         "log2(p')·(α + nβ + nγ) + fold   [C = 1, p' = 2^⌊log2 p⌋; pipelined over steps for C > 1]",
-        model=_recursive_doubling_model, citation=_THAKUR, variants=_chunk_variants, transfers=_exchange_transfers,
+        model=_recursive_doubling_model, citation=_THAKUR, variants=chunk_variants, transfers=_exchange_transfers,
     ),
     Algorithm(
         "binomial_tree", ("allreduce",), binomial_tree_allreduce,
         "binomial-tree reduce to rank 0, then binomial-tree broadcast",
         "2L(α + nβ) + Lnγ   [L = ⌈log2 p⌉, C = 1; pipelined over rounds for C > 1]",
-        model=_binomial_tree_model, citation=_THAKUR, variants=_chunk_variants, transfers=_tree_allreduce_transfers,
+        model=_binomial_tree_model, citation=_THAKUR, variants=chunk_variants, transfers=_tree_allreduce_transfers,
     ),
     Algorithm(
         "double_binary_tree", ("allreduce",), double_binary_tree_allreduce,
         "NCCL's two complementary binary trees, each reducing and broadcasting half the data",
         "2h(α + mβ) + hmγ + (C-1)·4mβ   [h = tree height, m = n/(2C), contention-free]",
-        model=_double_binary_tree_model, citation=_SANDERS, variants=_chunk_variants,
+        model=_double_binary_tree_model, citation=_SANDERS, variants=chunk_variants,
         transfers=_tree_allreduce_transfers,
     ),
 )

@@ -35,7 +35,7 @@ from simnet.algorithms.primitives import (
     tree_broadcast,
     tree_reduce,
 )
-from simnet.algorithms.registry import Algorithm, PairCosts, Stage, pipelined_time
+from simnet.algorithms.registry import Algorithm, PairCosts, Stage, chunk_variants, pipelined_time
 from simnet.errors import ScheduleError
 from simnet.schedule import COPY, REDUCE, Schedule, TransferTable, split_bytes
 from simnet.speed import gc_paused
@@ -790,10 +790,6 @@ def _blueconnect_variants(nranks, factors, chunk_counts, channel_counts) -> list
     return [{"factors": list(order), "chunks": chunks} for order in factorizations(levels) for chunks in chunk_counts]
 
 
-def _chunk_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
-    return [{"chunks": chunks} for chunks in chunk_counts]
-
-
 def _staged_transfers(nranks: int, params) -> int:
     factors = params.get("factors") or (nranks,)
     return 2 * sum(f - 1 for f in factors) * nranks * int(params.get("chunks", 1))
@@ -812,7 +808,7 @@ ALGORITHMS = (
         "halving_doubling", ("allreduce",), halving_doubling_allreduce,
         "Rabenseifner: recursive-halving reduce-scatter + recursive-doubling all-gather",
         "2log2(p)·α + 2(p-1)/p·nβ + (p-1)/p·nγ   [p = 2^k, C = 1; pipelined levels for C > 1]",
-        model=_halving_doubling_model, citation=_THAKUR, variants=_chunk_variants,
+        model=_halving_doubling_model, citation=_THAKUR, variants=chunk_variants,
         transfers=_halving_doubling_transfers,
     ),
     Algorithm(

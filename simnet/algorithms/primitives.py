@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from simnet.algorithms.builder import ScheduleBuilder
-from simnet.algorithms.registry import Algorithm, PairCosts, Stage, pipelined_time, steps_time
+from simnet.algorithms.registry import Algorithm, PairCosts, Stage, chunk_variants, pipelined_time, steps_time
 from simnet.errors import ScheduleError
 from simnet.schedule import Schedule, split_bytes
 from simnet.speed import gc_paused
@@ -415,10 +415,12 @@ ALGORITHMS = (
     Algorithm("reduce_scatter", ("reduce_scatter",), reduce_scatter, "ring reduce-scatter",
               "(p-1)(α + n/p·β + n/p·γ)   [C = 1, equal hops; pipelined: max(chain + (C-1)mβ, (p-1)Cmβ + α), "
               "m = n/(pC)]",
-              model=_ring_primitive_model, citation=_PATARASUK, transfers=_ring_phase_transfers),
+              model=_ring_primitive_model, citation=_PATARASUK, transfers=_ring_phase_transfers,
+              variants=chunk_variants),
     Algorithm("all_gather", ("all_gather",), all_gather, "ring all-gather",
               "(p-1)(α + n/p·β)   [C = 1, equal hops; pipelined: max(chain + (C-1)mβ, (p-1)Cmβ + α), m = n/(pC)]",
-              model=_all_gather_model, citation=_PATARASUK, transfers=_ring_phase_transfers),
+              model=_all_gather_model, citation=_PATARASUK, transfers=_ring_phase_transfers,
+              variants=chunk_variants),
     Algorithm("broadcast", ("broadcast",), broadcast, "binomial-tree broadcast",
               "⌈log2 p⌉(α + nβ)   [C = 1; pipelined: max(Σ_k(α_k + mβ_k) + (C-1)Σ_k mβ_k, CΣ_k mβ_k + α), m = n/C]",
               model=_rooted_model("broadcast"), citation=_THAKUR, transfers=_tree_transfers),

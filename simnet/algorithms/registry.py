@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from simnet.schedule import COLLECTIVES, Schedule
 
 __all__ = ["PairCosts", "Parameter", "Algorithm", "Stage", "pipelined_time", "steps_time", "Registry",
-           "resolved_changes"]
+           "resolved_changes", "chunk_variants"]
 
 
 class PairCosts(Protocol):
@@ -145,6 +145,12 @@ class Parameter:
 def _no_variants(nranks: int, factors: Callable[[Sequence[str]], tuple[int, ...]] | None, chunk_counts,
                  channel_counts) -> list[dict]:
     return []
+
+
+def chunk_variants(nranks: int, factors: Callable[[Sequence[str]], tuple[int, ...]] | None, chunk_counts,
+                   channel_counts) -> list[dict]:
+    """Tuning variants of an algorithm whose only knob is its pipelined ``chunks``: one per chunk count."""
+    return [{"chunks": chunks} for chunks in chunk_counts]
 
 
 def _ring_shaped(nranks: int, params: Mapping[str, Any]) -> int:

@@ -535,7 +535,8 @@ class Router:
     def _stays_inside(self, source: Hashable, target: Hashable) -> bool:
         """Whether every shortest route between two nodes of one server stays inside it.
 
-        A route that leaves the server costs at least the cheapest way out (distance
+        Asked only where a route is searched, not where the fabric's up/down rule
+        routes two of its endpoints. A route that leaves the server costs at least the cheapest way out (distance
         inside to a relaying node with a link to the fabric, plus that link) plus the
         cheapest link back in. When that bound exceeds the distance inside, the
         Dijkstra over the server and the fabric (:class:`_Composite`) finds the same
@@ -608,13 +609,13 @@ class Router:
                 (*first, *middle[1:], *last[1:]),
                 (*self._pin(first, source, target), *cables, *self._pin(last, source, target)),
             )
-        elif self._stays_inside(source, target):
-            nodes = self._inside(source, target, source, target)
-            route = (tuple(nodes), tuple(self._pin(nodes, source, target)))
         else:
             tree = self._tree_routes() if self._tree else None
             if tree is not None and source in tree.endpoints and target in tree.endpoints:
                 route = tree.route(source, target)
+            elif self._stays_inside(source, target):
+                nodes = self._inside(source, target, source, target)
+                route = (tuple(nodes), tuple(self._pin(nodes, source, target)))
             else:
                 nodes = self._walk(self._search(source, target), source, target, source, target)
                 if self._dims is not None:

@@ -509,3 +509,16 @@ def test_a_route_inside_one_server_leaves_it_only_for_a_route_at_most_as_long(in
     assert path == _reference_path(graph, "g0", "g1", routing)
     if routing == "shortest":
         assert ("switch" in path) == (inside != "shorter")
+
+
+@pytest.mark.parametrize("routing", ["dmodk", "simgrid"])
+def test_up_down_routing_between_fabric_endpoints_of_one_server_still_climbs_the_tree(routing):
+    """A rule of the fabric, not a shortest path: two GPUs of one server cabled to the fabric go through it."""
+    graph = nx.DiGraph(host_transit=False)
+    graph.add_node("sw", kind="switch")
+    for node, host in (("g0", 0), ("g1", 0), ("g2", 1)):
+        graph.add_node(node, kind="gpu", host=host)
+        add_cable(graph, node, "sw", bandwidth_Bps=1e9, latency_s=1e-6, tier="t")
+    add_cable(graph, "g0", "g1", bandwidth_Bps=1e9, latency_s=0.5e-6, tier="nvlink")
+    assert Router(graph, routing=routing).path("g0", "g1") == ["g0", "sw", "g1"]
+    assert Router(graph, routing="shortest").path("g0", "g1") == ["g0", "g1"]

@@ -414,8 +414,9 @@ def _tune_target(topology: str) -> tuple[object, dict]:
 
 @cli.command()
 @click.argument("topology")
-@click.option("--op", type=click.Choice(["allreduce", "all_gather", "reduce_scatter"]), default="allreduce",
-              show_default=True, help="Collective to tune (all_gather: sizes are the gathered result).")
+@click.option("--op", type=click.Choice(["allreduce", "all_gather", "reduce_scatter", "broadcast", "reduce"]),
+              default="allreduce", show_default=True,
+              help="Collective to tune (all_gather: sizes are the gathered result; broadcast and reduce from rank 0).")
 @click.option("--sizes", default="1KiB..1GiB:x4", show_default=True,
               help="LOW..HIGH (doubling) or LOW..HIGH:xN (N-fold steps), both ends included; or a comma-separated list.")
 @click.option("--prune-factor", type=click.FloatRange(min=1), default=1.5, show_default=True,

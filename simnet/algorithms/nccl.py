@@ -93,6 +93,8 @@ __all__ = [
     "nccl_ring_allreduce",
     "nccl_ring_all_gather",
     "nccl_ring_reduce_scatter",
+    "nccl_ring_broadcast",
+    "nccl_ring_reduce",
     "nccl_tree_allreduce",
     "nvls_allreduce",
     "nvls_tree_allreduce",
@@ -101,6 +103,8 @@ __all__ = [
     "nccl_allreduce",
     "nccl_all_gather",
     "nccl_reduce_scatter",
+    "nccl_broadcast",
+    "nccl_reduce",
     "NCCL_CHOICES",
     "NCCL_NAMES",
     "NVLS_CHUNK_BYTES",
@@ -407,6 +411,93 @@ def nccl_ring_reduce_scatter(nranks: int, size_bytes: int, *, gpus_per_node: int
         smallest part.
     """
     return _ring_phase("reduce_scatter", nranks, size_bytes, gpus_per_node, channels, protocol, intra, max_pieces,
+                       version)
+
+
+def _ring_chain(collective: str, nranks: int, size_bytes: int, root: int, gpus_per_node: int | None, channels: int,
+                protocol: str, intra: str, max_pieces: int, version: str) -> Schedule:
+    """NCCL's ring broadcast or reduce: the data flows once around each channel's ring.
+
+    A broadcast leaves `root` and is forwarded by every rank to the next of the
+    ring (``recvCopySend``) until the rank before `root`; a reduce starts at the
+    rank after `root`, and every rank adds its data and forwards the sum
+    (``recvReduceSend``) until `root` (``runRing`` of NCCL's ``broadcast.h`` and
+    ``reduce.h``). Channel ``c`` carries part ``c`` of the payload in slices of one
+    step (``BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1``): 512 KiB for Simple, a
+    ring slice for LL and LL128.
+    """
+    g, _ = _check(nranks, size_bytes, gpus_per_node, protocol, intra, max_pieces)
+    _check_count(channels, "channels")
+    if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < nranks:
+        raise ScheduleError(f"must be a rank in [0, {nranks}), got {root!r}", path="root")
+    channels = min(channels, size_bytes)
+    proto = PROTOCOLS[protocol]
+    step = proto.tree_chunk_bytes if protocol == "simple" else proto.ring_slice_bytes
+    chunk_bytes: list[int] = []
+    chunk_channel: list[int] = []
+    chains = []
+    for channel, (order, part) in enumerate(zip(rail_ring_orders(nranks, g, channels),
+                                               split_bytes(size_bytes, channels))):
+        at = order.index(root)
+        chain = order[at:] + order[:at] if collective == "broadcast" else order[at + 1:] + order[:at + 1]
+        slices = _pieces(part, step, max_pieces)
+        chains.append((chain, range(len(chunk_bytes), len(chunk_bytes) + len(slices))))
+        chunk_bytes.extend(slices)
+        chunk_channel.extend([channel] * len(slices))
+    builder = ScheduleBuilder(chunk_bytes, nranks)
+    op = "copy" if collective == "broadcast" else "reduce"
+    for hop in range(nranks - 1):
+        src = [chain[hop] for chain, chunks in chains for _ in chunks]
+        dst = [chain[hop + 1] for chain, chunks in chains for _ in chunks]
+        pieces = [builder.piece((chunk,)) for _, chunks in chains for chunk in chunks]
+        builder.send_batch(src, dst, pieces, op, collective)
+    params = dict(root=root, gpus_per_node=g, channels=channels, protocol=protocol, intra=intra,
+                  max_pieces=max_pieces, version=version)
+    schedule = builder.schedule(collective, f"nccl_ring_{collective}", params, root=root)
+    base, intra_s, inter_s = _latencies_s(version, "ring", protocol, intra, g)
+    return _annotate(schedule, proto, _ranks_node_of(nranks, g), base,
+                     lambda src, dst, same: np.where(same, intra_s, inter_s), np.array(chunk_channel))
+
+
+@gc_paused()
+def nccl_ring_broadcast(nranks: int, size_bytes: int, *, root: int = 0, gpus_per_node: int | None = None,
+                        channels: int = 2, protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 64,
+                        version: str = NCCL_RELEASE) -> Schedule:
+    """NCCL's ring broadcast from `root`: a pipelined chain around each of `channels` rail-aligned rings.
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Payload, bytes (nccl-tests' size).
+    root : int, optional
+        Rank that holds the data.
+    gpus_per_node, channels, protocol, intra, max_pieces, version
+        As :func:`nccl_ring_allreduce`.
+    """
+    return _ring_chain("broadcast", nranks, size_bytes, root, gpus_per_node, channels, protocol, intra, max_pieces,
+                       version)
+
+
+@gc_paused()
+def nccl_ring_reduce(nranks: int, size_bytes: int, *, root: int = 0, gpus_per_node: int | None = None,
+                     channels: int = 2, protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 64,
+                     version: str = NCCL_RELEASE) -> Schedule:
+    """NCCL's ring reduce to `root`: a pipelined chain of additions around each of `channels` rings.
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Payload per rank, bytes (nccl-tests' size).
+    root : int, optional
+        Rank that ends with the sum.
+    gpus_per_node, channels, protocol, intra, max_pieces, version
+        As :func:`nccl_ring_allreduce`.
+    """
+    return _ring_chain("reduce", nranks, size_bytes, root, gpus_per_node, channels, protocol, intra, max_pieces,
                        version)
 
 
@@ -780,7 +871,7 @@ def _nccl_phase(collective: str, nranks: int, size_bytes: int, nccl_algorithm: s
     if nccl_algorithm != "ring":
         raise ScheduleError(f"simnet builds NCCL's {collective} as a ring only, got {nccl_algorithm!r}",
                             path="nccl_algorithm")
-    schedule = _PHASES[collective](nranks, size_bytes, **params)
+    schedule = _RINGS[collective](nranks, size_bytes, **params)
     return schedule.replace(algorithm=f"nccl_{collective}",
                             params={"nccl_algorithm": nccl_algorithm, **schedule.params})
 
@@ -798,6 +889,16 @@ def nccl_all_gather(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring
 def nccl_reduce_scatter(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
     """The reduce-scatter NCCL runs: its own choice per size, built where it is a ring (see :func:`nccl_all_gather`)."""
     return _nccl_phase("reduce_scatter", nranks, size_bytes, nccl_algorithm, params)
+
+
+def nccl_broadcast(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
+    """The broadcast NCCL runs: Ring, its only broadcast algorithm, with NCCL's protocol and channels per size."""
+    return _nccl_phase("broadcast", nranks, size_bytes, nccl_algorithm, params)
+
+
+def nccl_reduce(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
+    """The reduce NCCL runs: Ring, its only reduce algorithm, with NCCL's protocol and channels per size."""
+    return _nccl_phase("reduce", nranks, size_bytes, nccl_algorithm, params)
 
 
 def _model(algorithm: str, collective: str = "allreduce"):
@@ -854,7 +955,7 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
         version = params.get("version", NCCL_RELEASE)
         tuning = _tuning(network, version)
         chosen = algorithm
-        builders = _BUILDERS if collective == "allreduce" else {"ring": _PHASES[collective]}
+        builders = _BUILDERS if collective == "allreduce" else {"ring": _RINGS[collective]}
         if algorithm == "nccl":
             if tuning is None:
                 raise SimnetError("NCCL's choice needs NCCL's model of the topology, which simnet derives for "
@@ -962,24 +1063,42 @@ _RECORDS = {
     ),
 }
 
-NCCL_CHOICES = ("nccl", "nccl_all_gather", "nccl_reduce_scatter")
-"""Registry names of NCCL's own choice of algorithm, per collective (all-reduce, all-gather, reduce-scatter)."""
+NCCL_CHOICES = ("nccl", "nccl_all_gather", "nccl_reduce_scatter", "nccl_broadcast", "nccl_reduce")
+"""Registry names of NCCL's own choice of algorithm, per collective."""
 
 NCCL_NAMES = {"nccl_ring": "ring", "nccl_tree": "tree", "nvls": "nvls", "nvls_tree": "nvls_tree",
               "collnet_direct": "collnet_direct", "collnet_chain": "collnet_chain",
-              "nccl_ring_all_gather": "ring", "nccl_ring_reduce_scatter": "ring"}
+              "nccl_ring_all_gather": "ring", "nccl_ring_reduce_scatter": "ring", "nccl_ring_broadcast": "ring",
+              "nccl_ring_reduce": "ring"}
 """simnet's name of each of NCCL's schedules -> NCCL's algorithm name
 (:data:`simnet.models.nccl.ALGORITHMS`, the tuner file's ``algorithm``)."""
 
 _BUILDERS = {NCCL_NAMES[name]: record.builder for name, record in _RECORDS.items()}
 """NCCL's algorithm names -> all-reduce builders."""
 
-_PHASES = {"all_gather": nccl_ring_all_gather, "reduce_scatter": nccl_ring_reduce_scatter}
-"""NCCL's ring builders of the collectives that are one ring phase."""
+_RINGS = {"all_gather": nccl_ring_all_gather, "reduce_scatter": nccl_ring_reduce_scatter,
+          "broadcast": nccl_ring_broadcast, "reduce": nccl_ring_reduce}
+"""NCCL's ring builders of the collectives other than all-reduce."""
 
 
 def _phase_transfers(nranks: int, params) -> int:
     return nranks * (nranks - 1) * int(params.get("channels", 2)) * int(params.get("max_pieces", 64))
+
+
+def _chain_transfers(nranks: int, params) -> int:
+    return (nranks - 1) * int(params.get("channels", 2)) * int(params.get("max_pieces", 64))
+
+
+_RING_FORMULAS = {
+    "all_gather": "NCCL model: lat + n / bw, lat = base + (p-1 - (N-1))·hw_intra + (N-1)·hw_net, "
+                  "bw = channels·bw_ch·p/(p-1)",
+    "reduce_scatter": "NCCL model: lat + n / bw, lat = base + (p-1 - (N-1))·hw_intra + (N-1)·hw_net, "
+                      "bw = channels·bw_ch·p/(p-1)",
+    "broadcast": "NCCL model: lat + n / bw, lat = base + p·hw (one hw per ring step), bw = channels·bw_ch",
+    "reduce": "NCCL model: lat + n / bw, lat = base + p·hw (one hw per ring step), bw = channels·bw_ch",
+}
+_RING_TRANSFERS = {"all_gather": _phase_transfers, "reduce_scatter": _phase_transfers,
+                   "broadcast": _chain_transfers, "reduce": _chain_transfers}
 
 
 def nccl_variants(name: str) -> list[dict]:
@@ -1010,16 +1129,16 @@ ALGORITHMS = (
         f"nccl_ring_{collective}", (collective,), builder,
         f"NCCL's ring {collective.replace('_', '-')}: rail-aligned channel rings, sliced and pipelined, "
         "Simple/LL/LL128",
-        "NCCL model: lat + n / bw, lat = base + (p-1 - (N-1))·hw_intra + (N-1)·hw_net, bw = channels·bw_ch·p/(p-1)",
-        model=_model("ring", collective), citation=_NCCL, transfers=_phase_transfers,
-        resolve=_resolver("ring", collective),
-    ) for collective, builder in _PHASES.items()),
+        _RING_FORMULAS[collective], model=_model("ring", collective), citation=_NCCL,
+        transfers=_RING_TRANSFERS[collective], resolve=_resolver("ring", collective),
+    ) for collective, builder in _RINGS.items()),
     *(Algorithm(
         f"nccl_{collective}", (collective,), builder,
         f"what NCCL runs for {collective.replace('_', '-')}: its own choice per size (simnet builds Ring)",
         "NCCL model of the chosen algorithm and protocol",
-        model=_model("ring", collective), citation=_NCCL, transfers=_phase_transfers,
+        model=_model("ring", collective), citation=_NCCL, transfers=_RING_TRANSFERS[collective],
         resolve=_resolver("nccl", collective),
-    ) for collective, builder in (("all_gather", nccl_all_gather), ("reduce_scatter", nccl_reduce_scatter))),
+    ) for collective, builder in (("all_gather", nccl_all_gather), ("reduce_scatter", nccl_reduce_scatter),
+                                  ("broadcast", nccl_broadcast), ("reduce", nccl_reduce))),
 )
-"""Registry records of NCCL's algorithms: all-reduce, and the ring all-gather and reduce-scatter."""
+"""Registry records of NCCL's algorithms: all-reduce, and the rings of the other four collectives."""

@@ -423,9 +423,9 @@ ALGORITHMS = (
               variants=chunk_variants),
     Algorithm("broadcast", ("broadcast",), broadcast, "binomial-tree broadcast",
               "⌈log2 p⌉(α + nβ)   [C = 1; pipelined: max(Σ_k(α_k + mβ_k) + (C-1)Σ_k mβ_k, CΣ_k mβ_k + α), m = n/C]",
-              model=_rooted_model("broadcast"), citation=_THAKUR, transfers=_tree_transfers),
+              model=_rooted_model("broadcast"), citation=_THAKUR, transfers=_tree_transfers, variants=chunk_variants),
     Algorithm("reduce", ("reduce",), reduce, "binomial-tree reduce",
               "⌈log2 p⌉(α + nβ + nγ)   [C = 1; pipelined: max(Σ_k(α_k + mβ_k + mγ) + (C-1)Σ_k mβ_k, CΣ_k mβ_k + α)]",
-              model=_rooted_model("reduce"), citation=_THAKUR, transfers=_tree_transfers),
+              model=_rooted_model("reduce"), citation=_THAKUR, transfers=_tree_transfers, variants=chunk_variants),
 )
 """Registry records of the primitive collectives."""

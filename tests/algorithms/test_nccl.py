@@ -15,6 +15,8 @@ from simnet.algorithms.nccl import (
     collnet_direct_allreduce,
     nccl_ring_all_gather,
     nccl_ring_allreduce,
+    nccl_ring_broadcast,
+    nccl_ring_reduce,
     nccl_ring_reduce_scatter,
     nccl_tree_allreduce,
     nvls_allreduce,
@@ -332,3 +334,54 @@ def test_nccls_own_choice_for_all_gather_and_reduce_scatter_is_built_where_it_is
         assert record.predict(_costs(net), 8, size, **params) == pytest.approx(pick.time_s, rel=1e-12)
     with pytest.raises(ScheduleError, match="ring only"):
         record.build(8, MIB, nccl_algorithm="nvls")
+
+
+CHAINS = {"broadcast": nccl_ring_broadcast, "reduce": nccl_ring_reduce}
+
+
+@pytest.mark.parametrize("collective", sorted(CHAINS))
+@pytest.mark.parametrize(("g", "nodes"), [(8, 1), (4, 2)])
+@pytest.mark.parametrize("root", [0, 5])
+@pytest.mark.parametrize("size", [3, 1000, 3 * MIB + 7])
+def test_the_ring_chains_compute_their_collective_once_around_the_ring(collective, g, nodes, root, size):
+    """Every byte crosses p - 1 hops, leaving the root (broadcast) or ending at it (reduce)."""
+    n = g * nodes
+    schedule = CHAINS[collective](n, size, root=root, gpus_per_node=g, channels=3)
+    assert schedule.collective == collective and schedule.root == root
+    check(schedule, numeric=True)
+    assert schedule.total_bytes == (n - 1) * size
+    table = schedule.transfers
+    ends = table.src if collective == "broadcast" else table.dst
+    assert (table.dst != root).all() if collective == "broadcast" else (table.src != root).all()
+    assert root in set(ends.tolist())
+
+
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+@pytest.mark.parametrize(("g", "nodes"), [(8, 1), (4, 2)])
+def test_the_ring_chains_carry_nccls_ring_latency_over_p_minus_1_hops(protocol, g, nodes):
+    n = g * nodes
+    p = {"ll": LL, "ll128": LL128, "simple": SIMPLE}[protocol]
+    base, intra = V.base_latency_us[RING][p], V.hw_latency_us[NVLINK][RING][p]
+    net = V.hw_latency_us[NET][RING][p]
+    order = rail_ring_orders(n, g, 1)[0]
+    chains = {"broadcast": order, "reduce": order[1:] + order[:1]}
+    for collective, build in CHAINS.items():
+        chain = chains[collective]
+        crossings = sum(chain[i] // g != chain[i + 1] // g for i in range(n - 1))
+        expected = base + (n - 1 - crossings) * intra + crossings * net
+        trace = simulate(_ideal(n), build(n, 64, gpus_per_node=g, protocol=protocol, channels=1))
+        assert trace.time_s * 1e6 == pytest.approx(expected, rel=1e-9), collective
+
+
+@pytest.mark.parametrize("collective", sorted(CHAINS))
+def test_nccls_broadcast_and_reduce_follow_its_model(collective):
+    net = nvls_node()
+    tuning = tune_model(*graphs_from_network(net, "2.30.7"), "2.30.7")
+    record = ALGORITHMS[f"nccl_{collective}"]
+    for size in (64 << 10, 64 * MIB):
+        pick = choose(tuning, collective, size)
+        params = record.resolve(net, size, {"root": 2})
+        assert (params["nccl_algorithm"], params["protocol"], params["root"]) == ("ring", pick.protocol, 2)
+        schedule = record.build(8, size, **params)
+        assert schedule.root == 2 and schedule.algorithm == f"nccl_{collective}"
+        assert record.predict(_costs(net), 8, size, **params) == pytest.approx(pick.time_s, rel=1e-12)

@@ -16,7 +16,8 @@ def _pair_costs(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.
     """Route latency and inverse bottleneck bandwidth of every (src, dst) (network endpoints).
 
     Latencies are summed link by link along the route, as :meth:`Network.route_latency_s`
-    sums them; a pair ``src == dst`` has no links, latency 0 and inverse bandwidth 0.
+    sums them; a pair ``src == dst`` has no links, latency 0 and inverse bandwidth 0. Pairs are
+    routed in order of source, so that the router's search from one source serves all its pairs.
     """
     if len(src) == 0:
         return np.zeros(0), np.zeros(0)
@@ -31,6 +32,8 @@ def _pair_costs(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.
         import pandas as pd
 
         inverse, pairs = pd.factorize(keys)
+        order = np.argsort(pairs)
+        pairs, inverse = pairs[order], np.argsort(order)[inverse]
     routes = [network.route(*divmod(key, size)) for key in pairs.tolist()]
     width = max(map(len, routes), default=0)
     links = len(network.latency_s)

@@ -101,7 +101,7 @@ _TYPECODES = {"d": np.float64, "q": np.int64, "i": np.int32}
 
 def _extend(values: array, more: np.ndarray) -> None:
     """Append the elements of `more` to `values`, converted to its type (``"d"``, ``"q"`` or ``"i"``)."""
-    values.frombytes(np.ascontiguousarray(more, dtype=_TYPECODES[values.typecode]).tobytes())
+    values.frombytes(memoryview(np.ascontiguousarray(more, dtype=_TYPECODES[values.typecode])).cast("B"))
 
 
 def _routes(network: Network, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, ...]]:
@@ -110,8 +110,10 @@ def _routes(network: Network, src: np.ndarray, dst: np.ndarray) -> list[tuple[in
         return []
     span = int(max(src.max(), dst.max())) + 1
     pairs, inverse = np.unique(src.astype(np.int64) * span + dst, return_inverse=True)
-    distinct = [network.route(*divmod(key, span)) for key in pairs.tolist()]
-    return [distinct[k] for k in inverse.tolist()]
+    distinct = np.empty(len(pairs), dtype=object)
+    for k, key in enumerate(pairs.tolist()):
+        distinct[k] = network.route(*divmod(key, span))
+    return distinct[inverse.ravel()].tolist()
 
 
 @dataclass(eq=False)

@@ -167,7 +167,9 @@ def _staged_allreduce(
 
 def _staged_schedule(nranks: int, size_bytes: int, factors: Sequence[int], chunks: int,
                      labels: Sequence[tuple[str, str]], algorithm: str, params: dict) -> Schedule:
-    """The schedule :func:`_staged_allreduce` builds on a fresh builder, from its structure (every factor ≥ 2).
+    """The schedule :func:`_staged_allreduce` builds on a fresh builder, from its structure.
+
+    A factor of 1 (a level with no ring) leaves the builder to do it.
 
     It is the same schedule bit for bit (same transfers, pieces and dependencies;
     ``tests/algorithms/test_hierarchical.py`` compares the two), without the
@@ -192,6 +194,10 @@ def _staged_schedule(nranks: int, size_bytes: int, factors: Sequence[int], chunk
     ``k-1 .. 0``), within a phase by step, group, member and sub-chunk; pieces in the
     order the builder meets them.
     """
+    if min(factors) < 2:
+        builder = ScheduleBuilder(_nested_leaves(size_bytes, factors, chunks), nranks)
+        _staged_allreduce(builder, range(nranks), factors, chunks, labels)
+        return builder.schedule("allreduce", algorithm, params)
     p, k, C = nranks, len(factors), chunks
     f = [int(x) for x in factors]
     stride = [math.prod(f[:i]) for i in range(k)]
@@ -340,11 +346,7 @@ def blueconnect_allreduce(
     check_args(nranks, size_bytes, chunks)
     factors = check_factors(nranks, factors)
     params = {"factors": list(factors), "chunks": chunks}
-    if min(factors) >= 2:
-        return _staged_schedule(nranks, size_bytes, factors, chunks, _level_labels(len(factors)), "blueconnect", params)
-    builder = ScheduleBuilder(_nested_leaves(size_bytes, factors, chunks), nranks)
-    _staged_allreduce(builder, range(nranks), factors, chunks, _level_labels(len(factors)))
-    return builder.schedule("allreduce", "blueconnect", params)
+    return _staged_schedule(nranks, size_bytes, factors, chunks, _level_labels(len(factors)), "blueconnect", params)
 
 
 @gc_paused()
@@ -380,11 +382,7 @@ def torus_2d_allreduce(
     factors = _torus_factors(nranks, factors)
     labels = [("reduce_scatter_x", "all_gather_x"), ("reduce_scatter_y", "all_gather_y")]
     params = {"factors": list(factors), "chunks": chunks}
-    if min(factors) >= 2:
-        return _staged_schedule(nranks, size_bytes, factors, chunks, labels, "torus_2d", params)
-    builder = ScheduleBuilder(_nested_leaves(size_bytes, factors, chunks), nranks)
-    _staged_allreduce(builder, range(nranks), factors, chunks, labels)
-    return builder.schedule("allreduce", "torus_2d", params)
+    return _staged_schedule(nranks, size_bytes, factors, chunks, labels, "torus_2d", params)
 
 
 def _torus_factors(nranks: int, factors: Sequence[int] | None) -> tuple[int, ...]:

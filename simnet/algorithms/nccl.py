@@ -867,7 +867,7 @@ def nccl_allreduce(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring"
     return schedule.replace(algorithm="nccl", params={"nccl_algorithm": nccl_algorithm, **schedule.params})
 
 
-def _nccl_phase(collective: str, nranks: int, size_bytes: int, nccl_algorithm: str, params: dict) -> Schedule:
+def _nccl_choice(collective: str, nranks: int, size_bytes: int, nccl_algorithm: str, params: dict) -> Schedule:
     if nccl_algorithm != "ring":
         raise ScheduleError(f"simnet builds NCCL's {collective} as a ring only, got {nccl_algorithm!r}",
                             path="nccl_algorithm")
@@ -883,22 +883,22 @@ def nccl_all_gather(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring
     and ``channels`` from NCCL's cost model of AllGather on the network; a choice
     other than Ring (NVLS, CollNet, PAT) is refused with a one-line error.
     """
-    return _nccl_phase("all_gather", nranks, size_bytes, nccl_algorithm, params)
+    return _nccl_choice("all_gather", nranks, size_bytes, nccl_algorithm, params)
 
 
 def nccl_reduce_scatter(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
     """The reduce-scatter NCCL runs: its own choice per size, built where it is a ring (see :func:`nccl_all_gather`)."""
-    return _nccl_phase("reduce_scatter", nranks, size_bytes, nccl_algorithm, params)
+    return _nccl_choice("reduce_scatter", nranks, size_bytes, nccl_algorithm, params)
 
 
 def nccl_broadcast(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
     """The broadcast NCCL runs: Ring, its only broadcast algorithm, with NCCL's protocol and channels per size."""
-    return _nccl_phase("broadcast", nranks, size_bytes, nccl_algorithm, params)
+    return _nccl_choice("broadcast", nranks, size_bytes, nccl_algorithm, params)
 
 
 def nccl_reduce(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
     """The reduce NCCL runs: Ring, its only reduce algorithm, with NCCL's protocol and channels per size."""
-    return _nccl_phase("reduce", nranks, size_bytes, nccl_algorithm, params)
+    return _nccl_choice("reduce", nranks, size_bytes, nccl_algorithm, params)
 
 
 def _model(algorithm: str, collective: str = "allreduce"):
@@ -1089,14 +1089,11 @@ def _chain_transfers(nranks: int, params) -> int:
     return (nranks - 1) * int(params.get("channels", 2)) * int(params.get("max_pieces", 64))
 
 
-_RING_FORMULAS = {
-    "all_gather": "NCCL model: lat + n / bw, lat = base + (p-1 - (N-1))·hw_intra + (N-1)·hw_net, "
-                  "bw = channels·bw_ch·p/(p-1)",
-    "reduce_scatter": "NCCL model: lat + n / bw, lat = base + (p-1 - (N-1))·hw_intra + (N-1)·hw_net, "
-                      "bw = channels·bw_ch·p/(p-1)",
-    "broadcast": "NCCL model: lat + n / bw, lat = base + p·hw (one hw per ring step), bw = channels·bw_ch",
-    "reduce": "NCCL model: lat + n / bw, lat = base + p·hw (one hw per ring step), bw = channels·bw_ch",
-}
+_PHASE_FORMULA = ("NCCL model: lat + n / bw, lat = base + (p-1 - (N-1))·hw_intra + (N-1)·hw_net, "
+                  "bw = channels·bw_ch·p/(p-1)")
+_CHAIN_FORMULA = "NCCL model: lat + n / bw, lat = base + p·hw (one hw per ring step), bw = channels·bw_ch"
+_RING_FORMULAS = {"all_gather": _PHASE_FORMULA, "reduce_scatter": _PHASE_FORMULA,
+                  "broadcast": _CHAIN_FORMULA, "reduce": _CHAIN_FORMULA}
 _RING_TRANSFERS = {"all_gather": _phase_transfers, "reduce_scatter": _phase_transfers,
                    "broadcast": _chain_transfers, "reduce": _chain_transfers}
 

@@ -264,6 +264,14 @@ def test_channels_and_stages_are_separate_connections():
 PHASES = {"all_gather": nccl_ring_all_gather, "reduce_scatter": nccl_ring_reduce_scatter}
 
 
+def _ring_path_us(protocol: str, g: int, ranks: list[int]) -> float:
+    """NCCL's ring base latency plus, per hop along `ranks`, its intra- or inter-server hop latency (µs)."""
+    p = {"ll": LL, "ll128": LL128, "simple": SIMPLE}[protocol]
+    crossings = sum(a // g != b // g for a, b in zip(ranks, ranks[1:]))
+    return (V.base_latency_us[RING][p] + (len(ranks) - 1 - crossings) * V.hw_latency_us[NVLINK][RING][p]
+            + crossings * V.hw_latency_us[NET][RING][p])
+
+
 @pytest.mark.parametrize("collective", sorted(PHASES))
 @pytest.mark.parametrize(("g", "nodes"), [(8, 1), (4, 2), (2, 3)])
 @pytest.mark.parametrize("size", [5, 1000, 3 * MIB + 7])
@@ -286,13 +294,8 @@ def test_the_ring_phases_compute_their_collective_with_each_rank_at_its_offset(c
 def test_the_ring_phases_carry_nccls_ring_latency_over_p_minus_1_steps(protocol, g, nodes):
     """base + intra per hop inside a server + net per hop between servers, along the p - 1 steps of a block."""
     n = g * nodes
-    p = {"ll": LL, "ll128": LL128, "simple": SIMPLE}[protocol]
-    base, intra = V.base_latency_us[RING][p], V.hw_latency_us[NVLINK][RING][p]
-    net = V.hw_latency_us[NET][RING][p]
     order = rail_ring_orders(n, g, 1)[0]
-    crossings = max(sum(order[(s + i) % n] // g != order[(s + i + 1) % n] // g for i in range(n - 1))
-                    for s in range(n))
-    expected = base + (n - 1 - crossings) * intra + crossings * net
+    expected = max(_ring_path_us(protocol, g, [order[(s + i) % n] for i in range(n)]) for s in range(n))
     for build in PHASES.values():
         trace = simulate(_ideal(n), build(n, 64 * n, gpus_per_node=g, protocol=protocol, channels=2))
         assert trace.time_s * 1e6 == pytest.approx(expected, rel=1e-9)
@@ -360,15 +363,10 @@ def test_the_ring_chains_compute_their_collective_once_around_the_ring(collectiv
 @pytest.mark.parametrize(("g", "nodes"), [(8, 1), (4, 2)])
 def test_the_ring_chains_carry_nccls_ring_latency_over_p_minus_1_hops(protocol, g, nodes):
     n = g * nodes
-    p = {"ll": LL, "ll128": LL128, "simple": SIMPLE}[protocol]
-    base, intra = V.base_latency_us[RING][p], V.hw_latency_us[NVLINK][RING][p]
-    net = V.hw_latency_us[NET][RING][p]
     order = rail_ring_orders(n, g, 1)[0]
     chains = {"broadcast": order, "reduce": order[1:] + order[:1]}
     for collective, build in CHAINS.items():
-        chain = chains[collective]
-        crossings = sum(chain[i] // g != chain[i + 1] // g for i in range(n - 1))
-        expected = base + (n - 1 - crossings) * intra + crossings * net
+        expected = _ring_path_us(protocol, g, chains[collective])
         trace = simulate(_ideal(n), build(n, 64, gpus_per_node=g, protocol=protocol, channels=1))
         assert trace.time_s * 1e6 == pytest.approx(expected, rel=1e-9), collective
 

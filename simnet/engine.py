@@ -59,7 +59,7 @@ import numpy as np
 import simpy
 
 from simnet.errors import SimnetError
-from simnet.links import LINK_MODELS, SHARING, Instant
+from simnet.links import BATCH, LINK_MODELS, SHARING, Instant, _by_time, _view
 from simnet.network import Network
 from simnet.schedule import OPS, Schedule
 from simnet.speed import gc_paused
@@ -382,14 +382,18 @@ class Simulation:
             now = min(bucket)
             instant = bucket[now]
             while instant:
-                done: list[int] = []
-                for flow in links.advance(now, instant):
-                    arrive_s[flow] = now
-                    reduced = now + reduction[flow]
-                    if reduced > now:
-                        self._at(reduced).reduced.append(flow)
-                    else:
-                        done.append(flow)
+                finished = links.advance(now, instant)
+                if len(finished) >= BATCH:
+                    done = self._arrive_batch(now, finished)
+                else:
+                    done = []
+                    for flow in finished:
+                        arrive_s[flow] = now
+                        reduced = now + reduction[flow]
+                        if reduced > now:
+                            self._at(reduced).reduced.append(flow)
+                        else:
+                            done.append(flow)
                 done.extend(instant.reduced)
                 issued = instant.issued
                 instant.reduced, instant.issued = [], []
@@ -398,8 +402,23 @@ class Simulation:
             del self._instants[now]
         del self._buckets[clock]
 
+    def _arrive_batch(self, now: float, finished: list[int]) -> list[int]:
+        """The loop of :meth:`_process` over `finished` with array arithmetic: those whose reduction is done now."""
+        flow = np.array(finished, dtype=np.int64)
+        _view(self._arrive_s)[flow] = now
+        reduced = now + _view(self._reduction)[flow]
+        later = reduced > now
+        if not later.any():
+            return finished
+        for moment, group in _by_time(reduced[later], flow[later]):
+            self._at(moment).reduced.extend(group)
+        return flow[~later].tolist()
+
     def _finish(self, now: float, done: list[int], released: list[int], issued: list[int]) -> None:
         """Complete `done`, release what waited for them, hand everything ready now to the link model."""
+        if len(done) >= BATCH:
+            released.extend(self._done_batch(now, done))
+            done = []
         end_s, waiting, dependents, bounds = self._end_s, self._waiting, self._dependents, self._bounds
         remaining, ends = self._remaining, self._job_ends
         one = len(ends) == 1
@@ -414,22 +433,77 @@ class Simulation:
             remaining[job] -= 1
             if remaining[job] == 0:
                 self._jobs[job].done.succeed(self._trace(self._jobs[job]))
-        not_before, overhead = self._not_before, self._overhead
-        ready_s, issue_s = self._ready_s, self._issue_s
-        for flow in released:
-            ready = not_before[flow]
-            if now > ready:
-                ready = now
-            ready_s[flow] = ready
-            issue = ready + overhead[flow]
-            issue_s[flow] = issue
-            if issue <= now:
-                issued.append(flow)
-            else:
-                self._at(issue).issued.append(flow)
+        if len(released) >= BATCH:
+            self._release_batch(now, released, issued)
+        else:
+            not_before, overhead = self._not_before, self._overhead
+            ready_s, issue_s = self._ready_s, self._issue_s
+            for flow in released:
+                ready = not_before[flow]
+                if now > ready:
+                    ready = now
+                ready_s[flow] = ready
+                issue = ready + overhead[flow]
+                issue_s[flow] = issue
+                if issue <= now:
+                    issued.append(flow)
+                else:
+                    self._at(issue).issued.append(flow)
         if issued:
             issued.sort()
             self._links.submit(now, issued, self._routes, self._nbytes, self._channels)
+
+    def _done_batch(self, now: float, done: list[int]) -> list[int]:
+        """The loop of :meth:`_finish` over `done` with array arithmetic; return the transfers it releases.
+
+        The released transfers come in increasing order, not in the loop's order;
+        nothing downstream depends on that order (the transfers issued at an
+        instant are sorted before they reach the link model).
+        """
+        flow = np.array(done, dtype=np.int64)
+        _view(self._end_s)[flow] = now
+        bounds = _view(self._bounds)
+        first = bounds[flow]
+        counts = bounds[flow + 1] - first
+        ends = np.cumsum(counts)
+        total = int(ends[-1])
+        released: list[int] = []
+        if total:
+            children = _view(self._dependents)[np.arange(total) + np.repeat(first - (ends - counts), counts)]
+            child, times = np.unique(children, return_counts=True)
+            waiting = _view(self._waiting)
+            left = waiting[child] - times
+            waiting[child] = left
+            released = child[left == 0].tolist()
+        remaining = self._remaining
+        if len(remaining) == 1:
+            finishing = [0] if remaining[0] == len(done) else []
+            remaining[0] -= len(done)
+        else:
+            job = np.searchsorted(np.array(self._job_ends), flow, side="right")
+            per_job = np.bincount(job, minlength=len(remaining))
+            finishing = [int(j) for j in np.flatnonzero(per_job) if remaining[j] == per_job[j]]
+            last = {j: int(np.flatnonzero(job == j)[-1]) for j in finishing}
+            finishing.sort(key=last.__getitem__)
+            for j in np.flatnonzero(per_job).tolist():
+                remaining[j] -= int(per_job[j])
+        for j in finishing:
+            self._jobs[j].done.succeed(self._trace(self._jobs[j]))
+        return released
+
+    def _release_batch(self, now: float, released: list[int], issued: list[int]) -> None:
+        """The release loop of :meth:`_finish` with array arithmetic: ready and issue times, then the issued."""
+        flow = np.array(released, dtype=np.int64)
+        not_before = _view(self._not_before)[flow]
+        ready = np.where(now > not_before, now, not_before)
+        _view(self._ready_s)[flow] = ready
+        issue = ready + _view(self._overhead)[flow]
+        _view(self._issue_s)[flow] = issue
+        due = issue <= now
+        issued.extend(flow[due].tolist())
+        if not due.all():
+            for moment, group in _by_time(issue[~due], flow[~due]):
+                self._at(moment).issued.extend(group)
 
     def close(self) -> None:
         """Release what running needs: the per-transfer state and the link model's clock.

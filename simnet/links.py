@@ -38,6 +38,34 @@ SHARING = ("equal", "rtt_weighted")
 """How :class:`MaxMinLinks` shares a saturated link: equally, or in inverse proportion to route latency."""
 
 
+BATCH = 32
+"""Instants with at least this many flows starting, finishing or submitted take the array path
+(:meth:`MaxMinLinks.submit` and the engine's): the same floats, events and state as the loop, for
+many flows at once. The tests set it to 1 and to infinity and compare whole traces."""
+
+_TYPES = {"d": np.float64, "q": np.int64, "i": np.int32}
+
+
+def _view(values: array) -> np.ndarray:
+    """A NumPy view of `values` (typecode ``"d"``, ``"q"`` or ``"i"``); it must be gone before `values` grows."""
+    return np.frombuffer(values, dtype=_TYPES[values.typecode])
+
+
+def _by_time(time_s: np.ndarray, items: np.ndarray):
+    """``(time, items at that time as a list)`` for each distinct time, items in their order."""
+    if not len(time_s):
+        return
+    first = time_s[0]
+    if (time_s == first).all():
+        yield float(first), items.tolist()
+        return
+    order = np.argsort(time_s, kind="stable")
+    ordered = time_s[order]
+    cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+    for group in np.split(order, cuts):
+        yield float(time_s[group[0]]), items[group].tolist()
+
+
 class Instant:
     """Everything that happens at one simulated instant: the work list of a SimPy event.
 
@@ -332,18 +360,24 @@ class MaxMinLinks:
         self._on_link: list[dict[int, None]] = [{} for _ in range(len(bandwidth_Bps))]
         self._route_ids: dict[tuple[int, ...], int] = {}
         self._route_links: list[tuple[int, ...]] = []
-        self._route_latency_s: list[float] = []
-        self._route_rate_Bps: list[float] = []
-        self._route_limit: list[int] = []
+        self._route_latency_s = array("d")
+        self._route_rate_Bps = array("d")
+        self._route_limit = array("q")
         self._route_blocker: list[int] = []
         self._route_weight: list[float] = []
-        self._route_line: list[int] = []
+        self._route_line = array("q")
+        self._route_first = array("q")
+        self._route_hops = array("q")
+        self._route_flat = array("q")
         self._line_ids: dict[tuple[int, int], int] = {}
         self._lines: list[deque[int]] = []
-        self._route: list[int] = []
-        self._line: list[int] = []
-        self._limit: list[int] = []
-        self._version: list[int] = []
+        self._busy = bytearray()
+        self._queued = array("i")
+        self._load = array("i", bytes(4 * len(bandwidth_Bps)))
+        self._route = array("q")
+        self._line = array("q")
+        self._limit = array("q")
+        self._version = array("q")
         self._draining = bytearray()
         self._remaining_bytes = array("d")
         self._rate_Bps = array("d")
@@ -362,10 +396,10 @@ class MaxMinLinks:
         more = count - len(self._route)
         if more <= 0:
             return
-        self._route.extend([-1] * more)
-        self._line.extend([-1] * more)
-        self._limit.extend([-1] * more)
-        self._version.extend([0] * more)
+        minus = array("q", [-1]) * more
+        for values in (self._route, self._line, self._limit):
+            values.extend(minus)
+        self._version.frombytes(bytes(8 * more))
         self._draining.extend(bytes(more))
         zeros = bytes(8 * more)
         for values in (self._remaining_bytes, self._rate_Bps, self._since_s):
@@ -401,6 +435,9 @@ class MaxMinLinks:
         self._route_blocker.append(blocker)
         self._route_weight.append(1.0 / latency if self._weighted and latency > 0 else 1.0)
         self._route_line.append(self._connection(route_id, 0))
+        self._route_first.append(len(self._route_flat))
+        self._route_hops.append(len(route))
+        self._route_flat.extend(route)
         return route_id
 
     def _connection(self, route_id: int, channel: int) -> int:
@@ -409,10 +446,15 @@ class MaxMinLinks:
         if line is None:
             line = self._line_ids[(route_id, channel)] = len(self._lines)
             self._lines.append(deque())
+            self._busy.append(0)
+            self._queued.append(0)
         return line
 
-    def submit(self, now_s: float, flows: Iterable[int], routes, nbytes, channels=None) -> None:
+    def submit(self, now_s: float, flows: Sequence[int], routes, nbytes, channels=None) -> None:
         """Start `flows` at `now_s`, in order; each drains once its route latency has passed."""
+        if len(flows) >= BATCH:
+            self._submit_batch(now_s, flows, routes, nbytes, channels)
+            return
         route_ids = self._route_ids
         route_latency = self._route_latency_s
         route_line = self._route_line
@@ -441,6 +483,43 @@ class MaxMinLinks:
             else:
                 bucket.finishing.append((flow, 0))
 
+    def _submit_batch(self, now_s: float, flows: Sequence[int], routes, nbytes, channels) -> None:
+        """:meth:`submit` with array arithmetic: the same state and instants, for many flows at once."""
+        route_ids = self._route_ids
+        ids = list(map(route_ids.get, map(routes.__getitem__, flows)))
+        if None in ids:
+            for k, flow in enumerate(flows):
+                if ids[k] is None:
+                    route = routes[flow]
+                    ids[k] = route_ids.get(route)
+                    if ids[k] is None:
+                        ids[k] = self._intern(route)
+        flow = np.array(flows, dtype=np.int64)
+        route_id = np.array(ids, dtype=np.int64)
+        line = _view(self._route_line)[route_id]
+        if channels is not None:
+            channel = np.asarray(channels[flows] if isinstance(channels, np.ndarray) else
+                                 np.frombuffer(channels, dtype=_TYPES[channels.typecode])[flow])
+            for k in np.flatnonzero(channel).tolist():
+                line[k] = self._connection(ids[k], int(channel[k]))
+        size = np.asarray(nbytes)[flow] if isinstance(nbytes, np.ndarray) else _view(nbytes)[flow]
+        _view(self._route)[flow] = route_id
+        _view(self._line)[flow] = line
+        _view(self._remaining_bytes)[flow] = size
+        _view(self.started_s)[flow] = now_s
+        self._order.frombytes(flow.tobytes())
+        time_s = now_s + _view(self._route_latency_s)[route_id]
+        drains = (_view(self._route_hops)[route_id] > 0) & (size > 0)
+        at = self._at
+        if drains.all():
+            for moment, group in _by_time(time_s, flow):
+                at(moment).starting.extend(group)
+            return
+        for moment, group in _by_time(time_s[drains], flow[drains]):
+            at(moment).starting.extend(group)
+        for moment, group in _by_time(time_s[~drains], flow[~drains]):
+            at(moment).finishing.extend((member, 0) for member in group)
+
     def advance(self, now_s: float, instant: Instant) -> list[int]:
         """Process the flows starting and finishing at `instant`; return the finished ones, sorted.
 
@@ -452,8 +531,8 @@ class MaxMinLinks:
         if not (instant.starting or instant.finishing):
             return []
         finished = []
-        on_link = self._on_link
-        lines = self._lines
+        on_link, load = self._on_link, self._load
+        lines, busy, queued = self._lines, self._busy, self._queued
         route_links = self._route_links
         route_of, line_of = self._route, self._line
         version, draining = self._version, self._draining
@@ -462,6 +541,11 @@ class MaxMinLinks:
             ended = sorted(flow for flow, valid in instant.finishing if version[flow] == valid)
             started = sorted(instant.starting)
             instant.starting, instant.finishing = [], []
+            if not started and len(ended) >= BATCH and self._end_batch(now_s, ended):
+                finished.extend(ended)
+                continue
+            if not ended and len(started) >= BATCH and self._start_batch(now_s, started):
+                continue
             touched: list[int] = []
             joined: list[int] = []
             simple = True
@@ -476,33 +560,101 @@ class MaxMinLinks:
                     for link in route:
                         holders = on_link[link]
                         del holders[flow]
+                        load[link] -= 1
                         if holders:
                             simple = False
                     touched.extend(route)
-                    line = lines[line_of[flow]]
-                    line.popleft()
-                    if line:
-                        successor = line[0]
+                    line = line_of[flow]
+                    if queued[line]:
+                        queued[line] -= 1
+                        successor = lines[line].popleft()
                         simple &= self._drain(successor, now_s)
                         joined.append(successor)
+                    else:
+                        busy[line] = False
             for flow in started:
-                line = lines[line_of[flow]]
-                line.append(flow)
-                if len(line) == 1:
-                    draining[flow] = True
-                    since[flow] = now_s
-                    route = route_links[route_of[flow]]
-                    for link in route:
-                        holders = on_link[link]
-                        if holders:
-                            simple = False
-                        holders[flow] = None
-                    touched.extend(route)
-                    joined.append(flow)
+                line = line_of[flow]
+                if busy[line]:
+                    lines[line].append(flow)
+                    queued[line] += 1
+                    continue
+                busy[line] = True
+                draining[flow] = True
+                since[flow] = now_s
+                route = route_links[route_of[flow]]
+                for link in route:
+                    holders = on_link[link]
+                    if holders:
+                        simple = False
+                    holders[flow] = None
+                    load[link] += 1
+                touched.extend(route)
+                joined.append(flow)
             if touched:
                 self._reshare(now_s, touched, joined if simple else None)
         finished.sort()
         return finished
+
+    def _links_of(self, route_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The links of routes `route_id`, one after the other, and each route's hop count."""
+        hops = _view(self._route_hops)[route_id]
+        ends = np.cumsum(hops)
+        position = np.arange(int(ends[-1]) if len(ends) else 0) + np.repeat(
+            _view(self._route_first)[route_id] - (ends - hops), hops)
+        return _view(self._route_flat)[position], hops
+
+    def _start_batch(self, now_s: float, started: list[int]) -> bool:
+        """Start draining `started` at once if each is alone on its connection and its links; whether it did.
+
+        Then no link is shared and every flow gets its lone rate, exactly what the
+        loop of :meth:`advance` and :meth:`_reshare` would give it.
+        """
+        flow = np.array(started, dtype=np.int64)
+        line = _view(self._line)[flow]
+        busy = np.frombuffer(self._busy, dtype=np.uint8)
+        if busy[line].any() or len(np.unique(line)) != len(line):
+            return False
+        route_id = _view(self._route)[flow]
+        links, hops = self._links_of(route_id)
+        load = _view(self._load)
+        if load[links].any() or len(np.unique(links)) != len(links):
+            return False
+        busy[line] = 1
+        np.frombuffer(self._draining, dtype=np.uint8)[flow] = 1
+        _view(self._since_s)[flow] = now_s
+        load[links] = 1
+        on_link = self._on_link
+        for link, owner in zip(links.tolist(), np.repeat(flow, hops).tolist()):
+            on_link[link][owner] = None
+        self._assign_batch(now_s, flow, _view(self._route_rate_Bps)[route_id], _view(self._route_limit)[route_id])
+        return True
+
+    def _end_batch(self, now_s: float, ended: list[int]) -> bool:
+        """Finish `ended` at once if each drains alone on its links and none has a successor waiting; whether it did.
+
+        Then every link they leave is empty and nothing is re-shared, as in the loop of :meth:`advance`.
+        """
+        flow = np.array(ended, dtype=np.int64)
+        draining = np.frombuffer(self._draining, dtype=np.uint8)
+        if not draining[flow].all():
+            return False
+        line = _view(self._line)[flow]
+        if _view(self._queued)[line].any():
+            return False
+        links, _ = self._links_of(_view(self._route)[flow])
+        load = _view(self._load)
+        if (load[links] != 1).any():
+            return False
+        _view(self._version)[flow] = -1
+        _view(self._finished_s)[flow] = now_s
+        draining[flow] = 0
+        _view(self._remaining_bytes)[flow] = 0.0
+        load[links] = 0
+        np.frombuffer(self._busy, dtype=np.uint8)[line] = 0
+        on_link = self._on_link
+        for link in links.tolist():
+            on_link[link].clear()
+        return True
 
     def _drain(self, flow: int, now_s: float) -> bool:
         """Start draining `flow`, which waited for its connection: it joins its links; whether all were empty."""
@@ -510,11 +662,13 @@ class MaxMinLinks:
         self._draining[flow] = True
         self._since_s[flow] = now_s
         empty = True
+        load = self._load
         for link in self._route_links[route_id]:
             holders = self._on_link[link]
             if holders:
                 empty = False
             holders[flow] = None
+            load[link] += 1
         self.started_s[flow] = now_s - self._route_latency_s[route_id]
         self.blocked_by[flow] = self._route_blocker[route_id]
         return empty
@@ -643,6 +797,27 @@ class MaxMinLinks:
             if end != instant:
                 instant, bucket = end, at(end).finishing
             bucket.append((flow, valid))
+
+    def _assign_batch(self, now_s: float, flow: np.ndarray, rate: np.ndarray, limit: np.ndarray) -> None:
+        """:meth:`_assign` for flows that had no rate yet, with array arithmetic (the same floats and events)."""
+        rates = _view(self._rate_Bps)
+        if rates[flow].any():
+            self._assign(now_s, list(zip(flow.tolist(), rate.tolist(), limit.tolist())))
+            return
+        _view(self._since_s)[flow] = now_s
+        rates[flow] = rate
+        _view(self._limit)[flow] = limit
+        version = _view(self._version)
+        version[flow] += 1
+        valid = version[flow]
+        self._history_flow.frombytes(flow.tobytes())
+        self._history_s.frombytes(np.full(len(flow), now_s).tobytes())
+        self._history_rate_Bps.frombytes(rate.tobytes())
+        self._history_limit.frombytes(limit.tobytes())
+        end = now_s + _view(self._remaining_bytes)[flow] / rate
+        at = self._at
+        for moment, group in _by_time(end, np.stack([flow, valid], axis=1)):
+            at(moment).finishing.extend(map(tuple, group))
 
     def _drains(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
         """Intervals of constant rate: arrays ``(flow, route, start_s, end_s, rate_Bps, limit)``.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import math
 import weakref
@@ -10,17 +11,19 @@ import networkx as nx
 import numpy as np
 import pytest
 import simpy
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simnet.algorithms import ring_allreduce
+from simnet.algorithms import ALGORITHMS, ring_allreduce
+from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.dense import ring_allreduce_time
-from simnet.engine import Simulation, simulate
+from simnet.engine import Simulation, Trace, simulate
 from simnet.errors import SimnetError
 from simnet.links import LINK_MODELS
 from simnet.network import Network
 from simnet.schedule import Schedule, Transfer
-from simnet.topology import add_cable, switch
+from simnet.topology import add_cable, cluster, switch
+from tests.test_maxmin_reference import TOPOLOGIES, random_graphs
 
 B = 12.5e9
 LAT = 1e-6
@@ -349,3 +352,136 @@ def test_a_closed_simulation_is_freed_by_reference_counting_and_its_traces_stay_
     assert trace.time_s == fresh.time_s
     for column, again in zip(usage, fresh.usage):
         np.testing.assert_array_equal(column, again)
+
+
+@st.composite
+def waves(draw, nranks: int) -> list[Transfer]:
+    """Random transfers in waves: each wave's transfers wait for one earlier wave, so many start at one instant.
+
+    Sizes include zero-byte synchronisations and equal sizes (flows that finish together), channels make
+    connections between the same ranks, and a wave may cross itself (shared links, queued connections).
+    """
+    transfers: list[Transfer] = []
+    previous: tuple[int, ...] = ()
+    for _ in range(draw(st.integers(1, 5))):
+        first = len(transfers)
+        size = draw(st.sampled_from([0, 1, 3 * 2**20]) | st.integers(1, 2**22))
+        for _ in range(draw(st.integers(1, 3 * nranks))):
+            src = draw(st.integers(0, nranks - 1))
+            dst = (src + draw(st.integers(1, nranks - 1))) % nranks
+            nbytes = size if draw(st.booleans()) else draw(st.integers(0, 2**22))
+            transfers.append(Transfer(src, dst, (0,), nbytes, draw(st.sampled_from(["copy", "reduce"])),
+                                      deps=draw(st.sampled_from([(), previous])), channel=draw(st.integers(0, 2))))
+        previous = tuple(range(first, len(transfers)))
+    return transfers
+
+
+def run_both_ways(monkeypatch, run):
+    """What `run()` returns with the array path taken wherever it can be, and with the loop only."""
+    results = []
+    for batch in (1, 10**9):
+        monkeypatch.setattr("simnet.links.BATCH", batch)
+        monkeypatch.setattr("simnet.engine.BATCH", batch)
+        results.append(run())
+    return results
+
+
+def assert_identical(mine: Trace, theirs: Trace) -> None:
+    for name in ("ready_s", "issue_s", "start_s", "arrive_s", "end_s", "blocked_by"):
+        assert np.array_equal(getattr(mine, name), getattr(theirs, name), equal_nan=True), name
+    for a, b in zip(mine.usage, theirs.usage, strict=True):
+        assert np.array_equal(a, b)
+    for a, b in zip(mine.limits, theirs.limits, strict=True):
+        assert np.array_equal(a, b)
+    assert mine.bottlenecks == theirs.bottlenecks
+
+
+@pytest.mark.parametrize("model,sharing", [("maxmin", "equal"), ("maxmin", "rtt_weighted"), ("fifo", "equal")])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_array_path_gives_the_trace_of_the_loop_bit_for_bit(monkeypatch, model, sharing, data):
+    """Instants with many flows take array arithmetic (`simnet.links.BATCH`); forced on every instant and
+    forced off, every array of the trace is the same, for transfers that share links and connections or not."""
+    net = Network(data.draw(TOPOLOGIES, label="graph"))
+    p = net.size
+    schedule = Schedule(collective="allreduce", nranks=p, chunk_bytes=(1,),
+                        transfers=tuple(data.draw(waves(p), label="waves")))
+    options = {
+        "overhead_s": data.draw(st.sampled_from([0.0, 1e-6]), label="overhead"),
+        "gamma_s_per_byte": data.draw(st.sampled_from([0.0, 1e-11]), label="gamma"),
+        "start_offset_s": data.draw(st.none() | st.lists(st.sampled_from([0.0, 2e-6]), min_size=p, max_size=p),
+                                    label="offsets"),
+    }
+    mine, theirs = run_both_ways(monkeypatch, lambda: simulate(net, schedule, model=model, sharing=sharing,
+                                                               **options))
+    assert_identical(mine, theirs)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_array_path_finishes_concurrent_schedules_as_the_loop_does(monkeypatch, data):
+    """Several schedules of one simulation, some finishing at one instant: the same traces, delivered in the
+    same order."""
+    net = Network(data.draw(random_graphs(), label="graph"))
+    p = net.size
+    schedules = [Schedule(collective="allreduce", nranks=p, chunk_bytes=(1,),
+                          transfers=tuple(data.draw(waves(p), label=f"waves{k}"))) for k in range(3)]
+    later = data.draw(st.sampled_from([0.0, 1e-6]), label="later")
+    gammas = data.draw(st.lists(st.sampled_from([0.0, 1e-11, 1e-10]), min_size=4, max_size=4), label="gammas")
+
+    def run():
+        env = simpy.Environment()
+        sim = Simulation(env, net)
+        delivered = []
+        for schedule, gamma in zip(schedules, gammas):
+            sim.run(schedule, gamma_s_per_byte=gamma).callbacks.append(lambda event: delivered.append(event.value))
+
+        def third(env):
+            yield env.timeout(later)
+            sim.run(schedules[0], gamma_s_per_byte=gammas[3]).callbacks.append(
+                lambda event: delivered.append(event.value))
+
+        env.process(third(env))
+        env.run()
+        return delivered
+
+    mine, theirs = run_both_ways(monkeypatch, run)
+    assert len(mine) == len(theirs) == 4
+    for a, b in zip(mine, theirs):
+        assert a.schedule is b.schedule
+        assert_identical(a, b)
+
+
+@pytest.mark.parametrize("name", ["ring", "halving_doubling", "blueconnect", "nccl_ring", "nccl_tree"])
+def test_registered_algorithms_on_a_cluster_take_the_array_path_to_the_same_trace(monkeypatch, name):
+    net = Network(cluster("dgx_a100", 2, fabric_params={"bandwidth_Bps": 25e9, "latency_s": 1e-6}))
+    algorithm = ALGORITHMS[name]
+    params = algorithm.defaults(functools.partial(hierarchy_factors, net.graph)) if algorithm.defaults else {}
+    schedule = algorithm.build(net.size, 16 * 2**20, **algorithm.resolved(net, 16 * 2**20, params))
+    mine, theirs = run_both_ways(monkeypatch, lambda: simulate(net, schedule, overhead_s=1e-6,
+                                                               gamma_s_per_byte=1e-11))
+    assert_identical(mine, theirs)
+
+
+def test_schedules_finishing_at_one_instant_are_delivered_in_the_loops_order(monkeypatch):
+    """A reducing transfer that completes at the instant another schedule's last byte arrives: the loop
+    completes the arrival first (reductions done now come after the arrivals), and so does the array path."""
+    net = Network(switch(4, 2.0**30, 2.0**-20))
+    reducing = Schedule(collective="allreduce", nranks=2, chunk_bytes=(1,),
+                        transfers=(Transfer(0, 1, (0,), 2**10, "reduce"),))
+    copying = Schedule(collective="allreduce", nranks=2, chunk_bytes=(1,), transfers=(Transfer(0, 1, (0,), 2**11),))
+
+    def run():
+        env = simpy.Environment()
+        sim = Simulation(env, net)
+        delivered = []
+        sim.run(reducing, gamma_s_per_byte=2.0**-30).callbacks.append(lambda event: delivered.append(event.value))
+        sim.run(copying, ranks=[2, 3]).callbacks.append(lambda event: delivered.append(event.value))
+        env.run()
+        return delivered
+
+    mine, theirs = run_both_ways(monkeypatch, run)
+    assert [trace.schedule for trace in mine] == [trace.schedule for trace in theirs] == [copying, reducing]
+    assert mine[0].end_s[0] == mine[1].end_s[0] == 4 * 2.0**-20

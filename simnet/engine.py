@@ -470,7 +470,15 @@ class Simulation:
         released: list[int] = []
         if total:
             children = _view(self._dependents)[np.arange(total) + np.repeat(first - (ends - counts), counts)]
-            child, times = np.unique(children, return_counts=True)
+            low = int(children.min())
+            span = int(children.max()) - low + 1
+            if span <= 8 * total:
+                times = np.bincount(children - low, minlength=span)
+                child = np.flatnonzero(times)
+                times = times[child]
+                child += low
+            else:
+                child, times = np.unique(children, return_counts=True)
             waiting = _view(self._waiting)
             left = waiting[child] - times
             waiting[child] = left
@@ -545,10 +553,20 @@ class Simulation:
         return (np.concatenate([link, extra[0]]).astype(int), np.concatenate([flow, extra[1]]).astype(int),
                 np.concatenate([start, extra[2]]), np.concatenate([end, extra[3]]))
 
+    def _blocked(self, lo: int, hi: int) -> np.ndarray:
+        """The link each transfer ``lo .. hi - 1`` queued for (:attr:`LinkModel.blocked_by`), -1 if none."""
+        blocked = self._links.blocked_by
+        links = np.full(hi - lo, -1, dtype=int)
+        if blocked:
+            flow = np.fromiter(blocked.keys(), dtype=int, count=len(blocked))
+            link = np.fromiter(blocked.values(), dtype=int, count=len(blocked))
+            mine = (flow >= lo) & (flow < hi)
+            links[flow[mine] - lo] = link[mine]
+        return links
+
     def _trace(self, job: _Job) -> Trace:
         lo, hi = job.offset, job.offset + job.count
         started = self._links.started_s
-        blocked = self._links.blocked_by
         return Trace(
             schedule=job.schedule,
             network=self.network,
@@ -560,7 +578,7 @@ class Simulation:
             start_s=np.array(started[lo:hi], dtype=float),
             arrive_s=np.array(self._arrive_s[lo:hi], dtype=float),
             end_s=np.array(self._end_s[lo:hi], dtype=float),
-            blocked_by=np.fromiter((blocked.get(f, -1) for f in range(lo, hi)), dtype=int, count=job.count),
+            blocked_by=self._blocked(lo, hi),
             _links=self._links,
             _flows=range(lo, hi),
         )

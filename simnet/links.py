@@ -51,6 +51,18 @@ def _view(values: array) -> np.ndarray:
     return np.frombuffer(values, dtype=_TYPES[values.typecode])
 
 
+def _distinct(items: np.ndarray, scratch: np.ndarray) -> bool:
+    """Whether `items` (indices into `scratch`, all of which hold 0) are pairwise distinct; `scratch` is left as it was.
+
+    Each item writes its position; a repeated item keeps only its last one.
+    """
+    position = np.arange(1, len(items) + 1, dtype=scratch.dtype)
+    scratch[items] = position
+    distinct = bool((scratch[items] == position).all())
+    scratch[items] = 0
+    return distinct
+
+
 def _by_time(time_s: np.ndarray, items: np.ndarray):
     """``(time, items at that time as a list)`` for each distinct time, items in their order."""
     if not len(time_s):
@@ -374,6 +386,7 @@ class MaxMinLinks:
         self._busy = bytearray()
         self._queued = array("i")
         self._load = array("i", bytes(4 * len(bandwidth_Bps)))
+        self._sole = array("q", [-1]) * len(bandwidth_Bps)
         self._route = array("q")
         self._line = array("q")
         self._limit = array("q")
@@ -531,7 +544,7 @@ class MaxMinLinks:
         if not (instant.starting or instant.finishing):
             return []
         finished = []
-        on_link, load = self._on_link, self._load
+        on_link, load, sole = self._on_link, self._load, self._sole
         lines, busy, queued = self._lines, self._busy, self._queued
         route_links = self._route_links
         route_of, line_of = self._route, self._line
@@ -558,9 +571,12 @@ class MaxMinLinks:
                     remaining[flow] = 0.0
                     route = route_links[route_of[flow]]
                     for link in route:
+                        load[link] -= 1
+                        if sole[link] == flow:
+                            sole[link] = -1
+                            continue
                         holders = on_link[link]
                         del holders[flow]
-                        load[link] -= 1
                         if holders:
                             simple = False
                     touched.extend(route)
@@ -583,6 +599,8 @@ class MaxMinLinks:
                 since[flow] = now_s
                 route = route_links[route_of[flow]]
                 for link in route:
+                    if sole[link] >= 0:
+                        self._materialise(sole[link])
                     holders = on_link[link]
                     if holders:
                         simple = False
@@ -607,25 +625,25 @@ class MaxMinLinks:
         """Start draining `started` at once if each is alone on its connection and its links; whether it did.
 
         Then no link is shared and every flow gets its lone rate, exactly what the
-        loop of :meth:`advance` and :meth:`_reshare` would give it.
+        loop of :meth:`advance` and :meth:`_reshare` would give it. Each flow becomes
+        the sole holder of its links without entering their holder sets (see
+        :meth:`_materialise`).
         """
         flow = np.array(started, dtype=np.int64)
         line = _view(self._line)[flow]
         busy = np.frombuffer(self._busy, dtype=np.uint8)
-        if busy[line].any() or len(np.unique(line)) != len(line):
+        if busy[line].any() or not _distinct(line, _view(self._queued)):
             return False
         route_id = _view(self._route)[flow]
         links, hops = self._links_of(route_id)
         load = _view(self._load)
-        if load[links].any() or len(np.unique(links)) != len(links):
+        if load[links].any() or not _distinct(links, load):
             return False
         busy[line] = 1
         np.frombuffer(self._draining, dtype=np.uint8)[flow] = 1
         _view(self._since_s)[flow] = now_s
         load[links] = 1
-        on_link = self._on_link
-        for link, owner in zip(links.tolist(), np.repeat(flow, hops).tolist()):
-            on_link[link][owner] = None
+        _view(self._sole)[links] = np.repeat(flow, hops)
         self._assign_batch(now_s, flow, _view(self._route_rate_Bps)[route_id], _view(self._route_limit)[route_id])
         return True
 
@@ -641,7 +659,7 @@ class MaxMinLinks:
         line = _view(self._line)[flow]
         if _view(self._queued)[line].any():
             return False
-        links, _ = self._links_of(_view(self._route)[flow])
+        links, hops = self._links_of(_view(self._route)[flow])
         load = _view(self._load)
         if (load[links] != 1).any():
             return False
@@ -651,10 +669,26 @@ class MaxMinLinks:
         _view(self._remaining_bytes)[flow] = 0.0
         load[links] = 0
         np.frombuffer(self._busy, dtype=np.uint8)[line] = 0
-        on_link = self._on_link
-        for link in links.tolist():
-            on_link[link].clear()
+        sole = _view(self._sole)
+        held = sole[links] != np.repeat(flow, hops)
+        sole[links] = -1
+        if held.any():
+            on_link = self._on_link
+            for link in links[held].tolist():
+                on_link[link].clear()
         return True
+
+    def _materialise(self, flow: int) -> None:
+        """Enter `flow`, the sole holder of its links since :meth:`_start_batch`, into their holder sets.
+
+        A flow started by the array path is alone on all its links until a flow of
+        the loop joins one of them; that flow materialises it first, so the loop,
+        :meth:`_reshare` and :meth:`_fill` see every holder of every link they reach.
+        """
+        on_link, sole = self._on_link, self._sole
+        for link in self._route_links[self._route[flow]]:
+            on_link[link][flow] = None
+            sole[link] = -1
 
     def _drain(self, flow: int, now_s: float) -> bool:
         """Start draining `flow`, which waited for its connection: it joins its links; whether all were empty."""
@@ -662,8 +696,10 @@ class MaxMinLinks:
         self._draining[flow] = True
         self._since_s[flow] = now_s
         empty = True
-        load = self._load
+        load, sole = self._load, self._sole
         for link in self._route_links[route_id]:
+            if sole[link] >= 0:
+                self._materialise(sole[link])
             holders = self._on_link[link]
             if holders:
                 empty = False

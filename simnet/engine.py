@@ -59,7 +59,7 @@ import numpy as np
 import simpy
 
 from simnet.errors import SimnetError
-from simnet.links import BATCH, LINK_MODELS, SHARING, Instant, _by_time, _view
+from simnet.links import BATCH, LINK_MODELS, SHARING, Instant, _appended, _by_time, _column, _Constant, _grown, _view
 from simnet.network import Network
 from simnet.schedule import OPS, Schedule
 from simnet.speed import gc_paused
@@ -104,16 +104,22 @@ def _extend(values: array, more: np.ndarray) -> None:
     values.frombytes(memoryview(np.ascontiguousarray(more, dtype=_TYPECODES[values.typecode])).cast("B"))
 
 
-def _routes(network: Network, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, ...]]:
-    """Route of every transfer, looked up once per distinct (src, dst) pair (network endpoints)."""
+def _pair_routes(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """The routes of the distinct (src, dst) pairs (network endpoints) and the pair of every transfer."""
     if len(src) == 0:
-        return []
+        return [], np.zeros(0, dtype=np.int64)
     span = int(max(src.max(), dst.max())) + 1
     pairs, inverse = np.unique(src.astype(np.int64) * span + dst, return_inverse=True)
-    distinct = np.empty(len(pairs), dtype=object)
-    for k, key in enumerate(pairs.tolist()):
-        distinct[k] = network.route(*divmod(key, span))
-    return distinct[inverse.ravel()].tolist()
+    return [network.route(*divmod(key, span)) for key in pairs.tolist()], inverse.ravel()
+
+
+def _routes(network: Network, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, ...]]:
+    """Route of every transfer, looked up once per distinct (src, dst) pair (network endpoints)."""
+    distinct, pair = _pair_routes(network, src, dst)
+    routes = np.empty(len(distinct), dtype=object)
+    for k, route in enumerate(distinct):
+        routes[k] = route
+    return routes[pair].tolist()
 
 
 @dataclass(eq=False)
@@ -185,12 +191,12 @@ class Simulation:
         self._closed = False
         self._remaining: list[int] = []
         self._job_ends: list[int] = []
-        self._routes: list[tuple[int, ...]] = []
-        self._nbytes = array("d")
-        self._channels = array("i")
-        self._not_before = array("d")
-        self._overhead = array("d")
-        self._reduction = array("d")
+        self._route_ids = array("i")
+        self._nbytes: array | _Constant = _Constant()
+        self._channels: array | _Constant = _Constant(0)
+        self._not_before: array | _Constant = _Constant()
+        self._overhead: array | _Constant = _Constant()
+        self._reduction: array | _Constant = _Constant()
         self._waiting = array("i")
         self._bounds = array("q", [0])
         self._dependents = array("i")
@@ -323,15 +329,17 @@ class Simulation:
         self._job_ends.append(first + count)
         columns = schedule.columns
         src = columns.src.astype(np.int64)
-        self._routes.extend(_routes(network, placed[src], placed[columns.dst]))
+        distinct, pair = _pair_routes(network, placed[src], placed[columns.dst])
+        _extend(self._route_ids, np.array([self._links.intern(route) for route in distinct], dtype=np.int64)[pair])
         wire = columns.nbytes
         if switches:
             wire = wire / np.minimum(efficiency[src], efficiency[columns.dst])
-        _extend(self._nbytes, wire)
-        _extend(self._channels, columns.channel)
-        _extend(self._not_before, now + offset[src] if offset.any() else np.full(count, now))
-        _extend(self._overhead, overhead_s * slow[src] + columns.delay_s)
-        _extend(self._reduction, np.where(columns.reduce, columns.payload * gamma[columns.dst] * slow[columns.dst], 0.0))
+        self._nbytes = _appended(self._nbytes, wire)
+        self._channels = _appended(self._channels, columns.channel, "i")
+        self._not_before = _appended(self._not_before, now + offset[src] if offset.any() else np.full(count, now))
+        self._overhead = _appended(self._overhead, overhead_s * slow[src] + columns.delay_s)
+        self._reduction = _appended(self._reduction, np.where(columns.reduce, columns.payload * gamma[columns.dst]
+                                                              * slow[columns.dst], 0.0))
         waiting = np.diff(columns.dep_offsets)
         _extend(self._waiting, waiting)
         order = np.argsort(columns.deps, kind="stable")
@@ -340,8 +348,8 @@ class Simulation:
         bounds = np.searchsorted(columns.deps[order], np.arange(count + 1)) + base
         _extend(self._bounds, bounds[1:])
         nan = array("d", [math.nan]) * count
-        for times in (self._ready_s, self._issue_s, self._arrive_s, self._end_s):
-            times.extend(nan)
+        self._ready_s, self._issue_s = _grown(self._ready_s, nan), _grown(self._issue_s, nan)
+        self._arrive_s, self._end_s = _grown(self._arrive_s, nan), _grown(self._end_s, nan)
         self._links.reserve(len(self._ready_s))
         if count == 0:
             done.succeed(self._trace(job))
@@ -406,7 +414,7 @@ class Simulation:
         """The loop of :meth:`_process` over `finished` with array arithmetic: those whose reduction is done now."""
         flow = np.array(finished, dtype=np.int64)
         _view(self._arrive_s)[flow] = now
-        reduced = now + _view(self._reduction)[flow]
+        reduced = now + _column(self._reduction, flow)
         later = reduced > now
         if not later.any():
             return finished
@@ -451,7 +459,7 @@ class Simulation:
                     self._at(issue).issued.append(flow)
         if issued:
             issued.sort()
-            self._links.submit(now, issued, self._routes, self._nbytes, self._channels)
+            self._links.submit(now, issued, self._route_ids, self._nbytes, self._channels)
 
     def _done_batch(self, now: float, done: list[int]) -> list[int]:
         """The loop of :meth:`_finish` over `done` with array arithmetic; return the transfers it releases.
@@ -502,10 +510,10 @@ class Simulation:
     def _release_batch(self, now: float, released: list[int], issued: list[int]) -> None:
         """The release loop of :meth:`_finish` with array arithmetic: ready and issue times, then the issued."""
         flow = np.array(released, dtype=np.int64)
-        not_before = _view(self._not_before)[flow]
+        not_before = _column(self._not_before, flow)
         ready = np.where(now > not_before, now, not_before)
         _view(self._ready_s)[flow] = ready
-        issue = ready + _view(self._overhead)[flow]
+        issue = ready + _column(self._overhead, flow)
         _view(self._issue_s)[flow] = issue
         due = issue <= now
         issued.extend(flow[due].tolist())
@@ -523,10 +531,11 @@ class Simulation:
         """
         self._closed = True
         self._links.close()
-        self._routes = []
-        for name in ("_nbytes", "_not_before", "_overhead", "_reduction", "_ready_s", "_arrive_s", "_end_s"):
+        for name in ("_ready_s", "_arrive_s", "_end_s"):
             setattr(self, name, array("d"))
-        for name in ("_channels", "_waiting", "_dependents"):
+        self._nbytes = self._not_before = self._overhead = self._reduction = _Constant()
+        self._channels = _Constant(0)
+        for name in ("_route_ids", "_waiting", "_dependents"):
             setattr(self, name, array("i"))
         self._bounds = array("q", [0])
 
@@ -565,19 +574,30 @@ class Simulation:
         return links
 
     def _trace(self, job: _Job) -> Trace:
+        """The trace of `job`, which has just finished.
+
+        A job that holds every transfer run so far (the usual single collective) is
+        given views of the time columns instead of copies; a later :meth:`run`
+        copies a column before it grows it (:func:`simnet.links._grown`).
+        """
         lo, hi = job.offset, job.offset + job.count
-        started = self._links.started_s
+        if lo == 0 and hi == len(self._ready_s):
+            def column(values: array) -> np.ndarray:
+                return np.frombuffer(values, dtype=float)
+        else:
+            def column(values: array) -> np.ndarray:
+                return np.array(values[lo:hi], dtype=float)
         return Trace(
             schedule=job.schedule,
             network=self.network,
             model=self.model,
             ranks=job.ranks,
             begin_s=job.begin_s,
-            ready_s=np.array(self._ready_s[lo:hi], dtype=float),
-            issue_s=np.array(self._issue_s[lo:hi], dtype=float),
-            start_s=np.array(started[lo:hi], dtype=float),
-            arrive_s=np.array(self._arrive_s[lo:hi], dtype=float),
-            end_s=np.array(self._end_s[lo:hi], dtype=float),
+            ready_s=column(self._ready_s),
+            issue_s=column(self._issue_s),
+            start_s=column(self._links.started_s),
+            arrive_s=column(self._arrive_s),
+            end_s=column(self._end_s),
             blocked_by=self._blocked(lo, hi),
             _links=self._links,
             _flows=range(lo, hi),

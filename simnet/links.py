@@ -51,6 +51,55 @@ def _view(values: array) -> np.ndarray:
     return np.frombuffer(values, dtype=_TYPES[values.typecode])
 
 
+def _grown(values: array, more: array) -> array:
+    """`values` with `more` appended, or a grown copy if a trace holds a view of `values` (it cannot grow then)."""
+    try:
+        values.extend(more)
+    except BufferError:
+        values = values[:]
+        values.extend(more)
+    return values
+
+
+class _Constant:
+    """A per-flow column of `length` equal values, kept as one (``column[flow]`` is `value`)."""
+
+    __slots__ = ("value", "length")
+
+    def __init__(self, value: float = 0.0, length: int = 0) -> None:
+        self.value = value
+        self.length = length
+
+    def __getitem__(self, flow: int) -> float:
+        return self.value
+
+    def __len__(self) -> int:
+        return self.length
+
+
+def _appended(column: array | _Constant, values: np.ndarray, typecode: str = "d") -> array | _Constant:
+    """`column` with `values` appended: still one value while they all have its bits, else an ``array``."""
+    values = np.ascontiguousarray(values, dtype=_TYPES[typecode])
+    if isinstance(column, _Constant):
+        if not len(values):
+            return column
+        first = np.array([values[0] if not column.length else column.value], dtype=values.dtype)
+        unsigned = f"u{values.itemsize}"
+        if (values.view(unsigned) == first.view(unsigned)[0]).all():
+            return _Constant(first[0].item(), column.length + len(values))
+        column = array(typecode, [column.value]) * column.length
+    column.frombytes(values.tobytes())
+    return column
+
+
+def _column(values: Sequence, index: np.ndarray) -> np.ndarray:
+    """``values[index]`` of a per-flow column: an ``array`` (read through :func:`_view`), a NumPy array or a
+    :class:`_Constant`."""
+    if isinstance(values, _Constant):
+        return np.full(len(index), values.value)
+    return values[index] if isinstance(values, np.ndarray) else _view(values)[index]
+
+
 def _distinct(items: np.ndarray, scratch: np.ndarray) -> bool:
     """Whether `items` (indices into `scratch`, all of which hold 0) are pairwise distinct; `scratch` is left as it was.
 
@@ -133,9 +182,13 @@ class LinkModel(Protocol):
     def close(self) -> None:
         """Drop the clock: no more flows come; the history (:meth:`usage`, :meth:`limits`) stays readable."""
 
-    def submit(self, now_s: float, flows: Iterable[int], routes: Sequence[tuple[int, ...]],
+    def intern(self, route: tuple[int, ...]) -> int:
+        """The number of `route` (a tuple of link indices), given on first sight and kept."""
+
+    def submit(self, now_s: float, flows: Sequence[int], routes: Sequence[int],
                nbytes: Sequence[float], channels: Sequence[int] | None = None) -> None:
-        """Flows ready at `now_s` (the current instant), in this order; ``routes[f]``, ``nbytes[f]`` describe flow ``f``.
+        """Flows ready at `now_s` (the current instant), in this order; ``routes[f]`` (a number from
+        :meth:`intern`), ``nbytes[f]`` describe flow ``f``.
 
         ``channels[f]`` (default 0) names the connection a flow belongs to among those
         of its route, for models that keep connections in order."""
@@ -198,6 +251,8 @@ class FifoLinks:
         self._at = at
         self._free_s = [0.0] * len(bandwidth_Bps)
         self._routes: dict[tuple[int, ...], tuple[tuple[float, ...], float, int, float]] = {}
+        self._route_ids: dict[tuple[int, ...], int] = {}
+        self._route_list: list[tuple[int, ...]] = []
         self._reservations: list[tuple[int, tuple[int, ...], float, float]] = []
         self.started_s = array("d")
         self.blocked_by: dict[int, int] = {}
@@ -205,7 +260,7 @@ class FifoLinks:
     def reserve(self, count: int) -> None:
         """Make room for flows up to ``count - 1`` (flow ids are consecutive from 0)."""
         if count > len(self.started_s):
-            self.started_s.extend(array("d", [math.nan]) * (count - len(self.started_s)))
+            self.started_s = _grown(self.started_s, array("d", [math.nan]) * (count - len(self.started_s)))
 
     def close(self) -> None:
         """Drop the clock (see :meth:`LinkModel.close`)."""
@@ -223,9 +278,19 @@ class FifoLinks:
         info = self._routes[route] = (tuple(offsets), offset, bottleneck, rate)
         return info
 
+    def intern(self, route: tuple[int, ...]) -> int:
+        """Number `route` (once); see :meth:`LinkModel.intern`."""
+        route_id = self._route_ids.get(route)
+        if route_id is None:
+            route_id = self._route_ids[route] = len(self._route_list)
+            self._route_list.append(route)
+            self._route(route)
+        return route_id
+
     def submit(self, now_s: float, flows: Iterable[int], routes, nbytes, channels=None) -> None:
         """Reserve the routes of `flows`, ready at `now_s`, in order (channels play no part: links serialize)."""
         cache = self._routes
+        route_list = self._route_list
         free = self._free_s
         blocked_by = self.blocked_by
         started = self.started_s
@@ -233,11 +298,8 @@ class FifoLinks:
         at = self._at
         instant, bucket = math.nan, None
         for flow in flows:
-            route = routes[flow]
-            info = cache.get(route)
-            if info is None:
-                info = self._route(route)
-            offsets, latency, _, rate = info
+            route = route_list[routes[flow]]
+            offsets, latency, _, rate = cache[route]
             start = now_s
             for link, offset in zip(route, offsets):
                 if free[link] - offset > start:
@@ -387,20 +449,20 @@ class MaxMinLinks:
         self._queued = array("i")
         self._load = array("i", bytes(4 * len(bandwidth_Bps)))
         self._sole = array("q", [-1]) * len(bandwidth_Bps)
-        self._route = array("q")
-        self._line = array("q")
-        self._limit = array("q")
-        self._version = array("q")
+        self._route = array("i")
+        self._line = array("i")
+        self._limit = array("i")
+        self._version = array("i")
         self._draining = bytearray()
         self._remaining_bytes = array("d")
         self._rate_Bps = array("d")
         self._since_s = array("d")
         self._finished_s = array("d")
-        self._order = array("q")
-        self._history_flow = array("q")
+        self._order = array("i")
+        self._history_flow = array("i")
         self._history_s = array("d")
         self._history_rate_Bps = array("d")
-        self._history_limit = array("q")
+        self._history_limit = array("i")
         self.started_s = array("d")
         self.blocked_by: dict[int, int] = {}
 
@@ -409,23 +471,23 @@ class MaxMinLinks:
         more = count - len(self._route)
         if more <= 0:
             return
-        minus = array("q", [-1]) * more
+        minus = array("i", [-1]) * more
         for values in (self._route, self._line, self._limit):
             values.extend(minus)
-        self._version.frombytes(bytes(8 * more))
+        self._version.frombytes(bytes(4 * more))
         self._draining.extend(bytes(more))
         zeros = bytes(8 * more)
         for values in (self._remaining_bytes, self._rate_Bps, self._since_s):
             values.frombytes(zeros)
         nan = array("d", [math.nan]) * more
         self._finished_s.extend(nan)
-        self.started_s.extend(nan)
+        self.started_s = _grown(self.started_s, nan)
 
     def close(self) -> None:
         """Drop the clock (see :meth:`LinkModel.close`)."""
         self._at = None
 
-    def _intern(self, route: tuple[int, ...]) -> int:
+    def intern(self, route: tuple[int, ...]) -> int:
         """Number `route` (once): its latency, the rate and bottleneck of a flow alone on its links, its weight.
 
         Alone, progressive filling fixes the flow at the smallest ``bandwidth / 1`` of
@@ -434,6 +496,9 @@ class MaxMinLinks:
         that waits for its connection is `blocked_by` the first of the slowest links
         along the route.
         """
+        route_id = self._route_ids.get(route)
+        if route_id is not None:
+            return route_id
         latency = 0.0
         for link in route:
             latency += float(self._latency_s[link])
@@ -468,18 +533,14 @@ class MaxMinLinks:
         if len(flows) >= BATCH:
             self._submit_batch(now_s, flows, routes, nbytes, channels)
             return
-        route_ids = self._route_ids
-        route_latency = self._route_latency_s
+        route_latency, route_hops = self._route_latency_s, self._route_hops
         route_line = self._route_line
         route_of, line_of = self._route, self._line
         remaining, started, order = self._remaining_bytes, self.started_s, self._order
         at = self._at
         instant, bucket = math.nan, None
         for flow in flows:
-            route = routes[flow]
-            route_id = route_ids.get(route)
-            if route_id is None:
-                route_id = self._intern(route)
+            route_id = routes[flow]
             size = nbytes[flow]
             channel = channels[flow] if channels is not None else 0
             route_of[flow] = route_id
@@ -491,36 +552,26 @@ class MaxMinLinks:
             if time_s != instant:
                 instant = time_s
                 bucket = at(time_s)
-            if route and size > 0:
+            if route_hops[route_id] and size > 0:
                 bucket.starting.append(flow)
             else:
                 bucket.finishing.append((flow, 0))
 
     def _submit_batch(self, now_s: float, flows: Sequence[int], routes, nbytes, channels) -> None:
         """:meth:`submit` with array arithmetic: the same state and instants, for many flows at once."""
-        route_ids = self._route_ids
-        ids = list(map(route_ids.get, map(routes.__getitem__, flows)))
-        if None in ids:
-            for k, flow in enumerate(flows):
-                if ids[k] is None:
-                    route = routes[flow]
-                    ids[k] = route_ids.get(route)
-                    if ids[k] is None:
-                        ids[k] = self._intern(route)
         flow = np.array(flows, dtype=np.int64)
-        route_id = np.array(ids, dtype=np.int64)
+        route_id = _column(routes, flow)
         line = _view(self._route_line)[route_id]
         if channels is not None:
-            channel = np.asarray(channels[flows] if isinstance(channels, np.ndarray) else
-                                 np.frombuffer(channels, dtype=_TYPES[channels.typecode])[flow])
+            channel = _column(channels, flow)
             for k in np.flatnonzero(channel).tolist():
-                line[k] = self._connection(ids[k], int(channel[k]))
-        size = np.asarray(nbytes)[flow] if isinstance(nbytes, np.ndarray) else _view(nbytes)[flow]
+                line[k] = self._connection(int(route_id[k]), int(channel[k]))
+        size = _column(nbytes, flow)
         _view(self._route)[flow] = route_id
         _view(self._line)[flow] = line
         _view(self._remaining_bytes)[flow] = size
         _view(self.started_s)[flow] = now_s
-        self._order.frombytes(flow.tobytes())
+        self._order.frombytes(flow.astype(np.int32).tobytes())
         time_s = now_s + _view(self._route_latency_s)[route_id]
         drains = (_view(self._route_hops)[route_id] > 0) & (size > 0)
         at = self._at
@@ -846,10 +897,10 @@ class MaxMinLinks:
         version = _view(self._version)
         version[flow] += 1
         valid = version[flow]
-        self._history_flow.frombytes(flow.tobytes())
+        self._history_flow.frombytes(flow.astype(np.int32).tobytes())
         self._history_s.frombytes(np.full(len(flow), now_s).tobytes())
         self._history_rate_Bps.frombytes(rate.tobytes())
-        self._history_limit.frombytes(limit.tobytes())
+        self._history_limit.frombytes(limit.astype(np.int32).tobytes())
         end = now_s + _view(self._remaining_bytes)[flow] / rate
         at = self._at
         for moment, group in _by_time(end, np.stack([flow, valid], axis=1)):
@@ -862,14 +913,14 @@ class MaxMinLinks:
         interval ends where the next begins, the last one when the flow finished (or
         where it began, for a flow still draining).
         """
-        flow = np.frombuffer(self._history_flow, dtype=np.int64).copy()
-        begin = np.frombuffer(self._history_s, dtype=float).copy()
-        rate = np.frombuffer(self._history_rate_Bps, dtype=float).copy()
-        limit = np.frombuffer(self._history_limit, dtype=np.int64).copy()
+        flow = _view(self._history_flow).astype(np.int64)
+        begin = _view(self._history_s).copy()
+        rate = _view(self._history_rate_Bps).copy()
+        limit = _view(self._history_limit).astype(np.int64)
         if flows is not None:
             keep = (flow >= flows.start) & (flow < flows.stop)
             flow, begin, rate, limit = flow[keep], begin[keep], rate[keep], limit[keep]
-        order = np.frombuffer(self._order, dtype=np.int64)
+        order = _view(self._order)
         rank = np.zeros(len(self._route), dtype=np.int64)
         rank[order] = np.arange(len(order))
         by_flow = np.argsort(rank[flow], kind="stable")
@@ -879,7 +930,7 @@ class MaxMinLinks:
         last[:-1] = flow[1:] != flow[:-1]
         end = np.where(np.isnan(finished), begin, finished)
         end[~last] = begin[1:][~last[:-1]]
-        route = np.asarray(self._route, dtype=np.int64)[flow]
+        route = _view(self._route)[flow].astype(np.int64)
         return flow, route, begin, end, rate, limit
 
     def usage(self, flows: range | None = None) -> tuple[np.ndarray, ...]:

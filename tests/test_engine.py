@@ -485,3 +485,19 @@ def test_schedules_finishing_at_one_instant_are_delivered_in_the_loops_order(mon
     mine, theirs = run_both_ways(monkeypatch, run)
     assert [trace.schedule for trace in mine] == [trace.schedule for trace in theirs] == [copying, reducing]
     assert mine[0].end_s[0] == mine[1].end_s[0] == 4 * 2.0**-20
+
+
+def test_a_trace_keeps_its_times_when_the_simulation_runs_more_schedules():
+    """The only schedule run so far gets views of the time columns; a later run copies them before growing."""
+    env = simpy.Environment()
+    sim = Simulation(env, Network(switch(8, B, LAT)))
+    first = sim.run(ring_allreduce(8, 1 << 20))
+    env.run()
+    kept = {name: getattr(first.value, name).copy() for name in ("ready_s", "issue_s", "start_s", "arrive_s", "end_s")}
+    second = sim.run(ring_allreduce(8, 3 << 20), overhead_s=1e-6)
+    env.run()
+    for name, times in kept.items():
+        assert np.array_equal(getattr(first.value, name), times), name
+    assert second.value.end_s.max() > first.value.end_s.max()
+    alone = simulate(Network(switch(8, B, LAT)), ring_allreduce(8, 3 << 20), overhead_s=1e-6)
+    assert np.allclose(second.value.end_s - second.value.begin_s, alone.end_s, rtol=1e-12, atol=0)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 
 import networkx as nx
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simnet.engine import simulate
 from simnet.algorithms.dense import ring_allreduce_time
-from simnet.links import LINK_MODELS, FifoLinks, MaxMinLinks
+from simnet.links import LINK_MODELS, FifoLinks, MaxMinLinks, _appended, _column, _Constant
 from simnet.network import Network
 from simnet.schedule import Schedule, Transfer
 from simnet.topology import add_cable, switch
@@ -189,3 +190,14 @@ def test_bottleneck_of_a_flow_moves_when_its_competitor_leaves():
     assert limits[down] == pytest.approx(MIB / (B / 4), rel=1e-12)
     assert sum(limits.values()) == pytest.approx(trace.arrive_s[0] - 2 * LAT, rel=1e-12)
     assert trace.end_s[0] == pytest.approx(shared_until + (8 * MIB - 3 * MIB) / B, rel=1e-12)
+
+
+def test_a_column_stays_one_value_until_a_value_differs_in_any_bit():
+    column = _appended(_Constant(), np.zeros(3))
+    assert isinstance(column, _Constant) and len(column) == 3 and column[2] == 0.0
+    column = _appended(column, np.array([-0.0]))
+    assert not isinstance(column, _Constant)
+    assert [math.copysign(1.0, value) for value in column] == [1.0, 1.0, 1.0, -1.0]
+    channels = _appended(_appended(_Constant(0), np.zeros(2, dtype=np.int32), "i"), np.array([0, 2]), "i")
+    assert list(channels) == [0, 0, 0, 2] and channels.typecode == "i"
+    assert list(_column(_appended(_Constant(), np.full(4, 2.5)), np.array([3, 0]))) == [2.5, 2.5]

@@ -54,6 +54,7 @@ CASES = {
     "ring_256_maxmin": {"kind": "ring", "ranks": 256, "model": "maxmin", "runs": 3},
     "ring_1024_fifo": {"kind": "ring", "ranks": 1024, "model": "fifo", "runs": 3},
     "ring_1024_maxmin": {"kind": "ring", "ranks": 1024, "model": "maxmin", "runs": 3},
+    "ring_1024_cli": {"kind": "cli_ring", "ranks": 1024, "runs": 3},
     "blueconnect_512": {"kind": "blueconnect", "nodes": 64, "k": 16, "runs": 1},
     "blueconnect_4096": {"kind": "blueconnect", "nodes": 512, "k": 32, "runs": 1},
     "critical_path_1M": {"kind": "critical_path", "ranks": 64, "chunks": 128, "runs": 3},
@@ -65,7 +66,10 @@ CASES = {
     "critical_path_100k": {"kind": "blueconnect_critical_path", "ranks": 100_000, "factors": (8, 4, 25, 125),
                            "runs": 1},
 }
-"""Ring all-reduce of 64 MiB on ``switch(p)`` (12.5 GB/s, 1 µs per link); BlueConnect
+"""Ring all-reduce of 64 MiB on ``switch(p)`` (12.5 GB/s, 1 µs per link); ``ring_1024_cli``: the same
+ring on 1024 GPUs as a scenario run by ``simnet run`` in a fresh interpreter (start-up, simulation,
+critical path, α-β model, tables and two plots; its SMPI columns are those of ``ring_1024_maxmin`` run
+before it in the same invocation); BlueConnect
 of 64 MiB on 64 DGX A100 (512 GPUs, rails on a k = 16 fat-tree of 25 GB/s, 1 µs,
 factors (4, 2, 16, 4)) and on 512 DGX A100 (4096 GPUs, k = 32 fat-tree, factors
 (4, 2, 16, 32)); the critical-path model of a ring of 64 ranks with 128
@@ -92,6 +96,7 @@ QUICK = {
     "ring_256_maxmin": {"ranks": 32},
     "ring_1024_fifo": {"ranks": 64},
     "ring_1024_maxmin": {"ranks": 64},
+    "ring_1024_cli": {"ranks": 64},
     "blueconnect_512": {"nodes": 4, "k": 8},
     "blueconnect_4096": {"nodes": 4, "k": 8},
     "critical_path_1M": {"chunks": 2},
@@ -294,7 +299,35 @@ def _jobs(spec: dict) -> dict | None:
             "time_s": float(collectives["end_s"].max())}
 
 
-RUNNERS = {"ring": _ring, "blueconnect": _blueconnect, "critical_path": _critical_path, "sparse": _sparse,
+CLI_SCENARIO = """\
+name: ring_cli
+topology: {{builder: switch, hosts: {ranks}, bandwidth: 12.5 GB/s, latency: 1 us}}
+collective: {{op: allreduce, algorithms: [ring], chunks: 1}}
+sizes: [64 MiB]
+network: {{model: maxmin}}
+"""
+
+
+def _cli_ring(spec: dict) -> dict:
+    """``simnet run`` of the ring case's scenario in a fresh interpreter: start-up, simulation, critical
+    path, α-β model, tables and plots. ``rss_MB`` is the command's peak."""
+    import csv
+
+    with tempfile.TemporaryDirectory() as tmp:
+        scenario = Path(tmp) / "ring.yaml"
+        scenario.write_text(CLI_SCENARIO.format(ranks=spec["ranks"]))
+        began = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "simnet", "run", str(scenario), "--out", str(Path(tmp) / "out")],
+                       check=True, capture_output=True)
+        wall = time.perf_counter() - began
+        with open(Path(tmp) / "out" / "results.csv", newline="") as table:
+            (row,) = csv.DictReader(table)
+    p = spec["ranks"]
+    return {"wall_s": wall, "sim_s": wall, "transfers": 2 * p * (p - 1), "time_s": float(row["sim_time_s"]),
+            "rss_MB": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
+RUNNERS = {"ring": _ring, "cli_ring": _cli_ring, "blueconnect": _blueconnect, "critical_path": _critical_path, "sparse": _sparse,
            "jobs": _jobs, "nccl_tree": _nccl_tree, "blueconnect_critical_path": _blueconnect_critical_path}
 
 
@@ -316,7 +349,7 @@ def child(name: str, quick: bool, smpi: bool) -> None:
         "sim_s": statistics.median(r["sim_s"] for r in results),
         "transfers": results[0]["transfers"],
         "time_s": results[0]["time_s"],
-        "rss_MB": peak_rss_MB(),
+        "rss_MB": max([peak_rss_MB()] + [r["rss_MB"] for r in results if "rss_MB" in r]),
     }
     if smpi:
         summary["mpi_time_s"] = _mpi_ring_time_s(spec)
@@ -367,6 +400,7 @@ def main() -> None:
     trees = [("this", None)] + ([("compared", str(Path(args.compare).resolve()))] if args.compare else [])
     if args.compare:
         print(f"compared tree: {trees[1][1]}")
+    smpi_walls: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         program = compile_program(tmp) if use_smpi else None
         for name in args.cases:
@@ -388,8 +422,12 @@ def main() -> None:
                 )
                 if compare:
                     smpi_wall, reference = _smpi(spec, program, Path(tmp))
+                    smpi_walls[spec["ranks"]] = smpi_wall
                     diff = (result["mpi_time_s"] - reference) / reference
                     line += f" {smpi_wall:>11.2f} {smpi_wall / result['wall_s']:>11.1f} {diff:>+10.2e}"
+                elif spec["kind"] == "cli_ring" and spec["ranks"] in smpi_walls and label == "this":
+                    smpi_wall = smpi_walls[spec["ranks"]]
+                    line += f" {smpi_wall:>11.2f} {smpi_wall / result['wall_s']:>11.1f}  (SMPI of the ring case above)"
                 print(line, flush=True)
             if len(measured) == 2:
                 this, other = measured["this"], measured["compared"]

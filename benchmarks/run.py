@@ -55,6 +55,7 @@ CASES = {
     "ring_1024_fifo": {"kind": "ring", "ranks": 1024, "model": "fifo", "runs": 3},
     "ring_1024_maxmin": {"kind": "ring", "ranks": 1024, "model": "maxmin", "runs": 3},
     "ring_1024_cli": {"kind": "cli_ring", "ranks": 1024, "runs": 3},
+    "ring_4096_maxmin": {"kind": "ring", "ranks": 4096, "model": "maxmin", "size": MIB, "runs": 1},
     "blueconnect_512": {"kind": "blueconnect", "nodes": 64, "k": 16, "runs": 1},
     "blueconnect_4096": {"kind": "blueconnect", "nodes": 512, "k": 32, "runs": 1},
     "critical_path_1M": {"kind": "critical_path", "ranks": 64, "chunks": 128, "runs": 3},
@@ -69,7 +70,8 @@ CASES = {
 """Ring all-reduce of 64 MiB on ``switch(p)`` (12.5 GB/s, 1 µs per link); ``ring_1024_cli``: the same
 ring on 1024 GPUs as a scenario run by ``simnet run`` in a fresh interpreter (start-up, simulation,
 critical path, α-β model, tables and two plots; its SMPI columns are those of ``ring_1024_maxmin`` run
-before it in the same invocation); BlueConnect
+before it in the same invocation); ``ring_4096_maxmin``: the ring of 1 MiB on ``switch(4096)``
+(33 546 240 transfers, no SMPI run); BlueConnect
 of 64 MiB on 64 DGX A100 (512 GPUs, rails on a k = 16 fat-tree of 25 GB/s, 1 µs,
 factors (4, 2, 16, 4)) and on 512 DGX A100 (4096 GPUs, k = 32 fat-tree, factors
 (4, 2, 16, 32)); the critical-path model of a ring of 64 ranks with 128
@@ -97,6 +99,7 @@ QUICK = {
     "ring_1024_fifo": {"ranks": 64},
     "ring_1024_maxmin": {"ranks": 64},
     "ring_1024_cli": {"ranks": 64},
+    "ring_4096_maxmin": {"ranks": 64},
     "blueconnect_512": {"nodes": 4, "k": 8},
     "blueconnect_4096": {"nodes": 4, "k": 8},
     "critical_path_1M": {"chunks": 2},
@@ -160,7 +163,7 @@ def _ring(spec: dict) -> dict:
 
     began = time.perf_counter()
     network = Network(switch(spec["ranks"], BANDWIDTH_Bps, LATENCY_S))
-    schedule = ring_allreduce(spec["ranks"], 64 * MIB)
+    schedule = ring_allreduce(spec["ranks"], spec.get("size", 64 * MIB))
     simulating = time.perf_counter()
     trace = simulate(network, schedule, model=spec["model"])
     done = time.perf_counter()
@@ -407,7 +410,8 @@ def main() -> None:
             spec = {**CASES[name], **(QUICK.get(name, {}) if args.quick else {})}
             measured = {}
             for label, tree in trees:
-                compare = use_smpi and spec["kind"] == "ring" and spec["model"] == "maxmin" and label == "this"
+                compare = (use_smpi and spec["kind"] == "ring" and spec["model"] == "maxmin" and "size" not in spec
+                           and label == "this")
                 result = _case(name, args, compare, tree)
                 shown = name if tree is None else f"{name}@{label}"
                 if isinstance(result, str):

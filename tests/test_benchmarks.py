@@ -45,3 +45,5 @@ def test_the_ring_cases_report_the_closed_form_time(rows):
     for name, ranks in quick.items():
         expected = ring_allreduce_time(ranks, 64 * 2**20, 2e-6, 1 / 12.5e9)
         assert float(rows[name][8]) == pytest.approx(expected, rel=1e-8), name
+    expected = ring_allreduce_time(64, 2**20, 2e-6, 1 / 12.5e9)
+    assert float(rows["ring_4096_maxmin"][8]) == pytest.approx(expected, rel=1e-8)

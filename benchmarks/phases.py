@@ -5,8 +5,9 @@ Run from the repository root::
     PYTHONPATH=. python benchmarks/phases.py --ranks 1024 --model maxmin
 
 Prints the wall time of each phase of one run (64 MiB on ``switch(p)``, 12.5 GB/s and
-1 µs per link) and the simulated time. ``routes`` computes every transfer's route
-as :func:`simnet.engine.simulate` would; ``simulate`` then finds them cached. Point
+1 µs per link) and the simulated time. ``routes`` computes the route of every distinct
+pair of ranks as :func:`simnet.engine.simulate` would; ``simulate`` then finds them cached
+in the network (and numbers them for its link model). Point
 ``PYTHONPATH`` at another checkout to time that code on the same machine.
 """
 
@@ -16,7 +17,7 @@ import argparse
 import time
 
 from simnet.algorithms import ring_allreduce
-from simnet.engine import _routes, simulate
+from simnet.engine import _pair_routes, simulate
 from simnet.network import Network
 from simnet.topology import switch
 
@@ -34,7 +35,7 @@ def main() -> None:
     schedule = ring_allreduce(args.ranks, 64 * 2**20)
     times["schedule"] = time.perf_counter() - began
     began = time.perf_counter()
-    _routes(network, schedule.columns.src, schedule.columns.dst)
+    _pair_routes(network, schedule.columns.src, schedule.columns.dst)
     times["routes"] = time.perf_counter() - began
     began = time.perf_counter()
     trace = simulate(network, schedule, model=args.model)

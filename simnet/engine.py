@@ -59,7 +59,8 @@ import numpy as np
 import simpy
 
 from simnet.errors import SimnetError
-from simnet.links import BATCH, LINK_MODELS, SHARING, Instant, _appended, _by_time, _column, _Constant, _grown, _view
+from simnet import links as link_models
+from simnet.links import LINK_MODELS, SHARING, Instant, _appended, _by_time, _column, _Constant, _grown, _TYPES, _view
 from simnet.network import Network
 from simnet.schedule import OPS, Schedule
 from simnet.speed import gc_paused
@@ -96,12 +97,9 @@ def _per_rank(value: object, nranks: int, path: str, *, default: float, positive
     return np.array(value, dtype=float)
 
 
-_TYPECODES = {"d": np.float64, "q": np.int64, "i": np.int32}
-
-
 def _extend(values: array, more: np.ndarray) -> None:
     """Append the elements of `more` to `values`, converted to its type (``"d"``, ``"q"`` or ``"i"``)."""
-    values.frombytes(memoryview(np.ascontiguousarray(more, dtype=_TYPECODES[values.typecode])).cast("B"))
+    values.frombytes(memoryview(np.ascontiguousarray(more, dtype=_TYPES[values.typecode])).cast("B"))
 
 
 def _pair_routes(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
@@ -391,7 +389,7 @@ class Simulation:
             instant = bucket[now]
             while instant:
                 finished = links.advance(now, instant)
-                if len(finished) >= BATCH:
+                if len(finished) >= link_models.BATCH:
                     done = self._arrive_batch(now, finished)
                 else:
                     done = []
@@ -424,7 +422,7 @@ class Simulation:
 
     def _finish(self, now: float, done: list[int], released: list[int], issued: list[int]) -> None:
         """Complete `done`, release what waited for them, hand everything ready now to the link model."""
-        if len(done) >= BATCH:
+        if len(done) >= link_models.BATCH:
             released.extend(self._done_batch(now, done))
             done = []
         end_s, waiting, dependents, bounds = self._end_s, self._waiting, self._dependents, self._bounds
@@ -441,7 +439,7 @@ class Simulation:
             remaining[job] -= 1
             if remaining[job] == 0:
                 self._jobs[job].done.succeed(self._trace(self._jobs[job]))
-        if len(released) >= BATCH:
+        if len(released) >= link_models.BATCH:
             self._release_batch(now, released, issued)
         else:
             not_before, overhead = self._not_before, self._overhead
@@ -524,8 +522,9 @@ class Simulation:
     def close(self) -> None:
         """Release what running needs: the per-transfer state and the link model's clock.
 
-        The traces already delivered stay whole (they hold their own arrays and read
-        the link model's history), as do :meth:`usage` and :meth:`limits`; :meth:`run`
+        The traces already delivered stay whole (they hold their time columns, which
+        closing does not free, and read the link model's history), as do :meth:`usage`
+        and :meth:`limits`; :meth:`run`
         refuses new schedules. Without it a trace keeps the whole simulation alive
         through its link model, whose clock is this simulation's.
         """
@@ -565,6 +564,8 @@ class Simulation:
     def _blocked(self, lo: int, hi: int) -> np.ndarray:
         """The link each transfer ``lo .. hi - 1`` queued for (:attr:`LinkModel.blocked_by`), -1 if none."""
         blocked = self._links.blocked_by
+        if len(blocked) > hi - lo:
+            return np.fromiter((blocked.get(f, -1) for f in range(lo, hi)), dtype=int, count=hi - lo)
         links = np.full(hi - lo, -1, dtype=int)
         if blocked:
             flow = np.fromiter(blocked.keys(), dtype=int, count=len(blocked))
@@ -577,13 +578,15 @@ class Simulation:
         """The trace of `job`, which has just finished.
 
         A job that holds every transfer run so far (the usual single collective) is
-        given views of the time columns instead of copies; a later :meth:`run`
-        copies a column before it grows it (:func:`simnet.links._grown`).
+        given read-only views of the time columns instead of copies; a later
+        :meth:`run` copies a column before it grows it (:func:`simnet.links._grown`).
         """
         lo, hi = job.offset, job.offset + job.count
         if lo == 0 and hi == len(self._ready_s):
             def column(values: array) -> np.ndarray:
-                return np.frombuffer(values, dtype=float)
+                view = np.frombuffer(values, dtype=float)
+                view.setflags(write=False)
+                return view
         else:
             def column(values: array) -> np.ndarray:
                 return np.array(values[lo:hi], dtype=float)

@@ -25,7 +25,7 @@ import heapq
 import math
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain
 from types import MappingProxyType
 from typing import Protocol
@@ -39,9 +39,10 @@ SHARING = ("equal", "rtt_weighted")
 
 
 BATCH = 32
-"""Instants with at least this many flows starting, finishing or submitted take the array path
-(:meth:`MaxMinLinks.submit` and the engine's): the same floats, events and state as the loop, for
-many flows at once. The tests set it to 1 and to infinity and compare whole traces."""
+"""Instants with at least this many flows starting, finishing, released or submitted take the array
+path (of :class:`MaxMinLinks` and of :class:`simnet.engine.Simulation`, which reads it here): the same
+floats, events and state as the loop, for many flows at once. The tests set it to 1, to 3 and to
+infinity and compare whole traces."""
 
 _TYPES = {"d": np.float64, "q": np.int64, "i": np.int32}
 
@@ -93,11 +94,13 @@ def _appended(column: array | _Constant, values: np.ndarray, typecode: str = "d"
 
 
 def _column(values: Sequence, index: np.ndarray) -> np.ndarray:
-    """``values[index]`` of a per-flow column: an ``array`` (read through :func:`_view`), a NumPy array or a
-    :class:`_Constant`."""
+    """``values[index]`` of a per-flow column: an ``array`` (read through :func:`_view`), a :class:`_Constant`
+    or any sequence."""
     if isinstance(values, _Constant):
         return np.full(len(index), values.value)
-    return values[index] if isinstance(values, np.ndarray) else _view(values)[index]
+    if isinstance(values, array):
+        return _view(values)[index]
+    return np.asarray(values)[index]
 
 
 def _distinct(items: np.ndarray, scratch: np.ndarray) -> bool:
@@ -287,7 +290,7 @@ class FifoLinks:
             self._route(route)
         return route_id
 
-    def submit(self, now_s: float, flows: Iterable[int], routes, nbytes, channels=None) -> None:
+    def submit(self, now_s: float, flows: Sequence[int], routes, nbytes, channels=None) -> None:
         """Reserve the routes of `flows`, ready at `now_s`, in order (channels play no part: links serialize)."""
         cache = self._routes
         route_list = self._route_list
@@ -886,11 +889,12 @@ class MaxMinLinks:
             bucket.append((flow, valid))
 
     def _assign_batch(self, now_s: float, flow: np.ndarray, rate: np.ndarray, limit: np.ndarray) -> None:
-        """:meth:`_assign` for flows that had no rate yet, with array arithmetic (the same floats and events)."""
+        """:meth:`_assign` for flows that had no rate yet, with array arithmetic (the same floats and events).
+
+        A flow that had no rate cannot keep it (rates are positive), so every flow gets a new rate, a new
+        version and its finish, as in the loop.
+        """
         rates = _view(self._rate_Bps)
-        if rates[flow].any():
-            self._assign(now_s, list(zip(flow.tolist(), rate.tolist(), limit.tolist())))
-            return
         _view(self._since_s)[flow] = now_s
         rates[flow] = rate
         _view(self._limit)[flow] = limit

@@ -232,9 +232,12 @@ class Simulation:
         instant = self._instants.get(time_s)
         if instant is None:
             instant = self._instants[time_s] = Instant(time_s)
-            delay = self._delay(time_s)
             clocks = self._clocks
-            clock = (self.env.now if clocks is None else self._clock) + delay
+            now = self.env.now if clocks is None else self._clock
+            delay = time_s - now
+            if now + delay != time_s:
+                delay = self._delay(time_s)
+            clock = now + delay
             bucket = self._buckets.get(clock)
             if bucket is None:
                 bucket = self._buckets[clock] = {}
@@ -384,13 +387,18 @@ class Simulation:
         bucket = self._buckets[clock]
         links = self._links
         arrive_s, reduction = self._arrive_s, self._reduction
+        at_once = isinstance(reduction, _Constant) and reduction.value == 0.0
         while bucket:
             now = min(bucket)
             instant = bucket[now]
-            while instant:
+            while instant.starting or instant.finishing or instant.issued or instant.reduced:
                 finished = links.advance(now, instant)
                 if len(finished) >= link_models.BATCH:
                     done = self._arrive_batch(now, finished)
+                elif at_once:
+                    for flow in finished:
+                        arrive_s[flow] = now
+                    done = finished
                 else:
                     done = []
                     for flow in finished:
@@ -444,12 +452,14 @@ class Simulation:
         else:
             not_before, overhead = self._not_before, self._overhead
             ready_s, issue_s = self._ready_s, self._issue_s
+            earliest = not_before.value if isinstance(not_before, _Constant) else None
+            delay = overhead.value if isinstance(overhead, _Constant) else None
             for flow in released:
-                ready = not_before[flow]
+                ready = not_before[flow] if earliest is None else earliest
                 if now > ready:
                     ready = now
                 ready_s[flow] = ready
-                issue = ready + overhead[flow]
+                issue = ready + (overhead[flow] if delay is None else delay)
                 issue_s[flow] = issue
                 if issue <= now:
                     issued.append(flow)
@@ -457,7 +467,9 @@ class Simulation:
                     self._at(issue).issued.append(flow)
         if issued:
             issued.sort()
-            self._links.submit(now, issued, self._route_ids, self._nbytes, self._channels)
+            channels = self._channels
+            self._links.submit(now, issued, self._route_ids, self._nbytes,
+                               None if isinstance(channels, _Constant) and channels.value == 0 else channels)
 
     def _done_batch(self, now: float, done: list[int]) -> list[int]:
         """The loop of :meth:`_finish` over `done` with array arithmetic; return the transfers it releases.

@@ -542,9 +542,10 @@ class MaxMinLinks:
         remaining, started, order = self._remaining_bytes, self.started_s, self._order
         at = self._at
         instant, bucket = math.nan, None
+        same = nbytes.value if isinstance(nbytes, _Constant) else None
         for flow in flows:
             route_id = routes[flow]
-            size = nbytes[flow]
+            size = nbytes[flow] if same is None else same
             channel = channels[flow] if channels is not None else 0
             route_of[flow] = route_id
             line_of[flow] = route_line[route_id] if channel == 0 else self._connection(route_id, channel)

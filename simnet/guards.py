@@ -3,8 +3,11 @@
 A simulation's memory grows with the topology (graph, routes) and with the number
 of transfers (schedule, event bookkeeping, trace). Both are estimated from the
 scenario before anything large is built, using per-item costs measured with
-:mod:`tracemalloc` on ring all-reduce (about 500 B per transfer at peak and 1.5 kB
-per GPU of a switch topology, rounded up). A run whose estimate exceeds 80 % of
+:mod:`tracemalloc` on ring all-reduce (about 500 B per transfer at peak when they
+were set, 253 B since issue 20's array path; 1.5 kB per GPU of a switch topology),
+rounded up: schedules whose flows share links keep more state per transfer (the
+16 384-GPU BlueConnect of ``benchmarks/run.py`` peaks at about 400 B of resident
+memory per transfer, its topology included). A run whose estimate exceeds 80 % of
 the memory available now is refused with a :class:`ResourceError` that gives the
 estimate; ``force=True`` (``--force`` on the command line) runs it anyway.
 """

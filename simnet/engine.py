@@ -200,7 +200,6 @@ class Simulation:
         self._dependents = array("i")
         self._ready_s = array("d")
         self._issue_s = array("d")
-        self._arrive_s = array("d")
         self._end_s = array("d")
 
     def _delay(self, time_s: float) -> float:
@@ -350,7 +349,7 @@ class Simulation:
         _extend(self._bounds, bounds[1:])
         nan = array("d", [math.nan]) * count
         self._ready_s, self._issue_s = _grown(self._ready_s, nan), _grown(self._issue_s, nan)
-        self._arrive_s, self._end_s = _grown(self._arrive_s, nan), _grown(self._end_s, nan)
+        self._end_s = _grown(self._end_s, nan)
         self._links.reserve(len(self._ready_s))
         if count == 0:
             done.succeed(self._trace(job))
@@ -386,23 +385,20 @@ class Simulation:
         """Process everything that happens at the instants of clock value `clock`, in exact time order."""
         bucket = self._buckets[clock]
         links = self._links
-        arrive_s, reduction = self._arrive_s, self._reduction
+        reduction = self._reduction
         at_once = isinstance(reduction, _Constant) and reduction.value == 0.0
         while bucket:
             now = min(bucket)
             instant = bucket[now]
             while instant.starting or instant.finishing or instant.issued or instant.reduced:
                 finished = links.advance(now, instant)
-                if len(finished) >= link_models.BATCH:
-                    done = self._arrive_batch(now, finished)
-                elif at_once:
-                    for flow in finished:
-                        arrive_s[flow] = now
+                if at_once:
                     done = finished
+                elif len(finished) >= link_models.BATCH:
+                    done = self._reduce_batch(now, finished)
                 else:
                     done = []
                     for flow in finished:
-                        arrive_s[flow] = now
                         reduced = now + reduction[flow]
                         if reduced > now:
                             self._at(reduced).reduced.append(flow)
@@ -416,10 +412,9 @@ class Simulation:
             del self._instants[now]
         del self._buckets[clock]
 
-    def _arrive_batch(self, now: float, finished: list[int]) -> list[int]:
+    def _reduce_batch(self, now: float, finished: list[int]) -> list[int]:
         """The loop of :meth:`_process` over `finished` with array arithmetic: those whose reduction is done now."""
         flow = np.array(finished, dtype=np.int64)
-        _view(self._arrive_s)[flow] = now
         reduced = now + _column(self._reduction, flow)
         later = reduced > now
         if not later.any():
@@ -542,7 +537,7 @@ class Simulation:
         """
         self._closed = True
         self._links.close()
-        for name in ("_ready_s", "_arrive_s", "_end_s"):
+        for name in ("_ready_s", "_end_s"):
             setattr(self, name, array("d"))
         self._nbytes = self._not_before = self._overhead = self._reduction = _Constant()
         self._channels = _Constant(0)
@@ -611,7 +606,7 @@ class Simulation:
             ready_s=column(self._ready_s),
             issue_s=column(self._issue_s),
             start_s=column(self._links.started_s),
-            arrive_s=column(self._arrive_s),
+            arrive_s=column(self._links.finished_s),
             end_s=column(self._end_s),
             blocked_by=self._blocked(lo, hi),
             _links=self._links,

@@ -172,11 +172,14 @@ class LinkModel(Protocol):
     ----------
     started_s : array of float
         Per flow, the instant its first byte entered the network (NaN until it is submitted).
+    finished_s : array of float
+        Per flow, the instant its last byte arrived (NaN until then).
     blocked_by : dict of int to int
         Flow -> link it queued for before it could start.
     """
 
     started_s: array
+    finished_s: array
     blocked_by: dict[int, int]
 
     def reserve(self, count: int) -> None:
@@ -258,12 +261,15 @@ class FifoLinks:
         self._route_list: list[tuple[int, ...]] = []
         self._reservations: list[tuple[int, tuple[int, ...], float, float]] = []
         self.started_s = array("d")
+        self.finished_s = array("d")
         self.blocked_by: dict[int, int] = {}
 
     def reserve(self, count: int) -> None:
         """Make room for flows up to ``count - 1`` (flow ids are consecutive from 0)."""
         if count > len(self.started_s):
-            self.started_s = _grown(self.started_s, array("d", [math.nan]) * (count - len(self.started_s)))
+            nan = array("d", [math.nan]) * (count - len(self.started_s))
+            self.started_s = _grown(self.started_s, nan)
+            self.finished_s = _grown(self.finished_s, nan)
 
     def close(self) -> None:
         """Drop the clock (see :meth:`LinkModel.close`)."""
@@ -324,6 +330,9 @@ class FifoLinks:
         """The flows finishing at `instant`, in flow order."""
         finished = sorted(instant.finishing)
         instant.finishing = []
+        finished_s = self.finished_s
+        for flow in finished:
+            finished_s[flow] = now_s
         return finished
 
     def usage(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
@@ -460,7 +469,7 @@ class MaxMinLinks:
         self._remaining_bytes = array("d")
         self._rate_Bps = array("d")
         self._since_s = array("d")
-        self._finished_s = array("d")
+        self.finished_s = array("d")
         self._order = array("i")
         self._history_flow = array("i")
         self._history_s = array("d")
@@ -483,7 +492,7 @@ class MaxMinLinks:
         for values in (self._remaining_bytes, self._rate_Bps, self._since_s):
             values.frombytes(zeros)
         nan = array("d", [math.nan]) * more
-        self._finished_s.extend(nan)
+        self.finished_s = _grown(self.finished_s, nan)
         self.started_s = _grown(self.started_s, nan)
 
     def close(self) -> None:
@@ -604,7 +613,7 @@ class MaxMinLinks:
         route_links = self._route_links
         route_of, line_of = self._route, self._line
         version, draining = self._version, self._draining
-        remaining, since, finished_s = self._remaining_bytes, self._since_s, self._finished_s
+        remaining, since, finished_s = self._remaining_bytes, self._since_s, self.finished_s
         while instant.starting or instant.finishing:
             ended = sorted(flow for flow, valid in instant.finishing if version[flow] == valid)
             started = sorted(instant.starting)
@@ -719,7 +728,7 @@ class MaxMinLinks:
         if (load[links] != 1).any():
             return False
         _view(self._version)[flow] = -1
-        _view(self._finished_s)[flow] = now_s
+        _view(self.finished_s)[flow] = now_s
         draining[flow] = 0
         _view(self._remaining_bytes)[flow] = 0.0
         load[links] = 0
@@ -930,7 +939,7 @@ class MaxMinLinks:
         rank[order] = np.arange(len(order))
         by_flow = np.argsort(rank[flow], kind="stable")
         flow, begin, rate, limit = flow[by_flow], begin[by_flow], rate[by_flow], limit[by_flow]
-        finished = np.frombuffer(self._finished_s, dtype=float)[flow]
+        finished = np.frombuffer(self.finished_s, dtype=float)[flow]
         last = np.ones(len(flow), dtype=bool)
         last[:-1] = flow[1:] != flow[:-1]
         end = np.where(np.isnan(finished), begin, finished)

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 import numpy as np
-import pandas as pd
 
 from simnet.errors import SimnetError, TopologyError
 from simnet.topology import ROUTINGS, Router, gpus, reduce_efficiency, reducing_switches, separate_cables, validate
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Network", "BUNDLES"]
 
@@ -256,6 +258,8 @@ class Network:
         ``cable`` numbers the cables of a bundle of separate cables (0 otherwise);
         ``bandwidth_Bps`` is the effective bandwidth (line rate times ``efficiency``).
         """
+        import pandas as pd
+
         return pd.DataFrame(
             {
                 "link": np.arange(len(self.links)),

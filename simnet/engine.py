@@ -196,7 +196,7 @@ class Simulation:
         self._overhead: array | _Constant = _Constant()
         self._reduction: array | _Constant = _Constant()
         self._waiting = array("i")
-        self._bounds = array("q", [0])
+        self._bounds = array("i", [0])
         self._dependents = array("i")
         self._ready_s = array("d")
         self._issue_s = array("d")
@@ -322,6 +322,9 @@ class Simulation:
         count = len(schedule)
         if first + count >= 2**31:
             raise SimnetError(f"a simulation holds fewer than 2**31 transfers, got {first + count}", path="schedule")
+        if len(self._dependents) + len(schedule.columns.deps) >= 2**31:
+            raise SimnetError(f"a simulation holds fewer than 2**31 dependencies, got "
+                              f"{len(self._dependents) + len(schedule.columns.deps)}", path="schedule")
         done = self.env.event()
         job = _Job(schedule, first, count, now, placed, done)
         self._jobs.append(job)
@@ -543,7 +546,7 @@ class Simulation:
         self._channels = _Constant(0)
         for name in ("_route_ids", "_waiting", "_dependents"):
             setattr(self, name, array("i"))
-        self._bounds = array("q", [0])
+        self._bounds = array("i", [0])
 
     def usage(self) -> tuple[np.ndarray, ...]:
         """Per-link drain segments of every transfer run so far: arrays ``(link, flow, start_s, end_s, rate_Bps)``.

@@ -761,7 +761,8 @@ def _format_validation_error(error: ValidationError) -> ScenarioError:
     first = error.errors()[0]
     path = ""
     for part in first["loc"]:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+        name = str(part) if str(part).isprintable() else repr(str(part))
+        path += f"[{part}]" if isinstance(part, int) else (f".{name}" if path else name)
     kind, ctx, value = first["type"], first.get("ctx", {}), first.get("input")
     if kind == "missing":
         message = "missing"

@@ -6,7 +6,7 @@ import pytest
 from simnet.analysis import RESULT_COLUMNS
 from simnet.errors import ScenarioError
 from simnet.algorithms.dense import ring_allreduce_time
-from simnet.scenario import load_scenario, parse_scenario, run
+from simnet.scenario import expand, load_scenario, parse_scenario, run
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = {
@@ -157,3 +157,12 @@ sizes: [8 KiB, 256 MiB]
     assert raised.value.path == "collective.algorithms[0].protocol"
     results = run(parse_scenario(yaml.safe_load(flat.replace("nccl, ", "").replace("auto", "ll"))))
     assert set(results["nccl_choice"]) == {""}
+
+
+def test_an_unknown_key_that_is_not_printable_is_named_in_one_line():
+    """Found by the fuzz test: a key with a newline broke the one-line error."""
+    data = {"name": "x", "topology": {"builder": "switch", "hosts": 4, "bandwidth": "1 GB/s", "latency": "1 us"},
+            "collective": {"op": "allreduce", "algorithms": ["ring"]}, "sizes": ["1 KiB"], "network": {"\n": 1}}
+    with pytest.raises(ScenarioError) as error:
+        expand(parse_scenario(data))
+    assert "\n" not in str(error.value) and str(error.value).startswith("network.'\\n': unknown key")

@@ -48,7 +48,7 @@ from simnet.algorithms.dense import power_of_two_members
 from simnet.algorithms.primitives import ring_all_gather, ring_reduce_scatter
 from simnet.algorithms.registry import Algorithm, PairCosts
 from simnet.errors import ScheduleError
-from simnet.payloads import SparsePayload, SparseVector
+from simnet.payloads import SparsePayload, SparseVector, index_dtype
 from simnet.schedule import Schedule, split_bytes
 from simnet.schedule import execute as execute_schedule
 
@@ -72,24 +72,78 @@ __all__ = [
 
 @dataclass(eq=False)
 class _Part:
-    """Contents of one chunk: the ranks it sums (a bitmask) and its nonzeros."""
+    """Contents of one chunk: the ranks it sums (a bitmask) and its nonzeros.
+
+    The nonzeros are sorted ``indices`` (with their ``values`` when values are
+    carried), or, for an index-only union dense enough that a bitmap is the
+    smaller of the two, ``bits``: bit ``i`` of the little-endian ``uint64`` words
+    stands for index ``base + i``.
+    """
 
     key: int
-    indices: np.ndarray
+    indices: np.ndarray | None
     values: np.ndarray | None
+    bits: np.ndarray | None = None
+    base: int = 0
+    nnz: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.nnz = self.indices.size if self.bits is None else int(np.bitwise_count(self.bits).sum())
+
+    def sorted_indices(self, dtype: np.dtype) -> np.ndarray:
+        """The nonzeros' indices, sorted, as `dtype`."""
+        if self.bits is None:
+            return self.indices
+        offsets = np.flatnonzero(np.unpackbits(self.bits.view(np.uint8), bitorder="little").view(bool))
+        return (offsets + self.base).astype(dtype)
 
 
 _EMPTY = np.empty(0, dtype=np.uint32)
 
+_BITMAP_ENTRIES_PER_INDEX = 32
+"""A bitmap of a chunk's range is smaller than its sorted ``uint32`` indices from
+one nonzero per this many entries on."""
 
-def _union(parts: list[_Part], key: int) -> _Part:
-    indices = np.concatenate([p.indices for p in parts])
+
+def _set_bits(words: np.ndarray, offsets: np.ndarray) -> None:
+    """Set the bits `offsets` (within ``64 * words.size``, repeats allowed) of `words`.
+
+    Bit by bit for few offsets; from one per 64 entries on, through a byte per
+    entry packed into bits, whose cost is the span's rather than the offsets'.
+    """
+    span = 64 * words.size
+    if 64 * offsets.size < span:
+        offsets = offsets.astype(np.uint64)
+        np.bitwise_or.at(words, offsets >> np.uint64(6), np.left_shift(np.uint64(1), offsets & np.uint64(63)))
+        return
+    mask = np.zeros(span, dtype=bool)
+    mask[offsets] = True
+    words |= np.packbits(mask, bitorder="little").view(np.uint64)
+
+
+def _union(parts: list[_Part], key: int, base: int, span: int) -> _Part:
+    """The union of `parts` of the chunk of indices ``base .. base + span - 1``.
+
+    Index-only parts are merged into a bitmap when the bitmap is the smaller
+    result (at least ``span / 32`` nonzeros in, or a bitmap among them): an OR of
+    words instead of a sort, and the same index set.
+    """
     if parts[0].values is None:
-        indices = np.sort(indices, kind="stable")
-        keep = np.empty(indices.size, dtype=bool)
-        keep[:1] = True
-        np.not_equal(indices[1:], indices[:-1], out=keep[1:])
-        return _Part(key, indices[keep], None)
+        if all(p.bits is None for p in parts) and _BITMAP_ENTRIES_PER_INDEX * sum(p.nnz for p in parts) < span:
+            indices = np.sort(np.concatenate([p.indices for p in parts]), kind="stable")
+            keep = np.empty(indices.size, dtype=bool)
+            keep[:1] = True
+            np.not_equal(indices[1:], indices[:-1], out=keep[1:])
+            return _Part(key, indices[keep], None)
+        maps = [p.bits for p in parts if p.bits is not None]
+        words = maps[0].copy() if maps else np.zeros(-(-span // 64), dtype=np.uint64)
+        for more in maps[1:]:
+            np.bitwise_or(words, more, out=words)
+        listed = [p.indices for p in parts if p.bits is None]
+        if listed:
+            _set_bits(words, np.concatenate(listed).astype(np.int64) - base)
+        return _Part(key, None, None, bits=words, base=base)
+    indices = np.concatenate([p.indices for p in parts])
     order = np.argsort(indices, kind="stable")
     indices = indices[order]
     values = np.concatenate([p.values for p in parts])[order]
@@ -140,7 +194,9 @@ class SparseSemantics:
 
     A buffer holds a tuple of parts whose union it is; additions only append, and a
     value is merged (sorted union of indices, values summed) when it is sent, once
-    per (chunk, set of ranks) thanks to a cache. ``"reduce_topk"`` keeps the ``k``
+    per (chunk, set of ranks) thanks to a cache. Without values, a union with at
+    least one nonzero per 32 entries of its chunk is held as a bitmap of the chunk
+    (smaller than its ``uint32`` indices, and merged by OR instead of a sort). ``"reduce_topk"`` keeps the ``k``
     entries of largest magnitude, lower indices first among ties.
 
     Parameters
@@ -157,6 +213,8 @@ class SparseSemantics:
 
     def __init__(self, payload: SparsePayload, nranks: int, bounds: np.ndarray, *, values: bool) -> None:
         self._cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._bounds = bounds.tolist()
+        self._dtype = index_dtype(payload.dimension)
         self._parts: list[list[_Part]] = []
         for rank, vector in enumerate(_vectors(payload, nranks, values)):
             cuts = np.searchsorted(vector.indices, bounds)
@@ -179,7 +237,8 @@ class SparseSemantics:
             found = self._cache.get((chunk, key))
             if found is not None:
                 return found
-        merged = _union(list(parts), key)
+        base = self._bounds[chunk]
+        merged = _union(list(parts), key, base, self._bounds[chunk + 1] - base)
         if cacheable:
             self._cache[(chunk, key)] = merged
         return merged
@@ -223,7 +282,7 @@ class SparseExecution:
     def result(self, rank: int) -> SparseVector:
         """The vector rank `rank` ends with, all chunks concatenated."""
         parts = [self._semantics.merge(state, c) for c, state in enumerate(self.final[rank])]
-        indices = np.concatenate([p.indices for p in parts])
+        indices = np.concatenate([p.sorted_indices(self._semantics._dtype) for p in parts])
         values = None if parts[0].values is None else np.concatenate([p.values for p in parts])
         return SparseVector(indices, values)
 
@@ -245,7 +304,7 @@ def _run(schedule: Schedule, payload: SparsePayload, *, values: bool, keep_final
 
     def sent(transfer: int, chunk: int, value: tuple[_Part, ...]) -> None:
         part = value[0]
-        nnz[transfer] += part.indices.size
+        nnz[transfer] += part.nnz
         merged[transfer] = max(merged[transfer], part.key.bit_count())
 
     state = execute_schedule(schedule, semantics, keep_final=keep_final, on_send=sent)

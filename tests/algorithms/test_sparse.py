@@ -298,3 +298,48 @@ def test_vectors_made_on_threads_are_the_ones_made_in_turn(monkeypatch, distribu
     monkeypatch.setattr(sparse, "_THREADED_ENTRIES", 1 << 60)
     again = sparse_ring_ring(8, size, payload=payload, gpus_per_node=4)
     np.testing.assert_array_equal(schedule.transfers.nbytes, again.transfers.nbytes)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    span=st.integers(1, 700),
+    base=st.integers(0, 1000),
+    sizes=st.lists(st.integers(0, 700), min_size=2, max_size=5),
+    as_bitmap=st.lists(st.booleans(), min_size=5, max_size=5),
+    seed=st.integers(0, 2**16),
+)
+def test_index_unions_are_the_same_set_as_bitmaps_or_sorted_indices(span, base, sizes, as_bitmap, seed):
+    """An index-only union is a bitmap once that is smaller; either way it is the sorted union of its parts."""
+    from simnet.algorithms.sparse import _Part, _union
+
+    rng = np.random.default_rng(seed)
+    sets = [np.sort(rng.choice(span, min(size, span), replace=False)).astype(np.uint32) + np.uint32(base)
+            for size in sizes]
+    parts = []
+    for rank, (indices, bitmap) in enumerate(zip(sets, as_bitmap)):
+        if bitmap:
+            words = [0] * -(-span // 64)
+            for index in indices.tolist():
+                words[(index - base) // 64] |= 1 << (index - base) % 64
+            parts.append(_Part(1 << rank, None, None, bits=np.array(words, dtype=np.uint64), base=base))
+        else:
+            parts.append(_Part(1 << rank, indices, None))
+    merged = _union(parts, (1 << len(parts)) - 1, base, span)
+    want = np.union1d(np.concatenate(sets), np.empty(0, dtype=np.uint32))
+    assert merged.nnz == want.size
+    np.testing.assert_array_equal(merged.sorted_indices(np.dtype(np.uint32)), want)
+    assert merged.sorted_indices(np.dtype(np.uint32)).dtype == np.uint32
+    if merged.bits is None:
+        assert 32 * sum(p.nnz for p in parts) < span and not any(p.bits is not None for p in parts)
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_index_only_execution_ends_with_the_same_index_sets(name):
+    """Dense enough unions are bitmaps when values are not carried; the index sets are those with values."""
+    payload = SparsePayload(dimension=5000, density=1 / 4, seed=3)
+    schedule = build(name, 8, payload)
+    with_values, index_only = execute(schedule, payload), execute(schedule, payload, values=False)
+    assert with_values.nnz == index_only.nnz == tuple(t.nnz for t in schedule.transfers)
+    for rank in range(8):
+        np.testing.assert_array_equal(index_only.result(rank).indices, with_values.result(rank).indices)
+        assert index_only.result(rank).indices.dtype == with_values.result(rank).indices.dtype

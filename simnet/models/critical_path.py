@@ -12,29 +12,33 @@ from simnet.schedule import Schedule
 __all__ = ["critical_path_finish_s", "critical_path_time"]
 
 
-def _pair_costs(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Route latency and inverse bottleneck bandwidth of every (src, dst) (network endpoints).
+def _pair_costs(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Route latency and inverse bottleneck bandwidth of the distinct (src, dst) pairs (network endpoints),
+    and the pair of every transfer.
 
     Latencies are summed link by link along the route, as :meth:`Network.route_latency_s`
     sums them; a pair ``src == dst`` has no links, latency 0 and inverse bandwidth 0. Pairs are
     routed in order of source, so that the router's search from one source serves all its pairs.
     """
     if len(src) == 0:
-        return np.zeros(0), np.zeros(0)
+        return np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64)
     size = int(max(src.max(), dst.max())) + 1
-    keys = src.astype(np.int64) * size + dst
+    keys = src.astype(np.int64)
+    keys *= size
+    keys += dst
     if size * size <= 4 * len(keys) + (1 << 20):
         present = np.bincount(keys, minlength=size * size) > 0
         pairs = np.flatnonzero(present)
         slot = np.cumsum(present) - 1
         inverse = slot[keys]
+        order = np.arange(len(pairs))
     else:
         import pandas as pd
 
         inverse, pairs = pd.factorize(keys)
         order = np.argsort(pairs)
-        pairs, inverse = pairs[order], np.argsort(order)[inverse]
-    routes = [network.route(*divmod(key, size)) for key in pairs.tolist()]
+    del keys
+    routes = [network.route(*divmod(key, size)) for key in pairs[order].tolist()]
     width = max(map(len, routes), default=0)
     links = len(network.latency_s)
     padded = np.full((len(routes), width), links, dtype=np.int64)
@@ -46,7 +50,9 @@ def _pair_costs(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.
     for column in padded.T:
         latency = latency + link_latency[column]
     inverse_bw = 1.0 / link_bandwidth[padded].min(axis=1, initial=np.inf)
-    return latency[inverse], inverse_bw[inverse]
+    pair_latency, pair_inverse_bw = np.empty(len(routes)), np.empty(len(routes))
+    pair_latency[order], pair_inverse_bw[order] = latency, inverse_bw
+    return pair_latency, pair_inverse_bw, inverse
 
 
 def critical_path_finish_s(
@@ -60,7 +66,9 @@ def critical_path_finish_s(
     efficiency; nothing for a copy between two buffers of one rank), plus
     ``n_i γ[dst]`` for a reduction (payload bytes; none at a switch). Dependencies point to earlier transfers, so the
     schedule is cut into consecutive blocks whose dependencies all lie in earlier
-    blocks, and each block is one vectorized step.
+    blocks, and each block is one vectorized step. Per-transfer arrays are made
+    once and updated in place (a schedule of tens of millions of transfers is
+    bound by memory traffic).
 
     Parameters
     ----------
@@ -79,11 +87,20 @@ def critical_path_finish_s(
     gamma = np.concatenate([np.broadcast_to(np.asarray(gamma_s_per_byte, dtype=float), (schedule.nranks,)),
                             np.zeros(len(schedule.switches))])
     endpoints, efficiency = network.place(np.arange(schedule.nranks), schedule.switches)
-    latency, inverse_bw = _pair_costs(network, endpoints[src], endpoints[dst])
-    wire = nbytes / np.minimum(efficiency[src], efficiency[dst]) if schedule.switches else nbytes
-    duration = (columns.delay_s + latency + wire * inverse_bw
-                + np.where(reduce, columns.payload * gamma[dst], 0.0))
-    del latency, inverse_bw
+    if np.array_equal(endpoints, np.arange(len(endpoints))):
+        pair_latency, pair_inverse_bw, pair = _pair_costs(network, src, dst)
+    else:
+        pair_latency, pair_inverse_bw, pair = _pair_costs(network, endpoints[src], endpoints[dst])
+    duration = pair_latency[pair]
+    if columns.delay_s.any():
+        np.add(columns.delay_s, duration, out=duration)
+    cost = pair_inverse_bw[pair]
+    del pair
+    cost *= nbytes / np.minimum(efficiency[src], efficiency[dst]) if schedule.switches else nbytes
+    duration += cost
+    del cost
+    if gamma.any():
+        duration += np.where(reduce, columns.payload * gamma[dst], 0.0)
 
     deps, offsets = columns.deps, columns.dep_offsets
     waits = offsets[1:] > offsets[:-1]
@@ -91,17 +108,26 @@ def critical_path_finish_s(
     if len(deps):
         last_dep[waits] = np.maximum.reduceat(deps, offsets[:-1][waits])
     reach = np.maximum.accumulate(last_dep)
-    finish = np.zeros(count)
-    start = 0
-    while start < count:
-        stop = max(int(np.searchsorted(reach, start, side="left")), start + 1)
-        lo, hi = offsets[start], offsets[stop]
-        ready = np.zeros(stop - start)
-        if hi > lo:
-            some = waits[start:stop]
-            ready[some] = np.maximum.reduceat(finish[deps[lo:hi]], offsets[start:stop][some] - lo)
-        finish[start:stop] = ready + duration[start:stop]
-        start = stop
+    del last_dep
+    cuts = [0]
+    while cuts[-1] < count:
+        start = cuts[-1]
+        cuts.append(max(int(np.searchsorted(reach, start, side="left")), start + 1))
+    del reach
+    bounds = offsets[cuts]
+    scratch = np.empty(int(np.diff(bounds).max(initial=0)))
+    finish = duration
+    for start, stop, lo, hi in zip(cuts[:-1], cuts[1:], bounds[:-1].tolist(), bounds[1:].tolist()):
+        if hi == lo:
+            continue
+        gathered = np.take(finish, deps[lo:hi], out=scratch[: hi - lo])
+        some = waits[start:stop]
+        if some.all():
+            finish[start:stop] += np.maximum.reduceat(gathered, offsets[start:stop] - lo)
+        else:
+            ready = np.zeros(stop - start)
+            ready[some] = np.maximum.reduceat(gathered, offsets[start:stop][some] - lo)
+            finish[start:stop] += ready
     return finish
 
 

@@ -383,6 +383,7 @@ class Router:
                 self._bundles[u, v] = cables
         self._nics: dict = {}
         self._rail_gpus: dict = {}
+        self._rail = {node: rail for node, rail in graph.nodes(data="rail") if rail is not None}
         for node, data in graph.nodes(data=True):
             if data.get("rail") is not None and node in self._host:
                 if data["kind"] == "nic":
@@ -577,7 +578,7 @@ class Router:
         home, host = self._host.get(source), self._host.get(target)
         if home is None or host is None or home == host:
             return None
-        out, into = self._graph.nodes[source].get("rail"), self._graph.nodes[target].get("rail")
+        out, into = self._rail.get(source), self._rail.get(target)
         if out is None or into is None:
             return None
         relay = source

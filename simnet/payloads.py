@@ -47,6 +47,28 @@ def _sorted_unique(values: np.ndarray) -> np.ndarray:
     return values
 
 
+def _smallest(uniform: np.ndarray, count: int) -> np.ndarray:
+    """Positions of the `count` smallest of `uniform` (draws in [0, 1)): ``argpartition(uniform, count - 1)[:count]``.
+
+    Only the draws below a bound that a few more than `count` of them fall under
+    (six standard deviations above the expected count) are partitioned; every
+    other draw is above all of those, so the positions are the same set. If too few
+    fall under the bound, or draws tie at the `count`-th value (where the choice
+    among them is the partition's own), the whole array is partitioned.
+    """
+    size = uniform.size
+    share = count / size
+    bound = share + 6.0 * math.sqrt(share * (1.0 - share) / size) + 16.0 / size
+    if bound < 0.5:
+        below = np.flatnonzero(uniform < bound)
+        if below.size >= count:
+            drawn = uniform[below]
+            order = np.argpartition(drawn, count - 1)
+            if np.count_nonzero(drawn == drawn[order[count - 1]]) == 1:
+                return below[order[:count]]
+    return np.argpartition(uniform, count - 1)[:count]
+
+
 def index_dtype(dimension: int) -> np.dtype:
     """Smallest unsigned integer type that holds indices ``0 .. dimension-1``."""
     return np.dtype(np.uint32) if dimension <= 2**32 else np.dtype(np.uint64)
@@ -227,7 +249,7 @@ class SparsePayload:
         excess = unique.size - self.k
         if excess > 0:
             keep = np.ones(unique.size, dtype=bool)
-            keep[np.argpartition(rng.random(unique.size), excess - 1)[:excess]] = False
+            keep[_smallest(rng.random(unique.size), excess)] = False
             unique = unique[keep]
         return unique.astype(index_dtype(self.dimension), copy=False)
 

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simnet.errors import SimnetError
 from simnet.payloads import SparsePayload
@@ -82,3 +84,30 @@ def test_encoding_switches_to_dense_only_when_strictly_smaller():
     assert payload.encoded_bytes(51, 100) == (4 + 400, True)
     assert payload.encoded_bytes(1, 100, dense=True) == (4 + 400, True)
     assert payload.size_bytes == 4000
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    size=st.integers(1, 3000),
+    share=st.floats(0.0, 1.0),
+    ties=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_the_smallest_draws_are_those_a_full_partition_picks(size, share, ties, seed):
+    """Keeping a random k of the candidates drops the positions of the smallest draws; partitioning only the
+    draws under a bound picks the same positions, ties at the cut included."""
+    from simnet.payloads import _smallest
+
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, 50, size) / 50 if ties else rng.random(size)
+    count = max(1, min(size, round(share * size)))
+    picked = _smallest(draws, count)
+    assert sorted(picked.tolist()) == sorted(np.argpartition(draws, count - 1)[:count].tolist())
+
+
+def test_the_smallest_draws_when_too_few_fall_under_the_bound():
+    from simnet.payloads import _smallest
+
+    draws = np.full(1000, 0.75)
+    draws[[3, 500]] = 0.001
+    assert sorted(_smallest(draws, 5).tolist()) == sorted(np.argpartition(draws, 4)[:5].tolist())

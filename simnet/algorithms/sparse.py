@@ -34,11 +34,12 @@ large-scale deep learning. IPCCC 2019.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import weakref
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -238,10 +239,13 @@ class SparseSemantics:
             if found is not None:
                 return found
         base = self._bounds[chunk]
-        merged = _union(list(parts), key, base, self._bounds[chunk + 1] - base)
+        merged = self._unite(list(parts), key, base, self._bounds[chunk + 1] - base)
         if cacheable:
             self._cache[(chunk, key)] = merged
         return merged
+
+    def _unite(self, parts: list[_Part], key: int, base: int, span: int) -> _Part:
+        return _union(parts, key, base, span)
 
     def read(self, value: tuple[_Part, ...], chunk: int) -> tuple[_Part, ...]:
         return (self.merge(value, chunk),)
@@ -260,6 +264,41 @@ class SparseSemantics:
 
     def drop(self, value):
         return (_Part(_keys(value), _EMPTY, None),)
+
+
+class _Pending:
+    """An index-only union being computed on a worker thread: its key at once, its part when done."""
+
+    __slots__ = ("key", "_future", "__weakref__")
+    values = None
+
+    def __init__(self, key: int, future: Future) -> None:
+        self.key, self._future = key, future
+
+    def part(self) -> _Part:
+        return self._future.result()
+
+
+def _union_when_ready(parts: list, key: int, base: int, span: int) -> _Part:
+    return _union([p.part() if isinstance(p, _Pending) else p for p in parts], key, base, span)
+
+
+class _Threaded(SparseSemantics):
+    """Index-only semantics whose unions run on `pool`'s threads while the executor goes on.
+
+    A merge only needs the keys of its parts at once (to check double counting and
+    to cache), so the executor gets a :class:`_Pending` and moves on; NumPy's sorts
+    and element-wise operations release the GIL. A union waits only for unions
+    merged before it, and the pool starts tasks in the order they come, so every
+    union it waits for has started: none waits forever.
+    """
+
+    def __init__(self, payload: SparsePayload, nranks: int, bounds: np.ndarray, pool: ThreadPoolExecutor) -> None:
+        super().__init__(payload, nranks, bounds, values=False)
+        self._pool = pool
+
+    def _unite(self, parts: list, key: int, base: int, span: int) -> _Pending:
+        return _Pending(key, self._pool.submit(_union_when_ready, parts, key, base, span))
 
 
 @dataclass(frozen=True)
@@ -297,17 +336,45 @@ def _bounds(schedule: Schedule, payload: SparsePayload) -> np.ndarray:
 
 
 def _run(schedule: Schedule, payload: SparsePayload, *, values: bool, keep_final: bool) -> SparseExecution:
-    semantics = SparseSemantics(payload, schedule.nranks, _bounds(schedule, payload),
-                                values=values or schedule.topk is not None)
+    values = values or schedule.topk is not None
+    workers = os.cpu_count() or 1
+    if values or keep_final or workers < 2 or payload.k * schedule.nranks < _THREADED_ENTRIES:
+        return _execute(schedule, SparseSemantics(payload, schedule.nranks, _bounds(schedule, payload),
+                                                  values=values), keep_final)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return _execute(schedule, _Threaded(payload, schedule.nranks, _bounds(schedule, payload), pool), keep_final)
+
+
+def _execute(schedule: Schedule, semantics: SparseSemantics, keep_final: bool) -> SparseExecution:
+    """Run `schedule` on `semantics`, counting what each transfer carries (unions still being computed are
+    counted when they are done; their errors are raised here)."""
     count = len(schedule)
     nnz, merged = [0] * count, [0] * count
+    counted: list[tuple[int, int]] = []
+    failed: list[BaseException] = []
+
+    def done(transfer: int, future: Future) -> None:
+        error = future.exception()
+        if error is None:
+            counted.append((transfer, future.result().nnz))
+        else:
+            failed.append(error)
 
     def sent(transfer: int, chunk: int, value: tuple[_Part, ...]) -> None:
         part = value[0]
-        nnz[transfer] += part.nnz
+        if isinstance(part, _Pending):
+            part._future.add_done_callback(functools.partial(done, transfer))
+        else:
+            nnz[transfer] += part.nnz
         merged[transfer] = max(merged[transfer], part.key.bit_count())
 
     state = execute_schedule(schedule, semantics, keep_final=keep_final, on_send=sent)
+    if isinstance(semantics, _Threaded):
+        semantics._pool.shutdown(wait=True)
+    if failed:
+        raise failed[0]
+    for transfer, found in counted:
+        nnz[transfer] += found
     return SparseExecution(tuple(nnz), tuple(merged), state[0], semantics)
 
 

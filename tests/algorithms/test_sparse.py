@@ -343,3 +343,46 @@ def test_index_only_execution_ends_with_the_same_index_sets(name):
     for rank in range(8):
         np.testing.assert_array_equal(index_only.result(rank).indices, with_values.result(rank).indices)
         assert index_only.result(rank).indices.dtype == with_values.result(rank).indices.dtype
+
+
+@pytest.mark.parametrize("name", SPARSE)
+def test_unions_on_threads_give_the_schedule_of_unions_in_turn(monkeypatch, name):
+    """Building a large schedule runs its index-only unions on worker threads while the executor goes on:
+    every transfer's size, nonzeros, form and merged count are those of the unions done in turn."""
+    from simnet.algorithms import sparse
+
+    payload = SparsePayload(dimension=1 << 14, density=1 / 6, seed=11)
+    monkeypatch.setattr(sparse, "_THREADED_ENTRIES", 1 << 60)
+    in_turn = build(name, 8, payload).transfers
+    monkeypatch.setattr(sparse, "_THREADED_ENTRIES", 0)
+    monkeypatch.setattr(sparse.os, "cpu_count", lambda: 3)
+    made = []
+
+    class Spy(sparse._Threaded):
+        def __init__(self, *args):
+            super().__init__(*args)
+            made.append(self)
+
+    monkeypatch.setattr(sparse, "_Threaded", Spy)
+    on_threads = build(name, 8, payload).transfers
+    assert made or name == "gtopk"
+    for column in ("nbytes", "nnz", "dense", "merged"):
+        np.testing.assert_array_equal(getattr(on_threads, column), getattr(in_turn, column))
+
+
+def test_a_union_that_fails_on_a_thread_fails_the_build(monkeypatch):
+    from simnet.algorithms import sparse
+
+    monkeypatch.setattr(sparse, "_THREADED_ENTRIES", 0)
+    monkeypatch.setattr(sparse.os, "cpu_count", lambda: 2)
+    union = sparse._union
+
+    def broken(parts, key, base, span):
+        if key.bit_count() == 3:
+            raise MemoryError("no room for this union")
+        return union(parts, key, base, span)
+
+    monkeypatch.setattr(sparse, "_union", broken)
+    payload = SparsePayload(dimension=4096, density=1 / 8, seed=2)
+    with pytest.raises(MemoryError, match="no room"):
+        sparse_ring(8, payload.size_bytes, payload=payload)

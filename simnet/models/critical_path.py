@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -83,6 +84,40 @@ def critical_path_finish_s(
     if count == 0:
         return np.zeros(0)
     columns = schedule.columns
+    if count < _OVERLAPPED:
+        return _finish_s(network, schedule, gamma_s_per_byte, _blocks(columns.deps, columns.dep_offsets))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        blocks = pool.submit(_blocks, columns.deps, columns.dep_offsets)
+        return _finish_s(network, schedule, gamma_s_per_byte, blocks)
+
+
+_OVERLAPPED = 1 << 20
+"""Transfers from which the blocks are cut on a thread while the routes are computed."""
+
+_PIECE = 1 << 18
+"""Dependencies gathered at a time: a block is added in pieces of about this many (whole transfers)."""
+
+
+def _blocks(deps: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """Which transfers wait for others, and the starts of consecutive blocks whose dependencies all lie in
+    earlier blocks (the last entry is the transfer count)."""
+    count = len(offsets) - 1
+    waits = offsets[1:] > offsets[:-1]
+    last_dep = np.full(count, -1, dtype=np.int64)
+    if len(deps):
+        last_dep[waits] = np.maximum.reduceat(deps, offsets[:-1][waits])
+    reach = np.maximum.accumulate(last_dep)
+    del last_dep
+    cuts = [0]
+    while cuts[-1] < count:
+        start = cuts[-1]
+        cuts.append(max(int(np.searchsorted(reach, start, side="left")), start + 1))
+    return waits, cuts
+
+
+def _finish_s(network: Network, schedule: Schedule, gamma_s_per_byte: float | Sequence[float], blocks) -> np.ndarray:
+    """:func:`critical_path_finish_s` given the blocks of :func:`_blocks` (or a future of them)."""
+    columns = schedule.columns
     src, dst, nbytes, reduce = columns.src, columns.dst, columns.nbytes, columns.reduce
     gamma = np.concatenate([np.broadcast_to(np.asarray(gamma_s_per_byte, dtype=float), (schedule.nranks,)),
                             np.zeros(len(schedule.switches))])
@@ -103,31 +138,25 @@ def critical_path_finish_s(
         duration += np.where(reduce, columns.payload * gamma[dst], 0.0)
 
     deps, offsets = columns.deps, columns.dep_offsets
-    waits = offsets[1:] > offsets[:-1]
-    last_dep = np.full(count, -1, dtype=np.int64)
-    if len(deps):
-        last_dep[waits] = np.maximum.reduceat(deps, offsets[:-1][waits])
-    reach = np.maximum.accumulate(last_dep)
-    del last_dep
-    cuts = [0]
-    while cuts[-1] < count:
-        start = cuts[-1]
-        cuts.append(max(int(np.searchsorted(reach, start, side="left")), start + 1))
-    del reach
-    bounds = offsets[cuts]
-    scratch = np.empty(int(np.diff(bounds).max(initial=0)))
+    waits, cuts = blocks.result() if isinstance(blocks, Future) else blocks
     finish = duration
-    for start, stop, lo, hi in zip(cuts[:-1], cuts[1:], bounds[:-1].tolist(), bounds[1:].tolist()):
-        if hi == lo:
-            continue
-        gathered = np.take(finish, deps[lo:hi], out=scratch[: hi - lo])
-        some = waits[start:stop]
-        if some.all():
-            finish[start:stop] += np.maximum.reduceat(gathered, offsets[start:stop] - lo)
-        else:
-            ready = np.zeros(stop - start)
-            ready[some] = np.maximum.reduceat(gathered, offsets[start:stop][some] - lo)
-            finish[start:stop] += ready
+    scratch = np.empty(min(_PIECE, len(deps)))
+    for start, stop in zip(cuts[:-1], cuts[1:]):
+        a = start
+        while a < stop:
+            lo = int(offsets[a])
+            b = min(stop, max(a + 1, int(np.searchsorted(offsets, lo + _PIECE, side="right")) - 1))
+            hi = int(offsets[b])
+            if hi > lo:
+                gathered = np.take(finish, deps[lo:hi], out=scratch[: hi - lo] if hi - lo <= len(scratch) else None)
+                some = waits[a:b]
+                if some.all():
+                    finish[a:b] += np.maximum.reduceat(gathered, offsets[a:b] - lo)
+                else:
+                    ready = np.zeros(b - a)
+                    ready[some] = np.maximum.reduceat(gathered, offsets[a:b][some] - lo)
+                    finish[a:b] += ready
+            a = b
     return finish
 
 

@@ -85,3 +85,17 @@ def test_critical_path_matches_a_plain_longest_path(data):
         cost = network.transfer_time_s(t.src, t.dst, t.nbytes) + (t.nbytes * gamma if t.op == "reduce" else 0.0)
         finish.append(ready + cost)
     np.testing.assert_allclose(critical_path_finish_s(network, schedule, gamma_s_per_byte=gamma), finish, rtol=1e-12)
+
+
+@pytest.mark.parametrize("piece", [1, 3, 64])
+@pytest.mark.parametrize("name", ["ring", "blueconnect", "double_binary_tree", "nccl_tree"])
+def test_blocks_cut_on_a_thread_and_added_in_pieces_give_the_same_finish_times(monkeypatch, name, piece):
+    """Large schedules cut their blocks on a thread while the routes are computed, and gather dependencies a
+    piece at a time: forced on a small schedule, every finish time is the same float."""
+    from simnet.models import critical_path
+
+    schedule = ALGORITHMS[name].build(16, 3 * 2**20, **_params(name, 16))
+    whole = critical_path_finish_s(SWITCH16, schedule, gamma_s_per_byte=1e-11)
+    monkeypatch.setattr(critical_path, "_OVERLAPPED", 0)
+    monkeypatch.setattr(critical_path, "_PIECE", piece)
+    np.testing.assert_array_equal(critical_path_finish_s(SWITCH16, schedule, gamma_s_per_byte=1e-11), whole)

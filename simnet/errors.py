@@ -37,7 +37,7 @@ class SimnetError(ValueError):
         return clone
 
     def __str__(self) -> str:
-        parts = [p for p in (self.source, self.path) if p]
+        parts = [p if p.isprintable() else repr(p) for p in (self.source, self.path) if p]
         return ": ".join([*parts, self.message])
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -237,3 +238,13 @@ def test_builder_graphs_round_trip_through_yaml(family, bandwidth, latency, data
     again = loads(text)
     assert dumps(again) == text
     assert list(again.edges(data=True)) == list(graph.edges(data=True))
+
+
+def test_an_unknown_link_key_that_is_not_printable_is_named_in_one_line():
+    """Found by the fuzz test: a link key with a newline broke the one-line error."""
+    text = yaml.safe_dump({"nodes": [{"name": "a", "kind": "gpu"}, {"name": "b", "kind": "gpu"}],
+                           "links": [{"from": "a", "to": "b", "bandwidth": "1 GB/s", "latency": "1 us", "\n": 1}]})
+    with pytest.raises(TopologyError) as error:
+        loads(text)
+    assert "\n" not in str(error.value)
+    assert str(error.value).startswith("'links[0].\\n': link 'a' <-> 'b': unknown key '\\n'")

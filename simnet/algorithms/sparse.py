@@ -38,6 +38,7 @@ import functools
 import math
 import os
 import weakref
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -101,48 +102,58 @@ class _Part:
 
 _EMPTY = np.empty(0, dtype=np.uint32)
 
+_WORD = np.dtype("<u8")
+"""Bitmap words: little-endian, so that their bytes, read in order with bit 0 first, are the entries in order."""
+
+_BITMAP_SPAN = 1 << 22
+"""Largest chunk (entries) whose unions may be bitmaps: at most 512 KiB of words, and 4 MiB for the byte
+mask that fills them (unions of larger chunks are sorted, as fast for parts of similar size)."""
+
 _BITMAP_ENTRIES_PER_INDEX = 32
 """A bitmap of a chunk's range is smaller than its sorted ``uint32`` indices from
 one nonzero per this many entries on."""
 
 
 def _set_bits(words: np.ndarray, offsets: np.ndarray) -> None:
-    """Set the bits `offsets` (within ``64 * words.size``, repeats allowed) of `words`.
+    """Set the bits `offsets` (``int64``, within ``64 * words.size``, repeats allowed) of `words`.
 
     Bit by bit for few offsets; from one per 64 entries on, through a byte per
     entry packed into bits, whose cost is the span's rather than the offsets'.
     """
     span = 64 * words.size
     if 64 * offsets.size < span:
-        offsets = offsets.astype(np.uint64)
-        np.bitwise_or.at(words, offsets >> np.uint64(6), np.left_shift(np.uint64(1), offsets & np.uint64(63)))
+        np.bitwise_or.at(words, offsets >> 6, np.left_shift(np.uint64(1), (offsets & 63).astype(np.uint64)))
         return
     mask = np.zeros(span, dtype=bool)
     mask[offsets] = True
-    words |= np.packbits(mask, bitorder="little").view(np.uint64)
+    words |= np.packbits(mask, bitorder="little").view(_WORD)
 
 
 def _union(parts: list[_Part], key: int, base: int, span: int) -> _Part:
     """The union of `parts` of the chunk of indices ``base .. base + span - 1``.
 
-    Index-only parts are merged into a bitmap when the bitmap is the smaller
-    result (at least ``span / 32`` nonzeros in, or a bitmap among them): an OR of
-    words instead of a sort, and the same index set.
+    Index-only parts of a chunk of at most :data:`_BITMAP_SPAN` entries are merged
+    into a bitmap when the bitmap is likely the smaller result (their nonzeros,
+    counted with repeats, are at least ``span / 32``, or one of them is a bitmap):
+    an OR of words instead of a sort, and the same index set.
     """
     if parts[0].values is None:
-        if all(p.bits is None for p in parts) and _BITMAP_ENTRIES_PER_INDEX * sum(p.nnz for p in parts) < span:
+        if all(p.bits is None for p in parts) and (
+                span > _BITMAP_SPAN or _BITMAP_ENTRIES_PER_INDEX * sum(p.nnz for p in parts) < span):
             indices = np.sort(np.concatenate([p.indices for p in parts]), kind="stable")
             keep = np.empty(indices.size, dtype=bool)
             keep[:1] = True
             np.not_equal(indices[1:], indices[:-1], out=keep[1:])
             return _Part(key, indices[keep], None)
         maps = [p.bits for p in parts if p.bits is not None]
-        words = maps[0].copy() if maps else np.zeros(-(-span // 64), dtype=np.uint64)
+        words = maps[0].copy() if maps else np.zeros(-(-span // 64), dtype=_WORD)
         for more in maps[1:]:
             np.bitwise_or(words, more, out=words)
         listed = [p.indices for p in parts if p.bits is None]
         if listed:
-            _set_bits(words, np.concatenate(listed).astype(np.int64) - base)
+            offsets = np.concatenate(listed).astype(np.int64)
+            offsets -= base
+            _set_bits(words, offsets)
         return _Part(key, None, None, bits=words, base=base)
     indices = np.concatenate([p.indices for p in parts])
     order = np.argsort(indices, kind="stable")
@@ -195,10 +206,11 @@ class SparseSemantics:
 
     A buffer holds a tuple of parts whose union it is; additions only append, and a
     value is merged (sorted union of indices, values summed) when it is sent, once
-    per (chunk, set of ranks) thanks to a cache. Without values, a union with at
-    least one nonzero per 32 entries of its chunk is held as a bitmap of the chunk
-    (smaller than its ``uint32`` indices, and merged by OR instead of a sort). ``"reduce_topk"`` keeps the ``k``
-    entries of largest magnitude, lower indices first among ties.
+    per (chunk, set of ranks) thanks to a cache. Without values, a union of parts
+    holding at least one nonzero per 32 entries of a chunk of at most 4 Mi entries
+    (or uniting a bitmap) is held as a bitmap of the chunk (smaller than its
+    ``uint32`` indices, and merged by OR instead of a sort). ``"reduce_topk"`` keeps
+    the ``k`` entries of largest magnitude, lower indices first among ties.
 
     Parameters
     ----------
@@ -276,7 +288,14 @@ class _Pending:
         self.key, self._future = key, future
 
     def part(self) -> _Part:
+        """The union, once computed; :class:`_Unavailable` if it failed (its own error is raised once)."""
+        if self._future.exception() is not None:
+            raise _Unavailable
         return self._future.result()
+
+
+class _Unavailable(Exception):
+    """A union could not be computed because one it unites failed."""
 
 
 def _union_when_ready(parts: list, key: int, base: int, span: int) -> _Part:
@@ -290,15 +309,25 @@ class _Threaded(SparseSemantics):
     to cache), so the executor gets a :class:`_Pending` and moves on; NumPy's sorts
     and element-wise operations release the GIL. A union waits only for unions
     merged before it, and the pool starts tasks in the order they come, so every
-    union it waits for has started: none waits forever.
+    union it waits for has started: none waits forever. The executor runs at most
+    two unions per worker ahead of the pool (it waits for the oldest), so the parts
+    held for unions not yet computed, and the unions' own memory, stay bounded.
     """
 
-    def __init__(self, payload: SparsePayload, nranks: int, bounds: np.ndarray, pool: ThreadPoolExecutor) -> None:
+    def __init__(self, payload: SparsePayload, nranks: int, bounds: np.ndarray, pool: ThreadPoolExecutor,
+                 workers: int) -> None:
         super().__init__(payload, nranks, bounds, values=False)
         self._pool = pool
+        self._flight: deque[Future] = deque()
+        self._ahead = 2 * workers
 
     def _unite(self, parts: list, key: int, base: int, span: int) -> _Pending:
-        return _Pending(key, self._pool.submit(_union_when_ready, parts, key, base, span))
+        flight = self._flight
+        while len(flight) >= self._ahead:
+            flight.popleft().exception()
+        future = self._pool.submit(_union_when_ready, parts, key, base, span)
+        flight.append(future)
+        return _Pending(key, future)
 
 
 @dataclass(frozen=True)
@@ -342,7 +371,8 @@ def _run(schedule: Schedule, payload: SparsePayload, *, values: bool, keep_final
         return _execute(schedule, SparseSemantics(payload, schedule.nranks, _bounds(schedule, payload),
                                                   values=values), keep_final)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return _execute(schedule, _Threaded(payload, schedule.nranks, _bounds(schedule, payload), pool), keep_final)
+        return _execute(schedule, _Threaded(payload, schedule.nranks, _bounds(schedule, payload), pool, workers),
+                        keep_final)
 
 
 def _execute(schedule: Schedule, semantics: SparseSemantics, keep_final: bool) -> SparseExecution:
@@ -372,7 +402,7 @@ def _execute(schedule: Schedule, semantics: SparseSemantics, keep_final: bool) -
     if isinstance(semantics, _Threaded):
         semantics._pool.shutdown(wait=True)
     if failed:
-        raise failed[0]
+        raise next((error for error in failed if not isinstance(error, _Unavailable)), failed[0])
     for transfer, found in counted:
         nnz[transfer] += found
     return SparseExecution(tuple(nnz), tuple(merged), state[0], semantics)

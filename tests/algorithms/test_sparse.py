@@ -333,6 +333,21 @@ def test_index_unions_are_the_same_set_as_bitmaps_or_sorted_indices(span, base, 
         assert 32 * sum(p.nnz for p in parts) < span and not any(p.bits is not None for p in parts)
 
 
+def test_unions_of_a_chunk_too_large_for_a_bitmap_stay_sorted(monkeypatch):
+    from simnet.algorithms import sparse
+
+    monkeypatch.setattr(sparse, "_BITMAP_SPAN", 512)
+    rng = np.random.default_rng(4)
+    sets = [np.sort(rng.choice(700, 300, replace=False)).astype(np.uint32) + np.uint32(64) for _ in range(2)]
+    merged = sparse._union([sparse._Part(1, sets[0], None), sparse._Part(2, sets[1], None)], 3, 64, 700)
+    assert merged.bits is None
+    np.testing.assert_array_equal(merged.indices, np.union1d(*sets))
+    within = [np.sort(rng.choice(500, 200, replace=False)).astype(np.uint32) for _ in range(2)]
+    small = sparse._union([sparse._Part(1, within[0], None), sparse._Part(2, within[1], None)], 3, 0, 500)
+    assert small.bits is not None
+    np.testing.assert_array_equal(small.sorted_indices(np.dtype(np.uint32)), np.union1d(*within))
+
+
 @pytest.mark.parametrize("name", EXACT)
 def test_index_only_execution_ends_with_the_same_index_sets(name):
     """Dense enough unions are bitmaps when values are not carried; the index sets are those with values."""

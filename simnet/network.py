@@ -230,13 +230,10 @@ class Network:
         key = (src, dst)
         route = self._routes.get(key)
         if route is None:
-            source, target = self.node(src), self.node(dst)
-            index = self._link_index
-            merged = self.bundles == "merged"
-            route = tuple(
-                index[(u, v, 0 if merged else cable)] for u, v, cable in self._router.hops(source, target)
-            )
-            self._routes[key] = route
+            hops = self._router.hops(self.node(src), self.node(dst))
+            if self.bundles == "merged":
+                hops = [(u, v, 0) for u, v, _ in hops]
+            route = self._routes[key] = tuple(map(self._link_index.__getitem__, hops))
         return route
 
     def route_latency_s(self, src: int, dst: int) -> float:

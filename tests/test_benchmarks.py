@@ -47,3 +47,13 @@ def test_the_ring_cases_report_the_closed_form_time(rows):
         assert float(rows[name][8]) == pytest.approx(expected, rel=1e-8), name
     expected = ring_allreduce_time(64, 2**20, 2e-6, 1 / 12.5e9)
     assert float(rows["ring_4096_maxmin"][8]) == pytest.approx(expected, rel=1e-8)
+
+
+def test_the_routing_benchmark_runs():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "routing.py"), "--quick"],
+        capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=300, check=True,
+    )
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2 and all("1000 routes: median" in line for line in lines)

@@ -413,10 +413,18 @@ class Router:
         large as the graph, so keeping all of them would cost gigabytes on thousands
         of GPUs.
         """
+        if self._transit:
+            key = (source, ())
+            search = self._searches.pop(key, None)
+            if search is None:
+                search = self._cached(key, lambda: _Search(self, source, ()))
+            else:
+                self._searches[key] = search
+            return search
         home, host = self._host.get(source), self._host.get(target)
-        hosts = () if self._transit else tuple(dict.fromkeys(h for h in (home, host) if h is not None))
+        hosts = tuple(dict.fromkeys(h for h in (home, host) if h is not None))
         return self._cached((source, hosts), lambda: (
-            _Search(self, source, hosts) if home is None or self._transit else _Composite(self, source, hosts)
+            _Search(self, source, hosts) if home is None else _Composite(self, source, hosts)
         ))
 
     def _cached(self, key: tuple, make: Callable):
@@ -469,6 +477,8 @@ class Router:
 
     def _pin(self, nodes: list, source: Hashable, target: Hashable) -> list[int]:
         """The cable of every hop of `nodes` on the route `source` -> `target` (0 unless a bundle)."""
+        if not self._bundles:
+            return [0] * (len(nodes) - 1)
         cables = []
         for u, v in zip(nodes, nodes[1:]):
             bundle = self._bundles.get((u, v), 1)

@@ -1,0 +1,63 @@
+"""How fast :meth:`simnet.network.Network.route` finds routes it has not seen, outside the unit tests.
+
+Run from the repository root::
+
+    PYTHONPATH=. python benchmarks/routing.py                     # both topologies, 3 runs each, medians
+    PYTHONPATH=. python benchmarks/routing.py --runs 5 --pairs 100000
+
+Topologies: ``switch(100000)`` (the critical-path benchmark's 100 000 ranks; four peers per
+rank, like BlueConnect's rings there) and 64 DGX H100 with rails on a k = 16 fat-tree (PXN on).
+Each run builds a fresh :class:`~simnet.network.Network` (routes are cached per network) and
+routes the same random pairs (a pair drawn twice is found in the cache), in order of source as
+the critical-path model does; the script prints the median time and routes per second.
+``--quick`` routes 1000 pairs once, a smoke test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+
+def _pairs(size: int, count: int, rng: np.random.Generator) -> list[tuple[int, int]]:
+    src = np.sort(rng.integers(0, size, count))
+    dst = (src + rng.integers(1, size, count)) % size
+    return list(zip(src.tolist(), dst.tolist()))
+
+
+def main() -> None:
+    from simnet.network import Network
+    from simnet.topology import cluster, switch
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--pairs", type=int, default=400_000, help="random pairs per topology")
+    parser.add_argument("--quick", action="store_true", help="1000 pairs, one run")
+    args = parser.parse_args()
+    if args.quick:
+        args.runs, args.pairs = 1, 1000
+    graphs = {
+        "switch(100000)": lambda: switch(100_000, 12.5e9, 1e-6),
+        "64 x dgx_h100, fat_tree k=16, pxn": lambda: cluster(
+            "dgx_h100", 64, fabric="fat_tree", fabric_params={"k": 16, "bandwidth_Bps": 50e9, "latency_s": 1e-6},
+            pxn=True),
+    }
+    for name, build in graphs.items():
+        graph = build()
+        times = []
+        for _ in range(args.runs):
+            network = Network(graph)
+            pairs = _pairs(network.size, args.pairs, np.random.default_rng(0))
+            began = time.perf_counter()
+            for src, dst in pairs:
+                network.route(src, dst)
+            times.append(time.perf_counter() - began)
+        median = statistics.median(times)
+        print(f"{name:36s} {args.pairs} routes: median {median:.2f} s ({args.pairs / median:,.0f} routes/s)")
+
+
+if __name__ == "__main__":
+    main()

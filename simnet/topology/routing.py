@@ -384,12 +384,13 @@ class Router:
         self._nics: dict = {}
         self._rail_gpus: dict = {}
         self._rail = {node: rail for node, rail in graph.nodes(data="rail") if rail is not None}
-        for node, data in graph.nodes(data=True):
-            if data.get("rail") is not None and node in self._host:
-                if data["kind"] == "nic":
-                    self._nics.setdefault((self._host[node], data["rail"]), node)
-                elif data["kind"] == "gpu":
-                    self._rail_gpus.setdefault((self._host[node], data["rail"]), node)
+        for node, rail in self._rail.items():
+            if node in self._host:
+                kind = graph.nodes[node]["kind"]
+                if kind == "nic":
+                    self._nics.setdefault((self._host[node], rail), node)
+                elif kind == "gpu":
+                    self._rail_gpus.setdefault((self._host[node], rail), node)
         self._dims = None
         if mode == "dimension_order" or (mode == "simgrid" and "dims" in graph.graph):
             if "dims" not in graph.graph:
@@ -414,13 +415,7 @@ class Router:
         of GPUs.
         """
         if self._transit:
-            key = (source, ())
-            search = self._searches.pop(key, None)
-            if search is None:
-                search = self._cached(key, lambda: _Search(self, source, ()))
-            else:
-                self._searches[key] = search
-            return search
+            return self._cached((source, ()), lambda: _Search(self, source, ()))
         home, host = self._host.get(source), self._host.get(target)
         hosts = tuple(dict.fromkeys(h for h in (home, host) if h is not None))
         return self._cached((source, hosts), lambda: (

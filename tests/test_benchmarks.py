@@ -57,3 +57,12 @@ def test_the_routing_benchmark_runs():
     )
     lines = result.stdout.splitlines()
     assert len(lines) == 2 and all("1000 routes: median" in line for line in lines)
+
+
+def test_the_equivalence_check_finds_a_tree_equal_to_itself():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "equivalence.py"), "--compare", str(ROOT), "--families", "routes"],
+        capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=300, check=True,
+    )
+    assert result.stdout.split()[:5] == ["routes", "32", "cases,", "0", "differ"]

@@ -60,8 +60,9 @@ import simpy
 
 from simnet.errors import SimnetError
 from simnet import links as link_models
-from simnet.links import LINK_MODELS, SHARING, Instant, _appended, _by_time, _column, _Constant, _grown, _TYPES, _view
+from simnet.links import LINK_MODELS, SHARING, Instant
 from simnet.network import Network
+from simnet.perflow import TYPECODES, Constant, appended, by_time, grown, take, view
 from simnet.schedule import OPS, Schedule
 from simnet.speed import gc_paused
 
@@ -99,7 +100,7 @@ def _per_rank(value: object, nranks: int, path: str, *, default: float, positive
 
 def _extend(values: array, more: np.ndarray) -> None:
     """Append the elements of `more` to `values`, converted to its type (``"d"``, ``"q"`` or ``"i"``)."""
-    values.frombytes(memoryview(np.ascontiguousarray(more, dtype=_TYPES[values.typecode])).cast("B"))
+    values.frombytes(memoryview(np.ascontiguousarray(more, dtype=TYPECODES[values.typecode])).cast("B"))
 
 
 def _pair_routes(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
@@ -190,11 +191,11 @@ class Simulation:
         self._remaining: list[int] = []
         self._job_ends: list[int] = []
         self._route_ids = array("i")
-        self._nbytes: array | _Constant = _Constant()
-        self._channels: array | _Constant = _Constant(0)
-        self._not_before: array | _Constant = _Constant()
-        self._overhead: array | _Constant = _Constant()
-        self._reduction: array | _Constant = _Constant()
+        self._nbytes: array | Constant = Constant()
+        self._channels: array | Constant = Constant(0)
+        self._not_before: array | Constant = Constant()
+        self._overhead: array | Constant = Constant()
+        self._reduction: array | Constant = Constant()
         self._waiting = array("i")
         self._bounds = array("i", [0])
         self._dependents = array("i")
@@ -337,11 +338,11 @@ class Simulation:
         wire = columns.nbytes
         if switches:
             wire = wire / np.minimum(efficiency[src], efficiency[columns.dst])
-        self._nbytes = _appended(self._nbytes, wire)
-        self._channels = _appended(self._channels, columns.channel, "i")
-        self._not_before = _appended(self._not_before, now + offset[src] if offset.any() else np.full(count, now))
-        self._overhead = _appended(self._overhead, overhead_s * slow[src] + columns.delay_s)
-        self._reduction = _appended(self._reduction, np.where(columns.reduce, columns.payload * gamma[columns.dst]
+        self._nbytes = appended(self._nbytes, wire)
+        self._channels = appended(self._channels, columns.channel, "i")
+        self._not_before = appended(self._not_before, now + offset[src] if offset.any() else np.full(count, now))
+        self._overhead = appended(self._overhead, overhead_s * slow[src] + columns.delay_s)
+        self._reduction = appended(self._reduction, np.where(columns.reduce, columns.payload * gamma[columns.dst]
                                                               * slow[columns.dst], 0.0))
         waiting = np.diff(columns.dep_offsets)
         _extend(self._waiting, waiting)
@@ -351,8 +352,8 @@ class Simulation:
         bounds = np.searchsorted(columns.deps[order], np.arange(count + 1)) + base
         _extend(self._bounds, bounds[1:])
         nan = array("d", [math.nan]) * count
-        self._ready_s, self._issue_s = _grown(self._ready_s, nan), _grown(self._issue_s, nan)
-        self._end_s = _grown(self._end_s, nan)
+        self._ready_s, self._issue_s = grown(self._ready_s, nan), grown(self._issue_s, nan)
+        self._end_s = grown(self._end_s, nan)
         self._links.reserve(len(self._ready_s))
         if count == 0:
             done.succeed(self._trace(job))
@@ -389,7 +390,7 @@ class Simulation:
         bucket = self._buckets[clock]
         links = self._links
         reduction = self._reduction
-        at_once = isinstance(reduction, _Constant) and reduction.value == 0.0
+        at_once = isinstance(reduction, Constant) and reduction.value == 0.0
         while bucket:
             now = min(bucket)
             instant = bucket[now]
@@ -418,11 +419,11 @@ class Simulation:
     def _reduce_batch(self, now: float, finished: list[int]) -> list[int]:
         """The loop of :meth:`_process` over `finished` with array arithmetic: those whose reduction is done now."""
         flow = np.array(finished, dtype=np.int64)
-        reduced = now + _column(self._reduction, flow)
+        reduced = now + take(self._reduction, flow)
         later = reduced > now
         if not later.any():
             return finished
-        for moment, group in _by_time(reduced[later], flow[later]):
+        for moment, group in by_time(reduced[later], flow[later]):
             self._at(moment).reduced.extend(group)
         return flow[~later].tolist()
 
@@ -450,8 +451,8 @@ class Simulation:
         else:
             not_before, overhead = self._not_before, self._overhead
             ready_s, issue_s = self._ready_s, self._issue_s
-            earliest = not_before.value if isinstance(not_before, _Constant) else None
-            delay = overhead.value if isinstance(overhead, _Constant) else None
+            earliest = not_before.value if isinstance(not_before, Constant) else None
+            delay = overhead.value if isinstance(overhead, Constant) else None
             for flow in released:
                 ready = not_before[flow] if earliest is None else earliest
                 if now > ready:
@@ -467,7 +468,7 @@ class Simulation:
             issued.sort()
             channels = self._channels
             self._links.submit(now, issued, self._route_ids, self._nbytes,
-                               None if isinstance(channels, _Constant) and channels.value == 0 else channels)
+                               None if isinstance(channels, Constant) and channels.value == 0 else channels)
 
     def _done_batch(self, now: float, done: list[int]) -> list[int]:
         """The loop of :meth:`_finish` over `done` with array arithmetic; return the transfers it releases.
@@ -477,15 +478,15 @@ class Simulation:
         instant are sorted before they reach the link model).
         """
         flow = np.array(done, dtype=np.int64)
-        _view(self._end_s)[flow] = now
-        bounds = _view(self._bounds)
+        view(self._end_s)[flow] = now
+        bounds = view(self._bounds)
         first = bounds[flow]
         counts = bounds[flow + 1] - first
         ends = np.cumsum(counts)
         total = int(ends[-1])
         released: list[int] = []
         if total:
-            children = _view(self._dependents)[np.arange(total) + np.repeat(first - (ends - counts), counts)]
+            children = view(self._dependents)[np.arange(total) + np.repeat(first - (ends - counts), counts)]
             low = int(children.min())
             span = int(children.max()) - low + 1
             if span <= 8 * total:
@@ -495,7 +496,7 @@ class Simulation:
                 child += low
             else:
                 child, times = np.unique(children, return_counts=True)
-            waiting = _view(self._waiting)
+            waiting = view(self._waiting)
             left = waiting[child] - times
             waiting[child] = left
             released = child[left == 0].tolist()
@@ -518,15 +519,15 @@ class Simulation:
     def _release_batch(self, now: float, released: list[int], issued: list[int]) -> None:
         """The release loop of :meth:`_finish` with array arithmetic: ready and issue times, then the issued."""
         flow = np.array(released, dtype=np.int64)
-        not_before = _column(self._not_before, flow)
+        not_before = take(self._not_before, flow)
         ready = np.where(now > not_before, now, not_before)
-        _view(self._ready_s)[flow] = ready
-        issue = ready + _column(self._overhead, flow)
-        _view(self._issue_s)[flow] = issue
+        view(self._ready_s)[flow] = ready
+        issue = ready + take(self._overhead, flow)
+        view(self._issue_s)[flow] = issue
         due = issue <= now
         issued.extend(flow[due].tolist())
         if not due.all():
-            for moment, group in _by_time(issue[~due], flow[~due]):
+            for moment, group in by_time(issue[~due], flow[~due]):
                 self._at(moment).issued.extend(group)
 
     def close(self) -> None:
@@ -542,8 +543,8 @@ class Simulation:
         self._links.close()
         for name in ("_ready_s", "_end_s"):
             setattr(self, name, array("d"))
-        self._nbytes = self._not_before = self._overhead = self._reduction = _Constant()
-        self._channels = _Constant(0)
+        self._nbytes = self._not_before = self._overhead = self._reduction = Constant()
+        self._channels = Constant(0)
         for name in ("_route_ids", "_waiting", "_dependents"):
             setattr(self, name, array("i"))
         self._bounds = array("i", [0])
@@ -589,14 +590,14 @@ class Simulation:
 
         A job that holds every transfer run so far (the usual single collective) is
         given read-only views of the time columns instead of copies; a later
-        :meth:`run` copies a column before it grows it (:func:`simnet.links._grown`).
+        :meth:`run` copies a column before it grows it (:func:`simnet.perflow.grown`).
         """
         lo, hi = job.offset, job.offset + job.count
         if lo == 0 and hi == len(self._ready_s):
             def column(values: array) -> np.ndarray:
-                view = np.frombuffer(values, dtype=float)
-                view.setflags(write=False)
-                return view
+                frozen = np.frombuffer(values, dtype=float)
+                frozen.setflags(write=False)
+                return frozen
         else:
             def column(values: array) -> np.ndarray:
                 return np.array(values[lo:hi], dtype=float)

@@ -32,6 +32,8 @@ from typing import Protocol
 
 import numpy as np
 
+from simnet.perflow import Constant, by_time, grown, take, view
+
 __all__ = ["Instant", "LinkModel", "FifoLinks", "MaxMinLinks", "LINK_MODELS", "SHARING"]
 
 SHARING = ("equal", "rtt_weighted")
@@ -44,65 +46,6 @@ path (of :class:`MaxMinLinks` and of :class:`simnet.engine.Simulation`, which re
 floats, events and state as the loop, for many flows at once. The tests set it to 1, to 3 and to
 infinity and compare whole traces."""
 
-_TYPES = {"d": np.float64, "q": np.int64, "i": np.int32}
-
-
-def _view(values: array) -> np.ndarray:
-    """A NumPy view of `values` (typecode ``"d"``, ``"q"`` or ``"i"``); it must be gone before `values` grows."""
-    return np.frombuffer(values, dtype=_TYPES[values.typecode])
-
-
-def _grown(values: array, more: array) -> array:
-    """`values` with `more` appended, or a grown copy if a trace holds a view of `values` (it cannot grow then)."""
-    try:
-        values.extend(more)
-    except BufferError:
-        values = values[:]
-        values.extend(more)
-    return values
-
-
-class _Constant:
-    """A per-flow column of `length` equal values, kept as one (``column[flow]`` is `value`)."""
-
-    __slots__ = ("value", "length")
-
-    def __init__(self, value: float = 0.0, length: int = 0) -> None:
-        self.value = value
-        self.length = length
-
-    def __getitem__(self, flow: int) -> float:
-        return self.value
-
-    def __len__(self) -> int:
-        return self.length
-
-
-def _appended(column: array | _Constant, values: np.ndarray, typecode: str = "d") -> array | _Constant:
-    """`column` with `values` appended: still one value while they all have its bits, else an ``array``."""
-    values = np.ascontiguousarray(values, dtype=_TYPES[typecode])
-    if isinstance(column, _Constant):
-        if not len(values):
-            return column
-        first = np.array([values[0] if not column.length else column.value], dtype=values.dtype)
-        unsigned = f"u{values.itemsize}"
-        if (values.view(unsigned) == first.view(unsigned)[0]).all():
-            return _Constant(first[0].item(), column.length + len(values))
-        column = array(typecode, [column.value]) * column.length
-    column.frombytes(values.tobytes())
-    return column
-
-
-def _column(values: Sequence, index: np.ndarray) -> np.ndarray:
-    """``values[index]`` of a per-flow column: an ``array`` (read through :func:`_view`), a :class:`_Constant`
-    or any sequence."""
-    if isinstance(values, _Constant):
-        return np.full(len(index), values.value)
-    if isinstance(values, array):
-        return _view(values)[index]
-    return np.asarray(values)[index]
-
-
 def _distinct(items: np.ndarray, scratch: np.ndarray) -> bool:
     """Whether `items` (indices into `scratch`, all of which hold 0) are pairwise distinct; `scratch` is left as it was.
 
@@ -113,21 +56,6 @@ def _distinct(items: np.ndarray, scratch: np.ndarray) -> bool:
     distinct = bool((scratch[items] == position).all())
     scratch[items] = 0
     return distinct
-
-
-def _by_time(time_s: np.ndarray, items: np.ndarray):
-    """``(time, items at that time as a list)`` for each distinct time, items in their order."""
-    if not len(time_s):
-        return
-    first = time_s[0]
-    if (time_s == first).all():
-        yield float(first), items.tolist()
-        return
-    order = np.argsort(time_s, kind="stable")
-    ordered = time_s[order]
-    cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
-    for group in np.split(order, cuts):
-        yield float(time_s[group[0]]), items[group].tolist()
 
 
 class Instant:
@@ -268,8 +196,8 @@ class FifoLinks:
         """Make room for flows up to ``count - 1`` (flow ids are consecutive from 0)."""
         if count > len(self.started_s):
             nan = array("d", [math.nan]) * (count - len(self.started_s))
-            self.started_s = _grown(self.started_s, nan)
-            self.finished_s = _grown(self.finished_s, nan)
+            self.started_s = grown(self.started_s, nan)
+            self.finished_s = grown(self.finished_s, nan)
 
     def close(self) -> None:
         """Drop the clock (see :meth:`LinkModel.close`)."""
@@ -492,8 +420,8 @@ class MaxMinLinks:
         for values in (self._remaining_bytes, self._rate_Bps, self._since_s):
             values.frombytes(zeros)
         nan = array("d", [math.nan]) * more
-        self.finished_s = _grown(self.finished_s, nan)
-        self.started_s = _grown(self.started_s, nan)
+        self.finished_s = grown(self.finished_s, nan)
+        self.started_s = grown(self.started_s, nan)
 
     def close(self) -> None:
         """Drop the clock (see :meth:`LinkModel.close`)."""
@@ -551,7 +479,7 @@ class MaxMinLinks:
         remaining, started, order = self._remaining_bytes, self.started_s, self._order
         at = self._at
         instant, bucket = math.nan, None
-        same = nbytes.value if isinstance(nbytes, _Constant) else None
+        same = nbytes.value if isinstance(nbytes, Constant) else None
         for flow in flows:
             route_id = routes[flow]
             size = nbytes[flow] if same is None else same
@@ -573,28 +501,28 @@ class MaxMinLinks:
     def _submit_batch(self, now_s: float, flows: Sequence[int], routes, nbytes, channels) -> None:
         """:meth:`submit` with array arithmetic: the same state and instants, for many flows at once."""
         flow = np.array(flows, dtype=np.int64)
-        route_id = _column(routes, flow)
-        line = _view(self._route_line)[route_id]
+        route_id = take(routes, flow)
+        line = view(self._route_line)[route_id]
         if channels is not None:
-            channel = _column(channels, flow)
+            channel = take(channels, flow)
             for k in np.flatnonzero(channel).tolist():
                 line[k] = self._connection(int(route_id[k]), int(channel[k]))
-        size = _column(nbytes, flow)
-        _view(self._route)[flow] = route_id
-        _view(self._line)[flow] = line
-        _view(self._remaining_bytes)[flow] = size
-        _view(self.started_s)[flow] = now_s
+        size = take(nbytes, flow)
+        view(self._route)[flow] = route_id
+        view(self._line)[flow] = line
+        view(self._remaining_bytes)[flow] = size
+        view(self.started_s)[flow] = now_s
         self._order.frombytes(flow.astype(np.int32).tobytes())
-        time_s = now_s + _view(self._route_latency_s)[route_id]
-        drains = (_view(self._route_hops)[route_id] > 0) & (size > 0)
+        time_s = now_s + view(self._route_latency_s)[route_id]
+        drains = (view(self._route_hops)[route_id] > 0) & (size > 0)
         at = self._at
         if drains.all():
-            for moment, group in _by_time(time_s, flow):
+            for moment, group in by_time(time_s, flow):
                 at(moment).starting.extend(group)
             return
-        for moment, group in _by_time(time_s[drains], flow[drains]):
+        for moment, group in by_time(time_s[drains], flow[drains]):
             at(moment).starting.extend(group)
-        for moment, group in _by_time(time_s[~drains], flow[~drains]):
+        for moment, group in by_time(time_s[~drains], flow[~drains]):
             at(moment).finishing.extend((member, 0) for member in group)
 
     def advance(self, now_s: float, instant: Instant) -> list[int]:
@@ -679,11 +607,11 @@ class MaxMinLinks:
 
     def _links_of(self, route_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The links of routes `route_id`, one after the other, and each route's hop count."""
-        hops = _view(self._route_hops)[route_id]
+        hops = view(self._route_hops)[route_id]
         ends = np.cumsum(hops)
         position = np.arange(int(ends[-1]) if len(ends) else 0) + np.repeat(
-            _view(self._route_first)[route_id] - (ends - hops), hops)
-        return _view(self._route_flat)[position], hops
+            view(self._route_first)[route_id] - (ends - hops), hops)
+        return view(self._route_flat)[position], hops
 
     def _start_batch(self, now_s: float, started: list[int]) -> bool:
         """Start draining `started` at once if each is alone on its connection and its links; whether it did.
@@ -694,21 +622,21 @@ class MaxMinLinks:
         :meth:`_materialise`).
         """
         flow = np.array(started, dtype=np.int64)
-        line = _view(self._line)[flow]
+        line = view(self._line)[flow]
         busy = np.frombuffer(self._busy, dtype=np.uint8)
-        if busy[line].any() or not _distinct(line, _view(self._queued)):
+        if busy[line].any() or not _distinct(line, view(self._queued)):
             return False
-        route_id = _view(self._route)[flow]
+        route_id = view(self._route)[flow]
         links, hops = self._links_of(route_id)
-        load = _view(self._load)
+        load = view(self._load)
         if load[links].any() or not _distinct(links, load):
             return False
         busy[line] = 1
         np.frombuffer(self._draining, dtype=np.uint8)[flow] = 1
-        _view(self._since_s)[flow] = now_s
+        view(self._since_s)[flow] = now_s
         load[links] = 1
-        _view(self._sole)[links] = np.repeat(flow, hops)
-        self._assign_batch(now_s, flow, _view(self._route_rate_Bps)[route_id], _view(self._route_limit)[route_id])
+        view(self._sole)[links] = np.repeat(flow, hops)
+        self._assign_batch(now_s, flow, view(self._route_rate_Bps)[route_id], view(self._route_limit)[route_id])
         return True
 
     def _end_batch(self, now_s: float, ended: list[int]) -> bool:
@@ -720,20 +648,20 @@ class MaxMinLinks:
         draining = np.frombuffer(self._draining, dtype=np.uint8)
         if not draining[flow].all():
             return False
-        line = _view(self._line)[flow]
-        if _view(self._queued)[line].any():
+        line = view(self._line)[flow]
+        if view(self._queued)[line].any():
             return False
-        links, hops = self._links_of(_view(self._route)[flow])
-        load = _view(self._load)
+        links, hops = self._links_of(view(self._route)[flow])
+        load = view(self._load)
         if (load[links] != 1).any():
             return False
-        _view(self._version)[flow] = -1
-        _view(self.finished_s)[flow] = now_s
+        view(self._version)[flow] = -1
+        view(self.finished_s)[flow] = now_s
         draining[flow] = 0
-        _view(self._remaining_bytes)[flow] = 0.0
+        view(self._remaining_bytes)[flow] = 0.0
         load[links] = 0
         np.frombuffer(self._busy, dtype=np.uint8)[line] = 0
-        sole = _view(self._sole)
+        sole = view(self._sole)
         held = sole[links] != np.repeat(flow, hops)
         sole[links] = -1
         if held.any():
@@ -904,20 +832,20 @@ class MaxMinLinks:
         A flow that had no rate cannot keep it (rates are positive), so every flow gets a new rate, a new
         version and its finish, as in the loop.
         """
-        rates = _view(self._rate_Bps)
-        _view(self._since_s)[flow] = now_s
+        rates = view(self._rate_Bps)
+        view(self._since_s)[flow] = now_s
         rates[flow] = rate
-        _view(self._limit)[flow] = limit
-        version = _view(self._version)
+        view(self._limit)[flow] = limit
+        version = view(self._version)
         version[flow] += 1
         valid = version[flow]
         self._history_flow.frombytes(flow.astype(np.int32).tobytes())
         self._history_s.frombytes(np.full(len(flow), now_s).tobytes())
         self._history_rate_Bps.frombytes(rate.tobytes())
         self._history_limit.frombytes(limit.astype(np.int32).tobytes())
-        end = now_s + _view(self._remaining_bytes)[flow] / rate
+        end = now_s + view(self._remaining_bytes)[flow] / rate
         at = self._at
-        for moment, group in _by_time(end, np.stack([flow, valid], axis=1)):
+        for moment, group in by_time(end, np.stack([flow, valid], axis=1)):
             at(moment).finishing.extend(map(tuple, group))
 
     def _drains(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
@@ -927,14 +855,14 @@ class MaxMinLinks:
         interval ends where the next begins, the last one when the flow finished (or
         where it began, for a flow still draining).
         """
-        flow = _view(self._history_flow).astype(np.int64)
-        begin = _view(self._history_s).copy()
-        rate = _view(self._history_rate_Bps).copy()
-        limit = _view(self._history_limit).astype(np.int64)
+        flow = view(self._history_flow).astype(np.int64)
+        begin = view(self._history_s).copy()
+        rate = view(self._history_rate_Bps).copy()
+        limit = view(self._history_limit).astype(np.int64)
         if flows is not None:
             keep = (flow >= flows.start) & (flow < flows.stop)
             flow, begin, rate, limit = flow[keep], begin[keep], rate[keep], limit[keep]
-        order = _view(self._order)
+        order = view(self._order)
         rank = np.zeros(len(self._route), dtype=np.int64)
         rank[order] = np.arange(len(order))
         by_flow = np.argsort(rank[flow], kind="stable")
@@ -944,7 +872,7 @@ class MaxMinLinks:
         last[:-1] = flow[1:] != flow[:-1]
         end = np.where(np.isnan(finished), begin, finished)
         end[~last] = begin[1:][~last[:-1]]
-        route = _view(self._route)[flow].astype(np.int64)
+        route = view(self._route)[flow].astype(np.int64)
         return flow, route, begin, end, rate, limit
 
     def usage(self, flows: range | None = None) -> tuple[np.ndarray, ...]:

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from simnet.engine import simulate
 from simnet.algorithms.dense import ring_allreduce_time
-from simnet.links import LINK_MODELS, FifoLinks, MaxMinLinks, _appended, _column, _Constant
+from simnet.links import LINK_MODELS, FifoLinks, MaxMinLinks
+from simnet.perflow import Constant, appended, take
 from simnet.network import Network
 from simnet.schedule import Schedule, Transfer
 from simnet.topology import add_cable, switch
@@ -193,11 +194,11 @@ def test_bottleneck_of_a_flow_moves_when_its_competitor_leaves():
 
 
 def test_a_column_stays_one_value_until_a_value_differs_in_any_bit():
-    column = _appended(_Constant(), np.zeros(3))
-    assert isinstance(column, _Constant) and len(column) == 3 and column[2] == 0.0
-    column = _appended(column, np.array([-0.0]))
-    assert not isinstance(column, _Constant)
+    column = appended(Constant(), np.zeros(3))
+    assert isinstance(column, Constant) and len(column) == 3 and column[2] == 0.0
+    column = appended(column, np.array([-0.0]))
+    assert not isinstance(column, Constant)
     assert [math.copysign(1.0, value) for value in column] == [1.0, 1.0, 1.0, -1.0]
-    channels = _appended(_appended(_Constant(0), np.zeros(2, dtype=np.int32), "i"), np.array([0, 2]), "i")
+    channels = appended(appended(Constant(0), np.zeros(2, dtype=np.int32), "i"), np.array([0, 2]), "i")
     assert list(channels) == [0, 0, 0, 2] and channels.typecode == "i"
-    assert list(_column(_appended(_Constant(), np.full(4, 2.5)), np.array([3, 0]))) == [2.5, 2.5]
+    assert list(take(appended(Constant(), np.full(4, 2.5)), np.array([3, 0]))) == [2.5, 2.5]

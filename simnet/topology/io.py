@@ -385,11 +385,25 @@ def _explicit(graph: nx.DiGraph) -> dict:
     return spec
 
 
+def _built_as_recorded(graph: nx.DiGraph, name: str) -> bool:
+    """Whether `graph` is still what its builder makes of its recorded parameters (not edited since)."""
+    try:
+        rebuilt = call(BUILDERS[name], dict(graph.graph["params"]))
+    except (SimnetError, TypeError, ValueError):
+        return False
+    return dict(rebuilt.nodes(data=True)) == dict(graph.nodes(data=True)) and rebuilt.adj == graph.adj
+
+
 def to_spec(graph: nx.DiGraph) -> dict:
-    """The mapping :func:`dumps` writes: builder form when possible, else explicit."""
+    """The mapping :func:`dumps` writes: builder form when the graph is what its builder made, else explicit.
+
+    A graph edited after it was built (nodes removed, a link slowed) is written in the
+    explicit form, so that loading the file gives the edited graph.
+    """
     spec: dict = {}
     name = graph.graph.get("builder")
-    if name in BUILDERS and isinstance(graph.graph.get("params"), Mapping):
+    if (name in BUILDERS and isinstance(graph.graph.get("params"), Mapping)
+            and _built_as_recorded(graph, name)):
         spec["builder"] = name
     for key in _META:
         if key in graph.graph:
@@ -408,7 +422,7 @@ def dumps(graph: nx.DiGraph) -> str:
 
 
 def save(graph: nx.DiGraph, path: str | Path) -> None:
-    """Write `graph` as a topology file: builder form if a builder made it, else explicit."""
+    """Write `graph` as a topology file: builder form if a builder made it as it is, else explicit."""
     Path(path).write_text(dumps(graph), encoding="utf-8")
 
 

@@ -15,7 +15,7 @@ from simnet.engine import simulate
 from simnet.errors import TopologyError
 from simnet.network import Network
 from simnet.topology import (
-    BUILDERS, build, dgx1, dgx_b200, dumps, export_graphml, fat_tree, gpus, leaf_spine, load, loads, save, torus,
+    BUILDERS, build, cluster, dgx1, dgx_b200, dumps, export_graphml, fat_tree, gpus, leaf_spine, load, loads, save, torus,
 )
 from simnet.topology.io import to_spec
 from simnet.topology.params import quantity
@@ -248,3 +248,21 @@ def test_an_unknown_link_key_that_is_not_printable_is_named_in_one_line():
         loads(text)
     assert "\n" not in str(error.value)
     assert str(error.value).startswith("'links[0].\\n': link 'a' <-> 'b': unknown key '\\n'")
+
+
+@pytest.mark.parametrize("edit", ["remove GPUs", "slow a link"])
+def test_a_built_graph_edited_afterwards_is_saved_as_edited(tmp_path, edit):
+    """The builder form would rebuild the unedited graph; an edited one is written explicitly."""
+    graph = cluster("dgx_h100", 2, fabric="switch", fabric_params={"bandwidth_Bps": 50e9, "latency_s": 1e-6})
+    assert "builder" in to_spec(graph)
+    if edit == "remove GPUs":
+        graph.remove_nodes_from([n for n, d in graph.nodes(data=True) if d["kind"] == "gpu" and n.endswith("gpu7")])
+    else:
+        for u, v in (("n0.gpu0", "n0.nvswitch0"), ("n0.nvswitch0", "n0.gpu0")):
+            graph.edges[u, v]["bandwidth_Bps"] /= 2
+    save(graph, tmp_path / "edited.yaml")
+    back = load(tmp_path / "edited.yaml")
+    assert "builder" not in to_spec(graph)
+    assert dict(back.nodes(data=True)).keys() == dict(graph.nodes(data=True)).keys()
+    assert {(u, v): d["bandwidth_Bps"] for u, v, d in back.edges(data=True)} == {
+        (u, v): d["bandwidth_Bps"] for u, v, d in graph.edges(data=True)}

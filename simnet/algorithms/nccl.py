@@ -95,6 +95,11 @@ __all__ = [
     "nccl_ring_reduce_scatter",
     "nccl_ring_broadcast",
     "nccl_ring_reduce",
+    "nccl_pat_all_gather",
+    "nccl_pat_reduce_scatter",
+    "pat_aggregation",
+    "pat_chunk_bytes",
+    "pat_offsets",
     "nccl_tree_allreduce",
     "nvls_allreduce",
     "nvls_tree_allreduce",
@@ -168,7 +173,7 @@ COLLNET_DIRECT_CHUNK_BYTES = 512 * KiB
 COLLNET_CHAIN_CHUNK_BYTES = 256 * KiB
 COLLNET_ARITY_US = 0.4
 
-_ALGO = {"tree": 0, "ring": 1, "collnet_direct": 2, "collnet_chain": 3, "nvls": 4, "nvls_tree": 5}
+_ALGO = {"tree": 0, "ring": 1, "collnet_direct": 2, "collnet_chain": 3, "nvls": 4, "nvls_tree": 5, "pat": 6}
 _PROTO = {"ll": 0, "ll128": 1, "simple": 2}
 _HW = {"nvlink": 0, "pci": 1, "net": 2}
 INTRA_LINKS = ("nvlink", "pci")
@@ -412,6 +417,212 @@ def nccl_ring_reduce_scatter(nranks: int, size_bytes: int, *, gpus_per_node: int
     """
     return _ring_phase("reduce_scatter", nranks, size_bytes, gpus_per_node, channels, protocol, intra, max_pieces,
                        version)
+
+
+PAT_STEP_DEPTH = 8
+"""Buffer slots of a PAT connection (``NCCL_STEPS``): PAT aggregates this many more blocks per message."""
+
+
+def pat_chunk_bytes(collective: str, size_bytes: int, channels: int) -> int:
+    """Bytes of one PAT chunk: a Simple step (512 KiB), halved while a loop over the channels exceeds the data.
+
+    NCCL halves the chunk while ``chunk × channels × 32`` (all-gather; 16 for
+    reduce-scatter) exceeds the operation's bytes and the chunk is above 64 KiB
+    (``calcCollChunking``, ``src/enqueue.cc`` of NCCL 2.30.7).
+
+    >>> pat_chunk_bytes("all_gather", 1 << 30, 16), pat_chunk_bytes("all_gather", 1 << 20, 2)
+    (524288, 65536)
+    """
+    chunk = PROTOCOLS["simple"].tree_chunk_bytes
+    loops = 32 if collective == "all_gather" else 16
+    while chunk * channels * loops > size_bytes and chunk > 64 * KiB:
+        chunk //= 2
+    return chunk
+
+
+def pat_aggregation(nranks: int, chunk_bytes: int, part_bytes: int) -> int:
+    """Blocks PAT aggregates into one message: ``R_agg`` of Jeaugey (2025), NCCL's ``aggFactor``.
+
+    Doubled while half a chunk still holds twice the channel's part of a share
+    (small operations aggregate more), then once per halving of the
+    :data:`PAT_STEP_DEPTH` buffer slots; never beyond half the ranks
+    (``PatAGAlgorithm``'s constructor, ``src/include/collectives.h`` of NCCL 2.30.7).
+
+    >>> pat_aggregation(64, 512 * 1024, 1 << 20), pat_aggregation(64, 65536, 1024), pat_aggregation(4, 65536, 1)
+    (8, 32, 2)
+    """
+    factor = 1
+    while chunk_bytes // (part_bytes * factor) >= 2 and factor < nranks // 2:
+        factor *= 2
+    depth = PAT_STEP_DEPTH
+    while depth > 1 and factor < nranks // 2:
+        depth //= 2
+        factor *= 2
+    return factor
+
+
+def pat_offsets(nranks: int, dim: int) -> list[int]:
+    """Offsets ``h`` of the blocks a rank forwards in dimension `dim` of PAT: multiples of ``2^(dim+1)`` with
+    ``h + 2^dim < nranks``.
+
+    In dimension ``d`` rank ``x`` sends rank ``x + 2^d`` the blocks of ranks ``x - h``
+    it holds; dimensions run from the farthest, ``ceil(log2 p) - 1``, to 0, so every
+    block reaches every rank exactly once along a binomial tree and the farthest
+    messages carry one block each (the dimension-reversed Bruck algorithm of
+    Jeaugey, 2025).
+
+    >>> [pat_offsets(8, d) for d in (2, 1, 0)], pat_offsets(5, 0)
+    ([[0], [0, 4], [0, 2, 4, 6]], [0, 2])
+    """
+    step = 2 << dim
+    return list(range(0, nranks - (1 << dim), step))
+
+
+def _pat(collective: str, nranks: int, size_bytes: int, gpus_per_node: int | None, channels: int, intra: str,
+         max_pieces: int, version: str) -> Schedule:
+    """NCCL's PAT all-gather or reduce-scatter (see :func:`nccl_pat_all_gather`)."""
+    g, _ = _check(nranks, size_bytes, gpus_per_node, "simple", intra, max_pieces)
+    _check_count(channels, "channels")
+    constants = _constants(version)
+    if constants.pat_factor is None:
+        raise ScheduleError(f"NCCL {version} has no PAT (it came with 2.23)", path="version")
+    shares = split_bytes(size_bytes, nranks)
+    channels = max(1, min(channels, min(shares)))
+    chunk = pat_chunk_bytes(collective, size_bytes, channels)
+    chunk_bytes: list[int] = []
+    chunk_channel: list[int] = []
+    owners: list[int] = []
+    rounds: dict[tuple[int, int], list[int]] = {}
+    for rank, share in enumerate(shares):
+        for channel, part in enumerate(split_bytes(share, channels)):
+            pieces = _pieces(part, chunk, max_pieces)
+            rounds[rank, channel] = list(range(len(chunk_bytes), len(chunk_bytes) + len(pieces)))
+            chunk_bytes.extend(pieces)
+            chunk_channel.extend([channel] * len(pieces))
+            owners.extend([rank] * len(pieces))
+    builder = ScheduleBuilder(chunk_bytes, nranks)
+    ranks = np.arange(nranks)
+    dims = range(max(1, (nranks - 1).bit_length()))
+    order = reversed(dims) if collective == "all_gather" else dims
+    op = "copy" if collective == "all_gather" else "reduce"
+    size = pat_aggregation(nranks, chunk, -(-shares[0] // channels))
+    for dim in order:
+        offsets = pat_offsets(nranks, dim)
+        near, far = ranks.tolist(), ((ranks + (1 << dim)) % nranks).tolist()
+        senders, receivers = (near, far) if collective == "all_gather" else (far, near)
+        src, dst, pieces = [], [], []
+        for channel in range(channels):
+            for k in range(len(rounds[0, channel])):
+                for first in range(0, len(offsets), size):
+                    group = offsets[first:first + size]
+                    src.extend(senders)
+                    dst.extend(receivers)
+                    pieces.extend(builder.piece(tuple(rounds[(x - h) % nranks, channel][k] for h in group))
+                                  for x in near)
+        builder.send_batch(src, dst, pieces, op, collective)
+    params = dict(gpus_per_node=g, channels=channels, intra=intra, max_pieces=max_pieces, version=version)
+    schedule = builder.schedule(collective, f"nccl_pat_{collective}", params, owners=tuple(owners))
+    schedule = _annotate(schedule, PROTOCOLS["simple"], _ranks_node_of(nranks, g),
+                         *_pat_latencies_s(constants, nranks, g, intra), np.array(chunk_channel))
+    table = schedule.transfers
+    efficiency = Fraction(str(constants.pat_factor))
+    wire = -(-table.nbytes.astype(np.int64) * efficiency.denominator // efficiency.numerator)
+    return schedule.replace(transfers=table.replace(wire_bytes=wire))
+
+
+def _pat_latencies_s(constants, nranks: int, g: int, intra: str):
+    """PAT's base latency and the hop latency function of :func:`_annotate`, placed on the critical path.
+
+    NCCL models PAT's latency as ``8 + log2(nodes) · net / 3.5 + 2.8 · ranks`` µs
+    (``ncclTopoTuneModel``; research notes §3.5): the constant and per-rank terms
+    are charged once, on the messages that wait for nothing, and ``net / 3.5``
+    (``intra / 3.5`` inside a server) on every message, once per dimension
+    along the path of a fully aggregated block.
+    """
+    from simnet.models.nccl.model import PAT_BASE_LATENCY_US, PAT_PER_RANK_LATENCY_US
+
+    a, p = _ALGO["pat"], _PROTO["simple"]
+    net_algo = _ALGO["tree"] if g == 1 and constants.ppn1_tree_latency else a
+    inter_s = constants.hw_latency_us[_HW["net"]][net_algo][p] / 3.5 * 1e-6
+    intra_s = constants.hw_latency_us[_HW[intra]][a][p] / 3.5 * 1e-6
+    base_s = (PAT_BASE_LATENCY_US + nranks * PAT_PER_RANK_LATENCY_US) * 1e-6
+    return base_s, lambda src, dst, same: np.where(same, intra_s, inter_s)
+
+
+@gc_paused()
+def nccl_pat_all_gather(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None, channels: int = 2,
+                        intra: str = "nvlink", max_pieces: int = 64, version: str = NCCL_RELEASE) -> Schedule:
+    """NCCL's PAT all-gather (Parallel Aggregated Trees): ``ceil(log2 p)`` dimensions, farthest first.
+
+    Every rank's block is broadcast along a binomial tree shifted to that rank, and
+    the trees run in parallel: in dimension ``d`` (from ``ceil(log2 p) - 1`` down to
+    0) rank ``x`` sends rank ``x + 2^d`` the blocks of ranks ``x - h`` it holds
+    (:func:`pat_offsets`), so a block travels one hop per set bit of its offset and
+    arrives once; with no cap on aggregation this is the Bruck algorithm with its
+    dimensions reversed: one block on the longest hop, ``p/2`` on the shortest, a
+    logarithmic number of messages. PAT caps a message at ``R_agg`` blocks
+    (:func:`pat_aggregation`, what its bounded intermediate buffer holds), so large
+    operations send more, smaller messages, up to ``p - 1`` per rank and dimension
+    sweep. Each channel's part of every share is cut into chunks
+    (:func:`pat_chunk_bytes`; at most `max_pieces`) and every chunk makes its own
+    sweep; a message waits only for the blocks it carries. Simple protocol only, as
+    in NCCL.
+
+    Bytes move at NCCL's PAT efficiency (``patFactor`` of the release's model,
+    0.85 in 2.23 and 0.75 since 2.24, ``src/graph/tuning.cc``): a message of ``n``
+    bytes puts ``ceil(n / efficiency)`` on the wire, as NCCL's model divides PAT's
+    bandwidth by it. NCCL does not say where the loss comes from; NVLS's
+    ``nvlsEfficiency`` enters simnet the same way, as a rate below the links'.
+    Latency: NCCL's PAT formula (:func:`_pat_latencies_s`), added to the links' own.
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p`` ≥ 2 (NCCL enables PAT with one GPU per server).
+    size_bytes : int
+        Size of the gathered result, bytes: rank ``r`` contributes part ``r`` of ``p``.
+    gpus_per_node, channels, intra, max_pieces, version
+        As :func:`nccl_ring_allreduce` (no `protocol`: PAT is Simple only).
+
+    Raises
+    ------
+    ScheduleError
+        For bad parameters, or a `version` before 2.23 (no PAT).
+
+    References
+    ----------
+    Jeaugey, S. (2025). PAT: a new algorithm for all-gather and reduce-scatter
+    operations at scale. arXiv:2506.20252. NVIDIA NCCL 2.30.7,
+    ``src/include/collectives.h`` (``PatAGAlgorithm``), ``src/enqueue.cc``,
+    ``src/graph/tuning.cc``.
+    """
+    return _pat("all_gather", nranks, size_bytes, gpus_per_node, channels, intra, max_pieces, version)
+
+
+@gc_paused()
+def nccl_pat_reduce_scatter(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None, channels: int = 2,
+                            intra: str = "nvlink", max_pieces: int = 64, version: str = NCCL_RELEASE) -> Schedule:
+    """NCCL's PAT reduce-scatter: :func:`nccl_pat_all_gather` run backwards, summing on the way.
+
+    Dimensions run from 0 up: in dimension ``d`` rank ``x + 2^d`` sends rank ``x``
+    its partial sums of the blocks of ranks ``x - h`` (:func:`pat_offsets`), which
+    ``x`` adds to its own; rank ``t`` ends with block ``t`` summed over all ranks.
+    Aggregation, chunks and latencies as the all-gather's.
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    size_bytes : int
+        Payload per rank, bytes: rank ``r`` ends with part ``r`` of ``p``, summed over the ranks.
+    gpus_per_node, channels, intra, max_pieces, version
+        As :func:`nccl_pat_all_gather`.
+
+    References
+    ----------
+    Jeaugey (2025), as :func:`nccl_pat_all_gather`; NCCL 2.30.7 ``PatRSAlgorithm``.
+    """
+    return _pat("reduce_scatter", nranks, size_bytes, gpus_per_node, channels, intra, max_pieces, version)
 
 
 def _ring_chain(collective: str, nranks: int, size_bytes: int, root: int, gpus_per_node: int | None, channels: int,
@@ -868,26 +1079,28 @@ def nccl_allreduce(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring"
 
 
 def _nccl_choice(collective: str, nranks: int, size_bytes: int, nccl_algorithm: str, params: dict) -> Schedule:
-    if nccl_algorithm != "ring":
-        raise ScheduleError(f"simnet builds NCCL's {collective} as a ring only, got {nccl_algorithm!r}",
+    builders = _COLLECTIVE_BUILDERS[collective]
+    if nccl_algorithm not in builders:
+        raise ScheduleError(f"simnet builds NCCL's {collective} as {' or '.join(builders)}, got {nccl_algorithm!r}",
                             path="nccl_algorithm")
-    schedule = _RINGS[collective](nranks, size_bytes, **params)
+    schedule = builders[nccl_algorithm](nranks, size_bytes, **params)
     return schedule.replace(algorithm=f"nccl_{collective}",
                             params={"nccl_algorithm": nccl_algorithm, **schedule.params})
 
 
 def nccl_all_gather(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
-    """The all-gather NCCL runs: its own choice per size, built where it is a ring (:func:`nccl_ring_all_gather`).
+    """The all-gather NCCL runs: its own choice per size, Ring (:func:`nccl_ring_all_gather`) or PAT
+    (:func:`nccl_pat_all_gather`).
 
     The registry's ``nccl_all_gather`` entry resolves `nccl_algorithm`, ``protocol``
-    and ``channels`` from NCCL's cost model of AllGather on the network; a choice
-    other than Ring (NVLS, CollNet, PAT) is refused with a one-line error.
+    and ``channels`` from NCCL's cost model of AllGather on the network; another
+    choice (NVLS, CollNet) is refused with a one-line error.
     """
     return _nccl_choice("all_gather", nranks, size_bytes, nccl_algorithm, params)
 
 
 def nccl_reduce_scatter(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
-    """The reduce-scatter NCCL runs: its own choice per size, built where it is a ring (see :func:`nccl_all_gather`)."""
+    """The reduce-scatter NCCL runs: its own choice per size, Ring or PAT (see :func:`nccl_all_gather`)."""
     return _nccl_choice("reduce_scatter", nranks, size_bytes, nccl_algorithm, params)
 
 
@@ -955,7 +1168,7 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
         version = params.get("version", NCCL_RELEASE)
         tuning = _tuning(network, version)
         chosen = algorithm
-        builders = _BUILDERS if collective == "allreduce" else {"ring": _RINGS[collective]}
+        builders = _BUILDERS if collective == "allreduce" else _COLLECTIVE_BUILDERS[collective]
         if algorithm == "nccl":
             if tuning is None:
                 raise SimnetError("NCCL's choice needs NCCL's model of the topology, which simnet derives for "
@@ -968,7 +1181,7 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
                     params.setdefault("protocol", pick.protocol)
             chosen = params["nccl_algorithm"]
             if chosen not in builders:
-                built = "" if collective == "allreduce" else f" for {collective} (it builds ring only)"
+                built = "" if collective == "allreduce" else f" for {collective} (it builds {' and '.join(builders)})"
                 raise SimnetError(f"NCCL chose {chosen!r}, which simnet does not build{built}", path="nccl_algorithm")
         keywords = _keywords(builders[chosen])
         if "gpus_per_node" in keywords:
@@ -984,7 +1197,7 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
         if "channels" in keywords and "channels" not in params:
             channels = 2
             if tuning is not None:
-                channels = launch_config(tuning, collective, chosen, params["protocol"], size_bytes)[0]
+                channels = launch_config(tuning, collective, chosen, params.get("protocol", "simple"), size_bytes)[0]
             params["channels"] = max(1, min(channels, size_bytes))
         if "intra" in keywords and "intra" not in params and tuning is not None:
             params["intra"] = "nvlink" if tuning.graphs.ring.type_intra in ("NVL", "NVB") else "pci"
@@ -1069,7 +1282,7 @@ NCCL_CHOICES = ("nccl", "nccl_all_gather", "nccl_reduce_scatter", "nccl_broadcas
 NCCL_NAMES = {"nccl_ring": "ring", "nccl_tree": "tree", "nvls": "nvls", "nvls_tree": "nvls_tree",
               "collnet_direct": "collnet_direct", "collnet_chain": "collnet_chain",
               "nccl_ring_all_gather": "ring", "nccl_ring_reduce_scatter": "ring", "nccl_ring_broadcast": "ring",
-              "nccl_ring_reduce": "ring"}
+              "nccl_ring_reduce": "ring", "nccl_pat_all_gather": "pat", "nccl_pat_reduce_scatter": "pat"}
 """simnet's name of each of NCCL's schedules -> NCCL's algorithm name
 (:data:`simnet.models.nccl.ALGORITHMS`, the tuner file's ``algorithm``)."""
 
@@ -1079,6 +1292,13 @@ _BUILDERS = {NCCL_NAMES[name]: record.builder for name, record in _RECORDS.items
 _RINGS = {"all_gather": nccl_ring_all_gather, "reduce_scatter": nccl_ring_reduce_scatter,
           "broadcast": nccl_ring_broadcast, "reduce": nccl_ring_reduce}
 """NCCL's ring builders of the collectives other than all-reduce."""
+
+_PATS = {"all_gather": nccl_pat_all_gather, "reduce_scatter": nccl_pat_reduce_scatter}
+"""NCCL's PAT builders."""
+
+_COLLECTIVE_BUILDERS = {collective: {"ring": ring, **({"pat": _PATS[collective]} if collective in _PATS else {})}
+                        for collective, ring in _RINGS.items()}
+"""NCCL's algorithm names -> builders, per collective other than all-reduce."""
 
 
 def _phase_transfers(nranks: int, params) -> int:
@@ -1098,6 +1318,16 @@ _RING_TRANSFERS = {"all_gather": _phase_transfers, "reduce_scatter": _phase_tran
                    "broadcast": _chain_transfers, "reduce": _chain_transfers}
 
 
+def _pat_transfers(nranks: int, params) -> int:
+    """At most: every channel and chunk makes a sweep of messages of at least the smallest aggregation."""
+    least = pat_aggregation(nranks, 0, 1)
+    sweep = sum(-(-len(pat_offsets(nranks, d)) // least) for d in range(max(1, (nranks - 1).bit_length())))
+    return nranks * sweep * int(params.get("channels", 2)) * int(params.get("max_pieces", 64))
+
+
+_PAT_FORMULA = "NCCL model: lat + n / bw, lat = 8 us + log2(N)·hw_net/3.5 + 2.8 us·p, bw = channels·bw_ch·0.75 (tree graph)"
+
+
 def nccl_variants(name: str) -> list[dict]:
     """The parameter sets a tuner tries for NCCL schedule `name`: one per protocol it runs.
 
@@ -1109,7 +1339,7 @@ def nccl_variants(name: str) -> list[dict]:
     >>> nccl_variants("nccl_tree"), nccl_variants("nvls")
     ([{'protocol': 'll'}, {'protocol': 'll128'}, {'protocol': 'simple'}], [{}])
     """
-    builder = _BUILDERS[NCCL_NAMES[name]]
+    builder = _BUILDERS.get(NCCL_NAMES[name], nccl_pat_all_gather)
     return [{"protocol": p} for p in PROTOCOL_ORDER] if "protocol" in _keywords(builder) else [{}]
 
 
@@ -1130,8 +1360,17 @@ ALGORITHMS = (
         transfers=_RING_TRANSFERS[collective], resolve=_resolver("ring", collective),
     ) for collective, builder in _RINGS.items()),
     *(Algorithm(
+        f"nccl_pat_{collective}", (collective,), builder,
+        f"NCCL's PAT {collective.replace('_', '-')}: parallel binomial trees, farthest dimension first, "
+        "aggregated up to its buffer (Simple)",
+        _PAT_FORMULA, model=_model("pat", collective),
+        citation=_NCCL + "; Jeaugey, S. (2025), PAT, arXiv:2506.20252", transfers=_pat_transfers,
+        resolve=_resolver("pat", collective),
+    ) for collective, builder in _PATS.items()),
+    *(Algorithm(
         f"nccl_{collective}", (collective,), builder,
-        f"what NCCL runs for {collective.replace('_', '-')}: its own choice per size (simnet builds Ring)",
+        f"what NCCL runs for {collective.replace('_', '-')}: its own choice per size "
+        f"(simnet builds {' and '.join(_COLLECTIVE_BUILDERS[collective])})",
         "NCCL model of the chosen algorithm and protocol",
         model=_model("ring", collective), citation=_NCCL, transfers=_RING_TRANSFERS[collective],
         resolve=_resolver("nccl", collective),

@@ -365,6 +365,12 @@ def program_only(schedule: Schedule) -> Schedule:
     table = schedule.transfers
     return schedule.replace(transfers=table.replace(wire_bytes=None, delay_s=None, channel=None))
 
+SPLIT_ON_EXPORT = {"nccl_pat_all_gather", "nccl_pat_reduce_scatter"}
+"""Exports whose messages carry chunks that no one buffer layout keeps contiguous: PAT aggregates the blocks of
+ranks ``x - h`` for every rank ``x`` (NCCL packs them in its intermediate buffer). An MSCCL step moves one run of
+consecutive chunks, so each such message becomes one step per run; the program computes the same collective with
+the same bytes, in more messages."""
+
 
 @pytest.mark.parametrize("topology", ["switch", "cluster", "dgx_a100"])
 @pytest.mark.parametrize("name", EXPORTED)
@@ -380,6 +386,10 @@ def test_export_round_trips_simulate_to_the_identical_time(name, topology):
             msccl.dumps(schedule)
         return
     back = msccl.loads(msccl.dumps(schedule), size)
+    if name in SPLIT_ON_EXPORT:
+        check(back)
+        assert len(back) > len(schedule) and back.transfers.nbytes.sum() == schedule.transfers.nbytes.sum()
+        return
     assert back.collective == schedule.collective and len(back) == len(schedule)
     for options in ({}, {"overhead_s": 2e-6, "gamma_s_per_byte": 1e-10}):
         original, imported = simulate(net, schedule, **options), simulate(net, back, **options)

@@ -28,7 +28,10 @@ Explicit form
     where ``bandwidth`` is per direction for all ``cables`` (default 1) together and
     ``striped`` says whether they act as one link (default: inside a server).
     Optional top-level keys: ``name``, ``routing``, ``dims``, ``host_transit``,
-    ``pxn``::
+    ``pxn``, and ``server``, the server template (a name of
+    :data:`simnet.topology.NODES`, such as ``dgx_h100``) whose GPUs the file's GPUs
+    are, which NCCL's model needs (:func:`simnet.models.nccl.graphs_from_network`);
+    :func:`save` writes it for a graph built from a template and edited since::
 
         name: two GPUs on a switch
         nodes:
@@ -84,7 +87,7 @@ BUILDERS = MappingProxyType(
 """Builder name (as in files and scenarios) -> builder function."""
 
 _META = ("description", "sources")
-_GRAPH_KEYS = ("name", "routing", "dims", "host_transit", "pxn")
+_GRAPH_KEYS = ("name", "routing", "dims", "host_transit", "pxn", "server")
 _LINK_KEYS = ("from", "to", "bandwidth", "latency", "tier", "cables", "striped")
 
 
@@ -153,6 +156,9 @@ def _from_explicit(spec: Mapping) -> nx.DiGraph:
         raise TopologyError(f"must be a list of nodes such as {{name: gpu0, kind: gpu}}, got {nodes!r}", path="nodes")
     if not isinstance(links, list):
         raise TopologyError(f"must be a list of links such as {{from: gpu0, to: sw, ...}}, got {links!r}", path="links")
+    if "server" in spec and spec["server"] not in NODES:
+        raise TopologyError(f"unknown server template {spec['server']!r}; expected one of {sorted(NODES)}",
+                            path="server")
     graph = nx.DiGraph(**{key: spec[key] for key in _GRAPH_KEYS if key in spec})
     first_seen: dict = {}
     for index, entry in enumerate(nodes):
@@ -344,6 +350,10 @@ def load(path: str | Path, *, including: tuple[Path, ...] = ()) -> nx.DiGraph:
 
 def _explicit(graph: nx.DiGraph) -> dict:
     spec: dict = {key: graph.graph[key] for key in _GRAPH_KEYS if key in graph.graph}
+    builder, params = graph.graph.get("builder"), graph.graph.get("params")
+    server = params.get("node") if builder == "cluster" and isinstance(params, Mapping) else builder
+    if "server" not in spec and server in NODES:
+        spec["server"] = server
     if "dims" in spec:
         spec["dims"] = list(spec["dims"])
     nodes = []

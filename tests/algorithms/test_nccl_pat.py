@@ -163,3 +163,15 @@ def test_simnet_and_nccls_model_disagree_on_where_ring_overtakes_pat():
     assert choose(tuning, "all_gather", 16 * MIB).algorithm == "ring"
     assert simulated("nccl_pat_all_gather", 16 * MIB) < simulated("nccl_ring_all_gather", 16 * MIB)
     assert simulated("nccl_ring_all_gather", 64 * MIB) < simulated("nccl_pat_all_gather", 64 * MIB)
+
+
+def test_nccls_choice_survives_saving_the_cut_down_servers_to_a_file(tmp_path):
+    """The explicit file keeps the server template, so NCCL's model (and its PAT choice) still applies."""
+    from simnet.topology import load, save
+
+    built = single_gpu_servers(8)
+    save(built.graph, tmp_path / "servers.yaml")
+    net = Network(load(tmp_path / "servers.yaml"))
+    pick = choose(network_tuning(net), "all_gather", 64 << 10)
+    assert net.size == 8 and pick == choose(network_tuning(built), "all_gather", 64 << 10)
+    assert pick.algorithm == "pat"

@@ -262,7 +262,14 @@ def test_a_built_graph_edited_afterwards_is_saved_as_edited(tmp_path, edit):
             graph.edges[u, v]["bandwidth_Bps"] /= 2
     save(graph, tmp_path / "edited.yaml")
     back = load(tmp_path / "edited.yaml")
-    assert "builder" not in to_spec(graph)
+    assert "builder" not in to_spec(graph) and to_spec(graph)["server"] == back.graph["server"] == "dgx_h100"
     assert dict(back.nodes(data=True)).keys() == dict(graph.nodes(data=True)).keys()
     assert {(u, v): d["bandwidth_Bps"] for u, v, d in back.edges(data=True)} == {
         (u, v): d["bandwidth_Bps"] for u, v, d in graph.edges(data=True)}
+
+
+def test_the_server_template_of_an_explicit_file_must_be_known():
+    spec = {"server": "dgx_h900", "nodes": [{"name": "gpu0", "kind": "gpu"}], "links": []}
+    with pytest.raises(TopologyError, match="unknown server template 'dgx_h900'") as caught:
+        loads(yaml.safe_dump(spec))
+    assert caught.value.path == "server"

@@ -1,7 +1,7 @@
 """NCCL's search graphs and communicator facts derived from a simnet topology (an approximation).
 
 :func:`graphs_from_network` reads what a simnet topology graph carries (the
-server template named in ``graph.graph``, NVLink cable counts, PCIe and NIC
+server template named in ``graph.graph`` (``server``, or the builder), NVLink cable counts, PCIe and NIC
 rates, hosts) and replays NCCL's topology search the way the research notes
 describe it (§6: link bandwidths per GPU generation, ``maxBw``/``totalBw``, speed
 arrays, the pass-1 speed descent, channel duplication, pass 2, compute channels,
@@ -123,6 +123,8 @@ def _pci_GBps(bandwidth_Bps: float) -> float:
 
 
 def _template(graph: nx.DiGraph) -> str | None:
+    if "server" in graph.graph:
+        return graph.graph["server"]
     builder = graph.graph.get("builder")
     if builder == "cluster":
         return (graph.graph.get("params") or {}).get("node")

@@ -419,10 +419,6 @@ def nccl_ring_reduce_scatter(nranks: int, size_bytes: int, *, gpus_per_node: int
                        version)
 
 
-PAT_STEP_DEPTH = 8
-"""Buffer slots of a PAT connection (``NCCL_STEPS``): PAT aggregates this many more blocks per message."""
-
-
 def pat_chunk_bytes(collective: str, size_bytes: int, channels: int) -> int:
     """Bytes of one PAT chunk: a Simple step (512 KiB), halved while a loop over the channels exceeds the data.
 
@@ -441,22 +437,22 @@ def pat_chunk_bytes(collective: str, size_bytes: int, channels: int) -> int:
 
 
 def pat_aggregation(nranks: int, chunk_bytes: int, part_bytes: int) -> int:
-    """Blocks PAT aggregates into one message: ``R_agg`` of Jeaugey (2025), NCCL's ``aggFactor``.
+    """Blocks PAT sends in one message: the ``R_agg`` of Jeaugey (2025), NCCL's ``postFreq``.
 
-    Doubled while half a chunk still holds twice the channel's part of a share
-    (small operations aggregate more), then once per halving of the
-    :data:`PAT_STEP_DEPTH` buffer slots; never beyond half the ranks
-    (``PatAGAlgorithm``'s constructor, ``src/include/collectives.h`` of NCCL 2.30.7).
+    The largest power of two ``F`` with ``F × part ≤ chunk`` (doubled while
+    ``chunk // (F × part) ≥ 2``), stopping once ``F ≥ p // 2``: a channel's part
+    of a share that fits many times in a chunk is aggregated (small operations, a
+    logarithmic number of messages); a part of a chunk or more travels alone
+    (``p - 1`` messages per rank). NCCL then lets up to 8 such messages
+    (``NCCL_STEPS``) be in flight per peer, which in simnet its connections' order
+    and the dependencies decide (``PatAGAlgorithm``'s constructor,
+    ``src/include/collectives.h`` of NCCL 2.30.7).
 
     >>> pat_aggregation(64, 512 * 1024, 1 << 20), pat_aggregation(64, 65536, 1024), pat_aggregation(4, 65536, 1)
-    (8, 32, 2)
+    (1, 32, 2)
     """
     factor = 1
     while chunk_bytes // (part_bytes * factor) >= 2 and factor < nranks // 2:
-        factor *= 2
-    depth = PAT_STEP_DEPTH
-    while depth > 1 and factor < nranks // 2:
-        depth //= 2
         factor *= 2
     return factor
 
@@ -465,7 +461,7 @@ def pat_offsets(nranks: int, dim: int) -> list[int]:
     """Offsets ``h`` of the blocks a rank forwards in dimension `dim` of PAT: multiples of ``2^(dim+1)`` with
     ``h + 2^dim < nranks``.
 
-    In dimension ``d`` rank ``x`` sends rank ``x + 2^d`` the blocks of ranks ``x - h``
+    In dimension ``d`` rank ``x`` sends rank ``x - 2^d`` the blocks of ranks ``x + h``
     it holds; dimensions run from the farthest, ``ceil(log2 p) - 1``, to 0, so every
     block reaches every rank exactly once along a binomial tree and the farthest
     messages carry one block each (the dimension-reversed Bruck algorithm of
@@ -489,13 +485,15 @@ def _pat(collective: str, nranks: int, size_bytes: int, gpus_per_node: int | Non
     shares = split_bytes(size_bytes, nranks)
     channels = max(1, min(channels, min(shares)))
     chunk = pat_chunk_bytes(collective, size_bytes, channels)
+    largest = split_bytes(max(shares), channels)
+    sweeps = [len(_pieces(part, chunk, max_pieces)) for part in largest]
     chunk_bytes: list[int] = []
     chunk_channel: list[int] = []
     owners: list[int] = []
     rounds: dict[tuple[int, int], list[int]] = {}
     for rank, share in enumerate(shares):
         for channel, part in enumerate(split_bytes(share, channels)):
-            pieces = _pieces(part, chunk, max_pieces)
+            pieces = split_bytes(part, sweeps[channel])
             rounds[rank, channel] = list(range(len(chunk_bytes), len(chunk_bytes) + len(pieces)))
             chunk_bytes.extend(pieces)
             chunk_channel.extend([channel] * len(pieces))
@@ -505,19 +503,19 @@ def _pat(collective: str, nranks: int, size_bytes: int, gpus_per_node: int | Non
     dims = range(max(1, (nranks - 1).bit_length()))
     order = reversed(dims) if collective == "all_gather" else dims
     op = "copy" if collective == "all_gather" else "reduce"
-    size = pat_aggregation(nranks, chunk, -(-shares[0] // channels))
     for dim in order:
         offsets = pat_offsets(nranks, dim)
-        near, far = ranks.tolist(), ((ranks + (1 << dim)) % nranks).tolist()
+        near, far = ranks.tolist(), ((ranks - (1 << dim)) % nranks).tolist()
         senders, receivers = (near, far) if collective == "all_gather" else (far, near)
         src, dst, pieces = [], [], []
         for channel in range(channels):
-            for k in range(len(rounds[0, channel])):
+            size = pat_aggregation(nranks, chunk, largest[channel])
+            for k in range(sweeps[channel]):
                 for first in range(0, len(offsets), size):
                     group = offsets[first:first + size]
                     src.extend(senders)
                     dst.extend(receivers)
-                    pieces.extend(builder.piece(tuple(rounds[(x - h) % nranks, channel][k] for h in group))
+                    pieces.extend(builder.piece(tuple(rounds[(x + h) % nranks, channel][k] for h in group))
                                   for x in near)
         builder.send_batch(src, dst, pieces, op, collective)
     params = dict(gpus_per_node=g, channels=channels, intra=intra, max_pieces=max_pieces, version=version)
@@ -556,14 +554,17 @@ def nccl_pat_all_gather(nranks: int, size_bytes: int, *, gpus_per_node: int | No
 
     Every rank's block is broadcast along a binomial tree shifted to that rank, and
     the trees run in parallel: in dimension ``d`` (from ``ceil(log2 p) - 1`` down to
-    0) rank ``x`` sends rank ``x + 2^d`` the blocks of ranks ``x - h`` it holds
+    0) rank ``x`` sends rank ``x - 2^d`` the blocks of ranks ``x + h`` it holds
     (:func:`pat_offsets`), so a block travels one hop per set bit of its offset and
     arrives once; with no cap on aggregation this is the Bruck algorithm with its
     dimensions reversed: one block on the longest hop, ``p/2`` on the shortest, a
     logarithmic number of messages. PAT caps a message at ``R_agg`` blocks
     (:func:`pat_aggregation`, what its bounded intermediate buffer holds), so large
-    operations send more, smaller messages, up to ``p - 1`` per rank and dimension
-    sweep. Each channel's part of every share is cut into chunks
+    operations send more, smaller messages, ``p - 1`` per rank and sweep once a
+    channel's part of a share fills a chunk. A dimension's blocks go in windows of
+    consecutive offsets (NCCL's lower dimensions interleave offsets of one residue
+    instead: the same message sizes and counts for ``p`` a power of two, in another
+    order). Each channel's part of every share is cut into chunks
     (:func:`pat_chunk_bytes`; at most `max_pieces`) and every chunk makes its own
     sweep; a message waits only for the blocks it carries. Simple protocol only, as
     in NCCL.
@@ -604,8 +605,8 @@ def nccl_pat_reduce_scatter(nranks: int, size_bytes: int, *, gpus_per_node: int 
                             intra: str = "nvlink", max_pieces: int = 64, version: str = NCCL_RELEASE) -> Schedule:
     """NCCL's PAT reduce-scatter: :func:`nccl_pat_all_gather` run backwards, summing on the way.
 
-    Dimensions run from 0 up: in dimension ``d`` rank ``x + 2^d`` sends rank ``x``
-    its partial sums of the blocks of ranks ``x - h`` (:func:`pat_offsets`), which
+    Dimensions run from 0 up: in dimension ``d`` rank ``x - 2^d`` sends rank ``x``
+    its partial sums of the blocks of ranks ``x + h`` (:func:`pat_offsets`), which
     ``x`` adds to its own; rank ``t`` ends with block ``t`` summed over all ranks.
     Aggregation, chunks and latencies as the all-gather's.
 
@@ -1319,10 +1320,8 @@ _RING_TRANSFERS = {"all_gather": _phase_transfers, "reduce_scatter": _phase_tran
 
 
 def _pat_transfers(nranks: int, params) -> int:
-    """At most: every channel and chunk makes a sweep of messages of at least the smallest aggregation."""
-    least = pat_aggregation(nranks, 0, 1)
-    sweep = sum(-(-len(pat_offsets(nranks, d)) // least) for d in range(max(1, (nranks - 1).bit_length())))
-    return nranks * sweep * int(params.get("channels", 2)) * int(params.get("max_pieces", 64))
+    """At most: every channel and chunk makes a sweep of ``p - 1`` messages per rank (one block each)."""
+    return nranks * (nranks - 1) * int(params.get("channels", 2)) * int(params.get("max_pieces", 64))
 
 
 _PAT_FORMULA = "NCCL model: lat + n / bw, lat = 8 us + log2(N)·hw_net/3.5 + 2.8 us·p, bw = channels·bw_ch·0.75 (tree graph)"

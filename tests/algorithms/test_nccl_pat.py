@@ -54,40 +54,46 @@ def test_the_offsets_of_all_dimensions_are_a_binomial_tree_of_every_other_rank(p
 
 
 @settings(max_examples=60, deadline=None)
-@given(p=st.integers(2, 20), shares=st.integers(1, 3 * MIB), channels=st.integers(1, 3),
+@given(p=st.integers(2, 20), size=st.integers(1, 3 * MIB), channels=st.integers(1, 3),
        collective=st.sampled_from(sorted(PATS)), max_pieces=st.integers(1, 4))
-def test_pat_computes_its_collective_and_each_rank_sends_and_receives_p_minus_1_shares(p, shares, channels, collective, max_pieces):
-    size = shares * p
+def test_pat_computes_its_collective_and_every_block_crosses_p_minus_1_edges(p, size, channels, collective,
+                                                                             max_pieces):
+    """Any size, also one that does not split evenly: each block travels its binomial tree's ``p - 1`` edges once."""
+    size = max(size, p)
     schedule = PATS[collective](p, size, channels=channels, max_pieces=max_pieces)
     check(schedule)
-    table = schedule.transfers
-    received = np.bincount(table.dst, weights=table.nbytes, minlength=p)
-    sent = np.bincount(table.src, weights=table.nbytes, minlength=p)
-    assert np.all(received == (p - 1) * shares) and np.all(sent == (p - 1) * shares)
+    assert schedule.transfers.nbytes.sum() == (p - 1) * size
+    if size % p == 0:
+        table = schedule.transfers
+        received = np.bincount(table.dst, weights=table.nbytes, minlength=p)
+        sent = np.bincount(table.src, weights=table.nbytes, minlength=p)
+        assert np.all(received == (p - 1) * size // p) and np.all(sent == (p - 1) * size // p)
 
 
 @pytest.mark.parametrize("collective", sorted(PATS))
 @pytest.mark.parametrize("p", [2, 3, 6, 8, 16, 33])
 @pytest.mark.parametrize("size_per_rank", [1024, 4 * MIB])
 def test_a_sweep_sends_ceil_of_each_dimensions_blocks_over_the_aggregation(collective, p, size_per_rank):
-    """Fully aggregated, a rank sends one message per dimension; with one block per message, p - 1."""
+    """Small parts are fully aggregated, one message per dimension; a part that fills a chunk goes alone, p - 1."""
     size = size_per_rank * p
     schedule = PATS[collective](p, size, channels=1, max_pieces=1)
     chunk = pat_chunk_bytes(collective, size, 1)
     agg = pat_aggregation(p, chunk, size_per_rank)
     per_sweep = sum(math.ceil(len(pat_offsets(p, d)) / agg) for d in dims(p))
     assert np.all(np.bincount(schedule.transfers.src, minlength=p) == per_sweep)
-    if agg >= max(len(pat_offsets(p, d)) for d in dims(p)):
-        assert per_sweep == len(dims(p))
-    if agg == 1:
-        assert per_sweep == p - 1
+    if size_per_rank == 1024:
+        assert agg >= max(len(pat_offsets(p, d)) for d in dims(p)) and per_sweep == len(dims(p))
+    else:
+        assert agg == 1 and per_sweep == p - 1
 
 
 def test_the_aggregation_and_chunks_follow_nccls_rules():
     assert pat_aggregation(2, 1 << 19, 1) == 1 and pat_aggregation(3, 1 << 19, 1) == 1
-    assert pat_aggregation(1024, 1 << 19, 1 << 30) == 8
+    assert pat_aggregation(1024, 1 << 19, 1 << 30) == 1 and pat_aggregation(1024, 1 << 19, 1 << 19) == 1
+    assert pat_aggregation(1024, 1 << 19, 1 << 18) == 2
     assert pat_aggregation(1024, 1 << 19, 1024) == 512
-    assert pat_aggregation(1024, 1 << 16, 1 << 12) == 16 * 8
+    assert pat_aggregation(1024, 1 << 16, 1 << 12) == 16 and pat_aggregation(1024, 1 << 16, 5000) == 8
+    assert pat_aggregation(12, 1 << 19, 1) == 8 and pat_aggregation(100, 1 << 19, 1) == 64
     assert pat_chunk_bytes("all_gather", 1 << 30, 16) == 1 << 19
     assert pat_chunk_bytes("reduce_scatter", 64 * MIB, 16) == 1 << 18
     assert pat_chunk_bytes("all_gather", 64 * MIB, 16) == 1 << 17
@@ -136,17 +142,20 @@ def test_nccls_choice_on_single_gpu_servers_is_pat_for_small_and_ring_for_large_
 def test_simulated_pat_is_within_ten_percent_of_nccls_model_from_16_mib(collective):
     """16 single-GPU servers on NDR rails: bandwidth-bound PAT against NCCL's own PAT model (2.30.7).
 
-    Measured: −2.5 % at 16 MiB, −6.4 % at 64 MiB, −6.3 % at 256 MiB (``tests/algorithms/test_nccl_pat.py``).
+    Measured: −5.4 % at 16 MiB, −6.4 % at 64 MiB, −6.3 % at 256 MiB (``tests/algorithms/test_nccl_pat.py``).
     Below, simnet adds the links' latencies to NCCL's per-dimension latency and is slower.
     """
     net = single_gpu_servers(16)
     tuning = network_tuning(net)
     record = ALGORITHMS[f"nccl_pat_{collective}"]
+    errors = []
     for size in (16 * MIB, 64 * MIB, 256 * MIB):
         params = record.resolved(net, size, {})
         simulated = simulate(net, record.build(16, size, **params)).time_s
-        model = algo_time_s(tuning, collective, "pat", "simple", size)
-        assert abs(simulated / model - 1) < 0.10
+        errors.append(simulated / algo_time_s(tuning, collective, "pat", "simple", size) - 1)
+    assert all(abs(error) < 0.10 for error in errors)
+    if collective == "all_gather":
+        assert (round(min(errors) * 100, 1), round(max(errors) * 100, 1)) == (-6.4, -5.4)
 
 
 def test_simnet_and_nccls_model_disagree_on_where_ring_overtakes_pat():

@@ -8,7 +8,8 @@ Run from the repository root::
 
 Each family runs in a subprocess per tree (the other tree's ``simnet/`` found through
 ``PYTHONPATH=TREE``, as ``benchmarks/run.py --compare`` does), digests every result with
-SHA-256 and prints, per family, how many cases there are and which differ:
+SHA-256 and prints, per family, how many cases both trees have, which of those differ, and how many only
+one tree has (an algorithm added since, say):
 
 ``traces``
     every registered dense algorithm at 64 KiB and 3 MiB on eight topologies (switches with and
@@ -243,8 +244,11 @@ def main() -> None:
         for family in args.families:
             mine = _run(family, here, args.batch, args.threads, scratch)
             theirs = _run(family, Path(args.compare).resolve(), None, False, scratch)
-            differ = sorted((k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k)), key=repr)
-            print(f"{family:14s} {len(mine):6d} cases, {len(differ)} differ" + "".join(f"\n  {k!r}" for k in differ[:10]))
+            common = mine.keys() & theirs.keys()
+            differ = sorted((k for k in common if mine[k] != theirs[k]), key=repr)
+            only = f", {len(mine.keys() - common)} only here, {len(theirs.keys() - common)} only there"
+            print(f"{family:14s} {len(common):6d} common cases, {len(differ)} differ{only}"
+                  + "".join(f"\n  {k!r}" for k in differ[:10]))
             failed |= bool(differ)
     sys.exit(1 if failed else 0)
 

@@ -294,12 +294,19 @@ def format_exact(value: float, kind: str) -> str:
 
     >>> format_exact(25e9, "bandwidth"), format_exact(5e-7, "time"), format_exact(12.5e9, "bandwidth")
     ('25 GB/s', '0.5 us', '100 Gb/s')
+    >>> format_exact(10**6, "size"), format_exact(3 * 2**20 + 1, "size")
+    ('1 MB', '3145729 B')
     """
     parse = {"bandwidth": parse_bandwidth, "time": parse_time, "size": parse_size}[kind]
     best = None
     for factor, unit in _EXACT_UNITS[kind]:
         text = f"{value / factor:.15g}"
-        if "e" in text or parse(f"{text} {unit}") != value:
+        if "e" in text:
+            continue
+        try:
+            if parse(f"{text} {unit}") != value:
+                continue
+        except UnitError:
             continue
         score = len(text) + 2 * text.startswith(("0.", "-0."))
         if best is None or score < best[0]:

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from simnet.errors import SimnetError, UnitError
 from simnet.units import (
     format_bandwidth,
+    format_exact,
     format_size,
     format_time,
     parse_bandwidth,
@@ -148,3 +149,13 @@ def test_only_unit_errors_escape(text):
         except UnitError:
             continue
         assert math.isfinite(value)
+
+
+@given(st.integers(0, 2**50))
+def test_every_whole_size_formats_to_a_string_that_parses_back_exactly(nbytes):
+    """Decimal sizes (1 MB, 100000000 B) too: a binary prefix that leaves a fraction of a byte is skipped."""
+    assert parse_size(format_exact(nbytes, "size")) == nbytes
+
+
+def test_decimal_sizes_format_with_decimal_prefixes():
+    assert [format_exact(n, "size") for n in (10**6, 10**8, 3 * 2**20 + 1)] == ["1 MB", "100 MB", "3145729 B"]

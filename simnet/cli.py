@@ -508,6 +508,8 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
         if values:
             given[key] = {**block.get(key, {}), **_pairs(values, _NETWORK_OPTIONS[key], example)}
     network = {**block, **given}
+    if emit is not None:
+        _check_emit(emit[1], graph, network)
     show_progress = not quiet and (progress if progress is not None else sys.stderr.isatty())
     name = f"tune {Path(topology).stem if Path(topology).suffix in ('.yaml', '.yml') else topology}"
     with _owned(out_dir, name=name, command="tune", source=topology, overwrite=overwrite):
@@ -554,6 +556,29 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
             write_atomic(out_dir / "candidates.csv", tuned.to_csv(index=False, lineterminator="\n"))
             if not quiet:
                 click.echo(f"wrote {out_dir / 'tuner.csv'}, {out_dir / 'candidates.csv'}", err=True)
+
+
+def _writable(path: Path, option: str) -> None:
+    """Create the directory `path` goes in (as `run -o` does), or say in one line why it cannot be."""
+    for parent in (path.parent, *path.parent.parents):
+        if parent.exists() and not parent.is_dir():
+            raise SimnetError(f"cannot write {str(path)!r}: {str(parent)!r} is a file, not a directory", path=option)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise SimnetError(f"cannot create the directory of {str(path)!r}: {error.strerror}", path=option) from None
+
+
+def _check_emit(path: Path, graph, network: dict) -> None:
+    """Refuse ``--emit nccl-tuner`` before tuning where NCCL's model of the topology cannot be derived."""
+    from simnet.models.nccl import network_tuning
+    from simnet.scenario import parse_network
+
+    if network_tuning(parse_network(network).network(graph)) is None:
+        raise SimnetError("NCCL's model exists for servers of GPUs on one NVSwitch (dgx_a100, dgx_h100 and their "
+                          "clusters, or one GPU per server); this topology has none, so there is no NCCL schedule to "
+                          "emit", path="--emit")
+    _writable(path, "--emit")
 
 
 def _emit_nccl_tuner(path: Path, tuned, graph, network: dict, *, op: str, quiet: bool) -> None:
@@ -633,6 +658,7 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
                           f"got a file ending in {source.suffix!r}" if source.suffix else
                           "expected a results directory (written by `simnet run --out`) or a scenario .yaml file",
                           source=str(source))
+    _writable(target, "--out")
     if kind in _TRACE_PLOTS:
         only = _one_run(points, point_index, algorithm, size_text, density_text, source=str(source))
         draw = plots.link_utilization if kind == "links" else plots.gantt
@@ -765,6 +791,7 @@ def _plot_jobs(source: Path, kind: str, output: Path | None) -> None:
     else:
         raise SimnetError("expected a results directory (from `simnet run --out`) or a scenario .yaml",
                           source=str(source))
+    _writable(target, "--out")
     if kind == "jobs":
         plots.jobs_gantt(table, target, title=title)
     else:

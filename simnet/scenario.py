@@ -743,6 +743,7 @@ def _algorithm_runs(
                 _, expected = _parser(parameter_name, annotation)
                 raise ScenarioError(f"missing; {what} needs {expected}", path=f"{where}.{_yaml_key(parameter_name)}")
         origins = {key: f"collective.{key}" for key in taken} | {key: f"{where}.{key}" for key in own}
+        origins[_LISTED] = where
         if "matrix" in accepted:
             params |= _matrix_param(collective.op, *matrix)
             origins["matrix"] = matrix[1]
@@ -1014,6 +1015,11 @@ def _with_defaults(record: Algorithm, params: dict[str, Any], network: Network) 
     return {**record.defaults(functools.partial(hierarchy_factors, network.graph)), **params}
 
 
+_LISTED = "<listed>"
+"""Key of :func:`_algorithm_runs`' origins under which an algorithm's own key path (``collective.algorithms[i]``)
+is kept, for errors about no parameter the scenario gave."""
+
+
 def _built(record: Algorithm, params: dict[str, Any], origins: dict[str, str], network: Network, size: int,
            *, sized_by: str = "sizes") -> tuple[dict[str, Any], Schedule]:
     """The parameters `record` resolves on the network and size, and ``record.builder(nranks, size, **them)``,
@@ -1023,8 +1029,10 @@ def _built(record: Algorithm, params: dict[str, Any], origins: dict[str, str], n
         return params, record.builder(network.size, size, **params)
     except SimnetError as error:
         key = _yaml_key(error.path)
-        where = {"nranks": "topology", "size": sized_by}.get(key)
-        raise ScenarioError(error.message, path=where or origins.get(key, f"collective.{key}")) from None
+        where = {"nranks": "topology", "size": sized_by}.get(key) or origins.get(key)
+        if where is None and _LISTED in origins:
+            raise ScenarioError(f"{record.name}: {error.message}", path=origins[_LISTED]) from None
+        raise ScenarioError(error.message, path=where or f"collective.{key}") from None
 
 
 def build_schedule(point: Point, algorithm: str, size_bytes: int, *, force: bool = False) -> Schedule:
@@ -1110,7 +1118,9 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
             try:
                 trace = simulate(network, schedule, **options)
             except SimnetError as error:
-                raise ScenarioError(error.message, path=_OPTION_PATHS.get(error.path, error.path)) from None
+                if error.path in _OPTION_PATHS or _LISTED not in origins:
+                    raise ScenarioError(error.message, path=_OPTION_PATHS.get(error.path, error.path)) from None
+                raise ScenarioError(f"{name} on this topology: {error.message}", path=origins[_LISTED]) from None
             gamma = options["gamma_s_per_byte"]
             overheads = [options["overhead_s"] * slowdown for slowdown in options["slowdown"]]
             row = result_row(

@@ -343,3 +343,26 @@ def test_no_plots_writes_the_tables_and_the_summary_only(tmp_path, capsys):
     assert (out / "results.csv").read_text() == capsys.readouterr().out
     assert main(["run", str(QUICKSTART), "--out", str(out), "-q"]) == 0
     assert {"time_vs_size.png", "busbw_vs_size.png"} <= {p.name for p in out.iterdir()}
+
+
+def test_decimal_sizes_run_and_print_as_written(tmp_path, capsys):
+    scenario = tmp_path / "decimal.yaml"
+    scenario.write_text(QUICKSTART.read_text().replace("sizes: [1 KiB, 1 MiB, 64 MiB]", "sizes: [1 MB, 100 MB]"))
+    assert main(["run", str(scenario)]) == 0
+    out = capsys.readouterr().out
+    assert " 1 MB " in out and " 100 MB " in out
+
+
+def test_plot_and_emit_create_the_directory_they_write_in(tmp_path, capsys):
+    target = tmp_path / "new" / "dir" / "time.png"
+    assert main(["plot", str(QUICKSTART), "--kind", "time", "-o", str(target)]) == 0
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    conf = tmp_path / "tuner" / "nccl_tuner.conf"
+    assert main(["tune", "dgx_h100", "--sizes", "1MiB", "--emit", "nccl-tuner", str(conf), "-q"]) == 0
+    assert conf.read_text().startswith("#")
+    capsys.readouterr()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["plot", str(QUICKSTART), "--kind", "time", "-o", str(blocker / "time.png")]) == 2
+    assert capsys.readouterr().err == (f"error: --out: cannot write {str(blocker / 'time.png')!r}: "
+                                       f"{str(blocker)!r} is a file, not a directory\n")

@@ -277,7 +277,7 @@ def test_no_tuner_file_where_nccl_has_no_model(tmp_path, capsys):
     assert raised.value.path == "nccl"
     target = tmp_path / "nccl_tuner.conf"
     assert main(["tune", "switch8", "--sizes", "1MiB", "--emit", "nccl-tuner", str(target), "-q"]) == 2
-    assert capsys.readouterr().err.startswith("error: --emit: no NCCL schedule was simulated")
+    assert capsys.readouterr().err.startswith("error: --emit: NCCL's model exists for servers of GPUs on one NVSwitch")
     assert not target.exists()
 
 

@@ -65,4 +65,4 @@ def test_the_equivalence_check_finds_a_tree_equal_to_itself():
         capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
         timeout=300, check=True,
     )
-    assert result.stdout.split()[:5] == ["routes", "32", "cases,", "0", "differ"]
+    assert result.stdout.split()[:9] == ["routes", "32", "common", "cases,", "0", "differ,", "0", "only", "here,"]

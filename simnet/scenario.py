@@ -454,7 +454,7 @@ def _yaml_key(parameter: str) -> str:
 def _parser(parameter: str, annotation: Any) -> tuple[Callable[[Any], Any], str]:
     for suffix, parse, expected in _UNIT_SUFFIXES:
         if parameter.endswith(suffix):
-            return parse, expected
+            return functools.partial(_signed, parse, suffix), expected
     adapter = TypeAdapter(annotation)
 
     def parse(value: Any) -> Any:
@@ -464,6 +464,17 @@ def _parser(parameter: str, annotation: Any) -> tuple[Callable[[Any], Any], str]
             raise ScenarioError(f"{error.errors()[0]['msg'].lower()}, got {value!r}") from None
 
     return parse, getattr(annotation, "__name__", str(annotation))
+
+
+def _signed(parse: Callable[[Any], float], suffix: str, value: Any) -> float:
+    """`value` parsed with its unit; a bandwidth must be positive, a time or size not negative (as written, in
+    the error)."""
+    parsed = parse(value)
+    if suffix == "_Bps" and parsed <= 0:
+        raise ScenarioError(f"must be a finite bandwidth > 0, got {value!r}")
+    if parsed < 0:
+        raise ScenarioError(f"must be a finite {'time' if suffix == '_s' else 'size'} ≥ 0, got {value!r}")
+    return parsed
 
 
 def _did_you_mean(word: str, choices: list[str]) -> str:

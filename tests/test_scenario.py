@@ -62,7 +62,7 @@ def test_chunks_reach_the_algorithm():
         ("topology.hosts", 1, "topology.hosts: must be an integer ≥ 2, got 1"),
         ("topology.hosts", "8", "topology.hosts: input should be a valid integer, got '8'"),
         ("topology.bandwidth", "100 Gbs", "topology.bandwidth: unknown unit 'Gbs' in '100 Gbs'"),
-        ("topology.bandwidth", "0 Gbps", "topology.bandwidth: must be a finite bandwidth > 0, got 0.0"),
+        ("topology.bandwidth", "0 Gbps", "topology.bandwidth: must be a finite bandwidth > 0, got '0 Gbps'"),
         ("topology.latency", None, "topology.latency: missing; builder 'switch' needs a time such as '1 us'"),
         ("topology.bandwith", "1 GB/s", "topology.bandwith: unknown parameter of builder 'switch' 'bandwith'; "
                                         "did you mean 'bandwidth'?"),

@@ -64,10 +64,15 @@ def to_python(builder: Callable, params: Mapping, path: str = "") -> dict:
             raise TopologyError(f"unknown parameter {key!r}; expected one of {expected}", path=where)
         suffix = _suffix(name)
         if suffix:
+            written = value
             try:
                 value = SUFFIXES[suffix](value)
             except UnitError as error:
                 raise TopologyError(error.message, path=where) from None
+            if suffix == "_Bps" and value <= 0:
+                raise TopologyError(f"must be a finite bandwidth > 0, got {written!r}", path=where)
+            if value < 0:
+                raise TopologyError(f"must be a finite {_KINDS[suffix]} ≥ 0, got {written!r}", path=where)
         result[name] = value
     return result
 

@@ -429,6 +429,10 @@ class Simulation:
 
     def _finish(self, now: float, done: list[int], released: list[int], issued: list[int]) -> None:
         """Complete `done`, release what waited for them, hand everything ready now to the link model."""
+        if not done and not released:
+            if issued:
+                self._submit(now, issued)
+            return
         if len(done) >= link_models.BATCH:
             released.extend(self._done_batch(now, done))
             done = []
@@ -465,10 +469,14 @@ class Simulation:
                 else:
                     self._at(issue).issued.append(flow)
         if issued:
-            issued.sort()
-            channels = self._channels
-            self._links.submit(now, issued, self._route_ids, self._nbytes,
-                               None if isinstance(channels, Constant) and channels.value == 0 else channels)
+            self._submit(now, issued)
+
+    def _submit(self, now: float, issued: list[int]) -> None:
+        """Hand `issued` to the link model, in increasing order."""
+        issued.sort()
+        channels = self._channels
+        self._links.submit(now, issued, self._route_ids, self._nbytes,
+                           None if isinstance(channels, Constant) and channels.value == 0 else channels)
 
     def _done_batch(self, now: float, done: list[int]) -> list[int]:
         """The loop of :meth:`_finish` over `done` with array arithmetic; return the transfers it releases.

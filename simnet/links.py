@@ -543,9 +543,14 @@ class MaxMinLinks:
         version, draining = self._version, self._draining
         remaining, since, finished_s = self._remaining_bytes, self._since_s, self.finished_s
         while instant.starting or instant.finishing:
-            ended = sorted(flow for flow, valid in instant.finishing if version[flow] == valid)
-            started = sorted(instant.starting)
+            finishing, started = instant.finishing, instant.starting
             instant.starting, instant.finishing = [], []
+            if len(finishing) == 1:
+                flow, valid = finishing[0]
+                ended = [flow] if version[flow] == valid else []
+            else:
+                ended = sorted(flow for flow, valid in finishing if version[flow] == valid)
+            started.sort()
             if not started and len(ended) >= BATCH and self._end_batch(now_s, ended):
                 finished.extend(ended)
                 continue

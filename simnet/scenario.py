@@ -466,6 +466,23 @@ def _parser(parameter: str, annotation: Any) -> tuple[Callable[[Any], Any], str]
     return parse, getattr(annotation, "__name__", str(annotation))
 
 
+def _no_repeats(scenario: Scenario) -> None:
+    """Refuse a size or an algorithm entry listed twice: it would only repeat identical result rows."""
+    first: dict = {}
+    for index, size in enumerate(scenario.sizes):
+        if size in first:
+            raise ScenarioError(f"{units.format_size(size)} is listed twice (also sizes[{first[size]}])",
+                                path=f"sizes[{index}]")
+        first[size] = index
+    seen: dict = {}
+    for index, entry in enumerate(scenario.collective.algorithms):
+        key = json.dumps([entry.name, entry.model_extra or {}], sort_keys=True, default=str)
+        if key in seen:
+            raise ScenarioError(f"the same algorithm and parameters as collective.algorithms[{seen[key]}]",
+                                path=f"collective.algorithms[{index}]")
+        seen[key] = index
+
+
 def _signed(parse: Callable[[Any], float], suffix: str, value: Any) -> float:
     """`value` parsed with its unit; a bandwidth must be positive, a time or size not negative (as written, in
     the error)."""
@@ -732,7 +749,8 @@ def _algorithm_runs(
             runs.append((record, {}, {}, {**own, "proto": program.proto}))
             continue
         if name not in ALGORITHMS:
-            raise ScenarioError(_unknown("algorithm", name, sorted(ALGORITHMS)), path=where)
+            raise ScenarioError(f"unknown algorithm {name!r}{_did_you_mean(name, sorted(ALGORITHMS))} (algorithms "
+                                f"for {collective.op}: {', '.join(ALGORITHMS.for_op(collective.op))})", path=where)
         if collective.op not in ALGORITHMS[name].ops:
             fitting = ALGORITHMS.for_op(collective.op)
             raise ScenarioError(
@@ -874,6 +892,7 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False,
             raise ScenarioError(f"must not be empty, got {data['sizes']!r}" if given else "missing", path="sizes")
         if scenario.payload is not None and scenario.sizes:
             raise ScenarioError("a sparse payload fixes the size (dimension * value_bytes); remove sizes", path="sizes")
+        _no_repeats(scenario)
         _algorithm_runs(scenario, network.size)
         if scenario.payload is not None:
             scenario.payload.payloads()

@@ -381,7 +381,7 @@ def display_tuner_table(table: pd.DataFrame) -> pd.DataFrame:
         "predicted": table["predicted_s"].map(format_time),
         "simulated": table["simulated_s"].map(format_time),
         "runner-up": table["runner_up"],
-        "margin": table["margin"].map(lambda m: "" if m != m else f"{m:.1%}"),
+        "margin": table["margin"].map(lambda m: "" if m != m else f"{m:.1%}".replace("-0.0%", "0.0%")),
         "model agrees": table["model_first"].map({True: "yes", False: "no"}),
     })
 

@@ -175,7 +175,8 @@ def test_tuned_times_are_the_times_run_simulates_with_the_same_network_block():
     plain = tune(load(find("dgx1")), sizes, channel_counts=(1, 2))
     assert not plain["simulated_s"].equals(tuned["simulated_s"])
     simulated = tuned.dropna(subset=["simulated_s"])
-    algorithms = [{"name": row.algorithm, **json.loads(row.params)} for row in simulated.itertuples()]
+    listed = ({"name": row.algorithm, **json.loads(row.params)} for row in simulated.itertuples())
+    algorithms = list({json.dumps(entry, sort_keys=True): entry for entry in listed}.values())
     scenario = parse_scenario({"name": "calibrated", "topology": {"file": "dgx1"}, "network": network,
                                "collective": {"op": "allreduce", "algorithms": algorithms},
                                "sizes": [f"{size} B" for size in sizes]})

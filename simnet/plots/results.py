@@ -39,6 +39,9 @@ MAX_PANELS = 16
 """Most panels in one figure; the rest are left out and the title says how many."""
 
 _MARKERS = "osD^v<>Ph"
+_LINE_STYLES = ("-", "--", "-.", ":")
+"""Model curves and marker sizes (8 down to 5 points) cycle with the series, so that series with equal values
+(NCCL's choice and the schedule it picks) stay visible on top of each other."""
 
 
 @dataclass(frozen=True)
@@ -352,20 +355,23 @@ def metric_plot(
         for index, line in enumerate(series):
             colour_index = colours.setdefault(line, len(colours)) if plan.shared_legend else index
             colour, marker = f"C{colour_index % 10}", _MARKERS[colour_index % len(_MARKERS)]
+            style, size = _LINE_STYLES[colour_index % len(_LINE_STYLES)], 8.0 - colour_index % len(_LINE_STYLES)
             rows_ = frame[mine & _select(frame, "_line", line)]
             order = _ordered(frame, against)
             xs, _ = _x_values(rows_, against, order)
             sort = np.argsort(xs, kind="stable")
-            axes.plot(xs[sort], _metric(rows_, metric, "sim_time_s")[sort], marker, color=colour, zorder=3)
+            axes.plot(xs[sort], _metric(rows_, metric, "sim_time_s")[sort], marker, color=colour, zorder=3,
+                      markersize=size)
             if model is not None:
                 fitted = model[_select(model, "_panel", facet) & _select(model, "_line", line)]
                 fitted = fitted.sort_values("size_bytes" if against == "size" else against)
-                axes.plot(fitted[against].astype(float), _metric(fitted, metric, "model_time_s"), "-", color=colour,
-                          alpha=0.75, linewidth=1.3)
+                axes.plot(fitted[against].astype(float), _metric(fitted, metric, "model_time_s"), linestyle=style,
+                          color=colour, alpha=0.75, linewidth=1.3)
             else:
-                axes.plot(xs[sort], _metric(rows_, metric, "model_time_s")[sort], "-", color=colour, alpha=0.75,
-                          linewidth=1.3)
-            legend[_label(plan.lines, line)] = Line2D([], [], color=colour, marker=marker, linewidth=1.3)
+                axes.plot(xs[sort], _metric(rows_, metric, "model_time_s")[sort], linestyle=style, color=colour,
+                          alpha=0.75, linewidth=1.3)
+            legend[_label(plan.lines, line)] = Line2D([], [], color=colour, marker=marker, markersize=size,
+                                                      linestyle=style, linewidth=1.3)
         if not plan.shared_legend:
             _legend(axes, {label: legend.pop(label) for label in list(legend)} | _styles(model, against, results),
                     _legend_title(plan.lines))

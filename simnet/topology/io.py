@@ -408,7 +408,8 @@ def to_spec(graph: nx.DiGraph) -> dict:
     """The mapping :func:`dumps` writes: builder form when the graph is what its builder made, else explicit.
 
     A graph edited after it was built (nodes removed, a link slowed) is written in the
-    explicit form, so that loading the file gives the edited graph.
+    explicit form, so that loading the file gives the edited graph, and its name says
+    ``edited`` before the builder's description.
     """
     spec: dict = {}
     name = graph.graph.get("builder")
@@ -423,6 +424,8 @@ def to_spec(graph: nx.DiGraph) -> dict:
         spec.update(_nested(name, params, lambda builder, given, _path: to_yaml(builder, given, keep_defaults=True)))
     else:
         spec.update(_explicit(graph))
+        if name in BUILDERS and "name" in spec and not str(spec["name"]).startswith("edited "):
+            spec["name"] = f"edited {spec['name']}"
     return spec
 
 

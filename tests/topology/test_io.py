@@ -263,6 +263,7 @@ def test_a_built_graph_edited_afterwards_is_saved_as_edited(tmp_path, edit):
     save(graph, tmp_path / "edited.yaml")
     back = load(tmp_path / "edited.yaml")
     assert "builder" not in to_spec(graph) and to_spec(graph)["server"] == back.graph["server"] == "dgx_h100"
+    assert back.graph["name"] == f"edited {graph.graph['name']}" and to_spec(back)["name"] == back.graph["name"]
     assert dict(back.nodes(data=True)).keys() == dict(graph.nodes(data=True)).keys()
     assert {(u, v): d["bandwidth_Bps"] for u, v, d in back.edges(data=True)} == {
         (u, v): d["bandwidth_Bps"] for u, v, d in graph.edges(data=True)}

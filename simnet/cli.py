@@ -575,9 +575,9 @@ def _check_emit(path: Path, graph, network: dict) -> None:
     from simnet.scenario import parse_network
 
     if network_tuning(parse_network(network).network(graph)) is None:
-        raise SimnetError("NCCL's model exists for servers of GPUs on one NVSwitch (dgx_a100, dgx_h100 and their "
-                          "clusters, or one GPU per server); this topology has none, so there is no NCCL schedule to "
-                          "emit", path="--emit")
+        raise SimnetError("NCCL's model exists for servers of GPUs on one NVSwitch or of one GPU (dgx_a100, "
+                          "dgx_h100, dgx_b200 and their clusters, one gb200_nvl72 rack); this topology has none, so "
+                          "there is no NCCL schedule to emit", path="--emit")
     _writable(path, "--emit")
 
 

@@ -438,7 +438,7 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, op: str = "allreduce",
     nccl_rows = tuned[tuned["algorithm"].isin(list(NCCL_NAMES)) & tuned["simulated_s"].notna()]
     if tuning is None or nccl_rows.empty:
         raise SimnetError("no NCCL schedule was simulated: NCCL's model exists for servers of GPUs on one NVSwitch "
-                          "(dgx_a100, dgx_h100, dgx_b200 and their clusters)", path="nccl")
+                          "or of one GPU (dgx_a100, dgx_h100, dgx_b200 and their clusters, one gb200_nvl72 rack)", path="nccl")
     nranks = network.size
     try:
         per_node = hierarchy_factors(network.graph, ["host"])[0]

@@ -1159,6 +1159,10 @@ def _keywords(builder) -> set[str]:
     return {p.name for p in inspect.signature(builder).parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY}
 
 
+_MODELLED_SERVERS = "dgx_a100, dgx_h100, dgx_b200 and their clusters, one gb200_nvl72 rack"
+"""The server templates whose NCCL model simnet derives (:data:`simnet.models.nccl.TEMPLATES` with an NVSwitch)."""
+
+
 def _resolver(algorithm: str, collective: str = "allreduce"):
     """Fill in what NCCL decides at run time on the network: algorithm, protocol, channels, server size."""
 
@@ -1173,7 +1177,7 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
         if algorithm == "nccl":
             if tuning is None:
                 raise SimnetError("NCCL's choice needs NCCL's model of the topology, which simnet derives for "
-                                  "servers of GPUs on one NVSwitch (dgx_a100, dgx_h100 and their clusters)",
+                                  f"servers of GPUs on one NVSwitch or of one GPU ({_MODELLED_SERVERS})",
                                   path="nccl_algorithm")
             if "nccl_algorithm" not in params:
                 pick = choose(tuning, collective, size_bytes)

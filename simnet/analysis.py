@@ -700,13 +700,22 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
     return "\n".join(lines)
 
 
+def _nccl_pick(params: str) -> str:
+    """`` (pat/simple x16)``: what NCCL's choice resolved to for a job's communicator, from its params JSON."""
+    chosen = json.loads(params or "{}")
+    if "nccl_algorithm" not in chosen:
+        return ""
+    channels = f" x{chosen['channels']}" if "channels" in chosen else ""
+    return f" ({chosen['nccl_algorithm']}/{chosen.get('protocol', 'simple')}{channels})"
+
+
 def display_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
     """A copy of a jobs frame (:data:`JOB_COLUMNS`) for people: times with units, ratios rounded."""
     shown = pd.DataFrame({
         "point": jobs["point"],
         "job": jobs["job"],
         "op": jobs["op"],
-        "algorithm": jobs["algorithm"],
+        "algorithm": [name + _nccl_pick(params) for name, params in zip(jobs["algorithm"], jobs["params"])],
         "GPUs": jobs["gpus"],
         "comms x ranks": jobs["communicators"].astype(str) + " x " + jobs["ranks"].astype(str),
         "size": jobs["size_bytes"].map(format_size),

@@ -1306,6 +1306,12 @@ def _job_collective(raw: dict[str, tuple[Any, str]], network: Network, members: 
             derived = {}
         params = {**derived, **params}
     origins = {key: path for key, (_, path) in raw.items()}
+    if record.resolve is not None:
+        try:
+            params = record.resolved(network, size_bytes, params, ranks=members)
+        except SimnetError as error:
+            key = _yaml_key(error.path)
+            raise ScenarioError(f"{name}: {error.message}", path=origins.get(key, name_path)) from None
     return op, name, size_bytes, params, origins
 
 

@@ -159,3 +159,31 @@ def test_an_alltoallv_scenario_runs_each_algorithm_with_its_matrix():
     assert params[1]["matrix"] == {"kind": "uniform"} and set(results["op"]) == {"alltoallv"}
     with pytest.raises(ScenarioError, match="collective.matrix: missing; alltoallv needs a traffic matrix"):
         parse_scenario({**data, "collective": {"op": "alltoallv", "algorithms": ["direct"]}})
+
+
+def test_nccls_choice_in_a_job_is_made_for_each_communicator_of_its_gpus():
+    """FSDP on 4 DGX H100: NCCL's model of an 8-GPU server picks Ring for the all-gather, and its model of a
+    data-parallel group of one GPU per server picks PAT for the 1 MiB reduce-scatter (``nNodes == nRanks``)."""
+    from simnet.analysis import display_jobs
+    from simnet.models.nccl import choose, network_tuning
+
+    scenario = parse_scenario({
+        "name": "fsdp",
+        "topology": {"builder": "cluster", "node": "dgx_h100", "nodes": 4, "fabric": "leaf_spine",
+                     "fabric_params": {"leaves": 8, "spines": 4, "hosts_per_leaf": 4, "bandwidth": "50 GB/s",
+                                       "latency": "1 us"}},
+        "jobs": {"train": {"ranks": "all",
+                           "groups": {"tp": 8, "dp": {"ranks": "rest", "op": "reduce_scatter",
+                                                      "algorithm": "nccl_reduce_scatter", "size": "1 MiB"}},
+                           "collective": {"op": "all_gather", "algorithm": "nccl_all_gather", "size": "16 MiB"}}},
+    })
+    network = scenario.built_network()
+    tp, dp = plan_jobs(scenario, network)
+    assert dp.communicators[0] == (0, 8, 16, 24)
+    assert (dp.params["nccl_algorithm"], dp.params["gpus_per_node"]) == ("pat", 1)
+    assert dp.params["nccl_algorithm"] == choose(network_tuning(network, ranks=(0, 8, 16, 24)),
+                                                  "reduce_scatter", 1 << 20).algorithm
+    assert (tp.params["nccl_algorithm"], tp.params["gpus_per_node"]) == ("ring", 8)
+    assert choose(network_tuning(network), "reduce_scatter", 1 << 20).algorithm != "pat"
+    shown = display_jobs(run_jobs_point(expand(scenario)[0]).jobs)
+    assert list(shown["algorithm"]) == ["nccl_all_gather (ring/ll128 x24)", "nccl_reduce_scatter (pat/simple x16)"]

@@ -1137,20 +1137,22 @@ def _model(algorithm: str, collective: str = "allreduce"):
     return model
 
 
-def _tuning(network, version: str):
-    """NCCL's model of a network, or None where simnet cannot derive NCCL's graphs."""
+def _tuning(network, version: str, ranks=None):
+    """NCCL's model of a network (or of the communicator of `ranks`), or None where simnet cannot derive
+    NCCL's graphs."""
     from simnet.models.nccl import network_tuning
 
-    return network_tuning(network, version)
+    return network_tuning(network, version, ranks)
 
 
-def _gpus_per_node(network) -> int:
+def _gpus_per_node(network, ranks=None) -> int:
     from simnet.algorithms.hierarchy import hierarchy_factors
 
+    gpus = None if ranks is None else [network.ranks[rank] for rank in ranks]
     try:
-        return hierarchy_factors(network.graph, ["host"])[0]
+        return hierarchy_factors(network.graph, ["host"], ranks=gpus)[0]
     except SimnetError:
-        return network.size
+        return network.size if ranks is None else len(ranks)
 
 
 def _keywords(builder) -> set[str]:
@@ -1164,14 +1166,15 @@ _MODELLED_SERVERS = "dgx_a100, dgx_h100, dgx_b200 and their clusters, one gb200_
 
 
 def _resolver(algorithm: str, collective: str = "allreduce"):
-    """Fill in what NCCL decides at run time on the network: algorithm, protocol, channels, server size."""
+    """Fill in what NCCL decides at run time on the network (or on the communicator of `ranks`, network ranks):
+    algorithm, protocol, channels, server size."""
 
-    def resolve(network, size_bytes: int, params: dict) -> dict:
+    def resolve(network, size_bytes: int, params: dict, ranks=None) -> dict:
         from simnet.models.nccl import choose, cost_table, launch_config
 
         params = dict(params)
         version = params.get("version", NCCL_RELEASE)
-        tuning = _tuning(network, version)
+        tuning = _tuning(network, version, ranks)
         chosen = algorithm
         builders = _BUILDERS if collective == "allreduce" else _COLLECTIVE_BUILDERS[collective]
         if algorithm == "nccl":
@@ -1190,7 +1193,7 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
                 raise SimnetError(f"NCCL chose {chosen!r}, which simnet does not build{built}", path="nccl_algorithm")
         keywords = _keywords(builders[chosen])
         if "gpus_per_node" in keywords:
-            params.setdefault("gpus_per_node", _gpus_per_node(network))
+            params.setdefault("gpus_per_node", _gpus_per_node(network, ranks))
         if "protocol" in keywords:
             params.setdefault("protocol", "auto" if algorithm == "nccl" else "simple")
             if params["protocol"] == "auto":

@@ -199,10 +199,11 @@ class Algorithm:
     supports : callable, optional
         ``supports(nranks) -> bool`` (default: every ``nranks ≥ 2``).
     resolve : callable, optional
-        ``resolve(network, size_bytes, params) -> params``: fills in parameters that
-        depend on the network and the size, as a library decides them at run time
-        (NCCL's channel count and protocol, ``protocol="auto"``); called by
-        scenarios and the tuner before every build.
+        ``resolve(network, size_bytes, params, ranks=None) -> params``: fills in
+        parameters that depend on the network (or on the communicator of network
+        ranks `ranks`) and the size, as a library decides them at run time (NCCL's
+        channel count and protocol, ``protocol="auto"``); called by scenarios, jobs
+        and the tuner before every build.
     """
 
     name: str
@@ -218,7 +219,7 @@ class Algorithm:
     transfers: Callable[[int, Mapping[str, Any]], int] = _ring_shaped
     payload: str = "dense"
     supports: Callable[[int], bool] = field(default=lambda nranks: nranks >= 2)
-    resolve: Callable[[Any, int, dict], dict] | None = None
+    resolve: Callable[..., dict] | None = None
 
     def __post_init__(self) -> None:
         unknown = [op for op in self.ops if op not in COLLECTIVES]
@@ -246,10 +247,14 @@ class Algorithm:
         """The schedule for `nranks` ranks and `size_bytes` bytes per rank."""
         return self.builder(nranks, size_bytes, **params)
 
-    def resolved(self, network: Any, size_bytes: int, params: dict) -> dict:
-        """`params` with what the algorithm decides on `network` at `size_bytes` filled in (:attr:`resolve`);
-        `params` itself for an algorithm that decides nothing."""
-        return params if self.resolve is None else self.resolve(network, size_bytes, params)
+    def resolved(self, network: Any, size_bytes: int, params: dict, ranks: Any = None) -> dict:
+        """`params` with what the algorithm decides on `network` (on the communicator of network ranks `ranks`,
+        if given) at `size_bytes` filled in (:attr:`resolve`); `params` itself for an algorithm that decides
+        nothing."""
+        if self.resolve is None:
+            return params
+        return self.resolve(network, size_bytes, params) if ranks is None else self.resolve(
+            network, size_bytes, params, ranks=ranks)
 
     def predict(self, costs: PairCosts, nranks: int, size_bytes: int, *, gamma_s_per_byte: float = 0.0,
                 **params) -> float:

@@ -422,21 +422,24 @@ def graphs_from_network(network: Network, version: str | NcclVersion = "2.30.7",
     return NcclInputs(system, graphs)
 
 
-def network_tuning(network: Network, version: str | NcclVersion = "2.30.7"):
-    """NCCL's cost model of all ranks of `network`, or ``None`` where :func:`graphs_from_network` cannot derive it.
+def network_tuning(network: Network, version: str | NcclVersion = "2.30.7", ranks: Sequence[int] | None = None):
+    """NCCL's cost model of all ranks of `network` (or of a communicator of `ranks`), or ``None`` where
+    :func:`graphs_from_network` cannot derive it.
 
     A convenience for reports that set NCCL's choice beside simnet's: topologies
     that are not servers of GPUs on one NVSwitch (``switch``, tori, ``dgx1``, ...)
     have no NCCL model here and get ``None`` instead of an error. Computed once per
-    network and release (:meth:`simnet.network.Network.derived`).
+    network, release and communicator (:meth:`simnet.network.Network.derived`).
     """
     from simnet.models.nccl.model import tune_model
 
+    chosen = None if ranks is None else tuple(int(rank) for rank in ranks)
+
     def compute():
         try:
-            system, graphs = graphs_from_network(network, version)
+            system, graphs = graphs_from_network(network, version, ranks=chosen)
             return tune_model(system, graphs, version)
         except SimnetError:
             return None
 
-    return network.derived(("nccl_tuning", str(version)), compute)
+    return network.derived(("nccl_tuning", str(version)) + (() if chosen is None else (chosen,)), compute)

@@ -508,12 +508,12 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
         if values:
             given[key] = {**block.get(key, {}), **_pairs(values, _NETWORK_OPTIONS[key], example)}
     network = {**block, **given}
-    if emit is not None:
-        _check_emit(emit[1], graph, network)
     show_progress = not quiet and (progress if progress is not None else sys.stderr.isatty())
     name = f"tune {Path(topology).stem if Path(topology).suffix in ('.yaml', '.yml') else topology}"
     with _owned(out_dir, name=name, command="tune", source=topology, overwrite=overwrite):
         try:
+            if emit is not None:
+                _check_emit(emit[1], graph, network)
             tuned = tune_sizes(graph, size_list, op=op, network=network, prune_factor=prune_factor,
                                chunk_counts=counts["--chunks"], channel_counts=counts["--channels"],
                                nccl=nccl or emit is not None, progress=show_progress)

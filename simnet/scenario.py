@@ -467,7 +467,8 @@ def _parser(parameter: str, annotation: Any) -> tuple[Callable[[Any], Any], str]
 
 
 def _no_repeats(scenario: Scenario) -> None:
-    """Refuse a size or an algorithm entry listed twice: it would only repeat identical result rows."""
+    """Refuse a size or an algorithm entry listed twice in a scenario file: it would only repeat identical result
+    rows. (Results written before this check keep their repeats and can still be plotted.)"""
     first: dict = {}
     for index, size in enumerate(scenario.sizes):
         if size in first:
@@ -892,7 +893,6 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False,
             raise ScenarioError(f"must not be empty, got {data['sizes']!r}" if given else "missing", path="sizes")
         if scenario.payload is not None and scenario.sizes:
             raise ScenarioError("a sparse payload fixes the size (dimension * value_bytes); remove sizes", path="sizes")
-        _no_repeats(scenario)
         _algorithm_runs(scenario, network.size)
         if scenario.payload is not None:
             scenario.payload.payloads()
@@ -946,6 +946,11 @@ def load_scenario(path: str | Path, *, force: bool = False) -> Scenario:
     `force` lets topologies through that look too large for this machine.
     """
     scenario = parse_scenario(read_yaml(path), source=str(path), force=force, base_dir=Path(path).parent)
+    if scenario.jobs is None:
+        try:
+            _no_repeats(scenario)
+        except SimnetError as error:
+            raise error.at(source=str(path)) from None
     expand(scenario, source=str(path), force=force)
     return scenario
 

@@ -2,6 +2,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from simnet.analysis import RESULT_COLUMNS
 from simnet.errors import ScenarioError
@@ -166,3 +167,15 @@ def test_an_unknown_key_that_is_not_printable_is_named_in_one_line():
     with pytest.raises(ScenarioError) as error:
         expand(parse_scenario(data))
     assert "\n" not in str(error.value) and str(error.value).startswith("network.'\\n': unknown key")
+
+
+def test_repeats_are_refused_in_a_file_but_recorded_points_with_repeats_still_parse(tmp_path):
+    """Results written before the check (a manifest's points) keep their repeated sizes and can be plotted."""
+    data = {"name": "repeats", "topology": {"builder": "switch", "hosts": 4, "bandwidth": "25 GB/s",
+                                            "latency": "1 us"},
+            "collective": {"op": "allreduce", "algorithms": ["ring", "ring"]}, "sizes": ["1 MiB", "1 MiB"]}
+    assert parse_scenario(data).sizes == [1 << 20, 1 << 20]
+    path = tmp_path / "repeats.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ScenarioError, match=r"sizes\[1\]: 1 MiB is listed twice"):
+        load_scenario(path)

@@ -156,7 +156,7 @@ def _from_explicit(spec: Mapping) -> nx.DiGraph:
         raise TopologyError(f"must be a list of nodes such as {{name: gpu0, kind: gpu}}, got {nodes!r}", path="nodes")
     if not isinstance(links, list):
         raise TopologyError(f"must be a list of links such as {{from: gpu0, to: sw, ...}}, got {links!r}", path="links")
-    if "server" in spec and spec["server"] not in NODES:
+    if "server" in spec and (not isinstance(spec["server"], str) or spec["server"] not in NODES):
         raise TopologyError(f"unknown server template {spec['server']!r}; expected one of {sorted(NODES)}",
                             path="server")
     graph = nx.DiGraph(**{key: spec[key] for key in _GRAPH_KEYS if key in spec})
@@ -182,9 +182,11 @@ def _from_explicit(spec: Mapping) -> nx.DiGraph:
             attrs["coord"] = tuple(attrs["coord"])
         if "port_bandwidth" in attrs:
             try:
-                attrs["port_bandwidth_Bps"] = parse_bandwidth(attrs.pop("port_bandwidth"))
+                rate = parse_bandwidth(attrs["port_bandwidth"])
             except UnitError as error:
                 raise TopologyError(f"node {name!r}: {error.message}", path=f"{path}.port_bandwidth") from None
+            attrs = {("port_bandwidth_Bps" if key == "port_bandwidth" else key):
+                     (rate if key == "port_bandwidth" else value) for key, value in attrs.items()}
         problem = switch_capability_error(name, attrs)
         if problem is not None:
             raise TopologyError(problem[1], path=f"{path}.{problem[0]}")
@@ -401,7 +403,9 @@ def _built_as_recorded(graph: nx.DiGraph, name: str) -> bool:
         rebuilt = call(BUILDERS[name], dict(graph.graph["params"]))
     except (SimnetError, TypeError, ValueError):
         return False
-    return dict(rebuilt.nodes(data=True)) == dict(graph.nodes(data=True)) and rebuilt.adj == graph.adj
+    return (list(rebuilt) == list(graph) and dict(rebuilt.nodes(data=True)) == dict(graph.nodes(data=True))
+            and rebuilt.adj == graph.adj
+            and all(rebuilt.graph.get(key) == graph.graph.get(key) for key in _GRAPH_KEYS if key != "server"))
 
 
 def to_spec(graph: nx.DiGraph) -> dict:

@@ -269,8 +269,26 @@ def test_a_built_graph_edited_afterwards_is_saved_as_edited(tmp_path, edit):
         (u, v): d["bandwidth_Bps"] for u, v, d in graph.edges(data=True)}
 
 
-def test_the_server_template_of_an_explicit_file_must_be_known():
-    spec = {"server": "dgx_h900", "nodes": [{"name": "gpu0", "kind": "gpu"}], "links": []}
-    with pytest.raises(TopologyError, match="unknown server template 'dgx_h900'") as caught:
+@pytest.mark.parametrize("server", ["dgx_h900", ["dgx_h100"], {"a": 1}])
+def test_the_server_template_of_an_explicit_file_must_be_known(server):
+    spec = {"server": server, "nodes": [{"name": "gpu0", "kind": "gpu"}], "links": []}
+    with pytest.raises(TopologyError, match="unknown server template") as caught:
         loads(yaml.safe_dump(spec))
     assert caught.value.path == "server"
+
+
+def test_an_edited_cluster_round_trips_byte_for_byte_and_graph_level_edits_count():
+    graph = cluster("dgx_h100", 2, fabric="switch", fabric_params={"bandwidth_Bps": 50e9, "latency_s": 1e-6})
+    graph.remove_nodes_from(["n0.gpu7", "n1.gpu7"])
+    text = dumps(graph)
+    assert dumps(loads(text)) == text
+    built = cluster("dgx_h100", 2, fabric="switch", fabric_params={"bandwidth_Bps": 50e9, "latency_s": 1e-6})
+    built.graph["pxn"] = True
+    assert "builder" not in to_spec(built) and loads(dumps(built)).graph["pxn"] is True
+    reordered = cluster("dgx_h100", 2, fabric="switch", fabric_params={"bandwidth_Bps": 50e9, "latency_s": 1e-6})
+    data, edges = reordered.nodes["n0.gpu0"], list(reordered.in_edges("n0.gpu0", data=True)) + list(
+        reordered.out_edges("n0.gpu0", data=True))
+    reordered.remove_node("n0.gpu0")
+    reordered.add_node("n0.gpu0", **data)
+    reordered.add_edges_from(edges)
+    assert "builder" not in to_spec(reordered) and list(loads(dumps(reordered)))[-1] == "n0.gpu0"

@@ -168,7 +168,7 @@ def test_simnet_and_nccls_model_disagree_on_where_ring_overtakes_pat():
         params = record.resolved(net, size, {"protocol": "auto"} if "ring" in name else {})
         return simulate(net, record.build(16, size, **params)).time_s
 
-    assert choose(tuning, "all_gather", MIB).algorithm == "pat"
+    assert choose(tuning, "all_gather", 8 * MIB).algorithm == "pat"
     assert choose(tuning, "all_gather", 16 * MIB).algorithm == "ring"
     assert simulated("nccl_pat_all_gather", 16 * MIB) < simulated("nccl_ring_all_gather", 16 * MIB)
     assert simulated("nccl_ring_all_gather", 64 * MIB) < simulated("nccl_pat_all_gather", 64 * MIB)
@@ -184,3 +184,16 @@ def test_nccls_choice_survives_saving_the_cut_down_servers_to_a_file(tmp_path):
     pick = choose(network_tuning(net), "all_gather", 64 << 10)
     assert net.size == 8 and pick == choose(network_tuning(built), "all_gather", 64 << 10)
     assert pick.algorithm == "pat"
+
+
+@pytest.mark.parametrize("collective", sorted(PATS))
+@pytest.mark.parametrize("servers", [3, 4, 8, 16])
+def test_at_1_gib_pat_differs_from_nccls_model_by_the_bytes_it_does_not_move(collective, servers):
+    """NCCL's PAT model puts all ``n`` bytes through the link (its bus-to-algorithm ratio is 1 for PAT, where a
+    ring's is ``p/(p-1)``); PAT moves ``(p-1)/p`` of them, so simulated / model tends to ``(p-1)/p``."""
+    net = single_gpu_servers(servers)
+    record = ALGORITHMS[f"nccl_pat_{collective}"]
+    size = 1 << 30
+    simulated = simulate(net, record.build(servers, size, **record.resolved(net, size, {}))).time_s
+    model = algo_time_s(network_tuning(net), collective, "pat", "simple", size)
+    assert simulated / model == pytest.approx((servers - 1) / servers, rel=2e-3)

@@ -95,6 +95,7 @@ from simnet.payloads import DISTRIBUTIONS, SparsePayload
 from simnet.schedule import COLLECTIVES, Schedule
 from simnet.topology import BUILDERS, ROUTINGS
 from simnet.topology import build as topology_build
+from simnet.topology.params import parse_quantity
 from simnet.traffic import MATRICES, PATTERNS, TrafficMatrix
 
 __all__ = [
@@ -125,9 +126,9 @@ __all__ = [
 ]
 
 _UNIT_SUFFIXES = (
-    ("_Bps", units.parse_bandwidth, "a bandwidth such as '25 GB/s'"),
-    ("_bytes", units.parse_size, "a size such as '64 MiB'"),
-    ("_s", units.parse_time, "a time such as '1 us'"),
+    ("_Bps", "a bandwidth such as '25 GB/s'"),
+    ("_bytes", "a size such as '64 MiB'"),
+    ("_s", "a time such as '1 us'"),
 )
 
 Size = Annotated[int, BeforeValidator(units.parse_size), Field(ge=1),
@@ -445,16 +446,16 @@ class Point:
 
 
 def _yaml_key(parameter: str) -> str:
-    for suffix, _, _ in _UNIT_SUFFIXES:
+    for suffix, _ in _UNIT_SUFFIXES:
         if parameter.endswith(suffix):
             return parameter.removesuffix(suffix)
     return parameter
 
 
 def _parser(parameter: str, annotation: Any) -> tuple[Callable[[Any], Any], str]:
-    for suffix, parse, expected in _UNIT_SUFFIXES:
+    for suffix, expected in _UNIT_SUFFIXES:
         if parameter.endswith(suffix):
-            return functools.partial(_signed, parse, suffix), expected
+            return functools.partial(parse_quantity, suffix), expected
     adapter = TypeAdapter(annotation)
 
     def parse(value: Any) -> Any:
@@ -482,17 +483,6 @@ def _no_repeats(scenario: Scenario) -> None:
             raise ScenarioError(f"the same algorithm and parameters as collective.algorithms[{seen[key]}]",
                                 path=f"collective.algorithms[{index}]")
         seen[key] = index
-
-
-def _signed(parse: Callable[[Any], float], suffix: str, value: Any) -> float:
-    """`value` parsed with its unit; a bandwidth must be positive, a time or size not negative (as written, in
-    the error)."""
-    parsed = parse(value)
-    if suffix == "_Bps" and parsed <= 0:
-        raise ScenarioError(f"must be a finite bandwidth > 0, got {value!r}")
-    if parsed < 0:
-        raise ScenarioError(f"must be a finite {'time' if suffix == '_s' else 'size'} ≥ 0, got {value!r}")
-    return parsed
 
 
 def _did_you_mean(word: str, choices: list[str]) -> str:

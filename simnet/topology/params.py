@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from simnet.errors import SimnetError, TopologyError, UnitError
 from simnet.units import format_exact, parse_bandwidth, parse_size, parse_time
 
-__all__ = ["SUFFIXES", "to_python", "to_yaml", "call", "quantity"]
+__all__ = ["SUFFIXES", "to_python", "to_yaml", "call", "quantity", "parse_quantity"]
 
 SUFFIXES = {"_Bps": parse_bandwidth, "_s": parse_time, "_bytes": parse_size}
 
@@ -38,6 +38,25 @@ def quantity(name: str, value: float) -> str:
     ('25 GB/s', '0.5 us', '100 Gb/s')
     """
     return format_exact(value, _KINDS[_suffix(name)])
+
+
+def parse_quantity(suffix: str, value: object) -> float:
+    """`value` (a unit string) of a parameter whose name ends in `suffix` (``_Bps``, ``_s``, ``_bytes``), in SI.
+
+    A bandwidth must be positive, a time or a size not negative; the error quotes
+    `value` as written.
+
+    Raises
+    ------
+    UnitError
+        For a bad unit or sign.
+    """
+    parsed = SUFFIXES[suffix](value)
+    if suffix == "_Bps" and parsed <= 0:
+        raise UnitError(f"must be a finite bandwidth > 0, got {value!r}")
+    if parsed < 0:
+        raise UnitError(f"must be a finite {_KINDS[suffix]} ≥ 0, got {value!r}")
+    return parsed
 
 
 def _parameters(builder: Callable) -> dict[str, inspect.Parameter]:
@@ -64,15 +83,10 @@ def to_python(builder: Callable, params: Mapping, path: str = "") -> dict:
             raise TopologyError(f"unknown parameter {key!r}; expected one of {expected}", path=where)
         suffix = _suffix(name)
         if suffix:
-            written = value
             try:
-                value = SUFFIXES[suffix](value)
+                value = parse_quantity(suffix, value)
             except UnitError as error:
                 raise TopologyError(error.message, path=where) from None
-            if suffix == "_Bps" and value <= 0:
-                raise TopologyError(f"must be a finite bandwidth > 0, got {written!r}", path=where)
-            if value < 0:
-                raise TopologyError(f"must be a finite {_KINDS[suffix]} ≥ 0, got {written!r}", path=where)
         result[name] = value
     return result
 

@@ -571,13 +571,12 @@ def _writable(path: Path, option: str) -> None:
 
 def _check_emit(path: Path, graph, network: dict) -> None:
     """Refuse ``--emit nccl-tuner`` before tuning where NCCL's model of the topology cannot be derived."""
-    from simnet.models.nccl import network_tuning
+    from simnet.models.nccl import MODELLED_SYSTEMS, network_tuning
     from simnet.scenario import parse_network
 
     if network_tuning(parse_network(network).network(graph)) is None:
-        raise SimnetError("NCCL's model exists for servers of GPUs on one NVSwitch or of one GPU (dgx_a100, "
-                          "dgx_h100, dgx_b200 and their clusters, one gb200_nvl72 rack); this topology has none, so "
-                          "there is no NCCL schedule to emit", path="--emit")
+        raise SimnetError(f"NCCL's model exists for {MODELLED_SYSTEMS}; this topology has none, so there is no NCCL "
+                          "schedule to emit", path="--emit")
     _writable(path, "--emit")
 
 

@@ -432,13 +432,12 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, op: str = "allreduce",
         When no NCCL schedule was simulated at any size (path ``nccl``), e.g. on a
         topology without NCCL's model.
     """
-    from simnet.models.nccl import TunerRow, choose, launch_config, network_tuning
+    from simnet.models.nccl import MODELLED_SYSTEMS, TunerRow, choose, launch_config, network_tuning
 
     tuning = network_tuning(network, version)
     nccl_rows = tuned[tuned["algorithm"].isin(list(NCCL_NAMES)) & tuned["simulated_s"].notna()]
     if tuning is None or nccl_rows.empty:
-        raise SimnetError("no NCCL schedule was simulated: NCCL's model exists for servers of GPUs on one NVSwitch "
-                          "or of one GPU (dgx_a100, dgx_h100, dgx_b200 and their clusters, one gb200_nvl72 rack)", path="nccl")
+        raise SimnetError(f"no NCCL schedule was simulated: NCCL's model exists for {MODELLED_SYSTEMS}", path="nccl")
     nranks = network.size
     try:
         per_node = hierarchy_factors(network.graph, ["host"])[0]

@@ -1161,16 +1161,12 @@ def _keywords(builder) -> set[str]:
     return {p.name for p in inspect.signature(builder).parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY}
 
 
-_MODELLED_SERVERS = "dgx_a100, dgx_h100, dgx_b200 and their clusters, one gb200_nvl72 rack"
-"""The server templates whose NCCL model simnet derives (:data:`simnet.models.nccl.TEMPLATES` with an NVSwitch)."""
-
-
 def _resolver(algorithm: str, collective: str = "allreduce"):
     """Fill in what NCCL decides at run time on the network (or on the communicator of `ranks`, network ranks):
     algorithm, protocol, channels, server size."""
 
     def resolve(network, size_bytes: int, params: dict, ranks=None) -> dict:
-        from simnet.models.nccl import choose, cost_table, launch_config
+        from simnet.models.nccl import MODELLED_SYSTEMS, choose, cost_table, launch_config
 
         params = dict(params)
         version = params.get("version", NCCL_RELEASE)
@@ -1179,9 +1175,8 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
         builders = _BUILDERS if collective == "allreduce" else _COLLECTIVE_BUILDERS[collective]
         if algorithm == "nccl":
             if tuning is None:
-                raise SimnetError("NCCL's choice needs NCCL's model of the topology, which simnet derives for "
-                                  f"servers of GPUs on one NVSwitch or of one GPU ({_MODELLED_SERVERS})",
-                                  path="nccl_algorithm")
+                raise SimnetError(f"NCCL's choice needs NCCL's model of the topology, which simnet derives for "
+                                  f"{MODELLED_SYSTEMS}", path="nccl_algorithm")
             if "nccl_algorithm" not in params:
                 pick = choose(tuning, collective, size_bytes)
                 params["nccl_algorithm"] = pick.algorithm
@@ -1198,8 +1193,8 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
             params.setdefault("protocol", "auto" if algorithm == "nccl" else "simple")
             if params["protocol"] == "auto":
                 if tuning is None:
-                    raise SimnetError("protocol auto needs NCCL's model of the topology, which simnet derives for "
-                                      "servers of GPUs on one NVSwitch; choose simple, ll or ll128", path="protocol")
+                    raise SimnetError(f"protocol auto needs NCCL's model of the topology, which simnet derives for "
+                                      f"{MODELLED_SYSTEMS}; choose simple, ll or ll128", path="protocol")
                 table = cost_table(tuning, collective, size_bytes)
                 params["protocol"] = min(PROTOCOL_ORDER, key=lambda p: (table[(chosen, p)], PROTOCOL_ORDER.index(p)))
         if "channels" in keywords and "channels" not in params:

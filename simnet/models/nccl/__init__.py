@@ -62,7 +62,7 @@ from simnet.models.nccl.model import (
     model_nbytes,
     tune_model,
 )
-from simnet.models.nccl.topology import NcclInputs, graphs_from_network, network_tuning
+from simnet.models.nccl.topology import MODELLED_SYSTEMS, NcclInputs, graphs_from_network, network_tuning
 from simnet.models.nccl.tuner import TunerRow, parse_tuner_csv, tuner_lookup, tuner_rows_to_csv
 from simnet.models.nccl.versions import NCCL_VERSIONS, NcclVersion, nccl_version
 
@@ -79,6 +79,7 @@ __all__ = [
     "NcclEnv",
     "NcclTuning",
     "network_tuning",
+    "MODELLED_SYSTEMS",
     "NcclChoice",
     "NcclInputs",
     "tune_model",

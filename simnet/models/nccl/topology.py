@@ -50,7 +50,7 @@ from simnet.models.nccl.inputs import CPU_ARCHS, CPU_VENDORS, NcclGraph, NcclGra
 from simnet.models.nccl.versions import NcclVersion, nccl_version
 from simnet.network import Network
 
-__all__ = ["NcclInputs", "graphs_from_network", "network_tuning", "TEMPLATES"]
+__all__ = ["NcclInputs", "graphs_from_network", "network_tuning", "TEMPLATES", "MODELLED_SYSTEMS"]
 
 TEMPLATES = {
     "dgx_a100": (80, "x86", "amd"),
@@ -63,6 +63,10 @@ TEMPLATES = {
     "power9_ac922": (70, "power", "other"),
 }
 """Server template -> (compute capability × 10, CPU architecture, CPU vendor), from the templates' sources."""
+
+MODELLED_SYSTEMS = ("servers of GPUs on one NVSwitch or of one GPU (dgx_a100, dgx_h100, dgx_b200 and their "
+                    "clusters, one gb200_nvl72 rack)")
+"""The systems :func:`network_tuning` derives NCCL's model for, as error messages name them."""
 
 MAXCHANNELS = 64
 MAX_NVLS_ARITY = 32

@@ -1305,6 +1305,7 @@ _COLLECTIVE_BUILDERS = {collective: {"ring": ring, **({"pat": _PATS[collective]}
 
 
 def _phase_transfers(nranks: int, params) -> int:
+    """``p (p - 1)`` messages per channel and piece: a ring phase's count, and PAT's at most (one block each)."""
     return nranks * (nranks - 1) * int(params.get("channels", 2)) * int(params.get("max_pieces", 64))
 
 
@@ -1321,12 +1322,8 @@ _RING_TRANSFERS = {"all_gather": _phase_transfers, "reduce_scatter": _phase_tran
                    "broadcast": _chain_transfers, "reduce": _chain_transfers}
 
 
-def _pat_transfers(nranks: int, params) -> int:
-    """At most: every channel and chunk makes a sweep of ``p - 1`` messages per rank (one block each)."""
-    return nranks * (nranks - 1) * int(params.get("channels", 2)) * int(params.get("max_pieces", 64))
-
-
-_PAT_FORMULA = "NCCL model: lat + n / bw, lat = 8 us + log2(N)·hw_net/3.5 + 2.8 us·p, bw = channels·bw_ch·0.75 (tree graph)"
+_PAT_FORMULA = ("NCCL model: lat + n / bw, lat = 8 us + log2(N)·hw_net/3.5 + 2.8 us·p, "
+                "bw = channels·bw_ch·0.75 (tree graph)")
 
 
 def nccl_variants(name: str) -> list[dict]:
@@ -1340,7 +1337,7 @@ def nccl_variants(name: str) -> list[dict]:
     >>> nccl_variants("nccl_tree"), nccl_variants("nvls")
     ([{'protocol': 'll'}, {'protocol': 'll128'}, {'protocol': 'simple'}], [{}])
     """
-    builder = _BUILDERS.get(NCCL_NAMES[name], nccl_pat_all_gather)
+    builder = next(record.builder for record in ALGORITHMS if record.name == name)
     return [{"protocol": p} for p in PROTOCOL_ORDER] if "protocol" in _keywords(builder) else [{}]
 
 
@@ -1365,7 +1362,7 @@ ALGORITHMS = (
         f"NCCL's PAT {collective.replace('_', '-')}: parallel binomial trees, farthest dimension first, "
         "aggregated up to its buffer (Simple)",
         _PAT_FORMULA, model=_model("pat", collective),
-        citation=_NCCL + "; Jeaugey, S. (2025), PAT, arXiv:2506.20252", transfers=_pat_transfers,
+        citation=_NCCL + "; Jeaugey, S. (2025), PAT, arXiv:2506.20252", transfers=_phase_transfers,
         resolve=_resolver("pat", collective),
     ) for collective, builder in _PATS.items()),
     *(Algorithm(

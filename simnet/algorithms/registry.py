@@ -251,10 +251,7 @@ class Algorithm:
         """`params` with what the algorithm decides on `network` (on the communicator of network ranks `ranks`,
         if given) at `size_bytes` filled in (:attr:`resolve`); `params` itself for an algorithm that decides
         nothing."""
-        if self.resolve is None:
-            return params
-        return self.resolve(network, size_bytes, params) if ranks is None else self.resolve(
-            network, size_bytes, params, ranks=ranks)
+        return params if self.resolve is None else self.resolve(network, size_bytes, params, ranks=ranks)
 
     def predict(self, costs: PairCosts, nranks: int, size_bytes: int, *, gamma_s_per_byte: float = 0.0,
                 **params) -> float:

@@ -67,7 +67,8 @@ from simnet.topology.nodes import NODES
 from simnet.topology.params import call, quantity, to_python, to_yaml
 from simnet.units import parse_bandwidth, parse_time
 
-__all__ = ["BUILDERS", "PRESETS", "find", "build", "load", "loads", "save", "dumps", "to_spec", "export_graphml"]
+__all__ = ["BUILDERS", "PRESETS", "find", "build", "load", "loads", "save", "dumps", "to_spec", "export_graphml",
+           "server_template"]
 
 PRESETS = Path(__file__).resolve().parents[2] / "topologies"
 """Directory of the preset topology files shipped with simnet."""
@@ -350,10 +351,20 @@ def load(path: str | Path, *, including: tuple[Path, ...] = ()) -> nx.DiGraph:
     return loads(text, source=str(path), base=resolved.parent, including=(*including, resolved))
 
 
+def server_template(graph: nx.DiGraph) -> str | None:
+    """The server template whose GPUs `graph`'s GPUs are: its ``server`` key, else the template a ``cluster``
+    was built from, else the builder's name (``None`` for a graph no builder made)."""
+    if "server" in graph.graph:
+        return graph.graph["server"]
+    builder = graph.graph.get("builder")
+    if builder == "cluster":
+        return (graph.graph.get("params") or {}).get("node")
+    return builder
+
+
 def _explicit(graph: nx.DiGraph) -> dict:
     spec: dict = {key: graph.graph[key] for key in _GRAPH_KEYS if key in graph.graph}
-    builder, params = graph.graph.get("builder"), graph.graph.get("params")
-    server = params.get("node") if builder == "cluster" and isinstance(params, Mapping) else builder
+    server = server_template(graph)
     if "server" not in spec and server in NODES:
         spec["server"] = server
     if "dims" in spec:

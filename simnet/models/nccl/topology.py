@@ -49,6 +49,7 @@ from simnet.errors import SimnetError
 from simnet.models.nccl.inputs import CPU_ARCHS, CPU_VENDORS, NcclGraph, NcclGraphs, NcclSystem
 from simnet.models.nccl.versions import NcclVersion, nccl_version
 from simnet.network import Network
+from simnet.topology.io import server_template
 
 __all__ = ["NcclInputs", "graphs_from_network", "network_tuning", "TEMPLATES", "MODELLED_SYSTEMS"]
 
@@ -124,15 +125,6 @@ def _nvlink_per_link(compcap: int, version: NcclVersion) -> float:
 
 def _pci_GBps(bandwidth_Bps: float) -> float:
     return round(bandwidth_Bps / PCIE_GEN3_X16_Bps * NCCL_PCI_GEN3_X16_GBps, 1)
-
-
-def _template(graph: nx.DiGraph) -> str | None:
-    if "server" in graph.graph:
-        return graph.graph["server"]
-    builder = graph.graph.get("builder")
-    if builder == "cluster":
-        return (graph.graph.get("params") or {}).get("node")
-    return builder
 
 
 def _host(graph: nx.DiGraph, gpus: list, host: object, compcap: int, vendor: str, version: NcclVersion) -> _Host:
@@ -339,7 +331,7 @@ def graphs_from_network(network: Network, version: str | NcclVersion = "2.30.7",
         raise SimnetError(f"must be a simnet Network, got {type(network).__name__}", path="network")
     version = nccl_version(version)
     graph = network.graph
-    template = _template(graph)
+    template = server_template(graph)
     defaults = TEMPLATES.get(template)
     if compute_capability is None:
         if defaults is None:

@@ -57,11 +57,27 @@ def _hash(*parts) -> str:
     return digest.hexdigest()
 
 
+def _dense_schedules(networks: dict, sizes: tuple[int, ...]):
+    """``(network name, Network, algorithm name, size, schedule)`` of every dense algorithm that builds on each
+    network at each size."""
+    from simnet.algorithms import ALGORITHMS
+    from simnet.network import Network
+
+    for net_name, graph in networks.items():
+        network = Network(graph)
+        for name, algorithm in ALGORITHMS.items():
+            if algorithm.payload != "dense":
+                continue
+            for size in sizes:
+                try:
+                    yield net_name, network, name, size, algorithm.build(network.size, size)
+                except Exception:
+                    continue
+
+
 def _traces() -> dict:
     from simnet import topology as T
-    from simnet.algorithms import ALGORITHMS
     from simnet.engine import simulate
-    from simnet.network import Network
 
     fat = {"fabric": "fat_tree", "fabric_params": {"k": 8, "bandwidth_Bps": 25e9, "latency_s": 1e-6}}
     flat = {"fabric": "switch", "fabric_params": {"bandwidth_Bps": 50e9, "latency_s": 1e-6}}
@@ -74,36 +90,27 @@ def _traces() -> dict:
     options = [{}, {"overhead_s": 1e-6}, {"overhead_s": 3.3e-7, "gamma_s_per_byte": 1e-11},
                {"overhead_s": 2e-6, "start_offset_s": "alternate"}, {"overhead_s": 5e-7, "slowdown": "rank 1"}]
     out = {}
-    for net_name, graph in networks.items():
-        network = Network(graph)
-        for name, algorithm in ALGORITHMS.items():
-            if algorithm.payload != "dense":
-                continue
-            for size in (1 << 16, 3 << 20):
+    for net_name, network, name, size, schedule in _dense_schedules(networks, (1 << 16, 3 << 20)):
+        if len(schedule) > 60_000:
+            continue
+        p = schedule.nranks
+        for model, sharing in (("maxmin", "equal"), ("maxmin", "rtt_weighted"), ("fifo", "equal")):
+            for k, option in enumerate(options):
+                option = dict(option)
+                if option.get("start_offset_s") == "alternate":
+                    option["start_offset_s"] = [(r % 3) * 1e-6 for r in range(p)]
+                if option.get("slowdown") == "rank 1":
+                    option["slowdown"] = [2.0 if r == 1 else 1.0 for r in range(p)]
+                key = (net_name, name, size, model, sharing, k)
                 try:
-                    schedule = algorithm.build(network.size, size)
-                except Exception:
+                    trace = simulate(network, schedule, model=model, sharing=sharing, **option)
+                except Exception as error:
+                    out[key] = type(error).__name__
                     continue
-                if len(schedule) > 60_000:
-                    continue
-                p = schedule.nranks
-                for model, sharing in (("maxmin", "equal"), ("maxmin", "rtt_weighted"), ("fifo", "equal")):
-                    for k, option in enumerate(options):
-                        option = dict(option)
-                        if option.get("start_offset_s") == "alternate":
-                            option["start_offset_s"] = [(r % 3) * 1e-6 for r in range(p)]
-                        if option.get("slowdown") == "rank 1":
-                            option["slowdown"] = [2.0 if r == 1 else 1.0 for r in range(p)]
-                        key = (net_name, name, size, model, sharing, k)
-                        try:
-                            trace = simulate(network, schedule, model=model, sharing=sharing, **option)
-                        except Exception as error:
-                            out[key] = type(error).__name__
-                            continue
-                        out[key] = _hash(*(np.asarray(getattr(trace, column)) for column in
-                                           ("ready_s", "issue_s", "start_s", "arrive_s", "end_s", "blocked_by")),
-                                         *trace.usage, *trace.limits, [sorted(b.items()) for b in trace.bottlenecks],
-                                         trace.time_s)
+                out[key] = _hash(*(np.asarray(getattr(trace, column)) for column in
+                                   ("ready_s", "issue_s", "start_s", "arrive_s", "end_s", "blocked_by")),
+                                 *trace.usage, *trace.limits, [sorted(b.items()) for b in trace.bottlenecks],
+                                 trace.time_s)
     return out
 
 
@@ -144,7 +151,7 @@ def _sparse(threads: bool) -> dict:
 
 def _critical_path() -> dict:
     from simnet import topology as T
-    from simnet.algorithms import ALGORITHMS, blueconnect_allreduce
+    from simnet.algorithms import blueconnect_allreduce
     from simnet.models.critical_path import critical_path_finish_s
     from simnet.network import Network
 
@@ -155,21 +162,13 @@ def _critical_path() -> dict:
         "dgx_h100": T.dgx_h100(),
     }
     out = {}
-    for net_name, graph in networks.items():
-        network = Network(graph)
-        for name, algorithm in ALGORITHMS.items():
-            if algorithm.payload != "dense":
-                continue
+    for net_name, network, name, _, schedule in _dense_schedules(networks, (3 << 20,)):
+        for gamma in (0.0, 1e-11, [1e-11 * (r % 3) for r in range(schedule.nranks)]):
+            key = (net_name, name, repr(gamma)[:20])
             try:
-                schedule = algorithm.build(network.size, 3 << 20)
-            except Exception:
-                continue
-            for gamma in (0.0, 1e-11, [1e-11 * (r % 3) for r in range(schedule.nranks)]):
-                key = (net_name, name, repr(gamma)[:20])
-                try:
-                    out[key] = _hash(critical_path_finish_s(network, schedule, gamma_s_per_byte=gamma))
-                except Exception as error:
-                    out[key] = type(error).__name__
+                out[key] = _hash(critical_path_finish_s(network, schedule, gamma_s_per_byte=gamma))
+            except Exception as error:
+                out[key] = type(error).__name__
     big = Network(T.switch(4096, 12.5e9, 1e-6))
     out["blueconnect_4096"] = _hash(critical_path_finish_s(big, blueconnect_allreduce(4096, 64 << 20,
                                                                                        factors=(8, 8, 64))))

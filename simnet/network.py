@@ -161,8 +161,11 @@ class Network:
 
         Among the switches with ``reduce = True`` that every GPU of the group reaches,
         the one whose farthest GPU is the fewest hops away, then the one with the
-        fewest hops in all, then the first in graph order: the NVSwitch of a server
-        for a group inside it, the lowest common SHARP switch of a fabric otherwise.
+        fewest hops in all, then the one the fewest GPUs reach through a NIC of
+        another rail than their own (node attribute ``rail``; two GPUs sharing a PCIe
+        switch with two NICs are as near to both NICs' leaves), then the first in graph
+        order: the NVSwitch of a server for a group inside it, the lowest common SHARP
+        switch of a fabric otherwise (for the heads of rail ``h``, the leaf of rail ``h``).
 
         Raises
         ------
@@ -180,10 +183,11 @@ class Network:
         best = None
         for order, switch in enumerate(local or [n for n in candidates if self.graph.nodes[n].get("host") is None]):
             try:
-                hops = [len(self._router.hops(n, switch)) for n in nodes]
+                routes = [self._router.hops(n, switch) for n in nodes]
             except TopologyError:
                 continue
-            score = (max(hops), sum(hops), order)
+            hops = [len(route) for route in routes]
+            score = (max(hops), sum(hops), sum(self._off_rail(n, route) for n, route in zip(nodes, routes)), order)
             if best is None or score < best[0]:
                 best = (score, switch)
         if best is None:
@@ -194,6 +198,14 @@ class Network:
             )
         self._reducers[key] = best[1]
         return best[1]
+
+    def _off_rail(self, gpu: Hashable, route: Sequence[tuple]) -> bool:
+        """Whether `route` from `gpu` leaves through a NIC of another rail than the GPU's."""
+        nodes = self.graph.nodes
+        rail = nodes[gpu].get("rail")
+        if rail is None:
+            return False
+        return any(nodes[hop[1]].get("kind") == "nic" and nodes[hop[1]].get("rail", rail) != rail for hop in route)
 
     def place(self, ranks: Sequence[int], switches: Sequence[Sequence[int]] = ()) -> tuple[np.ndarray, np.ndarray]:
         """Network endpoints of a schedule's endpoints, and the reduce efficiency of each.

@@ -29,7 +29,7 @@ from simnet.errors import ScheduleError
 from simnet.models.nccl import NCCL_VERSIONS, algo_time_s, choose, cost_table, graphs_from_network, tune_model
 from simnet.network import Network
 from simnet.schedule import check
-from simnet.topology import switch
+from simnet.topology import cluster, switch
 
 MIB = 1 << 20
 V = NCCL_VERSIONS["2.30.7"]
@@ -383,3 +383,20 @@ def test_nccls_broadcast_and_reduce_follow_its_model(collective):
         schedule = record.build(8, size, **params)
         assert schedule.root == 2 and schedule.algorithm == f"nccl_{collective}"
         assert record.predict(_costs(net), 8, size, **params) == pytest.approx(pick.time_s, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["collnet_direct", "collnet_chain"])
+@pytest.mark.parametrize("pxn", [False, True])
+def test_collnet_reduces_each_rail_in_its_own_leaf_and_uses_every_nic(name, pxn):
+    graph = cluster("dgx_h100", 2, pxn=pxn, fabric="leaf_spine",
+                    fabric_params={"leaves": 8, "spines": 2, "hosts_per_leaf": 2, "bandwidth_Bps": 50e9,
+                                   "latency_s": 1e-6, "sharp": True})
+    net = Network(graph)
+    schedule = ALGORITHMS[name].build(16, 16 * MIB, gpus_per_node=8)
+    heads = [net.node(group[0]) for group in schedule.switches]
+    leaves = [net.reduction_switch(list(group)) for group in schedule.switches]
+    assert leaves == [f"leaf{graph.nodes[head]['rail']}" for head in heads]
+    links = simulate(net, schedule).links()
+    carried = links.groupby(["src", "dst"])["bytes"].sum()
+    up = [carried.get((f"n{s}.nic{r}", f"leaf{r}"), 0) for s in range(2) for r in range(8)]
+    assert min(up) == max(up) > 0

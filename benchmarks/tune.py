@@ -105,8 +105,10 @@ def main() -> None:
     parser.add_argument("--topologies", help="comma-separated presets for --check-pruning (default: all shipped)")
     args = parser.parse_args()
     if args.check_pruning:
+        from simnet.topology import PRESETS
+
         names = args.topologies.split(",") if args.topologies else [
-            *sorted(path.stem for path in (ROOT / "topologies").glob("*.yaml")),
+            *sorted(path.stem for path in PRESETS.glob("*.yaml")),
             *sorted(f"scenarios/{path.name}" for path in (ROOT / "scenarios").glob("*.yaml"))]
         sys.exit(0 if check_pruning(names, args.sizes) else 1)
     measured = time_tune(args.topology, args.sizes, args.runs)

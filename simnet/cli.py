@@ -474,7 +474,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
     \b
     Examples:
       simnet tune dgx_a100_superpod_slice --sizes 1KiB..1GiB:x8
-      simnet tune topologies/power9_ac922.yaml --sizes 1MiB,64MiB --format json
+      simnet tune power9_ac922 --sizes 1MiB,64MiB --format json
       simnet tune dgx_h100 --tier-efficiency nvswitch=80% --overhead 5us --reduce-bandwidth 200GB/s
       simnet tune scenarios/blueconnect_dgx.yaml --prune-factor inf
       simnet tune dgx_h100 --sizes 64KiB..4GiB:x4 --emit nccl-tuner nccl_tuner.conf
@@ -805,7 +805,7 @@ def topo() -> None:
     \b
     Examples:
       simnet topo show dgx1
-      simnet topo draw topologies/fat_tree_k4.yaml -o fat_tree.png
+      simnet topo draw fat_tree_k4 -o fat_tree.png
     """
 
 
@@ -818,7 +818,7 @@ def show(topology: str, fmt: str) -> None:
     \b
     Example:
       simnet topo show dgx_a100_superpod_slice
-      simnet topo show topologies/fat_tree_k4.yaml --format json
+      simnet topo show fat_tree_k4 --format json
     """
     from simnet.topology import describe, find, format_description, load
 

@@ -565,7 +565,7 @@ def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bo
     """Build the topology graph described by ``{builder: NAME, **params}`` or ``{file: PATH}``.
 
     ``file`` is a topology file (relative to the working directory) or the name of a
-    preset in ``topologies/``; ``cluster`` and files go through
+    preset in ``simnet/topology/presets/``; ``cluster`` and files go through
     :func:`simnet.topology.build`, which parses their nested unit strings. A fabric
     too large for this machine's memory is refused before it is built, unless
     `force` (see :mod:`simnet.guards`).

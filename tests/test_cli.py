@@ -173,9 +173,9 @@ def test_every_subcommand_help_shows_an_example(command, capsys):
 @pytest.mark.parametrize(
     ("topology", "facts"),
     [
-        ("topologies/dgx_b200.yaml",
+        ("simnet/topology/presets/dgx_b200.yaml",
          ["GPUs: 8 on 1 host(s)", "8 nic", "1 switch at 74% of port bandwidth (nvswitch0)"]),
-        ("topologies/gb200_nvl72.yaml", ["GPUs: 72 on 1 host(s)", "72 gpu, 72 nic, 36 cpu, 1 switch",
+        ("simnet/topology/presets/gb200_nvl72.yaml", ["GPUs: 72 on 1 host(s)", "72 gpu, 72 nic, 36 cpu, 1 switch",
                                          "tier nvswitch: 72 links, 1296 cables of 50 GB/s",
                                          "1 switch at 74% of port bandwidth (nvswitch0)"]),
         ("dgx_h100", ["1 switch at 85% of port bandwidth (nvswitch0)"]),

@@ -368,7 +368,7 @@ def sparse_quick_effective_busbw_GBps(algorithm: str, density: float) -> float:
 
 @functools.cache
 def preset_counts(name: str) -> tuple[int, int]:
-    """(servers, GPUs) of a preset in topologies/."""
+    """(servers, GPUs) of a preset in simnet/topology/presets/."""
     graph = load(find(name))
     ranks = gpus(graph)
     return len({graph.nodes[g]["host"] for g in ranks}), len(ranks)

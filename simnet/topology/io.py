@@ -70,7 +70,7 @@ from simnet.units import parse_bandwidth, parse_time
 __all__ = ["BUILDERS", "PRESETS", "find", "build", "load", "loads", "save", "dumps", "to_spec", "export_graphml",
            "server_template"]
 
-PRESETS = Path(__file__).resolve().parents[2] / "topologies"
+PRESETS = Path(__file__).resolve().parent / "presets"
 """Directory of the preset topology files shipped with simnet."""
 
 BUILDERS = MappingProxyType(
@@ -334,13 +334,18 @@ def loads(
 
 
 def load(path: str | Path, *, including: tuple[Path, ...] = ()) -> nx.DiGraph:
-    """Read a topology file; relative ``file`` includes in it start from its directory.
+    """Read a topology file, or a preset by name (``load("dgx_h100_ndr_32")``, as :func:`find`).
+
+    Relative ``file`` includes in the file start from its directory.
 
     Raises
     ------
     TopologyError
-        With ``source`` set to `path`, for an unreadable or malformed file.
+        With ``source`` set to `path`, for an unreadable or malformed file; with
+        path ``file``, listing the presets, when `path` is neither a file nor a preset.
     """
+    if isinstance(path, str) and "/" not in path and not Path(path).exists():
+        path = find(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as error:

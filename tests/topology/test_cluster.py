@@ -13,8 +13,9 @@ from simnet.engine import simulate
 from simnet.errors import TopologyError
 from simnet.network import Network
 from simnet.topology import Router, cluster, describe, gpus, load, reducing_switches
+from simnet.topology.io import PRESETS as PRESET_DIR
 
-PRESETS = sorted((Path(__file__).resolve().parents[2] / "topologies").glob("*.yaml"))
+PRESETS = sorted(PRESET_DIR.glob("*.yaml"))
 CLUSTERS = [path for path in PRESETS if load(path).graph["builder"] == "cluster"]
 
 LEAF_SPINE = {"leaves": 8, "spines": 4, "hosts_per_leaf": 4, "bandwidth_Bps": 25e9, "latency_s": 1e-6}

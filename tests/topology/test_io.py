@@ -17,11 +17,12 @@ from simnet.network import Network
 from simnet.topology import (
     BUILDERS, build, cluster, dgx1, dgx_b200, dumps, export_graphml, fat_tree, gpus, leaf_spine, load, loads, save, torus,
 )
+from simnet.topology.io import PRESETS as PRESET_DIR
 from simnet.topology.io import to_spec
 from simnet.topology.params import quantity
 from simnet.units import parse_bandwidth, parse_time
 
-PRESETS = sorted((Path(__file__).resolve().parents[2] / "topologies").glob("*.yaml"))
+PRESETS = sorted(PRESET_DIR.glob("*.yaml"))
 
 
 def test_there_is_a_preset_for_every_builder_and_the_two_clusters():
@@ -292,3 +293,14 @@ def test_an_edited_cluster_round_trips_byte_for_byte_and_graph_level_edits_count
     reordered.add_node("n0.gpu0", **data)
     reordered.add_edges_from(edges)
     assert "builder" not in to_spec(reordered) and list(loads(dumps(reordered)))[-1] == "n0.gpu0"
+
+
+def test_load_takes_a_preset_by_name_and_lists_the_presets_otherwise():
+    assert nx.utils.graphs_equal(load("dgx_h100"), load(PRESET_DIR / "dgx_h100.yaml"))
+    with pytest.raises(TopologyError, match=r"^file: no topology file 'dgx_h1000' .*presets: .*dgx_h100,"):
+        load("dgx_h1000")
+
+
+def test_the_presets_ship_inside_the_package():
+    assert PRESET_DIR.parent == Path(load.__code__.co_filename).parent
+    assert {"dgx_h100", "gb200_nvl72"} <= {path.stem for path in PRESET_DIR.glob("*.yaml")}

@@ -130,8 +130,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 _ROUTES = """
 import json
-from simnet.topology import Router, cluster, fat_tree, gpus, leaf_spine, load
-graphs = [fat_tree(4, 1e9, 1e-6), load("topologies/dgx_a100_superpod_slice.yaml"), load("topologies/torus_4x4x4.yaml"),
+from simnet.topology import Router, cluster, fat_tree, find, gpus, leaf_spine, load
+graphs = [fat_tree(4, 1e9, 1e-6), load(find("dgx_a100_superpod_slice")), load(find("torus_4x4x4")),
           leaf_spine(4, 2, 4, 1e9, 1e-6, parallel=2)]
 out = []
 for graph in graphs:

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
-from pathlib import Path
-
 import networkx as nx
+import pytest
 
 from simnet.algorithms import blueconnect_allreduce
 from simnet.engine import simulate

@@ -57,15 +57,19 @@ def _pair_costs(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.
 
 
 def critical_path_finish_s(
-    network: Network, schedule: Schedule, *, gamma_s_per_byte: float | Sequence[float] = 0.0
+    network: Network, schedule: Schedule, *, gamma_s_per_byte: float | Sequence[float] = 0.0,
+    overhead_s: float = 0.0, start_offset_s: Sequence[float] | None = None, slowdown: Sequence[float] | None = None,
 ) -> np.ndarray:
     """Finishing instant of every transfer without contention, seconds.
 
-    Transfer ``i`` starts when its last dependency finishes and takes
-    ``d_i + α_i + n_i β_i`` on its own route (protocol delay, route latency, wire
-    bytes times inverse bottleneck bandwidth, at a switch endpoint's reduce
+    Transfer ``i`` starts when its last dependency finishes, or at its source's
+    start offset if that is later, and takes ``o s[src] + d_i + α_i + n_i β_i``
+    (software overhead times the source's slowdown, protocol delay, route latency,
+    wire bytes times inverse bottleneck bandwidth, at a switch endpoint's reduce
     efficiency; nothing for a copy between two buffers of one rank), plus
-    ``n_i γ[dst]`` for a reduction (payload bytes; none at a switch). Dependencies point to earlier transfers, so the
+    ``n_i γ[dst] s[dst]`` for a reduction (payload bytes; none at a switch): the
+    costs :func:`simnet.engine.simulate` charges with the same options.
+    Dependencies point to earlier transfers, so the
     schedule is cut into consecutive blocks whose dependencies all lie in earlier
     blocks, and each block is one vectorized step. Per-transfer arrays are made
     once and updated in place (a schedule of tens of millions of transfers is
@@ -79,16 +83,40 @@ def critical_path_finish_s(
         Any schedule.
     gamma_s_per_byte : float or sequence of float, optional
         Reduction cost γ of every rank, or per rank, seconds per byte.
+    overhead_s : float, optional
+        Software overhead paid by every transfer before it enters the network, seconds.
+    start_offset_s : sequence of float, optional
+        Per rank, the instant it starts, seconds (default 0).
+    slowdown : sequence of float, optional
+        Per rank, a factor multiplying the overhead of the transfers it sends and γ of those it reduces.
     """
     count = len(schedule)
     if count == 0:
         return np.zeros(0)
     columns = schedule.columns
+    costs = _RankCosts(schedule, gamma_s_per_byte, overhead_s, start_offset_s, slowdown)
     if count < _OVERLAPPED:
-        return _finish_s(network, schedule, gamma_s_per_byte, _blocks(columns.deps, columns.dep_offsets))
+        return _finish_s(network, schedule, costs, _blocks(columns.deps, columns.dep_offsets))
     with ThreadPoolExecutor(max_workers=1) as pool:
         blocks = pool.submit(_blocks, columns.deps, columns.dep_offsets)
-        return _finish_s(network, schedule, gamma_s_per_byte, blocks)
+        return _finish_s(network, schedule, costs, blocks)
+
+
+class _RankCosts:
+    """Per endpoint (ranks, then switch endpoints): γ, overhead and start offset, as the engine charges them."""
+
+    def __init__(self, schedule: Schedule, gamma_s_per_byte, overhead_s: float, start_offset_s, slowdown) -> None:
+        ranks, switches = schedule.nranks, len(schedule.switches)
+
+        def per_rank(values, default: float) -> np.ndarray:
+            values = np.broadcast_to(np.asarray(default if values is None else values, dtype=float), (ranks,))
+            return np.concatenate([values, np.full(switches, default)])
+
+        slow = per_rank(slowdown, 1.0)
+        self.gamma = per_rank(gamma_s_per_byte, 0.0) * slow
+        self.gamma[ranks:] = 0.0
+        self.overhead = float(overhead_s) * slow
+        self.offset = per_rank(start_offset_s, 0.0)
 
 
 _OVERLAPPED = 1 << 20
@@ -115,12 +143,11 @@ def _blocks(deps: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, list[int
     return waits, cuts
 
 
-def _finish_s(network: Network, schedule: Schedule, gamma_s_per_byte: float | Sequence[float], blocks) -> np.ndarray:
+def _finish_s(network: Network, schedule: Schedule, costs: _RankCosts, blocks) -> np.ndarray:
     """:func:`critical_path_finish_s` given the blocks of :func:`_blocks` (or a future of them)."""
     columns = schedule.columns
     src, dst, nbytes, reduce = columns.src, columns.dst, columns.nbytes, columns.reduce
-    gamma = np.concatenate([np.broadcast_to(np.asarray(gamma_s_per_byte, dtype=float), (schedule.nranks,)),
-                            np.zeros(len(schedule.switches))])
+    gamma = costs.gamma
     endpoints, efficiency = network.place(np.arange(schedule.nranks), schedule.switches)
     if np.array_equal(endpoints, np.arange(len(endpoints))):
         pair_latency, pair_inverse_bw, pair = _pair_costs(network, src, dst)
@@ -136,6 +163,9 @@ def _finish_s(network: Network, schedule: Schedule, gamma_s_per_byte: float | Se
     del cost
     if gamma.any():
         duration += np.where(reduce, columns.payload * gamma[dst], 0.0)
+    if costs.overhead.any():
+        duration += costs.overhead[src]
+    earliest = costs.offset[src] if costs.offset.any() else None
 
     deps, offsets = columns.deps, columns.dep_offsets
     waits, cuts = blocks.result() if isinstance(blocks, Future) else blocks
@@ -147,29 +177,37 @@ def _finish_s(network: Network, schedule: Schedule, gamma_s_per_byte: float | Se
             lo = int(offsets[a])
             b = min(stop, max(a + 1, int(np.searchsorted(offsets, lo + _PIECE, side="right")) - 1))
             hi = int(offsets[b])
+            ready = None
             if hi > lo:
                 gathered = np.take(finish, deps[lo:hi], out=scratch[: hi - lo] if hi - lo <= len(scratch) else None)
                 some = waits[a:b]
                 if some.all():
-                    finish[a:b] += np.maximum.reduceat(gathered, offsets[a:b] - lo)
+                    ready = np.maximum.reduceat(gathered, offsets[a:b] - lo)
                 else:
                     ready = np.zeros(b - a)
                     ready[some] = np.maximum.reduceat(gathered, offsets[a:b][some] - lo)
-                    finish[a:b] += ready
+            if earliest is not None:
+                ready = earliest[a:b] if ready is None else np.maximum(ready, earliest[a:b])
+            if ready is not None:
+                finish[a:b] += ready
             a = b
     return finish
 
 
 def critical_path_time(
-    network: Network, schedule: Schedule, gamma_s_per_byte: float | Sequence[float] = 0.0
+    network: Network, schedule: Schedule, gamma_s_per_byte: float | Sequence[float] = 0.0, *,
+    overhead_s: float = 0.0, start_offset_s: Sequence[float] | None = None, slowdown: Sequence[float] | None = None,
 ) -> float:
     """Contention-free completion time of any schedule, seconds.
 
     The longest path through the transfer DAG, each transfer costing
-    ``α + n β`` on its own route (``+ n γ`` for a reduction; see
-    :func:`critical_path_finish_s`). It ignores that transfers sharing a link
-    slow each other down, so it is a lower bound of the simulated time, and equal
-    to it when no two transfers use a link at the same time.
+    ``o + α + n β`` on its own route (``+ n γ`` for a reduction; see
+    :func:`critical_path_finish_s`, which takes the options of
+    :func:`simnet.engine.simulate` that change a transfer's cost). It ignores that
+    transfers sharing a link slow each other down, so it is a lower bound of the
+    simulated time with the same options, and equal to it when no two transfers
+    use a link at the same time.
     """
-    finish = critical_path_finish_s(network, schedule, gamma_s_per_byte=gamma_s_per_byte)
+    finish = critical_path_finish_s(network, schedule, gamma_s_per_byte=gamma_s_per_byte, overhead_s=overhead_s,
+                                    start_offset_s=start_offset_s, slowdown=slowdown)
     return float(finish.max()) if len(finish) else 0.0

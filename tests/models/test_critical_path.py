@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from simnet.algorithms import ALGORITHMS
@@ -45,6 +45,41 @@ def test_critical_path_equals_simulation_without_link_sharing(name, size):
     assert not _links_shared_concurrently(trace)
     assert critical_path_time(network, schedule) == pytest.approx(trace.time_s, rel=1e-9)
     np.testing.assert_allclose(critical_path_finish_s(network, schedule), trace.end_s, rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", ALLREDUCE)
+@settings(max_examples=6, deadline=None)
+@given(overhead=st.sampled_from([0.0, 1e-7, 3e-6]), gamma=st.sampled_from([0.0, 2e-11]),
+       offset=st.sampled_from([0.0, 5e-7, 4e-6]), slowdown=st.lists(st.sampled_from([1.0, 1.5, 3.0]), min_size=8,
+                                                                     max_size=8))
+def test_critical_path_charges_the_simulations_overhead_offsets_and_stragglers(name, overhead, gamma, offset,
+                                                                               slowdown):
+    """What :func:`simulate` charges per transfer beyond the wire is on the critical path too: with no link
+    shared at once the two agree."""
+    p, size = 8, 2**16
+    network = Network(full_mesh(p))
+    schedule = ALGORITHMS[name].builder(p, size, **_params(name, p))
+    options = {"gamma_s_per_byte": gamma, "overhead_s": overhead, "start_offset_s": [offset] * p,
+               "slowdown": slowdown}
+    trace = simulate(network, schedule, **options)
+    assume(not _links_shared_concurrently(trace))
+    np.testing.assert_allclose(critical_path_finish_s(network, schedule, **options), trace.end_s, rtol=1e-9)
+    assert critical_path_time(network, schedule, **options) == pytest.approx(trace.time_s, rel=1e-9)
+
+
+def test_a_late_rank_delays_the_critical_path_as_it_delays_the_simulation():
+    p = 8
+    network = Network(full_mesh(p))
+    schedule = ALGORITHMS["ring"].builder(p, 2**16, chunks=1)
+    offsets = [0.0] * p
+    offsets[3] = 7e-6
+    trace = simulate(network, schedule, start_offset_s=offsets)
+    finish = critical_path_finish_s(network, schedule, start_offset_s=offsets)
+    on_time = critical_path_finish_s(network, schedule)
+    waits = np.diff(schedule.columns.dep_offsets) > 0
+    first_of_late = (schedule.columns.src == 3) & ~waits
+    np.testing.assert_allclose(finish[first_of_late], 7e-6 + on_time[first_of_late], rtol=1e-12)
+    assert on_time.max() + 1e-6 < finish.max() <= trace.time_s * (1 + 1e-12)
 
 
 @pytest.mark.parametrize("name", ["ring", "recursive_doubling", "halving_doubling", "binomial_tree"])

@@ -208,7 +208,9 @@ def _check(nranks: int, size_bytes: int, gpus_per_node: int | None, protocol: st
         raise ScheduleError(f"must be an integer ≥ 1 dividing the {nranks} ranks, got {gpus_per_node!r}",
                             path="gpus_per_node")
     if protocol not in allowed:
-        raise ScheduleError(f"must be one of {', '.join(allowed)}, got {protocol!r}", path="protocol")
+        hint = ("; 'auto' is NCCL's choice on a network: build with the parameters of "
+                "ALGORITHMS[name].resolved(network, size_bytes, params)") if protocol == "auto" else ""
+        raise ScheduleError(f"must be one of {', '.join(allowed)}, got {protocol!r}{hint}", path="protocol")
     if intra not in INTRA_LINKS:
         raise ScheduleError(f"must be one of {', '.join(INTRA_LINKS)}, got {intra!r}", path="intra")
     if not isinstance(max_pieces, int) or isinstance(max_pieces, bool) or max_pieces < 1:

@@ -44,7 +44,10 @@ def predict(algorithm: str, network: Network, nranks: int, size_bytes: int, *,
     **params
         The algorithm's parameters (e.g. ``chunks``, ``factors``, ``channels``;
         every parameter the builder takes changes the closed form accordingly) and
-        ``gamma_s_per_byte``.
+        ``gamma_s_per_byte``. What the algorithm decides on `network` and was not
+        given (``protocol: auto``, NCCL's algorithm, protocol and channels for
+        ``nccl``, ``gpus_per_node``) is decided first, as a scenario run decides it
+        (:meth:`~simnet.algorithms.registry.Algorithm.resolved`).
 
     Raises
     ------
@@ -56,4 +59,7 @@ def predict(algorithm: str, network: Network, nranks: int, size_bytes: int, *,
         raise SimnetError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}", path="algorithm")
     if record.model is None:
         raise SimnetError(f"{algorithm} has no closed form: {record.no_model}", path="algorithm")
-    return record.predict(NetworkCosts(network, overhead_s=overhead_s), nranks, size_bytes, **params)
+    gamma = params.pop("gamma_s_per_byte", 0.0)
+    params = record.resolved(network, size_bytes, params)
+    return record.predict(NetworkCosts(network, overhead_s=overhead_s), nranks, size_bytes, gamma_s_per_byte=gamma,
+                          **params)

@@ -150,3 +150,18 @@ def test_blueconnect_per_level_breakdown():
     assert levels["time_s"].sum() == pytest.approx(predict("blueconnect", DGX, 32, n, factors=[8, 4]))
     assert levels["time_s"].iloc[1] > 9 * levels["time_s"].iloc[0]
     assert math.isclose(levels["reduce_scatter_s"].sum(), levels["all_gather_s"].sum())
+
+
+@pytest.mark.parametrize("size", [4096, 2**20, 2**30])
+def test_predict_decides_what_nccl_decides_on_the_network(size):
+    from simnet.errors import ScheduleError
+    from simnet.models.nccl import choose, graphs_from_network, tune_model
+    from simnet.topology import load
+
+    net = Network(load("dgx_h100"))
+    pick = choose(tune_model(*graphs_from_network(net, "2.30.7"), "2.30.7"), "allreduce", size)
+    assert predict("nccl", net, 8, size) == pytest.approx(pick.time_s, rel=1e-12)
+    if pick.algorithm == "ring":
+        assert predict("nccl_ring", net, 8, size, protocol="auto") == pytest.approx(pick.time_s, rel=1e-12)
+    with pytest.raises(ScheduleError, match=r"got 'auto'; 'auto' is NCCL's choice on a network: .*resolved"):
+        ALGORITHMS["nccl_ring"].build(8, size, protocol="auto")

@@ -391,14 +391,17 @@ algorithm   params  ranks   size sim time model time sim/model sim/crit.path alg
 """
 
 GOLDEN_FAILURE = """\
-   golden/quickstart.csv: 6 timing(s) changed (rtol=1e-09):
-     scenario point algorithm        params  size_bytes       column      expected        actual  relative_change change
-   quickstart            ring {"chunks": 1}        1024   sim_time_s  2.814336e-05  2.954336e-05      0.049745304  moved
-   quickstart            ring {"chunks": 1}        1024 model_time_s  2.814336e-05  2.954336e-05      0.049745304  moved
-   quickstart            ring {"chunks": 1}     1048576   sim_time_s 0.00017480064 0.00017620064    0.00800912399  moved
-   quickstart            ring {"chunks": 1}     1048576 model_time_s 0.00017480064 0.00017620064    0.00800912399  moved
-   quickstart            ring {"chunks": 1}    67108864   sim_time_s 0.00942324096 0.00942464096   0.000148568842  moved
-   quickstart            ring {"chunks": 1}    67108864 model_time_s 0.00942324096 0.00942464096   0.000148568842  moved"""
+   golden/quickstart.csv: 9 timing(s) changed (rtol=1e-09):
+     scenario point algorithm        params  size_bytes          column      expected        actual  relative_change change
+   quickstart            ring {"chunks": 1}        1024      sim_time_s  2.814336e-05  2.954336e-05      0.049745304  moved
+   quickstart            ring {"chunks": 1}        1024    model_time_s  2.814336e-05  2.954336e-05      0.049745304  moved
+   quickstart            ring {"chunks": 1}        1024 critical_path_s  2.814336e-05  2.954336e-05      0.049745304  moved
+   quickstart            ring {"chunks": 1}     1048576      sim_time_s 0.00017480064 0.00017620064    0.00800912399  moved
+   quickstart            ring {"chunks": 1}     1048576    model_time_s 0.00017480064 0.00017620064    0.00800912399  moved
+   quickstart            ring {"chunks": 1}     1048576 critical_path_s 0.00017480064 0.00017620064    0.00800912399  moved
+   quickstart            ring {"chunks": 1}    67108864      sim_time_s 0.00942324096 0.00942464096   0.000148568842  moved
+   quickstart            ring {"chunks": 1}    67108864    model_time_s 0.00942324096 0.00942464096   0.000148568842  moved
+   quickstart            ring {"chunks": 1}    67108864 critical_path_s 0.00942324096 0.00942464096   0.000148568842  moved"""
 
 SPARSE_FIFO_ROWS = {
     (16, "1/128"): "| 16 | 16M | 1/128 | 0.95 (0.96) | 1.71 (1.80) | 1.94 (1.94) | 2.61 (2.50) | 12.03 (9.84) | 2.26 (2.45) | 9.60 | 0.41 (0.66) | sparse_ring_ring | 1.81x | 10.12x |",  # noqa: E501

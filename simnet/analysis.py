@@ -54,6 +54,7 @@ __all__ = [
     "nccl_key",
     "nccl_comparison",
     "display_nccl_comparison",
+    "NCCL_COMPARISON_NOTE",
 ]
 
 RESULT_COLUMNS = (
@@ -538,22 +539,32 @@ def nccl_key(algorithm: str, params: str, resolved: str = "") -> str:
     return f"{name}/{values.get('protocol', 'simple')}"
 
 
+NCCL_COMPARISON_NOTE = ("Schedules outside NCCL's family (ring, trees, BlueConnect, ...) pay link latencies "
+                        "only, none of NCCL's protocol, kernel or launch costs: NCCL's choice is best compared with "
+                        "the best NCCL schedule.")
+"""What the NCCL comparison's reader must know about its "simnet's best" column."""
+
+
 def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
     """Per point and size, simnet's simulated winner beside NCCL's own choice.
 
     Returns
     -------
     pandas.DataFrame
-        ``point, size_bytes, simnet_best, simnet_best_s, nccl_choice, nccl_model_s,
-        nccl_simulated_s, agree``: the fastest simulated run (an NCCL schedule with the
-        algorithm/protocol it ran, ``nccl (nvls/simple)``) and its time; what NCCL's
+        ``point, size_bytes, simnet_best, simnet_best_s, nccl_best, nccl_best_s, nccl_choice,
+        nccl_model_s, nccl_simulated_s, agree``: the fastest simulated run (an NCCL
+        schedule with the algorithm/protocol it ran, ``nccl (nvls/simple)``) and its
+        time; the fastest simulated run of an NCCL schedule (``""`` and ``nan`` if none
+        ran) and its time, the fair comparison for NCCL's choice, since schedules
+        outside NCCL's family carry link latencies only, none of NCCL's protocol
+        costs; what NCCL's
         cost model picks (``"algorithm/protocol"``) and predicts; the simulated time
         of that choice where a run of it is in `results` (``nan`` otherwise); whether
         simnet's winner is NCCL's choice. Empty where no row has an NCCL choice (the
         topology is not one simnet models NCCL on).
     """
-    columns = ["point", "size_bytes", "simnet_best", "simnet_best_s", "nccl_choice", "nccl_model_s",
-               "nccl_simulated_s", "agree"]
+    columns = ["point", "size_bytes", "simnet_best", "simnet_best_s", "nccl_best", "nccl_best_s", "nccl_choice",
+               "nccl_model_s", "nccl_simulated_s", "agree"]
     rows = []
     chosen = results[results["nccl_choice"].astype(str) != ""] if "nccl_choice" in results else results.iloc[:0]
     for (point, size), group in chosen.groupby(["point", "size_bytes"], sort=False):
@@ -563,11 +574,15 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         keys = [nccl_key(a, p, r) for a, p, r in zip(ordered["algorithm"], ordered["params"], resolved)]
         choice = str(best["nccl_choice"])
         matching = [t for key, t in zip(keys, ordered["sim_time_s"]) if key == choice]
+        family = [k for k, key in enumerate(keys) if key]
+        labels = _choice(ordered)
         rows.append({
             "point": point,
             "size_bytes": size,
-            "simnet_best": _choice(ordered).iloc[0] + (f" ({keys[0]})" if keys[0] else ""),
+            "simnet_best": labels.iloc[0] + (f" ({keys[0]})" if keys[0] else ""),
             "simnet_best_s": best["sim_time_s"],
+            "nccl_best": f"{labels.iloc[family[0]]} ({keys[family[0]]})" if family else "",
+            "nccl_best_s": ordered["sim_time_s"].iloc[family[0]] if family else math.nan,
             "nccl_choice": choice,
             "nccl_model_s": best["nccl_model_s"],
             "nccl_simulated_s": min(matching) if matching else math.nan,
@@ -584,6 +599,8 @@ def display_nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         "size": frame["size_bytes"].map(format_size),
         "simnet's best (simulated)": frame["simnet_best"].map(lambda label: label.replace('"', "")),
         "time": frame["simnet_best_s"].map(format_time),
+        "best NCCL schedule (simulated)": frame["nccl_best"].map(lambda label: label.replace('"', "") or "none run"),
+        "its time": frame["nccl_best_s"].map(lambda t: "—" if t != t else format_time(t)),
         "NCCL's choice": frame["nccl_choice"],
         "NCCL model": frame["nccl_model_s"].map(format_time),
         "simulated": frame["nccl_simulated_s"].map(lambda t: "not run" if t != t else format_time(t)),
@@ -691,7 +708,8 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
     if "nccl_choice" in results and results["nccl_choice"].astype(str).ne("").any():
         lines += ["## NCCL's choice beside simnet's", "",
                   "What NCCL's own cost model picks per size and predicts (`simnet.models.nccl`), beside the fastest "
-                  "simulated run and, where it ran, the simulated time of NCCL's choice.", "",
+                  "simulated run, the fastest simulated NCCL schedule and, where it ran, the simulated time of NCCL's "
+                  f"choice. {NCCL_COMPARISON_NOTE}", "",
                   display_nccl_comparison(results).to_markdown(index=False), ""]
     lines += ["## Models against the simulation", "",
               "`sim/model − 1` and `sim/critical path − 1`: positive when the simulation is slower.", ""]

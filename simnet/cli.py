@@ -136,6 +136,7 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
                 if len(comparison):
                     click.echo("\nNCCL's own choice (its cost model) beside simnet's simulated best:")
                     click.echo(comparison.to_string(index=False))
+                    click.echo(analysis.NCCL_COMPARISON_NOTE)
         if out_dir is not None and loaded.jobs is not None:
             _write_jobs_report(out_dir, loaded.name, results, draw=draw, quiet=quiet)
         elif out_dir is not None:

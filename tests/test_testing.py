@@ -65,3 +65,26 @@ def test_a_missing_model_time_is_unchanged_until_it_appears(tmp_path, quickstart
     assert timing_changes(without, stored).empty
     moved = timing_changes(quickstart, stored)
     assert set(moved["column"]) == {"model_time_s"} and set(moved["change"]) == {"moved"}
+
+
+def test_update_mode_leaves_a_table_alone_when_nothing_moved_beyond_the_tolerance(tmp_path, quickstart):
+    golden = Golden(tmp_path, update=True)
+    golden.check("q", quickstart)
+    written = golden.path("q").read_bytes()
+    noise = quickstart.copy()
+    noise["sim_time_s"] *= 1 + 1e-15
+    assert golden.check("q", noise).empty
+    assert golden.path("q").read_bytes() == written
+    moved = quickstart.copy()
+    moved.loc[0, "sim_time_s"] *= 1.01
+    assert len(golden.check("q", moved)) == 1
+    assert golden.path("q").read_bytes() != written
+
+
+def test_one_check_can_loosen_the_tolerance(tmp_path, quickstart):
+    Golden(tmp_path, update=True).check("q", quickstart)
+    moved = quickstart.copy()
+    moved["sim_time_s"] *= 1 + 1e-6
+    with pytest.raises(pytest.fail.Exception, match=r"rtol=1e-09"):
+        Golden(tmp_path).check("q", moved)
+    assert Golden(tmp_path).check("q", moved, rtol=1e-5).empty

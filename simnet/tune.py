@@ -446,7 +446,7 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, op: str = "allreduce",
     n_nodes = nranks // per_node
     picks, notes = [], []
     for size, group in nccl_rows.groupby("size_bytes", sort=True):
-        group = group.sort_values(["simulated_s", "predicted_s"], kind="stable")
+        group = group.sort_values("sim_rank", kind="stable")
         keys = [nccl_key(a, p, r) for a, p, r in zip(group["algorithm"], group["params"], group["resolved"])]
         best = group.iloc[0]
         algorithm, protocol = keys[0].split("/")
@@ -457,7 +457,7 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, op: str = "allreduce",
         label = f"{format_size(int(size))}: best simulated NCCL schedule {keys[0]} x{channels} " \
                 f"{_unbroken(format_time(best['simulated_s']))}"
         everything = tuned[(tuned["size_bytes"] == size) & tuned["simulated_s"].notna()]
-        fastest = everything.sort_values(["simulated_s", "predicted_s"], kind="stable").iloc[0]
+        fastest = everything.sort_values("sim_rank", kind="stable").iloc[0]
         if fastest["algorithm"] not in NCCL_NAMES:
             time_text = _unbroken(format_time(fastest["simulated_s"]))
             notes.append(f"{label}; fastest candidate {fastest['choice']} {time_text} "

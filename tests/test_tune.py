@@ -256,13 +256,35 @@ def test_the_emitted_nccl_tuner_file_parses_and_runs_each_size_on_its_fastest_si
     assert all(b.min_bytes == a.max_bytes + 1 for a, b in zip(rows, rows[1:]))
     assert {(row.n_nodes, row.n_ranks) for row in rows} == {(1, 8)}
     for size, group in tuned[tuned["algorithm"].isin(list(NCCL_NAMES))].groupby("size_bytes"):
-        best = group.sort_values("simulated_s").iloc[0]
+        best = group.sort_values("sim_rank").iloc[0]
         values = json.loads(best["params"]) | (json.loads(best["resolved"]) if best["resolved"] else {})
         row = tuner_lookup(rows, "allreduce", int(size), 1, 8)
         assert (row.algorithm, row.protocol) == (NCCL_NAMES[best["algorithm"]], values.get("protocol", "simple"))
         if "channels" in values:
             assert row.channels == values["channels"]
     assert comments[0].startswith("written by simnet tune: NCCL 2.30.7 schedules simulated on dgx_h100()")
+
+
+def test_the_tuner_files_fastest_candidate_is_the_tables_winner_ties_included():
+    """Two generic schedules tied in simulated time: the table ranks them (by model rank), and the file names
+    the table's winner, not the other one."""
+    from simnet.algorithms.nccl import NCCL_NAMES
+    from simnet.tune import nccl_tuner_rows
+
+    _, network, tuned, _ = _tuned_dgx_h100()
+    tied = tuned.copy()
+    generic = tied[tied["simulated_s"].notna() & ~tied["algorithm"].isin(list(NCCL_NAMES))]
+    winners = {}
+    for size, group in generic.groupby("size_bytes"):
+        first, second = group.sort_values("sim_rank").index[:2]
+        tied.loc[second, "simulated_s"] = tied.loc[first, "simulated_s"]
+        tied.loc[[first, second], "sim_rank"] = tied.loc[[second, first], "sim_rank"].to_numpy()
+        winners[size] = tied.loc[second, "choice"]
+    _, comments = nccl_tuner_rows(tied, network)
+    text = " ".join(comments).replace("# ", "")
+    for size, choice in winners.items():
+        if tied[tied["size_bytes"] == size].sort_values("sim_rank").iloc[0]["choice"] == choice:
+            assert f"fastest candidate {choice}" in text
 
 
 def test_no_tuner_file_where_nccl_has_no_model(tmp_path, capsys):
@@ -320,7 +342,7 @@ def test_the_tuner_file_of_an_all_gather_or_reduce_scatter_names_its_collective_
     assert parse_tuner_csv(text) == rows
     assert text.splitlines()[len(comments)].startswith(op.replace("_", "") + ",")
     for size, group in tuned[tuned["algorithm"].isin(list(NCCL_NAMES))].groupby("size_bytes"):
-        best = group.sort_values("simulated_s").iloc[0]
+        best = group.sort_values("sim_rank").iloc[0]
         values = json.loads(best["params"]) | (json.loads(best["resolved"]) if best["resolved"] else {})
         row = tuner_lookup(rows, op, int(size), 1, 8)
         assert (row.algorithm, row.protocol, row.channels) == ("ring", values["protocol"], values["channels"])

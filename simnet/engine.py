@@ -98,6 +98,16 @@ def _per_rank(value: object, nranks: int, path: str, *, default: float, positive
     return np.array(value, dtype=float)
 
 
+def _expect(value: object, kind: type, path: str) -> None:
+    """Refuse `value` unless it is a `kind`, saying what was given (and how to make a Network of a graph)."""
+    if isinstance(value, kind):
+        return
+    given = type(value).__name__
+    hint = "; make one of a topology graph with simnet.Network(graph)" if kind is Network and given.endswith(
+        "Graph") else ""
+    raise SimnetError(f"expected a simnet.{kind.__name__}, got a {given}{hint}", path=path)
+
+
 def _extend(values: array, more: np.ndarray) -> None:
     """Append the elements of `more` to `values`, converted to its type (``"d"``, ``"q"`` or ``"i"``)."""
     values.frombytes(memoryview(np.ascontiguousarray(more, dtype=TYPECODES[values.typecode])).cast("B"))
@@ -170,6 +180,7 @@ class Simulation:
 
     def __init__(self, env: simpy.Environment, network: Network, *, model: str = "maxmin",
                  sharing: str = "equal") -> None:
+        _expect(network, Network, "network")
         if model not in LINK_MODELS:
             raise SimnetError(f"must be one of {sorted(LINK_MODELS)}, got {model!r}", path="model")
         if sharing not in SHARING:
@@ -288,6 +299,7 @@ class Simulation:
         """
         if self._closed:
             raise SimnetError("this simulation is closed; start a new one", path="schedule")
+        _expect(schedule, Schedule, "schedule")
         network = self.network
         nranks = schedule.nranks
         if ranks is None:

@@ -8,7 +8,11 @@ and exit code 2; the Python API lets it propagate.
 
 from __future__ import annotations
 
-__all__ = ["SimnetError", "UnitError", "TopologyError", "ScheduleError", "ScenarioError", "SweepInterrupted"]
+import difflib
+from collections.abc import Iterable
+
+__all__ = ["SimnetError", "UnitError", "TopologyError", "ScheduleError", "ScenarioError", "SweepInterrupted",
+           "UnknownName", "did_you_mean"]
 
 
 class SimnetError(ValueError):
@@ -59,3 +63,13 @@ class ScenarioError(SimnetError):
 
 class SweepInterrupted(SimnetError):
     """A sweep stopped by the user before every point finished; finished points are kept."""
+
+
+class UnknownName(SimnetError, KeyError):
+    """A name looked up in a registry (of algorithms, say) that holds no such entry; also a :class:`KeyError`."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'ring'?"`` for the choice closest to `word`, or ``""`` when none is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""

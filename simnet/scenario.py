@@ -51,7 +51,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-import difflib
 import hashlib
 import inspect
 import itertools
@@ -83,7 +82,7 @@ from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.registry import Algorithm, resolved_changes
 from simnet.analysis import RESULT_COLUMNS, result_row, sent_bytes_per_rank
 from simnet.engine import Trace, simulate
-from simnet.errors import ScenarioError, SimnetError
+from simnet.errors import ScenarioError, SimnetError, did_you_mean
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
 from simnet.interchange import msccl
 from simnet.jobs import INTERFERENCE_COLUMNS, PLACEMENTS, TIMELINE_COLUMNS, Flows, Job, JobsResult, communicators, \
@@ -485,13 +484,8 @@ def _no_repeats(scenario: Scenario) -> None:
         seen[key] = index
 
 
-def _did_you_mean(word: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(word, choices, n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 def _unknown(kind: str, word: str, choices: list[str]) -> str:
-    return f"unknown {kind} {word!r}{_did_you_mean(word, choices)} (expected one of: {', '.join(choices)})"
+    return f"unknown {kind} {word!r}{did_you_mean(word, choices)} (expected one of: {', '.join(choices)})"
 
 
 def _keyword_parameters(function: Callable) -> dict[str, tuple[inspect.Parameter, Any]]:
@@ -740,7 +734,7 @@ def _algorithm_runs(
             runs.append((record, {}, {}, {**own, "proto": program.proto}))
             continue
         if name not in ALGORITHMS:
-            raise ScenarioError(f"unknown algorithm {name!r}{_did_you_mean(name, sorted(ALGORITHMS))} (algorithms "
+            raise ScenarioError(f"unknown algorithm {name!r}{did_you_mean(name, sorted(ALGORITHMS))} (algorithms "
                                 f"for {collective.op}: {', '.join(ALGORITHMS.for_op(collective.op))})", path=where)
         if collective.op not in ALGORITHMS[name].ops:
             fitting = ALGORITHMS.for_op(collective.op)
@@ -790,7 +784,7 @@ def _format_validation_error(error: ValidationError) -> ScenarioError:
     elif kind == "extra_forbidden":
         parent = first["loc"][:-1]
         fields = _fields_at(parent)
-        message = "unknown key" + _did_you_mean(str(first["loc"][-1]), fields) + (
+        message = "unknown key" + did_you_mean(str(first["loc"][-1]), fields) + (
             f" (expected one of: {', '.join(fields)})" if fields else ""
         )
     elif kind == "value_error" and isinstance(ctx.get("error"), SimnetError):

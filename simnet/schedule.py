@@ -1111,6 +1111,8 @@ def check(schedule: Schedule, *, numeric: bool = False, seed: int = 0) -> None:
         Naming the first rank and chunk that is wrong, e.g.
         ``"rank 3, chunk 5: holds contributions of {0, 1, 2}, expected all 8 ranks"``.
     """
+    if not isinstance(schedule, Schedule):
+        raise ScheduleError(f"expected a simnet.Schedule, got a {type(schedule).__name__}", path="schedule")
     table = schedule.transfers
     partners = _exchange_partners(table)
     _check_races(table, partners)

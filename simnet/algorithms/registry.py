@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from simnet.errors import UnknownName, did_you_mean
 from simnet.schedule import COLLECTIVES, Schedule
 
 __all__ = ["PairCosts", "Parameter", "Algorithm", "Stage", "pipelined_time", "steps_time", "Registry",
@@ -288,7 +289,11 @@ class Registry(Mapping):
         self._entries = entries
 
     def __getitem__(self, name: str) -> Algorithm:
-        return self._entries[name]
+        try:
+            return self._entries[name]
+        except (KeyError, TypeError):
+            raise UnknownName(f"unknown algorithm {name!r}{did_you_mean(str(name), self._entries)}; known: "
+                              f"{', '.join(self._entries)}", path="algorithm") from None
 
     def __iter__(self):
         return iter(self._entries)

@@ -12,6 +12,7 @@ costs ``α + n β`` on its own route, i.e. without contention
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 from simnet.algorithms import ALGORITHMS
@@ -59,6 +60,12 @@ def predict(algorithm: str, network: Network, nranks: int, size_bytes: int, *,
         raise SimnetError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}", path="algorithm")
     if record.model is None:
         raise SimnetError(f"{algorithm} has no closed form: {record.no_model}", path="algorithm")
+    if not isinstance(nranks, numbers.Integral) or isinstance(nranks, bool) or not 2 <= nranks <= network.size:
+        raise SimnetError(f"must be an integer from 2 to the network's {network.size} ranks, got {nranks!r}",
+                          path="nranks")
+    if not isinstance(size_bytes, numbers.Integral) or isinstance(size_bytes, bool) or size_bytes < 0:
+        hint = f" (simnet.units.parse_size({size_bytes!r}) converts a unit string)" if isinstance(size_bytes, str) else ""
+        raise SimnetError(f"must be a whole number of bytes ≥ 0{hint}, got {size_bytes!r}", path="size_bytes")
     gamma = params.pop("gamma_s_per_byte", 0.0)
     params = record.resolved(network, size_bytes, params)
     return record.predict(NetworkCosts(network, overhead_s=overhead_s), nranks, size_bytes, gamma_s_per_byte=gamma,

@@ -92,14 +92,21 @@ def _check_int(value: object, path: str, minimum: int) -> None:
         raise TopologyError(f"must be an integer ≥ {minimum}, got {value!r}", path=path)
 
 
+def _unit_hint(value: object, parser: str) -> str:
+    """For a unit string given where Python builders take SI numbers: how to convert it."""
+    return f" (simnet.units.{parser}({value!r}) converts a unit string)" if isinstance(value, str) else ""
+
+
 def _check_bandwidth(value: object, path: str = "bandwidth_Bps") -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
-        raise TopologyError(f"must be a finite bandwidth > 0, got {value!r}", path=path)
+        raise TopologyError(f"must be a finite bandwidth > 0 in bytes/s{_unit_hint(value, 'parse_bandwidth')}, "
+                            f"got {value!r}", path=path)
 
 
 def _check_latency(value: object, path: str = "latency_s") -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
-        raise TopologyError(f"must be a finite time ≥ 0, got {value!r}", path=path)
+        raise TopologyError(f"must be a finite time ≥ 0 in seconds{_unit_hint(value, 'parse_time')}, got {value!r}",
+                            path=path)
 
 
 def _check_flag(value: object, path: str) -> None:

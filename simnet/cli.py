@@ -990,9 +990,12 @@ def algorithms(fmt: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``simnet`` console script; returns the exit status."""
-    debug = "--debug" in (sys.argv[1:] if argv is None else argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    if debug:
+        args = ["--debug", *(arg for arg in args if arg != "--debug")]
     try:
-        cli.main(args=argv, prog_name="simnet", standalone_mode=False)
+        cli.main(args=args, prog_name="simnet", standalone_mode=False)
     except SweepInterrupted as error:
         click.echo(f"interrupted: {error}", err=True)
         return 130

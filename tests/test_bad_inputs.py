@@ -36,9 +36,12 @@ def test_bad_input_gives_one_clean_line_and_exit_code_2(name, capsys, monkeypatc
     assert message.startswith(case["expect"]), f"{message!r} does not start with {case['expect']!r}"
 
 
-def test_debug_shows_the_traceback():
+@pytest.mark.parametrize("where", ["before the command", "after it"])
+def test_debug_shows_the_traceback(where):
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    result = subprocess.run([sys.executable, "-m", "simnet.cli", "--debug", "run", "s08_one_host.yaml"],
-                            cwd=CORPUS, env=env, capture_output=True, text=True)
+    args = ["--debug", "run", "s08_one_host.yaml"] if where == "before the command" else [
+        "run", "s08_one_host.yaml", "--debug"]
+    result = subprocess.run([sys.executable, "-m", "simnet.cli", *args], cwd=CORPUS, env=env, capture_output=True,
+                            text=True)
     assert result.returncode != 0
     assert "Traceback" in result.stderr and "topology.hosts" in result.stderr

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import functools
 import hashlib
 import inspect
@@ -780,7 +781,11 @@ def _format_validation_error(error: ValidationError) -> ScenarioError:
         path += f"[{part}]" if isinstance(part, int) else (f".{name}" if path else name)
     kind, ctx, value = first["type"], first.get("ctx", {}), first.get("input")
     if kind == "missing":
-        message = "missing"
+        missing, parent = str(first["loc"][-1]), first["loc"][:-1]
+        unknown = [str(other["loc"][-1]) for other in error.errors()
+                   if other["type"] == "extra_forbidden" and other["loc"][:-1] == parent]
+        close = difflib.get_close_matches(missing, unknown, n=1)
+        message = f"missing (the key {close[0]!r} is not one; a misspelling of {missing!r}?)" if close else "missing"
     elif kind == "extra_forbidden":
         parent = first["loc"][:-1]
         fields = _fields_at(parent)

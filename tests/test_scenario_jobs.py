@@ -187,3 +187,15 @@ def test_nccls_choice_in_a_job_is_made_for_each_communicator_of_its_gpus():
     assert choose(network_tuning(network), "reduce_scatter", 1 << 20).algorithm != "pat"
     shown = display_jobs(run_jobs_point(expand(scenario)[0]).jobs)
     assert list(shown["algorithm"]) == ["nccl_all_gather (ring/ll128 x24)", "nccl_reduce_scatter (pat/simple x16)"]
+
+
+def test_a_job_no_slower_than_alone_names_no_job_that_slowed_it():
+    from pathlib import Path
+
+    from simnet.scenario import load_scenario
+
+    results = run(load_scenario(Path(__file__).resolve().parents[1] / "scenarios" / "jobs_tenants.yaml"))
+    not_slowed = results["slowdown"] <= 1
+    assert not_slowed.any() and (results.loc[not_slowed, "shared_s"] > 0).any()
+    assert (results.loc[not_slowed, "slowed_by"].fillna("") == "").all()
+    assert (results.loc[~not_slowed & (results["shared_s"] > 0), "slowed_by"] != "").all()

@@ -62,23 +62,31 @@ def jobs_gantt(timeline: pd.DataFrame, path: str | Path, *, title: str = "", max
 def slowdown_bars(jobs: pd.DataFrame, path: str | Path, *, title: str = "") -> Figure:
     """Bars of each job's slowdown (time together / time alone), grouped by sweep point.
 
-    A dashed line marks 1 (as fast as alone).
+    Bars rise from 1 (as fast as alone, a dashed line) up for a job slowed down and
+    down for one that finished sooner, so that slowdowns of a few percent stay visible;
+    the legend sits beside the axes.
     """
     points = list(dict.fromkeys(jobs["point"]))
     names = list(dict.fromkeys(jobs["job"]))
-    figure = new_figure(max(6, 1.2 * len(points) * max(1, len(names)) / 2 + 3), 4.5)
+    figure = new_figure(max(6, 1.2 * len(points) * max(1, len(names)) / 2 + 4), 4.5)
     axes = figure.subplots()
     width = 0.8 / max(1, len(names))
     for index, name in enumerate(names):
         mine = jobs[jobs["job"] == name].set_index("point")["slowdown"]
-        heights = [float(mine.get(point, float("nan"))) for point in points]
-        axes.bar([p + (index - (len(names) - 1) / 2) * width for p in range(len(points))], heights, width, label=name)
+        heights = [float(mine.get(point, float("nan"))) - 1.0 for point in points]
+        axes.bar([p + (index - (len(names) - 1) / 2) * width for p in range(len(points))], heights, width, bottom=1.0,
+                 label=name)
     axes.axhline(1.0, linestyle="--", color="black", linewidth=1)
-    axes.set_xticks(range(len(points)), [point or "jobs" for point in points], rotation=30 if len(points) > 4 else 0,
-                    fontsize="small")
+    rotate = len(points) > 2 or max((len(str(point)) for point in points), default=0) > 20
+    axes.set_xticks(range(len(points)), [point or "jobs" for point in points], rotation=25 if rotate else 0,
+                    ha="right" if rotate else "center", fontsize="small")
     axes.set_ylabel("slowdown (time together / time alone)")
-    axes.set_ylim(bottom=0)
-    axes.legend(fontsize="x-small")
+    values = jobs["slowdown"].dropna()
+    if len(values):
+        low, high = min(float(values.min()), 1.0), max(float(values.max()), 1.0)
+        margin = max(0.05 * (high - low), 0.01)
+        axes.set_ylim(low - margin, high + margin)
+    axes.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     if title:
         axes.set_title(title)
     return save(figure, path)

@@ -92,3 +92,17 @@ def test_every_jobs_plot(path, tmp_path):
     assert_readable(plots.jobs_gantt(timeline, tmp_path / "jobs.png", title=scenario.name), tmp_path / "jobs.png")
     assert_readable(plots.slowdown_bars(jobs, tmp_path / "slowdown.png", title=scenario.name),
                     tmp_path / "slowdown.png")
+
+
+def test_slowdown_bars_rise_from_one_and_keep_the_legend_off_the_bars(tmp_path):
+    jobs = pd.DataFrame({"point": ["a", "a", "b", "b"], "job": ["x", "y", "x", "y"],
+                         "slowdown": [1.12, 0.996, 1.05, 1.0]})
+    figure = plots.slowdown_bars(jobs, tmp_path / "slowdown.png")
+    axes = figure.axes[0]
+    bars = [bar for container in axes.containers for bar in container]
+    assert {bar.get_y() for bar in bars} == {1.0}
+    assert sorted(round(bar.get_y() + bar.get_height(), 9) for bar in bars) == [0.996, 1.0, 1.05, 1.12]
+    low, high = axes.get_ylim()
+    assert 0.9 < low < 0.996 and 1.12 < high < 1.2
+    legend = axes.get_legend().get_window_extent()
+    assert legend.x0 >= axes.get_window_extent().x1

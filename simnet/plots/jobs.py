@@ -22,7 +22,7 @@ def jobs_gantt(timeline: pd.DataFrame, path: str | Path, *, title: str = "", max
     ----------
     timeline : pandas.DataFrame
         Rows with ``job, communicator, iteration, start_s, end_s`` (:data:`simnet.jobs.TIMELINE_COLUMNS`);
-        with a ``point`` column, only the first point is drawn.
+        with a ``point`` column, only the first point is drawn, and the title says which.
     path : str or pathlib.Path
         PNG file to write.
     title : str, optional
@@ -31,8 +31,12 @@ def jobs_gantt(timeline: pd.DataFrame, path: str | Path, *, title: str = "", max
         Communicators drawn at most (the first of each job first).
     """
     frame = timeline
+    shown = ""
     if "point" in frame and len(frame):
-        frame = frame[frame["point"] == frame["point"].iloc[0]]
+        first = frame["point"].iloc[0]
+        if frame["point"].nunique() > 1:
+            shown = f"{first} (first of {frame['point'].nunique()} sweep points)"
+        frame = frame[frame["point"] == first]
     jobs = list(dict.fromkeys(frame["job"]))
     rows = list(dict.fromkeys(zip(frame["job"], frame["communicator"])))
     rows.sort(key=lambda row: (row[1] > 0, jobs.index(row[0]), row[1]))
@@ -55,7 +59,8 @@ def jobs_gantt(timeline: pd.DataFrame, path: str | Path, *, title: str = "", max
     axes.set_xlabel("simulated time")
     axes.legend(handles=[Patch(color=colors[job], alpha=0.6, label=job) for job in jobs], fontsize="small",
                 loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    axes.set_title(title or "jobs run together: one bar per collective", fontsize="small")
+    heading = title or "jobs run together: one bar per collective"
+    axes.set_title(f"{heading}\n{shown}" if shown else heading, fontsize="small")
     return save(figure, path)
 
 

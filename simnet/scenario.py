@@ -88,7 +88,7 @@ from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimat
 from simnet.interchange import msccl
 from simnet.jobs import INTERFERENCE_COLUMNS, PLACEMENTS, TIMELINE_COLUMNS, Flows, Job, JobsResult, communicators, \
     place, run_jobs
-from simnet.models import critical_path_time, predict
+from simnet.models import NetworkCosts, critical_path_time
 from simnet.links import LINK_MODELS, SHARING
 from simnet.network import BUNDLES, Network
 from simnet.payloads import DISTRIBUTIONS, SparsePayload
@@ -1119,6 +1119,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     network = scenario.built_network(force=force)
     nranks = network.size
     options = scenario.network.simulate_kwargs(nranks)
+    gamma = options["gamma_s_per_byte"]
+    costs = NetworkCosts(network, overhead_s=[options["overhead_s"] * slowdown for slowdown in options["slowdown"]])
     cases = [(size, None) for size in scenario.sizes]
     if scenario.payload is not None:
         cases = [(payload.size_bytes, payload) for payload in scenario.payload.payloads()]
@@ -1145,8 +1147,6 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                 if error.path in _OPTION_PATHS or _LISTED not in origins:
                     raise ScenarioError(error.message, path=_OPTION_PATHS.get(error.path, error.path)) from None
                 raise ScenarioError(f"{name} on this topology: {error.message}", path=origins[_LISTED]) from None
-            gamma = options["gamma_s_per_byte"]
-            overheads = [options["overhead_s"] * slowdown for slowdown in options["slowdown"]]
             row = result_row(
                 scenario=scenario.name,
                 point=point.label,
@@ -1159,8 +1159,7 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                 ranks=nranks,
                 size_bytes=size,
                 sim_time_s=trace.time_s,
-                model_time_s=(predict(name, network, nranks, size, gamma_s_per_byte=gamma, overhead_s=overheads,
-                                      **params) if record.model is not None else math.nan),
+                model_time_s=record.predict(costs, nranks, size, gamma_s_per_byte=gamma, **params),
                 critical_path_s=critical_path_time(network, schedule, gamma, overhead_s=options["overhead_s"],
                                                    start_offset_s=options["start_offset_s"],
                                                    slowdown=options["slowdown"]),
@@ -1484,7 +1483,7 @@ def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *
         network = scenario.built_network(force=force)
         options = scenario.network.simulate_kwargs(network.size)
         gamma = options["gamma_s_per_byte"]
-        overheads = [options["overhead_s"] * slowdown for slowdown in options["slowdown"]]
+        costs = NetworkCosts(network, overhead_s=[options["overhead_s"] * slowdown for slowdown in options["slowdown"]])
         payloads = scenario.payload.payloads() if scenario.payload is not None else []
         if along == "size":
             bases = list({p.density: p for p in payloads}.values()) or [None]
@@ -1502,8 +1501,7 @@ def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *
                 given = params | ({"payload": payload} if payload is not None and record.payload == "sparse" else {})
                 try:
                     resolved = record.resolved(network, size, given)
-                    time_s = predict(name, network, network.size, size, gamma_s_per_byte=gamma,
-                                     overhead_s=overheads, **resolved)
+                    time_s = record.predict(costs, network.size, size, gamma_s_per_byte=gamma, **resolved)
                 except SimnetError:
                     continue
                 rows.append((scenario.name, point.label, network.name, scenario.collective.op, name,

@@ -58,7 +58,7 @@ from functools import cached_property
 import numpy as np
 import simpy
 
-from simnet.errors import SimnetError
+from simnet.errors import SimnetError, expect_instance
 from simnet import links as link_models
 from simnet.links import LINK_MODELS, SHARING, Instant
 from simnet.network import Network
@@ -96,16 +96,6 @@ def _per_rank(value: object, nranks: int, path: str, *, default: float, positive
         if not _finite(item) or item < 0 or (positive and item == 0):
             raise SimnetError(f"rank {rank}: must be a finite number {bound}, got {item!r}", path=path)
     return np.array(value, dtype=float)
-
-
-def _expect(value: object, kind: type, path: str) -> None:
-    """Refuse `value` unless it is a `kind`, saying what was given (and how to make a Network of a graph)."""
-    if isinstance(value, kind):
-        return
-    given = type(value).__name__
-    hint = "; make one of a topology graph with simnet.Network(graph)" if kind is Network and given.endswith(
-        "Graph") else ""
-    raise SimnetError(f"expected a simnet.{kind.__name__}, got a {given}{hint}", path=path)
 
 
 def _extend(values: array, more: np.ndarray) -> None:
@@ -180,7 +170,7 @@ class Simulation:
 
     def __init__(self, env: simpy.Environment, network: Network, *, model: str = "maxmin",
                  sharing: str = "equal") -> None:
-        _expect(network, Network, "network")
+        expect_instance(network, Network, "network")
         if model not in LINK_MODELS:
             raise SimnetError(f"must be one of {sorted(LINK_MODELS)}, got {model!r}", path="model")
         if sharing not in SHARING:
@@ -299,7 +289,7 @@ class Simulation:
         """
         if self._closed:
             raise SimnetError("this simulation is closed; start a new one", path="schedule")
-        _expect(schedule, Schedule, "schedule")
+        expect_instance(schedule, Schedule, "schedule")
         network = self.network
         nranks = schedule.nranks
         if ranks is None:

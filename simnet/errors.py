@@ -12,7 +12,7 @@ import difflib
 from collections.abc import Iterable
 
 __all__ = ["SimnetError", "UnitError", "TopologyError", "ScheduleError", "ScenarioError", "SweepInterrupted",
-           "UnknownName", "did_you_mean"]
+           "UnknownName", "did_you_mean", "expect_instance"]
 
 
 class SimnetError(ValueError):
@@ -67,6 +67,19 @@ class SweepInterrupted(SimnetError):
 
 class UnknownName(SimnetError, KeyError):
     """A name looked up in a registry (of algorithms, say) that holds no such entry; also a :class:`KeyError`."""
+
+
+def expect_instance(value: object, kind: type, path: str, *, error: type[SimnetError] = SimnetError) -> None:
+    """Raise `error` at `path` unless `value` is a `kind`, naming what was given instead.
+
+    A topology graph given where a ``Network`` is expected is told how to make one.
+    """
+    if isinstance(value, kind):
+        return
+    given = type(value).__name__
+    hint = "; make one of a topology graph with simnet.Network(graph)" if kind.__name__ == "Network" and \
+        given.endswith("Graph") else ""
+    raise error(f"expected a simnet.{kind.__name__}, got a {given}{hint}", path=path)
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

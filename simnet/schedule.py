@@ -61,7 +61,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 
 import numpy as np
 
-from simnet.errors import ScheduleError
+from simnet.errors import ScheduleError, expect_instance
 
 __all__ = [
     "COLLECTIVES",
@@ -1111,8 +1111,7 @@ def check(schedule: Schedule, *, numeric: bool = False, seed: int = 0) -> None:
         Naming the first rank and chunk that is wrong, e.g.
         ``"rank 3, chunk 5: holds contributions of {0, 1, 2}, expected all 8 ranks"``.
     """
-    if not isinstance(schedule, Schedule):
-        raise ScheduleError(f"expected a simnet.Schedule, got a {type(schedule).__name__}", path="schedule")
+    expect_instance(schedule, Schedule, "schedule", error=ScheduleError)
     table = schedule.transfers
     partners = _exchange_partners(table)
     _check_races(table, partners)

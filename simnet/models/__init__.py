@@ -55,9 +55,7 @@ def predict(algorithm: str, network: Network, nranks: int, size_bytes: int, *,
     SimnetError
         For an unknown algorithm or one without a closed form (saying why).
     """
-    record = ALGORITHMS.get(algorithm)
-    if record is None:
-        raise SimnetError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}", path="algorithm")
+    record = ALGORITHMS[algorithm]
     if record.model is None:
         raise SimnetError(f"{algorithm} has no closed form: {record.no_model}", path="algorithm")
     if not isinstance(nranks, numbers.Integral) or isinstance(nranks, bool) or not 2 <= nranks <= network.size:

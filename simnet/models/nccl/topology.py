@@ -45,7 +45,7 @@ from typing import NamedTuple
 
 import networkx as nx
 
-from simnet.errors import SimnetError
+from simnet.errors import SimnetError, expect_instance
 from simnet.models.nccl.inputs import CPU_ARCHS, CPU_VENDORS, NcclGraph, NcclGraphs, NcclSystem
 from simnet.models.nccl.versions import NcclVersion, nccl_version
 from simnet.network import Network
@@ -327,8 +327,7 @@ def graphs_from_network(network: Network, version: str | NcclVersion = "2.30.7",
     >>> graphs.ring.n_channels, graphs.ring.bw_intra_GBps, system.n_channels, graphs.nvls.n_channels
     (12, 30.0, 24, 8)
     """
-    if not isinstance(network, Network):
-        raise SimnetError(f"must be a simnet Network, got {type(network).__name__}", path="network")
+    expect_instance(network, Network, "network")
     version = nccl_version(version)
     graph = network.graph
     template = server_template(graph)

@@ -114,7 +114,6 @@ class _RankCosts:
 
         slow = per_rank(slowdown, 1.0)
         self.gamma = per_rank(gamma_s_per_byte, 0.0) * slow
-        self.gamma[ranks:] = 0.0
         self.overhead = float(overhead_s) * slow
         self.offset = per_rank(start_offset_s, 0.0)
 

@@ -344,7 +344,7 @@ def load(path: str | Path, *, including: tuple[Path, ...] = ()) -> nx.DiGraph:
         With ``source`` set to `path`, for an unreadable or malformed file; with
         path ``file``, listing the presets, when `path` is neither a file nor a preset.
     """
-    if isinstance(path, str) and "/" not in path and not Path(path).exists():
+    if isinstance(path, str) and not Path(path).exists():
         path = find(path)
     try:
         text = Path(path).read_text(encoding="utf-8")

@@ -62,6 +62,7 @@ CASES = {
     "sparse_ring_ring_64": {"kind": "sparse", "ranks": 64, "dimension": 128 * 2**20, "density": 1 / 128, "runs": 1},
     "jobs_4096": {"kind": "jobs", "nodes": 512, "k": 32, "ep": 16, "runs": 1},
     "nccl_tree_512": {"kind": "nccl_tree", "nodes": 64, "k": 16, "runs": 1},
+    "nccl_ring_256": {"kind": "nccl_ring", "preset": "dgx_h100_ndr_32", "size": 256 * MIB, "runs": 1},
     "blueconnect_16384": {"kind": "blueconnect", "node": "dgx_h100", "nodes": 2048, "k": 42, "bandwidth_Bps": 50e9,
                           "factors": (8, 16, 128), "runs": 1},
     "critical_path_100k": {"kind": "blueconnect_critical_path", "ranks": 100_000, "factors": (8, 4, 25, 125),
@@ -87,7 +88,10 @@ counts the concurrent run, background flows included; ``time_s`` is when its las
 ``sim_s`` is all of :func:`~simnet.jobs.run_jobs`: the jobs together, each alone, the interference report);
 ``nccl_tree_512``: NCCL's tree all-reduce (two channels, simple protocol) of 64 MiB on the 64 DGX A100 of
 ``blueconnect_512`` (130 816 transfers whose instants are rarely shared: a tree's sends start and end at
-their own times, so it measures the cost per instant of the general max-min path); ``blueconnect_16384``:
+their own times, so it measures the cost per instant of the general max-min path); ``nccl_ring_256``:
+NCCL's ring all-reduce (simple protocol, the channels and parameters NCCL's model resolves on the network:
+16 channels) of 256 MiB on the preset ``dgx_h100_ndr_32`` (32 DGX H100, NDR rails, the cluster of issue 16),
+whose pipelined chunks meet the same sets of routes over and over; ``blueconnect_16384``:
 BlueConnect of 64 MiB on 2048 DGX H100 (16 384 GPUs, rails on a three-tier k = 42 fat-tree of 50 GB/s,
 1 µs, factors (8, 16, 128)); ``critical_path_100k``: the critical-path model of BlueConnect of 64 MiB on
 100 000 ranks of ``switch(100000)``, factors (8, 4, 25, 125) (31.6 M transfers; ``sim_s`` includes
@@ -106,6 +110,7 @@ QUICK = {
     "sparse_ring_ring_64": {"ranks": 8, "dimension": 2**20},
     "jobs_4096": {"nodes": 4, "k": 8, "ep": 8},
     "nccl_tree_512": {"nodes": 4, "k": 8},
+    "nccl_ring_256": {"preset": "dgx_h100", "size": MIB},
     "blueconnect_16384": {"nodes": 4, "k": 8, "factors": (8, 4)},
     "critical_path_100k": {"ranks": 64, "factors": (8, 8)},
 }
@@ -214,6 +219,23 @@ def _nccl_tree(spec: dict) -> dict:
     fabric = {"k": spec["k"], "bandwidth_Bps": 25e9, "latency_s": LATENCY_S}
     network = Network(cluster("dgx_a100", spec["nodes"], fabric="fat_tree", fabric_params=fabric))
     schedule = ALGORITHMS["nccl_tree"].builder(network.size, 64 * MIB)
+    simulating = time.perf_counter()
+    trace = simulate(network, schedule, model="maxmin")
+    done = time.perf_counter()
+    return {"wall_s": done - began, "sim_s": done - simulating, "transfers": len(schedule), "time_s": trace.time_s}
+
+
+def _nccl_ring(spec: dict) -> dict:
+    from simnet.algorithms import ALGORITHMS
+    from simnet.engine import simulate
+    from simnet.network import Network
+    from simnet.topology import load
+
+    began = time.perf_counter()
+    network = Network(load(spec["preset"]))
+    algorithm = ALGORITHMS["nccl_ring"]
+    params = algorithm.resolved(network, spec["size"], {"protocol": "simple"})
+    schedule = algorithm.build(network.size, spec["size"], **params)
     simulating = time.perf_counter()
     trace = simulate(network, schedule, model="maxmin")
     done = time.perf_counter()
@@ -334,7 +356,8 @@ def _cli_ring(spec: dict) -> dict:
 
 
 RUNNERS = {"ring": _ring, "cli_ring": _cli_ring, "blueconnect": _blueconnect, "critical_path": _critical_path, "sparse": _sparse,
-           "jobs": _jobs, "nccl_tree": _nccl_tree, "blueconnect_critical_path": _blueconnect_critical_path}
+           "jobs": _jobs, "nccl_tree": _nccl_tree, "nccl_ring": _nccl_ring,
+           "blueconnect_critical_path": _blueconnect_critical_path}
 
 
 def child(name: str, quick: bool, smpi: bool) -> None:

@@ -46,6 +46,12 @@ path (of :class:`MaxMinLinks` and of :class:`simnet.engine.Simulation`, which re
 floats, events and state as the loop, for many flows at once. The tests set it to 1, to 3 and to
 infinity and compare whole traces."""
 
+FILLS_KEPT = 4096
+"""How many component allocations a :class:`MaxMinLinks` of equal sharing remembers (see
+:meth:`MaxMinLinks._reshare`) before it forgets them all and starts again, a bound on memory; 0 turns
+the memory off. The tests set it to 0, 1 and the default and compare whole traces."""
+
+
 def _distinct(items: np.ndarray, scratch: np.ndarray) -> bool:
     """Whether `items` (indices into `scratch`, all of which hold 0) are pairwise distinct; `scratch` is left as it was.
 
@@ -371,6 +377,9 @@ class MaxMinLinks:
         self._latency_s = latency_s
         self._at = at
         self._weighted = sharing == "rtt_weighted"
+        self._fills_kept = FILLS_KEPT
+        self._fills: dict[tuple[int, ...], dict[int, tuple[float, int]]] | None = (
+            {} if FILLS_KEPT > 0 and not self._weighted else None)
         self._on_link: list[dict[int, None]] = [{} for _ in range(len(bandwidth_Bps))]
         self._route_ids: dict[tuple[int, ...], int] = {}
         self._route_links: list[tuple[int, ...]] = []
@@ -713,6 +722,16 @@ class MaxMinLinks:
         the caller knows the changed components are all such flows (`alone`: every
         link a finished flow left is empty and every flow that joined found its links
         empty), they are exactly the flows that joined, and nothing is searched.
+
+        Under equal sharing the allocation of a component is a function of the
+        multiset of its flows' routes alone: :meth:`_fill` pops links by
+        ``(capacity / count, link)``, and every flow it fixes at one pop subtracts the
+        same share from its links, so neither the flows' numbers nor their order can
+        change a float; flows of one route get the same rate and bottleneck. A
+        pipelined schedule meets the same multiset again and again (the chunks of a
+        channel over the same links), so the allocation is remembered per sorted
+        tuple of route numbers (:data:`FILLS_KEPT`) and filled once. Weighted sharing
+        sums weights in the order flows joined a link, and is filled every time.
         """
         route_of = self._route
         rate, limit = self._route_rate_Bps, self._route_limit
@@ -721,6 +740,7 @@ class MaxMinLinks:
             return
         on_link = self._on_link
         route_links = self._route_links
+        fills = self._fills
         seen: set[int] = set()
         allocation: list[tuple[int, float, int]] = []
         for start in touched:
@@ -749,8 +769,21 @@ class MaxMinLinks:
                             if other not in seen:
                                 seen.add(other)
                                 stack.append(other)
-            fixed = self._fill(sorted(component_links))
-            allocation.extend((flow, *fixed[flow]) for flow in sorted(component_flows))
+            flows = sorted(component_flows)
+            if fills is None:
+                fixed = self._fill(sorted(component_links))
+                allocation.extend((flow, *fixed[flow]) for flow in flows)
+                continue
+            routes = [route_of[flow] for flow in flows]
+            key = tuple(sorted(routes))
+            per_route = fills.get(key)
+            if per_route is None:
+                fixed = self._fill(sorted(component_links))
+                per_route = {route_id: fixed[flow] for flow, route_id in zip(flows, routes)}
+                if len(fills) >= self._fills_kept:
+                    fills.clear()
+                fills[key] = per_route
+            allocation.extend((flow, *per_route[route_id]) for flow, route_id in zip(flows, routes))
         self._assign(now_s, allocation)
 
     def _fill(self, links: list[int]) -> dict[int, tuple[float, int]]:

@@ -19,6 +19,7 @@ from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.dense import ring_allreduce_time
 from simnet.engine import Simulation, Trace, simulate
 from simnet.errors import SimnetError
+from simnet import links as link_models
 from simnet.links import LINK_MODELS
 from simnet.network import Network
 from simnet.schedule import Schedule, Transfer
@@ -417,6 +418,56 @@ def test_the_array_path_gives_the_trace_of_the_loop_bit_for_bit(monkeypatch, mod
                                                                 **options))
     for trace in mine:
         assert_identical(trace, theirs)
+
+
+def with_each_memory(monkeypatch, run):
+    """What `run()` returns with max-min's memory of component allocations at its default size, forgetting
+    after every new allocation (1), and off (0)."""
+    results = []
+    for kept in (link_models.FILLS_KEPT, 1, 0):
+        monkeypatch.setattr("simnet.links.FILLS_KEPT", kept)
+        results.append(run())
+    return results
+
+
+@pytest.mark.parametrize("sharing", ["equal", "rtt_weighted"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_remembered_allocations_give_the_trace_of_filling_afresh_bit_for_bit(monkeypatch, sharing, data):
+    """A component's max-min allocation is remembered by the multiset of its routes (`simnet.links.FILLS_KEPT`):
+    remembered, forgotten at once, or never kept, every array of the trace is the same."""
+    net = Network(data.draw(TOPOLOGIES, label="graph"))
+    p = net.size
+    schedule = Schedule(collective="allreduce", nranks=p, chunk_bytes=(1,),
+                        transfers=tuple(data.draw(waves(p), label="waves")))
+    *mine, theirs = with_each_memory(monkeypatch, lambda: simulate(net, schedule, sharing=sharing))
+    for trace in mine:
+        assert_identical(trace, theirs)
+
+
+def test_a_pipelined_ring_fills_each_configuration_of_its_links_once(monkeypatch):
+    """NCCL's ring with 4 channels on 4 DGX H100 meets the same multisets of routes chunk after chunk: the
+    memory fills 92 components where filling afresh takes 1680, and the trace is the same."""
+    net = Network(cluster("dgx_h100", 4, fabric="switch", fabric_params={"bandwidth_Bps": 48e9, "latency_s": 1e-6}))
+    schedule = ALGORITHMS["nccl_ring"].build(32, 16 * MIB, gpus_per_node=8, channels=4)
+    fills = []
+    fill = link_models.MaxMinLinks._fill
+
+    def counted(self, links):
+        fills[-1] += 1
+        return fill(self, links)
+
+    monkeypatch.setattr(link_models.MaxMinLinks, "_fill", counted)
+
+    def run():
+        fills.append(0)
+        return simulate(net, schedule)
+
+    remembered, forgotten, afresh = with_each_memory(monkeypatch, run)
+    assert fills == [92, 1680, 1680]
+    assert_identical(remembered, afresh)
+    assert_identical(forgotten, afresh)
 
 
 @pytest.mark.parametrize("model,sharing", [("maxmin", "equal"), ("maxmin", "rtt_weighted"), ("fifo", "equal")])

@@ -395,12 +395,17 @@ class JobSpec(_Strict):
     repeat: int = Field(1, ge=1)
 
 
+def _topology_entry(value: Any) -> Any:
+    """A bare string names a topology file or preset: ``topology: dgx_h100_ndr_32`` is ``{file: dgx_h100_ndr_32}``."""
+    return {"file": value} if isinstance(value, str) else value
+
+
 class Scenario(_Strict):
     """A validated scenario (see the module docstring for the YAML form)."""
 
     name: str = Field(min_length=1)
     description: str = ""
-    topology: dict[str, Any]
+    topology: Annotated[dict[str, Any], BeforeValidator(_topology_entry)]
     collective: CollectiveSpec | None = None
     sizes: list[Size] = []
     payload: PayloadSpec | None = None

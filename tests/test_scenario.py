@@ -160,6 +160,22 @@ sizes: [8 KiB, 256 MiB]
     assert set(results["nccl_choice"]) == {""}
 
 
+def test_a_bare_topology_name_is_a_file_or_preset_also_in_a_sweep():
+    """``topology: dgx_h100`` reads as ``{file: dgx_h100}``; a sweep may list preset names; a wrong name
+    names the key and the presets."""
+    data = {"name": "named", "topology": "dgx_h100", "collective": {"op": "allreduce", "algorithms": ["ring"]},
+            "sizes": ["1 MiB"]}
+    named = run(parse_scenario(data))
+    spelled = run(parse_scenario({**data, "topology": {"file": "dgx_h100"}}))
+    assert named["sim_time_s"].tolist() == spelled["sim_time_s"].tolist()
+    swept = run(parse_scenario({**data, "sweep": {"grid": {"topology": ["dgx_h100", "dgx_a100"]}}}))
+    assert swept["sim_time_s"].iloc[0] == named["sim_time_s"].iloc[0]
+    assert swept["sim_time_s"].iloc[1] > swept["sim_time_s"].iloc[0]
+    with pytest.raises(ScenarioError, match="no preset of that name.*dgx_h100_ndr_32") as error:
+        run(parse_scenario({**data, "topology": "dgx_h1000"}))
+    assert error.value.path == "topology.file"
+
+
 def test_an_unknown_key_that_is_not_printable_is_named_in_one_line():
     """Found by the fuzz test: a key with a newline broke the one-line error."""
     data = {"name": "x", "topology": {"builder": "switch", "hosts": 4, "bandwidth": "1 GB/s", "latency": "1 us"},

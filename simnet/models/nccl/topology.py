@@ -66,7 +66,8 @@ TEMPLATES = {
 """Server template -> (compute capability × 10, CPU architecture, CPU vendor), from the templates' sources."""
 
 MODELLED_SYSTEMS = ("servers of GPUs on one NVSwitch or of one GPU (dgx_a100, dgx_h100, dgx_b200 and their "
-                    "clusters, one gb200_nvl72 rack)")
+                    "clusters, one gb200_nvl72 rack; a topology file of nodes and links names its server "
+                    "template, e.g. server: dgx_h100)")
 """The systems :func:`network_tuning` derives NCCL's model for, as error messages name them."""
 
 MAXCHANNELS = 64

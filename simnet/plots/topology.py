@@ -469,7 +469,7 @@ def link_utilization(trace: Trace, path: str | Path, *, title: str = "") -> Figu
 
     A link's utilization is its busy time over the completion time
     (:meth:`simnet.engine.Trace.links`); a line shows the largest among the links
-    (both directions, every cable) it stands for, idle ones in light grey. An
+    (both directions, every cable) it stands for, idle ones in light grey (named in the legend). An
     aggregated server (see :func:`draw_topology`) is filled with the utilization of
     its busiest internal link.
 
@@ -500,8 +500,11 @@ def link_utilization(trace: Trace, path: str | Path, *, title: str = "") -> Figu
 
     colors = [cmap(norm(level(e.members))) if level(e.members) > 0 else _IDLE for e in drawing.edges]
     faces = {i: cmap(norm(level(members))) for i, members in drawing.internal.items() if level(members) > 0}
+    legend = [_width_note(drawing)]
+    if _IDLE in colors:
+        legend.append(Line2D([], [], color=_IDLE, linewidth=2.5, label="idle: carried nothing"))
     figure = new_figure(drawing.size_in[0] + 1.2, drawing.size_in[1])
-    axes = _render(figure, drawing, colors, _widths(drawing), faces, [_width_note(drawing)])
+    axes = _render(figure, drawing, colors, _widths(drawing), faces, legend)
     figure.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=axes, location="bottom", shrink=0.5, aspect=40,
                     label="utilization of the busiest link (busy time / completion time)")
     _title(figure, title or run_title(trace), drawing.note)

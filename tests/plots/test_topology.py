@@ -85,6 +85,20 @@ def test_link_utilization_colours_busy_links_and_aggregated_servers(tmp_path):
     assert_readable(figure, tmp_path / "links.png")
 
 
+def legend_of(figure) -> list[str]:
+    return [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+
+
+def test_idle_links_are_named_in_the_legend_only_when_some_are_drawn(tmp_path):
+    """A flat ring on a rail-optimised slice leaves links idle (grey, named); on one switch every link works."""
+    for graph, idle in ((load(find("dgx_a100_superpod_slice")), True), (switch(4, 12.5e9, 1e-6), False)):
+        network = Network(graph)
+        trace = simulate(network, ALGORITHMS["ring"].builder(network.size, 2**16))
+        assert trace.links()["utilization"].min() == 0.0 if idle else trace.links()["utilization"].min() > 0.0
+        figure = plots.link_utilization(trace, tmp_path / "links.png")
+        assert ("idle: carried nothing" in legend_of(figure)) is idle
+
+
 def test_a_small_graph_is_drawn_node_by_node():
     drawing = _drawing(switch(4, 12.5e9, 1e-6))
     assert [node.label for node in drawing.nodes] == ["gpu0", "gpu1", "gpu2", "gpu3", "switch"]

@@ -6,9 +6,11 @@ by level. A larger one is aggregated: each server is one box (its GPU count in t
 label, the links inside it hidden), a level with more than :data:`MAX_SWITCHES`
 switches or more than :data:`MAX_SERVERS` servers is drawn as at most
 :data:`GROUPS` groups of neighbours, and the cables between two boxes are one line
-whose width grows with their summed bandwidth. A torus (graph attribute ``dims``)
-is drawn as a grid of routers, one panel of the first two dimensions per
-combination of the others, the cables between panels summed into one bundle.
+whose width grows with their summed bandwidth; a single server that large (a GB200
+NVL72 rack) is drawn inside instead, a row per kind of node, large rows as groups. A
+torus (graph attribute ``dims``) is drawn as a grid of routers, one panel of the
+first two dimensions per combination of the others, the cables between panels
+summed into one bundle.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ _KIND_STYLE = {"gpu": ("s", "tab:green"), "nic": ("D", "tab:orange"), "cpu": ("h
 _KIND_NAMES = {"gpu": "GPU", "nic": "NIC", "cpu": "CPU", "switch": "switch", "server": "server (box of its GPUs)",
                "router": "router"}
 _IDLE = (0.85, 0.85, 0.85, 1.0)
+_SERVER_ROWS = {"switch": 0, "cpu": 1, "nic": 2}
+_SERVER_ROW_NAMES = {"switch": "server switches", "cpu": "CPUs", "nic": "NICs", "gpu": "GPUs"}
 
 
 @dataclass
@@ -135,23 +139,45 @@ def _spread(members: list, y: float) -> None:
         node.x, node.y = (index + 0.5) / len(members), y
 
 
-def _detailed(graph: nx.DiGraph) -> _Drawing:
-    """Every node drawn, in layers, in graph order within a layer (servers and pods stay together)."""
+def _detailed(graph: nx.DiGraph, *, grouped: bool = False) -> _Drawing:
+    """Every node drawn, in layers, in graph order within a layer (servers and pods stay together).
+
+    `grouped` (one server too large to draw node by node, such as a GB200 NVL72 rack): each kind of
+    node of the server gets its own row (GPUs, server switches, CPUs, NICs, then the fabric's levels),
+    and a kind with more than :data:`MAX_SWITCHES` nodes in a row is drawn as at most :data:`GROUPS`
+    groups of neighbours, their cables summed.
+    """
     layers: dict[int, list] = {}
     for order, (name, data) in enumerate(graph.nodes(data=True)):
         layers.setdefault(_layer(data), []).append((data.get("host", -1), data.get("socket", -1), order, name, data))
+    rows: list[tuple[str, list[list[tuple]]]] = []
+    for level in sorted(layers):
+        ordered = [(name, data["kind"]) for *_, name, data in sorted(layers[level], key=lambda entry: entry[:3])]
+        if not grouped:
+            rows.append((_LAYER_NAMES[level], [[entry] for entry in ordered]))
+            continue
+        kinds = sorted(dict.fromkeys(kind for _, kind in ordered), key=lambda kind: _SERVER_ROWS.get(kind, 0))
+        for kind in kinds:
+            mine = [entry for entry in ordered if entry[1] == kind]
+            runs = _chunks(mine, GROUPS) if len(mine) > MAX_SWITCHES else [[entry] for entry in mine]
+            rows.append((_LAYER_NAMES[level] if level != 1 else _SERVER_ROW_NAMES[kind], runs))
     nodes, group = [], {}
-    for y, level in enumerate(sorted(layers)):
+    for y, (_, runs) in enumerate(rows):
         members = []
-        for *_, name, data in sorted(layers[level], key=lambda entry: entry[:3]):
-            group[name] = len(nodes)
-            node = _Node(str(name), data["kind"], [name], gpus=int(data["kind"] == "gpu"))
+        for run in runs:
+            kind = run[0][1]
+            for name, _ in run:
+                group[name] = len(nodes)
+            label = _range_label([str(name) for name, _ in run], _KIND_NAMES[kind] + "s")
+            node = _Node(label, kind, [name for name, _ in run], gpus=len(run) if kind == "gpu" else 0)
             nodes.append(node)
             members.append(node)
         _spread(members, float(y))
     edges, internal = _edges(graph, group, nodes)
-    names = {float(y): _LAYER_NAMES[level] for y, level in enumerate(sorted(layers))}
-    return _Drawing(nodes, _arcs(edges, nodes), internal, names, [], "", True, (10.0, 1.6 * len(layers) + 1.2))
+    names = {float(y): name for y, (name, _) in enumerate(rows)}
+    note = "large levels of the server aggregated; line width grows with the summed bandwidth of the cables it " \
+        "stands for" if len(nodes) < graph.number_of_nodes() else ""
+    return _Drawing(nodes, _arcs(edges, nodes), internal, names, [], note, True, (10.0, 1.6 * len(rows) + 1.2))
 
 
 def _chunks(items: list, count: int) -> list[list]:
@@ -330,7 +356,12 @@ def _torus(graph: nx.DiGraph) -> _Drawing | None:
 
 
 def _drawing(graph: nx.DiGraph) -> _Drawing:
-    return _torus(graph) or (_detailed(graph) if graph.number_of_nodes() <= DETAIL_NODES else _aggregated(graph))
+    if _torus(graph) is not None:
+        return _torus(graph)
+    if graph.number_of_nodes() <= DETAIL_NODES:
+        return _detailed(graph)
+    hosts = {data.get("host") for _, data in graph.nodes(data=True)}
+    return _detailed(graph, grouped=True) if len(hosts) == 1 else _aggregated(graph)
 
 
 def _segments(drawing: _Drawing, edge: _Edge) -> list[list[tuple[float, float]]]:

@@ -99,6 +99,24 @@ def test_idle_links_are_named_in_the_legend_only_when_some_are_drawn(tmp_path):
         assert ("idle: carried nothing" in legend_of(figure)) is idle
 
 
+def test_one_server_too_large_for_detail_is_drawn_inside_with_its_kinds_on_rows_and_grouped():
+    """A GB200 NVL72 rack (72 GPUs, 36 Grace CPUs, 72 NICs, one NVSwitch: 181 nodes, one host) is not one
+    box: GPUs, the switch, CPUs and NICs get a row each, groups of at most GROUPS, every cable in one line."""
+    graph = load(find("gb200_nvl72"))
+    assert graph.number_of_nodes() > DETAIL_NODES
+    drawing = _drawing(graph)
+    assert list(drawing.layers.values()) == ["GPUs", "server switches", "CPUs", "NICs"]
+    rows = {}
+    for node in drawing.nodes:
+        rows.setdefault(drawing.layers[node.y], []).append(node)
+    assert [len(rows[name]) for name in drawing.layers.values()] == [GROUPS, 1, GROUPS, GROUPS]
+    assert sum(node.gpus for node in rows["GPUs"]) == 72
+    assert rows["GPUs"][0].label == "gpu0–5\n(6 GPUs)" and rows["CPUs"][0].label == "cpu0–2\n(3 CPUs)"
+    assert sum(edge.cables for edge in drawing.edges) == sum(data.get("cables", 1) for *_, data in
+                                                            graph.edges(data=True)) / 2
+    assert not drawing.internal
+
+
 def test_a_small_graph_is_drawn_node_by_node():
     drawing = _drawing(switch(4, 12.5e9, 1e-6))
     assert [node.label for node in drawing.nodes] == ["gpu0", "gpu1", "gpu2", "gpu3", "switch"]

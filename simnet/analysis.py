@@ -53,6 +53,7 @@ __all__ = [
     "jobs_markdown",
     "nccl_key",
     "nccl_comparison",
+    "nccl_without_model",
     "display_nccl_comparison",
     "NCCL_COMPARISON_NOTE",
 ]
@@ -545,6 +546,26 @@ NCCL_COMPARISON_NOTE = ("Schedules outside NCCL's family (ring, trees, BlueConne
 """What the NCCL comparison's reader must know about its "simnet's best" column."""
 
 
+def nccl_without_model(results: pd.DataFrame) -> str:
+    """A note naming NCCL's schedules that ran where simnet has no NCCL cost model (``""`` if none did).
+
+    They carry NCCL's latency constants (base and per-step, the release in their
+    ``version``) but have no model time, and no NCCL choice is set beside them, so
+    a reader sees them slower than simnet's own schedules at small sizes with no
+    model to explain it.
+    """
+    from simnet.models.nccl.topology import MODELLED_SYSTEMS
+
+    if "nccl_choice" not in results:
+        return ""
+    alone = results[results["algorithm"].isin(list(NCCL_NAMES)) & (results["nccl_choice"].astype(str) == "")]
+    if not len(alone):
+        return ""
+    names = ", ".join(dict.fromkeys(alone["algorithm"]))
+    return (f"{names} carry NCCL's latencies (its base and per-step constants) but have no NCCL cost model here: "
+            f"simnet derives it for {MODELLED_SYSTEMS}.")
+
+
 def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
     """Per point and size, simnet's simulated winner beside NCCL's own choice.
 
@@ -711,6 +732,8 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
                   "simulated run, the fastest simulated NCCL schedule and, where it ran, the simulated time of NCCL's "
                   f"choice. {NCCL_COMPARISON_NOTE}", "",
                   display_nccl_comparison(results).to_markdown(index=False), ""]
+    if note := nccl_without_model(results):
+        lines += [note, ""]
     lines += ["## Models against the simulation", "",
               "`sim/model − 1` and `sim/critical path − 1`: positive when the simulation is slower.", ""]
     lines += [residuals(results).to_markdown(index=False, floatfmt=".2e"), ""]

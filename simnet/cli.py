@@ -137,6 +137,8 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
                     click.echo("\nNCCL's own choice (its cost model) beside simnet's simulated best:")
                     click.echo(comparison.to_string(index=False))
                     click.echo(analysis.NCCL_COMPARISON_NOTE)
+                if note := analysis.nccl_without_model(results):
+                    click.echo(note)
         if out_dir is not None and loaded.jobs is not None:
             _write_jobs_report(out_dir, loaded.name, results, draw=draw, quiet=quiet)
         elif out_dir is not None:

@@ -134,6 +134,21 @@ def test_nccl_comparison_is_empty_without_an_nccl_model():
     assert nccl_comparison(TABLE).empty
 
 
+def test_nccl_schedules_without_an_nccl_model_are_named_in_a_note():
+    """Rows of NCCL's schedules with no NCCL choice (a topology simnet has no NCCL model of) get a note naming
+    them once each; where every NCCL row has its choice, and where none ran, there is no note."""
+    from simnet.analysis import nccl_without_model
+
+    without = nccl_rows([("nccl_ring", "{}", 1024, 3.0, "", float("nan")), ("ring", "{}", 1024, 1.0, "", float("nan")),
+                         ("nccl_tree", "{}", 1024, 3.5, "", float("nan")),
+                         ("nccl_ring", "{}", 1 << 20, 9.0, "", float("nan"))])
+    note = nccl_without_model(without)
+    assert note.startswith("nccl_ring, nccl_tree carry NCCL's latencies") and "dgx_h100" in note
+    modelled = nccl_rows([("nccl_ring", '{"protocol": "ll"}', 1024, 3.0, "ring/ll", 2.5),
+                          ("blueconnect", "{}", 1024, 2.0, "ring/ll", 2.5)])
+    assert nccl_without_model(modelled) == "" and nccl_without_model(TABLE) == ""
+
+
 def test_sparse_rows_carry_the_dense_equivalent_busbw_beside_the_bytes_sent():
     sent = [3.0e6, 1.0e6, 1.0e6, 1.0e6]
     row = result_row(scenario="s", point="", topology="t", op="allreduce", algorithm="gtopk", params="{}",

@@ -392,7 +392,6 @@ def _tune_target(topology: str) -> tuple[object, dict]:
     topology file or preset with the default network.
     """
     from simnet.scenario import build_topology, load_scenario, read_yaml
-    from simnet.topology import find, load
 
     path = Path(topology)
     if path.suffix in (".yaml", ".yml") and path.is_file():
@@ -412,7 +411,18 @@ def _tune_target(topology: str) -> tuple[object, dict]:
             except SimnetError as error:
                 raise error.at(path="topology", source=topology) from None
             return graph, scenario.network.model_dump(mode="json", exclude_defaults=True)
-    return load(find(topology)), {}
+    return _topology_graph(topology), {}
+
+
+def _topology_graph(topology: str):
+    """The graph of a TOPOLOGY argument (a file or a preset name); a name that is neither is an error of TOPOLOGY."""
+    from simnet.topology import find, load
+
+    try:
+        path = find(topology)
+    except SimnetError as error:
+        raise type(error)(error.message, path="TOPOLOGY") from None
+    return load(path)
 
 
 @cli.command()
@@ -823,9 +833,9 @@ def show(topology: str, fmt: str) -> None:
       simnet topo show dgx_a100_superpod_slice
       simnet topo show fat_tree_k4 --format json
     """
-    from simnet.topology import describe, find, format_description, load
+    from simnet.topology import describe, format_description
 
-    info = describe(load(find(topology)))
+    info = describe(_topology_graph(topology))
     if fmt == "json":
         click.echo(json.dumps(info, indent=2))
     elif fmt == "csv":
@@ -848,9 +858,8 @@ def draw(topology: str, out_path: Path) -> None:
       simnet topo draw abci_rack -o abci_rack.png
     """
     from simnet import plots
-    from simnet.topology import find, load
 
-    plots.draw_topology(load(find(topology)), out_path)
+    plots.draw_topology(_topology_graph(topology), out_path)
     click.echo(f"wrote {out_path}", err=True)
 
 

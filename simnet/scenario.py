@@ -397,7 +397,11 @@ class JobSpec(_Strict):
 
 def _topology_entry(value: Any) -> Any:
     """A bare string names a topology file or preset: ``topology: dgx_h100_ndr_32`` is ``{file: dgx_h100_ndr_32}``."""
-    return {"file": value} if isinstance(value, str) else value
+    if isinstance(value, str):
+        return {"file": value}
+    if not isinstance(value, Mapping):
+        raise ScenarioError(f"expected {{builder: NAME, ...}}, {{file: PATH}} or a preset name, got {value!r}")
+    return value
 
 
 class Scenario(_Strict):

@@ -189,6 +189,20 @@ def test_topo_show_describes_the_current_machines_and_their_nvls(topology, facts
     assert main(["topo", "show", topology, "--format", "json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert list(info["reduce_switches"].values()) == [["nvswitch0"]]
+
+
+@pytest.mark.parametrize("command", [["topo", "show", "dgx_h10"], ["topo", "draw", "dgx_h10", "-o", "x.png"],
+                                     ["tune", "dgx_h10", "--sizes", "1MiB"]])
+def test_a_misspelt_topology_argument_is_named_as_the_argument_with_the_closest_preset(command, capsys, tmp_path,
+                                                                                       monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: TOPOLOGY: no topology file 'dgx_h10' and no preset of that name; "
+                          "did you mean 'dgx_h100'? (presets: abci_node,") and err.count("\n") == 1
+    assert not (tmp_path / "x.png").exists()
+
+
 def test_a_directory_holding_another_scenarios_results_needs_overwrite(tmp_path, capsys):
     out = tmp_path / "D"
     sweep = ROOT / "scenarios" / "ring_chunks_sweep.yaml"

@@ -59,7 +59,7 @@ from types import MappingProxyType
 import networkx as nx
 import yaml
 
-from simnet.errors import SimnetError, TopologyError, UnitError
+from simnet.errors import SimnetError, TopologyError, UnitError, did_you_mean
 from simnet.topology.cluster import cluster
 from simnet.topology.contract import NODE_KINDS, switch_capability_error, validate
 from simnet.topology.fabrics import FABRICS, fat_tree, leaf_spine, pgft, ring, switch, torus
@@ -308,7 +308,8 @@ def find(name: str | Path, *, base: str | Path | None = None) -> Path:
     if "/" not in str(name) and preset.is_file():
         return preset
     names = sorted(p.stem for p in PRESETS.glob("*.yaml"))
-    raise TopologyError(f"no topology file {str(path)!r} and no preset of that name (presets: {', '.join(names)})", path="file")
+    raise TopologyError(f"no topology file {str(path)!r} and no preset of that name{did_you_mean(str(name), names)} "
+                        f"(presets: {', '.join(names)})", path="file")
 
 
 def loads(

@@ -778,13 +778,17 @@ class Semantics(Protocol):
         """A stand-in for a value that nothing reads again (frees memory; may return `value`)."""
 
 
-def _depends_on(table: TransferTable, later: int, earlier: int) -> bool:
-    """Whether transfer `later` (transitively) depends on transfer `earlier`."""
-    deps, offsets = table.deps, table.dep_offsets
+def _parents(table: TransferTable) -> list[list[int]]:
+    """Each transfer's dependencies as a Python list, for walks that visit them many times."""
+    deps, offsets = table.deps.tolist(), table.dep_offsets.tolist()
+    return [deps[offsets[t] : offsets[t + 1]] for t in range(len(table))]
+
+
+def _depends_on(parents: list[list[int]], later: int, earlier: int) -> bool:
+    """Whether transfer `later` (transitively) depends on transfer `earlier` (`parents`: :func:`_parents`)."""
     stack, seen = [later], {later}
     while stack:
-        node = stack.pop()
-        for d in deps[offsets[node] : offsets[node + 1]].tolist():
+        for d in parents[stack.pop()]:
             if d == earlier:
                 return True
             if d > earlier and d not in seen:
@@ -793,7 +797,7 @@ def _depends_on(table: TransferTable, later: int, earlier: int) -> bool:
     return False
 
 
-def _exchange_partners(table: TransferTable) -> dict[int, int]:
+def _exchange_partners(table: TransferTable, parents: list[list[int]] | None = None) -> dict[int, int]:
     """Map each transfer of a pairwise exchange to its partner (both directions)."""
     waiting: dict[tuple, list[int]] = {}
     partners: dict[int, int] = {}
@@ -805,7 +809,8 @@ def _exchange_partners(table: TransferTable) -> dict[int, int]:
         earlier = waiting.get((dst, src, piece, sb))
         match = None
         if earlier:
-            match = next((i for i in earlier if not _depends_on(table, index, i)), None)
+            parents = _parents(table) if parents is None else parents
+            match = next((i for i in earlier if not _depends_on(parents, index, i)), None)
         if match is None:
             waiting.setdefault((src, dst, piece, sb), []).append(index)
         else:
@@ -823,7 +828,7 @@ def _cells(table: TransferTable):
                table.op.tolist(), (chunks[p] for p in table.piece.tolist()))
 
 
-def _check_races(table: TransferTable, partners: dict[int, int]) -> None:
+def _check_races(table: TransferTable, partners: dict[int, int], parents: list[list[int]]) -> None:
     readers: dict[tuple[int, int, int], list[int]] = {}
     writers: dict[tuple[int, int, int], list[int]] = {}
     ops = table.op
@@ -834,7 +839,7 @@ def _check_races(table: TransferTable, partners: dict[int, int]) -> None:
             writers.setdefault((dst, db, c), []).append(index)
 
     def ordered(a: int, b: int) -> bool:
-        return a == b or _depends_on(table, max(a, b), min(a, b))
+        return a == b or _depends_on(parents, max(a, b), min(a, b))
 
     for (rank, buffer, chunk), writes in writers.items():
         where = f"rank {rank}, chunk {chunk}" + ("" if buffer == WORK else f" ({buffer_name(buffer)} buffer)")
@@ -1113,8 +1118,9 @@ def check(schedule: Schedule, *, numeric: bool = False, seed: int = 0) -> None:
     """
     expect_instance(schedule, Schedule, "schedule", error=ScheduleError)
     table = schedule.transfers
-    partners = _exchange_partners(table)
-    _check_races(table, partners)
+    parents = _parents(table)
+    partners = _exchange_partners(table, parents)
+    _check_races(table, partners, parents)
     state = execute(schedule, _Contributions())[WORK]
     everyone = (1 << schedule.nranks) - 1
     lossy = bool((table.op == REDUCE_TOPK).any())

@@ -1850,7 +1850,14 @@ def _lay_out(table: TransferTable, ancestors: list[int], partners: dict[int, int
         for side, targets in mine.items():
             waits[(t, side)] = targets
 
+    kept_of: dict[tuple[int, str, int | None], list[tuple[int, str]]] = {}
+
     def pruned(t: int, side: str, previous: int | None) -> list[tuple[int, str]]:
+        """What `t`'s `side` must wait for once the step of `previous` before it in its thread block is done (the
+        same for every attempt below, so computed once; the lists are only read)."""
+        key = (t, side, previous)
+        if key in kept_of:
+            return kept_of[key]
         targets = dict.fromkeys(waits[(t, side)])
         kept = []
         for u, where in targets:
@@ -1859,6 +1866,7 @@ def _lay_out(table: TransferTable, ancestors: list[int], partners: dict[int, int
             if any(v != u and ancestors[v] >> u & 1 for v, _ in targets):
                 continue
             kept.append((u, where))
+        kept_of[key] = kept
         return kept
 
     pieces = {t: items(t) for t in range(count)}
@@ -1866,10 +1874,15 @@ def _lay_out(table: TransferTable, ancestors: list[int], partners: dict[int, int
     for t in range(count):
         pairs.setdefault((src[t], dst[t]), []).append(t)
 
-    def chains(transfers: list[int], cap: int | None) -> list[list[int]]:
-        """Chains in which every transfer waits for the one before (beyond `cap` chains: the oldest chain)."""
+    built_for: dict[tuple[tuple[int, int], int | None], list[list[int]]] = {}
+
+    def chains(pair: tuple[int, int], cap: int | None) -> list[list[int]]:
+        """Chains of the transfers of `pair` in which every transfer waits for the one before (beyond `cap`
+        chains: the oldest chain); each (pair, cap) is built once."""
+        if (pair, cap) in built_for:
+            return built_for[(pair, cap)]
         built: list[list[int]] = []
-        for t in transfers:
+        for t in pairs[pair]:
             fitting = [chain for chain in built if ancestors[t] >> chain[-1] & 1]
             if fitting:
                 max(fitting, key=lambda chain: chain[-1]).append(t)
@@ -1877,6 +1890,7 @@ def _lay_out(table: TransferTable, ancestors: list[int], partners: dict[int, int
                 built.append([t])
             else:
                 min(built, key=lambda chain: chain[-1]).append(t)
+        built_for[(pair, cap)] = built
         return built
 
     def segments(chain: list[int], sides: tuple[str, ...]) -> list[list[int]]:
@@ -1902,9 +1916,9 @@ def _lay_out(table: TransferTable, ancestors: list[int], partners: dict[int, int
     def attempt(cap: int | None) -> str | tuple:
         lanes: list[_Lane] = []
         steps: dict[tuple[int, str], tuple[_Lane, list[tuple[int, str]]]] = {}
-        for (a, b), transfers in sorted(pairs.items()):
+        for a, b in sorted(pairs):
             sides = ("L",) if a == b else ("X", "Y")
-            cuts = [segment for chain in chains(transfers, cap) for segment in segments(chain, sides)]
+            cuts = [segment for chain in chains((a, b), cap) for segment in segments(chain, sides)]
             if a != b and len(cuts) > limits.max_channels:
                 return (f"transfers from rank {a} to rank {b} need {len(cuts)} channels (one per chain of transfers "
                         f"that may overlap, at most {limits.max_steps} steps each), more than {limits.max_channels}")
@@ -1933,9 +1947,27 @@ def _lay_out(table: TransferTable, ancestors: list[int], partners: dict[int, int
                     f"{chan}, more than {limits.max_per_channel}")
         return (steps, pieces), lanes
 
+    def surely_too_many(cap: int) -> bool:
+        """Whether the chains alone (each at least one thread block per side, on channels 0, 1, ...) already
+        break a limit, so that :func:`attempt` with `cap` must fail whatever its segments."""
+        per_gpu: dict[int, int] = {}
+        per_channel: dict[tuple[int, int, bool], int] = {}
+        for a, b in pairs:
+            count = len(chains((a, b), cap))
+            if a != b and count > limits.max_channels:
+                return True
+            for gpu, sending in ((a, True),) if a == b else ((a, True), (b, False)):
+                per_gpu[gpu] = per_gpu.get(gpu, 0) + count
+                for chan in range(count if a != b else 0):
+                    per_channel[(gpu, chan, sending)] = per_channel.get((gpu, chan, sending), 0) + 1
+        return max(per_gpu.values(), default=0) > limits.max_threadblocks or \
+            max(per_channel.values(), default=0) > limits.max_per_channel
+
     result = attempt(None)
     if isinstance(result, str) and not exact:
         for cap in range(limits.max_channels, 0, -1):
+            if cap > 1 and surely_too_many(cap):
+                continue
             result = attempt(cap)
             if not isinstance(result, str):
                 break

@@ -447,6 +447,25 @@ def test_an_export_beyond_the_channel_limit_is_refused_or_serialized():
     assert simulate(net, back).time_s >= simulate(net, schedule).time_s
 
 
+@pytest.mark.parametrize("limits", [(64, 16, 4), (16, 12, 8), (64, 8, 2)])
+def test_a_serialized_export_within_thread_block_limits_reads_back_to_the_same_collective(limits):
+    """Halving-doubling on 16 ranks with 4 chunks needs more thread blocks than these limits allow: serialized, the
+    file keeps to every limit (thread blocks per GPU and per channel, channels, steps) and computes the all-reduce."""
+    steps, blocks, channels = limits
+    narrow = msccl.Limits(max_steps=steps, max_threadblocks=blocks, max_channels=channels)
+    schedule = ALGORITHMS["halving_doubling"].build(16, 2**20, chunks=4)
+    with pytest.raises(MscclError):
+        msccl.dumps(schedule, limits=narrow)
+    text = msccl.dumps(schedule, limits=narrow, exact=False)
+    assert int(re.search(r'nchannels="(\d+)"', text).group(1)) <= channels
+    for gpu in re.split(r"<gpu ", text)[1:]:
+        blocks_here = re.split(r"<tb ", gpu)[1:]
+        assert len(blocks_here) <= blocks
+        assert all(len(re.findall(r"<step ", tb)) <= steps for tb in blocks_here)
+    back = msccl.reads(text, limits=narrow).schedule(2**20)
+    check(back)
+
+
 def test_what_msccl_cannot_express_is_refused():
     with pytest.raises(MscclError, match="allreduce, all_gather, reduce_scatter"):
         msccl.dumps(simnet.algorithms.broadcast(4, 1024))

@@ -558,7 +558,8 @@ def nccl_without_model(results: pd.DataFrame) -> str:
 
     if "nccl_choice" not in results:
         return ""
-    alone = results[results["algorithm"].isin(list(NCCL_NAMES)) & (results["nccl_choice"].astype(str) == "")]
+    alone = results[results["algorithm"].isin(list(NCCL_NAMES)) & (results["nccl_choice"].astype(str) == "")
+                    & results["model_time_s"].isna()]
     if not len(alone):
         return ""
     names = ", ".join(dict.fromkeys(alone["algorithm"]))

@@ -46,10 +46,12 @@ path (of :class:`MaxMinLinks` and of :class:`simnet.engine.Simulation`, which re
 floats, events and state as the loop, for many flows at once. The tests set it to 1, to 3 and to
 infinity and compare whole traces."""
 
-FILLS_KEPT = 4096
-"""How many component allocations a :class:`MaxMinLinks` of equal sharing remembers (see
-:meth:`MaxMinLinks._reshare`) before it forgets them all and starts again, a bound on memory; 0 turns
-the memory off. The tests set it to 0, 1 and the default and compare whole traces."""
+FLOWS_REMEMBERED = 2**17
+"""A bound on the memory of a :class:`MaxMinLinks` of equal sharing for component allocations (see
+:meth:`MaxMinLinks._reshare`): the flows of all remembered components together, each remembered as its
+route number and its share (about 170 bytes, so some 22 MB at the default). A component larger than the
+bound is never remembered; one that would exceed it makes the memory forget everything first. 0 turns
+the memory off. The tests set it to 0, 2 and the default and compare whole traces."""
 
 
 def _distinct(items: np.ndarray, scratch: np.ndarray) -> bool:
@@ -377,9 +379,10 @@ class MaxMinLinks:
         self._latency_s = latency_s
         self._at = at
         self._weighted = sharing == "rtt_weighted"
-        self._fills_kept = FILLS_KEPT
+        self._flows_remembered = FLOWS_REMEMBERED
+        self._remembered = 0
         self._fills: dict[tuple[int, ...], dict[int, tuple[float, int]]] | None = (
-            {} if FILLS_KEPT > 0 and not self._weighted else None)
+            {} if FLOWS_REMEMBERED > 0 and not self._weighted else None)
         self._on_link: list[dict[int, None]] = [{} for _ in range(len(bandwidth_Bps))]
         self._route_ids: dict[tuple[int, ...], int] = {}
         self._route_links: list[tuple[int, ...]] = []
@@ -730,7 +733,7 @@ class MaxMinLinks:
         change a float; flows of one route get the same rate and bottleneck. A
         pipelined schedule meets the same multiset again and again (the chunks of a
         channel over the same links), so the allocation is remembered per sorted
-        tuple of route numbers (:data:`FILLS_KEPT`) and filled once. Weighted sharing
+        tuple of route numbers (within :data:`FLOWS_REMEMBERED`) and filled once. Weighted sharing
         sums weights in the order flows joined a link, and is filled every time.
         """
         route_of = self._route
@@ -780,9 +783,12 @@ class MaxMinLinks:
             if per_route is None:
                 fixed = self._fill(sorted(component_links))
                 per_route = {route_id: fixed[flow] for flow, route_id in zip(flows, routes)}
-                if len(fills) >= self._fills_kept:
-                    fills.clear()
-                fills[key] = per_route
+                if len(key) <= self._flows_remembered:
+                    if self._remembered + len(key) > self._flows_remembered:
+                        fills.clear()
+                        self._remembered = 0
+                    fills[key] = per_route
+                    self._remembered += len(key)
             allocation.extend((flow, *per_route[route_id]) for flow, route_id in zip(flows, routes))
         self._assign(now_s, allocation)
 

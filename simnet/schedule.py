@@ -1121,6 +1121,7 @@ def check(schedule: Schedule, *, numeric: bool = False, seed: int = 0) -> None:
     parents = _parents(table)
     partners = _exchange_partners(table, parents)
     _check_races(table, partners, parents)
+    del parents
     state = execute(schedule, _Contributions())[WORK]
     everyone = (1 << schedule.nranks) - 1
     lossy = bool((table.op == REDUCE_TOPK).any())

@@ -139,11 +139,13 @@ def test_nccl_schedules_without_an_nccl_model_are_named_in_a_note():
     them once each; where every NCCL row has its choice, and where none ran, there is no note."""
     from simnet.analysis import nccl_without_model
 
-    without = nccl_rows([("nccl_ring", "{}", 1024, 3.0, "", float("nan")), ("ring", "{}", 1024, 1.0, "", float("nan")),
-                         ("nccl_tree", "{}", 1024, 3.5, "", float("nan")),
-                         ("nccl_ring", "{}", 1 << 20, 9.0, "", float("nan"))])
+    rows = nccl_rows([("nccl_ring", "{}", 1024, 3.0, "", float("nan")), ("ring", "{}", 1024, 1.0, "", float("nan")),
+                      ("nccl_tree", "{}", 1024, 3.5, "", float("nan")),
+                      ("nccl_ring", "{}", 1 << 20, 9.0, "", float("nan"))])
+    without = rows.assign(model_time_s=float("nan"))
     note = nccl_without_model(without)
     assert note.startswith("nccl_ring, nccl_tree carry NCCL's latencies") and "dgx_h100" in note
+    assert nccl_without_model(rows) == "", "a model time but no choice: NCCL's model ran, its choice did not"
     modelled = nccl_rows([("nccl_ring", '{"protocol": "ll"}', 1024, 3.0, "ring/ll", 2.5),
                           ("blueconnect", "{}", 1024, 2.0, "ring/ll", 2.5)])
     assert nccl_without_model(modelled) == "" and nccl_without_model(TABLE) == ""

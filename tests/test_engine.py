@@ -421,11 +421,11 @@ def test_the_array_path_gives_the_trace_of_the_loop_bit_for_bit(monkeypatch, mod
 
 
 def with_each_memory(monkeypatch, run):
-    """What `run()` returns with max-min's memory of component allocations at its default size, forgetting
-    after every new allocation (1), and off (0)."""
+    """What `run()` returns with max-min's memory of component allocations at its default size, holding at most
+    two flows (so forgetting at almost every new allocation), and off (0)."""
     results = []
-    for kept in (link_models.FILLS_KEPT, 1, 0):
-        monkeypatch.setattr("simnet.links.FILLS_KEPT", kept)
+    for kept in (link_models.FLOWS_REMEMBERED, 2, 0):
+        monkeypatch.setattr("simnet.links.FLOWS_REMEMBERED", kept)
         results.append(run())
     return results
 
@@ -435,8 +435,9 @@ def with_each_memory(monkeypatch, run):
                                                                   HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_remembered_allocations_give_the_trace_of_filling_afresh_bit_for_bit(monkeypatch, sharing, data):
-    """A component's max-min allocation is remembered by the multiset of its routes (`simnet.links.FILLS_KEPT`):
-    remembered, forgotten at once, or never kept, every array of the trace is the same."""
+    """A component's max-min allocation is remembered by the multiset of its routes
+    (`simnet.links.FLOWS_REMEMBERED`): remembered, forgotten at once, or never kept, every array of the trace is
+    the same. Weighted sharing never remembers; its case guards that it stays so or stays exact."""
     net = Network(data.draw(TOPOLOGIES, label="graph"))
     p = net.size
     schedule = Schedule(collective="allreduce", nranks=p, chunk_bytes=(1,),

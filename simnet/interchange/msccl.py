@@ -1949,7 +1949,12 @@ def _lay_out(table: TransferTable, ancestors: list[int], partners: dict[int, int
 
     def surely_too_many(cap: int) -> bool:
         """Whether the chains alone (each at least one thread block per side, on channels 0, 1, ...) already
-        break a limit, so that :func:`attempt` with `cap` must fail whatever its segments."""
+        break a limit, so that :func:`attempt` with `cap` must fail whatever its segments.
+
+        A transfer too long for one thread block raises in every try that reaches it,
+        whatever the cap, so skipping a try never lets a layout through that the
+        tries in order would refuse; it can only change which refusal is reported.
+        """
         per_gpu: dict[int, int] = {}
         per_channel: dict[tuple[int, int, bool], int] = {}
         for a, b in pairs:

@@ -58,6 +58,7 @@ _KIND_NAMES = {"gpu": "GPU", "nic": "NIC", "cpu": "CPU", "switch": "switch", "se
                "router": "router"}
 _IDLE = (0.85, 0.85, 0.85, 1.0)
 _SERVER_ROWS = {"switch": 0, "cpu": 1, "nic": 2}
+_PLURALS = {"switch": "switches"}
 _SERVER_ROW_NAMES = {"switch": "server switches", "cpu": "CPUs", "nic": "NICs", "gpu": "GPUs"}
 
 
@@ -168,7 +169,7 @@ def _detailed(graph: nx.DiGraph, *, grouped: bool = False) -> _Drawing:
             kind = run[0][1]
             for name, _ in run:
                 group[name] = len(nodes)
-            label = _range_label([str(name) for name, _ in run], _KIND_NAMES[kind] + "s")
+            label = _range_label([str(name) for name, _ in run], _PLURALS.get(kind, _KIND_NAMES[kind] + "s"))
             node = _Node(label, kind, [name for name, _ in run], gpus=len(run) if kind == "gpu" else 0)
             nodes.append(node)
             members.append(node)
@@ -177,7 +178,8 @@ def _detailed(graph: nx.DiGraph, *, grouped: bool = False) -> _Drawing:
     names = {float(y): name for y, (name, _) in enumerate(rows)}
     note = "large levels of the server aggregated; line width grows with the summed bandwidth of the cables it " \
         "stands for" if len(nodes) < graph.number_of_nodes() else ""
-    return _Drawing(nodes, _arcs(edges, nodes), internal, names, [], note, True, (10.0, 1.6 * len(rows) + 1.2))
+    return _Drawing(nodes, _arcs(edges, nodes), internal, names, [], note, True,
+                    (13.0 if grouped else 10.0, 1.6 * len(rows) + 1.2))
 
 
 def _chunks(items: list, count: int) -> list[list]:
@@ -356,11 +358,11 @@ def _torus(graph: nx.DiGraph) -> _Drawing | None:
 
 
 def _drawing(graph: nx.DiGraph) -> _Drawing:
-    if _torus(graph) is not None:
-        return _torus(graph)
+    if (torus := _torus(graph)) is not None:
+        return torus
     if graph.number_of_nodes() <= DETAIL_NODES:
         return _detailed(graph)
-    hosts = {data.get("host") for _, data in graph.nodes(data=True)}
+    hosts = {data.get("host") for _, data in graph.nodes(data=True)} - {None}
     return _detailed(graph, grouped=True) if len(hosts) == 1 else _aggregated(graph)
 
 

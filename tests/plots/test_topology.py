@@ -115,6 +115,9 @@ def test_one_server_too_large_for_detail_is_drawn_inside_with_its_kinds_on_rows_
     assert sum(edge.cables for edge in drawing.edges) == sum(data.get("cables", 1) for *_, data in
                                                             graph.edges(data=True)) / 2
     assert not drawing.internal
+    fabric = cluster("gb200_nvl72", 1, fabric="switch", fabric_params={"bandwidth_Bps": 50e9, "latency_s": 1e-6})
+    assert list(_drawing(fabric).layers.values()) == ["GPUs", "server switches", "CPUs", "NICs",
+                                                       "edge / leaf / routers"]
 
 
 def test_a_small_graph_is_drawn_node_by_node():

@@ -49,8 +49,7 @@ infinity and compare whole traces."""
 FLOWS_REMEMBERED = 2**17
 """A bound on the memory of a :class:`MaxMinLinks` of equal sharing for component allocations (see
 :meth:`MaxMinLinks._reshare`): the flows of all remembered components together, each remembered as its
-route number and its share (about 170 bytes, so some 22 MB at the default). A component larger than the
-bound is never remembered; one that would exceed it makes the memory forget everything first. 0 turns
+route number and its share. A component larger than the bound is never remembered; one that would exceed it makes the memory forget everything first. 0 turns
 the memory off. The tests set it to 0, 2 and the default and compare whole traces."""
 
 
@@ -783,14 +782,20 @@ class MaxMinLinks:
             if per_route is None:
                 fixed = self._fill(sorted(component_links))
                 per_route = {route_id: fixed[flow] for flow, route_id in zip(flows, routes)}
-                if len(key) <= self._flows_remembered:
-                    if self._remembered + len(key) > self._flows_remembered:
-                        fills.clear()
-                        self._remembered = 0
-                    fills[key] = per_route
-                    self._remembered += len(key)
+                self._remember(key, per_route)
             allocation.extend((flow, *per_route[route_id]) for flow, route_id in zip(flows, routes))
         self._assign(now_s, allocation)
+
+    def _remember(self, key: tuple[int, ...], per_route: dict[int, tuple[float, int]]) -> None:
+        """Keep the allocation of the component of routes `key`, forgetting all others first if the flows kept
+        would exceed :data:`FLOWS_REMEMBERED`; a component larger than that is not kept."""
+        if len(key) > self._flows_remembered:
+            return
+        if self._remembered + len(key) > self._flows_remembered:
+            self._fills.clear()
+            self._remembered = 0
+        self._fills[key] = per_route
+        self._remembered += len(key)
 
     def _fill(self, links: list[int]) -> dict[int, tuple[float, int]]:
         """Progressive filling over `links` (a union of components): flow -> (rate, bottleneck link).

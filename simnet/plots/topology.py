@@ -59,7 +59,8 @@ _KIND_NAMES = {"gpu": "GPU", "nic": "NIC", "cpu": "CPU", "switch": "switch", "se
 _IDLE = (0.85, 0.85, 0.85, 1.0)
 _SERVER_ROWS = {"switch": 0, "cpu": 1, "nic": 2}
 _PLURALS = {"switch": "switches"}
-_SERVER_ROW_NAMES = {"switch": "server switches", "cpu": "CPUs", "nic": "NICs", "gpu": "GPUs"}
+_SERVER_ROW_NAMES = {"switch": "server switches", "cpu": "CPUs", "nic": "NICs"}
+_WIDTH_NOTE = "line width grows with the summed bandwidth of the cables it stands for"
 
 
 @dataclass
@@ -176,8 +177,7 @@ def _detailed(graph: nx.DiGraph, *, grouped: bool = False) -> _Drawing:
         _spread(members, float(y))
     edges, internal = _edges(graph, group, nodes)
     names = {float(y): name for y, (name, _) in enumerate(rows)}
-    note = "large levels of the server aggregated; line width grows with the summed bandwidth of the cables it " \
-        "stands for" if len(nodes) < graph.number_of_nodes() else ""
+    note = f"large levels of the server aggregated; {_WIDTH_NOTE}" if len(nodes) < graph.number_of_nodes() else ""
     return _Drawing(nodes, _arcs(edges, nodes), internal, names, [], note, True,
                     (13.0 if grouped else 10.0, 1.6 * len(rows) + 1.2))
 
@@ -274,7 +274,7 @@ def _aggregated(graph: nx.DiGraph) -> _Drawing:
         layer_names[0.0] = f"servers ({len(boxes)}, {each})" if len(runs) == len(boxes) else \
             f"server groups ({len(boxes)} servers, {each})"
     edges, internal = _edges(graph, group, nodes)
-    note = "servers and large levels aggregated; line width grows with the summed bandwidth of the cables it stands for"
+    note = f"servers and large levels aggregated; {_WIDTH_NOTE}"
     return _Drawing(nodes, _arcs(edges, nodes), internal, layer_names, [], note, True,
                     (12.0, 1.8 * len(layer_names) + 1.6))
 

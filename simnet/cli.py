@@ -466,13 +466,19 @@ def _topology_graph(topology: str):
               default=None, metavar="nccl-tuner FILE",
               help="Write NCCL's example tuner plugin configuration (nccl_tuner.conf) from the fastest simulated "
                    "NCCL schedule per size; implies --nccl.")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Run the simulations in local processes or on a dask.distributed cluster.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Local worker processes (1: simulate in this process).")
+@click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
 def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | None, chunk_text: str, channel_text: str,
          network_model: str | None, routing: str | None, bundles: str | None, sharing: str | None,
          overhead: str | None, reduce_bandwidth: str | None, tier_efficiency: tuple[str, ...],
          straggler: tuple[str, ...], start_offset: tuple[str, ...], fmt: str, out_dir: Path | None,
-         overwrite: bool, nccl: bool, emit: tuple[str, Path] | None, progress: bool | None, quiet: bool) -> None:
+         overwrite: bool, nccl: bool, emit: tuple[str, Path] | None, executor: str, workers: int,
+         scheduler: str | None, progress: bool | None, quiet: bool) -> None:
     """Best algorithm and parameters per size range for a topology, NCCL-tuner style.
 
     Every candidate is priced by its α-β model and simulated, in order of model
@@ -483,6 +489,9 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
     topology and network: block are used (options given here override the block),
     so tuned times are the times `simnet run` simulates. Predicted and simulated
     times are those at the size in the 'at size' column, the largest of each range.
+    Sizes are tuned independently, so --workers N simulates N candidates at a time
+    (each worker holds one simulation's memory); what is simulated, pruned and
+    chosen does not depend on it.
 
     \b
     Examples:
@@ -491,6 +500,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
       simnet tune dgx_h100 --tier-efficiency nvswitch=80% --overhead 5us --reduce-bandwidth 200GB/s
       simnet tune scenarios/blueconnect_dgx.yaml --prune-factor inf
       simnet tune dgx_h100 --sizes 64KiB..4GiB:x4 --emit nccl-tuner nccl_tuner.conf
+      simnet tune dgx_h100_ndr_32 --sizes 1MiB..1GiB:x32 --nccl --workers 2
     """
     from simnet.tune import display_tuner_table, parse_size_range, tune as tune_sizes, tuner_table
     from simnet.units import format_size
@@ -527,9 +537,10 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
         try:
             if emit is not None:
                 _check_emit(emit[1], graph, network)
-            tuned = tune_sizes(graph, size_list, op=op, network=network, prune_factor=prune_factor,
-                               chunk_counts=counts["--chunks"], channel_counts=counts["--channels"],
-                               nccl=nccl or emit is not None, progress=show_progress)
+            with _tune_executor(executor, workers, scheduler) as pool:
+                tuned = tune_sizes(graph, size_list, op=op, network=network, prune_factor=prune_factor,
+                                   chunk_counts=counts["--chunks"], channel_counts=counts["--channels"],
+                                   nccl=nccl or emit is not None, progress=show_progress, executor=pool)
         except SimnetError as error:
             key, _, rest = error.path.removeprefix("network.").replace(".[key]", "").partition(".")
             if error.path.startswith("network.") and key in given:
@@ -569,6 +580,33 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
             write_atomic(out_dir / "candidates.csv", tuned.to_csv(index=False, lineterminator="\n"))
             if not quiet:
                 click.echo(f"wrote {out_dir / 'tuner.csv'}, {out_dir / 'candidates.csv'}", err=True)
+
+
+@contextlib.contextmanager
+def _tune_executor(executor: str, workers: int, scheduler: str | None):
+    """Where `tune` simulates: ``None`` (this process), local worker processes, or a Dask cluster's executor.
+
+    Workers keep Ctrl-C's default, so an interrupt stops them with the command: a
+    tune keeps no partial results to wait for.
+    """
+    if executor == "dask":
+        try:
+            from dask.distributed import Client
+        except ImportError:
+            raise SimnetError("the dask executor needs dask.distributed: pip install 'simnet[cluster]'",
+                              path="--executor") from None
+        client = Client(scheduler) if scheduler else Client(processes=False)
+        try:
+            yield client.get_executor()
+        finally:
+            client.close()
+    elif workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            yield pool
+    else:
+        yield None
 
 
 def _writable(path: Path, option: str) -> None:

@@ -12,7 +12,10 @@ exchanges queue behind each other and simulate at twice their model time, and th
 rings that win there would be pruned against the model alone (a test holds it).
 ``benchmarks/tune.py --check-pruning`` tunes every shipped topology and scenario
 with and without pruning and reports how close to the best model time the
-simulated winners were; ``prune_factor=math.inf`` simulates everything.
+simulated winners were; ``prune_factor=math.inf`` simulates everything. The
+simulations may run on an executor (worker processes, a Dask cluster): sizes are
+independent, and within a size each candidate beyond the first ones is decided
+only once those priced lower have finished, so the table does not depend on it.
 Consecutive sizes with the same winner merge into ranges, giving a table such as::
 
     sizes              choice                              at size    predicted   simulated   runner-up
@@ -42,6 +45,7 @@ import math
 import sys
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,6 +173,7 @@ def tune(
     channel_counts: Sequence[int] = (1, 2),
     nccl: bool = False,
     progress: bool = False,
+    executor: Executor | None = None,
 ) -> pd.DataFrame:
     """Price every candidate by its model, simulate those within `prune_factor` of the best time known.
 
@@ -200,6 +205,14 @@ def tune(
         channels are what NCCL launches at each size.
     progress : bool
         Show a tqdm progress bar of the simulations on standard error.
+    executor : concurrent.futures.Executor, optional
+        Where the simulations run: a :class:`~concurrent.futures.ProcessPoolExecutor`,
+        or a Dask client's ``get_executor()``; ``None`` (default) runs them here, one
+        after the other. Sizes are independent, and so are the α-β and the NCCL
+        candidates of one size; among either, those whose model time is within
+        `prune_factor` of the best model time are submitted at once, and a further
+        one only when every one priced lower has finished, so the same candidates are
+        simulated and pruned as without an executor.
 
     Returns
     -------
@@ -247,31 +260,8 @@ def tune(
             priced.setdefault((size, pool), []).append(_Priced(predicted, _label(name, params), name, params, resolved))
     for entries in priced.values():
         entries.sort(key=lambda entry: (entry.predicted_s, entry.label))
-    simulated: dict[tuple[int, str], float] = {}
-    tried: set[tuple[int, str]] = set()
-    first = sum(entry.predicted_s <= prune_factor * entries[0].predicted_s
-                for entries in priced.values() for entry in entries)
-    with tqdm(total=first, unit="sim", disable=not progress, file=sys.stderr, dynamic_ncols=True,
-              desc="simulating") as bar:
-        for (size, _), entries in priced.items():
-            within = sum(entry.predicted_s <= prune_factor * entries[0].predicted_s for entry in entries)
-            best_s = math.inf
-            for position, entry in enumerate(entries):
-                reference = entries[0].predicted_s if math.isinf(best_s) else max(entries[0].predicted_s, best_s)
-                if entry.predicted_s > prune_factor * reference:
-                    break
-                if position >= within:
-                    bar.total += 1
-                bar.set_postfix_str(f"{format_size(size)} {entry.label}", refresh=False)
-                tried.add((size, entry.label))
-                try:
-                    schedule = ALGORITHMS[entry.name].build(nranks, size, **entry.resolved)
-                except SimnetError:
-                    bar.update(1)
-                    continue
-                simulated[size, entry.label] = simulate(net, schedule, **options).time_s
-                best_s = min(best_s, simulated[size, entry.label])
-                bar.update(1)
+    simulated, tried = _simulate_pools(net, priced, options, prune_factor=prune_factor, executor=executor,
+                                       progress=progress)
     rows = []
     for size in sorted(set(sizes)):
         entries = sorted((e for pool in (_ALPHA_BETA_POOL, _NCCL_POOL) for e in priced.get((size, pool), [])),
@@ -297,6 +287,79 @@ def tune(
                 "pruned": (size, entry.label) not in tried,
             })
     return pd.DataFrame(rows, columns=list(TUNE_COLUMNS))
+
+
+def _simulated_s(net, name: str, size: int, resolved: dict, options: dict) -> float | None:
+    """Simulated time of candidate `name` with parameters `resolved` at `size`; ``None`` if it cannot be built."""
+    try:
+        schedule = ALGORITHMS[name].build(net.size, size, **resolved)
+    except SimnetError:
+        return None
+    return simulate(net, schedule, **options).time_s
+
+
+def _simulate_pools(net, priced: dict[tuple[int, str], list[_Priced]], options: dict, *, prune_factor: float,
+                    executor: Executor | None, progress: bool) -> tuple[dict[tuple[int, str], float],
+                                                                        set[tuple[int, str]]]:
+    """Simulate each pool's candidates in order of model time while within `prune_factor` of the best time known.
+
+    A pool's first candidates, those within the factor of its best model time, are
+    simulated whatever the others give; each further one is decided when every
+    candidate before it has finished, against the best simulated time among them,
+    as a loop over the candidates would. Returns the simulated times and the
+    ``(size, label)`` pairs tried (simulated or failing to build).
+    """
+    simulated: dict[tuple[int, str], float] = {}
+    tried: set[tuple[int, str]] = set()
+    pools = sorted(priced, key=lambda key: -key[0])
+    cutoff = {key: prune_factor * priced[key][0].predicted_s for key in pools}
+    within = {key: sum(entry.predicted_s <= cutoff[key] for entry in priced[key]) for key in pools}
+    following = dict(within)
+    outstanding = dict(within)
+    best_s = dict.fromkeys(pools, math.inf)
+    pending: dict[Future, tuple[tuple[int, str], _Priced]] = {}
+
+    def start(key: tuple[int, str], entry: _Priced) -> None:
+        tried.add((key[0], entry.label))
+        arguments = (net, entry.name, key[0], entry.resolved, options)
+        if executor is None:
+            bar.set_postfix_str(f"{format_size(key[0])} {entry.label}", refresh=False)
+            finish(key, entry, _simulated_s(*arguments))
+        else:
+            pending[executor.submit(_simulated_s, *arguments)] = key, entry
+
+    def finish(key: tuple[int, str], entry: _Priced, time_s: float | None) -> None:
+        if time_s is not None:
+            simulated[key[0], entry.label] = time_s
+            best_s[key] = min(best_s[key], time_s)
+        bar.update(1)
+        outstanding[key] -= 1
+        entries = priced[key]
+        if outstanding[key] == 0 and following[key] < len(entries):
+            entry = entries[following[key]]
+            if entry.predicted_s <= prune_factor * max(entries[0].predicted_s, best_s[key]):
+                following[key] += 1
+                outstanding[key] += 1
+                bar.total += 1
+                start(key, entry)
+
+    with tqdm(total=sum(within.values()), unit="sim", disable=not progress, file=sys.stderr, dynamic_ncols=True,
+              desc="simulating") as bar:
+        try:
+            for key in pools:
+                for entry in priced[key][:within[key]]:
+                    start(key, entry)
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=lambda future: (-pending[future][0][0], pending[future][1].label)):
+                    key, entry = pending.pop(future)
+                    bar.set_postfix_str(f"{format_size(key[0])} {entry.label}", refresh=False)
+                    finish(key, entry, future.result())
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+    return simulated, tried
 
 
 def as_blueconnect(algorithm: str, params: str, nranks: int) -> str:

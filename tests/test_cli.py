@@ -110,6 +110,19 @@ def test_tune_prints_a_tuner_table(tmp_path, capsys):
            "whose model time exceeds 1.5× the best time known at their size" in out
 
 
+def test_tune_on_worker_processes_or_dask_prints_the_table_of_one_process(capsys):
+    command = ["tune", "power9_cluster", "--sizes", "4KiB,16MiB", "--channels", "1,2", "--format", "csv", "-q"]
+    assert main(command) == 0
+    alone = capsys.readouterr().out
+    assert main([*command, "--workers", "2"]) == 0
+    assert capsys.readouterr().out == alone
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        assert main([*command, "--executor", "dask", "--scheduler", cluster.scheduler_address]) == 0
+    assert capsys.readouterr().out == alone
+
+
 def test_tune_says_how_many_it_pruned_on_stderr_unless_quiet(capsys):
     assert main(["tune", "switch8", "--sizes", "1MiB", "--format", "csv", "--prune-factor", "inf"]) == 0
     captured = capsys.readouterr()

@@ -338,3 +338,24 @@ def test_protocol_columns_round_trip_through_transfers_and_pickle():
     assert pickle.loads(pickle.dumps(schedule)) == schedule
     with pytest.raises(ScheduleError, match="finite times"):
         schedule.transfers.replace(delay_s=[-1.0, 0.0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_depends_on_is_reachability_through_dependencies_in_any_order(data):
+    """The race check's walk (it tries the dependency nearest the target first) agrees with NetworkX's
+    ancestors on random dependency graphs whose lists come in any order."""
+    import networkx as nx
+
+    from simnet.schedule import _depends_on
+
+    count = data.draw(st.integers(2, 40))
+    parents = [data.draw(st.permutations(sorted(data.draw(st.sets(st.integers(0, t - 1), max_size=4))) if t else []))
+               for t in range(count)]
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(count))
+    graph.add_edges_from((d, t) for t in range(count) for d in parents[t])
+    for later in range(count):
+        ancestors = nx.ancestors(graph, later)
+        assert [_depends_on(parents, later, earlier) for earlier in range(later)] == \
+               [earlier in ancestors for earlier in range(later)]

@@ -210,6 +210,13 @@ _WRITES_DST = frozenset({"r", "rcs", "rrc", "rrcs", "cpy", "re"})
 _BUFFER_NAMES = {"i": "input", "o": "output", "s": "scratch"}
 _STEP_ATTRIBUTES = ("s", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "depid", "deps", "hasdep")
 _MAX_ATTRIBUTES = 16
+
+_NEWLINE = re.compile("\n")
+_GAP = re.compile("[ \n\r]*")
+_TAG = re.compile(r'<([^ >/\n\r\t]+)((?: +[^ <>/"\n\r\t=]+="[^"]*")*) *(/?)>')
+"""A tag the reader below accepts as it stands: a name, attributes separated by spaces, ``>`` or ``/>``.
+Anything else (and a repeated or 17th attribute) goes through the reader's checks, which name the error."""
+_ATTRIBUTE = re.compile(r' +([^=]+)="([^"]*)"')
 _MAX_DEPID = 127
 
 
@@ -235,7 +242,7 @@ def _document(text: str, source: str) -> list[_Element]:
     tag's attributes on one line, separated by spaces, with double-quoted values,
     and rejects an ``<?xml?>`` declaration, tabs and text between elements.
     """
-    newlines = [i for i, c in enumerate(text) if c == "\n"]
+    newlines = [match.start() for match in _NEWLINE.finditer(text)]
 
     def fail(position: int, message: str) -> MscclDefect:
         return MscclDefect(f"line {bisect_right(newlines, position - 1) + 1}: {message}", kind="format",
@@ -245,8 +252,7 @@ def _document(text: str, source: str) -> list[_Element]:
     stack: list[_Element] = []
     n, pos = len(text), 0
     while True:
-        while pos < n and text[pos] in " \n\r":
-            pos += 1
+        pos = _GAP.match(text, pos).end()
         if pos >= n:
             break
         if text.startswith("<!--", pos):
@@ -271,6 +277,17 @@ def _document(text: str, source: str) -> list[_Element]:
             pos = end + 1
             continue
         start = pos
+        tag = _TAG.match(text, pos)
+        if tag is not None:
+            attributes = _ATTRIBUTE.findall(tag[2])
+            element = _Element(tag[1], bisect_right(newlines, start - 1) + 1)
+            element.attrs = dict(attributes)
+            if len(element.attrs) == len(attributes) <= _MAX_ATTRIBUTES:
+                (stack[-1].children if stack else top).append(element)
+                if not tag[3]:
+                    stack.append(element)
+                pos = tag.end()
+                continue
         pos += 1
         while pos < n and text[pos] not in " >/\n\r\t":
             pos += 1

@@ -3,6 +3,7 @@ import inspect
 import re
 import shutil
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -563,3 +564,38 @@ def test_cli_verify_reports_a_defect_in_one_line_with_exit_code_2(tmp_path, caps
     assert main(["verify", "msccl", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {path}: gpu 0, tb 0, step 0: deadlock") and err.count("\n") == 1
+
+
+_FRAGMENTS = ['<algo', '<gpu', '<tb', '<step', ' ', '  ', 'id="0"', 'id="1"', 's="2 = 3"', 'a="<b/>"', 'x="\n"',
+              '"', '=', '/>', '>', '/', '</algo>', '</gpu>', '</tb>', '\n', '\r', '\t', '<!-- c -->', 'z', '<', '<?x?>',
+              *(f'k{i}="{i}"' for i in range(17))]
+
+
+def _elements(elements) -> list:
+    return [(e.tag, list(e.attrs.items()), e.line, _elements(e.children)) for e in elements]
+
+
+def _read(text: str) -> object:
+    try:
+        return _elements(msccl._document(text, "f.xml"))
+    except MscclDefect as error:
+        return str(error)
+
+
+_SEPARATORS = st.sampled_from([" ", " ", " ", "  ", "\t", "\n", ""])
+_ATTRIBUTES = st.lists(st.tuples(_SEPARATORS, st.sampled_from([f'k{i}="{i}"' for i in range(17)] + ['s="1 = 2"'])),
+                       max_size=18)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_FRAGMENTS), max_size=40),
+       st.lists(st.tuples(st.sampled_from(["<gpu", "<tb", "<step", "</gpu>"]), _ATTRIBUTES, _SEPARATORS,
+                          st.sampled_from(["/>", ">", "/"])), max_size=8))
+def test_the_readers_whole_tag_match_reads_every_text_as_its_step_by_step_checks_do(loose, tags):
+    """Tags the reader matches whole are read as its character-by-character checks read them, and any other
+    text falls to those checks: elements, attributes, lines and errors are the same with the match disabled."""
+    texts = ["".join(loose), "\n".join(name + "".join(map("".join, attributes)) + gap + end
+                                       for name, attributes, gap, end in tags)]
+    fast = [_read(text) for text in texts]
+    with mock.patch.object(msccl, "_TAG", re.compile("(?!)")):
+        assert [_read(text) for text in texts] == fast

@@ -788,8 +788,8 @@ def _depends_on(parents: list[list[int]], later: int, earlier: int) -> bool:
     """Whether transfer `later` (transitively) depends on transfer `earlier` (`parents`: :func:`_parents`).
 
     Depth first, taking each transfer's dependencies in their listed order (increasing in the builders'
-    schedules), so the walk heads for the oldest ones, toward `earlier`; in the other order the race
-    check of halving-doubling on 256 ranks took 6 times as long.
+    schedules), so the walk heads for the oldest ones, toward `earlier` (``benchmarks/check.py`` times
+    the race check of registry schedules).
     """
     stack, seen = [later], {later}
     while stack:

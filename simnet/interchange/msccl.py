@@ -64,7 +64,7 @@ import functools
 import heapq
 import re
 from bisect import bisect_right
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1180,25 +1180,68 @@ class _Translation:
                                         "matching: " + "; ".join(hops), "deadlock")
 
     def _clocks(self) -> None:
-        count, width = len(self.steps), len(self.tb_index)
-        if count * width * 2 > 2**30:
-            raise MscclUnsupported(f"{count} steps × {width} thread blocks is too large to verify here",
-                                   kind="limit", source=self.source)
-        clocks = np.full((count, width), -1, dtype=np.int16)
+        """Vector clocks of the steps over the thread blocks: a step happens before another exactly when the
+        other's clock has reached its position in its thread block.
+
+        Every query compares two steps of one GPU (accesses to that GPU's buffers), so each step keeps only
+        its clock over its own GPU's thread blocks, a row of a matrix per GPU (:meth:`_nodes` numbers steps
+        and thread blocks GPU by GPU). The whole clock is built from its predecessors' when the step's turn
+        comes in :attr:`order` and dropped once its last successor has read it.
+        """
+        steps, preds = self.steps, self.preds
+        count = len(steps)
+        self.gpu_of = [step.gpu for step in steps]
+        self.tb_of = [self.tb_index[(step.gpu, step.tb)] for step in steps]
+        self.first_step: dict[int, int] = {}
+        self.first_tb: dict[int, int] = {}
+        for node in range(count - 1, -1, -1):
+            self.first_step[self.gpu_of[node]] = node
+        for (gpu, _), index in sorted(self.tb_index.items(), key=lambda item: -item[1]):
+            self.first_tb[gpu] = index
+        nodes, tbs = Counter(self.gpu_of), Counter(gpu for gpu, _ in self.tb_index)
+        span = {gpu: (nodes[gpu], tbs[gpu]) for gpu in self.first_step}
+        kept = sum(nodes * tbs for nodes, tbs in span.values()) * 2
+        if kept > 2**30:
+            raise MscclUnsupported(f"{count} steps over {len(self.tb_index)} thread blocks need {kept / 2**30:.1f} GiB "
+                                   "of clocks, too large to verify here", kind="limit", source=self.source)
+        self.clocks = {gpu: np.full(shape, -1, dtype=np.int16) for gpu, shape in span.items()}
+        readers = [0] * count
+        for node in range(count):
+            for pred, _ in preds[node]:
+                readers[pred] += 1
+        whole: dict[int, np.ndarray] = {}
+        width = len(self.tb_index)
         for node in self.order:
-            row = clocks[node]
-            for pred, _ in self.preds[node]:
-                np.maximum(row, clocks[pred], out=row)
-            step = self.steps[node]
-            row[self.tb_index[(step.gpu, step.tb)]] = step.pos
-        self.clocks = clocks
-        self.tb_of = np.array([self.tb_index[(s.gpu, s.tb)] for s in self.steps], dtype=np.int64)
+            row = None
+            for pred, _ in preds[node]:
+                clock = whole[pred]
+                readers[pred] -= 1
+                last = readers[pred] == 0
+                if last:
+                    del whole[pred]
+                if row is None:
+                    row = clock if last else clock.copy()
+                else:
+                    np.maximum(row, clock, out=row)
+            if row is None:
+                row = np.full(width, -1, dtype=np.int16)
+            gpu = self.gpu_of[node]
+            row[self.tb_of[node]] = steps[node].pos
+            start = self.first_tb[gpu]
+            self.clocks[gpu][node - self.first_step[gpu]] = row[start : start + span[gpu][1]]
+            if readers[node]:
+                whole[node] = row
 
     def _precedes(self, earlier: int, later: int) -> bool:
-        """Whether step `earlier` happens before step `later` (the initial input precedes every step)."""
+        """Whether step `earlier` happens before step `later`, a step of the same GPU (the initial input
+        precedes every step)."""
         if earlier == _INITIAL:
             return True
-        return earlier != later and self.clocks[later, self.tb_of[earlier]] >= self.steps[earlier].pos
+        gpu = self.gpu_of[later]
+        if self.gpu_of[earlier] != gpu:
+            raise ValueError(f"steps {earlier} and {later} are on different GPUs; their order is not kept")
+        return earlier != later and (self.clocks[gpu][later - self.first_step[gpu], self.tb_of[earlier]
+                                                      - self.first_tb[gpu]] >= self.steps[earlier].pos)
 
     # symbolic execution
 

@@ -10,6 +10,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Iterator
+from concurrent.futures import Executor, Future
 from pathlib import Path
 
 import click
@@ -467,9 +468,10 @@ def _topology_graph(topology: str):
               help="Write NCCL's example tuner plugin configuration (nccl_tuner.conf) from the fastest simulated "
                    "NCCL schedule per size; implies --nccl.")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
-              help="Run the simulations in local processes or on a dask.distributed cluster.")
+              help="Run the simulations in local processes or on a dask.distributed cluster (--scheduler, or "
+                   "a local one of --workers processes).")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Local worker processes (1: simulate in this process).")
+              help="Worker processes (1 with the local executor: simulate in this process).")
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
@@ -489,8 +491,8 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
     topology and network: block are used (options given here override the block),
     so tuned times are the times `simnet run` simulates. Predicted and simulated
     times are those at the size in the 'at size' column, the largest of each range.
-    Sizes are tuned independently, so --workers N simulates N candidates at a time
-    (each worker holds one simulation's memory); what is simulated, pruned and
+    Sizes are tuned independently, so --workers N simulates up to N candidates at a
+    time (each worker holds one simulation's memory); what is simulated, pruned and
     chosen does not depend on it.
 
     \b
@@ -582,29 +584,74 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
                 click.echo(f"wrote {out_dir / 'tuner.csv'}, {out_dir / 'candidates.csv'}", err=True)
 
 
-@contextlib.contextmanager
-def _tune_executor(executor: str, workers: int, scheduler: str | None):
-    """Where `tune` simulates: ``None`` (this process), local worker processes, or a Dask cluster's executor.
+def _ignore_interrupts() -> None:
+    import signal
 
-    Workers keep Ctrl-C's default, so an interrupt stops them with the command: a
-    tune keeps no partial results to wait for.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class _Processes(Executor):
+    """Local worker processes that an interrupt ends at once.
+
+    A :class:`~concurrent.futures.ProcessPoolExecutor` finishes the tasks already
+    handed to its workers before it shuts down, minutes of simulation for a tune
+    that keeps no partial results; :meth:`multiprocessing.pool.Pool.terminate` does not wait.
     """
+
+    def __init__(self, workers: int) -> None:
+        import multiprocessing
+
+        self._pool = multiprocessing.Pool(workers, initializer=_ignore_interrupts)
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        future.set_running_or_notify_cancel()
+        self._pool.apply_async(fn, args, kwargs, callback=future.set_result, error_callback=future.set_exception)
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if cancel_futures:
+            self._pool.terminate()
+        else:
+            self._pool.close()
+        if wait:
+            self._pool.join()
+
+
+@contextlib.contextmanager
+def _tune_executor(executor: str, workers: int, scheduler: str | None) -> Iterator[Executor | None]:
+    """Where `tune` simulates: ``None`` (this process), local worker processes, or a Dask cluster's executor
+    (the scheduler's, or a local cluster of `workers` processes). On any error or interrupt the local
+    workers are ended at once."""
+    if scheduler is not None and executor != "dask":
+        raise SimnetError(f"{scheduler!r} is a Dask scheduler; give it with --executor dask", path="--scheduler")
     if executor == "dask":
         try:
-            from dask.distributed import Client
+            from dask.distributed import Client, LocalCluster
         except ImportError:
             raise SimnetError("the dask executor needs dask.distributed: pip install 'simnet[cluster]'",
                               path="--executor") from None
-        client = Client(scheduler) if scheduler else Client(processes=False)
-        try:
+        with contextlib.ExitStack() as stack:
+            if scheduler is None:
+                cluster = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                           dashboard_address=None))
+                address = cluster.scheduler_address
+            else:
+                address = scheduler
+            try:
+                client = stack.enter_context(Client(address))
+            except (OSError, TimeoutError) as error:
+                raise SimnetError(f"cannot reach the Dask scheduler at {address!r}: {error}",
+                                  path="--scheduler") from None
             yield client.get_executor()
-        finally:
-            client.close()
     elif workers > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        pool = _Processes(workers)
+        try:
             yield pool
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
+        pool.shutdown()
     else:
         yield None
 

@@ -337,7 +337,8 @@ def _simulate_pools(net, priced: dict[tuple[int, str], list[_Priced]], options: 
         entries = priced[key]
         if outstanding[key] == 0 and following[key] < len(entries):
             entry = entries[following[key]]
-            if entry.predicted_s <= prune_factor * max(entries[0].predicted_s, best_s[key]):
+            reference = entries[0].predicted_s if math.isinf(best_s[key]) else max(entries[0].predicted_s, best_s[key])
+            if entry.predicted_s <= prune_factor * reference:
                 following[key] += 1
                 outstanding[key] += 1
                 bar.total += 1

@@ -116,11 +116,38 @@ def test_tune_on_worker_processes_or_dask_prints_the_table_of_one_process(capsys
     alone = capsys.readouterr().out
     assert main([*command, "--workers", "2"]) == 0
     assert capsys.readouterr().out == alone
-    from dask.distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        assert main([*command, "--executor", "dask", "--scheduler", cluster.scheduler_address]) == 0
+    assert main([*command, "--executor", "dask", "--workers", "2"]) == 0
     assert capsys.readouterr().out == alone
+
+
+def test_tune_names_a_scheduler_it_cannot_use_in_one_line(capsys):
+    import dask
+
+    command = ["tune", "switch8", "--sizes", "1MiB", "-q"]
+    assert main([*command, "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert capsys.readouterr().err == ("error: --scheduler: 'tcp://127.0.0.1:1' is a Dask scheduler; give it with "
+                                       "--executor dask\n")
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        assert main([*command, "--executor", "dask", "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --scheduler: cannot reach the Dask scheduler at 'tcp://127.0.0.1:1': ")
+    assert err.count("\n") == 1
+
+
+def test_tune_workers_end_at_once_when_the_command_fails():
+    """An error or Ctrl-C must not wait for simulations already handed to the workers (a hang guard: the
+    tasks sleep ten minutes)."""
+    import time
+
+    from simnet.cli import _tune_executor
+
+    began = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        with _tune_executor("local", 2, None) as pool:
+            running = [pool.submit(time.sleep, 600) for _ in range(3)]
+            time.sleep(0.5)
+            raise KeyboardInterrupt
+    assert time.monotonic() - began < 60 and not any(future.done() for future in running)
 
 
 def test_tune_says_how_many_it_pruned_on_stderr_unless_quiet(capsys):

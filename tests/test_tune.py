@@ -1,9 +1,11 @@
+import contextlib
 import functools
 import itertools
 import json
 import math
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
+from unittest import mock
 
 import pandas as pd
 import pytest
@@ -364,3 +366,47 @@ def test_an_executor_simulates_and_prunes_exactly_what_one_process_does(pool):
     with pool() as executor:
         spread = tune(graph, sizes, network=network, channel_counts=(1, 2), executor=executor)
     pd.testing.assert_frame_equal(spread, alone)
+
+
+def _pruned_as_the_rule_says(tuned: pd.DataFrame, prune_factor: float) -> list[bool]:
+    """The documented rule, one candidate after the other over each size's candidates in order of model time:
+    those within the factor of the best model time, then each next while within the factor of the best
+    model time or, once one has simulated, of the larger of it and the best simulated time."""
+    pruned = []
+    for _, group in tuned.groupby("size_bytes", sort=False):
+        rows = group.sort_values(["predicted_s", "choice"])
+        first, best, stopped = rows["predicted_s"].iloc[0], math.inf, False
+        tried = {}
+        for row in rows.itertuples():
+            reference = first if math.isinf(best) else max(first, best)
+            stopped = stopped or row.predicted_s > prune_factor * reference
+            tried[row.Index] = not stopped
+            if not stopped and not math.isnan(row.simulated_s):
+                best = min(best, row.simulated_s)
+        pruned += [not tried[index] for index in group.index]
+    return pruned
+
+
+@pytest.mark.parametrize("pool", [None, functools.partial(ThreadPoolExecutor, max_workers=3)])
+@pytest.mark.parametrize("prune_factor", [1.0, 1.5])
+def test_candidates_that_fail_to_build_leave_the_pruning_rule_as_it_is(pool, prune_factor):
+    """A candidate whose schedule cannot be built is tried and has no time; while nothing of its size has
+    simulated, the next candidates are still judged against the best model time alone."""
+    from simnet.algorithms import ALGORITHMS
+    from simnet.algorithms.registry import Algorithm
+
+    build = Algorithm.build
+
+    def failing(self, *args, **kwargs):
+        if self.name in ("ring", "recursive_doubling"):
+            raise SimnetError("cannot build here")
+        return build(self, *args, **kwargs)
+
+    assert "ring" in ALGORITHMS
+    with mock.patch.object(Algorithm, "build", failing):
+        with pool() if pool else contextlib.nullcontext() as executor:
+            tuned = tune(load(find("switch8")), [2**10, 2**20, 2**26], prune_factor=prune_factor,
+                         channel_counts=(1, 2), executor=executor)
+    failed = tuned["algorithm"].isin(["ring", "recursive_doubling"])
+    assert (failed & ~tuned["pruned"]).any() and tuned.loc[failed, "simulated_s"].isna().all()
+    assert tuned["pruned"].tolist() == _pruned_as_the_rule_says(tuned, prune_factor)

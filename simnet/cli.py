@@ -10,7 +10,8 @@ import contextlib
 import json
 import sys
 from collections.abc import Iterator
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import click
@@ -590,32 +591,19 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-class _Processes(Executor):
-    """Local worker processes that an interrupt ends at once.
-
-    A :class:`~concurrent.futures.ProcessPoolExecutor` finishes the tasks already
-    handed to its workers before it shuts down, minutes of simulation for a tune
-    that keeps no partial results; :meth:`multiprocessing.pool.Pool.terminate` does not wait.
-    """
-
-    def __init__(self, workers: int) -> None:
-        import multiprocessing
-
-        self._pool = multiprocessing.Pool(workers, initializer=_ignore_interrupts)
-
-    def submit(self, fn, /, *args, **kwargs) -> Future:
-        future: Future = Future()
-        future.set_running_or_notify_cancel()
-        self._pool.apply_async(fn, args, kwargs, callback=future.set_result, error_callback=future.set_exception)
-        return future
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        if cancel_futures:
-            self._pool.terminate()
-        else:
-            self._pool.close()
-        if wait:
-            self._pool.join()
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Shut `pool` down without finishing the tasks its workers hold (``shutdown`` would wait for them):
+    ``terminate_workers`` from Python 3.14, before it the worker processes themselves."""
+    terminate = getattr(pool, "terminate_workers", None)
+    if terminate is not None:
+        terminate()
+        return
+    processes = list((pool._processes or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join()
 
 
 @contextlib.contextmanager
@@ -645,11 +633,15 @@ def _tune_executor(executor: str, workers: int, scheduler: str | None) -> Iterat
                                   path="--scheduler") from None
             yield client.get_executor()
     elif workers > 1:
-        pool = _Processes(workers)
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
         try:
             yield pool
+        except BrokenProcessPool:
+            _terminate(pool)
+            raise SimnetError(f"a worker process died (out of memory? each of the {workers} holds one "
+                              "simulation)", path="--workers") from None
         except BaseException:
-            pool.shutdown(cancel_futures=True)
+            _terminate(pool)
             raise
         pool.shutdown()
     else:

@@ -2,6 +2,7 @@ import csv
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -147,7 +148,22 @@ def test_tune_workers_end_at_once_when_the_command_fails():
             running = [pool.submit(time.sleep, 600) for _ in range(3)]
             time.sleep(0.5)
             raise KeyboardInterrupt
-    assert time.monotonic() - began < 60 and not any(future.done() for future in running)
+    assert time.monotonic() - began < 60
+    assert not [f for f in running if f.done() and not f.cancelled() and f.exception() is None]
+
+
+def _die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_tune_worker_that_dies_is_a_one_line_error():
+    from simnet.cli import _tune_executor
+    from simnet.errors import SimnetError
+
+    with pytest.raises(SimnetError, match="a worker process died") as info:
+        with _tune_executor("local", 2, None) as pool:
+            pool.submit(_die).result()
+    assert info.value.path == "--workers"
 
 
 def test_tune_says_how_many_it_pruned_on_stderr_unless_quiet(capsys):

@@ -585,12 +585,6 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
                 click.echo(f"wrote {out_dir / 'tuner.csv'}, {out_dir / 'candidates.csv'}", err=True)
 
 
-def _ignore_interrupts() -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def _terminate(pool: ProcessPoolExecutor) -> None:
     """Shut `pool` down without finishing the tasks its workers hold (``shutdown`` would wait for them):
     ``terminate_workers`` from Python 3.14, before it the worker processes themselves."""
@@ -633,7 +627,9 @@ def _tune_executor(executor: str, workers: int, scheduler: str | None) -> Iterat
                                   path="--scheduler") from None
             yield client.get_executor()
     elif workers > 1:
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
+        from simnet.sweep import _ignore_sigint
+
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
         try:
             yield pool
         except BrokenProcessPool:

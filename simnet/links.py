@@ -49,8 +49,8 @@ infinity and compare whole traces."""
 FLOWS_REMEMBERED = 2**17
 """A bound on the memory of a :class:`MaxMinLinks` of equal sharing for component allocations (see
 :meth:`MaxMinLinks._reshare`): the flows of all remembered components together, each remembered as its
-route number and its share. A component larger than the bound is never remembered; one that would exceed it makes the memory forget everything first. 0 turns
-the memory off. The tests set it to 0, 2 and the default and compare whole traces."""
+route number and its share. A component larger than the bound is never remembered; one that would
+exceed it makes the memory forget everything first. 0 turns the memory off. The tests set it to 0, 2 and the default and compare whole traces."""
 
 
 def _distinct(items: np.ndarray, scratch: np.ndarray) -> bool:

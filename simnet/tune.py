@@ -312,8 +312,8 @@ def _simulate_pools(net, priced: dict[tuple[int, str], list[_Priced]], options: 
     simulated: dict[tuple[int, str], float] = {}
     tried: set[tuple[int, str]] = set()
     pools = sorted(priced, key=lambda key: -key[0])
-    cutoff = {key: prune_factor * priced[key][0].predicted_s for key in pools}
-    within = {key: sum(entry.predicted_s <= cutoff[key] for entry in priced[key]) for key in pools}
+    within = {key: sum(entry.predicted_s <= prune_factor * priced[key][0].predicted_s for entry in priced[key])
+              for key in pools}
     following = dict(within)
     outstanding = dict(within)
     best_s = dict.fromkeys(pools, math.inf)

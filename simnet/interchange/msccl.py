@@ -1194,13 +1194,13 @@ class _Translation:
         self.tb_of = [self.tb_index[(step.gpu, step.tb)] for step in steps]
         self.first_step: dict[int, int] = {}
         self.first_tb: dict[int, int] = {}
-        for node in range(count - 1, -1, -1):
-            self.first_step[self.gpu_of[node]] = node
-        for (gpu, _), index in sorted(self.tb_index.items(), key=lambda item: -item[1]):
-            self.first_tb[gpu] = index
-        nodes, tbs = Counter(self.gpu_of), Counter(gpu for gpu, _ in self.tb_index)
-        span = {gpu: (nodes[gpu], tbs[gpu]) for gpu in self.first_step}
-        kept = sum(nodes * tbs for nodes, tbs in span.values()) * 2
+        for node, gpu in enumerate(self.gpu_of):
+            self.first_step.setdefault(gpu, node)
+        for (gpu, _), index in self.tb_index.items():
+            self.first_tb.setdefault(gpu, index)
+        steps_on, tbs_on = Counter(self.gpu_of), Counter(gpu for gpu, _ in self.tb_index)
+        span = {gpu: (steps_on[gpu], tbs_on[gpu]) for gpu in self.first_step}
+        kept = sum(rows * columns for rows, columns in span.values()) * 2
         if kept > 2**30:
             raise MscclUnsupported(f"{count} steps over {len(self.tb_index)} thread blocks need {kept / 2**30:.1f} GiB "
                                    "of clocks, too large to verify here", kind="limit", source=self.source)

@@ -5,6 +5,7 @@ Run from the repository root::
     PYTHONPATH=. python benchmarks/equivalence.py --compare ../old-checkout
     PYTHONPATH=. python benchmarks/equivalence.py --compare ../old-checkout --families routes sparse
     PYTHONPATH=. python benchmarks/equivalence.py --compare ../old-checkout --batch 1   # array path on every instant
+    PYTHONPATH=. python benchmarks/equivalence.py --compare ../old-checkout --compiled-from 0   # simnet.kernel always
 
 Each family runs in a subprocess per tree (the other tree's ``simnet/`` found through
 ``PYTHONPATH=TREE``, as ``benchmarks/run.py --compare`` does), digests every result with
@@ -17,7 +18,9 @@ one tree has (an algorithm added since, say):
     max-min (equal and RTT-weighted sharing) and FIFO, with five option sets (none; an overhead;
     an overhead and γ; an overhead and start offsets; an overhead and a straggler): every time
     column of the trace, ``blocked_by``, the usage and limit rows in order, the bottlenecks.
-    ``--batch`` sets :data:`simnet.links.BATCH` on the tree under test only.
+    ``--batch`` sets :data:`simnet.links.BATCH` and ``--compiled-from`` sets
+    :data:`simnet.engine.COMPILED_FROM` (0: every ``maxmin`` trace through :mod:`simnet.kernel`) on the
+    tree under test only.
 ``sparse``
     every sparse algorithm on 4, 8 and 12 ranks, three index distributions, densities 1/1000 to
     1/3, a dimension that is not a multiple of 64: the schedule's ``nbytes``, ``nnz``, ``dense``
@@ -204,21 +207,27 @@ def _routes() -> dict:
     return out
 
 
-def _dump(family: str, path: str, batch: int | None, threads: bool) -> None:
+def _dump(family: str, path: str, batch: int | None, threads: bool, compiled_from: int | None) -> None:
     warnings.filterwarnings("ignore")
     if batch is not None:
         import simnet.links
 
         simnet.links.BATCH = batch
+    if compiled_from is not None:
+        import simnet.engine
+
+        simnet.engine.COMPILED_FROM = compiled_from
     results = {"traces": _traces, "critical_path": _critical_path, "routes": _routes}.get(family)
     with open(path, "wb") as file:
         pickle.dump(results() if results else _sparse(threads), file)
 
 
-def _run(family: str, tree: Path, batch: int | None, threads: bool, scratch: str) -> dict:
+def _run(family: str, tree: Path, batch: int | None, threads: bool, compiled_from: int | None,
+         scratch: str) -> dict:
     out = os.path.join(scratch, f"{family}-{abs(hash(str(tree)))}.pkl")
     command = [sys.executable, __file__, "--child", family, out]
     command += ["--batch", str(batch)] * (batch is not None) + ["--threads"] * threads
+    command += ["--compiled-from", str(compiled_from)] * (compiled_from is not None)
     subprocess.run(command, check=True, env={**os.environ, "PYTHONPATH": str(tree)})
     with open(out, "rb") as file:
         return pickle.load(file)
@@ -230,10 +239,11 @@ def main() -> None:
     parser.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES))
     parser.add_argument("--batch", type=int, help="simnet.links.BATCH for this tree's traces")
     parser.add_argument("--threads", action="store_true", help="force this tree's sparse unions onto threads")
+    parser.add_argument("--compiled-from", type=int, help="simnet.engine.COMPILED_FROM for this tree's traces")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        _dump(args.child[0], args.child[1], args.batch, args.threads)
+        _dump(args.child[0], args.child[1], args.batch, args.threads, args.compiled_from)
         return
     if not args.compare:
         parser.error("--compare TREE is required")
@@ -241,8 +251,8 @@ def main() -> None:
     failed = False
     with tempfile.TemporaryDirectory() as scratch:
         for family in args.families:
-            mine = _run(family, here, args.batch, args.threads, scratch)
-            theirs = _run(family, Path(args.compare).resolve(), None, False, scratch)
+            mine = _run(family, here, args.batch, args.threads, args.compiled_from, scratch)
+            theirs = _run(family, Path(args.compare).resolve(), None, False, None, scratch)
             common = mine.keys() & theirs.keys()
             differ = sorted((k for k in common if mine[k] != theirs[k]), key=repr)
             only = f", {len(mine.keys() - common)} only here, {len(theirs.keys() - common)} only there"

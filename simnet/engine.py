@@ -68,6 +68,12 @@ from simnet.speed import gc_paused
 
 __all__ = ["Simulation", "Trace", "simulate"]
 
+COMPILED_FROM = 20_000
+"""Schedules of at least this many transfers that :func:`simulate` runs under ``maxmin`` take the compiled
+loop of :mod:`simnet.kernel` (its first call in a process loads Numba and the cached machine code, about
+half a second; smaller schedules finish sooner in Python). The tests set it to 0 and to infinity and
+compare whole traces."""
+
 
 def _bits(value: float) -> int:
     """The IEEE 754 bit pattern of a non-negative float, as an integer (monotone in the value)."""
@@ -186,6 +192,7 @@ class Simulation:
         self._instants: dict[float, Instant] = {}
         self._buckets: dict[float, dict[float, Instant]] = {}
         self._clocks: list[float] | None = None
+        self._deferred: list[int] | None = None
         self._clock = 0.0
         self._jobs: list[_Job] = []
         self._closed = False
@@ -356,11 +363,16 @@ class Simulation:
         nan = array("d", [math.nan]) * count
         self._ready_s, self._issue_s = grown(self._ready_s, nan), grown(self._issue_s, nan)
         self._end_s = grown(self._end_s, nan)
-        self._links.reserve(len(self._ready_s))
+        if self._deferred is None:
+            self._links.reserve(len(self._ready_s))
         if count == 0:
             done.succeed(self._trace(job))
             return done
-        self._finish(now, [], [first + i for i in np.flatnonzero(waiting == 0).tolist()], [])
+        ready = [first + i for i in np.flatnonzero(waiting == 0).tolist()]
+        if self._deferred is not None:
+            self._deferred.extend(ready)
+        else:
+            self._finish(now, [], ready, [])
         return done
 
     def _alone(self) -> None:
@@ -382,6 +394,49 @@ class Simulation:
             clock = heapq.heappop(clocks)
             self._clock = clock
             self._process(clock)
+
+    def _compiled(self) -> None:
+        """Run the first schedule given to :meth:`run` with :func:`simnet.kernel.run` instead of SimPy.
+
+        Call before that :meth:`run` and call :meth:`_run_compiled` after it; only for a
+        :class:`~simnet.links.MaxMinLinks` simulation that runs that one schedule alone.
+        """
+        self._deferred = []
+
+    def _run_compiled(self) -> None:
+        """Run the deferred transfers and all they release to the end in compiled code, leaving the columns of
+        this simulation and what its link model's traces read as the loop of :meth:`_process` leaves them."""
+        from simnet import kernel
+
+        links = self._links
+        initial = np.array(self._deferred, dtype=np.int32)
+        self._deferred = None
+        count = len(self._ready_s)
+        route = view(self._route_ids)
+        if isinstance(self._channels, Constant) and self._channels.value == 0:
+            line, lines = route, len(links._route_links)
+        else:
+            channel = np.broadcast_to(np.int64(self._channels.value), count) if isinstance(
+                self._channels, Constant) else view(self._channels)
+            _, line = np.unique(route.astype(np.int64) * (int(channel.max(initial=0)) + 1) + channel,
+                                return_inverse=True)
+            line = line.astype(np.int32)
+            lines = int(line.max(initial=-1)) + 1
+        started_s, finished_s = np.full(count, math.nan), np.full(count, math.nan)
+
+        def column(values: array | Constant) -> np.ndarray:
+            return np.array([values.value]) if isinstance(values, Constant) else view(values)
+
+        order, history_flow, history_s, history_rate, history_limit, blocked = kernel.run(
+            float(self.env.now), initial, route, line, lines, column(self._nbytes), column(self._not_before),
+            column(self._overhead), column(self._reduction), view(self._waiting), view(self._bounds),
+            view(self._dependents), *links._kernel_routes(), view(self._ready_s), view(self._issue_s),
+            view(self._end_s), started_s, finished_s)
+        links._adopt(count, order, route, started_s, finished_s, history_flow, history_s, history_rate,
+                     history_limit, blocked)
+        self._remaining[0] -= count - int(np.isnan(view(self._end_s)).sum())
+        if self._remaining[0] == 0 and not self._jobs[0].done.triggered:
+            self._jobs[0].done.succeed(self._trace(self._jobs[0]))
 
     def _fire(self, event: simpy.Event) -> None:
         """Process everything that happens at the instants of `event`, in exact time order."""
@@ -948,10 +1003,16 @@ def simulate(
     env = simpy.Environment()
     simulation = Simulation(env, network, model=model, sharing=sharing)
     simulation._alone()
+    compiled = model == "maxmin" and len(schedule) >= COMPILED_FROM
+    if compiled:
+        simulation._compiled()
     done = simulation.run(
         schedule, overhead_s=overhead_s, gamma_s_per_byte=gamma_s_per_byte, start_offset_s=start_offset_s,
         slowdown=slowdown,
     )
-    simulation._run_alone()
+    if compiled:
+        simulation._run_compiled()
+    else:
+        simulation._run_alone()
     simulation.close()
     return done.value

@@ -897,6 +897,30 @@ class MaxMinLinks:
         for moment, group in by_time(end, np.stack([flow, valid], axis=1)):
             at(moment).finishing.extend(map(tuple, group))
 
+    def _kernel_routes(self) -> tuple:
+        """What :func:`simnet.kernel.run` needs of the routes and links: ``(route_first, route_hops, route_flat,
+        route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps, weighted)``."""
+        return (view(self._route_first), view(self._route_hops), view(self._route_flat), view(self._route_latency_s),
+                view(self._route_rate_Bps), view(self._route_limit), np.array(self._route_weight, dtype=np.float64),
+                np.asarray(self._capacity_Bps, dtype=np.float64),
+                self._weighted)
+
+    def _adopt(self, count: int, order: np.ndarray, route: np.ndarray, started_s: np.ndarray, finished_s: np.ndarray,
+               history_flow: np.ndarray, history_s: np.ndarray, history_rate_Bps: np.ndarray,
+               history_limit: np.ndarray, blocked: np.ndarray) -> None:
+        """Take what :func:`simnet.kernel.run` did with `count` flows (never reserved here): the flows
+        submitted in `order` over routes `route`, their start and finish times, the rate history and the flows
+        that waited for their connection (in the order they started draining). What only running needs
+        (rates, versions, connections) stays empty: a model whose simulation is closed only reports."""
+        self._route = np.full(count, -1, dtype=np.int32)
+        self._route[order] = route[order]
+        self._order = order
+        self.started_s, self.finished_s = started_s, finished_s
+        self._history_flow, self._history_s = history_flow, history_s
+        self._history_rate_Bps, self._history_limit = history_rate_Bps, history_limit
+        blocker = np.array(self._route_blocker, dtype=np.int64)
+        self.blocked_by = dict(zip(blocked.tolist(), blocker[route[blocked]].tolist()))
+
     def _drains(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
         """Intervals of constant rate: arrays ``(flow, route, start_s, end_s, rate_Bps, limit)``.
 

@@ -18,8 +18,13 @@ __all__ = ["TYPECODES", "view", "grown", "Constant", "appended", "take", "by_tim
 TYPECODES = {"d": np.float64, "q": np.int64, "i": np.int32}
 
 
-def view(values: array) -> np.ndarray:
-    """A NumPy view of `values` (typecode ``"d"``, ``"q"`` or ``"i"``); it must be gone before `values` grows."""
+def view(values: array | np.ndarray) -> np.ndarray:
+    """A NumPy view of `values` (typecode ``"d"``, ``"q"`` or ``"i"``); it must be gone before `values` grows.
+
+    A column that is already a NumPy array (as :mod:`simnet.kernel` leaves them) is its own view.
+    """
+    if isinstance(values, np.ndarray):
+        return values
     return np.frombuffer(values, dtype=TYPECODES[values.typecode])
 
 

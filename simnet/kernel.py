@@ -1,0 +1,606 @@
+"""The engine's loop for one schedule alone under max-min sharing, compiled with Numba.
+
+Internal to :mod:`simnet.engine` (no public API). :func:`run` is the loop of
+:meth:`simnet.engine.Simulation._process`, :meth:`~simnet.engine.Simulation._finish` and
+:class:`simnet.links.MaxMinLinks` (``advance``, ``_reshare``, ``_fill``, ``_assign``, ``submit``)
+written once more over flat arrays, for a simulation that is the only user of its environment
+(:func:`simnet.engine.simulate`), with the same floating-point operations in the same order (Numba
+neither contracts nor reorders them without ``fastmath``):
+
+* Instants are processed in increasing exact time. An instant's clock value
+  (:meth:`~simnet.engine.Simulation._delay`) groups instants but never reorders them, so this is the
+  environment's order. What happens at one instant is kept as events on one heap keyed by time; the
+  order of the events of one instant does not matter, because the Python loop sorts the flows that
+  start, finish and are issued there before it touches them, and a transfer's release and completion
+  write only its own columns.
+* Progressive filling pops links by ``(share, link)``, a total order, so any binary heap pops them in
+  the order of :func:`heapq`. Every component is filled afresh where the Python model may remember its
+  allocation (the allocation of a multiset of routes is the same either way, see
+  :meth:`~simnet.links.MaxMinLinks._reshare`); a flow alone on its links gets its lone rate, as there.
+* There is no array path: the array paths of the Python model give the loop's floats.
+
+``tests/test_kernel.py`` runs both engines on every Hypothesis topology and schedule family and compares
+whole traces bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["run"]
+
+_FINISHING, _STARTING, _ISSUED, _REDUCED = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def _grown(values, size, need):
+    """A copy of `values` with its first `size` entries, at least `need` long (twice as long, or more)."""
+    bigger = np.empty(max(2 * len(values), need), dtype=values.dtype)
+    bigger[:size] = values[:size]
+    return bigger
+
+
+@njit(cache=True, inline="always")
+def _schedule(heap_flow, heap_time, position, size, flow, time_s):
+    """Put `flow`'s one pending event at `time_s` on the heap of the first `size` flows (ordered by event time),
+    or move it there; return the new size."""
+    at = position[flow]
+    if at < 0:
+        at = size
+        size += 1
+    elif time_s > heap_time[at]:
+        while True:
+            child = 2 * at + 1
+            if child >= size:
+                break
+            if child + 1 < size and heap_time[child + 1] < heap_time[child]:
+                child += 1
+            if time_s <= heap_time[child]:
+                break
+            heap_flow[at], heap_time[at] = heap_flow[child], heap_time[child]
+            position[heap_flow[at]] = at
+            at = child
+        heap_flow[at], heap_time[at] = flow, time_s
+        position[flow] = at
+        return size
+    while at > 0:
+        parent = (at - 1) >> 1
+        if heap_time[parent] <= time_s:
+            break
+        heap_flow[at], heap_time[at] = heap_flow[parent], heap_time[parent]
+        position[heap_flow[at]] = at
+        at = parent
+    heap_flow[at], heap_time[at] = flow, time_s
+    position[flow] = at
+    return size
+
+
+@njit(cache=True, inline="always")
+def _unschedule(heap_flow, heap_time, position, size):
+    """Remove the earliest event (that of flow ``heap_flow[0]``) from the heap of `size` flows; return the new
+    size."""
+    position[heap_flow[0]] = -1
+    size -= 1
+    if size == 0:
+        return size
+    flow, time_s = heap_flow[size], heap_time[size]
+    at = 0
+    while True:
+        child = 2 * at + 1
+        if child >= size:
+            break
+        if child + 1 < size and heap_time[child + 1] < heap_time[child]:
+            child += 1
+        if time_s <= heap_time[child]:
+            break
+        heap_flow[at], heap_time[at] = heap_flow[child], heap_time[child]
+        position[heap_flow[at]] = at
+        at = child
+    heap_flow[at], heap_time[at] = flow, time_s
+    position[flow] = at
+    return size
+
+
+@njit(cache=True, inline="always")
+def _heap_push(keys, links, size, key, link):
+    """Push ``(key, link)`` onto the heap of the first `size` entries (room is the caller's); return the new size."""
+    position = size
+    while position > 0:
+        parent = (position - 1) >> 1
+        if keys[parent] < key or (keys[parent] == key and links[parent] < link):
+            break
+        keys[position] = keys[parent]
+        links[position] = links[parent]
+        position = parent
+    keys[position] = key
+    links[position] = link
+    return size + 1
+
+
+@njit(cache=True, inline="always")
+def _heap_pop(keys, links, size):
+    """Remove and return the least ``(key, link)`` of the heap of `size` entries."""
+    key, link = keys[0], links[0]
+    size -= 1
+    last_key, last_link = keys[size], links[size]
+    position = 0
+    while True:
+        child = 2 * position + 1
+        if child >= size:
+            break
+        if child + 1 < size and (keys[child + 1] < keys[child]
+                                 or (keys[child + 1] == keys[child] and links[child + 1] < links[child])):
+            child += 1
+        if last_key < keys[child] or (last_key == keys[child] and last_link < links[child]):
+            break
+        keys[position] = keys[child]
+        links[position] = links[child]
+        position = child
+    keys[position] = last_key
+    links[position] = last_link
+    return key, link
+
+
+@njit(cache=True, inline="always")
+def _weight(link, link_head, holder_next, holder_flow, route, route_weight, slot_of, fixed, stamp):
+    """The weights of the unfixed holders of `link`, summed in the order they joined it (as Python's ``sum``)."""
+    weight = 0.0
+    first = True
+    node = link_head[link]
+    while node >= 0:
+        flow = holder_flow[node]
+        if fixed[slot_of[flow]] != stamp:
+            value = route_weight[route[flow]]
+            weight = value if first else weight + value
+            first = False
+        node = holder_next[node]
+    return weight
+
+
+@njit(cache=True, inline="always")
+def _fill(links, nlinks, link_head, holder_next, holder_flow, link_count, capacity_Bps, route, route_first,
+          route_hops, route_flat, route_weight, weighted, cap, count, total, slot_of, fixed, stamp, out_rate,
+          out_limit, heap_keys, heap_links, holders):
+    """Progressive filling over the first `nlinks` of `links` (sorted), as :meth:`simnet.links.MaxMinLinks._fill`:
+    each flow's rate and bottleneck into `out_rate` and `out_limit` at its slot."""
+    size = 0
+    for position in range(nlinks):
+        link = links[position]
+        cap[link] = capacity_Bps[link]
+        count[link] = link_count[link]
+        if weighted:
+            total[link] = _weight(link, link_head, holder_next, holder_flow, route, route_weight, slot_of, fixed,
+                                  stamp)
+        else:
+            total[link] = count[link]
+        size = _heap_push(heap_keys, heap_links, size, cap[link] / total[link], link)
+    floor = 0.0
+    while size > 0:
+        share, link = _heap_pop(heap_keys, heap_links, size)
+        size -= 1
+        if count[link] == 0:
+            continue
+        current = cap[link] / total[link]
+        if current != share:
+            size = _heap_push(heap_keys, heap_links, size, current, link)
+            continue
+        if floor > share:
+            share = floor
+        floor = share
+        held = 0
+        node = link_head[link]
+        while node >= 0:
+            holders[held] = holder_flow[node]
+            held += 1
+            node = holder_next[node]
+        holders[:held].sort()
+        for position in range(held):
+            flow = holders[position]
+            slot = slot_of[flow]
+            if fixed[slot] == stamp:
+                continue
+            route_id = route[flow]
+            rate = share * route_weight[route_id] if weighted else share
+            fixed[slot] = stamp
+            out_rate[slot] = rate
+            out_limit[slot] = link
+            for k in range(route_first[route_id], route_first[route_id] + route_hops[route_id]):
+                other = route_flat[k]
+                cap[other] -= rate
+                count[other] -= 1
+                if weighted:
+                    total[other] = _weight(other, link_head, holder_next, holder_flow, route, route_weight, slot_of,
+                                           fixed, stamp)
+                else:
+                    total[other] = count[other]
+
+
+@njit(cache=True)
+def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, reduction, waiting, bounds, dependents,
+        route_first, route_hops, route_flat, route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps,
+        weighted, ready_s, issue_s, end_s, started_s, finished_s):
+    """Run the transfers `initial` (ready at `start_s`) and everything they release to the end.
+
+    Per-transfer columns (`nbytes`, `not_before`, `overhead`, `reduction`) of length 1 hold one value for
+    all; `line` numbers each transfer's connection, of `lines`. `ready_s` ... `finished_s` are filled in
+    place (`started_s` and `finished_s` start as NaN); `waiting` is consumed. Returns ``(order,
+    history_flow, history_s, history_rate_Bps, history_limit, blocked)``: the transfers in the order they
+    were submitted, each change of a flow's rate or bottleneck in the order made, and the flows that waited
+    for their connection in the order they started draining.
+
+    State of a draining flow lives in one of ``min(lines, transfers)`` slots (a connection drains one flow
+    at a time), and each transfer has at most one pending event (issued, starting, finishing or reduced):
+    the events form an indexed heap on which a new finish moves the old one (the Python model leaves it
+    stale and skips it by version).
+    """
+    count = len(route)
+    nlinks = len(capacity_Bps)
+    most = max(1, min(lines, count))
+    width = max(1, int(route_hops.max())) if len(route_hops) else 1
+
+    slot_of = np.full(count, -1, dtype=np.int32)
+    queue_next = np.full(count, -1, dtype=np.int32)
+    place = np.full(count, -1, dtype=np.int32)
+    kind_of = np.zeros(count, dtype=np.int8)
+
+    free_slots = np.arange(most - 1, -1, -1).astype(np.int32)
+    nfree = most
+    slot_remaining = np.zeros(most, dtype=np.float64)
+    slot_rate = np.zeros(most, dtype=np.float64)
+    slot_since = np.zeros(most, dtype=np.float64)
+    slot_limit = np.zeros(most, dtype=np.int32)
+    seen_slot = np.zeros(most, dtype=np.int32)
+    fixed = np.zeros(most, dtype=np.int32)
+    out_rate = np.zeros(most, dtype=np.float64)
+    out_limit = np.zeros(most, dtype=np.int32)
+    holders = np.zeros(most, dtype=np.int32)
+    component_flows = np.zeros(most, dtype=np.int32)
+    allocated = np.zeros(most, dtype=np.int32)
+    holder_prev = np.full(width * most, -1, dtype=np.int32)
+    holder_next = np.full(width * most, -1, dtype=np.int32)
+    holder_flow = np.full(width * most, -1, dtype=np.int32)
+    touched = np.zeros(2 * most * width, dtype=np.int32)
+
+    busy = np.zeros(lines, dtype=np.bool_)
+    queue_head = np.full(lines, -1, dtype=np.int32)
+    queue_tail = np.full(lines, -1, dtype=np.int32)
+
+    link_head = np.full(nlinks, -1, dtype=np.int32)
+    link_tail = np.full(nlinks, -1, dtype=np.int32)
+    link_count = np.zeros(nlinks, dtype=np.int32)
+    seen_link = np.zeros(nlinks, dtype=np.int32)
+    cap = np.zeros(nlinks, dtype=np.float64)
+    count_left = np.zeros(nlinks, dtype=np.int32)
+    total = np.zeros(nlinks, dtype=np.float64)
+    heap_keys = np.zeros(nlinks, dtype=np.float64)
+    heap_links = np.zeros(nlinks, dtype=np.int32)
+    component_links = np.zeros(nlinks, dtype=np.int32)
+    stack = np.zeros(nlinks, dtype=np.int32)
+
+    start = max(1024, len(initial))
+    heap_flow = np.zeros(start, dtype=np.int32)
+    heap_time = np.zeros(start, dtype=np.float64)
+    nevents = 0
+    history_flow = np.zeros(start, dtype=np.int32)
+    history_s = np.zeros(start, dtype=np.float64)
+    history_rate = np.zeros(start, dtype=np.float64)
+    history_limit = np.zeros(start, dtype=np.int32)
+    nhistory = 0
+    blocked = np.zeros(1024, dtype=np.int32)
+    nblocked = 0
+    order = np.zeros(count, dtype=np.int32)
+    submitted = 0
+
+    ended = np.zeros(start, dtype=np.int32)
+    started = np.zeros(start, dtype=np.int32)
+    finished = np.zeros(start, dtype=np.int32)
+    done = np.zeros(start, dtype=np.int32)
+    released = np.zeros(start, dtype=np.int32)
+    issued = np.zeros(start, dtype=np.int32)
+    nended = nstarted = nfinished = ndone = nissued = ntouched = 0
+
+    one_size = len(nbytes) == 1
+    one_ready = len(not_before) == 1
+    one_overhead = len(overhead) == 1
+    one_reduction = len(reduction) == 1
+    reduces = not (one_reduction and reduction[0] == 0.0)
+    stamp = 0
+
+    nreleased = len(initial)
+    released[:nreleased] = initial
+    now = start_s
+    while True:
+        # Simulation._finish: complete `done`, release what waited for them, issue, submit in order.
+        for position in range(ndone):
+            flow = done[position]
+            end_s[flow] = now
+            first, last = bounds[flow], bounds[flow + 1]
+            if nreleased + last - first > len(released):
+                released = _grown(released, nreleased, nreleased + last - first)
+            for k in range(first, last):
+                child = dependents[k]
+                waiting[child] -= 1
+                if waiting[child] == 0:
+                    released[nreleased] = child
+                    nreleased += 1
+        ndone = 0
+        if nissued + nreleased > len(issued):
+            issued = _grown(issued, nissued, nissued + nreleased)
+        if nevents + nreleased > len(heap_flow):
+            heap_flow = _grown(heap_flow, nevents, nevents + nreleased)
+            heap_time = _grown(heap_time, nevents, nevents + nreleased)
+        for position in range(nreleased):
+            flow = released[position]
+            ready = not_before[0] if one_ready else not_before[flow]
+            if now > ready:
+                ready = now
+            ready_s[flow] = ready
+            issue = ready + (overhead[0] if one_overhead else overhead[flow])
+            issue_s[flow] = issue
+            if issue <= now:
+                issued[nissued] = flow
+                nissued += 1
+            else:
+                kind_of[flow] = _ISSUED
+                nevents = _schedule(heap_flow, heap_time, place, nevents, flow, issue)
+        nreleased = 0
+        if nissued:
+            if nevents + nissued > len(heap_flow):
+                heap_flow = _grown(heap_flow, nevents, nevents + nissued)
+                heap_time = _grown(heap_time, nevents, nevents + nissued)
+            issued[:nissued].sort()
+            for position in range(nissued):
+                flow = issued[position]
+                route_id = route[flow]
+                size = nbytes[0] if one_size else nbytes[flow]
+                started_s[flow] = now
+                order[submitted] = flow
+                submitted += 1
+                kind_of[flow] = _STARTING if route_hops[route_id] > 0 and size > 0 else _FINISHING
+                nevents = _schedule(heap_flow, heap_time, place, nevents, flow, now + route_latency_s[route_id])
+            nissued = 0
+
+        if nevents == 0:
+            break
+        now = heap_time[0]
+
+        # MaxMinLinks.advance: finishing and starting flows, until none is left at `now`.
+        nfinished = 0
+        while nevents and heap_time[0] == now:
+            if nevents > len(ended):
+                ended, started = _grown(ended, 0, nevents), _grown(started, 0, nevents)
+            if nfinished + nevents > len(finished):
+                finished = _grown(finished, nfinished, nfinished + nevents)
+            if nissued + nevents > len(issued):
+                issued = _grown(issued, nissued, nissued + nevents)
+            if ndone + nevents > len(done):
+                done = _grown(done, ndone, ndone + nevents)
+            nended = nstarted = 0
+            while nevents and heap_time[0] == now:
+                flow = heap_flow[0]
+                kind = kind_of[flow]
+                nevents = _unschedule(heap_flow, heap_time, place, nevents)
+                if kind == _FINISHING:
+                    ended[nended] = flow
+                    nended += 1
+                elif kind == _STARTING:
+                    started[nstarted] = flow
+                    nstarted += 1
+                elif kind == _ISSUED:
+                    issued[nissued] = flow
+                    nissued += 1
+                else:
+                    done[ndone] = flow
+                    ndone += 1
+            if nended == 0 and nstarted == 0:
+                break
+            ended[:nended].sort()
+            started[:nstarted].sort()
+            ntouched = 0
+            for position in range(nended):
+                flow = ended[position]
+                finished[nfinished] = flow
+                nfinished += 1
+                finished_s[flow] = now
+                slot = slot_of[flow]
+                if slot < 0:
+                    continue
+                route_id = route[flow]
+                for h in range(route_hops[route_id]):
+                    link = route_flat[route_first[route_id] + h]
+                    node = slot * width + h
+                    before, after = holder_prev[node], holder_next[node]
+                    if before >= 0:
+                        holder_next[before] = after
+                    else:
+                        link_head[link] = after
+                    if after >= 0:
+                        holder_prev[after] = before
+                    else:
+                        link_tail[link] = before
+                    link_count[link] -= 1
+                    touched[ntouched] = link
+                    ntouched += 1
+                free_slots[nfree] = slot
+                nfree += 1
+                slot_of[flow] = -1
+                connection = line[flow]
+                successor = queue_head[connection]
+                if successor < 0:
+                    busy[connection] = False
+                    continue
+                queue_head[connection] = queue_next[successor]
+                if queue_head[connection] < 0:
+                    queue_tail[connection] = -1
+                nfree -= 1
+                slot = free_slots[nfree]
+                slot_of[successor] = slot
+                slot_remaining[slot] = nbytes[0] if one_size else nbytes[successor]
+                slot_rate[slot] = 0.0
+                slot_since[slot] = now
+                slot_limit[slot] = -1
+                successor_route = route[successor]
+                for h in range(route_hops[successor_route]):
+                    link = route_flat[route_first[successor_route] + h]
+                    node = slot * width + h
+                    holder_flow[node] = successor
+                    holder_next[node] = -1
+                    holder_prev[node] = link_tail[link]
+                    if link_tail[link] >= 0:
+                        holder_next[link_tail[link]] = node
+                    else:
+                        link_head[link] = node
+                    link_tail[link] = node
+                    link_count[link] += 1
+                started_s[successor] = now - route_latency_s[successor_route]
+                if nblocked == len(blocked):
+                    blocked = _grown(blocked, nblocked, nblocked + 1)
+                blocked[nblocked] = successor
+                nblocked += 1
+            for position in range(nstarted):
+                flow = started[position]
+                connection = line[flow]
+                if busy[connection]:
+                    if queue_tail[connection] >= 0:
+                        queue_next[queue_tail[connection]] = flow
+                    else:
+                        queue_head[connection] = flow
+                    queue_tail[connection] = flow
+                    continue
+                busy[connection] = True
+                nfree -= 1
+                slot = free_slots[nfree]
+                slot_of[flow] = slot
+                slot_remaining[slot] = nbytes[0] if one_size else nbytes[flow]
+                slot_rate[slot] = 0.0
+                slot_since[slot] = now
+                slot_limit[slot] = -1
+                route_id = route[flow]
+                for h in range(route_hops[route_id]):
+                    link = route_flat[route_first[route_id] + h]
+                    node = slot * width + h
+                    holder_flow[node] = flow
+                    holder_next[node] = -1
+                    holder_prev[node] = link_tail[link]
+                    if link_tail[link] >= 0:
+                        holder_next[link_tail[link]] = node
+                    else:
+                        link_head[link] = node
+                    link_tail[link] = node
+                    link_count[link] += 1
+                    touched[ntouched] = link
+                    ntouched += 1
+            if ntouched == 0:
+                continue
+
+            # MaxMinLinks._reshare: the components of the touched links.
+            stamp += 1
+            nallocated = 0
+            for position in range(ntouched):
+                first_link = touched[position]
+                if link_count[first_link] == 0 or seen_link[first_link] == stamp:
+                    continue
+                if link_count[first_link] == 1:
+                    flow = holder_flow[link_head[first_link]]
+                    route_id = route[flow]
+                    alone = True
+                    for k in range(route_first[route_id], route_first[route_id] + route_hops[route_id]):
+                        if link_count[route_flat[k]] != 1:
+                            alone = False
+                            break
+                    if alone:
+                        for k in range(route_first[route_id], route_first[route_id] + route_hops[route_id]):
+                            seen_link[route_flat[k]] = stamp
+                        slot = slot_of[flow]
+                        out_rate[slot] = route_rate_Bps[route_id]
+                        out_limit[slot] = route_limit[route_id]
+                        allocated[nallocated] = flow
+                        nallocated += 1
+                        continue
+                nlinks_found = nflows_found = 0
+                depth = 1
+                stack[0] = first_link
+                seen_link[first_link] = stamp
+                while depth:
+                    depth -= 1
+                    link = stack[depth]
+                    component_links[nlinks_found] = link
+                    nlinks_found += 1
+                    node = link_head[link]
+                    while node >= 0:
+                        flow = holder_flow[node]
+                        slot = slot_of[flow]
+                        if seen_slot[slot] != stamp:
+                            seen_slot[slot] = stamp
+                            component_flows[nflows_found] = flow
+                            nflows_found += 1
+                            route_id = route[flow]
+                            for k in range(route_first[route_id], route_first[route_id] + route_hops[route_id]):
+                                other = route_flat[k]
+                                if seen_link[other] != stamp:
+                                    seen_link[other] = stamp
+                                    stack[depth] = other
+                                    depth += 1
+                        node = holder_next[node]
+                component_links[:nlinks_found].sort()
+                _fill(component_links, nlinks_found, link_head, holder_next, holder_flow, link_count, capacity_Bps,
+                      route, route_first, route_hops, route_flat, route_weight, weighted, cap, count_left, total,
+                      slot_of, fixed, stamp, out_rate, out_limit, heap_keys, heap_links, holders)
+                component_flows[:nflows_found].sort()
+                allocated[nallocated:nallocated + nflows_found] = component_flows[:nflows_found]
+                nallocated += nflows_found
+
+            # MaxMinLinks._assign
+            need = nhistory + nallocated
+            if need > len(history_flow):
+                history_flow, history_s = _grown(history_flow, nhistory, need), _grown(history_s, nhistory, need)
+                history_rate = _grown(history_rate, nhistory, need)
+                history_limit = _grown(history_limit, nhistory, need)
+            if nevents + nallocated > len(heap_flow):
+                heap_flow = _grown(heap_flow, nevents, nevents + nallocated)
+                heap_time = _grown(heap_time, nevents, nevents + nallocated)
+            for position in range(nallocated):
+                flow = allocated[position]
+                slot = slot_of[flow]
+                rate = out_rate[slot]
+                limit = out_limit[slot]
+                old = slot_rate[slot]
+                if rate == old and limit == slot_limit[slot]:
+                    continue
+                history_flow[nhistory] = flow
+                history_s[nhistory] = now
+                history_rate[nhistory] = rate
+                history_limit[nhistory] = limit
+                nhistory += 1
+                slot_limit[slot] = limit
+                if rate == old:
+                    continue
+                if old > 0:
+                    left = slot_remaining[slot] - old * (now - slot_since[slot])
+                    slot_remaining[slot] = left if left > 0.0 else 0.0
+                slot_since[slot] = now
+                slot_rate[slot] = rate
+                kind_of[flow] = _FINISHING
+                nevents = _schedule(heap_flow, heap_time, place, nevents, flow, now + slot_remaining[slot] / rate)
+
+        # Simulation._process: the finished transfers whose reduction takes time wait for it.
+        finished[:nfinished].sort()
+        if nevents + nfinished > len(heap_flow):
+            heap_flow = _grown(heap_flow, nevents, nevents + nfinished)
+            heap_time = _grown(heap_time, nevents, nevents + nfinished)
+        if ndone + nfinished > len(done):
+            done = _grown(done, ndone, ndone + nfinished)
+        for position in range(nfinished):
+            flow = finished[position]
+            if reduces:
+                reduced = now + (reduction[0] if one_reduction else reduction[flow])
+                if reduced > now:
+                    kind_of[flow] = _REDUCED
+                    nevents = _schedule(heap_flow, heap_time, place, nevents, flow, reduced)
+                    continue
+            done[ndone] = flow
+            ndone += 1
+
+    return (order[:submitted].copy(), history_flow[:nhistory].copy(), history_s[:nhistory].copy(),
+            history_rate[:nhistory].copy(), history_limit[:nhistory].copy(), blocked[:nblocked].copy())

@@ -1,0 +1,91 @@
+"""The compiled loop of :mod:`simnet.kernel` against the Python engine it restates: whole traces, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simnet.algorithms import ALGORITHMS
+from simnet.engine import simulate
+from simnet.network import Network
+from simnet.schedule import Schedule
+from simnet.topology import cluster, load
+from tests.test_engine import assert_identical, waves
+from tests.test_maxmin_reference import TOPOLOGIES
+
+MIB = 2**20
+
+
+def compiled_and_python(monkeypatch, run):
+    """What `run()` returns through the compiled loop (every schedule takes it) and through the Python engine."""
+    results = []
+    for smallest in (0, float("inf")):
+        monkeypatch.setattr("simnet.engine.COMPILED_FROM", smallest)
+        results.append(run())
+    return results
+
+
+@pytest.mark.parametrize("sharing", ["equal", "rtt_weighted"])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_compiled_loop_gives_the_trace_of_the_engine_bit_for_bit(monkeypatch, sharing, data):
+    """Random waves of transfers on every Hypothesis topology: shared links, queued connections on channels,
+    zero-byte synchronisations, flows that finish together, software overhead, reductions (γ), late ranks
+    and stragglers; every array of the trace is the same."""
+    net = Network(data.draw(TOPOLOGIES, label="graph"))
+    p = net.size
+    schedule = Schedule(collective="allreduce", nranks=p, chunk_bytes=(1,),
+                        transfers=tuple(data.draw(waves(p), label="waves")))
+    options = {
+        "overhead_s": data.draw(st.sampled_from([0.0, 1e-6]), label="overhead"),
+        "gamma_s_per_byte": data.draw(st.sampled_from([0.0, 1e-11]), label="gamma"),
+        "start_offset_s": data.draw(st.none() | st.lists(st.sampled_from([0.0, 2e-6]), min_size=p, max_size=p),
+                                    label="offsets"),
+        "slowdown": data.draw(st.none() | st.lists(st.sampled_from([1.0, 2.0]), min_size=p, max_size=p),
+                              label="slowdown"),
+    }
+    mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, schedule, sharing=sharing, **options))
+    assert_identical(mine, theirs)
+    assert mine.time_s == theirs.time_s
+
+
+@pytest.mark.parametrize("algorithm,params", [
+    ("nccl_ring", {"channels": 4}),
+    ("nccl_ring", {"channels": 2, "protocol": "ll128"}),
+    ("nccl_tree", {"channels": 2}),
+    ("nvls_tree", {}),
+    ("blueconnect", {}),
+])
+def test_nccl_and_hierarchical_schedules_on_dgx_h100_servers_match(monkeypatch, algorithm, params):
+    """Pipelined channels that queue on their connections, trees, in-switch reduction (NVLS) and BlueConnect's
+    stages on 4 DGX H100: the same traces and the same critical path."""
+    net = Network(cluster("dgx_h100", 4, fabric="switch", fabric_params={"bandwidth_Bps": 48e9, "latency_s": 1e-6}))
+    chosen = ALGORITHMS[algorithm]
+    schedule = chosen.build(32, 16 * MIB, **chosen.resolved(net, 16 * MIB, params))
+    mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, schedule, gamma_s_per_byte=1e-12))
+    assert_identical(mine, theirs)
+    assert mine.critical_path().equals(theirs.critical_path())
+
+
+def test_a_rail_optimised_cluster_under_rtt_weighted_sharing_matches(monkeypatch):
+    """The preset 32-server DGX H100 cluster's fabric (NIC rails, leaf-spine) with weighted sharing, whose
+    sums depend on the order flows joined a link."""
+    net = Network(load("dgx_h100_ndr_32"))
+    schedule = ALGORITHMS["nccl_ring"].build(net.size, 256 * 1024, channels=2)
+    mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, schedule, sharing="rtt_weighted"))
+    assert_identical(mine, theirs)
+
+
+def test_an_empty_schedule_and_a_schedule_of_copies_within_ranks(monkeypatch):
+    """Nothing to run, and transfers over empty routes (a rank to itself) that finish at once."""
+    net = Network(load("dgx_h100"))
+    empty = Schedule(collective="allreduce", nranks=8, chunk_bytes=(1,), transfers=())
+    mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, empty))
+    assert mine.time_s == theirs.time_s == 0.0
+    schedule = ALGORITHMS["ring"].build(8, MIB)
+    mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, schedule, overhead_s=1e-6))
+    assert_identical(mine, theirs)
+    assert np.isfinite(mine.end_s).all()

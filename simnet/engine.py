@@ -68,11 +68,12 @@ from simnet.speed import gc_paused
 
 __all__ = ["Simulation", "Trace", "simulate"]
 
-COMPILED_FROM = 20_000
+COMPILED_FROM = 100_000
 """Schedules of at least this many transfers that :func:`simulate` runs under ``maxmin`` take the compiled
-loop of :mod:`simnet.kernel` (its first call in a process loads Numba and the cached machine code, about
-half a second; smaller schedules finish sooner in Python). The tests set it to 0 and to infinity and
-compare whole traces."""
+loop of :mod:`simnet.kernel`. Its first call in a process imports Numba and loads the machine code cached
+beside the module, a fixed cost in time and memory (``docs/performance.md`` measures it); the first call
+after installing or changing simnet compiles that code, once. Smaller schedules finish sooner in Python.
+The tests set it to 0 and to infinity and compare whole traces."""
 
 
 def _bits(value: float) -> int:

@@ -42,6 +42,21 @@ def _grown(values, size, need):
 
 
 @njit(cache=True, inline="always")
+def _sort(values, low, high):
+    """Sort ``values[low:high]`` in place (by insertion when short: no view, no recursion)."""
+    if high - low > 24:
+        values[low:high].sort()
+        return
+    for i in range(low + 1, high):
+        value = values[i]
+        j = i - 1
+        while j >= low and values[j] > value:
+            values[j + 1] = values[j]
+            j -= 1
+        values[j + 1] = value
+
+
+@njit(cache=True, inline="always")
 def _schedule(heap_flow, heap_time, position, size, flow, time_s):
     """Put `flow`'s one pending event at `time_s` on the heap of the first `size` flows (ordered by event time),
     or move it there; return the new size."""
@@ -194,7 +209,7 @@ def _fill(links, nlinks, link_head, holder_next, holder_flow, link_count, capaci
             holders[held] = holder_flow[node]
             held += 1
             node = holder_next[node]
-        holders[:held].sort()
+        _sort(holders, 0, held)
         for position in range(held):
             flow = holders[position]
             slot = slot_of[flow]
@@ -227,7 +242,8 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
     place (`started_s` and `finished_s` start as NaN); `waiting` is consumed. Returns ``(order,
     history_flow, history_s, history_rate_Bps, history_limit, blocked)``: the transfers in the order they
     were submitted, each change of a flow's rate or bottleneck in the order made, and the flows that waited
-    for their connection in the order they started draining.
+    for their connection in the order they started draining (views of longer buffers: copying them would
+    double the peak).
 
     State of a draining flow lives in one of ``min(lines, transfers)`` slots (a connection drains one flow
     at a time), and each transfer has at most one pending event (issued, starting, finishing or reduced):
@@ -278,27 +294,28 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
     component_links = np.zeros(nlinks, dtype=np.int32)
     stack = np.zeros(nlinks, dtype=np.int32)
 
-    start = max(1024, len(initial))
-    heap_flow = np.zeros(start, dtype=np.int32)
-    heap_time = np.zeros(start, dtype=np.float64)
+    room = max(count, 1)
+    heap_flow = np.zeros(room, dtype=np.int32)
+    heap_time = np.zeros(room, dtype=np.float64)
     nevents = 0
-    history_flow = np.zeros(start, dtype=np.int32)
-    history_s = np.zeros(start, dtype=np.float64)
-    history_rate = np.zeros(start, dtype=np.float64)
-    history_limit = np.zeros(start, dtype=np.int32)
-    nhistory = 0
-    blocked = np.zeros(1024, dtype=np.int32)
+    blocked = np.zeros(room, dtype=np.int32)
     nblocked = 0
-    order = np.zeros(count, dtype=np.int32)
+    order = np.zeros(room, dtype=np.int32)
     submitted = 0
-
-    ended = np.zeros(start, dtype=np.int32)
-    started = np.zeros(start, dtype=np.int32)
-    finished = np.zeros(start, dtype=np.int32)
-    done = np.zeros(start, dtype=np.int32)
-    released = np.zeros(start, dtype=np.int32)
-    issued = np.zeros(start, dtype=np.int32)
+    history_flow = np.zeros(1024, dtype=np.int32)
+    history_s = np.zeros(1024, dtype=np.float64)
+    history_rate = np.zeros(1024, dtype=np.float64)
+    history_limit = np.zeros(1024, dtype=np.int32)
+    nhistory = 0
+    # Three buffers of one slot per transfer, each shared by two lists of distinct transfers: the flows that
+    # finish (from the front) and start (from the back) in one pass of an instant; those done (front) and
+    # issued (back) at an instant; those finished at an instant, and later those released.
+    passing = np.zeros(room, dtype=np.int32)
+    handing = np.zeros(room, dtype=np.int32)
+    finished = np.zeros(room, dtype=np.int32)
+    released = finished
     nended = nstarted = nfinished = ndone = nissued = ntouched = 0
+    last = room - 1
 
     one_size = len(nbytes) == 1
     one_ready = len(not_before) == 1
@@ -313,23 +330,15 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
     while True:
         # Simulation._finish: complete `done`, release what waited for them, issue, submit in order.
         for position in range(ndone):
-            flow = done[position]
+            flow = handing[position]
             end_s[flow] = now
-            first, last = bounds[flow], bounds[flow + 1]
-            if nreleased + last - first > len(released):
-                released = _grown(released, nreleased, nreleased + last - first)
-            for k in range(first, last):
+            for k in range(bounds[flow], bounds[flow + 1]):
                 child = dependents[k]
                 waiting[child] -= 1
                 if waiting[child] == 0:
                     released[nreleased] = child
                     nreleased += 1
         ndone = 0
-        if nissued + nreleased > len(issued):
-            issued = _grown(issued, nissued, nissued + nreleased)
-        if nevents + nreleased > len(heap_flow):
-            heap_flow = _grown(heap_flow, nevents, nevents + nreleased)
-            heap_time = _grown(heap_time, nevents, nevents + nreleased)
         for position in range(nreleased):
             flow = released[position]
             ready = not_before[0] if one_ready else not_before[flow]
@@ -339,25 +348,22 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
             issue = ready + (overhead[0] if one_overhead else overhead[flow])
             issue_s[flow] = issue
             if issue <= now:
-                issued[nissued] = flow
+                handing[last - nissued] = flow
                 nissued += 1
             else:
                 kind_of[flow] = _ISSUED
                 nevents = _schedule(heap_flow, heap_time, place, nevents, flow, issue)
         nreleased = 0
         if nissued:
-            if nevents + nissued > len(heap_flow):
-                heap_flow = _grown(heap_flow, nevents, nevents + nissued)
-                heap_time = _grown(heap_time, nevents, nevents + nissued)
-            issued[:nissued].sort()
-            for position in range(nissued):
-                flow = issued[position]
+            _sort(handing, room - nissued, room)
+            for position in range(room - nissued, room):
+                flow = handing[position]
                 route_id = route[flow]
-                size = nbytes[0] if one_size else nbytes[flow]
+                message = nbytes[0] if one_size else nbytes[flow]
                 started_s[flow] = now
                 order[submitted] = flow
                 submitted += 1
-                kind_of[flow] = _STARTING if route_hops[route_id] > 0 and size > 0 else _FINISHING
+                kind_of[flow] = _STARTING if route_hops[route_id] > 0 and message > 0 else _FINISHING
                 nevents = _schedule(heap_flow, heap_time, place, nevents, flow, now + route_latency_s[route_id])
             nissued = 0
 
@@ -368,38 +374,30 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
         # MaxMinLinks.advance: finishing and starting flows, until none is left at `now`.
         nfinished = 0
         while nevents and heap_time[0] == now:
-            if nevents > len(ended):
-                ended, started = _grown(ended, 0, nevents), _grown(started, 0, nevents)
-            if nfinished + nevents > len(finished):
-                finished = _grown(finished, nfinished, nfinished + nevents)
-            if nissued + nevents > len(issued):
-                issued = _grown(issued, nissued, nissued + nevents)
-            if ndone + nevents > len(done):
-                done = _grown(done, ndone, ndone + nevents)
             nended = nstarted = 0
             while nevents and heap_time[0] == now:
                 flow = heap_flow[0]
                 kind = kind_of[flow]
                 nevents = _unschedule(heap_flow, heap_time, place, nevents)
                 if kind == _FINISHING:
-                    ended[nended] = flow
+                    passing[nended] = flow
                     nended += 1
                 elif kind == _STARTING:
-                    started[nstarted] = flow
+                    passing[last - nstarted] = flow
                     nstarted += 1
                 elif kind == _ISSUED:
-                    issued[nissued] = flow
+                    handing[last - nissued] = flow
                     nissued += 1
                 else:
-                    done[ndone] = flow
+                    handing[ndone] = flow
                     ndone += 1
             if nended == 0 and nstarted == 0:
                 break
-            ended[:nended].sort()
-            started[:nstarted].sort()
+            _sort(passing, 0, nended)
+            _sort(passing, room - nstarted, room)
             ntouched = 0
             for position in range(nended):
-                flow = ended[position]
+                flow = passing[position]
                 finished[nfinished] = flow
                 nfinished += 1
                 finished_s[flow] = now
@@ -454,12 +452,10 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                     link_tail[link] = node
                     link_count[link] += 1
                 started_s[successor] = now - route_latency_s[successor_route]
-                if nblocked == len(blocked):
-                    blocked = _grown(blocked, nblocked, nblocked + 1)
                 blocked[nblocked] = successor
                 nblocked += 1
-            for position in range(nstarted):
-                flow = started[position]
+            for position in range(room - nstarted, room):
+                flow = passing[position]
                 connection = line[flow]
                 if busy[connection]:
                     if queue_tail[connection] >= 0:
@@ -543,11 +539,11 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                                     stack[depth] = other
                                     depth += 1
                         node = holder_next[node]
-                component_links[:nlinks_found].sort()
+                _sort(component_links, 0, nlinks_found)
                 _fill(component_links, nlinks_found, link_head, holder_next, holder_flow, link_count, capacity_Bps,
                       route, route_first, route_hops, route_flat, route_weight, weighted, cap, count_left, total,
                       slot_of, fixed, stamp, out_rate, out_limit, heap_keys, heap_links, holders)
-                component_flows[:nflows_found].sort()
+                _sort(component_flows, 0, nflows_found)
                 allocated[nallocated:nallocated + nflows_found] = component_flows[:nflows_found]
                 nallocated += nflows_found
 
@@ -557,9 +553,6 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                 history_flow, history_s = _grown(history_flow, nhistory, need), _grown(history_s, nhistory, need)
                 history_rate = _grown(history_rate, nhistory, need)
                 history_limit = _grown(history_limit, nhistory, need)
-            if nevents + nallocated > len(heap_flow):
-                heap_flow = _grown(heap_flow, nevents, nevents + nallocated)
-                heap_time = _grown(heap_time, nevents, nevents + nallocated)
             for position in range(nallocated):
                 flow = allocated[position]
                 slot = slot_of[flow]
@@ -585,12 +578,7 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                 nevents = _schedule(heap_flow, heap_time, place, nevents, flow, now + slot_remaining[slot] / rate)
 
         # Simulation._process: the finished transfers whose reduction takes time wait for it.
-        finished[:nfinished].sort()
-        if nevents + nfinished > len(heap_flow):
-            heap_flow = _grown(heap_flow, nevents, nevents + nfinished)
-            heap_time = _grown(heap_time, nevents, nevents + nfinished)
-        if ndone + nfinished > len(done):
-            done = _grown(done, ndone, ndone + nfinished)
+        _sort(finished, 0, nfinished)
         for position in range(nfinished):
             flow = finished[position]
             if reduces:
@@ -599,8 +587,8 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                     kind_of[flow] = _REDUCED
                     nevents = _schedule(heap_flow, heap_time, place, nevents, flow, reduced)
                     continue
-            done[ndone] = flow
+            handing[ndone] = flow
             ndone += 1
 
-    return (order[:submitted].copy(), history_flow[:nhistory].copy(), history_s[:nhistory].copy(),
-            history_rate[:nhistory].copy(), history_limit[:nhistory].copy(), blocked[:nblocked].copy())
+    return (order[:submitted], history_flow[:nhistory], history_s[:nhistory], history_rate[:nhistory],
+            history_limit[:nhistory], blocked[:nblocked])

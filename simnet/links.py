@@ -912,8 +912,11 @@ class MaxMinLinks:
         submitted in `order` over routes `route`, their start and finish times, the rate history and the flows
         that waited for their connection (in the order they started draining). What only running needs
         (rates, versions, connections) stays empty: a model whose simulation is closed only reports."""
-        self._route = np.full(count, -1, dtype=np.int32)
-        self._route[order] = route[order]
+        if len(order) == count:
+            self._route = route
+        else:
+            self._route = np.full(count, -1, dtype=np.int32)
+            self._route[order] = route[order]
         self._order = order
         self.started_s, self.finished_s = started_s, finished_s
         self._history_flow, self._history_s = history_flow, history_s

@@ -57,21 +57,30 @@ def _sort(values, low, high):
 
 
 @njit(cache=True, inline="always")
+def _least_child(heap_time, size, at):
+    """The earliest of the up to four children of position `at` in the 4-ary heap of `size` events, or -1."""
+    first = 4 * at + 1
+    if first >= size:
+        return -1
+    least = first
+    for child in range(first + 1, min(first + 4, size)):
+        if heap_time[child] < heap_time[least]:
+            least = child
+    return least
+
+
+@njit(cache=True, inline="always")
 def _schedule(heap_flow, heap_time, position, size, flow, time_s):
-    """Put `flow`'s one pending event at `time_s` on the heap of the first `size` flows (ordered by event time),
-    or move it there; return the new size."""
+    """Put `flow`'s one pending event at `time_s` on the 4-ary heap of the first `size` flows (ordered by event
+    time), or move it there; return the new size."""
     at = position[flow]
     if at < 0:
         at = size
         size += 1
     elif time_s > heap_time[at]:
         while True:
-            child = 2 * at + 1
-            if child >= size:
-                break
-            if child + 1 < size and heap_time[child + 1] < heap_time[child]:
-                child += 1
-            if time_s <= heap_time[child]:
+            child = _least_child(heap_time, size, at)
+            if child < 0 or time_s <= heap_time[child]:
                 break
             heap_flow[at], heap_time[at] = heap_flow[child], heap_time[child]
             position[heap_flow[at]] = at
@@ -80,7 +89,7 @@ def _schedule(heap_flow, heap_time, position, size, flow, time_s):
         position[flow] = at
         return size
     while at > 0:
-        parent = (at - 1) >> 1
+        parent = (at - 1) >> 2
         if heap_time[parent] <= time_s:
             break
         heap_flow[at], heap_time[at] = heap_flow[parent], heap_time[parent]
@@ -102,12 +111,8 @@ def _unschedule(heap_flow, heap_time, position, size):
     flow, time_s = heap_flow[size], heap_time[size]
     at = 0
     while True:
-        child = 2 * at + 1
-        if child >= size:
-            break
-        if child + 1 < size and heap_time[child + 1] < heap_time[child]:
-            child += 1
-        if time_s <= heap_time[child]:
+        child = _least_child(heap_time, size, at)
+        if child < 0 or time_s <= heap_time[child]:
             break
         heap_flow[at], heap_time[at] = heap_flow[child], heap_time[child]
         position[heap_flow[at]] = at

@@ -70,6 +70,21 @@ def _least_child(heap_time, size, at):
 
 
 @njit(cache=True, inline="always")
+def _settle(heap_flow, heap_time, position, size, at, flow, time_s):
+    """Place event ``(flow, time_s)`` at position `at` of the heap of `size` events or below, moving earlier
+    children up."""
+    while True:
+        child = _least_child(heap_time, size, at)
+        if child < 0 or time_s <= heap_time[child]:
+            break
+        heap_flow[at], heap_time[at] = heap_flow[child], heap_time[child]
+        position[heap_flow[at]] = at
+        at = child
+    heap_flow[at], heap_time[at] = flow, time_s
+    position[flow] = at
+
+
+@njit(cache=True, inline="always")
 def _schedule(heap_flow, heap_time, position, size, flow, time_s):
     """Put `flow`'s one pending event at `time_s` on the 4-ary heap of the first `size` flows (ordered by event
     time), or move it there; return the new size."""
@@ -78,15 +93,7 @@ def _schedule(heap_flow, heap_time, position, size, flow, time_s):
         at = size
         size += 1
     elif time_s > heap_time[at]:
-        while True:
-            child = _least_child(heap_time, size, at)
-            if child < 0 or time_s <= heap_time[child]:
-                break
-            heap_flow[at], heap_time[at] = heap_flow[child], heap_time[child]
-            position[heap_flow[at]] = at
-            at = child
-        heap_flow[at], heap_time[at] = flow, time_s
-        position[flow] = at
+        _settle(heap_flow, heap_time, position, size, at, flow, time_s)
         return size
     while at > 0:
         parent = (at - 1) >> 2
@@ -106,20 +113,40 @@ def _unschedule(heap_flow, heap_time, position, size):
     size."""
     position[heap_flow[0]] = -1
     size -= 1
-    if size == 0:
-        return size
-    flow, time_s = heap_flow[size], heap_time[size]
-    at = 0
-    while True:
-        child = _least_child(heap_time, size, at)
-        if child < 0 or time_s <= heap_time[child]:
-            break
-        heap_flow[at], heap_time[at] = heap_flow[child], heap_time[child]
-        position[heap_flow[at]] = at
-        at = child
-    heap_flow[at], heap_time[at] = flow, time_s
-    position[flow] = at
+    if size:
+        _settle(heap_flow, heap_time, position, size, 0, heap_flow[size], heap_time[size])
     return size
+
+
+@njit(cache=True, inline="always")
+def _join(flow, slot, size_bytes, now, width, route, route_first, route_hops, route_flat, slot_of, slot_remaining,
+          slot_rate, slot_since, slot_limit, holder_prev, holder_next, holder_flow, link_head, link_tail, link_count,
+          touched, ntouched, touch):
+    """`flow` starts draining at `now` in `slot` (no rate yet, `size_bytes` to go) and joins the holders of its
+    links, last; with `touch`, its links are added to the `ntouched` links of `touched`. Returns how many
+    `touched` holds then."""
+    slot_of[flow] = slot
+    slot_remaining[slot] = size_bytes
+    slot_rate[slot] = 0.0
+    slot_since[slot] = now
+    slot_limit[slot] = -1
+    route_id = route[flow]
+    for h in range(route_hops[route_id]):
+        link = route_flat[route_first[route_id] + h]
+        node = slot * width + h
+        holder_flow[node] = flow
+        holder_next[node] = -1
+        holder_prev[node] = link_tail[link]
+        if link_tail[link] >= 0:
+            holder_next[link_tail[link]] = node
+        else:
+            link_head[link] = node
+        link_tail[link] = node
+        link_count[link] += 1
+        if touch:
+            touched[ntouched] = link
+            ntouched += 1
+    return ntouched
 
 
 @njit(cache=True, inline="always")
@@ -437,25 +464,10 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                 if queue_head[connection] < 0:
                     queue_tail[connection] = -1
                 nfree -= 1
-                slot = free_slots[nfree]
-                slot_of[successor] = slot
-                slot_remaining[slot] = nbytes[0] if one_size else nbytes[successor]
-                slot_rate[slot] = 0.0
-                slot_since[slot] = now
-                slot_limit[slot] = -1
+                _join(successor, free_slots[nfree], nbytes[0] if one_size else nbytes[successor], now, width, route,
+                      route_first, route_hops, route_flat, slot_of, slot_remaining, slot_rate, slot_since, slot_limit,
+                      holder_prev, holder_next, holder_flow, link_head, link_tail, link_count, touched, ntouched, False)
                 successor_route = route[successor]
-                for h in range(route_hops[successor_route]):
-                    link = route_flat[route_first[successor_route] + h]
-                    node = slot * width + h
-                    holder_flow[node] = successor
-                    holder_next[node] = -1
-                    holder_prev[node] = link_tail[link]
-                    if link_tail[link] >= 0:
-                        holder_next[link_tail[link]] = node
-                    else:
-                        link_head[link] = node
-                    link_tail[link] = node
-                    link_count[link] += 1
                 started_s[successor] = now - route_latency_s[successor_route]
                 blocked[nblocked] = successor
                 nblocked += 1
@@ -471,27 +483,10 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                     continue
                 busy[connection] = True
                 nfree -= 1
-                slot = free_slots[nfree]
-                slot_of[flow] = slot
-                slot_remaining[slot] = nbytes[0] if one_size else nbytes[flow]
-                slot_rate[slot] = 0.0
-                slot_since[slot] = now
-                slot_limit[slot] = -1
-                route_id = route[flow]
-                for h in range(route_hops[route_id]):
-                    link = route_flat[route_first[route_id] + h]
-                    node = slot * width + h
-                    holder_flow[node] = flow
-                    holder_next[node] = -1
-                    holder_prev[node] = link_tail[link]
-                    if link_tail[link] >= 0:
-                        holder_next[link_tail[link]] = node
-                    else:
-                        link_head[link] = node
-                    link_tail[link] = node
-                    link_count[link] += 1
-                    touched[ntouched] = link
-                    ntouched += 1
+                ntouched = _join(flow, free_slots[nfree], nbytes[0] if one_size else nbytes[flow], now, width, route,
+                                 route_first, route_hops, route_flat, slot_of, slot_remaining, slot_rate, slot_since,
+                                 slot_limit, holder_prev, holder_next, holder_flow, link_head, link_tail, link_count,
+                                 touched, ntouched, True)
             if ntouched == 0:
                 continue
 

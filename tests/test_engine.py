@@ -377,14 +377,38 @@ def waves(draw, nranks: int) -> list[Transfer]:
     return transfers
 
 
+def random_run(data, *, stragglers: bool = False) -> tuple[Network, Schedule, dict]:
+    """A Hypothesis topology, random waves of transfers on its GPUs, and simulate()'s options: no overhead or
+    1 µs, γ or none, late ranks or none (and stragglers or none, with `stragglers`)."""
+    net = Network(data.draw(TOPOLOGIES, label="graph"))
+    p = net.size
+    schedule = Schedule(collective="allreduce", nranks=p, chunk_bytes=(1,),
+                        transfers=tuple(data.draw(waves(p), label="waves")))
+    options = {
+        "overhead_s": data.draw(st.sampled_from([0.0, 1e-6]), label="overhead"),
+        "gamma_s_per_byte": data.draw(st.sampled_from([0.0, 1e-11]), label="gamma"),
+        "start_offset_s": data.draw(st.none() | st.lists(st.sampled_from([0.0, 2e-6]), min_size=p, max_size=p),
+                                    label="offsets"),
+    }
+    if stragglers:
+        options["slowdown"] = data.draw(st.none() | st.lists(st.sampled_from([1.0, 2.0]), min_size=p, max_size=p),
+                                        label="slowdown")
+    return net, schedule, options
+
+
+def under_each(monkeypatch, attribute: str, values, run) -> list:
+    """What `run()` returns with `attribute` (a dotted name) set to each of `values` in turn."""
+    results = []
+    for value in values:
+        monkeypatch.setattr(attribute, value)
+        results.append(run())
+    return results
+
+
 def run_both_ways(monkeypatch, run):
     """What `run()` returns with the array path taken wherever it can be, where three flows or more meet
     (the path and the loop mixed in one run), and with the loop only."""
-    results = []
-    for batch in (1, 3, 10**9):
-        monkeypatch.setattr("simnet.links.BATCH", batch)
-        results.append(run())
-    return results
+    return under_each(monkeypatch, "simnet.links.BATCH", (1, 3, 10**9), run)
 
 
 def assert_identical(mine: Trace, theirs: Trace) -> None:
@@ -404,16 +428,7 @@ def assert_identical(mine: Trace, theirs: Trace) -> None:
 def test_the_array_path_gives_the_trace_of_the_loop_bit_for_bit(monkeypatch, model, sharing, data):
     """Instants with many flows take array arithmetic (`simnet.links.BATCH`); forced on every instant and
     forced off, every array of the trace is the same, for transfers that share links and connections or not."""
-    net = Network(data.draw(TOPOLOGIES, label="graph"))
-    p = net.size
-    schedule = Schedule(collective="allreduce", nranks=p, chunk_bytes=(1,),
-                        transfers=tuple(data.draw(waves(p), label="waves")))
-    options = {
-        "overhead_s": data.draw(st.sampled_from([0.0, 1e-6]), label="overhead"),
-        "gamma_s_per_byte": data.draw(st.sampled_from([0.0, 1e-11]), label="gamma"),
-        "start_offset_s": data.draw(st.none() | st.lists(st.sampled_from([0.0, 2e-6]), min_size=p, max_size=p),
-                                    label="offsets"),
-    }
+    net, schedule, options = random_run(data)
     *mine, theirs = run_both_ways(monkeypatch, lambda: simulate(net, schedule, model=model, sharing=sharing,
                                                                 **options))
     for trace in mine:
@@ -423,11 +438,7 @@ def test_the_array_path_gives_the_trace_of_the_loop_bit_for_bit(monkeypatch, mod
 def with_each_memory(monkeypatch, run):
     """What `run()` returns with max-min's memory of component allocations at its default size, holding at most
     two flows (so forgetting at almost every new allocation), and off (0)."""
-    results = []
-    for kept in (link_models.FLOWS_REMEMBERED, 2, 0):
-        monkeypatch.setattr("simnet.links.FLOWS_REMEMBERED", kept)
-        results.append(run())
-    return results
+    return under_each(monkeypatch, "simnet.links.FLOWS_REMEMBERED", (link_models.FLOWS_REMEMBERED, 2, 0), run)
 
 
 @pytest.mark.parametrize("sharing", ["equal", "rtt_weighted"])

@@ -12,19 +12,14 @@ from simnet.engine import simulate
 from simnet.network import Network
 from simnet.schedule import Schedule
 from simnet.topology import cluster, load
-from tests.test_engine import assert_identical, waves
-from tests.test_maxmin_reference import TOPOLOGIES
+from tests.test_engine import assert_identical, random_run, under_each
 
 MIB = 2**20
 
 
 def compiled_and_python(monkeypatch, run):
     """What `run()` returns through the compiled loop (every schedule takes it) and through the Python engine."""
-    results = []
-    for smallest in (0, float("inf")):
-        monkeypatch.setattr("simnet.engine.COMPILED_FROM", smallest)
-        results.append(run())
-    return results
+    return under_each(monkeypatch, "simnet.engine.COMPILED_FROM", (0, float("inf")), run)
 
 
 @pytest.mark.parametrize("sharing", ["equal", "rtt_weighted"])
@@ -35,18 +30,7 @@ def test_the_compiled_loop_gives_the_trace_of_the_engine_bit_for_bit(monkeypatch
     """Random waves of transfers on every Hypothesis topology: shared links, queued connections on channels,
     zero-byte synchronisations, flows that finish together, software overhead, reductions (γ), late ranks
     and stragglers; every array of the trace is the same."""
-    net = Network(data.draw(TOPOLOGIES, label="graph"))
-    p = net.size
-    schedule = Schedule(collective="allreduce", nranks=p, chunk_bytes=(1,),
-                        transfers=tuple(data.draw(waves(p), label="waves")))
-    options = {
-        "overhead_s": data.draw(st.sampled_from([0.0, 1e-6]), label="overhead"),
-        "gamma_s_per_byte": data.draw(st.sampled_from([0.0, 1e-11]), label="gamma"),
-        "start_offset_s": data.draw(st.none() | st.lists(st.sampled_from([0.0, 2e-6]), min_size=p, max_size=p),
-                                    label="offsets"),
-        "slowdown": data.draw(st.none() | st.lists(st.sampled_from([1.0, 2.0]), min_size=p, max_size=p),
-                              label="slowdown"),
-    }
+    net, schedule, options = random_run(data, stragglers=True)
     mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, schedule, sharing=sharing, **options))
     assert_identical(mine, theirs)
     assert mine.time_s == theirs.time_s

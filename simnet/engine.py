@@ -72,8 +72,12 @@ COMPILED_FROM = 100_000
 """Schedules of at least this many transfers that :func:`simulate` runs under ``maxmin`` take the compiled
 loop of :mod:`simnet.kernel`. Its first call in a process imports Numba and loads the machine code cached
 beside the module, a fixed cost in time and memory (``docs/performance.md`` measures it); the first call
-after installing or changing simnet compiles that code, once. Smaller schedules finish sooner in Python.
-The tests set it to 0 and to infinity and compare whole traces."""
+after installing or changing simnet compiles that code, once. Below the threshold that fixed cost
+outweighs what the loop saves; above it the loop is several times faster where flows share links or queue
+on their connections (NCCL's schedules, trees), and about level with the Python engine's array path, or
+slower, where every flow is alone on its links (``docs/performance.md``, round nine). The loop does not
+look at signals, so Ctrl-C takes effect when it returns. The tests set it to 0 and to infinity and
+compare whole traces."""
 
 
 def _bits(value: float) -> int:
@@ -409,6 +413,8 @@ class Simulation:
         this simulation and what its link model's traces read as the loop of :meth:`_process` leaves them."""
         from simnet import kernel
 
+        if len(self._jobs) != 1:
+            raise ValueError(f"the compiled loop runs one schedule alone, got {len(self._jobs)}")
         links = self._links
         initial = np.array(self._deferred, dtype=np.int32)
         self._deferred = None

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import simpy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simnet.algorithms import ALGORITHMS
-from simnet.engine import simulate
+from simnet.engine import Simulation, simulate
 from simnet.network import Network
 from simnet.schedule import Schedule
 from simnet.topology import cluster, load
@@ -22,6 +23,24 @@ def compiled_and_python(monkeypatch, run):
     return under_each(monkeypatch, "simnet.engine.COMPILED_FROM", (0, float("inf")), run)
 
 
+def assert_same_run(mine, theirs) -> None:
+    """The traces equal, and what the link models keep beneath them: each flow's rate changes in the order
+    made (the order across flows at one instant is the loops' own and reaches no output), the submission
+    order, the waits for a connection in the order they began."""
+    assert_identical(mine, theirs)
+    rows = []
+    for trace in (mine, theirs):
+        links = trace._links
+        flow = np.asarray(links._history_flow)
+        by_flow = np.argsort(flow, kind="stable")
+        rows.append([np.asarray(getattr(links, name))[by_flow]
+                     for name in ("_history_flow", "_history_s", "_history_rate_Bps", "_history_limit")])
+    for a, b in zip(*rows, strict=True):
+        assert np.array_equal(a, b)
+    assert np.array_equal(np.asarray(mine._links._order), np.asarray(theirs._links._order))
+    assert list(mine._links.blocked_by.items()) == list(theirs._links.blocked_by.items())
+
+
 @pytest.mark.parametrize("sharing", ["equal", "rtt_weighted"])
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
@@ -29,10 +48,10 @@ def compiled_and_python(monkeypatch, run):
 def test_the_compiled_loop_gives_the_trace_of_the_engine_bit_for_bit(monkeypatch, sharing, data):
     """Random waves of transfers on every Hypothesis topology: shared links, queued connections on channels,
     zero-byte synchronisations, flows that finish together, software overhead, reductions (γ), late ranks
-    and stragglers; every array of the trace is the same."""
+    and stragglers; every array of the trace and of the rate history is the same."""
     net, schedule, options = random_run(data, stragglers=True)
     mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, schedule, sharing=sharing, **options))
-    assert_identical(mine, theirs)
+    assert_same_run(mine, theirs)
     assert mine.time_s == theirs.time_s
 
 
@@ -50,7 +69,7 @@ def test_nccl_and_hierarchical_schedules_on_dgx_h100_servers_match(monkeypatch, 
     chosen = ALGORITHMS[algorithm]
     schedule = chosen.build(32, 16 * MIB, **chosen.resolved(net, 16 * MIB, params))
     mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, schedule, gamma_s_per_byte=1e-12))
-    assert_identical(mine, theirs)
+    assert_same_run(mine, theirs)
     assert mine.critical_path().equals(theirs.critical_path())
 
 
@@ -60,7 +79,7 @@ def test_a_rail_optimised_cluster_under_rtt_weighted_sharing_matches(monkeypatch
     net = Network(load("dgx_h100_ndr_32"))
     schedule = ALGORITHMS["nccl_ring"].build(net.size, 256 * 1024, channels=2)
     mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, schedule, sharing="rtt_weighted"))
-    assert_identical(mine, theirs)
+    assert_same_run(mine, theirs)
 
 
 def test_an_empty_schedule_and_a_schedule_of_copies_within_ranks(monkeypatch):
@@ -73,3 +92,15 @@ def test_an_empty_schedule_and_a_schedule_of_copies_within_ranks(monkeypatch):
     mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, schedule, overhead_s=1e-6))
     assert_identical(mine, theirs)
     assert np.isfinite(mine.end_s).all()
+
+
+def test_the_compiled_loop_refuses_a_simulation_of_several_schedules():
+    """It runs one schedule alone (what simulate() gives it); two would share its count of transfers left."""
+    net = Network(load("dgx_h100"))
+    simulation = Simulation(simpy.Environment(), net)
+    simulation._alone()
+    simulation._compiled()
+    for _ in range(2):
+        simulation.run(ALGORITHMS["ring"].build(8, MIB))
+    with pytest.raises(ValueError, match="one schedule alone, got 2"):
+        simulation._run_compiled()

@@ -291,7 +291,7 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
     width = max(1, int(route_hops.max())) if len(route_hops) else 1
 
     slot_of = np.full(count, -1, dtype=np.int32)
-    queue_next = np.full(count, -1, dtype=np.int32)
+    queue_next = np.empty(count, dtype=np.int32)
     place = np.full(count, -1, dtype=np.int32)
     kind_of = np.zeros(count, dtype=np.int8)
 
@@ -478,6 +478,7 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                 flow = passing[position]
                 connection = line[flow]
                 if busy[connection]:
+                    queue_next[flow] = -1
                     if queue_tail[connection] >= 0:
                         queue_next[queue_tail[connection]] = flow
                     else:

@@ -999,7 +999,9 @@ def simulate(
     Schedule rank ``i`` runs on network rank ``i``. Nothing else runs in that
     environment, so the simulation keeps its instants on a heap of its own instead of
     scheduling a SimPy event for each (:meth:`Simulation._alone`); the order, the
-    clock and every time are those of the environment's loop.
+    clock and every time are those of the environment's loop. Under ``maxmin``, a
+    schedule of :data:`COMPILED_FROM` transfers or more runs in the compiled loop of
+    :mod:`simnet.kernel`, which gives the same trace bit for bit.
 
     Raises
     ------

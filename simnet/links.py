@@ -50,7 +50,8 @@ FLOWS_REMEMBERED = 2**17
 """A bound on the memory of a :class:`MaxMinLinks` of equal sharing for component allocations (see
 :meth:`MaxMinLinks._reshare`): the flows of all remembered components together, each remembered as its
 route number and its share. A component larger than the bound is never remembered; one that would
-exceed it makes the memory forget everything first. 0 turns the memory off. The tests set it to 0, 2 and the default and compare whole traces."""
+exceed it makes the memory forget everything first. 0 turns the memory off. The tests set it to 0, 2 and
+the default and compare whole traces."""
 
 
 def _distinct(items: np.ndarray, scratch: np.ndarray) -> bool:
@@ -902,8 +903,7 @@ class MaxMinLinks:
         route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps, weighted)``."""
         return (view(self._route_first), view(self._route_hops), view(self._route_flat), view(self._route_latency_s),
                 view(self._route_rate_Bps), view(self._route_limit), np.array(self._route_weight, dtype=np.float64),
-                np.asarray(self._capacity_Bps, dtype=np.float64),
-                self._weighted)
+                np.asarray(self._bandwidth_Bps, dtype=np.float64), self._weighted)
 
     def _adopt(self, count: int, order: np.ndarray, route: np.ndarray, started_s: np.ndarray, finished_s: np.ndarray,
                history_flow: np.ndarray, history_s: np.ndarray, history_rate_Bps: np.ndarray,

@@ -407,7 +407,9 @@ def under_each(monkeypatch, attribute: str, values, run) -> list:
 
 def run_both_ways(monkeypatch, run):
     """What `run()` returns with the array path taken wherever it can be, where three flows or more meet
-    (the path and the loop mixed in one run), and with the loop only."""
+    (the path and the loop mixed in one run), and with the loop only; always in the Python engine, whose
+    paths these are (`simnet.engine.COMPILED_FROM` off)."""
+    monkeypatch.setattr("simnet.engine.COMPILED_FROM", math.inf)
     return under_each(monkeypatch, "simnet.links.BATCH", (1, 3, 10**9), run)
 
 
@@ -437,7 +439,9 @@ def test_the_array_path_gives_the_trace_of_the_loop_bit_for_bit(monkeypatch, mod
 
 def with_each_memory(monkeypatch, run):
     """What `run()` returns with max-min's memory of component allocations at its default size, holding at most
-    two flows (so forgetting at almost every new allocation), and off (0)."""
+    two flows (so forgetting at almost every new allocation), and off (0); always in the Python engine, whose
+    memory it is."""
+    monkeypatch.setattr("simnet.engine.COMPILED_FROM", math.inf)
     return under_each(monkeypatch, "simnet.links.FLOWS_REMEMBERED", (link_models.FLOWS_REMEMBERED, 2, 0), run)
 
 

@@ -530,7 +530,15 @@ class ScheduleBuilder:
     def _padded(self, pieces: np.ndarray, width: int) -> np.ndarray:
         """Chunks of each piece as a row of `width`, shorter pieces padded with their last chunk."""
         offsets, chunk_table, _ = self._pieces()
-        used, local = np.unique(pieces, return_inverse=True)
+        low = int(pieces.min(initial=0))
+        span = int(pieces.max(initial=-1)) - low + 1
+        if span <= 4 * len(pieces):
+            seen = np.zeros(span, dtype=bool)
+            seen[pieces - low] = True
+            used = np.flatnonzero(seen) + low
+            local = (np.cumsum(seen) - 1)[pieces - low]
+        else:
+            used, local = np.unique(pieces, return_inverse=True)
         length = offsets[used + 1] - offsets[used]
         table = chunk_table[offsets[used][:, None] + np.minimum(np.arange(width), length[:, None] - 1)]
         return table.astype(np.int64)[local.ravel()]
@@ -631,15 +639,33 @@ class ScheduleBuilder:
         return self._csr(keys, count, after)
 
     def _union_rows(self, count: int, columns: list[tuple[int, np.ndarray]]):
-        """:meth:`_union` of columns given per row: ``(first row, codes)``, codes of shape (rows,) or (rows, width)."""
-        keys = []
-        for first, codes in columns:
-            codes = codes.reshape(-1, 1) if codes.ndim == 1 else codes
-            keep = codes != _EMPTY
-            keep[:, 1:] &= codes[:, 1:] != codes[:, :-1]
-            row, column = np.nonzero(keep)
-            keys.append(((row + first).astype(np.int64) << 32) | (codes[row, column].astype(np.int64) & 0xFFFFFFFF))
-        return self._csr(keys, count, ())
+        """:meth:`_union` of columns given per row: ``(first row, codes)``, codes of shape (rows,) or (rows, width).
+
+        The columns are laid side by side in one table of a row per transfer and each row
+        is sorted on its own, unless a column holds a set code (which only :meth:`_csr`
+        expands).
+        """
+        blocks = [(first, codes.reshape(-1, 1) if codes.ndim == 1 else codes) for first, codes in columns]
+        table = np.full((count, sum(codes.shape[1] for _, codes in blocks)), _EMPTY, dtype=np.int32)
+        at = 0
+        for first, codes in blocks:
+            table[first:first + len(codes), at:at + codes.shape[1]] = codes
+            at += codes.shape[1]
+        if (table < _EMPTY).any():
+            keys = []
+            for first, codes in blocks:
+                keep = codes != _EMPTY
+                keep[:, 1:] &= codes[:, 1:] != codes[:, :-1]
+                row, column = np.nonzero(keep)
+                keys.append(((row + first).astype(np.int64) << 32)
+                            | (codes[row, column].astype(np.int64) & 0xFFFFFFFF))
+            return self._csr(keys, count, ())
+        table.sort(axis=1)
+        keep = table != _EMPTY
+        keep[:, 1:] &= table[:, 1:] != table[:, :-1]
+        offsets = np.zeros(count + 1, dtype=np.int64)
+        np.cumsum(np.count_nonzero(keep, axis=1), out=offsets[1:])
+        return offsets, table[keep].astype(np.int64)
 
     def _csr(self, keys: list[np.ndarray], count: int, after: tuple[int, ...]):
         """Sorted, distinct ``(transfer << 32) | code`` keys (set codes expanded, `after` added) as CSR."""

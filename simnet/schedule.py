@@ -216,7 +216,12 @@ class Columns(NamedTuple):
 
 
 def _integers(value, name: str, count: int | None, dtype) -> np.ndarray:
-    """A private copy of a 1-D array of integers as `dtype` (of `count` entries if given)."""
+    """A private copy of a 1-D array of integers as `dtype` (of `count` entries if given).
+
+    An array of `dtype` that owns its data and is read-only is taken as it is: no one
+    writes it (tables freeze their columns, so columns a table shares with another,
+    as :meth:`TransferTable.replace` leaves them, are held once).
+    """
     array = np.asarray(value)
     if array.size == 0:
         array = array.reshape(0).astype(np.int64)
@@ -227,6 +232,8 @@ def _integers(value, name: str, count: int | None, dtype) -> np.ndarray:
     if array.size and (array.max() > limit.max or array.min() < limit.min):
         raise ScheduleError(f"must fit in {8 * np.dtype(dtype).itemsize}-bit signed integers, got values in "
                             f"[{array.min()}, {array.max()}]", path=name)
+    if array.dtype == dtype and array.flags.owndata and not array.flags.writeable:
+        return array
     return array.astype(dtype)
 
 
@@ -255,10 +262,10 @@ def _codes(value, names: tuple[str, ...], name: str, count: int, default: int) -
         if unknown:
             raise ScheduleError(f"must be among {names}, got {unknown[0]!r}", path=name)
         array = np.fromiter((lookup[item] for item in array.tolist()), dtype=np.int64, count=len(array))
-    codes = _integers(array, name, count, np.int64)
+    codes = _integers(array, name, count, np.uint8 if array.dtype == np.uint8 else np.int64)
     if codes.size and (codes.min() < 0 or codes.max() >= len(names)):
         raise ScheduleError(f"must be codes of {names} (0 .. {len(names) - 1})", path=name)
-    return codes.astype(np.uint8)
+    return codes.astype(np.uint8, copy=False)
 
 
 def _buffer_codes(value, name: str, count: int) -> np.ndarray:
@@ -274,10 +281,10 @@ def _buffer_codes(value, name: str, count: int) -> np.ndarray:
             except ScheduleError as error:
                 raise ScheduleError(error.message, path=name) from None
         array = np.fromiter((codes[item] for item in array.tolist()), dtype=np.int64, count=len(array))
-    codes = _integers(array, name, count, np.int64)
+    codes = _integers(array, name, count, np.uint8 if array.dtype == np.uint8 else np.int64)
     if codes.size and (codes.min() < 0 or codes.max() >= MAX_BUFFERS):
         raise ScheduleError(f"must be buffer codes (0 .. {MAX_BUFFERS - 1})", path=name)
-    return codes.astype(np.uint8)
+    return codes.astype(np.uint8, copy=False)
 
 
 _REQUIRED = ("src", "dst", "nbytes", "op", "src_buffer", "dst_buffer", "piece", "piece_offsets", "piece_chunks",

@@ -273,6 +273,20 @@ def test_a_table_owns_frozen_copies_of_its_arrays_even_after_pickling():
         restored.src[0] = 1
 
 
+def test_frozen_columns_are_shared_between_tables_and_writable_ones_copied():
+    table = ring_allreduce(4, 4096).transfers
+    nbytes = np.asarray(table.nbytes // 2)
+    smaller = table.replace(nbytes=nbytes)
+    assert smaller.src is table.src and smaller.deps is table.deps and smaller.op is table.op
+    assert smaller.nbytes is not nbytes and not smaller.nbytes.flags.writeable
+    nbytes[0] = 1
+    assert smaller.nbytes[0] == table.nbytes[0] // 2
+    view = table.src[:]
+    assert TransferTable(src=view, dst=table.dst, nbytes=table.nbytes, op=table.op, piece=table.piece,
+                         pieces=(table.piece_offsets, table.piece_chunks), deps=table.deps,
+                         dep_offsets=table.dep_offsets).src is not view
+
+
 def test_unsigned_sizes_beyond_int64_are_refused_by_name():
     with pytest.raises(ScheduleError) as error:
         TransferTable(src=[0], dst=[1], nbytes=np.array([2**63], dtype=np.uint64), op=["copy"], chunks=[0], deps=[],

@@ -88,6 +88,7 @@ class _Columns:
         self.row_deps: list[int] = []
         self.row_counts: list[int] = []
         self.count = 0
+        self.joined = False
 
     def append(self, row: tuple, deps: list[int]) -> int:
         self.rows.append(row)
@@ -111,16 +112,32 @@ class _Columns:
         self.count += len(counts)
 
     def arrays(self) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
-        """All columns, the dependencies and their offsets."""
+        """All columns, the dependencies and their offsets, as read-only arrays of their own.
+
+        The segments are joined one column at a time and replaced by the joined
+        arrays, which a :class:`~simnet.schedule.TransferTable` shares rather than copies.
+        """
         self.flush()
         if not self.segments:
             empty = {name: np.zeros(0, dtype=dtype) for name, dtype in _FIELDS}
             return empty, np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64)
-        columns = {name: np.concatenate([segment[0][name] for segment in self.segments]) for name, _ in _FIELDS}
-        deps = np.concatenate([segment[1] for segment in self.segments])
+        segments = self.segments
+        if len(segments) > 1 or not self.joined:
+            columns = {name: _frozen(np.concatenate([segment[0].pop(name) for segment in segments]))
+                       for name, _ in _FIELDS}
+            self.segments = [(columns, _frozen(np.concatenate([segment[1] for segment in segments])),
+                              np.concatenate([segment[2] for segment in segments]))]
+            self.joined = True
+            del segments
+        columns, deps, counts = self.segments[0]
         offsets = np.zeros(self.count + 1, dtype=np.int64)
-        np.cumsum(np.concatenate([segment[2] for segment in self.segments]), out=offsets[1:])
-        return columns, deps, offsets
+        np.cumsum(counts, out=offsets[1:])
+        return dict(columns), deps, _frozen(offsets)
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
 
 
 class ScheduleBuilder:

@@ -61,7 +61,7 @@ CASES = {
     "critical_path_1M": {"kind": "critical_path", "ranks": 64, "chunks": 128, "runs": 3},
     "sparse_ring_ring_64": {"kind": "sparse", "ranks": 64, "dimension": 128 * 2**20, "density": 1 / 128, "runs": 1},
     "jobs_4096": {"kind": "jobs", "nodes": 512, "k": 32, "ep": 16, "runs": 1},
-    "nccl_tree_512": {"kind": "nccl_tree", "nodes": 64, "k": 16, "runs": 1},
+    "nccl_tree_512": {"kind": "nccl_tree", "nodes": 64, "k": 16, "runs": 3},
     "nccl_ring_256": {"kind": "nccl_ring", "preset": "dgx_h100_ndr_32", "size": 256 * MIB, "runs": 1},
     "blueconnect_16384": {"kind": "blueconnect", "node": "dgx_h100", "nodes": 2048, "k": 42, "bandwidth_Bps": 50e9,
                           "factors": (8, 16, 128), "runs": 1},

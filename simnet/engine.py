@@ -438,7 +438,7 @@ class Simulation:
             float(self.env.now), initial, route, line, lines, column(self._nbytes), column(self._not_before),
             column(self._overhead), column(self._reduction), view(self._waiting), view(self._bounds),
             view(self._dependents), *links._kernel_routes(), view(self._ready_s), view(self._issue_s),
-            view(self._end_s), started_s, finished_s, kernel.ROOM)
+            view(self._end_s), started_s, finished_s)
         links._adopt(count, order, route, started_s, finished_s, history_flow, history_s, history_rate,
                      history_limit, blocked)
         self._remaining[0] -= count - int(np.isnan(view(self._end_s)).sum())

@@ -35,24 +35,12 @@ __all__ = ["run"]
 
 _FINISHING, _STARTING, _ISSUED, _REDUCED = 0, 1, 2, 3
 
-ROOM = 1024
-"""Entries the lists of transfers met at an instant start with (:func:`run`'s `room`)."""
-
 
 @njit(cache=True)
 def _grown(values, size, need):
     """A copy of `values` with its first `size` entries, at least `need` long (twice as long, or more)."""
     bigger = np.empty(max(2 * len(values), need), dtype=values.dtype)
     bigger[:size] = values[:size]
-    return bigger
-
-
-@njit(cache=True)
-def _spread(values, front, back):
-    """A copy of `values`, twice as long, with its first `front` and last `back` entries at its two ends."""
-    bigger = np.empty(2 * len(values), dtype=values.dtype)
-    bigger[:front] = values[:front]
-    bigger[len(bigger) - back:] = values[len(values) - back:]
     return bigger
 
 
@@ -281,14 +269,12 @@ def _fill(links, nlinks, link_head, holder_next, holder_flow, link_count, capaci
 @njit(cache=True)
 def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, reduction, waiting, bounds, dependents,
         route_first, route_hops, route_flat, route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps,
-        weighted, ready_s, issue_s, end_s, started_s, finished_s, room):
+        weighted, ready_s, issue_s, end_s, started_s, finished_s):
     """Run the transfers `initial` (ready at `start_s`) and everything they release to the end.
 
     Per-transfer columns (`nbytes`, `not_before`, `overhead`, `reduction`) of length 1 hold one value for
     all; `line` numbers each transfer's connection, of `lines`. `ready_s` ... `finished_s` are filled in
-    place (`started_s` and `finished_s` start as NaN); `waiting` is consumed; the lists of transfers met at
-    an instant and of those that waited for their connection start with `room` entries and double when
-    full. Returns ``(order,
+    place (`started_s` and `finished_s` start as NaN); `waiting` is consumed. Returns ``(order,
     history_flow, history_s, history_rate_Bps, history_limit, blocked)``: the transfers in the order they
     were submitted, each change of a flow's rate or bottleneck in the order made, and the flows that waited
     for their connection in the order they started draining (views of longer buffers: copying them would
@@ -343,29 +329,30 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
     component_links = np.zeros(nlinks, dtype=np.int32)
     stack = np.zeros(nlinks, dtype=np.int32)
 
-    room = max(1, min(count, room))
-    heap_flow = np.zeros(max(count, 1), dtype=np.int32)
-    heap_time = np.zeros(max(count, 1), dtype=np.float64)
+    # Buffers of a slot per transfer that are written before they are read are left unfilled: the pages of
+    # a fresh allocation that the run never reaches (the heap's and the lists' far ends) take no memory.
+    room = max(count, 1)
+    heap_flow = np.empty(room, dtype=np.int32)
+    heap_time = np.empty(room, dtype=np.float64)
     nevents = 0
-    blocked = np.zeros(room, dtype=np.int32)
+    blocked = np.empty(room, dtype=np.int32)
     nblocked = 0
-    order = np.zeros(max(count, 1), dtype=np.int32)
+    order = np.empty(room, dtype=np.int32)
     submitted = 0
     history_flow = np.zeros(1024, dtype=np.int32)
     history_s = np.zeros(1024, dtype=np.float64)
     history_rate = np.zeros(1024, dtype=np.float64)
     history_limit = np.zeros(1024, dtype=np.int32)
     nhistory = 0
-    # Three buffers, each shared by two lists of distinct transfers and doubled when they meet: the flows that
+    # Three buffers of one slot per transfer, each shared by two lists of distinct transfers: the flows that
     # finish (from the front) and start (from the back) in one pass of an instant; those done (front) and
-    # issued (back) at an instant; those finished at an instant, and later those released. The waits grow the
-    # same way: a transfer is in each list at most once, but rarely do many meet. (The event heap keeps a slot
-    # per transfer: checking its room at every push costs a tenth of the ring's time.)
-    passing = np.zeros(room, dtype=np.int32)
-    handing = np.zeros(room, dtype=np.int32)
-    finished = np.zeros(max(room, len(initial)), dtype=np.int32)
+    # issued (back) at an instant; those finished at an instant, and later those released.
+    passing = np.empty(room, dtype=np.int32)
+    handing = np.empty(room, dtype=np.int32)
+    finished = np.empty(room, dtype=np.int32)
     released = finished
     nended = nstarted = nfinished = ndone = nissued = ntouched = 0
+    last = room - 1
 
     one_size = len(nbytes) == 1
     one_ready = len(not_before) == 1
@@ -386,9 +373,6 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                 child = dependents[k]
                 waiting[child] -= 1
                 if waiting[child] == 0:
-                    if nreleased == len(released):
-                        released = _spread(released, nreleased, 0)
-                        finished = released
                     released[nreleased] = child
                     nreleased += 1
         ndone = 0
@@ -401,17 +385,15 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
             issue = ready + (overhead[0] if one_overhead else overhead[flow])
             issue_s[flow] = issue
             if issue <= now:
-                if ndone + nissued == len(handing):
-                    handing = _spread(handing, ndone, nissued)
-                handing[len(handing) - 1 - nissued] = flow
+                handing[last - nissued] = flow
                 nissued += 1
             else:
                 kind_of[flow] = _ISSUED
                 nevents = _schedule(heap_flow, heap_time, place, nevents, flow, issue)
         nreleased = 0
         if nissued:
-            _sort(handing, len(handing) - nissued, len(handing))
-            for position in range(len(handing) - nissued, len(handing)):
+            _sort(handing, room - nissued, room)
+            for position in range(room - nissued, room):
                 flow = handing[position]
                 route_id = route[flow]
                 message = nbytes[0] if one_size else nbytes[flow]
@@ -434,34 +416,25 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                 flow = heap_flow[0]
                 kind = kind_of[flow]
                 nevents = _unschedule(heap_flow, heap_time, place, nevents)
-                if kind == _FINISHING or kind == _STARTING:
-                    if nended + nstarted == len(passing):
-                        passing = _spread(passing, nended, nstarted)
-                    if kind == _FINISHING:
-                        passing[nended] = flow
-                        nended += 1
-                    else:
-                        passing[len(passing) - 1 - nstarted] = flow
-                        nstarted += 1
+                if kind == _FINISHING:
+                    passing[nended] = flow
+                    nended += 1
+                elif kind == _STARTING:
+                    passing[last - nstarted] = flow
+                    nstarted += 1
+                elif kind == _ISSUED:
+                    handing[last - nissued] = flow
+                    nissued += 1
                 else:
-                    if ndone + nissued == len(handing):
-                        handing = _spread(handing, ndone, nissued)
-                    if kind == _ISSUED:
-                        handing[len(handing) - 1 - nissued] = flow
-                        nissued += 1
-                    else:
-                        handing[ndone] = flow
-                        ndone += 1
+                    handing[ndone] = flow
+                    ndone += 1
             if nended == 0 and nstarted == 0:
                 break
             _sort(passing, 0, nended)
-            _sort(passing, len(passing) - nstarted, len(passing))
+            _sort(passing, room - nstarted, room)
             ntouched = 0
             for position in range(nended):
                 flow = passing[position]
-                if nfinished == len(finished):
-                    finished = _spread(finished, nfinished, 0)
-                    released = finished
                 finished[nfinished] = flow
                 nfinished += 1
                 finished_s[flow] = now
@@ -501,11 +474,9 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                       holder_prev, holder_next, holder_flow, link_head, link_tail, link_count, touched, ntouched, False)
                 successor_route = route[successor]
                 started_s[successor] = now - route_latency_s[successor_route]
-                if nblocked == len(blocked):
-                    blocked = _grown(blocked, nblocked, 0)
                 blocked[nblocked] = successor
                 nblocked += 1
-            for position in range(len(passing) - nstarted, len(passing)):
+            for position in range(room - nstarted, room):
                 flow = passing[position]
                 connection = line[flow]
                 if busy[connection]:
@@ -622,8 +593,6 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                     kind_of[flow] = _REDUCED
                     nevents = _schedule(heap_flow, heap_time, place, nevents, flow, reduced)
                     continue
-            if ndone + nissued == len(handing):
-                handing = _spread(handing, ndone, nissued)
             handing[ndone] = flow
             ndone += 1
 

@@ -48,10 +48,8 @@ def assert_same_run(mine, theirs) -> None:
 def test_the_compiled_loop_gives_the_trace_of_the_engine_bit_for_bit(monkeypatch, sharing, data):
     """Random waves of transfers on every Hypothesis topology: shared links, queued connections on channels,
     zero-byte synchronisations, flows that finish together, software overhead, reductions (γ), late ranks
-    and stragglers; every array of the trace and of the rate history is the same, also when the kernel's
-    lists start with room for one or two transfers and grow at every turn."""
+    and stragglers; every array of the trace and of the rate history is the same."""
     net, schedule, options = random_run(data, stragglers=True)
-    monkeypatch.setattr("simnet.kernel.ROOM", data.draw(st.sampled_from([1, 2, 1024]), label="room"))
     mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, schedule, sharing=sharing, **options))
     assert_same_run(mine, theirs)
     assert mine.time_s == theirs.time_s

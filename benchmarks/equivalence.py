@@ -12,6 +12,10 @@ Each family runs in a subprocess per tree (the other tree's ``simnet/`` found th
 SHA-256 and prints, per family, how many cases both trees have, which of those differ, and how many only
 one tree has (an algorithm added since, say):
 
+``schedules``
+    every registered dense algorithm on 2 to 64 ranks (odd counts included) at three sizes, with its
+    defaults and with each of ``chunks=3``, ``channels=2`` and NCCL's ``protocol="ll128"`` that it
+    takes: every column of its transfer table.
 ``traces``
     every registered dense algorithm at 64 KiB and 3 MiB on eight topologies (switches with and
     without latency, a ring, a fat-tree, a torus, DGX A100 and H100 clusters, a DGX H100), under
@@ -50,7 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
-FAMILIES = ("traces", "sparse", "critical_path", "routes")
+FAMILIES = ("schedules", "traces", "sparse", "critical_path", "routes")
 
 
 def _hash(*parts) -> str:
@@ -76,6 +80,28 @@ def _dense_schedules(networks: dict, sizes: tuple[int, ...]):
                     yield net_name, network, name, size, algorithm.build(network.size, size)
                 except Exception:
                     continue
+
+
+def _schedules() -> dict:
+    from simnet.algorithms import ALGORITHMS
+
+    variants = ({}, {"chunks": 3}, {"channels": 2}, {"protocol": "ll128"})
+    out = {}
+    for name, algorithm in ALGORITHMS.items():
+        if algorithm.payload != "dense":
+            continue
+        for p in (2, 3, 4, 5, 8, 12, 16, 32, 64):
+            for size in (1000, 1 << 20, (3 << 20) + 7):
+                for k, params in enumerate(variants):
+                    try:
+                        table = algorithm.build(p, size, **params).transfers
+                    except Exception as error:
+                        out[(name, p, size, k)] = type(error).__name__
+                        continue
+                    out[(name, p, size, k)] = _hash(*(getattr(table, column) for column in (
+                        "src", "dst", "nbytes", "op", "piece", "piece_offsets", "piece_chunks", "deps", "dep_offsets",
+                        "stage", "src_buffer", "dst_buffer", "wire_bytes", "delay_s", "channel")), table.stages)
+    return out
 
 
 def _traces() -> dict:
@@ -217,7 +243,8 @@ def _dump(family: str, path: str, batch: int | None, threads: bool, compiled_fro
         import simnet.engine
 
         simnet.engine.COMPILED_FROM = compiled_from
-    results = {"traces": _traces, "critical_path": _critical_path, "routes": _routes}.get(family)
+    results = {"schedules": _schedules, "traces": _traces, "critical_path": _critical_path,
+               "routes": _routes}.get(family)
     with open(path, "wb") as file:
         pickle.dump(results() if results else _sparse(threads), file)
 

@@ -119,7 +119,14 @@ def _pair_routes(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[li
     if len(src) == 0:
         return [], np.zeros(0, dtype=np.int64)
     span = int(max(src.max(), dst.max())) + 1
-    pairs, inverse = np.unique(src.astype(np.int64) * span + dst, return_inverse=True)
+    keys = src.astype(np.int64) * span + dst
+    if span * span <= len(keys):
+        seen = np.zeros(span * span, dtype=bool)
+        seen[keys] = True
+        pairs = np.flatnonzero(seen)
+        inverse = (np.cumsum(seen, dtype=np.int64) - 1)[keys]
+    else:
+        pairs, inverse = np.unique(keys, return_inverse=True)
     return [network.route(*divmod(key, span)) for key in pairs.tolist()], inverse.ravel()
 
 
@@ -363,8 +370,7 @@ class Simulation:
         order = np.argsort(columns.deps, kind="stable")
         base = len(self._dependents)
         _extend(self._dependents, np.repeat(np.arange(count), waiting)[order] + first)
-        bounds = np.searchsorted(columns.deps[order], np.arange(count + 1)) + base
-        _extend(self._bounds, bounds[1:])
+        _extend(self._bounds, np.cumsum(np.bincount(columns.deps, minlength=count)) + base)
         nan = array("d", [math.nan]) * count
         self._ready_s, self._issue_s = grown(self._ready_s, nan), grown(self._issue_s, nan)
         self._end_s = grown(self._end_s, nan)

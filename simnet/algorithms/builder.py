@@ -547,8 +547,8 @@ class ScheduleBuilder:
     def _padded(self, pieces: np.ndarray, width: int) -> np.ndarray:
         """Chunks of each piece as a row of `width`, shorter pieces padded with their last chunk."""
         offsets, chunk_table, _ = self._pieces()
-        low = int(pieces.min(initial=0))
-        span = int(pieces.max(initial=-1)) - low + 1
+        low = int(pieces.min()) if pieces.size else 0
+        span = int(pieces.max()) - low + 1 if pieces.size else 0
         if span <= 4 * len(pieces):
             seen = np.zeros(span, dtype=bool)
             seen[pieces - low] = True

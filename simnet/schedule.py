@@ -216,11 +216,12 @@ class Columns(NamedTuple):
 
 
 def _integers(value, name: str, count: int | None, dtype) -> np.ndarray:
-    """A private copy of a 1-D array of integers as `dtype` (of `count` entries if given).
+    """A read-only 1-D array of integers as `dtype` (of `count` entries if given) for a table to hold.
 
-    An array of `dtype` that owns its data and is read-only is taken as it is: no one
-    writes it (tables freeze their columns, so columns a table shares with another,
-    as :meth:`TransferTable.replace` leaves them, are held once).
+    A writable array is copied. An array of `dtype` that owns its data and is already
+    read-only is taken as it is, so that columns tables share (the builder's, those
+    :meth:`TransferTable.replace` keeps) are held once; making such an array writable
+    again and writing it is not supported.
     """
     array = np.asarray(value)
     if array.size == 0:

@@ -261,7 +261,7 @@ def test_the_ring_is_built_as_a_table_and_checks_out():
     check(schedule, numeric=True)
 
 
-def test_a_table_owns_frozen_copies_of_its_arrays_even_after_pickling():
+def test_a_table_owns_frozen_copies_of_writable_arrays_even_after_pickling():
     src = np.array([0, 1])
     table = TransferTable(src=src, dst=[1, 0], nbytes=[8, 8], op=["reduce", "copy"], chunks=[0, 0], deps=[0],
                           dep_offsets=[0, 0, 1])

@@ -64,7 +64,7 @@ from simnet.links import LINK_MODELS, SHARING, Instant
 from simnet.network import Network
 from simnet.perflow import TYPECODES, Constant, appended, by_time, grown, take, view
 from simnet.schedule import OPS, Schedule
-from simnet.speed import gc_paused
+from simnet.speed import gc_paused, unique_inverse
 
 __all__ = ["Simulation", "Trace", "simulate"]
 
@@ -119,15 +119,8 @@ def _pair_routes(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[li
     if len(src) == 0:
         return [], np.zeros(0, dtype=np.int64)
     span = int(max(src.max(), dst.max())) + 1
-    keys = src.astype(np.int64) * span + dst
-    if span * span <= len(keys):
-        seen = np.zeros(span * span, dtype=bool)
-        seen[keys] = True
-        pairs = np.flatnonzero(seen)
-        inverse = (np.cumsum(seen, dtype=np.int64) - 1)[keys]
-    else:
-        pairs, inverse = np.unique(keys, return_inverse=True)
-    return [network.route(*divmod(key, span)) for key in pairs.tolist()], inverse.ravel()
+    pairs, inverse = unique_inverse(src.astype(np.int64) * span + dst)
+    return [network.route(*divmod(key, span)) for key in pairs.tolist()], inverse
 
 
 def _routes(network: Network, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, ...]]:

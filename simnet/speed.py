@@ -8,6 +8,9 @@ ever more often the old ones: on a 130 560-transfer ring that walk took over hal
 of the run (see ``docs/performance.md``). Reference counting still frees every
 object that is no longer used; cycles made meanwhile are collected once the
 collector runs again. No value computed depends on when the collector runs.
+
+:func:`unique_inverse` is ``np.unique(values, return_inverse=True)`` for integers, by a
+table over their range (no sort) when that range is no longer than the array.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["gc_paused"]
+import numpy as np
+
+__all__ = ["gc_paused", "unique_inverse"]
 
 
 @contextmanager
@@ -40,3 +45,29 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values of a 1-D integer array and the index of each value among them.
+
+    Equal to ``np.unique(values, return_inverse=True)``; when the values span no more
+    integers than there are values, computed by marking them in a table over that span
+    (linear time) instead of sorting.
+
+    Examples
+    --------
+    >>> distinct, inverse = unique_inverse(np.array([7, 3, 7, 5]))
+    >>> distinct.tolist(), inverse.tolist()
+    ([3, 5, 7], [2, 0, 2, 1])
+    """
+    if not len(values):
+        return np.unique(values, return_inverse=True)
+    low = int(values.min())
+    span = int(values.max()) - low + 1
+    if span > len(values):
+        distinct, inverse = np.unique(values, return_inverse=True)
+        return distinct, inverse.ravel()
+    seen = np.zeros(span, dtype=bool)
+    offset = values - low
+    seen[offset] = True
+    return np.flatnonzero(seen).astype(values.dtype) + low, (np.cumsum(seen, dtype=np.int64) - 1)[offset]

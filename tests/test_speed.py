@@ -4,11 +4,13 @@ import gc
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from simnet.algorithms import ALGORITHMS
 from simnet.errors import ScheduleError
 from simnet.schedule import Schedule, Transfer
-from simnet.speed import gc_paused
+from simnet.speed import gc_paused, unique_inverse
 
 
 def test_gc_paused_restores_the_collector_and_nests():
@@ -24,6 +26,16 @@ def test_gc_paused_restores_the_collector_after_an_error():
     with pytest.raises(ValueError), gc_paused():
         raise ValueError
     assert gc.isenabled()
+
+
+@given(st.lists(st.integers(-2**40, 2**40), max_size=60), st.integers(0, 2**40), st.integers(1, 100))
+def test_unique_inverse_is_numpys_unique_with_inverse_by_table_or_by_sort(values, low, narrow):
+    """Wide spans take np.unique, narrow ones (values folded into `narrow` integers from `low`) the table."""
+    for array in (np.array(values, dtype=np.int64), np.array([low + v % narrow for v in values], dtype=np.int64)):
+        distinct, inverse = unique_inverse(array)
+        expected, expected_inverse = np.unique(array, return_inverse=True)
+        assert distinct.dtype == expected.dtype and np.array_equal(distinct, expected)
+        assert np.array_equal(inverse, expected_inverse.ravel()) and np.array_equal(distinct[inverse], array)
 
 
 @pytest.mark.parametrize("name", ["ring", "blueconnect", "recursive_doubling", "binomial_tree"])

@@ -38,6 +38,7 @@ import numpy as np
 
 from simnet.errors import ScheduleError
 from simnet.schedule import COPY, INPUT, OPS, REDUCE, Schedule, TransferTable, buffer_code
+from simnet.speed import unique_inverse
 
 __all__ = ["ScheduleBuilder"]
 
@@ -88,7 +89,6 @@ class _Columns:
         self.row_deps: list[int] = []
         self.row_counts: list[int] = []
         self.count = 0
-        self.joined = False
 
     def append(self, row: tuple, deps: list[int]) -> int:
         self.rows.append(row)
@@ -115,19 +115,20 @@ class _Columns:
         """All columns, the dependencies and their offsets, as read-only arrays of their own.
 
         The segments are joined one column at a time and replaced by the joined
-        arrays, which a :class:`~simnet.schedule.TransferTable` shares rather than copies.
+        arrays, which a :class:`~simnet.schedule.TransferTable` shares rather than copies;
+        a lone segment is joined already when its dependencies are read-only (those of
+        :meth:`flush` and :meth:`extend` never are).
         """
         self.flush()
         if not self.segments:
             empty = {name: np.zeros(0, dtype=dtype) for name, dtype in _FIELDS}
             return empty, np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64)
         segments = self.segments
-        if len(segments) > 1 or not self.joined:
+        if len(segments) > 1 or segments[0][1].flags.writeable:
             columns = {name: _frozen(np.concatenate([segment[0].pop(name) for segment in segments]))
                        for name, _ in _FIELDS}
             self.segments = [(columns, _frozen(np.concatenate([segment[1] for segment in segments])),
                               np.concatenate([segment[2] for segment in segments]))]
-            self.joined = True
             del segments
         columns, deps, counts = self.segments[0]
         offsets = np.zeros(self.count + 1, dtype=np.int64)
@@ -547,18 +548,10 @@ class ScheduleBuilder:
     def _padded(self, pieces: np.ndarray, width: int) -> np.ndarray:
         """Chunks of each piece as a row of `width`, shorter pieces padded with their last chunk."""
         offsets, chunk_table, _ = self._pieces()
-        low = int(pieces.min()) if pieces.size else 0
-        span = int(pieces.max()) - low + 1 if pieces.size else 0
-        if span <= 4 * len(pieces):
-            seen = np.zeros(span, dtype=bool)
-            seen[pieces - low] = True
-            used = np.flatnonzero(seen) + low
-            local = (np.cumsum(seen) - 1)[pieces - low]
-        else:
-            used, local = np.unique(pieces, return_inverse=True)
+        used, local = unique_inverse(pieces)
         length = offsets[used + 1] - offsets[used]
         table = chunk_table[offsets[used][:, None] + np.minimum(np.arange(width), length[:, None] - 1)]
-        return table.astype(np.int64)[local.ravel()]
+        return table.astype(np.int64)[local]
 
     @staticmethod
     def _masked(state: np.ndarray, cells: np.ndarray, kept: np.ndarray | None) -> np.ndarray:

@@ -66,3 +66,19 @@ def test_the_equivalence_check_finds_a_tree_equal_to_itself():
         timeout=300, check=True,
     )
     assert result.stdout.split()[:9] == ["routes", "32", "common", "cases,", "0", "differ,", "0", "only", "here,"]
+
+
+def test_the_phases_of_a_small_ring_beside_the_same_tree_report_the_closed_form_time():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "phases.py"), "--ranks", "8", "--runs", "2", "--rounds", "1",
+         "--compare", str(ROOT)],
+        capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=300, check=True,
+    )
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2 and all(line.startswith(f"{ROOT}: topology ") for line in lines)
+    expected = ring_allreduce_time(8, 64 * 2**20, 2e-6, 1 / 12.5e9)
+    for line in lines:
+        fields = line.split()
+        assert "setup" in fields and "schedule_peak_MB" in fields
+        assert float(fields[fields.index("simulated") + 1]) == pytest.approx(expected, rel=1e-8)

@@ -23,6 +23,10 @@ neither contracts nor reorders them without ``fastmath``):
 and on NCCL's and BlueConnect's schedules, and compares whole traces, each flow's rate history and the
 submission order bit for bit.
 
+The loop reads and writes its buffers through views that own nothing (:func:`_unowned`), so that Numba's
+atomic reference counts are not paid every time an inlined helper takes an array; what it returns owns its
+memory (``tests/test_kernel.py`` checks it after the buffers are gone).
+
 The loop does not look at signals: Ctrl-C takes effect when it returns.
 """
 
@@ -30,10 +34,41 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.extending import intrinsic
+from numba.typed import List
 
 __all__ = ["run"]
 
 _FINISHING, _STARTING, _ISSUED, _REDUCED = 0, 1, 2, 3
+
+
+@intrinsic
+def _unowned(typingctx, arrays):
+    """Views of the tuple `arrays` that own nothing (a null NRT meminfo), valid while the arrays live.
+
+    Numba counts references to an array atomically, and every array handed to an inlined helper is one
+    more reference for as long as the helper's loops run: on NCCL's tree the loop spent three quarters
+    of its time in those atomic additions (``docs/performance.md``, round eleven). The counts of a view
+    that owns nothing are skipped; :func:`run` keeps the owners alive with :func:`_keep`.
+    """
+
+    def codegen(context, builder, signature, args):
+        views = []
+        for position, kind in enumerate(arrays.types):
+            source = context.make_array(kind)(context, builder, builder.extract_value(args[0], position))
+            view = context.make_array(kind)(context, builder)
+            context.populate_array(view, data=source.data, shape=source.shape, strides=source.strides,
+                                   itemsize=source.itemsize, meminfo=None)
+            views.append(view._getvalue())
+        return context.make_tuple(builder, signature.return_type, views)
+
+    return arrays(arrays), codegen
+
+
+@njit(cache=True)
+def _keep(owners):
+    """Nothing; its call at the end of :func:`run` keeps `owners` (and the memory of their views) alive."""
+    return len(owners)
 
 
 @njit(cache=True)
@@ -339,10 +374,16 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
     nblocked = 0
     order = np.empty(room, dtype=np.int32)
     submitted = 0
-    history_flow = np.zeros(1024, dtype=np.int32)
-    history_s = np.zeros(1024, dtype=np.float64)
-    history_rate = np.zeros(1024, dtype=np.float64)
-    history_limit = np.zeros(1024, dtype=np.int32)
+    # The history grows, so its owners live in lists (an array variable reassigned in the loop would be
+    # counted at every turn); the loop writes through views of them.
+    history_ints = List()
+    history_ints.append(np.zeros(1024, dtype=np.int32))
+    history_ints.append(np.zeros(1024, dtype=np.int32))
+    history_reals = List()
+    history_reals.append(np.zeros(1024, dtype=np.float64))
+    history_reals.append(np.zeros(1024, dtype=np.float64))
+    history_flow, history_limit, history_s, history_rate = _unowned(
+        (history_ints[0], history_ints[1], history_reals[0], history_reals[1]))
     nhistory = 0
     # Three buffers of one slot per transfer, each shared by two lists of distinct transfers: the flows that
     # finish (from the front) and start (from the back) in one pass of an instant; those done (front) and
@@ -350,6 +391,26 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
     passing = np.empty(room, dtype=np.int32)
     handing = np.empty(room, dtype=np.int32)
     finished = np.empty(room, dtype=np.int32)
+    # From here on the loop reads and writes every buffer but `order` and `blocked` (returned) through views
+    # that own nothing; `owners` holds them to the end.
+    owners = (
+        initial, route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, route_first,
+        route_hops, route_flat, route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps,
+        ready_s, issue_s, end_s, started_s, finished_s, slot_of, queue_next, place, kind_of, free_slots,
+        slot_remaining, slot_rate, slot_since, slot_limit, seen_slot, fixed, out_rate, out_limit, holders,
+        component_flows, allocated, holder_prev, holder_next, holder_flow, touched, busy, queue_head,
+        queue_tail, link_head, link_tail, link_count, seen_link, cap, count_left, total, heap_keys, heap_links,
+        component_links, stack, heap_flow, heap_time, passing, handing, finished,
+    )
+    (
+        initial, route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, route_first,
+        route_hops, route_flat, route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps,
+        ready_s, issue_s, end_s, started_s, finished_s, slot_of, queue_next, place, kind_of, free_slots,
+        slot_remaining, slot_rate, slot_since, slot_limit, seen_slot, fixed, out_rate, out_limit, holders,
+        component_flows, allocated, holder_prev, holder_next, holder_flow, touched, busy, queue_head,
+        queue_tail, link_head, link_tail, link_count, seen_link, cap, count_left, total, heap_keys, heap_links,
+        component_links, stack, heap_flow, heap_time, passing, handing, finished,
+    ) = _unowned(owners)
     released = finished
     nended = nstarted = nfinished = ndone = nissued = ntouched = 0
     last = room - 1
@@ -556,9 +617,11 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
             # MaxMinLinks._assign
             need = nhistory + nallocated
             if need > len(history_flow):
-                history_flow, history_s = _grown(history_flow, nhistory, need), _grown(history_s, nhistory, need)
-                history_rate = _grown(history_rate, nhistory, need)
-                history_limit = _grown(history_limit, nhistory, need)
+                for which in range(2):
+                    history_ints[which] = _grown(history_ints[which], nhistory, need)
+                    history_reals[which] = _grown(history_reals[which], nhistory, need)
+                history_flow, history_limit, history_s, history_rate = _unowned(
+                    (history_ints[0], history_ints[1], history_reals[0], history_reals[1]))
             for position in range(nallocated):
                 flow = allocated[position]
                 slot = slot_of[flow]
@@ -596,5 +659,6 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
             handing[ndone] = flow
             ndone += 1
 
-    return (order[:submitted], history_flow[:nhistory], history_s[:nhistory], history_rate[:nhistory],
-            history_limit[:nhistory], blocked[:nblocked])
+    _keep(owners)
+    return (order[:submitted], history_ints[0][:nhistory], history_reals[0][:nhistory],
+            history_reals[1][:nhistory], history_ints[1][:nhistory], blocked[:nblocked])

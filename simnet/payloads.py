@@ -40,11 +40,15 @@ DISTRIBUTIONS = ("uniform", "zipf", "clustered", "file")
 
 
 def _sorted_unique(values: np.ndarray) -> np.ndarray:
-    """Sorted unique values by sorting (NumPy's hash-based ``unique`` is far slower here)."""
-    values = np.sort(values)
-    if values.size:
-        values = values[np.concatenate(([True], values[1:] != values[:-1]))]
-    return values
+    """Sorted unique values by sorting (NumPy's hash-based ``unique`` is far slower here).
+
+    `values` is sorted in place: callers pass an array of their own making.
+    """
+    values.sort()
+    keep = np.empty(values.size, dtype=bool)
+    keep[:1] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
 
 
 def _smallest(uniform: np.ndarray, count: int) -> np.ndarray:
@@ -263,7 +267,7 @@ class SparsePayload:
             missing = k - unique.size
             margin = int(missing * (k + missing) / n) + 16
             draw = rng.integers(0, n, size=missing + margin, dtype=dtype)
-            unique = _sorted_unique(np.concatenate((unique, draw)))
+            unique = _sorted_unique(np.concatenate((unique, draw)) if unique.size else draw)
         return self._finish(rng, unique)
 
     def _zipf(self, rng: np.random.Generator) -> np.ndarray:

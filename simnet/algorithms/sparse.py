@@ -140,7 +140,8 @@ def _union(parts: list[_Part], key: int, base: int, span: int) -> _Part:
     if parts[0].values is None:
         if all(p.bits is None for p in parts) and (
                 span > _BITMAP_SPAN or _BITMAP_ENTRIES_PER_INDEX * sum(p.nnz for p in parts) < span):
-            indices = np.sort(np.concatenate([p.indices for p in parts]), kind="stable")
+            indices = np.concatenate([p.indices for p in parts])
+            indices.sort(kind="stable")
             keep = np.empty(indices.size, dtype=bool)
             keep[:1] = True
             np.not_equal(indices[1:], indices[:-1], out=keep[1:])

@@ -25,7 +25,7 @@ submission order bit for bit.
 
 The loop reads and writes its buffers through views that own nothing (:func:`_unowned`), so that Numba's
 atomic reference counts are not paid every time an inlined helper takes an array; what it returns owns its
-memory (``tests/test_kernel.py`` checks it after the buffers are gone).
+memory (``tests/test_kernel.py`` checks that each returned array has an owner).
 
 The loop does not look at signals: Ctrl-C takes effect when it returns.
 """
@@ -33,7 +33,7 @@ The loop does not look at signals: Ctrl-C takes effect when it returns.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 from numba.extending import intrinsic
 from numba.typed import List
 
@@ -48,9 +48,13 @@ def _unowned(typingctx, arrays):
 
     Numba counts references to an array atomically, and every array handed to an inlined helper is one
     more reference for as long as the helper's loops run: on NCCL's tree the loop spent three quarters
-    of its time in those atomic additions (``docs/performance.md``, round eleven). The counts of a view
-    that owns nothing are skipped; :func:`run` keeps the owners alive with :func:`_keep`.
+    of its time in those atomic additions (``docs/performance.md``, round eleven). ``NRT_incref`` and
+    ``NRT_decref`` return before their atomic operation on a view that owns nothing; :func:`run` keeps
+    the owners alive with :func:`_keep`.
     """
+
+    if not isinstance(arrays, types.BaseTuple) or not all(isinstance(kind, types.Array) for kind in arrays.types):
+        return None
 
     def codegen(context, builder, signature, args):
         views = []
@@ -67,7 +71,8 @@ def _unowned(typingctx, arrays):
 
 @njit(cache=True)
 def _keep(owners):
-    """Nothing; its call at the end of :func:`run` keeps `owners` (and the memory of their views) alive."""
+    """Used only for its call at the end of :func:`run`, which keeps `owners` (and so the memory of their
+    views) alive until then."""
     return len(owners)
 
 
@@ -392,7 +397,8 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
     handing = np.empty(room, dtype=np.int32)
     finished = np.empty(room, dtype=np.int32)
     # From here on the loop reads and writes every buffer but `order` and `blocked` (returned) through views
-    # that own nothing; `owners` holds them to the end.
+    # that own nothing; `owners` holds them to the end. So nothing may return before `_keep(owners)`, what
+    # is returned must be a slice of an owner, never of a view, and both name lists keep one order.
     owners = (
         initial, route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, route_first,
         route_hops, route_flat, route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps,

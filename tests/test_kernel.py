@@ -113,8 +113,9 @@ def test_the_compiled_loop_refuses_a_simulation_of_several_schedules():
 
 
 def test_what_the_compiled_loop_returns_owns_its_memory(monkeypatch):
-    """The loop works through views that own nothing; what it returns must hold its memory, grown history
-    included (a 64-rank ring changes rates far more than the 1024 entries the history starts with)."""
+    """The loop works through views that own nothing; what it returns must hold its memory (an array over a
+    view has no base), grown history included (a 64-rank ring changes rates far more than the 1024 entries
+    the history starts with), and keep its values once the trace is dropped and memory is reused."""
     captured = []
     run = kernel.run
 

@@ -33,22 +33,11 @@ from pathlib import Path
 import numpy as np
 
 from simnet.errors import SimnetError
+from simnet.speed import sorted_unique
 
 __all__ = ["DISTRIBUTIONS", "SparseVector", "SparsePayload", "index_dtype"]
 
 DISTRIBUTIONS = ("uniform", "zipf", "clustered", "file")
-
-
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
-    """Sorted unique values by sorting (NumPy's hash-based ``unique`` is far slower here).
-
-    `values` is sorted in place: callers pass an array of their own making.
-    """
-    values.sort()
-    keep = np.empty(values.size, dtype=bool)
-    keep[:1] = True
-    np.not_equal(values[1:], values[:-1], out=keep[1:])
-    return values[keep]
 
 
 def _smallest(uniform: np.ndarray, count: int) -> np.ndarray:
@@ -267,7 +256,7 @@ class SparsePayload:
             missing = k - unique.size
             margin = int(missing * (k + missing) / n) + 16
             draw = rng.integers(0, n, size=missing + margin, dtype=dtype)
-            unique = _sorted_unique(np.concatenate((unique, draw)) if unique.size else draw)
+            unique = sorted_unique(np.concatenate((unique, draw)) if unique.size else draw)
         return self._finish(rng, unique)
 
     def _zipf(self, rng: np.random.Generator) -> np.ndarray:
@@ -288,7 +277,7 @@ class SparsePayload:
             else:
                 x = np.power(u * ((n + 1.0) ** (1.0 - s) - 1.0) + 1.0, 1.0 / (1.0 - s))
             positions = np.minimum(np.floor(x).astype(np.int64) - 1, n - 1)
-            unique = _sorted_unique(np.concatenate((unique, (positions * stride + offset) % n)))
+            unique = sorted_unique(np.concatenate((unique, (positions * stride + offset) % n)))
         return self._uniform(rng, unique) if unique.size < k else self._finish(rng, unique)
 
     def _clustered(self, rng: np.random.Generator) -> np.ndarray:

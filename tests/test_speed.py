@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from simnet.algorithms import ALGORITHMS
 from simnet.errors import ScheduleError
 from simnet.schedule import Schedule, Transfer
-from simnet.speed import gc_paused, unique_inverse
+from simnet.speed import gc_paused, sorted_unique, unique_inverse
 
 
 def test_gc_paused_restores_the_collector_and_nests():
@@ -36,6 +36,15 @@ def test_unique_inverse_is_numpys_unique_with_inverse_by_table_or_by_sort(values
         expected, expected_inverse = np.unique(array, return_inverse=True)
         assert distinct.dtype == expected.dtype and np.array_equal(distinct, expected)
         assert np.array_equal(inverse, expected_inverse.ravel()) and np.array_equal(distinct[inverse], array)
+
+
+@given(st.lists(st.integers(0, 2**32 - 1), max_size=80), st.sampled_from([None, "stable"]))
+def test_sorted_unique_is_numpys_unique_and_sorts_the_array_it_is_given(values, kind):
+    array = np.array(values, dtype=np.uint32)
+    expected = np.unique(array)
+    distinct = sorted_unique(array, kind=kind)
+    assert distinct.dtype == expected.dtype and np.array_equal(distinct, expected)
+    assert np.array_equal(array, np.sort(values).astype(np.uint32))
 
 
 @pytest.mark.parametrize("name", ["ring", "blueconnect", "recursive_doubling", "binomial_tree"])

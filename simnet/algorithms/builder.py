@@ -38,7 +38,7 @@ import numpy as np
 
 from simnet.errors import ScheduleError
 from simnet.schedule import COPY, INPUT, OPS, REDUCE, Schedule, TransferTable, buffer_code
-from simnet.speed import unique_inverse
+from simnet.speed import sorted_unique, unique_inverse
 
 __all__ = ["ScheduleBuilder"]
 
@@ -679,9 +679,7 @@ class ScheduleBuilder:
 
     def _csr(self, keys: list[np.ndarray], count: int, after: tuple[int, ...]):
         """Sorted, distinct ``(transfer << 32) | code`` keys (set codes expanded, `after` added) as CSR."""
-        keys = np.sort(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
-        if len(keys) > 1:
-            keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
+        keys = sorted_unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
         owner = keys >> 32
         code = (keys & 0xFFFFFFFF).astype(np.uint32).astype(np.int32)
         multi = code < _EMPTY

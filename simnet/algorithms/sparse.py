@@ -53,6 +53,7 @@ from simnet.errors import ScheduleError
 from simnet.payloads import SparsePayload, SparseVector, index_dtype
 from simnet.schedule import Schedule, split_bytes
 from simnet.schedule import execute as execute_schedule
+from simnet.speed import sorted_unique
 
 __all__ = [
     "SparseSemantics",
@@ -140,12 +141,7 @@ def _union(parts: list[_Part], key: int, base: int, span: int) -> _Part:
     if parts[0].values is None:
         if all(p.bits is None for p in parts) and (
                 span > _BITMAP_SPAN or _BITMAP_ENTRIES_PER_INDEX * sum(p.nnz for p in parts) < span):
-            indices = np.concatenate([p.indices for p in parts])
-            indices.sort(kind="stable")
-            keep = np.empty(indices.size, dtype=bool)
-            keep[:1] = True
-            np.not_equal(indices[1:], indices[:-1], out=keep[1:])
-            return _Part(key, indices[keep], None)
+            return _Part(key, sorted_unique(np.concatenate([p.indices for p in parts]), kind="stable"), None)
         maps = [p.bits for p in parts if p.bits is not None]
         words = maps[0].copy() if maps else np.zeros(-(-span // 64), dtype=_WORD)
         for more in maps[1:]:

@@ -47,8 +47,8 @@ def _unowned(typingctx, arrays):
     """Views of the tuple `arrays` that own nothing (a null NRT meminfo), valid while the arrays live.
 
     Numba counts references to an array atomically, and every array handed to an inlined helper is one
-    more reference for as long as the helper's loops run: on NCCL's tree the loop spent three quarters
-    of its time in those atomic additions (``docs/performance.md``, round eleven). ``NRT_incref`` and
+    more reference for as long as the helper's loops run: on NCCL's tree the loop spent most of its time
+    in those atomic additions (``docs/performance.md``, round eleven). ``NRT_incref`` and
     ``NRT_decref`` return before their atomic operation on a view that owns nothing; :func:`run` keeps
     the owners alive with :func:`_keep`.
     """

@@ -10,10 +10,12 @@ processes of the user's may start collectives and wait for them.
 Everything the engine and its link model (:mod:`simnet.links`) have to do at one
 simulated instant is collected in one :class:`~simnet.links.Instant`, and each
 instant is one SimPy event, scheduled at exactly that time (its delay is chosen so
-that ``now + delay`` is the instant bit for bit). When the event fires, the link
+that ``now + delay`` is the instant bit for bit) ahead of every other event of that
+time (:data:`FIRST`). When the event fires, the link
 model retires and starts what it must, then the engine completes transfers,
 releases the transfers that were waiting for them and hands those ready now to the
-link model, until nothing is left at that instant.
+link model, until nothing is left at that instant. Then the events of the
+schedules completed at that instant succeed, in the order the schedules were started.
 
 The life of a transfer (all times in simulated seconds)::
 
@@ -114,6 +116,11 @@ def _extend(values: array, more: np.ndarray) -> None:
     values.frombytes(memoryview(np.ascontiguousarray(more, dtype=TYPECODES[values.typecode])).cast("B"))
 
 
+def _column(values: array | Constant) -> np.ndarray:
+    """A per-transfer column as the compiled loop takes it: one value for all is an array of length 1."""
+    return np.array([values.value]) if isinstance(values, Constant) else view(values)
+
+
 def _pair_routes(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
     """The routes of the distinct (src, dst) pairs (network endpoints) and the pair of every transfer."""
     if len(src) == 0:
@@ -130,6 +137,27 @@ def _routes(network: Network, src: np.ndarray, dst: np.ndarray) -> list[tuple[in
     for k, route in enumerate(distinct):
         routes[k] = route
     return routes[pair].tolist()
+
+
+FIRST = -1
+"""SimPy priority of the simulation's own events: ahead of every other event at the same time (SimPy's
+``URGENT`` is 0, ``NORMAL`` 1), so the network is brought up to an instant before any process sees it."""
+
+
+class _Tick(simpy.events.Event):
+    """A SimPy event of the simulation's: it fires `delay` seconds from now with value `clock`, before any
+    other event of that time (:data:`FIRST`)."""
+
+    def __init__(self, env: simpy.Environment, delay: float, clock: float) -> None:
+        super().__init__(env)
+        self._ok = True
+        self._value = clock
+        env.schedule(self, FIRST, delay)
+
+
+class _Unreachable(Exception):
+    """The compiled loop met an instant that SimPy's clock cannot reach from the instant that set it
+    (:meth:`Simulation._drive`)."""
 
 
 @dataclass(eq=False)
@@ -198,6 +226,8 @@ class Simulation:
         self._buckets: dict[float, dict[float, Instant]] = {}
         self._clocks: list[float] | None = None
         self._deferred: list[int] | None = None
+        self._flow_job: array | None = None
+        self._completing: list[int] = []
         self._clock = 0.0
         self._jobs: list[_Job] = []
         self._closed = False
@@ -255,7 +285,7 @@ class Simulation:
             if bucket is None:
                 bucket = self._buckets[clock] = {}
                 if clocks is None:
-                    event = self.env.timeout(delay, value=clock)
+                    event = _Tick(self.env, delay, clock)
                     event.callbacks.append(self._fire)
                 else:
                     heapq.heappush(clocks, clock)
@@ -345,6 +375,8 @@ class Simulation:
         self._jobs.append(job)
         self._remaining.append(count)
         self._job_ends.append(first + count)
+        if self._flow_job is not None:
+            _extend(self._flow_job, np.full(count, len(self._jobs) - 1))
         columns = schedule.columns
         src = columns.src.astype(np.int64)
         distinct, pair = _pair_routes(network, placed[src], placed[columns.dst])
@@ -428,21 +460,102 @@ class Simulation:
                                 return_inverse=True)
             line = line.astype(np.int32)
             lines = int(line.max(initial=-1)) + 1
-        started_s, finished_s = np.full(count, math.nan), np.full(count, math.nan)
 
-        def column(values: array | Constant) -> np.ndarray:
-            return np.array([values.value]) if isinstance(values, Constant) else view(values)
-
-        order, history_flow, history_s, history_rate, history_limit, blocked = kernel.run(
-            float(self.env.now), initial, route, line, lines, column(self._nbytes), column(self._not_before),
-            column(self._overhead), column(self._reduction), view(self._waiting), view(self._bounds),
+        order, history_flow, history_s, history_rate, history_limit, blocked, started_s, finished_s = kernel.run(
+            float(self.env.now), initial, route, line, lines, _column(self._nbytes), _column(self._not_before),
+            _column(self._overhead), _column(self._reduction), view(self._waiting), view(self._bounds),
             view(self._dependents), *links._kernel_routes(), view(self._ready_s), view(self._issue_s),
-            view(self._end_s), started_s, finished_s)
+            view(self._end_s))
         links._adopt(count, order, route, started_s, finished_s, history_flow, history_s, history_rate,
                      history_limit, blocked)
         self._remaining[0] -= count - int(np.isnan(view(self._end_s)).sum())
         if self._remaining[0] == 0 and not self._jobs[0].done.triggered:
             self._jobs[0].done.succeed(self._trace(self._jobs[0]))
+
+    def _resumable(self) -> None:
+        """Run every schedule given to :meth:`run` in the compiled loop of :mod:`simnet.kernel`; call before
+        the first :meth:`run` and let :meth:`_drive` run the environment instead of ``env.run()``.
+
+        Only for a :class:`~simnet.links.MaxMinLinks` simulation whose environment has, besides the
+        simulation's own events, only processes started before :meth:`_drive` and their events of
+        ``NORMAL`` priority (what :func:`simnet.jobs.run_jobs` does).
+        """
+        self._deferred = []
+        self._flow_job = array("i")
+
+    def _drive(self) -> None:
+        """Run the environment to its end, the network's instants in the compiled loop.
+
+        Before every event of the environment the loop processes the network up to that event's time, as the
+        simulation's own events (:data:`FIRST`) would in SimPy. It stops after an instant at which a schedule
+        completed; a :class:`_Tick` at that instant then brings the clock there and succeeds the schedules'
+        events, as :meth:`_process` does. So every time is that of the SimPy loop, as long as each instant's
+        time is where SimPy's clock lands from the instant that scheduled it (true but for a rounding of
+        its delay, rarely). Where it is not, the loop stops and :class:`_Unreachable` is raised: the run
+        is then of no use and must be made again without :meth:`_resumable`.
+
+        Raises
+        ------
+        _Unreachable
+            For an instant SimPy's clock would not land on.
+        """
+        from simnet import kernel
+
+        env, links = self.env, self._links
+        loop = kernel.Loop(len(self.network.links))
+        lines: dict[int, int] = {}
+        line = array("i")
+        reported = 0
+        while True:
+            now, status = self._advance(loop, lines, line)
+            if status == kernel._UNREACHABLE:
+                raise _Unreachable(f"an instant scheduled at {now!r} s is not where SimPy's clock lands from there")
+            if status == kernel._COMPLETED:
+                delay = now - env.now
+                if env.now + delay != now:
+                    raise _Unreachable(f"no SimPy delay from {env.now!r} lands on {now!r}")
+                links.started_s, links.finished_s = loop.started_s, loop.finished_s
+                route, blocked = view(self._route_ids), loop.blocked
+                blocker = np.array(links._route_blocker, dtype=np.int64)[route[blocked[reported:]]]
+                links.blocked_by.update(zip(blocked[reported:].tolist(), blocker.tolist()))
+                reported = len(blocked)
+                del route
+                tick = _Tick(env, delay, now)
+                tick.callbacks.append(lambda _, jobs=loop.completed_jobs(): self._complete(jobs))
+            elif env.peek() == math.inf:
+                break
+            env.step()
+        count = len(self._ready_s)
+        order, history_flow, history_s, history_rate, history_limit, blocked = loop.results()
+        links._adopt(count, order, view(self._route_ids).copy(), loop.started_s[:count], loop.finished_s[:count],
+                     history_flow, history_s, history_rate, history_limit, blocked)
+        left = loop.job_left
+        self._remaining = [int(value) for value in left[:len(self._jobs)]]
+        self._deferred = None
+
+    def _advance(self, loop, lines: dict[int, int], line: array) -> tuple[float, int]:
+        """Hand what :meth:`run` deferred to `loop` and run it up to the environment's next event; `lines`
+        and `line` number the connections (route and channel) of the transfers as they come."""
+        count = len(self._ready_s)
+        initial = np.array(self._deferred, dtype=np.int32)
+        self._deferred.clear()
+        route = view(self._route_ids)
+        if len(line) < count:
+            channels = self._channels
+            channel = (np.full(count - len(line), channels.value, dtype=np.int64) if isinstance(channels, Constant)
+                       else view(channels)[len(line):].astype(np.int64))
+            keys, inverse = unique_inverse((route[len(line):].astype(np.int64) << 32) | channel)
+            ids = np.array([lines.setdefault(key, len(lines)) for key in keys.tolist()], dtype=np.int64)
+            _extend(line, ids[inverse])
+        *routes, weighted = self._links._kernel_routes()
+        hops = routes[1]
+        loop.reserve(count, len(lines), int(hops.max()) if len(hops) else 1,
+                     np.array([job.count for job in self._jobs], dtype=np.int64))
+        columns = (route, view(line), _column(self._nbytes), _column(self._not_before), _column(self._overhead),
+                   _column(self._reduction), view(self._waiting), view(self._bounds), view(self._dependents),
+                   view(self._ready_s), view(self._issue_s), view(self._end_s), view(self._flow_job))
+        return loop.advance(float(self.env.now), float(self.env.peek()), True, initial, columns, tuple(routes),
+                            weighted)
 
     def _fire(self, event: simpy.Event) -> None:
         """Process everything that happens at the instants of `event`, in exact time order."""
@@ -478,6 +591,14 @@ class Simulation:
             del bucket[now]
             del self._instants[now]
         del self._buckets[clock]
+        if self._completing:
+            self._complete(sorted(self._completing))
+            self._completing = []
+
+    def _complete(self, jobs: list[int]) -> None:
+        """Succeed the events of `jobs`, which completed at the instant just processed, in that order."""
+        for job in jobs:
+            self._jobs[job].done.succeed(self._trace(self._jobs[job]))
 
     def _reduce_batch(self, now: float, finished: list[int]) -> list[int]:
         """The loop of :meth:`_process` over `finished` with array arithmetic: those whose reduction is done now."""
@@ -512,7 +633,7 @@ class Simulation:
             job = 0 if one else bisect.bisect_right(ends, flow)
             remaining[job] -= 1
             if remaining[job] == 0:
-                self._jobs[job].done.succeed(self._trace(self._jobs[job]))
+                self._completing.append(job)
         if len(released) >= link_models.BATCH:
             self._release_batch(now, released, issued)
         else:
@@ -579,12 +700,9 @@ class Simulation:
             job = np.searchsorted(np.array(self._job_ends), flow, side="right")
             per_job = np.bincount(job, minlength=len(remaining))
             finishing = [int(j) for j in np.flatnonzero(per_job) if remaining[j] == per_job[j]]
-            last = {j: int(np.flatnonzero(job == j)[-1]) for j in finishing}
-            finishing.sort(key=last.__getitem__)
             for j in np.flatnonzero(per_job).tolist():
                 remaining[j] -= int(per_job[j])
-        for j in finishing:
-            self._jobs[j].done.succeed(self._trace(self._jobs[j]))
+        self._completing.extend(finishing)
         return released
 
     def _release_batch(self, now: float, released: list[int], issued: list[int]) -> None:

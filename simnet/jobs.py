@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 import simpy
 
+from simnet import engine
 from simnet.algorithms.alltoall import flows_schedule
 from simnet.analysis import JOB_COLUMNS, busbw_factor
 from simnet.engine import Simulation, Trace
@@ -359,8 +360,27 @@ def _background(env: simpy.Environment, sim: Simulation, state: _State, index: i
 
 def _simulate(network: Network, jobs: Sequence[Job], settings: dict, per_rank: dict,
               rounds: Mapping[int, int] | None = None) -> tuple[Simulation, _State]:
+    """Run `jobs` together; under ``maxmin``, with :data:`simnet.engine.COMPILED_FROM` transfers or more
+    (collectives and one round of background flows, or the `rounds` given), in the compiled loop
+    (:meth:`Simulation._drive`, the same times as SimPy's loop), or in SimPy's loop if the compiled one
+    meets an instant SimPy's clock would not land on."""
+    transfers = sum(len(job.schedule) * len(job.communicators) * job.repeat if job.schedule is not None
+                    else len(job.ranks) * (1 if rounds is None else rounds.get(index, 1))
+                    for index, job in enumerate(jobs))
+    if settings["model"] == "maxmin" and transfers >= engine.COMPILED_FROM:
+        try:
+            return _run(network, jobs, settings, per_rank, rounds, compiled=True)
+        except engine._Unreachable:
+            pass
+    return _run(network, jobs, settings, per_rank, rounds, compiled=False)
+
+
+def _run(network: Network, jobs: Sequence[Job], settings: dict, per_rank: dict, rounds: Mapping[int, int] | None,
+         *, compiled: bool) -> tuple[Simulation, _State]:
     env = simpy.Environment()
     sim = Simulation(env, network, model=settings["model"], sharing=settings["sharing"])
+    if compiled:
+        sim._resumable()
     state = _State(remaining=sum(len(job.communicators) for job in jobs if job.schedule is not None))
     for index, job in enumerate(jobs):
         for which, members in enumerate(job.communicators):
@@ -370,7 +390,10 @@ def _simulate(network: Network, jobs: Sequence[Job], settings: dict, per_rank: d
             else:
                 env.process(_background(env, sim, state, index, job, options,
                                         None if rounds is None else rounds.get(index)))
-    env.run()
+    if compiled:
+        sim._drive()
+    else:
+        env.run()
     sim.close()
     state.records.sort(key=lambda r: (r.job, r.communicator, r.iteration))
     return sim, state

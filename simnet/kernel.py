@@ -1,11 +1,13 @@
-"""The engine's loop for one schedule alone under max-min sharing, compiled with Numba.
+"""The engine's loop under max-min sharing, compiled with Numba.
 
-Internal to :mod:`simnet.engine` (no public API). :func:`run` is the loop of
+Internal to :mod:`simnet.engine` (no public API). :func:`_loop` is the loop of
 :meth:`simnet.engine.Simulation._process`, :meth:`~simnet.engine.Simulation._finish` and
 :class:`simnet.links.MaxMinLinks` (``advance``, ``_reshare``, ``_fill``, ``_assign``, ``submit``)
-written once more over flat arrays, for a simulation that is the only user of its environment
-(:func:`simnet.engine.simulate`), with the same floating-point operations in the same order (Numba
-neither contracts nor reorders them without ``fastmath``):
+written once more over flat arrays, with the same floating-point operations in the same order (Numba
+neither contracts nor reorders them without ``fastmath``). :func:`run` runs one schedule alone to its end
+(:func:`simnet.engine.simulate`); a :class:`Loop` keeps the loop's state between calls, so that
+:meth:`simnet.engine.Simulation._drive` can stop it before each event of a SimPy environment and at each
+completed schedule, and hand it more transfers (:func:`simnet.jobs.run_jobs`):
 
 * Instants are processed in increasing exact time. An instant's clock value
   (:meth:`~simnet.engine.Simulation._delay`) groups instants but never reorders them, so this is the
@@ -19,18 +21,21 @@ neither contracts nor reorders them without ``fastmath``):
   :meth:`~simnet.links.MaxMinLinks._reshare`); a flow alone on its links gets its lone rate, as there.
 * There is no array path: the array paths of the Python model give the loop's floats.
 
-``tests/test_kernel.py`` runs both engines on every Hypothesis topology with random waves of transfers
-and on NCCL's and BlueConnect's schedules, and compares whole traces, each flow's rate history and the
-submission order bit for bit.
+``tests/test_kernel.py`` runs both engines on every Hypothesis topology with random waves of transfers,
+alone and started by SimPy processes at drawn times and on completion, and on NCCL's and BlueConnect's
+schedules, and compares whole traces, each flow's rate history and the submission order bit for bit.
 
 The loop reads and writes its buffers through views that own nothing (:func:`_unowned`), so that Numba's
-atomic reference counts are not paid every time an inlined helper takes an array; what it returns owns its
-memory (``tests/test_kernel.py`` checks that each returned array has an owner).
+atomic reference counts are not paid every time an inlined helper takes an array; the buffers belong to
+its :class:`Loop`, and what :func:`run` returns owns its memory (``tests/test_kernel.py`` checks that
+each returned array has an owner).
 
 The loop does not look at signals: Ctrl-C takes effect when it returns.
 """
 
 from __future__ import annotations
+
+import gc
 
 import numpy as np
 from numba import njit, types
@@ -49,8 +54,8 @@ def _unowned(typingctx, arrays):
     Numba counts references to an array atomically, and every array handed to an inlined helper is one
     more reference for as long as the helper's loops run: on NCCL's tree the loop spent most of its time
     in those atomic additions (``docs/performance.md``, round eleven). ``NRT_incref`` and
-    ``NRT_decref`` return before their atomic operation on a view that owns nothing; :func:`run` keeps
-    the owners alive with :func:`_keep`.
+    ``NRT_decref`` return before their atomic operation on a view that owns nothing; the caller of
+    :func:`_loop` holds the owners for the whole call.
     """
 
     if not isinstance(arrays, types.BaseTuple) or not all(isinstance(kind, types.Array) for kind in arrays.types):
@@ -67,13 +72,6 @@ def _unowned(typingctx, arrays):
         return context.make_tuple(builder, signature.return_type, views)
 
     return arrays(arrays), codegen
-
-
-@njit(cache=True)
-def _keep(owners):
-    """Used only for its call at the end of :func:`run`, which keeps `owners` (and so the memory of their
-    views) alive until then."""
-    return len(owners)
 
 
 @njit(cache=True)
@@ -306,136 +304,87 @@ def _fill(links, nlinks, link_head, holder_next, holder_flow, link_count, capaci
                     total[other] = count[other]
 
 
+_DONE, _COMPLETED, _BOUND, _UNREACHABLE = 0, 1, 2, 3
+_EVENTS, _FREE, _HISTORY, _SUBMITTED, _BLOCKED, _STAMP, _COMPLETIONS = range(7)
+
+
 @njit(cache=True)
-def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, reduction, waiting, bounds, dependents,
-        route_first, route_hops, route_flat, route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps,
-        weighted, ready_s, issue_s, end_s, started_s, finished_s):
-    """Run the transfers `initial` (ready at `start_s`) and everything they release to the end.
+def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, history_ints, history_reals,
+          counters):
+    """Release `initial` at `now`, then process instants in time order until none is left, or until the next
+    one is later than `bound`, or (`strict`) until one where a job completed is over.
 
-    Per-transfer columns (`nbytes`, `not_before`, `overhead`, `reduction`) of length 1 hold one value for
-    all; `line` numbers each transfer's connection, of `lines`. `ready_s` ... `finished_s` are filled in
-    place (`started_s` and `finished_s` start as NaN); `waiting` is consumed. Returns ``(order,
-    history_flow, history_s, history_rate_Bps, history_limit, blocked)``: the transfers in the order they
-    were submitted, each change of a flow's rate or bottleneck in the order made, and the flows that waited
-    for their connection in the order they started draining (views of longer buffers: copying them would
-    double the peak).
-
-    State of a draining flow lives in one of ``min(lines, transfers)`` slots (a connection drains one flow
-    at a time), and each transfer has at most one pending event (issued, starting, finishing or reduced):
-    the events form an indexed heap on which a new finish moves the old one (the Python model leaves it
-    stale and skips it by version).
+    `columns` are the simulation's per-transfer columns (a column of length 1 holds one value for all),
+    `routes` what the link model knows of its routes and links, `state` the buffers of :class:`Loop`,
+    `counters` its counts (``_EVENTS`` ... ``_COMPLETIONS``), updated in place. With `strict`, every event
+    time must be reachable from the instant that schedules it as a SimPy delay (``now + (t - now) == t``),
+    so that the environment's clock is each instant's exact time. Returns ``(now, status)``: ``_DONE``,
+    ``_COMPLETED`` (``completed`` has new jobs; the instant `now` is over), ``_BOUND`` or ``_UNREACHABLE``
+    (an event time was not reachable; the state is then of no further use).
     """
-    count = len(route)
-    nlinks = len(capacity_Bps)
-    most = max(1, min(lines, count))
-    width = max(1, int(route_hops.max())) if len(route_hops) else 1
-
-    slot_of = np.full(count, -1, dtype=np.int32)
-    queue_next = np.empty(count, dtype=np.int32)
-    place = np.full(count, -1, dtype=np.int32)
-    kind_of = np.zeros(count, dtype=np.int8)
-
-    free_slots = np.arange(most - 1, -1, -1).astype(np.int32)
-    nfree = most
-    slot_remaining = np.zeros(most, dtype=np.float64)
-    slot_rate = np.zeros(most, dtype=np.float64)
-    slot_since = np.zeros(most, dtype=np.float64)
-    slot_limit = np.zeros(most, dtype=np.int32)
-    seen_slot = np.zeros(most, dtype=np.int64)
-    fixed = np.zeros(most, dtype=np.int64)
-    out_rate = np.zeros(most, dtype=np.float64)
-    out_limit = np.zeros(most, dtype=np.int32)
-    holders = np.zeros(most, dtype=np.int32)
-    component_flows = np.zeros(most, dtype=np.int32)
-    allocated = np.zeros(most, dtype=np.int32)
-    holder_prev = np.full(width * most, -1, dtype=np.int64)
-    holder_next = np.full(width * most, -1, dtype=np.int64)
-    holder_flow = np.full(width * most, -1, dtype=np.int32)
-    touched = np.zeros(2 * most * width, dtype=np.int32)
-
-    busy = np.zeros(lines, dtype=np.bool_)
-    queue_head = np.full(lines, -1, dtype=np.int32)
-    queue_tail = np.full(lines, -1, dtype=np.int32)
-
-    link_head = np.full(nlinks, -1, dtype=np.int64)
-    link_tail = np.full(nlinks, -1, dtype=np.int64)
-    link_count = np.zeros(nlinks, dtype=np.int32)
-    seen_link = np.zeros(nlinks, dtype=np.int64)
-    cap = np.zeros(nlinks, dtype=np.float64)
-    count_left = np.zeros(nlinks, dtype=np.int32)
-    total = np.zeros(nlinks, dtype=np.float64)
-    heap_keys = np.zeros(nlinks, dtype=np.float64)
-    heap_links = np.zeros(nlinks, dtype=np.int32)
-    component_links = np.zeros(nlinks, dtype=np.int32)
-    stack = np.zeros(nlinks, dtype=np.int32)
-
-    # Buffers of a slot per transfer that are written before they are read are left unfilled: the pages of
-    # a fresh allocation that the run never reaches (the heap's and the lists' far ends) take no memory.
-    room = max(count, 1)
-    heap_flow = np.empty(room, dtype=np.int32)
-    heap_time = np.empty(room, dtype=np.float64)
-    nevents = 0
-    blocked = np.empty(room, dtype=np.int32)
-    nblocked = 0
-    order = np.empty(room, dtype=np.int32)
-    submitted = 0
-    # The history grows, so its owners live in lists (an array variable reassigned in the loop would be
-    # counted at every turn); the loop writes through views of them.
-    history_ints = List()
-    history_ints.append(np.zeros(1024, dtype=np.int32))
-    history_ints.append(np.zeros(1024, dtype=np.int32))
-    history_reals = List()
-    history_reals.append(np.zeros(1024, dtype=np.float64))
-    history_reals.append(np.zeros(1024, dtype=np.float64))
+    (route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, ready_s, issue_s, end_s,
+     flow_job) = columns
+    (route_first, route_hops, route_flat, route_latency_s, route_rate_Bps, route_limit, route_weight,
+     capacity_Bps) = routes
+    (slot_of, queue_next, place, kind_of, heap_flow, heap_time, blocked, order, passing, handing, finished,
+     started_s, finished_s, free_slots, slot_remaining, slot_rate, slot_since, slot_limit, seen_slot, fixed,
+     out_rate, out_limit, holders, component_flows, allocated, holder_prev, holder_next, holder_flow, touched,
+     busy, queue_head, queue_tail, link_head, link_tail, link_count, seen_link, cap, count_left, total, heap_keys,
+     heap_links, component_links, stack, job_left, completed) = state
+    # The caller holds every array for the whole call; the loop works on views of them that own nothing.
+    (
+        initial, route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, ready_s,
+        issue_s, end_s, flow_job, route_first, route_hops, route_flat, route_latency_s, route_rate_Bps,
+        route_limit, route_weight, capacity_Bps, slot_of, queue_next, place, kind_of, heap_flow, heap_time,
+        blocked, order, passing, handing, finished, started_s, finished_s, free_slots, slot_remaining, slot_rate,
+        slot_since, slot_limit, seen_slot, fixed, out_rate, out_limit, holders, component_flows, allocated,
+        holder_prev, holder_next, holder_flow, touched, busy, queue_head, queue_tail, link_head, link_tail,
+        link_count, seen_link, cap, count_left, total, heap_keys, heap_links, component_links, stack, job_left,
+        completed,
+    ) = _unowned((
+        initial, route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, ready_s,
+        issue_s, end_s, flow_job, route_first, route_hops, route_flat, route_latency_s, route_rate_Bps,
+        route_limit, route_weight, capacity_Bps, slot_of, queue_next, place, kind_of, heap_flow, heap_time,
+        blocked, order, passing, handing, finished, started_s, finished_s, free_slots, slot_remaining, slot_rate,
+        slot_since, slot_limit, seen_slot, fixed, out_rate, out_limit, holders, component_flows, allocated,
+        holder_prev, holder_next, holder_flow, touched, busy, queue_head, queue_tail, link_head, link_tail,
+        link_count, seen_link, cap, count_left, total, heap_keys, heap_links, component_links, stack, job_left,
+        completed,
+    ))
     history_flow, history_limit, history_s, history_rate = _unowned(
         (history_ints[0], history_ints[1], history_reals[0], history_reals[1]))
-    nhistory = 0
+    nevents, nfree, nhistory = counters[_EVENTS], counters[_FREE], counters[_HISTORY]
+    submitted, nblocked, stamp = counters[_SUBMITTED], counters[_BLOCKED], counters[_STAMP]
+    ncompleted = completions = counters[_COMPLETIONS]
     # Three buffers of one slot per transfer, each shared by two lists of distinct transfers: the flows that
     # finish (from the front) and start (from the back) in one pass of an instant; those done (front) and
     # issued (back) at an instant; those finished at an instant, and later those released.
-    passing = np.empty(room, dtype=np.int32)
-    handing = np.empty(room, dtype=np.int32)
-    finished = np.empty(room, dtype=np.int32)
-    # From here on the loop reads and writes every buffer but `order` and `blocked` (returned) through views
-    # that own nothing; `owners` holds them to the end. So nothing may return before `_keep(owners)`, what
-    # is returned must be a slice of an owner, never of a view, and both name lists keep one order.
-    owners = (
-        initial, route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, route_first,
-        route_hops, route_flat, route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps,
-        ready_s, issue_s, end_s, started_s, finished_s, slot_of, queue_next, place, kind_of, free_slots,
-        slot_remaining, slot_rate, slot_since, slot_limit, seen_slot, fixed, out_rate, out_limit, holders,
-        component_flows, allocated, holder_prev, holder_next, holder_flow, touched, busy, queue_head,
-        queue_tail, link_head, link_tail, link_count, seen_link, cap, count_left, total, heap_keys, heap_links,
-        component_links, stack, heap_flow, heap_time, passing, handing, finished,
-    )
-    (
-        initial, route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, route_first,
-        route_hops, route_flat, route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps,
-        ready_s, issue_s, end_s, started_s, finished_s, slot_of, queue_next, place, kind_of, free_slots,
-        slot_remaining, slot_rate, slot_since, slot_limit, seen_slot, fixed, out_rate, out_limit, holders,
-        component_flows, allocated, holder_prev, holder_next, holder_flow, touched, busy, queue_head,
-        queue_tail, link_head, link_tail, link_count, seen_link, cap, count_left, total, heap_keys, heap_links,
-        component_links, stack, heap_flow, heap_time, passing, handing, finished,
-    ) = _unowned(owners)
     released = finished
-    nended = nstarted = nfinished = ndone = nissued = ntouched = 0
+    room = len(heap_flow)
     last = room - 1
+    nended = nstarted = nfinished = ndone = nissued = ntouched = 0
+    unreachable = False
+    status = _DONE
 
     one_size = len(nbytes) == 1
     one_ready = len(not_before) == 1
     one_overhead = len(overhead) == 1
     one_reduction = len(reduction) == 1
+    one_job = len(flow_job) == 1
     reduces = not (one_reduction and reduction[0] == 0.0)
-    stamp = 0
 
     nreleased = len(initial)
     released[:nreleased] = initial
-    now = start_s
     while True:
         # Simulation._finish: complete `done`, release what waited for them, issue, submit in order.
         for position in range(ndone):
             flow = handing[position]
             end_s[flow] = now
+            job = flow_job[0] if one_job else flow_job[flow]
+            job_left[job] -= 1
+            if job_left[job] == 0:
+                completed[ncompleted] = job
+                ncompleted += 1
             for k in range(bounds[flow], bounds[flow + 1]):
                 child = dependents[k]
                 waiting[child] -= 1
@@ -456,6 +405,8 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                 nissued += 1
             else:
                 kind_of[flow] = _ISSUED
+                if strict and now + (issue - now) != issue:
+                    unreachable = True
                 nevents = _schedule(heap_flow, heap_time, place, nevents, flow, issue)
         nreleased = 0
         if nissued:
@@ -468,10 +419,23 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                 order[submitted] = flow
                 submitted += 1
                 kind_of[flow] = _STARTING if route_hops[route_id] > 0 and message > 0 else _FINISHING
-                nevents = _schedule(heap_flow, heap_time, place, nevents, flow, now + route_latency_s[route_id])
+                at = now + route_latency_s[route_id]
+                if strict and now + (at - now) != at:
+                    unreachable = True
+                nevents = _schedule(heap_flow, heap_time, place, nevents, flow, at)
             nissued = 0
 
+        if unreachable:
+            status = _UNREACHABLE
+            break
+        if strict and ncompleted > completions and (nevents == 0 or heap_time[0] > now):
+            status = _COMPLETED
+            break
         if nevents == 0:
+            status = _DONE
+            break
+        if heap_time[0] > bound:
+            status = _BOUND
             break
         now = heap_time[0]
 
@@ -650,7 +614,10 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                 slot_since[slot] = now
                 slot_rate[slot] = rate
                 kind_of[flow] = _FINISHING
-                nevents = _schedule(heap_flow, heap_time, place, nevents, flow, now + slot_remaining[slot] / rate)
+                at = now + slot_remaining[slot] / rate
+                if strict and now + (at - now) != at:
+                    unreachable = True
+                nevents = _schedule(heap_flow, heap_time, place, nevents, flow, at)
 
         # Simulation._process: the finished transfers whose reduction takes time wait for it.
         _sort(finished, 0, nfinished)
@@ -660,11 +627,222 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
                 reduced = now + (reduction[0] if one_reduction else reduction[flow])
                 if reduced > now:
                     kind_of[flow] = _REDUCED
+                    if strict and now + (reduced - now) != reduced:
+                        unreachable = True
                     nevents = _schedule(heap_flow, heap_time, place, nevents, flow, reduced)
                     continue
             handing[ndone] = flow
             ndone += 1
 
-    _keep(owners)
-    return (order[:submitted], history_ints[0][:nhistory], history_reals[0][:nhistory],
-            history_reals[1][:nhistory], history_ints[1][:nhistory], blocked[:nblocked])
+    counters[_EVENTS], counters[_FREE], counters[_HISTORY] = nevents, nfree, nhistory
+    counters[_SUBMITTED], counters[_BLOCKED], counters[_STAMP] = submitted, nblocked, stamp
+    counters[_COMPLETIONS] = ncompleted
+    return now, status
+
+
+@njit(cache=True)
+def _history():
+    """The owners of the rate history: two lists of two arrays (flow and bottleneck; time and rate), which grow
+    (made here, compiled and cached, rather than from Python, which compiles the list's methods each time)."""
+    ints = List()
+    ints.append(np.zeros(1024, dtype=np.int32))
+    ints.append(np.zeros(1024, dtype=np.int32))
+    reals = List()
+    reals.append(np.zeros(1024, dtype=np.float64))
+    reals.append(np.zeros(1024, dtype=np.float64))
+    return ints, reals
+
+
+@njit(cache=True)
+def _history_slices(ints, reals, size):
+    """``(flow, time_s, rate_Bps, bottleneck)`` of the first `size` changes of rate (slices of their owners)."""
+    return ints[0][:size], reals[0][:size], reals[1][:size], ints[1][:size]
+
+
+class Loop:
+    """The buffers and counts of the compiled loop, kept between calls so that a simulation can stop at an
+    instant and go on with more transfers (:meth:`simnet.engine.Simulation._drive`).
+
+    Parameters
+    ----------
+    nlinks : int
+        Links of the network.
+    """
+
+    def __init__(self, nlinks: int) -> None:
+        self.counters = np.zeros(7, dtype=np.int64)
+        self.history_ints, self.history_reals = _history()
+        self.width = 1
+        self._transfers = self._slots = self._lines = self._jobs = 0
+        self._arrays = {
+            "link_head": np.full(nlinks, -1, dtype=np.int64), "link_tail": np.full(nlinks, -1, dtype=np.int64),
+            "link_count": np.zeros(nlinks, dtype=np.int32), "seen_link": np.zeros(nlinks, dtype=np.int64),
+            "cap": np.zeros(nlinks, dtype=np.float64), "count_left": np.zeros(nlinks, dtype=np.int32),
+            "total": np.zeros(nlinks, dtype=np.float64), "heap_keys": np.zeros(nlinks, dtype=np.float64),
+            "heap_links": np.zeros(nlinks, dtype=np.int32), "component_links": np.zeros(nlinks, dtype=np.int32),
+            "stack": np.zeros(nlinks, dtype=np.int32),
+        }
+        for name, kind, fill in _PER_TRANSFER + _PER_SLOT + _PER_LINE + _PER_JOB:
+            self._arrays[name] = np.empty(0, dtype=kind)
+        self._arrays["holder_prev"] = np.empty(0, dtype=np.int64)
+        self._arrays["holder_next"] = np.empty(0, dtype=np.int64)
+        self._arrays["holder_flow"] = np.empty(0, dtype=np.int32)
+        self._arrays["touched"] = np.empty(0, dtype=np.int32)
+
+    @property
+    def started_s(self) -> np.ndarray:
+        """Per transfer reserved, when it entered the network (NaN if not yet), seconds."""
+        return self._arrays["started_s"]
+
+    @property
+    def finished_s(self) -> np.ndarray:
+        """Per transfer reserved, when its last byte arrived (NaN if not yet), seconds."""
+        return self._arrays["finished_s"]
+
+    @property
+    def job_left(self) -> np.ndarray:
+        """Per job reserved, how many of its transfers have not completed."""
+        return self._arrays["job_left"]
+
+    def reserve(self, transfers: int, lines: int, width: int, job_sizes: np.ndarray) -> None:
+        """Make room for `transfers` transfers on `lines` connections over routes of up to `width` links, and
+        for the jobs whose sizes (transfers) `job_sizes` lists, those already known first."""
+        arrays = self._arrays
+        slots = max(1, min(lines, transfers))
+        if transfers > self._transfers:
+            for name, kind, fill in _PER_TRANSFER:
+                arrays[name] = _longer(arrays[name], self._transfers, max(transfers, 1), fill)
+            self._transfers = transfers
+        if lines > self._lines:
+            for name, kind, fill in _PER_LINE:
+                arrays[name] = _longer(arrays[name], self._lines, lines, fill)
+            self._lines = lines
+        if len(job_sizes) > self._jobs:
+            left = arrays["job_left"]
+            arrays["job_left"] = np.concatenate([left, np.asarray(job_sizes[self._jobs:], dtype=np.int64)])
+            arrays["completed"] = np.zeros(len(job_sizes), dtype=np.int32)
+            self._jobs = len(job_sizes)
+        width = max(width, self.width)
+        if slots > self._slots or width > self.width:
+            self._relayout(max(slots, self._slots), width)
+
+    def _relayout(self, slots: int, width: int) -> None:
+        """Grow the per-slot buffers to `slots` and the holder lists to `width` links per slot; a holder node
+        ``slot * width + hop`` keeps its slot and hop."""
+        arrays, old_slots, old_width = self._arrays, self._slots, self.width
+        for name, kind, fill in _PER_SLOT:
+            arrays[name] = _longer(arrays[name], old_slots, slots, fill)
+        nfree = int(self.counters[_FREE])
+        arrays["free_slots"][:slots - old_slots + nfree] = np.concatenate(
+            [np.arange(slots - 1, old_slots - 1, -1, dtype=np.int32), arrays["free_slots"][:nfree]])
+        self.counters[_FREE] = nfree + slots - old_slots
+
+        def moved(nodes: np.ndarray) -> np.ndarray:
+            return np.where(nodes >= 0, nodes // old_width * width + nodes % old_width, -1)
+
+        for name, kind in (("holder_prev", np.int64), ("holder_next", np.int64), ("holder_flow", np.int32)):
+            new = np.full(width * slots, -1, dtype=kind)
+            old = arrays[name].reshape(old_slots, old_width) if old_slots else arrays[name].reshape(0, old_width)
+            values = moved(old) if name != "holder_flow" else old
+            new.reshape(slots, width)[:old_slots, :old_width] = values
+            arrays[name] = new
+        for name in ("link_head", "link_tail"):
+            arrays[name] = moved(arrays[name])
+        arrays["touched"] = np.zeros(2 * slots * width, dtype=np.int32)
+        self._slots, self.width = slots, width
+
+    def advance(self, now: float, bound: float, strict: bool, initial: np.ndarray, columns: tuple, routes: tuple,
+                weighted: bool) -> tuple[float, int]:
+        """Run :func:`_loop` on this state; see there."""
+        arrays = self._arrays
+        state = tuple(arrays[name] for name in _STATE)
+        known = len(_loop.overloads)
+        result = _loop(now, bound, strict, initial, self.width, weighted, columns, routes, state, self.history_ints,
+                       self.history_reals, self.counters)
+        if len(_loop.overloads) > known:
+            # Typing the loop leaves its arguments in reference cycles (exceptions caught on the way); the
+            # caller's arrays cannot grow while they hold views of them.
+            gc.collect()
+        return result
+
+    def completed_jobs(self) -> list[int]:
+        """The jobs that completed since the last call, in increasing order."""
+        count = int(self.counters[_COMPLETIONS])
+        self.counters[_COMPLETIONS] = 0
+        return sorted(self._arrays["completed"][:count].tolist())
+
+    @property
+    def blocked(self) -> np.ndarray:
+        """The transfers that waited for their connection, in the order they started draining."""
+        return self._arrays["blocked"][:int(self.counters[_BLOCKED])]
+
+    def results(self) -> tuple[np.ndarray, ...]:
+        """``(order, history_flow, history_s, history_rate_Bps, history_limit, blocked)`` so far, as in
+        :func:`run`."""
+        history = _history_slices(self.history_ints, self.history_reals, self.counters[_HISTORY])
+        return (self._arrays["order"][:int(self.counters[_SUBMITTED])],) + history + (self.blocked,)
+
+
+_PER_TRANSFER = (
+    ("slot_of", np.int32, -1), ("queue_next", np.int32, None), ("place", np.int32, -1), ("kind_of", np.int8, 0),
+    ("heap_flow", np.int32, None), ("heap_time", np.float64, None), ("blocked", np.int32, None),
+    ("order", np.int32, None), ("passing", np.int32, None), ("handing", np.int32, None),
+    ("finished", np.int32, None), ("started_s", np.float64, np.nan), ("finished_s", np.float64, np.nan),
+)
+"""Buffers of one entry per transfer: name, type, and the value of a new entry (``None``: written before it
+is read; such pages of a fresh allocation that the run never reaches take no memory)."""
+_PER_SLOT = (
+    ("free_slots", np.int32, None), ("slot_remaining", np.float64, 0.0), ("slot_rate", np.float64, 0.0),
+    ("slot_since", np.float64, 0.0), ("slot_limit", np.int32, 0), ("seen_slot", np.int64, 0),
+    ("fixed", np.int64, 0), ("out_rate", np.float64, 0.0), ("out_limit", np.int32, 0), ("holders", np.int32, 0),
+    ("component_flows", np.int32, 0), ("allocated", np.int32, 0),
+)
+_PER_LINE = (("busy", np.bool_, False), ("queue_head", np.int32, -1), ("queue_tail", np.int32, -1))
+_PER_JOB = (("job_left", np.int64, 0), ("completed", np.int32, 0))
+_STATE = (
+    "slot_of", "queue_next", "place", "kind_of", "heap_flow", "heap_time", "blocked", "order", "passing",
+    "handing", "finished", "started_s", "finished_s", "free_slots", "slot_remaining", "slot_rate", "slot_since",
+    "slot_limit", "seen_slot", "fixed", "out_rate", "out_limit", "holders", "component_flows", "allocated",
+    "holder_prev", "holder_next", "holder_flow", "touched", "busy", "queue_head", "queue_tail", "link_head",
+    "link_tail", "link_count", "seen_link", "cap", "count_left", "total", "heap_keys", "heap_links",
+    "component_links", "stack", "job_left", "completed",
+)
+"""The order of :func:`_loop`'s `state`."""
+
+
+def _longer(values: np.ndarray, size: int, length: int, fill) -> np.ndarray:
+    """`values` with its first `size` entries kept, `length` long; new entries `fill` (``None``: unset)."""
+    if length <= len(values):
+        return values
+    longer = np.empty(length, dtype=values.dtype) if fill is None else np.full(length, fill, dtype=values.dtype)
+    longer[:size] = values[:size]
+    return longer
+
+
+def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, reduction, waiting, bounds, dependents,
+        route_first, route_hops, route_flat, route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps,
+        weighted, ready_s, issue_s, end_s):
+    """Run the transfers `initial` (ready at `start_s`) and everything they release to the end.
+
+    Per-transfer columns (`nbytes`, `not_before`, `overhead`, `reduction`) of length 1 hold one value for
+    all; `line` numbers each transfer's connection, of `lines`. `ready_s`, `issue_s` and `end_s` are filled in
+    place; `waiting` is consumed. Returns ``(order, history_flow, history_s, history_rate_Bps, history_limit,
+    blocked, started_s, finished_s)``: the transfers in the order they were submitted, each change of a flow's
+    rate or bottleneck in the order made, the flows that waited for their connection in the order they started
+    draining (slices of longer buffers: copying them would double the peak), and when each transfer entered
+    the network and when its last byte arrived (NaN for those never reached).
+
+    State of a draining flow lives in one of ``min(lines, transfers)`` slots (a connection drains one flow
+    at a time), and each transfer has at most one pending event (issued, starting, finishing or reduced):
+    the events form an indexed heap on which a new finish moves the old one (the Python model leaves it
+    stale and skips it by version).
+    """
+    count = len(route)
+    loop = Loop(len(capacity_Bps))
+    loop.reserve(count, lines, int(route_hops.max()) if len(route_hops) else 1, np.array([count]))
+    columns = (route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, ready_s, issue_s,
+               end_s, np.zeros(1, dtype=np.int32))
+    routes = (route_first, route_hops, route_flat, route_latency_s, route_rate_Bps, route_limit, route_weight,
+              capacity_Bps)
+    loop.advance(start_s, np.inf, False, initial, columns, routes, weighted)
+    return loop.results() + (loop.started_s, loop.finished_s)

@@ -560,27 +560,30 @@ def test_registered_algorithms_on_a_cluster_take_the_array_path_to_the_same_trac
         assert_identical(trace, theirs)
 
 
-def test_schedules_finishing_at_one_instant_are_delivered_in_the_loops_order(monkeypatch):
-    """A reducing transfer that completes at the instant another schedule's last byte arrives: the loop
-    completes the arrival first (reductions done now come after the arrivals), and so does the array path."""
+def test_schedules_finishing_at_one_instant_are_delivered_in_the_order_they_were_started(monkeypatch):
+    """A reducing transfer that completes at the instant another schedule's last byte arrives: both are
+    delivered once the instant is over, the schedule started first first, on every path of the Python engine
+    and in the compiled loop (:meth:`Simulation._drive`)."""
     net = Network(switch(4, 2.0**30, 2.0**-20))
     reducing = Schedule(collective="allreduce", nranks=2, chunk_bytes=(1,),
                         transfers=(Transfer(0, 1, (0,), 2**10, "reduce"),))
     copying = Schedule(collective="allreduce", nranks=2, chunk_bytes=(1,), transfers=(Transfer(0, 1, (0,), 2**11),))
 
-    def run():
+    def run(compiled: bool = False):
         env = simpy.Environment()
         sim = Simulation(env, net)
+        if compiled:
+            sim._resumable()
         delivered = []
         sim.run(reducing, gamma_s_per_byte=2.0**-30).callbacks.append(lambda event: delivered.append(event.value))
         sim.run(copying, ranks=[2, 3]).callbacks.append(lambda event: delivered.append(event.value))
-        env.run()
+        sim._drive() if compiled else env.run()
         return delivered
 
     *mine, theirs = run_both_ways(monkeypatch, run)
-    for runs in mine:
-        assert [trace.schedule for trace in runs] == [trace.schedule for trace in theirs] == [copying, reducing]
-    assert theirs[0].end_s[0] == theirs[1].end_s[0] == 4 * 2.0**-20
+    for runs in (*mine, run(compiled=True)):
+        assert [trace.schedule for trace in runs] == [trace.schedule for trace in theirs] == [reducing, copying]
+        assert runs[0].end_s[0] == runs[1].end_s[0] == 4 * 2.0**-20
 
 
 def test_a_trace_keeps_its_times_when_the_simulation_runs_more_schedules():

@@ -3,16 +3,19 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simnet import engine
 from simnet.algorithms import ALGORITHMS, direct_alltoall, ring_allreduce
 from simnet.errors import SimnetError
 from simnet.jobs import Flows, Job, _covered, _intersect, _merge, communicators, place, run_jobs
 from simnet.network import Network
 from simnet.topology import cluster, fat_tree, leaf_spine, switch
 from tests.algorithms.fabrics import dgx_cluster
+from tests.test_engine import assert_identical
 
 BANDWIDTH_Bps = 12.5e9
 LATENCY_S = 1e-6
@@ -235,3 +238,62 @@ def test_interval_union_intersection_and_cover_agree_with_counting_unit_cells(fi
     covered = _covered(a_start, a_end, second[0], second[1])
     expected = [(_measure(*first, grid) & _measure([s], [e], grid)).sum() for s, e in zip(*second)]
     assert covered.tolist() == pytest.approx(expected)
+
+
+def _compiled_and_simpys(monkeypatch, network: Network, jobs: list[Job], **options) -> tuple[list, list]:
+    """`run_jobs` with every run in the compiled loop and in SimPy's loop, and per compiled run whether
+    :meth:`Simulation._drive` went to the end (True) or met an instant SimPy's clock would not land on."""
+    drive, outcomes = engine.Simulation._drive, []
+
+    def spied(sim):
+        try:
+            drive(sim)
+        except engine._Unreachable:
+            outcomes.append(False)
+            raise
+        outcomes.append(True)
+
+    monkeypatch.setattr(engine.Simulation, "_drive", spied)
+    results = []
+    for threshold in (0, math.inf):
+        monkeypatch.setattr(engine, "COMPILED_FROM", threshold)
+        results.append(run_jobs(network, jobs, **options))
+    return results, outcomes
+
+
+def _assert_same_jobs(mine, theirs) -> None:
+    for name in ("jobs", "timeline", "interference"):
+        pd.testing.assert_frame_equal(getattr(mine, name), getattr(theirs, name), check_exact=True)
+    for job, traces in theirs.traces.items():
+        for a, b in zip(mine.traces[job], traces, strict=True):
+            assert a.begin_s == b.begin_s and a.flows == b.flows
+            assert_identical(a, b)
+
+
+def test_jobs_run_in_the_compiled_loop_as_in_simpys(monkeypatch):
+    """BlueConnect twice in a row on half of 4 DGX A100, 8 all-to-all groups three times each from 0.1 ms,
+    and a permutation of background flows over all of them: the compiled loop (stopping at every round,
+    start and completion) gives SimPy's jobs, timelines, interference and traces, bit for bit."""
+    network = Network(cluster("dgx_a100", 4, fabric="fat_tree",
+                              fabric_params={"k": 8, "bandwidth_Bps": 25e9, "latency_s": LATENCY_S}))
+    half = network.size // 2
+    jobs = [Job("train", (tuple(range(half)),), schedule=ALGORITHMS["blueconnect"].build(half, 2**26), repeat=2),
+            Job("moe", communicators(range(half, network.size), {"ep": 8, "dp": "rest"})["ep"],
+                schedule=direct_alltoall(8, 2**24), start_s=1e-4, repeat=3),
+            Job("noise", (tuple(range(network.size)),), flows=Flows("permutation", 0.1, 2**22, seed=1))]
+    (mine, theirs), outcomes = _compiled_and_simpys(monkeypatch, network, jobs)
+    assert outcomes == [True] * 4
+    _assert_same_jobs(mine, theirs)
+    assert (mine.jobs["slowdown"] > 1).all()
+
+
+def test_jobs_fall_back_to_simpys_loop_where_its_clock_cannot_follow(monkeypatch):
+    """A job started at 0.31 µs whose ranks start late by 20.8 µs and pay 615 µs of overhead issues transfers at
+    an instant SimPy's clock does not land on from its start: the compiled run is dropped and SimPy's loop
+    gives the result."""
+    jobs = [Job("late", ((0, 1, 2, 3),), schedule=ring_allreduce(4, 2**20), start_s=3.133201784809455e-07),
+            Job("ring", ((4, 5, 6, 7),), schedule=ring_allreduce(4, 2**20))]
+    options = {"overhead_s": 0.0006150309700816586, "start_offset_s": [2.0810475128435035e-05] * FAT_TREE.size}
+    (mine, theirs), outcomes = _compiled_and_simpys(monkeypatch, FAT_TREE, jobs, **options)
+    assert outcomes[0] is False
+    _assert_same_jobs(mine, theirs)

@@ -7,10 +7,10 @@ import gc
 import numpy as np
 import pytest
 import simpy
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from simnet import kernel
+from simnet import engine, kernel
 from simnet.algorithms import ALGORITHMS
 from simnet.engine import Simulation, simulate
 from simnet.network import Network
@@ -114,8 +114,9 @@ def test_the_compiled_loop_refuses_a_simulation_of_several_schedules():
 
 def test_what_the_compiled_loop_returns_owns_its_memory(monkeypatch):
     """The loop works through views that own nothing; what it returns must hold its memory (an array over a
-    view has no base), grown history included (a 64-rank ring changes rates far more than the 1024 entries
-    the history starts with), and keep its values once the trace is dropped and memory is reused."""
+    view neither owns its data nor has a base), grown history included (a 64-rank ring changes rates far
+    more than the 1024 entries the history starts with), and keep its values once the trace is dropped and
+    memory is reused."""
     captured = []
     run = kernel.run
 
@@ -130,10 +131,102 @@ def test_what_the_compiled_loop_returns_owns_its_memory(monkeypatch):
     trace = simulate(net, ALGORITHMS["ring"].build(64, 64 * MIB))
     history = captured[1]
     assert len(history) > 1024
-    assert all(array.base is not None for array in captured)
+    assert all(array.flags.owndata or array.base is not None for array in captured)
     copies = [array.copy() for array in captured]
     del trace
     gc.collect()
     filler = [np.full(len(array), -7, dtype=array.dtype) for array in captured]
     assert all(np.array_equal(array, copy) for array, copy in zip(captured, copies, strict=True))
     del filler
+
+
+def programs(data, net: Network, schedule: Schedule) -> list[tuple]:
+    """SimPy processes that start `schedule` on drawn GPUs: after a delay (none, or a whole or half number of
+    microseconds, so that starts meet the network's instants and each other), `repeat` times, each time
+    waiting for it to complete or starting the next a microsecond later (background rounds)."""
+    drawn = data.draw(st.lists(st.tuples(st.sampled_from([0.0, 0.5e-6, 1e-6, 2e-6, 3e-6]), st.integers(1, 3),
+                                         st.booleans()), min_size=1, max_size=4), label="processes")
+    return [(start, repeat, wait, data.draw(st.permutations(range(net.size)), label="ranks")[:schedule.nranks])
+            for start, repeat, wait in drawn]
+
+
+def driven(net: Network, schedule: Schedule, options: dict, sharing: str, plan: list[tuple], compiled: bool):
+    """The traces delivered to `plan`'s processes with the clock at delivery, run by SimPy's loop or driven by
+    the compiled one; None if the compiled loop met an instant SimPy's clock would not land on."""
+    env = simpy.Environment()
+    sim = Simulation(env, net, sharing=sharing)
+    if compiled:
+        sim._resumable()
+    delivered = []
+
+    def process(start, repeat, wait, ranks):
+        if start:
+            yield env.timeout(start)
+        for _ in range(repeat):
+            done = sim.run(schedule, ranks=ranks, **options)
+            if wait:
+                trace = yield done
+                delivered.append((env.now, trace))
+            else:
+                done.callbacks.append(lambda event: delivered.append((env.now, event.value)))
+                yield env.timeout(1e-6)
+
+    for item in plan:
+        env.process(process(*item))
+    try:
+        sim._drive() if compiled else env.run()
+    except engine._Unreachable:
+        return None
+    return delivered
+
+
+@pytest.mark.parametrize("sharing", ["equal", "rtt_weighted"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_compiled_loop_drives_simpy_processes_as_simpys_loop_does(sharing, data):
+    """Random waves of transfers started by several SimPy processes, at once, at the network's instants, again
+    when they complete or without waiting: stopped before each of the environment's events and at each
+    completion, the compiled loop delivers the same traces in the same order at the same clock, and leaves
+    the same rate history."""
+    net, schedule, options = random_run(data, stragglers=True)
+    plan = programs(data, net, schedule)
+    theirs = driven(net, schedule, options, sharing, plan, compiled=False)
+    mine = driven(net, schedule, options, sharing, plan, compiled=True)
+    assume(mine is not None)
+    assert [now for now, _ in mine] == [now for now, _ in theirs]
+    for (_, a), (_, b) in zip(mine, theirs, strict=True):
+        assert a.schedule is b.schedule and a.begin_s == b.begin_s and a.flows == b.flows
+        assert_identical(a, b)
+    if mine:
+        assert_same_run(mine[-1][1], theirs[-1][1])
+
+
+def test_an_instant_simpys_clock_cannot_land_on_stops_the_compiled_loop():
+    """A schedule started at 0.31 µs whose transfer is issued after a start offset and an overhead: the sum is
+    not where SimPy's clock lands from 0.31 µs (``now + (t - now) != t``), so the compiled loop refuses to go
+    on rather than give a clock SimPy's loop would not."""
+    now, offset, overhead = 3.133201784809455e-07, 2.0810475128435035e-05, 0.0006150309700816586
+    issue = (now + offset) + overhead
+    assert now + (issue - now) != issue
+    net = Network(load("dgx_h100"))
+    one = Schedule(collective="allreduce", nranks=2, chunk_bytes=(1,), transfers=(Transfer(0, 1, (0,), MIB),))
+
+    def run(compiled: bool):
+        env = simpy.Environment()
+        sim = Simulation(env, net)
+        if compiled:
+            sim._resumable()
+
+        def process():
+            yield env.timeout(now)
+            return (yield sim.run(one, start_offset_s=[offset, offset], overhead_s=overhead))
+
+        started = env.process(process())
+        sim._drive() if compiled else env.run()
+        return started.value
+
+    trace = run(compiled=False)
+    assert trace.issue_s[0] == issue
+    with pytest.raises(engine._Unreachable):
+        run(compiled=True)

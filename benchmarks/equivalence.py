@@ -37,6 +37,14 @@ one tree has (an algorithm added since, say):
 ``routes``
     :meth:`simnet.network.Network.route` of every preset topology and ten built ones (all pairs up
     to 64 endpoints, 4000 random pairs beyond), and of three servers with bundles merged.
+``jobs``
+    :func:`simnet.jobs.run_jobs` on 4 DGX A100 (k = 8 fat-tree) and a 2:1 oversubscribed leaf-spine:
+    a collective (ring, BlueConnect, NCCL's ring; once or twice in a row, from 0 or 3 µs) on half the
+    GPUs, all-to-all groups (three times, from 0 or 100 µs) on the other half, background flows
+    (permutation or random, 10 % or 50 % load, with or without a duration), under equal and
+    RTT-weighted sharing, with none, an overhead and γ, or start offsets and a straggler: the jobs,
+    timeline and interference tables and every trace. ``--compiled-from 0`` sends every run of the tree
+    under test through :meth:`simnet.engine.Simulation._drive`.
 """
 
 from __future__ import annotations
@@ -54,7 +62,7 @@ from pathlib import Path
 
 import numpy as np
 
-FAMILIES = ("schedules", "traces", "sparse", "critical_path", "routes")
+FAMILIES = ("schedules", "traces", "sparse", "critical_path", "routes", "jobs")
 
 
 def _hash(*parts) -> str:
@@ -233,6 +241,55 @@ def _routes() -> dict:
     return out
 
 
+def _jobs() -> dict:
+    from simnet import topology as T
+    from simnet.algorithms import ALGORITHMS, direct_alltoall
+    from simnet.jobs import Flows, Job, communicators, run_jobs
+    from simnet.network import Network
+
+    networks = {
+        "dgx_a100x4": Network(T.cluster("dgx_a100", 4, fabric="fat_tree",
+                                        fabric_params={"k": 8, "bandwidth_Bps": 25e9, "latency_s": 1e-6})),
+        "leaf_spine": Network(T.leaf_spine(8, 2, 4, 12.5e9, 1e-6, oversubscription=2.0)),
+    }
+    options = [{}, {"overhead_s": 1e-6, "gamma_s_per_byte": 1e-11}, {"start_offset_s": "alternate", "slowdown": "one"}]
+    out = {}
+    for net_name, network in networks.items():
+        size = network.size
+        half = size // 2
+        groups = communicators(range(half, size), {"ep": 8, "dp": "rest"})["ep"]
+        for algorithm in ("ring", "blueconnect", "nccl_ring"):
+            chosen = ALGORITHMS[algorithm]
+            try:
+                schedule = chosen.build(half, 3 << 20, **chosen.resolved(network, 3 << 20, {}))
+            except Exception as error:
+                out[(net_name, algorithm)] = type(error).__name__
+                continue
+            for repeat, start, moe_start, pattern, load, duration, sharing, k in (
+                    (1, 0.0, 0.0, "permutation", 0.1, None, "equal", 0),
+                    (2, 3e-6, 1e-4, "random", 0.5, None, "equal", 1),
+                    (2, 0.0, 0.0, "permutation", 0.5, 2e-4, "rtt_weighted", 2),
+                    (1, 3e-6, 1e-4, "random", 0.1, 2e-4, "rtt_weighted", 0)):
+                option = dict(options[k])
+                if option.get("start_offset_s") == "alternate":
+                    option["start_offset_s"] = [(r % 3) * 1e-6 for r in range(size)]
+                if option.get("slowdown") == "one":
+                    option["slowdown"] = [2.0 if r == 1 else 1.0 for r in range(size)]
+                jobs = [Job("train", (tuple(range(half)),), schedule=schedule, repeat=repeat, start_s=start),
+                        Job("moe", groups, schedule=direct_alltoall(8, 1 << 20), repeat=3, start_s=moe_start),
+                        Job("noise", (tuple(range(size)),), flows=Flows(pattern, load, 1 << 20, seed=3,
+                                                                          duration_s=duration))]
+                key = (net_name, algorithm, repeat, start, moe_start, pattern, load, duration, sharing, k)
+                result = run_jobs(network, jobs, sharing=sharing, **option)
+                traces = [trace for name in sorted(result.traces) for trace in result.traces[name]]
+                out[key] = _hash(*(frame.to_csv() for frame in (result.jobs, result.timeline, result.interference)),
+                                 *(np.asarray(getattr(trace, column)) for trace in traces for column in
+                                   ("ready_s", "issue_s", "start_s", "arrive_s", "end_s", "blocked_by")),
+                                 *(part for trace in traces for part in trace.usage),
+                                 [trace.begin_s for trace in traces])
+    return out
+
+
 def _dump(family: str, path: str, batch: int | None, threads: bool, compiled_from: int | None) -> None:
     warnings.filterwarnings("ignore")
     if batch is not None:
@@ -244,7 +301,7 @@ def _dump(family: str, path: str, batch: int | None, threads: bool, compiled_fro
 
         simnet.engine.COMPILED_FROM = compiled_from
     results = {"schedules": _schedules, "traces": _traces, "critical_path": _critical_path,
-               "routes": _routes}.get(family)
+               "routes": _routes, "jobs": _jobs}.get(family)
     with open(path, "wb") as file:
         pickle.dump(results() if results else _sparse(threads), file)
 

@@ -358,16 +358,19 @@ def _background(env: simpy.Environment, sim: Simulation, state: _State, index: i
     state.rounds[index] = count
 
 
-def _simulate(network: Network, jobs: Sequence[Job], settings: dict, per_rank: dict,
+def _transfers(jobs: Sequence[Job], rounds: Mapping[int, int] | None) -> int:
+    """Transfers of `jobs`' collectives, and of one round of each background job (or of the `rounds` given)."""
+    return sum(len(job.schedule) * len(job.communicators) * job.repeat if job.schedule is not None
+               else len(job.ranks) * (1 if rounds is None else rounds.get(index, 1))
+               for index, job in enumerate(jobs))
+
+
+def _simulate(network: Network, jobs: Sequence[Job], settings: dict, per_rank: dict, compiled: bool,
               rounds: Mapping[int, int] | None = None) -> tuple[Simulation, _State]:
-    """Run `jobs` together; under ``maxmin``, with :data:`simnet.engine.COMPILED_FROM` transfers or more
-    (collectives and one round of background flows, or the `rounds` given), in the compiled loop
-    (:meth:`Simulation._drive`, the same times as SimPy's loop), or in SimPy's loop if the compiled one
-    meets an instant SimPy's clock would not land on."""
-    transfers = sum(len(job.schedule) * len(job.communicators) * job.repeat if job.schedule is not None
-                    else len(job.ranks) * (1 if rounds is None else rounds.get(index, 1))
-                    for index, job in enumerate(jobs))
-    if settings["model"] == "maxmin" and transfers >= engine.COMPILED_FROM:
+    """Run `jobs` together, with `compiled` in the compiled loop (:meth:`Simulation._drive`, the same times as
+    SimPy's loop), or in SimPy's loop, where the compiled one meets an instant SimPy's clock would not land
+    on as well."""
+    if compiled:
         try:
             return _run(network, jobs, settings, per_rank, rounds, compiled=True)
         except engine._Unreachable:
@@ -599,6 +602,12 @@ def run_jobs(network: Network, jobs: Sequence[Job], *, model: str = "maxmin", sh
     alone : bool, optional
         Also run each job alone (default); without, ``alone_s`` and ``slowdown`` are NaN.
 
+    Notes
+    -----
+    Under ``maxmin``, jobs of :data:`simnet.engine.COMPILED_FROM` transfers or more (their collectives
+    and one round of background flows) run in the compiled loop of :mod:`simnet.kernel`, together and
+    alone, with the times of SimPy's loop bit for bit (:meth:`simnet.engine.Simulation._drive`).
+
     Returns
     -------
     JobsResult
@@ -622,13 +631,14 @@ def run_jobs(network: Network, jobs: Sequence[Job], *, model: str = "maxmin", sh
     settings = {"model": model, "sharing": sharing}
     per_rank = {"overhead_s": overhead_s, "gamma_s_per_byte": gamma_s_per_byte, "slowdown": slowdown,
                 "start_offset_s": start_offset_s}
-    sim, state = _simulate(network, jobs, settings, per_rank)
+    compiled = model == "maxmin" and _transfers(jobs, None) >= engine.COMPILED_FROM
+    sim, state = _simulate(network, jobs, settings, per_rank, compiled)
     together = _times(jobs, state)
     alone_times = {}
     for index, job in enumerate(jobs):
         if alone:
             rounds = {0: state.rounds[index]} if job.flows is not None else None
-            _, solo = _simulate(network, [job], settings, per_rank, rounds)
+            _, solo = _simulate(network, [job], settings, per_rank, compiled, rounds)
             alone_times[index] = _times([job], solo)[0][0]
         else:
             alone_times[index] = math.nan

@@ -706,17 +706,20 @@ class Loop:
 
     def reserve(self, transfers: int, lines: int, width: int, job_sizes: np.ndarray) -> None:
         """Make room for `transfers` transfers on `lines` connections over routes of up to `width` links, and
-        for the jobs whose sizes (transfers) `job_sizes` lists, those already known first."""
+        for the jobs whose sizes (transfers) `job_sizes` lists, those already known first; room that grows
+        at least doubles."""
         arrays = self._arrays
         slots = max(1, min(lines, transfers))
         if transfers > self._transfers:
+            room = max(transfers, 2 * self._transfers, 1)
             for name, kind, fill in _PER_TRANSFER:
-                arrays[name] = _longer(arrays[name], self._transfers, max(transfers, 1), fill)
-            self._transfers = transfers
+                arrays[name] = _longer(arrays[name], self._transfers, room, fill)
+            self._transfers = room
         if lines > self._lines:
+            room = max(lines, 2 * self._lines)
             for name, kind, fill in _PER_LINE:
-                arrays[name] = _longer(arrays[name], self._lines, lines, fill)
-            self._lines = lines
+                arrays[name] = _longer(arrays[name], self._lines, room, fill)
+            self._lines = room
         if len(job_sizes) > self._jobs:
             left = arrays["job_left"]
             arrays["job_left"] = np.concatenate([left, np.asarray(job_sizes[self._jobs:], dtype=np.int64)])
@@ -724,7 +727,7 @@ class Loop:
             self._jobs = len(job_sizes)
         width = max(width, self.width)
         if slots > self._slots or width > self.width:
-            self._relayout(max(slots, self._slots), width)
+            self._relayout(max(slots, 2 * self._slots if slots > self._slots else self._slots), width)
 
     def _relayout(self, slots: int, width: int) -> None:
         """Grow the per-slot buffers to `slots` and the holder lists to `width` links per slot; a holder node

@@ -391,6 +391,7 @@ class MaxMinLinks:
         self._route_limit = array("q")
         self._route_blocker: list[int] = []
         self._route_weight: list[float] = []
+        self._kernel_weights = np.zeros(0)
         self._route_line = array("q")
         self._route_first = array("q")
         self._route_hops = array("q")
@@ -901,8 +902,11 @@ class MaxMinLinks:
     def _kernel_routes(self) -> tuple:
         """What :func:`simnet.kernel.run` needs of the routes and links: ``(route_first, route_hops, route_flat,
         route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps, weighted)``."""
+        known = len(self._kernel_weights)
+        if known < len(self._route_weight):
+            self._kernel_weights = np.concatenate([self._kernel_weights, np.array(self._route_weight[known:])])
         return (view(self._route_first), view(self._route_hops), view(self._route_flat), view(self._route_latency_s),
-                view(self._route_rate_Bps), view(self._route_limit), np.array(self._route_weight, dtype=np.float64),
+                view(self._route_rate_Bps), view(self._route_limit), self._kernel_weights,
                 np.asarray(self._bandwidth_Bps, dtype=np.float64), self._weighted)
 
     def _adopt(self, count: int, order: np.ndarray, route: np.ndarray, started_s: np.ndarray, finished_s: np.ndarray,

@@ -487,6 +487,7 @@ def interference(network: Network, usage: tuple[np.ndarray, ...], limits: tuple[
     u_bounds = np.searchsorted(u[0], busy), np.searchsorted(u[0], busy, side="right")
     l_bounds = np.searchsorted(lim[0], busy), np.searchsorted(lim[0], busy, side="right")
     frame = network.links_frame()
+    ends = {column: frame[column].tolist() for column in ("src", "dst", "tier")}
     for position, link in enumerate(busy.tolist()):
         lo, hi = l_bounds[0][position], l_bounds[1][position]
         if lo == hi:
@@ -497,24 +498,24 @@ def interference(network: Network, usage: tuple[np.ndarray, ...], limits: tuple[
         for other in np.unique(users).tolist():
             mine = slice(ulo, uhi)
             chosen = users == other
-            present[other] = (u[2][mine][chosen], u[3][mine][chosen], u[4][mine][chosen])
+            o_start, o_end = u[2][mine][chosen], u[3][mine][chosen]
+            present[other] = (o_start, o_end, u[4][mine][chosen], *_merge(o_start, o_end))
         held_jobs = lim[1][lo:hi]
         for job in np.unique(held_jobs).tolist():
             chosen = held_jobs == job
             h_start, h_end = _merge(lim[2][lo:hi][chosen], lim[3][lo:hi][chosen])
             held = float((h_end - h_start).sum())
-            for other, (o_start, o_end, o_rate) in present.items():
+            for other, (o_start, o_end, o_rate, p_start, p_end) in present.items():
                 if other == job:
                     continue
-                p_start, p_end = _merge(o_start, o_end)
                 s_start, s_end = _intersect(h_start, h_end, p_start, p_end)
                 shared = float((s_end - s_start).sum())
                 if shared <= 0:
                     continue
                 moved = float((o_rate * _covered(h_start, h_end, o_start, o_end)).sum())
                 pieces.setdefault(job, []).append((s_start, s_end))
-                rows.append((names[job], names[other], link, frame.at[link, "src"], frame.at[link, "dst"],
-                             frame.at[link, "tier"], held, shared, moved))
+                rows.append((names[job], names[other], link, ends["src"][link], ends["dst"][link],
+                             ends["tier"][link], held, shared, moved))
     result = pd.DataFrame(rows, columns=list(INTERFERENCE_COLUMNS))
     result = result.sort_values(["shared_s", "job", "other", "link"], ascending=[False, True, True, True],
                                 kind="stable").reset_index(drop=True)

@@ -762,9 +762,11 @@ class Loop:
         known = len(_loop.overloads)
         result = _loop(now, bound, strict, initial, self.width, weighted, columns, routes, state, self.history_ints,
                        self.history_reals, self.counters)
-        if len(_loop.overloads) > known:
-            # Typing the loop leaves its arguments in reference cycles (exceptions caught on the way); the
-            # caller's arrays cannot grow while they hold views of them.
+        if strict and len(_loop.overloads) > known:
+            # Typing the loop leaves its arguments in reference cycles (exceptions caught on the way); a
+            # driven simulation's arrays cannot grow while they hold views of them. (Collecting in every
+            # first call would move what is alive then, the simulation included, to the oldest generation,
+            # where it outlives the run.)
             gc.collect()
         return result
 
@@ -814,10 +816,16 @@ _STATE = (
 
 
 def _longer(values: np.ndarray, size: int, length: int, fill) -> np.ndarray:
-    """`values` with its first `size` entries kept, `length` long; new entries `fill` (``None``: unset)."""
+    """`values` with its first `size` entries kept, `length` long; new entries `fill` (``None``: unset; zeros
+    come from pages the system zeroes when first touched, which take no memory until then)."""
     if length <= len(values):
         return values
-    longer = np.empty(length, dtype=values.dtype) if fill is None else np.full(length, fill, dtype=values.dtype)
+    if fill is None:
+        longer = np.empty(length, dtype=values.dtype)
+    elif fill == 0:
+        longer = np.zeros(length, dtype=values.dtype)
+    else:
+        longer = np.full(length, fill, dtype=values.dtype)
     longer[:size] = values[:size]
     return longer
 

@@ -230,3 +230,45 @@ def test_an_instant_simpys_clock_cannot_land_on_stops_the_compiled_loop():
     assert trace.issue_s[0] == issue
     with pytest.raises(engine._Unreachable):
         run(compiled=True)
+
+
+def test_a_loop_that_grows_keeps_every_links_holders_in_order():
+    """Room for more slots and longer routes moves each holder node ``slot * width + hop`` to the same slot
+    and hop of the wider layout: every link's list of holders reads the same flows in the same order, back
+    and forth, and the new slots are free."""
+    loop = kernel.Loop(5)
+    loop.reserve(transfers=8, lines=3, width=2, job_sizes=np.array([8]))
+    arrays = loop._arrays
+    holders = {0: [(0, 0), (2, 1)], 3: [(1, 0), (0, 1), (2, 0)]}
+    for link, nodes in holders.items():
+        previous = -1
+        for slot, hop in nodes:
+            node = slot * 2 + hop
+            arrays["holder_flow"][node] = 10 * slot + hop
+            arrays["holder_prev"][node] = previous
+            if previous >= 0:
+                arrays["holder_next"][previous] = node
+            else:
+                arrays["link_head"][link] = node
+            previous = node
+        arrays["holder_next"][previous] = -1
+        arrays["link_tail"][link] = previous
+    loop.counters[kernel._FREE] = 0
+
+    loop.reserve(transfers=20, lines=9, width=4, job_sizes=np.array([8]))
+    arrays = loop._arrays
+    assert loop.width == 4 and len(arrays["slot_rate"]) == 9
+    for link, nodes in holders.items():
+        forward, node = [], arrays["link_head"][link]
+        while node >= 0:
+            forward.append(int(arrays["holder_flow"][node]))
+            assert node == 4 * (forward[-1] // 10) + forward[-1] % 10
+            node = arrays["holder_next"][node]
+        backward, node = [], arrays["link_tail"][link]
+        while node >= 0:
+            backward.append(int(arrays["holder_flow"][node]))
+            node = arrays["holder_prev"][node]
+        assert forward == [10 * slot + hop for slot, hop in nodes] == backward[::-1]
+    free = int(loop.counters[kernel._FREE])
+    assert sorted(arrays["free_slots"][:free].tolist()) == list(range(3, 9))
+    assert (arrays["link_head"][[1, 2, 4]] == -1).all()

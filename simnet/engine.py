@@ -380,7 +380,7 @@ class Simulation:
         columns = schedule.columns
         src = columns.src.astype(np.int64)
         distinct, pair = _pair_routes(network, placed[src], placed[columns.dst])
-        _extend(self._route_ids, np.array([self._links.intern(route) for route in distinct], dtype=np.int64)[pair])
+        _extend(self._route_ids, self._links.intern(distinct)[pair])
         wire = columns.nbytes
         if switches:
             wire = wire / np.minimum(efficiency[src], efficiency[columns.dst])

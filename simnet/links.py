@@ -124,8 +124,8 @@ class LinkModel(Protocol):
     def close(self) -> None:
         """Drop the clock: no more flows come; the history (:meth:`usage`, :meth:`limits`) stays readable."""
 
-    def intern(self, route: tuple[int, ...]) -> int:
-        """The number of `route` (a tuple of link indices), given on first sight and kept."""
+    def intern(self, routes: Sequence[tuple[int, ...]]) -> np.ndarray:
+        """The number of each of `routes` (tuples of link indices), given on first sight and kept."""
 
     def submit(self, now_s: float, flows: Sequence[int], routes: Sequence[int],
                nbytes: Sequence[float], channels: Sequence[int] | None = None) -> None:
@@ -223,14 +223,17 @@ class FifoLinks:
         info = self._routes[route] = (tuple(offsets), offset, bottleneck, rate)
         return info
 
-    def intern(self, route: tuple[int, ...]) -> int:
-        """Number `route` (once); see :meth:`LinkModel.intern`."""
-        route_id = self._route_ids.get(route)
-        if route_id is None:
-            route_id = self._route_ids[route] = len(self._route_list)
-            self._route_list.append(route)
-            self._route(route)
-        return route_id
+    def intern(self, routes: Sequence[tuple[int, ...]]) -> np.ndarray:
+        """Number `routes` (each once); see :meth:`LinkModel.intern`."""
+        ids = np.empty(len(routes), dtype=np.int64)
+        for k, route in enumerate(routes):
+            route_id = self._route_ids.get(route)
+            if route_id is None:
+                route_id = self._route_ids[route] = len(self._route_list)
+                self._route_list.append(route)
+                self._route(route)
+            ids[k] = route_id
+        return ids
 
     def submit(self, now_s: float, flows: Sequence[int], routes, nbytes, channels=None) -> None:
         """Reserve the routes of `flows`, ready at `now_s`, in order (channels play no part: links serialize)."""
@@ -440,36 +443,57 @@ class MaxMinLinks:
         """Drop the clock (see :meth:`LinkModel.close`)."""
         self._at = None
 
-    def intern(self, route: tuple[int, ...]) -> int:
-        """Number `route` (once): its latency, the rate and bottleneck of a flow alone on its links, its weight.
+    def intern(self, routes: Sequence[tuple[int, ...]]) -> np.ndarray:
+        """Number `routes` (each once): the latency, the rate and bottleneck of a flow alone on its links, the
+        weight of each new one.
 
         Alone, progressive filling fixes the flow at the smallest ``bandwidth / 1`` of
         its route, on the link of lowest index among the slowest (the heap order of
         :meth:`_fill`), so this is exactly what :meth:`_fill` would compute. A flow
         that waits for its connection is `blocked_by` the first of the slowest links
-        along the route.
+        along the route. The latency adds the links' in route order, as a flow crosses them.
         """
-        route_id = self._route_ids.get(route)
-        if route_id is not None:
-            return route_id
-        latency = 0.0
-        for link in route:
-            latency += float(self._latency_s[link])
-        limit = min(route, key=lambda link: (self._bandwidth_Bps[link], link)) if route else -1
-        rate = float(self._bandwidth_Bps[limit]) / 1 if route else math.inf
-        blocker = min(route, key=lambda link: self._bandwidth_Bps[link]) if route else -1
-        route_id = self._route_ids[route] = len(self._route_links)
-        self._route_links.append(route)
-        self._route_latency_s.append(latency)
-        self._route_rate_Bps.append(rate)
-        self._route_limit.append(limit)
-        self._route_blocker.append(blocker)
-        self._route_weight.append(1.0 / latency if self._weighted and latency > 0 else 1.0)
-        self._route_line.append(self._connection(route_id, 0))
-        self._route_first.append(len(self._route_flat))
-        self._route_hops.append(len(route))
-        self._route_flat.extend(route)
-        return route_id
+        ids = np.empty(len(routes), dtype=np.int64)
+        known, first = self._route_ids, len(self._route_links)
+        fresh: list[tuple[int, ...]] = []
+        for k, route in enumerate(routes):
+            route_id = known.get(route)
+            if route_id is None:
+                route_id = known[route] = first + len(fresh)
+                fresh.append(route)
+            ids[k] = route_id
+        if not fresh:
+            return ids
+        hops = np.fromiter(map(len, fresh), dtype=np.int64, count=len(fresh))
+        flat = np.fromiter(chain.from_iterable(fresh), dtype=np.int64, count=int(hops.sum()))
+        width = int(hops.max())
+        links = np.full((len(fresh), width), -1, dtype=np.int64)
+        links[np.arange(width) < hops[:, None]] = flat
+        present = links >= 0
+        latency_s = np.where(present, np.asarray(self._latency_s, dtype=np.float64)[links], 0.0)
+        total_s = np.zeros(len(fresh))
+        for hop in range(width):
+            total_s += latency_s[:, hop]
+        bandwidth = np.where(present, np.asarray(self._bandwidth_Bps, dtype=np.float64)[links], math.inf)
+        slowest = bandwidth == bandwidth.min(axis=1)[:, None]
+        rows = np.arange(len(fresh))
+        empty = hops == 0
+        limit = np.where(empty, -1, np.where(slowest & present, links, np.iinfo(np.int64).max).min(axis=1))
+        blocker = np.where(empty, -1, links[rows, np.argmax(slowest, axis=1)])
+        rate = np.where(empty, math.inf, bandwidth.min(axis=1))
+        weight = (np.where(total_s > 0, 1.0 / np.where(total_s > 0, total_s, 1.0), 1.0) if self._weighted
+                  else np.ones(len(fresh)))
+        self._route_links.extend(fresh)
+        self._route_latency_s.extend(total_s.tolist())
+        self._route_rate_Bps.extend(rate.tolist())
+        self._route_limit.extend(limit.tolist())
+        self._route_blocker.extend(blocker.tolist())
+        self._route_weight.extend(weight.tolist())
+        self._route_line.extend(self._connection(route_id, 0) for route_id in range(first, first + len(fresh)))
+        self._route_first.extend((len(self._route_flat) + np.cumsum(hops) - hops).tolist())
+        self._route_hops.extend(hops.tolist())
+        self._route_flat.extend(flat.tolist())
+        return ids
 
     def _connection(self, route_id: int, channel: int) -> int:
         """Number the connection of `channel` over route `route_id` (once)."""

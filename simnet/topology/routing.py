@@ -352,6 +352,10 @@ class Router:
         self._fabric_nodes = 0
         self._paths: dict[tuple, tuple] = {}
         self._local: dict[Hashable, tuple[dict, dict]] = {}
+        self._walks: dict[tuple, tuple] = {}
+        self._middles: dict[tuple, tuple] = {}
+        self._ways_out: dict[Hashable, float | None] = {}
+        self._ways_in: dict[Hashable, float | None] = {}
         self._order = {node: i for i, node in enumerate(graph)}
         self._stubs = stubs = frozenset(node for node, forward in graph.nodes(data="forward") if forward is False)
         self._host = {node: host for node, host in graph.nodes(data="host") if host is not None}
@@ -384,6 +388,7 @@ class Router:
         self._nics: dict = {}
         self._rail_gpus: dict = {}
         self._rail = {node: rail for node, rail in graph.nodes(data="rail") if rail is not None}
+        self._gpus = frozenset(node for node, kind in graph.nodes(data="kind") if kind == "gpu")
         for node, rail in self._rail.items():
             if node in self._host:
                 kind = graph.nodes[node]["kind"]
@@ -498,18 +503,29 @@ class Router:
         nodes.reverse()
         return nodes
 
-    def _inside(self, first: Hashable, last: Hashable, source: Hashable, target: Hashable) -> list:
-        """Shortest path from `first` to `last` over the nodes of `first`'s server only."""
+    def _inside(self, first: Hashable, last: Hashable, source: Hashable, target: Hashable) -> tuple:
+        """Shortest path from `first` to `last` over the nodes of `first`'s server only.
+
+        Ties are broken by :meth:`_pick`, which depends on the route's `source` and `target` only under
+        ``ecmp_hash``; under every other routing the path is kept per (`first`, `last`).
+        """
         if first == last:
-            return [first]
+            return (first,)
+        hashed = self.routing == "ecmp_hash"
+        if not hashed:
+            walk = self._walks.get((first, last))
+            if walk is not None:
+                return walk
         best, pred = self._inside_search(first)
         if last not in best:
             raise TopologyError(f"no route from {first!r} to {last!r} inside their server")
         nodes = [last]
         while nodes[-1] != first:
             nodes.append(self._pick(pred[nodes[-1]], source, target, nodes[-1]))
-        nodes.reverse()
-        return nodes
+        walk = tuple(reversed(nodes))
+        if not hashed:
+            self._walks[first, last] = walk
+        return walk
 
     def _inside_search(self, first: Hashable) -> tuple[dict, dict]:
         """Distances and equal-cost predecessors from `first` over the nodes of its server (cached)."""
@@ -555,10 +571,15 @@ class Router:
         best = self._inside_search(source)[0]
         if target not in best:
             return False
-        stubs = self._stubs
-        back = min((cost for b, _, cost in self._entries.get(home, ()) if b not in stubs), default=None)
-        out = min((best[a] + cost for a, _, cost in self._exits.get(home, ())
-                   if a in best and (a not in stubs or a == source)), default=None)
+        back = self._ways_in.get(home, False)
+        if back is False:
+            back = self._ways_in[home] = min(
+                (cost for b, _, cost in self._entries.get(home, ()) if b not in self._stubs), default=None)
+        out = self._ways_out.get(source, False)
+        if out is False:
+            out = self._ways_out[source] = min(
+                (best[a] + cost for a, _, cost in self._exits.get(home, ())
+                 if a in best and (a not in self._stubs or a == source)), default=None)
         return back is None or out is None or out + back > best[target]
 
     def _tree_routes(self) -> UpDown:
@@ -567,16 +588,28 @@ class Router:
         return self._updown
 
     def _fabric_route(self, first: Hashable, last: Hashable, source: Hashable, target: Hashable) -> tuple:
-        """Nodes and cables from NIC `first` to NIC `last` over the fabric, by the fabric's rule."""
+        """Nodes and cables from NIC `first` to NIC `last` over the fabric, by the fabric's rule.
+
+        Kept per (`first`, `last`) where the route's `source` and `target` cannot change it: under the
+        fabric's up/down rule, or without ``ecmp_hash`` and bundles of separate cables (:meth:`_pick`,
+        :meth:`_pin`).
+        """
+        found = self._middles.get((first, last))
+        if found is not None:
+            return found
         if self._tree:
             tree = self._tree_routes()
             if first in tree.endpoints and last in tree.endpoints:
-                return tree.route(first, last)
+                found = self._middles[first, last] = tree.route(first, last)
+                return found
         search = self._cached((first, "fabric"), lambda: _Search(self, first, ()))
         nodes = self._walk(search, first, last, source, target)
         if self._dims is not None:
             nodes = self._reroute(nodes)
-        return tuple(nodes), tuple(self._pin(nodes, source, target))
+        found = tuple(nodes), tuple(self._pin(nodes, source, target))
+        if self.routing != "ecmp_hash" and not self._bundles:
+            self._middles[first, last] = found
+        return found
 
     def _rails(self, source: Hashable, target: Hashable) -> tuple | None:
         """Exit NIC, entry NIC and relaying GPU of a route between the rails of two servers, or None."""
@@ -587,13 +620,14 @@ class Router:
         if out is None or into is None:
             return None
         relay = source
-        if self.pxn and out != into and self._graph.nodes[source]["kind"] == "gpu":
+        if self.pxn and out != into and source in self._gpus:
             relay = self._rail_gpus.get((home, into), source)
             out = into if relay != source else out
-        for node, server, rail in ((source, home, out), (target, host, into)):
-            if (server, rail) not in self._nics:
+        exit_nic, entry_nic = self._nics.get((home, out)), self._nics.get((host, into))
+        for nic, node, server, rail in ((exit_nic, source, home, out), (entry_nic, target, host, into)):
+            if nic is None:
                 raise TopologyError(f"node {node!r}: rail {rail} has no NIC with rail {rail} in server {server}")
-        return self._nics[home, out], self._nics[host, into], relay
+        return exit_nic, entry_nic, relay
 
     def _route(self, source: Hashable, target: Hashable) -> tuple[tuple, tuple]:
         """Nodes and per-hop cables from `source` to `target` (cached)."""
@@ -621,7 +655,7 @@ class Router:
                 route = tree.route(source, target)
             elif self._stays_inside(source, target):
                 nodes = self._inside(source, target, source, target)
-                route = (tuple(nodes), tuple(self._pin(nodes, source, target)))
+                route = (nodes, tuple(self._pin(nodes, source, target)))
             else:
                 nodes = self._walk(self._search(source, target), source, target, source, target)
                 if self._dims is not None:

@@ -466,7 +466,7 @@ class MaxMinLinks:
             return ids
         hops = np.fromiter(map(len, fresh), dtype=np.int64, count=len(fresh))
         flat = np.fromiter(chain.from_iterable(fresh), dtype=np.int64, count=int(hops.sum()))
-        width = int(hops.max())
+        width = max(1, int(hops.max()))
         links = np.full((len(fresh), width), -1, dtype=np.int64)
         links[np.arange(width) < hops[:, None]] = flat
         present = links >= 0

@@ -202,3 +202,43 @@ def test_a_column_stays_one_value_until_a_value_differs_in_any_bit():
     channels = appended(appended(Constant(0), np.zeros(2, dtype=np.int32), "i"), np.array([0, 2]), "i")
     assert list(channels) == [0, 0, 0, 2] and channels.typecode == "i"
     assert list(take(appended(Constant(), np.full(4, 2.5)), np.array([3, 0]))) == [2.5, 2.5]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.sampled_from(["equal", "rtt_weighted"]))
+def test_interning_routes_gives_each_the_lone_flow_figures_of_its_links_in_order(data, sharing):
+    """Numbering routes in one pass gives what a flow alone on each would get, link by link: latency added
+    in route order, the rate of the slowest link, the lowest-numbered slowest link as its limit, the first
+    slowest along the route as its blocker; a route seen before keeps its number."""
+    nlinks = data.draw(st.integers(1, 6))
+    bandwidth = np.array(data.draw(st.lists(st.sampled_from([1e9, 2.5e9, 12.5e9, math.inf]), min_size=nlinks,
+                                            max_size=nlinks)))
+    latency = np.array(data.draw(st.lists(st.sampled_from([0.0, 1e-7, 3e-7, 1e-6, 0.1]), min_size=nlinks,
+                                          max_size=nlinks)))
+    route = st.lists(st.integers(0, nlinks - 1), max_size=5).map(tuple)
+    batches = data.draw(st.lists(st.lists(route, max_size=6), min_size=1, max_size=3))
+    links = MaxMinLinks(bandwidth, latency, lambda now_s, key: None, sharing=sharing)
+    numbers: dict[tuple[int, ...], int] = {}
+    for batch in batches:
+        ids = links.intern(batch).tolist()
+        for route_links, route_id in zip(batch, ids):
+            assert numbers.setdefault(route_links, len(numbers)) == route_id
+    for route_links, route_id in numbers.items():
+        total = 0.0
+        for link in route_links:
+            total += float(latency[link])
+        assert links._route_latency_s[route_id] == total
+        assert links._route_links[route_id] == route_links
+        assert links._route_hops[route_id] == len(route_links)
+        first = links._route_first[route_id]
+        assert tuple(links._route_flat[first:first + len(route_links)]) == route_links
+        if route_links:
+            slowest = min(bandwidth[link] for link in route_links)
+            assert links._route_rate_Bps[route_id] == slowest
+            assert links._route_limit[route_id] == min(link for link in route_links if bandwidth[link] == slowest)
+            assert links._route_blocker[route_id] == next(link for link in route_links if bandwidth[link] == slowest)
+        else:
+            assert (links._route_rate_Bps[route_id], links._route_limit[route_id]) == (math.inf, -1)
+            assert links._route_blocker[route_id] == -1
+        weighted = sharing == "rtt_weighted" and total > 0
+        assert links._route_weight[route_id] == (1.0 / total if weighted else 1.0)

@@ -385,6 +385,8 @@ class Router:
             cables = separate_cables(graph, u, v)
             if cables > 1:
                 self._bundles[u, v] = cables
+        self._uplink = {u: links[0][0] for u, links in self._out.items() if len(links) == 1
+                        and links[0][0] not in stubs}
         self._nics: dict = {}
         self._rail_gpus: dict = {}
         self._rail = {node: rail for node, rail in graph.nodes(data="rail") if rail is not None}
@@ -657,12 +659,33 @@ class Router:
                 nodes = self._inside(source, target, source, target)
                 route = (nodes, tuple(self._pin(nodes, source, target)))
             else:
-                nodes = self._walk(self._search(source, target), source, target, source, target)
+                nodes = self._searched(source, target)
                 if self._dims is not None:
                     nodes = self._reroute(nodes)
                 route = (tuple(nodes), tuple(self._pin(nodes, source, target)))
         self._paths[key] = route
         return route
+
+    def _searched(self, source: Hashable, target: Hashable) -> list:
+        """Nodes of the shortest route from `source` to `target` by a search from `source`, or from the only
+        node `source` has a link to.
+
+        Every route out of a node with one outgoing link ``source -> up`` (a relaying node) starts with it,
+        so a search from ``up`` settles every other node at its distance from `source` less that link's
+        cost, with the same equal-cost predecessors (none of them is `source`, whose only link leads to
+        ``up``, settled first): the walk back from `target` is the same down to ``up``. One search then
+        serves every node below a switch (the hosts of a star, a leaf's servers) where each would otherwise
+        start its own.
+        """
+        up = self._uplink.get(source) if self._transit else None
+        if up is None:
+            return self._walk(self._search(source, target), source, target, source, target)
+        if target == up:
+            return [source, up]
+        try:
+            return [source, *self._walk(self._search(up, target), up, target, source, target)]
+        except TopologyError:
+            raise TopologyError(f"no route from {source!r} to {target!r}") from None
 
     def _dimension_order(self, first: Hashable, last: Hashable) -> list:
         coord = list(self._coord[first])

@@ -255,9 +255,10 @@ def test_equal_cost_predecessors_are_complete():
     """Every equal-cost predecessor is kept, so the ECMP choice sees all of them."""
     router = Router(two_spines(), routing="ecmp_hash")
     router.path("gpu0.0", "gpu1.0")
-    search = router._search("gpu0.0", "gpu1.0")
+    up = router._uplink["gpu0.0"]
+    search = router._search(up, "gpu1.0")
     assert sorted(search.predecessors("leaf1")) == ["spine0", "spine1"]
-    assert search.predecessors("gpu0.0") == []
+    assert search.predecessors(up) == []
 
 
 def _dijkstra(graph: nx.DiGraph, source, target, allowed, expands, tie) -> list:

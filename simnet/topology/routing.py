@@ -387,6 +387,9 @@ class Router:
                 self._bundles[u, v] = cables
         self._uplink = {u: links[0][0] for u, links in self._out.items() if len(links) == 1
                         and links[0][0] not in stubs}
+        self._downlink = {v: links[0][0] for v, links in self._incoming.items() if len(links) == 1
+                          and links[0][0] not in stubs}
+        self._between: dict[tuple, tuple] = {}
         self._nics: dict = {}
         self._rail_gpus: dict = {}
         self._rail = {node: rail for node, rail in graph.nodes(data="rail") if rail is not None}
@@ -675,15 +678,24 @@ class Router:
         cost, with the same equal-cost predecessors (none of them is `source`, whose only link leads to
         ``up``, settled first): the walk back from `target` is the same down to ``up``. One search then
         serves every node below a switch (the hosts of a star, a leaf's servers) where each would otherwise
-        start its own.
+        start its own. Likewise a route into a node whose only incoming link is ``down -> target`` (a
+        relaying node) ends with it; where ties do not depend on the route's ends (all routings but
+        ``ecmp_hash``), the walk from ``up`` to ``down`` is kept for every such pair of ends.
         """
         up = self._uplink.get(source) if self._transit else None
         if up is None:
             return self._walk(self._search(source, target), source, target, source, target)
         if target == up:
             return [source, up]
+        down = self._downlink.get(target) if self.routing != "ecmp_hash" else None
         try:
-            return [source, *self._walk(self._search(up, target), up, target, source, target)]
+            if down is None:
+                return [source, *self._walk(self._search(up, target), up, target, source, target)]
+            middle = self._between.get((up, down))
+            if middle is None:
+                middle = self._between[up, down] = (
+                    (up,) if up == down else tuple(self._walk(self._search(up, down), up, down, source, target)))
+            return [source, *middle, target]
         except TopologyError:
             raise TopologyError(f"no route from {source!r} to {target!r}") from None
 

@@ -415,6 +415,43 @@ def _merge(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return start[first], np.maximum.reduceat(end, first)
 
 
+def _blocks(link: np.ndarray, job: np.ndarray, jobs: int) -> tuple[np.ndarray, np.ndarray]:
+    """The runs of equal (link, job) in arrays sorted by both: each run's key ``link * jobs + job`` and the
+    run's first position, with the length of the arrays appended."""
+    key = link.astype(np.int64) * jobs + job
+    first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1]))) if len(key) else np.zeros(0, np.int64)
+    return key[first], np.append(first, len(key))
+
+
+def _merge_blocks(keys: np.ndarray, first: np.ndarray, start: np.ndarray, end: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_merge` of every block ``first[i]:first[i + 1]`` at once: the key of each merged interval's
+    block, and the intervals, sorted by block then start.
+
+    Within a block the running end is a running maximum of the ends' ranks offset by the block's number,
+    which no end of an earlier block can reach, so it is that of the block alone, and exact."""
+    block = np.repeat(np.arange(len(keys)), np.diff(first))
+    keep = end > start
+    block, start, end = block[keep], start[keep], end[keep]
+    if not len(start):
+        return keys[:0], start, end
+    order = np.lexsort((start, block))
+    block, start, end = block[order], start[order], end[order]
+    values, rank = np.unique(end, return_inverse=True)
+    reach = values[np.maximum.accumulate(block * len(values) + rank) - block * len(values)]
+    opens = np.flatnonzero(np.concatenate(([True], (block[1:] != block[:-1]) | (start[1:] > reach[:-1]))))
+    return keys[block[opens]], start[opens], np.maximum.reduceat(end, opens)
+
+
+def _block_bounds(keys: np.ndarray) -> tuple[list[int], list[tuple[int, int]]]:
+    """Per distinct key of sorted `keys`: its first and past-the-last position."""
+    if not len(keys):
+        return [], []
+    first = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    last = np.append(first[1:], len(keys))
+    return keys[first].tolist(), list(zip(first.tolist(), last.tolist()))
+
+
 def _covered(starts: np.ndarray, ends: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per interval ``[a, b]``: its length inside the disjoint sorted intervals ``[starts, ends)``."""
     if not len(starts):
@@ -436,7 +473,7 @@ def _intersect(a_start, a_end, b_start, b_end) -> tuple[np.ndarray, np.ndarray]:
     last = np.searchsorted(a_start, b_end, side="left")
     counts = np.maximum(last - first, 0)
     b = np.repeat(np.arange(len(b_start)), counts)
-    a = np.concatenate([np.arange(f, f + c) for f, c in zip(first.tolist(), counts.tolist())]) if len(b) else b
+    a = np.arange(len(b)) + np.repeat(first - (np.cumsum(counts) - counts), counts)
     start = np.maximum(a_start[a], b_start[b])
     end = np.minimum(a_end[a], b_end[b])
     keep = end > start
@@ -475,47 +512,48 @@ def interference(network: Network, usage: tuple[np.ndarray, ...], limits: tuple[
     u_link, u_flow, u_start, u_end, u_rate = usage
     l_link, l_flow, l_start, l_end = limits
     u_job, l_job = owner[u_flow], owner[l_flow]
-    pairs = np.unique(u_link.astype(np.int64) * len(names) + u_job)
-    jobs_on = np.bincount(pairs // len(names), minlength=len(network.links))
-    busy = np.flatnonzero(jobs_on >= 2)
+    on = np.zeros((len(network.links), len(names)), dtype=bool)
+    on[u_link, u_job] = True
+    busy = np.flatnonzero(on.sum(axis=1) >= 2)
+    l_keep = np.isin(l_link, busy)
+    busy = np.unique(l_link[l_keep])
     rows, pieces = [], {}
-    u_keep, l_keep = np.isin(u_link, busy), np.isin(l_link, busy)
+    u_keep = np.isin(u_link, busy)
     u_order = np.lexsort((u_job[u_keep], u_link[u_keep]))
     l_order = np.lexsort((l_job[l_keep], l_link[l_keep]))
     u = [array[u_keep][u_order] for array in (u_link, u_job, u_start, u_end, u_rate)]
     lim = [array[l_keep][l_order] for array in (l_link, l_job, l_start, l_end)]
-    u_bounds = np.searchsorted(u[0], busy), np.searchsorted(u[0], busy, side="right")
-    l_bounds = np.searchsorted(lim[0], busy), np.searchsorted(lim[0], busy, side="right")
-    frame = network.links_frame()
-    ends = {column: frame[column].tolist() for column in ("src", "dst", "tier")}
-    for position, link in enumerate(busy.tolist()):
-        lo, hi = l_bounds[0][position], l_bounds[1][position]
-        if lo == hi:
-            continue
-        ulo, uhi = u_bounds[0][position], u_bounds[1][position]
-        users = u[1][ulo:uhi]
-        present = {}
-        for other in np.unique(users).tolist():
-            mine = slice(ulo, uhi)
-            chosen = users == other
-            o_start, o_end = u[2][mine][chosen], u[3][mine][chosen]
-            present[other] = (o_start, o_end, u[4][mine][chosen], *_merge(o_start, o_end))
-        held_jobs = lim[1][lo:hi]
-        for job in np.unique(held_jobs).tolist():
-            chosen = held_jobs == job
-            h_start, h_end = _merge(lim[2][lo:hi][chosen], lim[3][lo:hi][chosen])
-            held = float((h_end - h_start).sum())
-            for other, (o_start, o_end, o_rate, p_start, p_end) in present.items():
-                if other == job:
-                    continue
-                s_start, s_end = _intersect(h_start, h_end, p_start, p_end)
-                shared = float((s_end - s_start).sum())
-                if shared <= 0:
-                    continue
-                moved = float((o_rate * _covered(h_start, h_end, o_start, o_end)).sum())
-                pieces.setdefault(job, []).append((s_start, s_end))
-                rows.append((names[job], names[other], link, ends["src"][link], ends["dst"][link],
-                             ends["tier"][link], held, shared, moved))
+    u_key, u_first = _blocks(u[0], u[1], len(names))
+    l_key, l_first = _blocks(lim[0], lim[1], len(names))
+    p_key, p_start, p_end = _merge_blocks(u_key, u_first, u[2], u[3])
+    h_key, h_start, h_end = _merge_blocks(l_key, l_first, lim[2], lim[3])
+    p_bounds = dict(zip(*_block_bounds(p_key)))
+    h_bounds = dict(zip(*_block_bounds(h_key)))
+    users: dict[int, list[tuple[int, int, int]]] = {}
+    for block, key in enumerate(u_key.tolist()):
+        users.setdefault(key // len(names), []).append((key % len(names), int(u_first[block]),
+                                                         int(u_first[block + 1])))
+    empty = np.zeros(0)
+    for key in l_key.tolist():
+        link, job = divmod(key, len(names))
+        lo, hi = h_bounds.get(key, (0, 0))
+        held_start, held_end = h_start[lo:hi], h_end[lo:hi]
+        held = float((held_end - held_start).sum())
+        for other, first, last in users.get(link, ()):
+            if other == job:
+                continue
+            lo, hi = p_bounds.get(link * len(names) + other, (0, 0))
+            s_start, s_end = _intersect(held_start, held_end, p_start[lo:hi], p_end[lo:hi]) if hi > lo else (
+                empty, empty)
+            shared = float((s_end - s_start).sum())
+            if shared <= 0:
+                continue
+            moved = float((u[4][first:last] * _covered(held_start, held_end, u[2][first:last],
+                                                       u[3][first:last])).sum())
+            pieces.setdefault(job, []).append((s_start, s_end))
+            src, dst, _ = network.links[link]
+            rows.append((names[job], names[other], link, str(src), str(dst), network.tiers[link], held, shared,
+                         moved))
     result = pd.DataFrame(rows, columns=list(INTERFERENCE_COLUMNS))
     result = result.sort_values(["shared_s", "job", "other", "link"], ascending=[False, True, True, True],
                                 kind="stable").reset_index(drop=True)

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from simnet import engine
 from simnet.algorithms import ALGORITHMS, direct_alltoall, ring_allreduce
 from simnet.errors import SimnetError
-from simnet.jobs import Flows, Job, _covered, _intersect, _merge, communicators, place, run_jobs
+from simnet.jobs import (Flows, Job, _blocks, _covered, _intersect, _merge, _merge_blocks, communicators, place,
+                         run_jobs)
 from simnet.network import Network
 from simnet.topology import cluster, fat_tree, leaf_spine, switch
 from tests.algorithms.fabrics import dgx_cluster
@@ -238,6 +239,29 @@ def test_interval_union_intersection_and_cover_agree_with_counting_unit_cells(fi
     covered = _covered(a_start, a_end, second[0], second[1])
     expected = [(_measure(*first, grid) & _measure([s], [e], grid)).sum() for s, e in zip(*second)]
     assert covered.tolist() == pytest.approx(expected)
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.floats(0, 40), st.floats(0, 40)), max_size=40))
+@settings(max_examples=200, deadline=None)
+def test_merging_every_link_and_job_at_once_gives_each_ones_own_union(rows):
+    """The union of each (link, job)'s intervals, all merged in one pass, is :func:`_merge` of that block alone,
+    bit for bit, blocks in order of their key."""
+    rows.sort(key=lambda row: (row[0], row[1]))
+    link = np.array([row[0] for row in rows], dtype=np.int64)
+    job = np.array([row[1] for row in rows], dtype=np.int64)
+    start = np.array([min(row[2:]) for row in rows])
+    end = np.array([max(row[2:]) if row[2] != row[3] else row[2] for row in rows])
+    keys, first = _blocks(link, job, 3)
+    merged_key, merged_start, merged_end = _merge_blocks(keys, first, start, end)
+    expected_key, expected_start, expected_end = [], [], []
+    for block, key in enumerate(keys.tolist()):
+        one_start, one_end = _merge(start[first[block]:first[block + 1]], end[first[block]:first[block + 1]])
+        expected_key += [key] * len(one_start)
+        expected_start += one_start.tolist()
+        expected_end += one_end.tolist()
+    assert merged_key.tolist() == expected_key
+    assert merged_start.tolist() == expected_start
+    assert merged_end.tolist() == expected_end
 
 
 def _compiled_and_simpys(monkeypatch, network: Network, jobs: list[Job], **options) -> tuple[list, list]:

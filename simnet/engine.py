@@ -1108,6 +1108,7 @@ def simulate(
     gamma_s_per_byte: float | Sequence[float] = 0.0,
     start_offset_s: Sequence[float] | None = None,
     slowdown: Sequence[float] | None = None,
+    compiled: bool | None = None,
 ) -> Trace:
     """Run `schedule` alone on `network` from time 0 and return its :class:`Trace`.
 
@@ -1120,16 +1121,24 @@ def simulate(
     schedule of :data:`COMPILED_FROM` transfers or more runs in the compiled loop of
     :mod:`simnet.kernel`, which gives the same trace bit for bit.
 
+    `compiled` chooses that loop (True) or Python's (False) instead of the size: the compiled loop takes
+    a moment to load in a new process (and compiles once per installation), after which it is the
+    faster of the two for every schedule of a few thousand transfers or more.
+
     Raises
     ------
     SimnetError
-        For an unknown model, a schedule larger than the network, or an overhead,
-        γ, offset or slowdown that is not finite and non-negative (``path`` names it).
+        For an unknown model, a schedule larger than the network, an overhead,
+        γ, offset or slowdown that is not finite and non-negative, or `compiled` under a model other
+        than ``maxmin`` (``path`` names it).
     """
+    if compiled and model != "maxmin":
+        raise SimnetError(f"the compiled loop runs the 'maxmin' model, got model {model!r}", path="compiled")
     env = simpy.Environment()
     simulation = Simulation(env, network, model=model, sharing=sharing)
     simulation._alone()
-    compiled = model == "maxmin" and len(schedule) >= COMPILED_FROM
+    if compiled is None:
+        compiled = model == "maxmin" and len(schedule) >= COMPILED_FROM
     if compiled:
         simulation._compiled()
     done = simulation.run(

@@ -77,7 +77,7 @@ from pydantic import (
     ValidationError,
 )
 
-from simnet import units
+from simnet import engine, units
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.registry import Algorithm, resolved_changes
@@ -1053,6 +1053,21 @@ _LISTED = "<listed>"
 is kept, for errors about no parameter the scenario gave."""
 
 
+_COMPILED_IN_POINTS_FROM = 5_000
+
+
+def _estimated_transfers(listed: list, network: Network) -> int:
+    """Transfers the algorithms `listed` (as :func:`_algorithm_runs` gives them) are estimated to send at
+    one size, in all; an algorithm whose parameters do not resolve counts none (its own run reports why)."""
+    total = 0
+    for record, params, _, _ in listed:
+        try:
+            total += record.transfers(network.size, _with_defaults(record, params, network))
+        except Exception:  # an estimate only: the algorithm's own run raises the error where it belongs
+            continue
+    return total
+
+
 def _built(record: Algorithm, params: dict[str, Any], origins: dict[str, str], network: Network, size: int,
            *, sized_by: str = "sizes") -> tuple[dict[str, Any], Schedule]:
     """The parameters `record` resolves on the network and size, and ``record.builder(nranks, size, **them)``,
@@ -1120,7 +1135,10 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     """Simulate every (algorithm, size) of one point, in scenario order, with its models.
 
     A schedule estimated not to fit in memory is refused before it is built,
-    unless `force` (see :mod:`simnet.guards`).
+    unless `force` (see :mod:`simnet.guards`). Where the point's schedules are estimated at
+    :data:`simnet.engine.COMPILED_FROM` transfers or more in all, so that loading the compiled loop pays
+    for itself, every schedule of at least ``_COMPILED_IN_POINTS_FROM`` transfers runs in it (the same
+    traces, sooner).
     """
     scenario = point.scenario
     if scenario.jobs is not None:
@@ -1134,7 +1152,10 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     if scenario.payload is not None:
         cases = [(payload.size_bytes, payload) for payload in scenario.payload.payloads()]
     references = _nccl_references(network, scenario.collective.op, [size for size, _ in cases])
-    for record, params, origins, shown_extra in _algorithm_runs(scenario, nranks):
+    listed = _algorithm_runs(scenario, nranks)
+    estimate = _estimated_transfers(listed, network) * len(cases)
+    warm = options["model"] == "maxmin" and estimate >= engine.COMPILED_FROM
+    for record, params, origins, shown_extra in listed:
         name = record.name
         op = scenario.collective.op
         takes_payload = record.payload == "sparse"
@@ -1151,7 +1172,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
                                   payload)
             chosen = {_yaml_key(k): _jsonable(v) for k, v in resolved_changes(given, params).items()}
             try:
-                trace = simulate(network, schedule, **options)
+                trace = simulate(network, schedule, **options,
+                                 compiled=True if warm and len(schedule) >= _COMPILED_IN_POINTS_FROM else None)
             except SimnetError as error:
                 if error.path in _OPTION_PATHS or _LISTED not in origins:
                     raise ScenarioError(error.message, path=_OPTION_PATHS.get(error.path, error.path)) from None

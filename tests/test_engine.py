@@ -600,3 +600,16 @@ def test_a_trace_keeps_its_times_when_the_simulation_runs_more_schedules():
     assert second.value.end_s.max() > first.value.end_s.max()
     alone = simulate(Network(switch(8, B, LAT)), ring_allreduce(8, 3 << 20), overhead_s=1e-6)
     assert np.allclose(second.value.end_s - second.value.begin_s, alone.end_s, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("sharing", ["equal", "rtt_weighted"])
+def test_choosing_the_loop_gives_the_same_trace_and_only_maxmin_has_a_compiled_one(sharing):
+    network = Network(cluster("dgx_a100", 2, fabric="switch", fabric_params={"bandwidth_Bps": 25e9, "latency_s": 1e-6}))
+    schedule = ALGORITHMS["nccl_ring"].build(network.size, 8 << 20, channels=4)
+    by_size = simulate(network, schedule, sharing=sharing)
+    for compiled in (True, False):
+        assert_identical(simulate(network, schedule, sharing=sharing, compiled=compiled), by_size)
+    assert simulate(network, schedule, model="fifo", compiled=False).time_s > 0
+    with pytest.raises(SimnetError) as error:
+        simulate(network, schedule, model="fifo", compiled=True)
+    assert error.value.path == "compiled"

@@ -81,6 +81,20 @@ slower, where every flow is alone on its links (``docs/performance.md``, round n
 look at signals, so Ctrl-C takes effect when it returns. The tests set it to 0 and to infinity and
 compare whole traces."""
 
+COMPILED_IN_BATCHES_FROM = 5_000
+"""Schedules of at least this many transfers take the compiled loop when they are simulated as one of a
+batch (a scenario point's algorithms and sizes, a tuning run's candidates) estimated at
+:data:`COMPILED_FROM` transfers or more in all: the batch pays for loading the loop once, and, loaded,
+the loop is the faster one from a few thousand transfers on."""
+
+
+def _batch_compiled(model: str, batch_transfers: int, transfers: int) -> bool | None:
+    """The `compiled` argument of :func:`simulate` for a schedule of `transfers` in a batch of
+    `batch_transfers` in all (:data:`COMPILED_IN_BATCHES_FROM`); ``None`` leaves it to the size."""
+    if model == "maxmin" and batch_transfers >= COMPILED_FROM and transfers >= COMPILED_IN_BATCHES_FROM:
+        return True
+    return None
+
 
 def _bits(value: float) -> int:
     """The IEEE 754 bit pattern of a non-negative float, as an integer (monotone in the value)."""

@@ -1053,9 +1053,6 @@ _LISTED = "<listed>"
 is kept, for errors about no parameter the scenario gave."""
 
 
-_COMPILED_IN_POINTS_FROM = 5_000
-
-
 def _estimated_transfers(listed: list, network: Network) -> int:
     """Transfers the algorithms `listed` (as :func:`_algorithm_runs` gives them) are estimated to send at
     one size, in all; an algorithm whose parameters do not resolve counts none (its own run reports why)."""
@@ -1135,10 +1132,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     """Simulate every (algorithm, size) of one point, in scenario order, with its models.
 
     A schedule estimated not to fit in memory is refused before it is built,
-    unless `force` (see :mod:`simnet.guards`). Where the point's schedules are estimated at
-    :data:`simnet.engine.COMPILED_FROM` transfers or more in all, so that loading the compiled loop pays
-    for itself, every schedule of at least ``_COMPILED_IN_POINTS_FROM`` transfers runs in it (the same
-    traces, sooner).
+    unless `force` (see :mod:`simnet.guards`). The point's schedules are one batch for
+    :data:`simnet.engine.COMPILED_IN_BATCHES_FROM` (the same traces, sooner).
     """
     scenario = point.scenario
     if scenario.jobs is not None:
@@ -1154,7 +1149,6 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     references = _nccl_references(network, scenario.collective.op, [size for size, _ in cases])
     listed = _algorithm_runs(scenario, nranks)
     estimate = _estimated_transfers(listed, network) * len(cases)
-    warm = options["model"] == "maxmin" and estimate >= engine.COMPILED_FROM
     for record, params, origins, shown_extra in listed:
         name = record.name
         op = scenario.collective.op
@@ -1173,7 +1167,7 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
             chosen = {_yaml_key(k): _jsonable(v) for k, v in resolved_changes(given, params).items()}
             try:
                 trace = simulate(network, schedule, **options,
-                                 compiled=True if warm and len(schedule) >= _COMPILED_IN_POINTS_FROM else None)
+                                 compiled=engine._batch_compiled(options["model"], estimate, len(schedule)))
             except SimnetError as error:
                 if error.path in _OPTION_PATHS or _LISTED not in origins:
                     raise ScenarioError(error.message, path=_OPTION_PATHS.get(error.path, error.path)) from None

@@ -53,6 +53,7 @@ import networkx as nx
 import pandas as pd
 from tqdm import tqdm
 
+from simnet import engine
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.nccl import NCCL_NAMES, NCCL_RELEASE, nccl_variants
 from simnet.algorithms.hierarchy import LEVELS, hierarchy_factors
@@ -289,13 +290,30 @@ def tune(
     return pd.DataFrame(rows, columns=list(TUNE_COLUMNS))
 
 
-def _simulated_s(net, name: str, size: int, resolved: dict, options: dict) -> float | None:
-    """Simulated time of candidate `name` with parameters `resolved` at `size`; ``None`` if it cannot be built."""
+def _simulated_s(net, name: str, size: int, resolved: dict, options: dict, batch: int) -> float | None:
+    """Simulated time of candidate `name` with parameters `resolved` at `size`; ``None`` if it cannot be built.
+
+    `batch` is the number of transfers the run's candidates are estimated to send in all
+    (:data:`simnet.engine.COMPILED_IN_BATCHES_FROM`)."""
     try:
         schedule = ALGORITHMS[name].build(net.size, size, **resolved)
     except SimnetError:
         return None
-    return simulate(net, schedule, **options).time_s
+    return simulate(net, schedule, **options,
+                    compiled=engine._batch_compiled(options["model"], batch, len(schedule))).time_s
+
+
+def _batch(nranks: int, priced: dict[tuple[int, str], list[_Priced]], within: dict[tuple[int, str], int]) -> int:
+    """Transfers the candidates simulated whatever the others give (those `within` the pruning factor of each
+    pool's best model time) are estimated to send in all; one whose estimate fails counts none."""
+    total = 0
+    for key, count in within.items():
+        for entry in priced[key][:count]:
+            try:
+                total += ALGORITHMS[entry.name].transfers(nranks, entry.resolved)
+            except Exception:  # an estimate only: the candidate's build reports what is wrong
+                continue
+    return total
 
 
 def _simulate_pools(net, priced: dict[tuple[int, str], list[_Priced]], options: dict, *, prune_factor: float,
@@ -315,13 +333,14 @@ def _simulate_pools(net, priced: dict[tuple[int, str], list[_Priced]], options: 
     within = {key: sum(entry.predicted_s <= prune_factor * priced[key][0].predicted_s for entry in priced[key])
               for key in pools}
     following = dict(within)
+    batch = _batch(net.size, priced, within)
     outstanding = dict(within)
     best_s = dict.fromkeys(pools, math.inf)
     pending: dict[Future, tuple[tuple[int, str], _Priced]] = {}
 
     def start(key: tuple[int, str], entry: _Priced) -> None:
         tried.add((key[0], entry.label))
-        arguments = (net, entry.name, key[0], entry.resolved, options)
+        arguments = (net, entry.name, key[0], entry.resolved, options, batch)
         if executor is None:
             bar.set_postfix_str(f"{format_size(key[0])} {entry.label}", refresh=False)
             finish(key, entry, _simulated_s(*arguments))

@@ -201,7 +201,8 @@ def test_repeats_are_refused_in_a_file_but_recorded_points_with_repeats_still_pa
 def test_a_point_of_many_transfers_runs_its_larger_schedules_compiled_with_the_same_results(monkeypatch,
                                                                                             estimate_from):
     """Where a point's schedules come to `simnet.engine.COMPILED_FROM` transfers in all, those of at least
-    5000 run in the compiled loop; the results are those of the loop chosen by each schedule's size."""
+    `COMPILED_IN_BATCHES_FROM` (5000) run in the compiled loop; the results are those of the loop chosen by
+    each schedule's size."""
     import simnet.scenario as scenario_module
 
     chosen = []

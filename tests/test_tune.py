@@ -410,3 +410,26 @@ def test_candidates_that_fail_to_build_leave_the_pruning_rule_as_it_is(pool, pru
     failed = tuned["algorithm"].isin(["ring", "recursive_doubling"])
     assert (failed & ~tuned["pruned"]).any() and tuned.loc[failed, "simulated_s"].isna().all()
     assert tuned["pruned"].tolist() == _pruned_as_the_rule_says(tuned, prune_factor)
+
+
+def test_candidates_in_a_large_batch_run_compiled_with_the_same_times(monkeypatch):
+    """Candidates of `simnet.engine.COMPILED_IN_BATCHES_FROM` transfers or more in a run estimated at
+    `COMPILED_FROM` transfers in all take the compiled loop, and tune to the same table."""
+    import simnet.tune as tune_module
+
+    graph = cluster("dgx_a100", 2, fabric="switch", fabric_params={"bandwidth_Bps": 25e9, "latency_s": 1e-6})
+    monkeypatch.setattr("simnet.engine.COMPILED_FROM", math.inf)
+    python = tune(graph, [1 << 20, 64 << 20], nccl=True)
+    chosen = []
+    simulated = tune_module.simulate
+
+    def recorded(network, schedule, **options):
+        chosen.append((len(schedule), options["compiled"]))
+        return simulated(network, schedule, **options)
+
+    monkeypatch.setattr("simnet.engine.COMPILED_FROM", 0)
+    monkeypatch.setattr(tune_module, "simulate", recorded)
+    compiled = tune(graph, [1 << 20, 64 << 20], nccl=True)
+    pd.testing.assert_frame_equal(compiled, python)
+    assert {flag for transfers, flag in chosen if transfers >= 5000} == {True}
+    assert {flag for transfers, flag in chosen if transfers < 5000} == {None}

@@ -64,7 +64,7 @@ from simnet.errors import SimnetError, expect_instance
 from simnet import links as link_models
 from simnet.links import LINK_MODELS, SHARING, Instant
 from simnet.network import Network
-from simnet.perflow import TYPECODES, Constant, appended, by_time, grown, take, view
+from simnet.perflow import Constant, appended, by_time, extend, grown, take, view
 from simnet.schedule import OPS, Schedule
 from simnet.speed import gc_paused, unique_inverse
 
@@ -123,11 +123,6 @@ def _per_rank(value: object, nranks: int, path: str, *, default: float, positive
         if not _finite(item) or item < 0 or (positive and item == 0):
             raise SimnetError(f"rank {rank}: must be a finite number {bound}, got {item!r}", path=path)
     return np.array(value, dtype=float)
-
-
-def _extend(values: array, more: np.ndarray) -> None:
-    """Append the elements of `more` to `values`, converted to its type (``"d"``, ``"q"`` or ``"i"``)."""
-    values.frombytes(memoryview(np.ascontiguousarray(more, dtype=TYPECODES[values.typecode])).cast("B"))
 
 
 def _column(values: array | Constant) -> np.ndarray:
@@ -390,11 +385,11 @@ class Simulation:
         self._remaining.append(count)
         self._job_ends.append(first + count)
         if self._flow_job is not None:
-            _extend(self._flow_job, np.full(count, len(self._jobs) - 1))
+            extend(self._flow_job, np.full(count, len(self._jobs) - 1))
         columns = schedule.columns
         src = columns.src.astype(np.int64)
         distinct, pair = _pair_routes(network, placed[src], placed[columns.dst])
-        _extend(self._route_ids, self._links.intern(distinct)[pair])
+        extend(self._route_ids, self._links.intern(distinct)[pair])
         wire = columns.nbytes
         if switches:
             wire = wire / np.minimum(efficiency[src], efficiency[columns.dst])
@@ -405,11 +400,11 @@ class Simulation:
         self._reduction = appended(self._reduction, np.where(columns.reduce, columns.payload * gamma[columns.dst]
                                                               * slow[columns.dst], 0.0))
         waiting = np.diff(columns.dep_offsets)
-        _extend(self._waiting, waiting)
+        extend(self._waiting, waiting)
         order = np.argsort(columns.deps, kind="stable")
         base = len(self._dependents)
-        _extend(self._dependents, np.repeat(np.arange(count), waiting)[order] + first)
-        _extend(self._bounds, np.cumsum(np.bincount(columns.deps, minlength=count)) + base)
+        extend(self._dependents, np.repeat(np.arange(count), waiting)[order] + first)
+        extend(self._bounds, np.cumsum(np.bincount(columns.deps, minlength=count)) + base)
         nan = array("d", [math.nan]) * count
         self._ready_s, self._issue_s = grown(self._ready_s, nan), grown(self._issue_s, nan)
         self._end_s = grown(self._end_s, nan)
@@ -560,7 +555,7 @@ class Simulation:
                        else view(channels)[len(line):].astype(np.int64))
             keys, inverse = unique_inverse((route[len(line):].astype(np.int64) << 32) | channel)
             ids = np.array([lines.setdefault(key, len(lines)) for key in keys.tolist()], dtype=np.int64)
-            _extend(line, ids[inverse])
+            extend(line, ids[inverse])
         *routes, weighted = self._links._kernel_routes()
         hops = routes[1]
         loop.reserve(count, len(lines), int(hops.max()) if len(hops) else 1,

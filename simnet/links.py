@@ -32,7 +32,7 @@ from typing import Protocol
 
 import numpy as np
 
-from simnet.perflow import Constant, by_time, grown, take, view
+from simnet.perflow import Constant, by_time, extend, grown, take, view
 
 __all__ = ["Instant", "LinkModel", "FifoLinks", "MaxMinLinks", "LINK_MODELS", "SHARING"]
 
@@ -45,6 +45,9 @@ BATCH = 32
 path (of :class:`MaxMinLinks` and of :class:`simnet.engine.Simulation`, which reads it here): the same
 floats, events and state as the loop, for many flows at once. The tests set it to 1, to 3 and to
 infinity and compare whole traces."""
+
+_INTERNED_AT_ONCE = 4096
+"""New routes :meth:`MaxMinLinks.intern` numbers in one padded matrix (bounds its scratch memory)."""
 
 FLOWS_REMEMBERED = 2**17
 """A bound on the memory of a :class:`MaxMinLinks` of equal sharing for component allocations (see
@@ -462,8 +465,13 @@ class MaxMinLinks:
                 route_id = known[route] = first + len(fresh)
                 fresh.append(route)
             ids[k] = route_id
-        if not fresh:
-            return ids
+        for start in range(0, len(fresh), _INTERNED_AT_ONCE):
+            self._number(fresh[start:start + _INTERNED_AT_ONCE])
+        return ids
+
+    def _number(self, fresh: list[tuple[int, ...]]) -> None:
+        """Append the figures of the new routes `fresh` (see :meth:`intern`), a padded hop matrix at a time."""
+        first = len(self._route_links)
         hops = np.fromiter(map(len, fresh), dtype=np.int64, count=len(fresh))
         flat = np.fromiter(chain.from_iterable(fresh), dtype=np.int64, count=int(hops.sum()))
         width = max(1, int(hops.max()))
@@ -484,16 +492,15 @@ class MaxMinLinks:
         weight = (np.where(total_s > 0, 1.0 / np.where(total_s > 0, total_s, 1.0), 1.0) if self._weighted
                   else np.ones(len(fresh)))
         self._route_links.extend(fresh)
-        self._route_latency_s.extend(total_s.tolist())
-        self._route_rate_Bps.extend(rate.tolist())
-        self._route_limit.extend(limit.tolist())
+        extend(self._route_latency_s, total_s)
+        extend(self._route_rate_Bps, rate)
+        extend(self._route_limit, limit)
         self._route_blocker.extend(blocker.tolist())
         self._route_weight.extend(weight.tolist())
-        self._route_line.extend(self._connection(route_id, 0) for route_id in range(first, first + len(fresh)))
-        self._route_first.extend((len(self._route_flat) + np.cumsum(hops) - hops).tolist())
-        self._route_hops.extend(hops.tolist())
-        self._route_flat.extend(flat.tolist())
-        return ids
+        extend(self._route_line, [self._connection(route_id, 0) for route_id in range(first, first + len(fresh))])
+        extend(self._route_first, len(self._route_flat) + np.cumsum(hops) - hops)
+        extend(self._route_hops, hops)
+        extend(self._route_flat, flat)
 
     def _connection(self, route_id: int, channel: int) -> int:
         """Number the connection of `channel` over route `route_id` (once)."""

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["TYPECODES", "view", "grown", "Constant", "appended", "take", "by_time"]
+__all__ = ["TYPECODES", "view", "grown", "extend", "Constant", "appended", "take", "by_time"]
 
 TYPECODES = {"d": np.float64, "q": np.int64, "i": np.int32}
 
@@ -26,6 +26,12 @@ def view(values: array | np.ndarray) -> np.ndarray:
     if isinstance(values, np.ndarray):
         return values
     return np.frombuffer(values, dtype=TYPECODES[values.typecode])
+
+
+def extend(values: array, more: np.ndarray) -> None:
+    """Append the elements of `more` to `values`, converted to its type (``"d"``, ``"q"`` or ``"i"``), without
+    a Python object per element."""
+    values.frombytes(memoryview(np.ascontiguousarray(more, dtype=TYPECODES[values.typecode])).cast("B"))
 
 
 def grown(values: array, more: array) -> array:

@@ -454,7 +454,7 @@ class MaxMinLinks:
         its route, on the link of lowest index among the slowest (the heap order of
         :meth:`_fill`), so this is exactly what :meth:`_fill` would compute. A flow
         that waits for its connection is `blocked_by` the first of the slowest links
-        along the route. The latency adds the links' in route order, as a flow crosses them.
+        along the route. The latency adds the links' latencies in route order, as a flow crosses them.
         """
         ids = np.empty(len(routes), dtype=np.int64)
         known, first = self._route_ids, len(self._route_links)

@@ -789,13 +789,18 @@ class Loop:
 
 
 _PER_TRANSFER = (
-    ("slot_of", np.int32, -1), ("queue_next", np.int32, None), ("place", np.int32, -1), ("kind_of", np.int8, 0),
-    ("heap_flow", np.int32, None), ("heap_time", np.float64, None), ("blocked", np.int32, None),
-    ("order", np.int32, None), ("passing", np.int32, None), ("handing", np.int32, None),
-    ("finished", np.int32, None), ("started_s", np.float64, np.nan), ("finished_s", np.float64, np.nan),
+    ("started_s", np.float64, np.nan), ("finished_s", np.float64, np.nan), ("order", np.int32, None),
+    ("slot_of", np.int32, -1), ("place", np.int32, -1), ("kind_of", np.int8, 0),
+    ("queue_next", np.int32, None), ("heap_flow", np.int32, None), ("heap_time", np.float64, None),
+    ("blocked", np.int32, None), ("passing", np.int32, None), ("handing", np.int32, None),
+    ("finished", np.int32, None),
 )
 """Buffers of one entry per transfer: name, type, and the value of a new entry (``None``: written before it
-is read; such pages of a fresh allocation that the run never reaches take no memory)."""
+is read; such pages of a fresh allocation that the run never reaches take no memory). Those a run writes in
+full come first: allocated first, they take the memory that the engine's freed temporaries leave resident,
+and the buffers a run touches here and there (an event heap, the flows of one instant) get fresh pages,
+which cost nothing until touched (``docs/performance.md``, round thirteen, measures the peaks both
+ways)."""
 _PER_SLOT = (
     ("free_slots", np.int32, None), ("slot_remaining", np.float64, 0.0), ("slot_rate", np.float64, 0.0),
     ("slot_since", np.float64, 0.0), ("slot_limit", np.int32, 0), ("seen_slot", np.int64, 0),

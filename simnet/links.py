@@ -458,15 +458,19 @@ class MaxMinLinks:
         """
         ids = np.empty(len(routes), dtype=np.int64)
         known, first = self._route_ids, len(self._route_links)
-        fresh: list[tuple[int, ...]] = []
+        fresh: dict[tuple[int, ...], int] = {}
         for k, route in enumerate(routes):
             route_id = known.get(route)
             if route_id is None:
-                route_id = known[route] = first + len(fresh)
-                fresh.append(route)
+                route_id = fresh.setdefault(route, first + len(fresh))
             ids[k] = route_id
-        for start in range(0, len(fresh), _INTERNED_AT_ONCE):
-            self._number(fresh[start:start + _INTERNED_AT_ONCE])
+        new = list(fresh)
+        links = np.fromiter(chain.from_iterable(new), dtype=np.int64)
+        if len(links) and not 0 <= links.min() <= links.max() < len(self._bandwidth_Bps):
+            raise IndexError(f"a route names a link outside 0..{len(self._bandwidth_Bps) - 1}")
+        for start in range(0, len(new), _INTERNED_AT_ONCE):
+            self._number(new[start:start + _INTERNED_AT_ONCE])
+        known.update(fresh)
         return ids
 
     def _number(self, fresh: list[tuple[int, ...]]) -> None:
@@ -474,21 +478,24 @@ class MaxMinLinks:
         first = len(self._route_links)
         hops = np.fromiter(map(len, fresh), dtype=np.int64, count=len(fresh))
         flat = np.fromiter(chain.from_iterable(fresh), dtype=np.int64, count=int(hops.sum()))
-        width = max(1, int(hops.max()))
-        links = np.full((len(fresh), width), -1, dtype=np.int64)
-        links[np.arange(width) < hops[:, None]] = flat
-        present = links >= 0
-        latency_s = np.where(present, np.asarray(self._latency_s, dtype=np.float64)[links], 0.0)
         total_s = np.zeros(len(fresh))
-        for hop in range(width):
-            total_s += latency_s[:, hop]
-        bandwidth = np.where(present, np.asarray(self._bandwidth_Bps, dtype=np.float64)[links], math.inf)
-        slowest = bandwidth == bandwidth.min(axis=1)[:, None]
-        rows = np.arange(len(fresh))
-        empty = hops == 0
-        limit = np.where(empty, -1, np.where(slowest & present, links, np.iinfo(np.int64).max).min(axis=1))
-        blocker = np.where(empty, -1, links[rows, np.argmax(slowest, axis=1)])
-        rate = np.where(empty, math.inf, bandwidth.min(axis=1))
+        rate = np.full(len(fresh), math.inf)
+        limit = np.full(len(fresh), -1, dtype=np.int64)
+        blocker = np.full(len(fresh), -1, dtype=np.int64)
+        if len(flat):
+            width = int(hops.max())
+            present = np.arange(width) < hops[:, None]
+            links = np.zeros((len(fresh), width), dtype=np.int64)
+            links[present] = flat
+            latency_s = np.where(present, np.asarray(self._latency_s, dtype=np.float64)[links], 0.0)
+            for hop in range(width):
+                total_s += latency_s[:, hop]
+            bandwidth = np.where(present, np.asarray(self._bandwidth_Bps, dtype=np.float64)[links], math.inf)
+            slowest = bandwidth == bandwidth.min(axis=1)[:, None]
+            some = hops > 0
+            rate[some] = bandwidth.min(axis=1)[some]
+            limit[some] = np.where(slowest & present, links, np.iinfo(np.int64).max).min(axis=1)[some]
+            blocker[some] = links[np.arange(len(fresh)), np.argmax(slowest, axis=1)][some]
         weight = (np.where(total_s > 0, 1.0 / np.where(total_s > 0, total_s, 1.0), 1.0) if self._weighted
                   else np.ones(len(fresh)))
         self._route_links.extend(fresh)

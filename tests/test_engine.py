@@ -610,6 +610,17 @@ def test_choosing_the_loop_gives_the_same_trace_and_only_maxmin_has_a_compiled_o
     for compiled in (True, False):
         assert_identical(simulate(network, schedule, sharing=sharing, compiled=compiled), by_size)
     assert simulate(network, schedule, model="fifo", compiled=False).time_s > 0
-    with pytest.raises(SimnetError) as error:
-        simulate(network, schedule, model="fifo", compiled=True)
-    assert error.value.path == "compiled"
+    for options, path in (({"model": "fifo", "compiled": True}, "compiled"), ({"compiled": "yes"}, "compiled"),
+                          ({"model": "bogus", "compiled": True}, "model")):
+        with pytest.raises(SimnetError) as error:
+            simulate(network, schedule, **options)
+        assert error.value.path == path
+
+
+@pytest.mark.parametrize("model", ["fifo", "maxmin"])
+def test_a_copy_on_one_gpu_without_links_takes_no_time(model):
+    graph = nx.DiGraph()
+    graph.add_node("gpu0", kind="gpu")
+    schedule = Schedule("all_gather", 1, (8,), [Transfer(src=0, dst=0, chunks=(0,), nbytes=8, src_buffer="input",
+                                                         dst_buffer="work")], owners=(0,))
+    assert simulate(Network(graph), schedule, model=model).time_s == 0.0

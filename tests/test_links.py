@@ -242,3 +242,15 @@ def test_interning_routes_gives_each_the_lone_flow_figures_of_its_links_in_order
             assert links._route_blocker[route_id] == -1
         weighted = sharing == "rtt_weighted" and total > 0
         assert links._route_weight[route_id] == (1.0 / total if weighted else 1.0)
+
+
+def test_interning_empty_routes_needs_no_links_and_a_bad_link_numbers_nothing():
+    links = MaxMinLinks(np.zeros(0), np.zeros(0), lambda now_s, key: None)
+    assert links.intern([(), ()]).tolist() == [0, 0]
+    assert (links._route_latency_s[0], links._route_rate_Bps[0], links._route_limit[0]) == (0.0, math.inf, -1)
+    two = MaxMinLinks(np.array([1e9, 2e9]), np.array([1e-6, 1e-6]), lambda now_s, key: None)
+    for _ in range(2):
+        with pytest.raises(IndexError):
+            two.intern([(0,), (5,)])
+    assert two.intern([(1,), (0,)]).tolist() == [0, 1]
+    assert two._route_links == [(1,), (0,)]

@@ -84,8 +84,8 @@ compare whole traces."""
 COMPILED_IN_BATCHES_FROM = 5_000
 """Schedules of at least this many transfers take the compiled loop when they are simulated as one of a
 batch (a scenario point's algorithms and sizes, a tuning run's candidates) estimated at
-:data:`COMPILED_FROM` transfers or more in all: the batch pays for loading the loop once, and, loaded,
-the loop is the faster one from a few thousand transfers on."""
+:data:`COMPILED_FROM` transfers or more in all: the batch pays for loading the loop (once per process
+that runs its simulations), and, loaded, the loop is the faster one from a few thousand transfers on."""
 
 
 def _batch_compiled(model: str, batch_transfers: int, transfers: int) -> bool | None:
@@ -1141,10 +1141,12 @@ def simulate(
         γ, offset or slowdown that is not finite and non-negative, or `compiled` under a model other
         than ``maxmin`` (``path`` names it).
     """
-    if compiled and model != "maxmin":
-        raise SimnetError(f"the compiled loop runs the 'maxmin' model, got model {model!r}", path="compiled")
     env = simpy.Environment()
     simulation = Simulation(env, network, model=model, sharing=sharing)
+    if compiled is not None and not isinstance(compiled, bool):
+        raise SimnetError(f"must be True, False or None, got {compiled!r}", path="compiled")
+    if compiled and model != "maxmin":
+        raise SimnetError(f"the compiled loop runs the 'maxmin' model, got model {model!r}", path="compiled")
     simulation._alone()
     if compiled is None:
         compiled = model == "maxmin" and len(schedule) >= COMPILED_FROM

@@ -1060,7 +1060,7 @@ def _estimated_transfers(listed: list, network: Network) -> int:
     for record, params, _, _ in listed:
         try:
             total += record.transfers(network.size, _with_defaults(record, params, network))
-        except Exception:  # an estimate only: the algorithm's own run raises the error where it belongs
+        except SimnetError:
             continue
     return total
 

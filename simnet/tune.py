@@ -311,7 +311,7 @@ def _batch(nranks: int, priced: dict[tuple[int, str], list[_Priced]], within: di
         for entry in priced[key][:count]:
             try:
                 total += ALGORITHMS[entry.name].transfers(nranks, entry.resolved)
-            except Exception:  # an estimate only: the candidate's build reports what is wrong
+            except SimnetError:
                 continue
     return total
 

@@ -354,8 +354,8 @@ class Router:
         self._local: dict[Hashable, tuple[dict, dict]] = {}
         self._walks: dict[tuple, tuple] = {}
         self._middles: dict[tuple, tuple] = {}
-        self._ways_out: dict[Hashable, float | None] = {}
-        self._ways_in: dict[Hashable, float | None] = {}
+        self._ways_out: dict[Hashable, int | None] = {}
+        self._ways_in: dict[Hashable, int | None] = {}
         self._order = {node: i for i, node in enumerate(graph)}
         self._stubs = stubs = frozenset(node for node, forward in graph.nodes(data="forward") if forward is False)
         self._host = {node: host for node, host in graph.nodes(data="host") if host is not None}
@@ -673,13 +673,13 @@ class Router:
         """Nodes of the shortest route from `source` to `target` by a search from `source`, or from the only
         node `source` has a link to.
 
-        Every route out of a node with one outgoing link ``source -> up`` (a relaying node) starts with it,
+        Every route out of a node with one outgoing link ``source -> up``, ``up`` a relaying node, starts with it,
         so a search from ``up`` settles every other node at its distance from `source` less that link's
         cost, with the same equal-cost predecessors (none of them is `source`, whose only link leads to
         ``up``, settled first): the walk back from `target` is the same down to ``up``. One search then
         serves every node below a switch (the hosts of a star, a leaf's servers) where each would otherwise
-        start its own. Likewise a route into a node whose only incoming link is ``down -> target`` (a
-        relaying node) ends with it; where ties do not depend on the route's ends (all routings but
+        start its own. Likewise a route into a node whose only incoming link is ``down -> target``, ``down``
+        a relaying node, ends with it; where ties do not depend on the route's ends (all routings but
         ``ecmp_hash``), the walk from ``up`` to ``down`` is kept for every such pair of ends.
         """
         up = self._uplink.get(source) if self._transit else None

@@ -197,28 +197,26 @@ def test_repeats_are_refused_in_a_file_but_recorded_points_with_repeats_still_pa
         load_scenario(path)
 
 
-@pytest.mark.parametrize("estimate_from", [0, 10**12])
+@pytest.mark.parametrize("compiled_from,runs_compiled", [(20_000, 4), (10**12, 0)])
 def test_a_point_of_many_transfers_runs_its_larger_schedules_compiled_with_the_same_results(monkeypatch,
-                                                                                            estimate_from):
-    """Where a point's schedules come to `simnet.engine.COMPILED_FROM` transfers in all, those of at least
-    `COMPILED_IN_BATCHES_FROM` (5000) run in the compiled loop; the results are those of the loop chosen by
-    each schedule's size."""
-    import simnet.scenario as scenario_module
+                                                                                            compiled_from,
+                                                                                            runs_compiled):
+    """Where a point's schedules are estimated at `simnet.engine.COMPILED_FROM` transfers in all, those of at
+    least `COMPILED_IN_BATCHES_FROM` (5000) run in the compiled loop, those below `COMPILED_FROM` each (8064
+    transfers) too; the results are those of the Python loop."""
+    from simnet import engine
 
-    chosen = []
-
-    def recorded(network, schedule, **options):
-        chosen.append((len(schedule), options.get("compiled")))
-        return scenario_module_simulate(network, schedule, **options)
-
-    scenario_module_simulate = scenario_module.simulate
     data = with_changes("topology", {"builder": "switch", "hosts": 64, "bandwidth": "100 Gbps", "latency": "1 us"})
     data = {**data, "network": {"model": "maxmin"}, "sizes": ["64 KiB", "64 MiB"],
             "collective": {"op": "allreduce", "algorithms": ["ring", {"name": "ring", "chunks": 4}], "chunks": 1}}
+    monkeypatch.setattr(engine, "COMPILED_FROM", 10**12)
     expected = run(parse_scenario(data))
-    monkeypatch.setattr("simnet.engine.COMPILED_FROM", estimate_from)
-    monkeypatch.setattr(scenario_module, "simulate", recorded)
+    compiled = []
+    run_compiled = engine.Simulation._run_compiled
+    monkeypatch.setattr(engine.Simulation, "_run_compiled",
+                        lambda self: compiled.append(len(self._ready_s)) or run_compiled(self))
+    monkeypatch.setattr(engine, "COMPILED_FROM", compiled_from)
     results = run(parse_scenario(data))
-    assert chosen == [(len_, True if estimate_from == 0 and len_ >= 5000 else None) for len_, _ in chosen]
-    assert {len_ for len_, _ in chosen} == {2 * 63 * 64, 4 * 2 * 63 * 64}
+    assert len(compiled) == runs_compiled
+    assert runs_compiled == 0 or min(compiled) == 2 * 63 * 64
     assert results.drop(columns=["wall_s"], errors="ignore").equals(expected.drop(columns=["wall_s"], errors="ignore"))

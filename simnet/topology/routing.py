@@ -576,15 +576,14 @@ class Router:
         best = self._inside_search(source)[0]
         if target not in best:
             return False
-        back = self._ways_in.get(home, False)
-        if back is False:
-            back = self._ways_in[home] = min(
+        if home not in self._ways_in:
+            self._ways_in[home] = min(
                 (cost for b, _, cost in self._entries.get(home, ()) if b not in self._stubs), default=None)
-        out = self._ways_out.get(source, False)
-        if out is False:
-            out = self._ways_out[source] = min(
+        if source not in self._ways_out:
+            self._ways_out[source] = min(
                 (best[a] + cost for a, _, cost in self._exits.get(home, ())
                  if a in best and (a not in self._stubs or a == source)), default=None)
+        back, out = self._ways_in[home], self._ways_out[source]
         return back is None or out is None or out + back > best[target]
 
     def _tree_routes(self) -> UpDown:

@@ -415,12 +415,18 @@ def _merge(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return start[first], np.maximum.reduceat(end, first)
 
 
+def _runs(keys: np.ndarray) -> np.ndarray:
+    """The first position of every run of equal values in `keys`, and ``len(keys)`` last."""
+    first = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if len(keys) else np.zeros(0, np.int64)
+    return np.append(first, len(keys))
+
+
 def _blocks(link: np.ndarray, job: np.ndarray, jobs: int) -> tuple[np.ndarray, np.ndarray]:
-    """The runs of equal (link, job) in arrays sorted by both: each run's key ``link * jobs + job`` and the
-    run's first position, with the length of the arrays appended."""
+    """The runs of equal (link, job) in arrays sorted by both: each run's key ``link * jobs + job`` and
+    :func:`_runs`."""
     key = link.astype(np.int64) * jobs + job
-    first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1]))) if len(key) else np.zeros(0, np.int64)
-    return key[first], np.append(first, len(key))
+    first = _runs(key)
+    return key[first[:-1]], first
 
 
 def _merge_blocks(keys: np.ndarray, first: np.ndarray, start: np.ndarray, end: np.ndarray
@@ -443,13 +449,10 @@ def _merge_blocks(keys: np.ndarray, first: np.ndarray, start: np.ndarray, end: n
     return keys[block[opens]], start[opens], np.maximum.reduceat(end, opens)
 
 
-def _block_bounds(keys: np.ndarray) -> tuple[list[int], list[tuple[int, int]]]:
+def _block_bounds(keys: np.ndarray) -> dict[int, tuple[int, int]]:
     """Per distinct key of sorted `keys`: its first and past-the-last position."""
-    if not len(keys):
-        return [], []
-    first = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    last = np.append(first[1:], len(keys))
-    return keys[first].tolist(), list(zip(first.tolist(), last.tolist()))
+    first = _runs(keys)
+    return dict(zip(keys[first[:-1]].tolist(), zip(first[:-1].tolist(), first[1:].tolist())))
 
 
 def _covered(starts: np.ndarray, ends: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -527,8 +530,7 @@ def interference(network: Network, usage: tuple[np.ndarray, ...], limits: tuple[
     l_key, l_first = _blocks(lim[0], lim[1], len(names))
     p_key, p_start, p_end = _merge_blocks(u_key, u_first, u[2], u[3])
     h_key, h_start, h_end = _merge_blocks(l_key, l_first, lim[2], lim[3])
-    p_bounds = dict(zip(*_block_bounds(p_key)))
-    h_bounds = dict(zip(*_block_bounds(h_key)))
+    p_bounds, h_bounds = _block_bounds(p_key), _block_bounds(h_key)
     users: dict[int, list[tuple[int, int, int]]] = {}
     for block, key in enumerate(u_key.tolist()):
         users.setdefault(key // len(names), []).append((key % len(names), int(u_first[block]),

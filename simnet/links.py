@@ -465,19 +465,21 @@ class MaxMinLinks:
                 route_id = fresh.setdefault(route, first + len(fresh))
             ids[k] = route_id
         new = list(fresh)
-        links = np.fromiter(chain.from_iterable(new), dtype=np.int64)
-        if len(links) and not 0 <= links.min() <= links.max() < len(self._bandwidth_Bps):
+        hops = np.fromiter(map(len, new), dtype=np.int64, count=len(new))
+        flat = np.fromiter(chain.from_iterable(new), dtype=np.int64, count=int(hops.sum()))
+        if len(flat) and not 0 <= flat.min() <= flat.max() < len(self._bandwidth_Bps):
             raise IndexError(f"a route names a link outside 0..{len(self._bandwidth_Bps) - 1}")
+        offsets = np.concatenate(([0], np.cumsum(hops)))
         for start in range(0, len(new), _INTERNED_AT_ONCE):
-            self._number(new[start:start + _INTERNED_AT_ONCE])
+            stop = min(start + _INTERNED_AT_ONCE, len(new))
+            self._number(new[start:stop], hops[start:stop], flat[offsets[start]:offsets[stop]])
         known.update(fresh)
         return ids
 
-    def _number(self, fresh: list[tuple[int, ...]]) -> None:
-        """Append the figures of the new routes `fresh` (see :meth:`intern`), a padded hop matrix at a time."""
+    def _number(self, fresh: list[tuple[int, ...]], hops: np.ndarray, flat: np.ndarray) -> None:
+        """Append the figures of the new routes `fresh`, of `hops` links each listed in `flat` (see
+        :meth:`intern`), as one padded hop matrix."""
         first = len(self._route_links)
-        hops = np.fromiter(map(len, fresh), dtype=np.int64, count=len(fresh))
-        flat = np.fromiter(chain.from_iterable(fresh), dtype=np.int64, count=int(hops.sum()))
         total_s = np.zeros(len(fresh))
         rate = np.full(len(fresh), math.inf)
         limit = np.full(len(fresh), -1, dtype=np.int64)

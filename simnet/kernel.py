@@ -799,8 +799,8 @@ _PER_TRANSFER = (
 is read; such pages of a fresh allocation that the run never reaches take no memory). Those a run writes in
 full come first: allocated first, they take the memory that the engine's freed temporaries leave resident,
 and the buffers a run touches here and there (an event heap, the flows of one instant) get fresh pages,
-which cost nothing until touched (``docs/performance.md``, round thirteen, measures the peaks both
-ways)."""
+which cost nothing until touched (``docs/performance.md``, round thirteen, measures the peaks before and
+after this order)."""
 _PER_SLOT = (
     ("free_slots", np.int32, None), ("slot_remaining", np.float64, 0.0), ("slot_rate", np.float64, 0.0),
     ("slot_since", np.float64, 0.0), ("slot_limit", np.int32, 0), ("seen_slot", np.int64, 0),

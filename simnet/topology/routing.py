@@ -352,6 +352,10 @@ class Router:
         self._fabric_nodes = 0
         self._paths: dict[tuple, tuple] = {}
         self._local: dict[Hashable, tuple[dict, dict]] = {}
+        self._members: dict[Hashable, list] = {}
+        self._place: dict[Hashable, int] = {}
+        self._shapes: dict[tuple, list] = {}
+        self._twins: dict[Hashable, list] = {}
         self._walks: dict[tuple, tuple] = {}
         self._middles: dict[tuple, tuple] = {}
         self._ways_out: dict[Hashable, int | None] = {}
@@ -359,6 +363,10 @@ class Router:
         self._order = {node: i for i, node in enumerate(graph)}
         self._stubs = stubs = frozenset(node for node, forward in graph.nodes(data="forward") if forward is False)
         self._host = {node: host for node, host in graph.nodes(data="host") if host is not None}
+        for node, host in self._host.items():
+            members = self._members.setdefault(host, [])
+            self._place[node] = len(members)
+            members.append(node)
         self._transit = graph.graph.get("host_transit", True) is not False
         hosts = {} if self._transit else self._host
         self._links: dict = {u: [] for u in graph}
@@ -521,6 +529,17 @@ class Router:
             walk = self._walks.get((first, last))
             if walk is not None:
                 return walk
+            home = self._host.get(first)
+            if home is not None and self._host.get(last) == home:
+                twins, members = self._twin_server(home), self._members[home]
+                if twins is not members:
+                    place = self._place
+                    try:
+                        there = self._inside(twins[place[first]], twins[place[last]], source, target)
+                    except TopologyError:
+                        raise TopologyError(f"no route from {first!r} to {last!r} inside their server") from None
+                    walk = self._walks[first, last] = tuple(members[place[node]] for node in there)
+                    return walk
         best, pred = self._inside_search(first)
         if last not in best:
             raise TopologyError(f"no route from {first!r} to {last!r} inside their server")
@@ -531,6 +550,26 @@ class Router:
         if not hashed:
             self._walks[first, last] = walk
         return walk
+
+    def _twin_server(self, host: Hashable) -> list:
+        """The nodes, in graph order, of the first server built like `host` (`host`'s own when it is the first).
+
+        Two servers are built alike when their nodes, numbered in graph order, have the same ``forward``
+        flags and the same links between them with the same costs. Their searches inside the server are then
+        the same up to that numbering, and so are their walks where ties go to the first node in graph order
+        (every routing but ``ecmp_hash``, whose ties hash node names): one server's searches serve all its
+        twins.
+        """
+        twins = self._twins.get(host)
+        if twins is None:
+            members, place, stubs = self._members[host], self._place, self._stubs
+            shape = (
+                tuple(node in stubs for node in members),
+                tuple(sorted((place[u], place[v], cost) for u in members for v, cost in self._out[u]
+                             if self._host.get(v) == host)),
+            )
+            twins = self._twins[host] = self._shapes.setdefault(shape, members)
+        return twins
 
     def _inside_search(self, first: Hashable) -> tuple[dict, dict]:
         """Distances and equal-cost predecessors from `first` over the nodes of its server (cached)."""
@@ -573,18 +612,20 @@ class Router:
         home = self._host.get(source)
         if self._transit or home is None or self._host.get(target) != home:
             return False
-        best = self._inside_search(source)[0]
-        if target not in best:
+        twins, place = self._twin_server(home), self._place
+        best = self._inside_search(twins[place[source]])[0]
+        inside = best.get(twins[place[target]])
+        if inside is None:
             return False
         if home not in self._ways_in:
             self._ways_in[home] = min(
                 (cost for b, _, cost in self._entries.get(home, ()) if b not in self._stubs), default=None)
         if source not in self._ways_out:
             self._ways_out[source] = min(
-                (best[a] + cost for a, _, cost in self._exits.get(home, ())
-                 if a in best and (a not in self._stubs or a == source)), default=None)
+                (best[twins[place[a]]] + cost for a, _, cost in self._exits.get(home, ())
+                 if twins[place[a]] in best and (a not in self._stubs or a == source)), default=None)
         back, out = self._ways_in[home], self._ways_out[source]
-        return back is None or out is None or out + back > best[target]
+        return back is None or out is None or out + back > inside
 
     def _tree_routes(self) -> UpDown:
         if self._updown is None:

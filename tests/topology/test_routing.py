@@ -8,6 +8,7 @@ import itertools
 import json
 import os
 import subprocess
+import re
 import sys
 import zlib
 from pathlib import Path
@@ -403,6 +404,64 @@ def test_routes_equal_the_reference_on_random_graphs(graph, routing):
         for b in graph:
             expected = _route_or_error(lambda g, s, t: _reference_path(g, s, t, routing), graph, a, b)
             assert _route_or_error(lambda _, s, t: router.path(s, t), graph, a, b) == expected, (a, b)
+
+
+@st.composite
+def twin_servers(draw) -> nx.DiGraph:
+    """Servers built from one random template (GPUs and NICs on rails, relays off, links with few latencies,
+    so ties), each added to the graph in its own random node order, and linked at random to a few switches;
+    every NIC on a rail is also linked both ways to the first switch (so that the fabric's stretch between
+    two NICs is that one switch, as the reference takes it)."""
+    size = draw(st.integers(2, 6))
+    kinds = draw(st.lists(st.sampled_from(["gpu", "gpu", "nic", "switch"]), min_size=size, max_size=size))
+    rails = draw(st.lists(st.sampled_from([None, 0, 1]), min_size=size, max_size=size))
+    forward = draw(st.lists(st.sampled_from([True, True, False]), min_size=size, max_size=size))
+    latency = st.sampled_from([0.0, 1e-6, 1e-6, 2e-6])
+    pairs = st.tuples(st.integers(0, size - 1), st.integers(0, size - 1)).filter(lambda p: p[0] != p[1])
+    inner = draw(st.lists(st.tuples(pairs, latency), min_size=size, max_size=3 * size, unique_by=lambda e: e[0]))
+    graph = nx.DiGraph(host_transit=draw(st.sampled_from([False, True])))
+    switches = [f"sw{i}" for i in range(draw(st.integers(1, 3)))]
+    for server in range(draw(st.integers(2, 4))):
+        for local in draw(st.one_of(st.just(range(size)), st.permutations(range(size)))):
+            attrs = {"kind": kinds[local], "host": server, "forward": forward[local]}
+            if rails[local] is not None and kinds[local] != "switch":
+                attrs["rail"] = rails[local]
+            graph.add_node(f"s{server}.{local}", **attrs)
+        for (u, v), seconds in inner:
+            graph.add_edge(f"s{server}.{u}", f"s{server}.{v}", bandwidth_Bps=1e9, latency_s=seconds, tier="t")
+    for name in switches:
+        graph.add_node(name, kind="switch")
+    for nic in [node for node, rail in graph.nodes(data="rail") if rail is not None and graph.nodes[node]["kind"] == "nic"]:
+        graph.add_edge(nic, switches[0], bandwidth_Bps=1e9, latency_s=0.0, tier="t")
+        graph.add_edge(switches[0], nic, bandwidth_Bps=1e9, latency_s=0.0, tier="t")
+    nodes = list(graph)
+    for u, v in draw(st.lists(st.tuples(st.sampled_from(nodes), st.sampled_from(nodes)), max_size=4 * len(nodes))):
+        if u != v and (u in switches or v in switches) and not graph.has_edge(u, v):
+            graph.add_edge(u, v, bandwidth_Bps=1e9, latency_s=draw(latency), tier="t")
+    return graph
+
+
+@settings(max_examples=200, deadline=None)
+@given(graph=twin_servers(), routing=st.sampled_from(["ecmp_hash", "shortest"]))
+def test_servers_built_alike_route_as_the_reference(graph, routing):
+    """Routes inside servers built alike come from one server's search, renamed; they must still be each
+    server's own (numbering in graph order, not in name order, decides the ties)."""
+    rails = dict(graph.nodes(data="rail"))
+    hosts = dict(graph.nodes(data="host"))
+    has_nic = {(hosts[n], r) for n, r in rails.items() if r is not None and graph.nodes[n]["kind"] == "nic"}
+    ends = [n for n in graph if rails[n] is None or hosts[n] is None or (hosts[n], rails[n]) in has_nic]
+    router = Router(graph, routing=routing)
+    for a in ends:
+        for b in ends:
+            if hosts[a] != hosts[b] and None not in (rails[a], rails[b], hosts[a], hosts[b]):
+                if not all((h, r) in has_nic for h in (hosts[a], hosts[b]) for r in (rails[a], rails[b])):
+                    continue
+            expected = _route_or_error(lambda g, s, t: _reference_path(g, s, t, routing), graph, a, b)
+            found = _route_or_error(lambda _, s, t: router.path(s, t), graph, a, b)
+            assert found == expected or isinstance(found, str) and isinstance(expected, str), (a, b)
+            if isinstance(found, str):
+                named = {hosts.get(node) for node in re.findall(r"'([^']*)'", found)}
+                assert named <= {hosts[a], hosts[b]}, found
 
 
 def test_equal_cost_detour_through_the_target_server_joins_the_fabric_predecessors():

@@ -108,6 +108,7 @@ class Network:
         self._router = Router(graph, routing=routing)
         self.routing = self._router.routing
         self._routes: dict[tuple[int, int], tuple[int, ...]] = {}
+        self._stretch_links: dict[tuple, tuple[int, ...]] = {}
         self._endpoints: list[Hashable] = []
         self._endpoint_ids: dict[Hashable, int] = {}
         self._reducers: dict[tuple[int, ...], Hashable] = {}
@@ -242,11 +243,26 @@ class Network:
         key = (src, dst)
         route = self._routes.get(key)
         if route is None:
-            hops = self._router.hops(self.node(src), self.node(dst))
-            if self.bundles == "merged":
-                hops = [(u, v, 0) for u, v, _ in hops]
-            route = self._routes[key] = tuple(map(self._link_index.__getitem__, hops))
+            stretches = self._router.stretches(self.node(src), self.node(dst))
+            if len(stretches) == 1:
+                route = self._links_of(stretches[0])
+            else:
+                kept = self._stretch_links
+                route = ()
+                for stretch in stretches:
+                    links = kept.get(stretch)
+                    if links is None:
+                        links = kept[stretch] = self._links_of(stretch)
+                    route += links
+            self._routes[key] = route
         return route
+
+    def _links_of(self, stretch: tuple[tuple, tuple]) -> tuple[int, ...]:
+        """Link indices of a stretch ``(nodes, cables)`` of a route."""
+        nodes, cables = stretch
+        if self.bundles == "merged":
+            cables = (0,) * len(cables)
+        return tuple(map(self._link_index.__getitem__, zip(nodes, nodes[1:], cables)))
 
     def route_latency_s(self, src: int, dst: int) -> float:
         """Sum of link latencies from rank `src` to rank `dst`, seconds."""

@@ -6,8 +6,9 @@ from simnet.engine import simulate
 from simnet.errors import SimnetError
 from simnet.network import Network
 from simnet.schedule import Schedule, Transfer
+from simnet.topology import cluster, switch
 from simnet.topology import leaf_spine as leaf_spine_builder
-from simnet.topology import switch
+from simnet.topology.routing import Router
 
 B = 12.5e9
 LAT = 1e-6
@@ -45,6 +46,22 @@ def test_ranks_links_and_routes_follow_the_graph():
     assert net.transfer_time_s(0, 2, 1000) == 2 * LAT + 1000 / B
     with pytest.raises(SimnetError, match="does not exist"):
         net.route(0, 3)
+
+
+@pytest.mark.parametrize("bundles", ["cables", "merged"])
+@pytest.mark.parametrize("pxn", [False, True])
+@pytest.mark.parametrize("routing", ["shortest", "ecmp_hash"])
+def test_routes_number_the_routers_hops_whatever_stretches_they_share(bundles, pxn, routing):
+    """Routes between rails are numbered from stretches kept across routes; each must still be its own hops."""
+    graph = cluster("dgx1", 3, fabric="leaf_spine", pxn=pxn, fabric_params={
+        "leaves": 2, "spines": 2, "hosts_per_leaf": 6, "parallel": 2, "bandwidth_Bps": B, "latency_s": LAT})
+    net = Network(graph, bundles=bundles, routing=routing)
+    router = Router(graph, routing=routing)
+    for src in range(net.size):
+        for dst in range(net.size):
+            hops = router.hops(net.ranks[src], net.ranks[dst])
+            expected = tuple(net.link(u, v, cable if bundles == "cables" else 0) for u, v, cable in hops)
+            assert net.route(src, dst) == expected, (src, dst)
 
 
 def test_a_fabric_bundle_is_one_link_per_cable_and_merging_is_an_option():

@@ -357,6 +357,7 @@ class Router:
         self._shapes: dict[tuple, list] = {}
         self._twins: dict[Hashable, list] = {}
         self._walks: dict[tuple, tuple] = {}
+        self._unpinned: dict[int, tuple[int, ...]] = {}
         self._middles: dict[tuple, tuple] = {}
         self._ways_out: dict[Hashable, int | None] = {}
         self._ways_in: dict[Hashable, int | None] = {}
@@ -680,34 +681,63 @@ class Router:
         cached = self._paths.get(key)
         if cached is not None:
             return cached
-        for node in key:
+        stretches = self.stretches(source, target)
+        if len(stretches) == 1:
+            route = stretches[0]
+        else:
+            nodes, cables = stretches[0]
+            for more, pins in stretches[1:]:
+                nodes, cables = nodes + more[1:], cables + pins
+            route = (nodes, cables)
+        self._paths[key] = route
+        return route
+
+    def _pins(self, nodes: tuple, source: Hashable, target: Hashable) -> tuple[int, ...]:
+        """:meth:`_pin` as a tuple, shared by all stretches of one length where nothing is bundled."""
+        if self._bundles:
+            return tuple(self._pin(nodes, source, target))
+        pins = self._unpinned.get(len(nodes))
+        if pins is None:
+            pins = self._unpinned[len(nodes)] = (0,) * (len(nodes) - 1)
+        return pins
+
+    def stretches(self, source: Hashable, target: Hashable) -> tuple[tuple[tuple, tuple], ...]:
+        """The route from `source` to `target` as consecutive stretches of ``(nodes, cables)``.
+
+        A route between the rails of two servers has three: inside the source's server to its exit NIC,
+        the fabric to the entry NIC, inside the target's server; each starts at the node where the one
+        before it ends. Every other route is one stretch. Stretches are shared by many routes (every GPU
+        of a rail leaves through the same NIC pairs), so a caller can key what it derives from a route by
+        its stretches (:meth:`simnet.network.Network.route` numbers links that way).
+
+        Raises
+        ------
+        TopologyError
+            As :meth:`path`.
+        """
+        for node in (source, target):
             if node not in self._incoming:
                 raise TopologyError(f"no node {node!r} in the topology")
         if source == target:
-            route: tuple = ((source,), ())
-        elif (rails := self._rails(source, target)) is not None:
+            return (((source,), ()),)
+        if (rails := self._rails(source, target)) is not None:
             exit_nic, entry_nic, relay = rails
-            first = self._inside(source, relay, source, target)[:-1] + self._inside(relay, exit_nic, source, target)
-            middle, cables = self._fabric_route(exit_nic, entry_nic, source, target)
+            first = self._inside(relay, exit_nic, source, target)
+            if relay != source:
+                first = self._inside(source, relay, source, target)[:-1] + first
             last = self._inside(entry_nic, target, source, target)
-            route = (
-                (*first, *middle[1:], *last[1:]),
-                (*self._pin(first, source, target), *cables, *self._pin(last, source, target)),
-            )
-        else:
-            tree = self._tree_routes() if self._tree else None
-            if tree is not None and source in tree.endpoints and target in tree.endpoints:
-                route = tree.route(source, target)
-            elif self._stays_inside(source, target):
-                nodes = self._inside(source, target, source, target)
-                route = (nodes, tuple(self._pin(nodes, source, target)))
-            else:
-                nodes = self._searched(source, target)
-                if self._dims is not None:
-                    nodes = self._reroute(nodes)
-                route = (tuple(nodes), tuple(self._pin(nodes, source, target)))
-        self._paths[key] = route
-        return route
+            return ((first, self._pins(first, source, target)), self._fabric_route(exit_nic, entry_nic, source, target),
+                    (last, self._pins(last, source, target)))
+        tree = self._tree_routes() if self._tree else None
+        if tree is not None and source in tree.endpoints and target in tree.endpoints:
+            return (tree.route(source, target),)
+        if self._stays_inside(source, target):
+            nodes = self._inside(source, target, source, target)
+            return ((nodes, self._pins(nodes, source, target)),)
+        nodes = self._searched(source, target)
+        if self._dims is not None:
+            nodes = self._reroute(nodes)
+        return ((tuple(nodes), self._pins(nodes, source, target)),)
 
     def _searched(self, source: Hashable, target: Hashable) -> list:
         """Nodes of the shortest route from `source` to `target` by a search from `source`, or from the only

@@ -431,7 +431,7 @@ def twin_servers(draw) -> nx.DiGraph:
             graph.add_edge(f"s{server}.{u}", f"s{server}.{v}", bandwidth_Bps=1e9, latency_s=seconds, tier="t")
     for name in switches:
         graph.add_node(name, kind="switch")
-    for nic in [node for node, rail in graph.nodes(data="rail") if rail is not None and graph.nodes[node]["kind"] == "nic"]:
+    for nic in [n for n, rail in graph.nodes(data="rail") if rail is not None and graph.nodes[n]["kind"] == "nic"]:
         graph.add_edge(nic, switches[0], bandwidth_Bps=1e9, latency_s=0.0, tier="t")
         graph.add_edge(switches[0], nic, bandwidth_Bps=1e9, latency_s=0.0, tier="t")
     nodes = list(graph)

@@ -525,7 +525,7 @@ class Simulation:
                     raise _Unreachable(f"no SimPy delay from {env.now!r} lands on {now!r}")
                 links.started_s, links.finished_s = loop.started_s, loop.finished_s
                 route, blocked = view(self._route_ids), loop.blocked
-                blocker = np.array(links._route_blocker, dtype=np.int64)[route[blocked[reported:]]]
+                blocker = view(links._route_blocker)[route[blocked[reported:]]]
                 links.blocked_by.update(zip(blocked[reported:].tolist(), blocker.tolist()))
                 reported = len(blocked)
                 del route

@@ -395,7 +395,7 @@ class MaxMinLinks:
         self._route_latency_s = array("d")
         self._route_rate_Bps = array("d")
         self._route_limit = array("q")
-        self._route_blocker: list[int] = []
+        self._route_blocker = array("q")
         self._route_weight: list[float] = []
         self._kernel_weights = np.zeros(0)
         self._route_line = array("q")
@@ -504,21 +504,24 @@ class MaxMinLinks:
         extend(self._route_latency_s, total_s)
         extend(self._route_rate_Bps, rate)
         extend(self._route_limit, limit)
-        self._route_blocker.extend(blocker.tolist())
+        extend(self._route_blocker, blocker)
         self._route_weight.extend(weight.tolist())
-        extend(self._route_line, [self._connection(route_id, 0) for route_id in range(first, first + len(fresh))])
+        self._route_line.frombytes(b"\xff" * (8 * len(fresh)))
         extend(self._route_first, len(self._route_flat) + np.cumsum(hops) - hops)
         extend(self._route_hops, hops)
         extend(self._route_flat, flat)
 
     def _connection(self, route_id: int, channel: int) -> int:
-        """Number the connection of `channel` over route `route_id` (once)."""
+        """Number the connection of `channel` over route `route_id` (once, when a flow first takes it: the
+        compiled loop numbers its own, so a route it runs needs none here)."""
         line = self._line_ids.get((route_id, channel))
         if line is None:
             line = self._line_ids[(route_id, channel)] = len(self._lines)
             self._lines.append(deque())
             self._busy.append(0)
             self._queued.append(0)
+            if channel == 0:
+                self._route_line[route_id] = line
         return line
 
     def submit(self, now_s: float, flows: Sequence[int], routes, nbytes, channels=None) -> None:
@@ -538,7 +541,8 @@ class MaxMinLinks:
             size = nbytes[flow] if same is None else same
             channel = channels[flow] if channels is not None else 0
             route_of[flow] = route_id
-            line_of[flow] = route_line[route_id] if channel == 0 else self._connection(route_id, channel)
+            line = route_line[route_id] if channel == 0 else -1
+            line_of[flow] = line if line >= 0 else self._connection(route_id, channel)
             remaining[flow] = size
             started[flow] = now_s
             order.append(flow)
@@ -560,6 +564,8 @@ class MaxMinLinks:
             channel = take(channels, flow)
             for k in np.flatnonzero(channel).tolist():
                 line[k] = self._connection(int(route_id[k]), int(channel[k]))
+        for k in np.flatnonzero(line < 0).tolist():
+            line[k] = self._connection(int(route_id[k]), 0)
         size = take(nbytes, flow)
         view(self._route)[flow] = route_id
         view(self._line)[flow] = line
@@ -965,7 +971,7 @@ class MaxMinLinks:
         self.started_s, self.finished_s = started_s, finished_s
         self._history_flow, self._history_s = history_flow, history_s
         self._history_rate_Bps, self._history_limit = history_rate_Bps, history_limit
-        blocker = np.array(self._route_blocker, dtype=np.int64)
+        blocker = view(self._route_blocker)
         self.blocked_by = dict(zip(blocked.tolist(), blocker[route[blocked]].tolist()))
 
     def _drains(self, flows: range | None = None) -> tuple[np.ndarray, ...]:

@@ -479,7 +479,6 @@ class MaxMinLinks:
     def _number(self, fresh: list[tuple[int, ...]], hops: np.ndarray, flat: np.ndarray) -> None:
         """Append the figures of the new routes `fresh`, of `hops` links each listed in `flat` (see
         :meth:`intern`), as one padded hop matrix."""
-        first = len(self._route_links)
         total_s = np.zeros(len(fresh))
         rate = np.full(len(fresh), math.inf)
         limit = np.full(len(fresh), -1, dtype=np.int64)

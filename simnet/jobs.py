@@ -449,12 +449,6 @@ def _merge_blocks(keys: np.ndarray, first: np.ndarray, start: np.ndarray, end: n
     return keys[block[opens]], start[opens], np.maximum.reduceat(end, opens)
 
 
-def _block_bounds(keys: np.ndarray) -> dict[int, tuple[int, int]]:
-    """Per distinct key of sorted `keys`: its first and past-the-last position."""
-    first = _runs(keys)
-    return dict(zip(keys[first[:-1]].tolist(), zip(first[:-1].tolist(), first[1:].tolist())))
-
-
 def _covered(starts: np.ndarray, ends: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per interval ``[a, b]``: its length inside the disjoint sorted intervals ``[starts, ends)``."""
     if not len(starts):
@@ -470,17 +464,30 @@ def _covered(starts: np.ndarray, ends: np.ndarray, a: np.ndarray, b: np.ndarray)
     return upto(b) - upto(a)
 
 
-def _intersect(a_start, a_end, b_start, b_end) -> tuple[np.ndarray, np.ndarray]:
-    """The intersection of two unions of disjoint sorted intervals, as disjoint intervals."""
-    first = np.searchsorted(a_end, b_start, side="right")
-    last = np.searchsorted(a_start, b_end, side="left")
+def _intersect_blocks(a_block: np.ndarray, a_start: np.ndarray, a_end: np.ndarray, b_block: np.ndarray,
+                      b_start: np.ndarray, b_end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The intersection of every interval ``b`` of `b_start`, `b_end` with the intervals of block
+    ``b_block[b]`` of A (disjoint and sorted within a block; blocks in increasing order of `a_block`).
+
+    Returns the pieces with their ``b``, in order of ``b`` and then of A's intervals: for the intervals
+    ``b`` of a sorted disjoint union B, all against one block, the disjoint sorted intervals of its
+    intersection with that block. Times are compared through their ranks among all of them, offset by the
+    block (exact integers), so one search finds each ``b``'s overlaps within its own block.
+    """
+    times = np.unique(np.concatenate((a_start, a_end, b_start, b_end)))
+    span = len(times) + 1
+    a_base, b_base = a_block.astype(np.int64) * span, b_block.astype(np.int64) * span
+    first = np.searchsorted(a_base + np.searchsorted(times, a_end), b_base + np.searchsorted(times, b_start),
+                            side="right")
+    last = np.searchsorted(a_base + np.searchsorted(times, a_start), b_base + np.searchsorted(times, b_end),
+                           side="left")
     counts = np.maximum(last - first, 0)
     b = np.repeat(np.arange(len(b_start)), counts)
     a = np.arange(len(b)) + np.repeat(first - (np.cumsum(counts) - counts), counts)
     start = np.maximum(a_start[a], b_start[b])
     end = np.minimum(a_end[a], b_end[b])
     keep = end > start
-    return start[keep], end[keep]
+    return b[keep], start[keep], end[keep]
 
 
 def interference(network: Network, usage: tuple[np.ndarray, ...], limits: tuple[np.ndarray, ...],
@@ -520,7 +527,6 @@ def interference(network: Network, usage: tuple[np.ndarray, ...], limits: tuple[
     busy = np.flatnonzero(on.sum(axis=1) >= 2)
     l_keep = np.isin(l_link, busy)
     busy = np.unique(l_link[l_keep])
-    rows, pieces = [], {}
     u_keep = np.isin(u_link, busy)
     u_order = np.lexsort((u_job[u_keep], u_link[u_keep]))
     l_order = np.lexsort((l_job[l_keep], l_link[l_keep]))
@@ -530,32 +536,40 @@ def interference(network: Network, usage: tuple[np.ndarray, ...], limits: tuple[
     l_key, l_first = _blocks(lim[0], lim[1], len(names))
     p_key, p_start, p_end = _merge_blocks(u_key, u_first, u[2], u[3])
     h_key, h_start, h_end = _merge_blocks(l_key, l_first, lim[2], lim[3])
-    p_bounds, h_bounds = _block_bounds(p_key), _block_bounds(h_key)
-    users: dict[int, list[tuple[int, int, int]]] = {}
-    for block, key in enumerate(u_key.tolist()):
-        users.setdefault(key // len(names), []).append((key % len(names), int(u_first[block]),
-                                                         int(u_first[block + 1])))
-    empty = np.zeros(0)
-    for key in l_key.tolist():
-        link, job = divmod(key, len(names))
-        lo, hi = h_bounds.get(key, (0, 0))
-        held_start, held_end = h_start[lo:hi], h_end[lo:hi]
-        held = float((held_end - held_start).sum())
-        for other, first, last in users.get(link, ()):
-            if other == job:
-                continue
-            lo, hi = p_bounds.get(link * len(names) + other, (0, 0))
-            s_start, s_end = _intersect(held_start, held_end, p_start[lo:hi], p_end[lo:hi]) if hi > lo else (
-                empty, empty)
-            shared = float((s_end - s_start).sum())
-            if shared <= 0:
-                continue
-            moved = float((u[4][first:last] * _covered(held_start, held_end, u[2][first:last],
-                                                       u[3][first:last])).sum())
-            pieces.setdefault(job, []).append((s_start, s_end))
-            src, dst, _ = network.links[link]
-            rows.append((names[job], names[other], link, str(src), str(dst), network.tiers[link], held, shared,
-                         moved))
+    jobs = len(names)
+    u_link_of = u_key // jobs
+    u_lo = np.searchsorted(u_link_of, l_key // jobs, side="left")
+    counts = np.searchsorted(u_link_of, l_key // jobs, side="right") - u_lo
+    t_held = np.repeat(np.arange(len(l_key)), counts)
+    t_user = np.arange(len(t_held)) + np.repeat(u_lo - (np.cumsum(counts) - counts), counts)
+    mine = u_key[t_user] % jobs != l_key[t_held] % jobs
+    t_held, t_user = t_held[mine], t_user[mine]
+    p_lo = np.searchsorted(p_key, u_key[t_user], side="left")
+    p_counts = np.searchsorted(p_key, u_key[t_user], side="right") - p_lo
+    row_of = np.repeat(np.arange(len(t_held)), p_counts)
+    b = np.arange(len(row_of)) + np.repeat(p_lo - (np.cumsum(p_counts) - p_counts), p_counts)
+    piece_b, s_start, s_end = _intersect_blocks(np.searchsorted(l_key, h_key), h_start, h_end, t_held[row_of],
+                                                p_start[b], p_end[b])
+    triple = row_of[piece_b]
+    lengths = s_end - s_start
+    h_lo, h_hi = np.searchsorted(h_key, l_key, side="left"), np.searchsorted(h_key, l_key, side="right")
+    bounds = _runs(triple)
+    held_of: dict[int, float] = {}
+    rows, pieces = [], {}
+    for t, lo, hi in zip(triple[bounds[:-1]].tolist(), bounds[:-1].tolist(), bounds[1:].tolist()):
+        block, user = int(t_held[t]), int(t_user[t])
+        link, job = divmod(int(l_key[block]), jobs)
+        other = int(u_key[user]) % jobs
+        held_start, held_end = h_start[h_lo[block]:h_hi[block]], h_end[h_lo[block]:h_hi[block]]
+        held = held_of.get(block)
+        if held is None:
+            held = held_of[block] = float((held_end - held_start).sum())
+        first, last = u_first[user], u_first[user + 1]
+        moved = float((u[4][first:last] * _covered(held_start, held_end, u[2][first:last], u[3][first:last])).sum())
+        pieces.setdefault(job, []).append((s_start[lo:hi], s_end[lo:hi]))
+        src, dst, _ = network.links[link]
+        rows.append((names[job], names[other], link, str(src), str(dst), network.tiers[link], held,
+                     float(lengths[lo:hi].sum()), moved))
     result = pd.DataFrame(rows, columns=list(INTERFERENCE_COLUMNS))
     result = result.sort_values(["shared_s", "job", "other", "link"], ascending=[False, True, True, True],
                                 kind="stable").reset_index(drop=True)

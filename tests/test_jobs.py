@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from simnet import engine
 from simnet.algorithms import ALGORITHMS, direct_alltoall, ring_allreduce
 from simnet.errors import SimnetError
-from simnet.jobs import (Flows, Job, _blocks, _covered, _intersect, _merge, _merge_blocks, communicators, place,
+from simnet.jobs import (Flows, Job, _blocks, _covered, _intersect_blocks, _merge, _merge_blocks, communicators, place,
                          run_jobs)
 from simnet.network import Network
 from simnet.topology import cluster, fat_tree, leaf_spine, switch
@@ -233,7 +233,8 @@ def test_interval_union_intersection_and_cover_agree_with_counting_unit_cells(fi
     b_start, b_end = _merge(*second)
     assert (np.diff(a_start) > 0).all() and (a_start[1:] > a_end[:-1]).all()
     assert _measure(a_start, a_end, grid).tolist() == _measure(*first, grid).tolist()
-    s_start, s_end = _intersect(a_start, a_end, b_start, b_end)
+    _, s_start, s_end = _intersect_blocks(np.zeros(len(a_start), dtype=np.int64), a_start, a_end,
+                                          np.zeros(len(b_start), dtype=np.int64), b_start, b_end)
     both = _measure(*first, grid) & _measure(*second, grid)
     assert _measure(s_start, s_end, grid).tolist() == both.tolist()
     covered = _covered(a_start, a_end, second[0], second[1])
@@ -262,6 +263,31 @@ def test_merging_every_link_and_job_at_once_gives_each_ones_own_union(rows):
     assert merged_key.tolist() == expected_key
     assert merged_start.tolist() == expected_start
     assert merged_end.tolist() == expected_end
+
+
+@given(st.lists(st.tuples(intervals, intervals), max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_intersecting_many_blocks_at_once_gives_each_pairs_own_intersection(pairs):
+    """Each union of B against its own block of A, all in one call, gives the pieces of that pair alone
+    (as counted on unit cells), in order; blocks of A with no B, or B with no A, give none."""
+    a_block, a_start, a_end, b_block, b_start, b_end = ([] for _ in range(6))
+    for block, (first, second) in enumerate(pairs):
+        for blocks, starts, ends, (start, end) in ((a_block, a_start, a_end, _merge(*first)),
+                                                    (b_block, b_start, b_end, _merge(*second))):
+            blocks += [block] * len(start)
+            starts += start.tolist()
+            ends += end.tolist()
+    arrays = [np.array(values, dtype=float) for values in (a_start, a_end, b_start, b_end)]
+    b, start, end = _intersect_blocks(np.array(a_block, dtype=np.int64), arrays[0], arrays[1],
+                                      np.array(b_block, dtype=np.int64), arrays[2], arrays[3])
+    grid = np.arange(0, 41, dtype=float)
+    owner = np.array(b_block, dtype=np.int64)[b]
+    assert (np.diff(owner) >= 0).all() and (end > start).all()
+    for block, (first, second) in enumerate(pairs):
+        mine = owner == block
+        assert (np.diff(start[mine]) > 0).all() and (start[mine][1:] >= end[mine][:-1]).all()
+        both = _measure(*first, grid) & _measure(*second, grid)
+        assert _measure(start[mine], end[mine], grid).tolist() == both.tolist()
 
 
 def _compiled_and_simpys(monkeypatch, network: Network, jobs: list[Job], **options) -> tuple[list, list]:

@@ -465,8 +465,7 @@ class Simulation:
         else:
             channel = np.broadcast_to(np.int64(self._channels.value), count) if isinstance(
                 self._channels, Constant) else view(self._channels)
-            _, line = np.unique(route.astype(np.int64) * (int(channel.max(initial=0)) + 1) + channel,
-                                return_inverse=True)
+            _, line = unique_inverse(route.astype(np.int64) * (int(channel.max(initial=0)) + 1) + channel)
             line = line.astype(np.int32)
             lines = int(line.max(initial=-1)) + 1
 
@@ -978,7 +977,7 @@ class Trace:
         if len(table):
             span = int(self.ranks.max()) + 1
             keys = self.ranks[table.src].astype(np.int64) * span + self.ranks[table.dst]
-            pairs, inverse = np.unique(keys, return_inverse=True)
+            pairs, inverse = unique_inverse(keys)
             per_pair = np.bincount(inverse, weights=self.schedule.columns.nbytes, minlength=len(pairs))
             for key, nbytes in zip(pairs.tolist(), per_pair.tolist()):
                 route = net.route(*divmod(key, span))

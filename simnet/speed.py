@@ -10,7 +10,8 @@ object that is no longer used; cycles made meanwhile are collected once the
 collector runs again. No value computed depends on when the collector runs.
 
 :func:`unique_inverse` is ``np.unique(values, return_inverse=True)`` for integers, by a
-table over their range (no sort) when that range is no longer than the array;
+table over their range (no sort) when that range is no longer than the array, and by hashing
+(:func:`pandas.factorize`, then a sort of the distinct values only) when a wider range holds many values;
 :func:`sorted_unique` is ``np.unique`` of an array the caller hands over, sorted in place.
 """
 
@@ -23,6 +24,10 @@ from contextlib import contextmanager
 import numpy as np
 
 __all__ = ["gc_paused", "sorted_unique", "unique_inverse"]
+
+HASHED_FROM = 2**19
+"""Values from which :func:`unique_inverse` hashes a wide range instead of sorting it (below, the sort
+costs less than importing pandas, should nothing have imported it yet)."""
 
 
 @contextmanager
@@ -53,7 +58,9 @@ def unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     Equal to ``np.unique(values, return_inverse=True)``; when the values span no more
     integers than there are values, computed by marking them in a table over that span
-    (linear time) instead of sorting.
+    (linear time) instead of sorting; over a wider span, at :data:`HASHED_FROM` values or
+    more, by :func:`pandas.factorize` (a hash table, then a sort of the distinct values
+    only: the rank pairs of 4.9 M transfers on 16 384 GPUs have 65 536 distinct values).
 
     Examples
     --------
@@ -66,6 +73,11 @@ def unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     low = int(values.min())
     span = int(values.max()) - low + 1
     if span > len(values):
+        if len(values) >= HASHED_FROM:
+            import pandas as pd
+
+            inverse, distinct = pd.factorize(values, sort=True)
+            return distinct.astype(values.dtype, copy=False), inverse.astype(np.intp, copy=False)
         distinct, inverse = np.unique(values, return_inverse=True)
         return distinct, inverse.ravel()
     seen = np.zeros(span, dtype=bool)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from simnet.algorithms import ALGORITHMS
 from simnet.errors import ScheduleError
 from simnet.schedule import Schedule, Transfer
+from simnet import speed
 from simnet.speed import gc_paused, sorted_unique, unique_inverse
 
 
@@ -36,6 +37,28 @@ def test_unique_inverse_is_numpys_unique_with_inverse_by_table_or_by_sort(values
         expected, expected_inverse = np.unique(array, return_inverse=True)
         assert distinct.dtype == expected.dtype and np.array_equal(distinct, expected)
         assert np.array_equal(inverse, expected_inverse.ravel()) and np.array_equal(distinct[inverse], array)
+
+
+@given(st.lists(st.integers(-2**40, 2**40), max_size=60), st.sampled_from([np.int64, np.int32, np.uint32]))
+def test_unique_inverse_by_hashing_is_numpys_unique_with_inverse(values, dtype):
+    """A wide span of many values is hashed; here from the first value on, for every integer type."""
+    info = np.iinfo(dtype)
+    array = np.array([info.min + v % (int(info.max) - int(info.min)) for v in values], dtype=dtype)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(speed, "HASHED_FROM", 0)
+        distinct, inverse = unique_inverse(array)
+    expected, expected_inverse = np.unique(array, return_inverse=True)
+    assert distinct.dtype == expected.dtype and np.array_equal(distinct, expected)
+    assert inverse.dtype == expected_inverse.dtype and np.array_equal(inverse, expected_inverse.ravel())
+
+
+def test_unique_inverse_hashes_a_wide_span_of_many_values():
+    rng = np.random.default_rng(1)
+    array = rng.integers(0, 2**40, speed.HASHED_FROM) * 7
+    array[::3] = array[0]
+    distinct, inverse = unique_inverse(array)
+    expected, expected_inverse = np.unique(array, return_inverse=True)
+    assert np.array_equal(distinct, expected) and np.array_equal(inverse, expected_inverse.ravel())
 
 
 @given(st.lists(st.integers(0, 2**32 - 1), max_size=80), st.sampled_from([None, "stable"]))

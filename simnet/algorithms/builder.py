@@ -630,7 +630,7 @@ class ScheduleBuilder:
             keys = (codes[busy].astype(np.int64) << 32) | (transfers[busy].astype(np.int64) & 0xFFFFFFFF)
             head = np.ones(len(keys), dtype=bool)
             head[1:] = keys[1:] != keys[:-1]
-            pairs, inverse = np.unique(keys[head], return_inverse=True)
+            pairs, inverse = unique_inverse(keys[head])
             made = (-2 - len(self._set_parent) - np.arange(len(pairs))).astype(np.int32)
             self._set_parent.frombytes((pairs >> 32).astype(np.int32).tobytes())
             self._set_transfer.frombytes((pairs & 0xFFFFFFFF).astype(np.int32).tobytes())

@@ -96,7 +96,7 @@ class Network:
         links = []
         line_rate = []
         for u, v, data in graph.edges(data=True):
-            cables = separate_cables(graph, u, v) if bundles == "cables" else 1
+            cables = separate_cables(graph, u, v) if bundles == "cables" and data.get("cables", 1) != 1 else 1
             links.extend((u, v, cable) for cable in range(cables))
             line_rate.extend([data["bandwidth_Bps"] / cables] * cables)
         self.links = tuple(links)

@@ -391,7 +391,7 @@ class Router:
                 self._exits.setdefault(home, []).append((u, v, cost))
             elif host is not None:
                 self._entries.setdefault(host, []).append((u, v, cost))
-            cables = separate_cables(graph, u, v)
+            cables = separate_cables(graph, u, v) if data.get("cables", 1) != 1 else 1
             if cables > 1:
                 self._bundles[u, v] = cables
         self._uplink = {u: links[0][0] for u, links in self._out.items() if len(links) == 1

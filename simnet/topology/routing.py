@@ -722,12 +722,10 @@ class Router:
             return (((source,), ()),)
         if (rails := self._rails(source, target)) is not None:
             exit_nic, entry_nic, relay = rails
-            first = self._inside(relay, exit_nic, source, target)
-            if relay != source:
-                first = self._inside(source, relay, source, target)[:-1] + first
+            first = self._inside(source, relay, source, target)[:-1] + self._inside(relay, exit_nic, source, target)
+            middle = self._fabric_route(exit_nic, entry_nic, source, target)
             last = self._inside(entry_nic, target, source, target)
-            return ((first, self._pins(first, source, target)), self._fabric_route(exit_nic, entry_nic, source, target),
-                    (last, self._pins(last, source, target)))
+            return (first, self._pins(first, source, target)), middle, (last, self._pins(last, source, target))
         tree = self._tree_routes() if self._tree else None
         if tree is not None and source in tree.endpoints and target in tree.endpoints:
             return (tree.route(source, target),)

@@ -464,6 +464,35 @@ def test_servers_built_alike_route_as_the_reference(graph, routing):
                 assert named <= {hosts[a], hosts[b]}, found
 
 
+def test_a_rails_route_with_two_broken_stretches_names_the_first_in_route_order():
+    """The route is worked out from the source on: the error names the first stretch that has no route."""
+    def cable(graph, u, v):
+        graph.add_edge(u, v, bandwidth_Bps=1e9, latency_s=1e-6, tier="t")
+        graph.add_edge(v, u, bandwidth_Bps=1e9, latency_s=1e-6, tier="t")
+
+    graph = nx.DiGraph(pxn=True)
+    graph.add_node("sw", kind="switch")
+    for server, host in (("a", 0), ("b", 1)):
+        for rail in (0, 1):
+            graph.add_node(f"{server}g{rail}", kind="gpu", host=host, rail=rail)
+            graph.add_node(f"{server}n{rail}", kind="nic", host=host, rail=rail)
+            cable(graph, f"{server}n{rail}", "sw")
+    for u, v in (("ag0", "an0"), ("ag1", "sw"), ("bg0", "bn0"), ("bg1", "bn1")):
+        cable(graph, u, v)
+    with pytest.raises(TopologyError, match="no route from 'ag0' to 'ag1' inside their server"):
+        Router(graph).path("ag0", "bg1")
+
+    graph = nx.DiGraph(host_transit=False)
+    for node, kind, attrs in (("sw", "switch", {}), ("sw2", "switch", {}), ("ag0", "gpu", {"host": 0, "rail": 0}),
+                              ("an0", "nic", {"host": 0, "rail": 0}), ("bg0", "gpu", {"host": 1, "rail": 0}),
+                              ("bn0", "nic", {"host": 1, "rail": 0}), ("cg0", "gpu", {"host": 2})):
+        graph.add_node(node, kind=kind, **attrs)
+    for u, v in (("ag0", "an0"), ("an0", "sw"), ("cg0", "sw"), ("cg0", "sw2"), ("bn0", "sw2"), ("bg0", "sw")):
+        cable(graph, u, v)
+    with pytest.raises(TopologyError, match="no route from 'an0' to 'bn0'$"):
+        Router(graph).path("ag0", "bg0")
+
+
 def test_equal_cost_detour_through_the_target_server_joins_the_fabric_predecessors():
     """A fabric switch reached as cheaply through the target's server keeps both predecessors."""
     graph = nx.DiGraph(host_transit=False)

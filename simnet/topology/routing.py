@@ -73,7 +73,7 @@ SimGrid 3.32 source: src/kernel/routing/TorusZone.cpp, FatTreeZone.cpp.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from heapq import heappop, heappush
 from itertools import chain, count
 
@@ -489,10 +489,14 @@ class Router:
             return _hashed(choices, source, target, node)
         return min(choices, key=self._order.__getitem__)
 
-    def _pin(self, nodes: list, source: Hashable, target: Hashable) -> list[int]:
-        """The cable of every hop of `nodes` on the route `source` -> `target` (0 unless a bundle)."""
+    def _pin(self, nodes: Sequence, source: Hashable, target: Hashable) -> tuple[int, ...]:
+        """The cable of every hop of `nodes` on the route `source` -> `target` (0 unless a bundle); where
+        nothing is bundled, one tuple of zeros per length serves every route."""
         if not self._bundles:
-            return [0] * (len(nodes) - 1)
+            pins = self._unpinned.get(len(nodes))
+            if pins is None:
+                pins = self._unpinned[len(nodes)] = (0,) * (len(nodes) - 1)
+            return pins
         cables = []
         for u, v in zip(nodes, nodes[1:]):
             bundle = self._bundles.get((u, v), 1)
@@ -502,7 +506,7 @@ class Router:
                 cables.append(zlib.crc32(f"{source}|{target}|{u}|{v}".encode()) % bundle)
             else:
                 cables.append(self._order[target] % bundle)
-        return cables
+        return tuple(cables)
 
     def _walk(self, search, first: Hashable, last: Hashable, source: Hashable, target: Hashable) -> list:
         """Nodes from `first` to `last` along `search`'s equal-cost predecessors, ties by :meth:`_pick`."""
@@ -652,7 +656,7 @@ class Router:
         nodes = self._walk(search, first, last, source, target)
         if self._dims is not None:
             nodes = self._reroute(nodes)
-        found = tuple(nodes), tuple(self._pin(nodes, source, target))
+        found = tuple(nodes), self._pin(nodes, source, target)
         if self.routing != "ecmp_hash" and not self._bundles:
             self._middles[first, last] = found
         return found
@@ -692,15 +696,6 @@ class Router:
         self._paths[key] = route
         return route
 
-    def _pins(self, nodes: tuple, source: Hashable, target: Hashable) -> tuple[int, ...]:
-        """:meth:`_pin` as a tuple, shared by all stretches of one length where nothing is bundled."""
-        if self._bundles:
-            return tuple(self._pin(nodes, source, target))
-        pins = self._unpinned.get(len(nodes))
-        if pins is None:
-            pins = self._unpinned[len(nodes)] = (0,) * (len(nodes) - 1)
-        return pins
-
     def stretches(self, source: Hashable, target: Hashable) -> tuple[tuple[tuple, tuple], ...]:
         """The route from `source` to `target` as consecutive stretches of ``(nodes, cables)``.
 
@@ -725,17 +720,17 @@ class Router:
             first = self._inside(source, relay, source, target)[:-1] + self._inside(relay, exit_nic, source, target)
             middle = self._fabric_route(exit_nic, entry_nic, source, target)
             last = self._inside(entry_nic, target, source, target)
-            return (first, self._pins(first, source, target)), middle, (last, self._pins(last, source, target))
+            return (first, self._pin(first, source, target)), middle, (last, self._pin(last, source, target))
         tree = self._tree_routes() if self._tree else None
         if tree is not None and source in tree.endpoints and target in tree.endpoints:
             return (tree.route(source, target),)
         if self._stays_inside(source, target):
             nodes = self._inside(source, target, source, target)
-            return ((nodes, self._pins(nodes, source, target)),)
+            return ((nodes, self._pin(nodes, source, target)),)
         nodes = self._searched(source, target)
         if self._dims is not None:
             nodes = self._reroute(nodes)
-        return ((tuple(nodes), self._pins(nodes, source, target)),)
+        return ((tuple(nodes), self._pin(nodes, source, target)),)
 
     def _searched(self, source: Hashable, target: Hashable) -> list:
         """Nodes of the shortest route from `source` to `target` by a search from `source`, or from the only

@@ -396,8 +396,7 @@ class MaxMinLinks:
         self._route_rate_Bps = array("d")
         self._route_limit = array("q")
         self._route_blocker = array("q")
-        self._route_weight: list[float] = []
-        self._kernel_weights = np.zeros(0)
+        self._route_weight = array("d")
         self._route_line = array("q")
         self._route_first = array("q")
         self._route_hops = array("q")
@@ -504,7 +503,7 @@ class MaxMinLinks:
         extend(self._route_rate_Bps, rate)
         extend(self._route_limit, limit)
         extend(self._route_blocker, blocker)
-        self._route_weight.extend(weight.tolist())
+        extend(self._route_weight, weight)
         self._route_line.frombytes(b"\xff" * (8 * len(fresh)))
         extend(self._route_first, len(self._route_flat) + np.cumsum(hops) - hops)
         extend(self._route_hops, hops)
@@ -947,11 +946,8 @@ class MaxMinLinks:
     def _kernel_routes(self) -> tuple:
         """What :func:`simnet.kernel.run` needs of the routes and links: ``(route_first, route_hops, route_flat,
         route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps, weighted)``."""
-        known = len(self._kernel_weights)
-        if known < len(self._route_weight):
-            self._kernel_weights = np.concatenate([self._kernel_weights, np.array(self._route_weight[known:])])
         return (view(self._route_first), view(self._route_hops), view(self._route_flat), view(self._route_latency_s),
-                view(self._route_rate_Bps), view(self._route_limit), self._kernel_weights,
+                view(self._route_rate_Bps), view(self._route_limit), view(self._route_weight),
                 np.asarray(self._bandwidth_Bps, dtype=np.float64), self._weighted)
 
     def _adopt(self, count: int, order: np.ndarray, route: np.ndarray, started_s: np.ndarray, finished_s: np.ndarray,

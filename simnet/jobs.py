@@ -421,6 +421,12 @@ def _runs(keys: np.ndarray) -> np.ndarray:
     return np.append(first, len(keys))
 
 
+def _ranges(lo: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ranges ``lo[i] : lo[i] + counts[i]`` one after another: each element's ``i`` and its index."""
+    owner = np.repeat(np.arange(len(counts)), counts)
+    return owner, np.arange(len(owner)) + np.repeat(lo - (np.cumsum(counts) - counts), counts)
+
+
 def _blocks(link: np.ndarray, job: np.ndarray, jobs: int) -> tuple[np.ndarray, np.ndarray]:
     """The runs of equal (link, job) in arrays sorted by both: each run's key ``link * jobs + job`` and
     :func:`_runs`."""
@@ -481,9 +487,7 @@ def _intersect_blocks(a_block: np.ndarray, a_start: np.ndarray, a_end: np.ndarra
                             side="right")
     last = np.searchsorted(a_base + np.searchsorted(times, a_start), b_base + np.searchsorted(times, b_end),
                            side="left")
-    counts = np.maximum(last - first, 0)
-    b = np.repeat(np.arange(len(b_start)), counts)
-    a = np.arange(len(b)) + np.repeat(first - (np.cumsum(counts) - counts), counts)
+    b, a = _ranges(first, np.maximum(last - first, 0))
     start = np.maximum(a_start[a], b_start[b])
     end = np.minimum(a_end[a], b_end[b])
     keep = end > start
@@ -522,7 +526,8 @@ def interference(network: Network, usage: tuple[np.ndarray, ...], limits: tuple[
     u_link, u_flow, u_start, u_end, u_rate = usage
     l_link, l_flow, l_start, l_end = limits
     u_job, l_job = owner[u_flow], owner[l_flow]
-    on = np.zeros((len(network.links), len(names)), dtype=bool)
+    jobs = len(names)
+    on = np.zeros((len(network.links), jobs), dtype=bool)
     on[u_link, u_job] = True
     busy = np.flatnonzero(on.sum(axis=1) >= 2)
     l_keep = np.isin(l_link, busy)
@@ -532,22 +537,17 @@ def interference(network: Network, usage: tuple[np.ndarray, ...], limits: tuple[
     l_order = np.lexsort((l_job[l_keep], l_link[l_keep]))
     u = [array[u_keep][u_order] for array in (u_link, u_job, u_start, u_end, u_rate)]
     lim = [array[l_keep][l_order] for array in (l_link, l_job, l_start, l_end)]
-    u_key, u_first = _blocks(u[0], u[1], len(names))
-    l_key, l_first = _blocks(lim[0], lim[1], len(names))
+    u_key, u_first = _blocks(u[0], u[1], jobs)
+    l_key, l_first = _blocks(lim[0], lim[1], jobs)
     p_key, p_start, p_end = _merge_blocks(u_key, u_first, u[2], u[3])
     h_key, h_start, h_end = _merge_blocks(l_key, l_first, lim[2], lim[3])
-    jobs = len(names)
     u_link_of = u_key // jobs
     u_lo = np.searchsorted(u_link_of, l_key // jobs, side="left")
-    counts = np.searchsorted(u_link_of, l_key // jobs, side="right") - u_lo
-    t_held = np.repeat(np.arange(len(l_key)), counts)
-    t_user = np.arange(len(t_held)) + np.repeat(u_lo - (np.cumsum(counts) - counts), counts)
+    t_held, t_user = _ranges(u_lo, np.searchsorted(u_link_of, l_key // jobs, side="right") - u_lo)
     mine = u_key[t_user] % jobs != l_key[t_held] % jobs
     t_held, t_user = t_held[mine], t_user[mine]
     p_lo = np.searchsorted(p_key, u_key[t_user], side="left")
-    p_counts = np.searchsorted(p_key, u_key[t_user], side="right") - p_lo
-    row_of = np.repeat(np.arange(len(t_held)), p_counts)
-    b = np.arange(len(row_of)) + np.repeat(p_lo - (np.cumsum(p_counts) - p_counts), p_counts)
+    row_of, b = _ranges(p_lo, np.searchsorted(p_key, u_key[t_user], side="right") - p_lo)
     piece_b, s_start, s_end = _intersect_blocks(np.searchsorted(l_key, h_key), h_start, h_end, t_held[row_of],
                                                 p_start[b], p_end[b])
     triple = row_of[piece_b]

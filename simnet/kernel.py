@@ -16,9 +16,11 @@ completed schedule, and hand it more transfers (:func:`simnet.jobs.run_jobs`):
   start, finish and are issued there before it touches them, and a transfer's release and completion
   write only its own columns.
 * Progressive filling pops links by ``(share, link)``, a total order, so any binary heap pops them in
-  the order of :func:`heapq`. Every component is filled afresh where the Python model may remember its
-  allocation (the allocation of a multiset of routes is the same either way, see
-  :meth:`~simnet.links.MaxMinLinks._reshare`); a flow alone on its links gets its lone rate, as there.
+  the order of :func:`heapq`. Under equal sharing the allocation of a component is a function of the
+  multiset of its routes (:meth:`~simnet.links.MaxMinLinks._reshare`), so the loop remembers it, as the
+  Python model does: per sorted tuple of routes, in an open-addressed table over a pool of per-flow rates
+  and bottlenecks (:func:`_recall`, :func:`_keep`), forgotten whole when full. Which components either model
+  remembers does not change a float. A flow alone on its links gets its lone rate, as there.
 * There is no array path: the array paths of the Python model give the loop's floats.
 
 ``tests/test_kernel.py`` runs both engines on every Hypothesis topology with random waves of transfers,
@@ -45,6 +47,11 @@ from numba.typed import List
 __all__ = ["run"]
 
 _FINISHING, _STARTING, _ISSUED, _REDUCED = 0, 1, 2, 3
+_REMEMBERED_FLOWS = 2**17
+"""Flows whose allocation the loop remembers at most (their components' routes, rates and bottlenecks), as the
+Python model's :data:`simnet.links.FLOWS_REMEMBERED`; a component of more than half as many is filled every time."""
+_REMEMBERED_COMPONENTS = 2**16
+"""Slots of the table of remembered components (a power of two, at most half of them used)."""
 
 
 @intrinsic
@@ -304,8 +311,64 @@ def _fill(links, nlinks, link_head, holder_next, holder_flow, link_count, capaci
                     total[other] = count[other]
 
 
+_ROUTE_SHIFT = 31
+"""A component's key packs each flow as ``route << _ROUTE_SHIFT | flow`` (flows are int32)."""
+
+
+@njit(cache=True, inline="always")
+def _digest(keys, size):
+    """FNV-1a over the routes of the first `size` packed `keys` (sorted): the multiset of a component's routes."""
+    digest = np.uint64(14695981039346656037)
+    for position in range(size):
+        digest = (digest ^ np.uint64(keys[position] >> _ROUTE_SHIFT)) * np.uint64(1099511628211)
+    return digest
+
+
+@njit(cache=True, inline="always")
+def _recall(memo_digest, memo_start, memo_size, memo_route, keys, size, digest):
+    """Where the allocation of the routes of `keys` starts in the remembered pool, or -1 if it is not kept."""
+    mask = np.uint64(len(memo_size) - 1)
+    index = np.int64(digest & mask)
+    while memo_size[index] != 0:
+        if memo_digest[index] == digest and memo_size[index] == size:
+            start = memo_start[index]
+            same = True
+            for position in range(size):
+                if memo_route[start + position] != keys[position] >> _ROUTE_SHIFT:
+                    same = False
+                    break
+            if same:
+                return start
+        index = np.int64((np.uint64(index) + np.uint64(1)) & mask)
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _keep(memo_digest, memo_start, memo_size, memo_route, memo_rate, memo_limit, keys, size, digest, slot_of,
+          out_rate, out_limit, entries, used):
+    """Remember the allocation just filled for the component of `keys` (forgetting every other first when the
+    table is half full or the pool has no room); returns the new ``(entries, used)``."""
+    if 2 * (entries + 1) > len(memo_size) or used + size > len(memo_route):
+        memo_size[:] = 0
+        entries = used = 0
+    mask = np.uint64(len(memo_size) - 1)
+    index = np.int64(digest & mask)
+    while memo_size[index] != 0:
+        index = np.int64((np.uint64(index) + np.uint64(1)) & mask)
+    memo_digest[index] = digest
+    memo_start[index] = used
+    memo_size[index] = size
+    flow_mask = (1 << _ROUTE_SHIFT) - 1
+    for position in range(size):
+        slot = slot_of[keys[position] & flow_mask]
+        memo_route[used + position] = keys[position] >> _ROUTE_SHIFT
+        memo_rate[used + position] = out_rate[slot]
+        memo_limit[used + position] = out_limit[slot]
+    return entries + 1, used + size
+
+
 _DONE, _COMPLETED, _BOUND, _UNREACHABLE = 0, 1, 2, 3
-_EVENTS, _FREE, _HISTORY, _SUBMITTED, _BLOCKED, _STAMP, _COMPLETIONS = range(7)
+_EVENTS, _FREE, _HISTORY, _SUBMITTED, _BLOCKED, _STAMP, _COMPLETIONS, _MEMO_ENTRIES, _MEMO_USED = range(9)
 
 
 @njit(cache=True)
@@ -328,34 +391,38 @@ def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, 
      capacity_Bps) = routes
     (slot_of, queue_next, place, kind_of, heap_flow, heap_time, blocked, order, passing, handing, finished,
      started_s, finished_s, free_slots, slot_remaining, slot_rate, slot_since, slot_limit, seen_slot, fixed,
-     out_rate, out_limit, holders, component_flows, allocated, holder_prev, holder_next, holder_flow, touched,
-     busy, queue_head, queue_tail, link_head, link_tail, link_count, seen_link, cap, count_left, total, heap_keys,
-     heap_links, component_links, stack, job_left, completed) = state
+     out_rate, out_limit, holders, component_flows, component_keys, allocated, holder_prev, holder_next,
+     holder_flow, touched, busy, queue_head, queue_tail, link_head, link_tail, link_count, seen_link, cap, count_left,
+     total, heap_keys, heap_links, component_links, stack, memo_digest, memo_start, memo_size, memo_route, memo_rate,
+     memo_limit, job_left, completed) = state
     # The caller holds every array for the whole call; the loop works on views of them that own nothing.
     (
         initial, route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, ready_s,
         issue_s, end_s, flow_job, route_first, route_hops, route_flat, route_latency_s, route_rate_Bps,
         route_limit, route_weight, capacity_Bps, slot_of, queue_next, place, kind_of, heap_flow, heap_time,
         blocked, order, passing, handing, finished, started_s, finished_s, free_slots, slot_remaining, slot_rate,
-        slot_since, slot_limit, seen_slot, fixed, out_rate, out_limit, holders, component_flows, allocated,
-        holder_prev, holder_next, holder_flow, touched, busy, queue_head, queue_tail, link_head, link_tail,
-        link_count, seen_link, cap, count_left, total, heap_keys, heap_links, component_links, stack, job_left,
-        completed,
+        slot_since, slot_limit, seen_slot, fixed, out_rate, out_limit, holders, component_flows, component_keys,
+        allocated, holder_prev, holder_next, holder_flow, touched, busy, queue_head, queue_tail, link_head,
+        link_tail, link_count, seen_link, cap, count_left, total, heap_keys, heap_links, component_links, stack,
+        memo_digest, memo_start, memo_size, memo_route, memo_rate, memo_limit, job_left, completed,
     ) = _unowned((
         initial, route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, ready_s,
         issue_s, end_s, flow_job, route_first, route_hops, route_flat, route_latency_s, route_rate_Bps,
         route_limit, route_weight, capacity_Bps, slot_of, queue_next, place, kind_of, heap_flow, heap_time,
         blocked, order, passing, handing, finished, started_s, finished_s, free_slots, slot_remaining, slot_rate,
-        slot_since, slot_limit, seen_slot, fixed, out_rate, out_limit, holders, component_flows, allocated,
-        holder_prev, holder_next, holder_flow, touched, busy, queue_head, queue_tail, link_head, link_tail,
-        link_count, seen_link, cap, count_left, total, heap_keys, heap_links, component_links, stack, job_left,
-        completed,
+        slot_since, slot_limit, seen_slot, fixed, out_rate, out_limit, holders, component_flows, component_keys,
+        allocated, holder_prev, holder_next, holder_flow, touched, busy, queue_head, queue_tail, link_head,
+        link_tail, link_count, seen_link, cap, count_left, total, heap_keys, heap_links, component_links, stack,
+        memo_digest, memo_start, memo_size, memo_route, memo_rate, memo_limit, job_left, completed,
     ))
     history_flow, history_limit, history_s, history_rate = _unowned(
         (history_ints[0], history_ints[1], history_reals[0], history_reals[1]))
     nevents, nfree, nhistory = counters[_EVENTS], counters[_FREE], counters[_HISTORY]
     submitted, nblocked, stamp = counters[_SUBMITTED], counters[_BLOCKED], counters[_STAMP]
     ncompleted = completions = counters[_COMPLETIONS]
+    nmemo, memo_used = counters[_MEMO_ENTRIES], counters[_MEMO_USED]
+    remembers = not weighted and len(memo_size) > 0
+    flow_mask = (1 << _ROUTE_SHIFT) - 1
     # Three buffers of one slot per transfer, each shared by two lists of distinct transfers: the flows that
     # finish (from the front) and start (from the back) in one pass of an instant; those done (front) and
     # issued (back) at an instant; those finished at an instant, and later those released.
@@ -576,10 +643,31 @@ def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, 
                                     stack[depth] = other
                                     depth += 1
                         node = holder_next[node]
-                _sort(component_links, 0, nlinks_found)
-                _fill(component_links, nlinks_found, link_head, holder_next, holder_flow, link_count, capacity_Bps,
-                      route, route_first, route_hops, route_flat, route_weight, weighted, cap, count_left, total,
-                      slot_of, fixed, stamp, out_rate, out_limit, heap_keys, heap_links, holders)
+                remember = remembers and 2 * nflows_found <= len(memo_route)
+                start = -1
+                if remember:
+                    for position in range(nflows_found):
+                        flow = component_flows[position]
+                        component_keys[position] = (np.int64(route[flow]) << _ROUTE_SHIFT) | flow
+                    _sort(component_keys, 0, nflows_found)
+                    digest = _digest(component_keys, nflows_found)
+                    start = _recall(memo_digest, memo_start, memo_size, memo_route, component_keys, nflows_found,
+                                    digest)
+                if start >= 0:
+                    for position in range(nflows_found):
+                        slot = slot_of[component_keys[position] & flow_mask]
+                        out_rate[slot] = memo_rate[start + position]
+                        out_limit[slot] = memo_limit[start + position]
+                else:
+                    _sort(component_links, 0, nlinks_found)
+                    _fill(component_links, nlinks_found, link_head, holder_next, holder_flow, link_count,
+                          capacity_Bps, route, route_first, route_hops, route_flat, route_weight, weighted, cap,
+                          count_left, total, slot_of, fixed, stamp, out_rate, out_limit, heap_keys, heap_links,
+                          holders)
+                    if remember:
+                        nmemo, memo_used = _keep(memo_digest, memo_start, memo_size, memo_route, memo_rate,
+                                                 memo_limit, component_keys, nflows_found, digest, slot_of, out_rate,
+                                                 out_limit, nmemo, memo_used)
                 _sort(component_flows, 0, nflows_found)
                 allocated[nallocated:nallocated + nflows_found] = component_flows[:nflows_found]
                 nallocated += nflows_found
@@ -637,6 +725,7 @@ def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, 
     counters[_EVENTS], counters[_FREE], counters[_HISTORY] = nevents, nfree, nhistory
     counters[_SUBMITTED], counters[_BLOCKED], counters[_STAMP] = submitted, nblocked, stamp
     counters[_COMPLETIONS] = ncompleted
+    counters[_MEMO_ENTRIES], counters[_MEMO_USED] = nmemo, memo_used
     return now, status
 
 
@@ -670,7 +759,7 @@ class Loop:
     """
 
     def __init__(self, nlinks: int) -> None:
-        self.counters = np.zeros(7, dtype=np.int64)
+        self.counters = np.zeros(9, dtype=np.int64)
         self.history_ints, self.history_reals = _history()
         self.width = 1
         self._transfers = self._slots = self._lines = self._jobs = 0
@@ -681,6 +770,12 @@ class Loop:
             "total": np.zeros(nlinks, dtype=np.float64), "heap_keys": np.zeros(nlinks, dtype=np.float64),
             "heap_links": np.zeros(nlinks, dtype=np.int32), "component_links": np.zeros(nlinks, dtype=np.int32),
             "stack": np.zeros(nlinks, dtype=np.int32),
+            "memo_digest": np.zeros(_REMEMBERED_COMPONENTS, dtype=np.uint64),
+            "memo_start": np.zeros(_REMEMBERED_COMPONENTS, dtype=np.int64),
+            "memo_size": np.zeros(_REMEMBERED_COMPONENTS, dtype=np.int32),
+            "memo_route": np.zeros(_REMEMBERED_FLOWS, dtype=np.int64),
+            "memo_rate": np.zeros(_REMEMBERED_FLOWS, dtype=np.float64),
+            "memo_limit": np.zeros(_REMEMBERED_FLOWS, dtype=np.int32),
         }
         for name, kind, fill in _PER_TRANSFER + _PER_SLOT + _PER_LINE + _PER_JOB:
             self._arrays[name] = np.empty(0, dtype=kind)
@@ -805,17 +900,18 @@ _PER_SLOT = (
     ("free_slots", np.int32, None), ("slot_remaining", np.float64, 0.0), ("slot_rate", np.float64, 0.0),
     ("slot_since", np.float64, 0.0), ("slot_limit", np.int32, 0), ("seen_slot", np.int64, 0),
     ("fixed", np.int64, 0), ("out_rate", np.float64, 0.0), ("out_limit", np.int32, 0), ("holders", np.int32, 0),
-    ("component_flows", np.int32, 0), ("allocated", np.int32, 0),
+    ("component_flows", np.int32, 0), ("component_keys", np.int64, 0), ("allocated", np.int32, 0),
 )
 _PER_LINE = (("busy", np.bool_, False), ("queue_head", np.int32, -1), ("queue_tail", np.int32, -1))
 _PER_JOB = (("job_left", np.int64, 0), ("completed", np.int32, 0))
 _STATE = (
     "slot_of", "queue_next", "place", "kind_of", "heap_flow", "heap_time", "blocked", "order", "passing",
     "handing", "finished", "started_s", "finished_s", "free_slots", "slot_remaining", "slot_rate", "slot_since",
-    "slot_limit", "seen_slot", "fixed", "out_rate", "out_limit", "holders", "component_flows", "allocated",
-    "holder_prev", "holder_next", "holder_flow", "touched", "busy", "queue_head", "queue_tail", "link_head",
-    "link_tail", "link_count", "seen_link", "cap", "count_left", "total", "heap_keys", "heap_links",
-    "component_links", "stack", "job_left", "completed",
+    "slot_limit", "seen_slot", "fixed", "out_rate", "out_limit", "holders", "component_flows", "component_keys",
+    "allocated", "holder_prev", "holder_next", "holder_flow", "touched", "busy", "queue_head", "queue_tail",
+    "link_head", "link_tail", "link_count", "seen_link", "cap", "count_left", "total", "heap_keys", "heap_links",
+    "component_links", "stack", "memo_digest", "memo_start", "memo_size", "memo_route", "memo_rate", "memo_limit",
+    "job_left", "completed",
 )
 """The order of :func:`_loop`'s `state`."""
 

@@ -76,6 +76,86 @@ def test_nccl_and_hierarchical_schedules_on_dgx_h100_servers_match(monkeypatch, 
     assert mine.critical_path().equals(theirs.critical_path())
 
 
+@pytest.mark.parametrize("flows,components", [(0, 1), (4, 2), (24, 4), (96, 64)])
+@pytest.mark.parametrize("algorithm,params", [("nccl_ring", {"channels": 4}), ("nccl_tree", {"channels": 2})])
+def test_remembered_allocations_give_the_fill_of_the_engine(monkeypatch, flows, components, algorithm, params):
+    """The loop remembers the allocation of a component's multiset of routes; with room for none, with so little
+    room that most components are too large to keep and the table is forgotten over and over, and with room
+    to hit, the traces are those of the Python engine."""
+    monkeypatch.setattr(kernel, "_REMEMBERED_FLOWS", flows)
+    monkeypatch.setattr(kernel, "_REMEMBERED_COMPONENTS", components)
+    loops = []
+
+    class Recorded(kernel.Loop):
+        def __init__(self, nlinks: int) -> None:
+            super().__init__(nlinks)
+            loops.append(self)
+
+    monkeypatch.setattr(kernel, "Loop", Recorded)
+    net = Network(cluster("dgx_h100", 4, fabric="switch", fabric_params={"bandwidth_Bps": 48e9, "latency_s": 1e-6}))
+    chosen = ALGORITHMS[algorithm]
+    schedule = chosen.build(32, 4 * MIB, **chosen.resolved(net, 4 * MIB, params))
+    mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, schedule))
+    assert_same_run(mine, theirs)
+    (loop,) = loops
+    assert loop.counters[kernel._MEMO_USED] <= flows
+    assert 2 * loop.counters[kernel._MEMO_ENTRIES] <= components
+    if flows in (0, 96):
+        assert (loop.counters[kernel._MEMO_ENTRIES] > 0) == (flows > 0)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=st.data(), room=st.sampled_from([(4, 2), (24, 4), (96, 64)]))
+def test_remembered_allocations_on_random_runs_give_the_fill_of_the_engine(monkeypatch, data, room):
+    """Random waves of transfers on every Hypothesis topology, whose components mix flows of different rates
+    and bottlenecks, with little room to remember them: the traces are those of the Python engine."""
+    monkeypatch.setattr(kernel, "_REMEMBERED_FLOWS", room[0])
+    monkeypatch.setattr(kernel, "_REMEMBERED_COMPONENTS", room[1])
+    net, schedule, options = random_run(data, stragglers=True)
+    mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, schedule, **options))
+    assert_same_run(mine, theirs)
+
+
+def test_a_remembered_allocation_is_found_only_for_the_same_routes():
+    """A component is recalled by the sorted routes of its flows, whatever their numbers: a digest that
+    collides with another multiset's, or the same routes in a different count, is not a match; a full table
+    is forgotten before the next component is kept."""
+    memo = {"digest": np.zeros(4, dtype=np.uint64), "start": np.zeros(4, dtype=np.int64),
+            "size": np.zeros(4, dtype=np.int32), "route": np.zeros(8, dtype=np.int64),
+            "rate": np.zeros(8), "limit": np.zeros(8, dtype=np.int32)}
+    tables = tuple(memo[name] for name in ("digest", "start", "size", "route", "rate", "limit"))
+
+    def packed(*pairs):
+        return np.array(sorted((route << kernel._ROUTE_SHIFT) | flow for route, flow in pairs), dtype=np.int64)
+
+    slot_of = np.arange(8, dtype=np.int32)
+    out_rate = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])
+    out_limit = np.arange(10, 18, dtype=np.int32)
+    kept = packed((7, 0), (3, 1), (7, 2))
+    digest = np.uint64(kernel._digest(kept, 3))
+    entries, used = kernel._keep(*tables, kept, 3, digest, slot_of, out_rate, out_limit, 0, 0)
+    assert (entries, used) == (1, 3)
+    assert memo["route"][:3].tolist() == [3, 7, 7]
+    assert memo["rate"][:3].tolist() == [2.0, 1.0, 3.0] and memo["limit"][:3].tolist() == [11, 10, 12]
+
+    same_routes = packed((7, 5), (3, 4), (7, 6))
+    assert kernel._digest(same_routes, 3) == digest
+    assert kernel._recall(*tables[:4], same_routes, 3, digest) == 0
+    other_routes = packed((7, 0), (4, 1), (7, 2))
+    assert kernel._recall(*tables[:4], other_routes, 3, digest) == -1
+    assert kernel._recall(*tables[:4], same_routes[:2], 2, np.uint64(kernel._digest(same_routes, 2))) == -1
+
+    entries, used = kernel._keep(*tables, other_routes, 3, digest, slot_of, out_rate, out_limit, entries, used)
+    assert (entries, used) == (2, 6)
+    assert kernel._recall(*tables[:4], other_routes, 3, digest) == 3
+    assert kernel._recall(*tables[:4], same_routes, 3, digest) == 0
+    entries, used = kernel._keep(*tables, same_routes[:1], 1, np.uint64(kernel._digest(same_routes, 1)), slot_of, out_rate,
+                                 out_limit, entries, used)
+    assert (entries, used) == (1, 1)
+    assert kernel._recall(*tables[:4], same_routes, 3, digest) == -1
+
+
 def test_a_rail_optimised_cluster_under_rtt_weighted_sharing_matches(monkeypatch):
     """The preset 32-server DGX H100 cluster's fabric (NIC rails, leaf-spine) with weighted sharing, whose
     sums depend on the order flows joined a link."""

@@ -760,27 +760,14 @@ class Simulation:
         As :attr:`Trace.limits`, with flows numbered across schedules (:attr:`Trace.flows`).
         """
         link, flow, start, end = self._links.limits()
-        started, issue = self._links.started_s, self._issue_s
-        waits = [(blocker, f, issue[f], started[f]) for f, blocker in self._links.blocked_by.items()
-                 if started[f] > issue[f]]
-        if not waits:
+        waited, blocker = self._links.waits()
+        started = np.asarray(self._links.started_s, dtype=float)[waited]
+        issue = view(self._issue_s)[waited]
+        late = started > issue
+        if not late.any():
             return link, flow, start, end
-        extra = [np.array(column) for column in zip(*waits)]
-        return (np.concatenate([link, extra[0]]).astype(int), np.concatenate([flow, extra[1]]).astype(int),
-                np.concatenate([start, extra[2]]), np.concatenate([end, extra[3]]))
-
-    def _blocked(self, lo: int, hi: int) -> np.ndarray:
-        """The link each transfer ``lo .. hi - 1`` queued for (:attr:`LinkModel.blocked_by`), -1 if none."""
-        blocked = self._links.blocked_by
-        if len(blocked) > hi - lo:
-            return np.fromiter((blocked.get(f, -1) for f in range(lo, hi)), dtype=int, count=hi - lo)
-        links = np.full(hi - lo, -1, dtype=int)
-        if blocked:
-            flow = np.fromiter(blocked.keys(), dtype=int, count=len(blocked))
-            link = np.fromiter(blocked.values(), dtype=int, count=len(blocked))
-            mine = (flow >= lo) & (flow < hi)
-            links[flow[mine] - lo] = link[mine]
-        return links
+        return (np.concatenate([link, blocker[late]]).astype(int), np.concatenate([flow, waited[late]]).astype(int),
+                np.concatenate([start, issue[late]]), np.concatenate([end, started[late]]))
 
     def _trace(self, job: _Job) -> Trace:
         """The trace of `job`, which has just finished.
@@ -809,7 +796,7 @@ class Simulation:
             start_s=column(self._links.started_s),
             arrive_s=column(self._links.finished_s),
             end_s=column(self._end_s),
-            blocked_by=self._blocked(lo, hi),
+            blocked_by=self._links.queued_for(range(lo, hi)),
             _links=self._links,
             _flows=range(lo, hi),
         )

@@ -150,6 +150,34 @@ class LinkModel(Protocol):
     def limits(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
         """Intervals during which a link held a flow below its lone rate: arrays ``(link, flow, start_s, end_s)``."""
 
+    def waits(self) -> tuple[np.ndarray, np.ndarray]:
+        """The flows that queued before they could start, in the order they started, and the link each queued
+        for (:attr:`blocked_by` as two arrays)."""
+
+    def queued_for(self, flows: range) -> np.ndarray:
+        """Per flow of `flows`, the link it queued for (:attr:`blocked_by`), -1 if none."""
+
+
+def _waits(blocked: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The keys and values of `blocked` as two arrays, in its order."""
+    return (np.fromiter(blocked.keys(), dtype=np.int64, count=len(blocked)),
+            np.fromiter(blocked.values(), dtype=np.int64, count=len(blocked)))
+
+
+def _queued_for(flows: range, blocked: dict[int, int] | None,
+                waits: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """Per flow of `flows`, the link it queued for, -1 if none, from the `waits` arrays or else the `blocked`
+    dict (looked up flow by flow when it holds more flows than `flows`: one of many jobs)."""
+    if waits is None:
+        if len(blocked) > len(flows):
+            return np.fromiter((blocked.get(f, -1) for f in flows), dtype=int, count=len(flows))
+        waits = _waits(blocked)
+    flow, link = waits
+    links = np.full(len(flows), -1, dtype=int)
+    mine = (flow >= flows.start) & (flow < flows.stop)
+    links[flow[mine] - flows.start] = link[mine]
+    return links
+
 
 def _segments(rows: list[tuple[int, int, float, float, float]]) -> tuple[np.ndarray, ...]:
     if not rows:
@@ -307,6 +335,14 @@ class FifoLinks:
         :attr:`blocked_by`). Arrays ``(link, flow, start_s, end_s)``, empty."""
         return _limit_arrays([])
 
+    def waits(self) -> tuple[np.ndarray, np.ndarray]:
+        """The flows that waited for a link, in the order they were reserved, and the link each waited for."""
+        return _waits(self.blocked_by)
+
+    def queued_for(self, flows: range) -> np.ndarray:
+        """Per flow of `flows`, the link it waited for (:attr:`blocked_by`), -1 if none."""
+        return _queued_for(flows, self.blocked_by, None)
+
 
 class MaxMinLinks:
     """Flow-level max-min fair sharing of links (progressive filling), SimGrid CM02 style.
@@ -422,7 +458,26 @@ class MaxMinLinks:
         self._history_rate_Bps = array("d")
         self._history_limit = array("i")
         self.started_s = array("d")
-        self.blocked_by: dict[int, int] = {}
+        self._blocked_by: dict[int, int] | None = {}
+        self._waits: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def blocked_by(self) -> dict[int, int]:
+        """Flow -> link it queued for before it could start (:class:`LinkModel`); after the compiled loop
+        (:meth:`_adopt`) made from :meth:`waits` when first asked for."""
+        if self._blocked_by is None:
+            flows, links = self._waits
+            self._blocked_by = dict(zip(flows.tolist(), links.tolist()))
+        return self._blocked_by
+
+    def waits(self) -> tuple[np.ndarray, np.ndarray]:
+        """The flows that queued for their connection, in the order they started draining, and the link each
+        queued for (:attr:`blocked_by` as two arrays)."""
+        return self._waits if self._waits is not None else _waits(self._blocked_by)
+
+    def queued_for(self, flows: range) -> np.ndarray:
+        """Per flow of `flows`, the link it queued for (:attr:`blocked_by`), -1 if none."""
+        return _queued_for(flows, self._blocked_by, self._waits)
 
     def reserve(self, count: int) -> None:
         """Make room for flows up to ``count - 1`` (flow ids are consecutive from 0)."""
@@ -966,8 +1021,8 @@ class MaxMinLinks:
         self.started_s, self.finished_s = started_s, finished_s
         self._history_flow, self._history_s = history_flow, history_s
         self._history_rate_Bps, self._history_limit = history_rate_Bps, history_limit
-        blocker = view(self._route_blocker)
-        self.blocked_by = dict(zip(blocked.tolist(), blocker[route[blocked]].tolist()))
+        self._waits = (blocked, view(self._route_blocker)[route[blocked]])
+        self._blocked_by = None
 
     def _drains(self, flows: range | None = None) -> tuple[np.ndarray, ...]:
         """Intervals of constant rate: arrays ``(flow, route, start_s, end_s, rate_Bps, limit)``.

@@ -254,3 +254,29 @@ def test_interning_empty_routes_needs_no_links_and_a_bad_link_numbers_nothing():
             two.intern([(0,), (5,)])
     assert two.intern([(1,), (0,)]).tolist() == [0, 1]
     assert two._route_links == [(1,), (0,)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(blocked=st.dictionaries(st.integers(0, 40), st.integers(0, 9), max_size=30),
+       lo=st.integers(0, 40), length=st.integers(0, 40))
+def test_the_links_flows_queued_for_read_the_same_from_a_dict_and_from_arrays(blocked, lo, length):
+    """The waits of a simulation run in Python (a dict in the order flows queued) and of one run by the compiled
+    loop (two arrays in that order) answer alike: every wait in order, and per flow of any range its link or -1,
+    whether the range holds fewer flows than the dict (looked up one by one) or more."""
+    python = MaxMinLinks(np.ones(10), np.zeros(10), lambda _: None)
+    python.blocked_by.update(blocked)
+    compiled = MaxMinLinks(np.ones(10), np.zeros(10), lambda _: None)
+    compiled._waits = (np.fromiter(blocked, dtype=np.int64, count=len(blocked)),
+                       np.fromiter(blocked.values(), dtype=np.int64, count=len(blocked)))
+    compiled._blocked_by = None
+    flows = range(lo, lo + length)
+    expected = [blocked.get(flow, -1) for flow in flows]
+    for links in (python, compiled):
+        waited, link = links.waits()
+        assert list(zip(waited.tolist(), link.tolist())) == list(blocked.items())
+        assert links.queued_for(flows).tolist() == expected
+    assert list(compiled.blocked_by.items()) == list(blocked.items())
+    fifo = FifoLinks(np.ones(10), np.zeros(10), lambda _: None)
+    fifo.blocked_by.update(blocked)
+    assert fifo.queued_for(flows).tolist() == expected
+    assert list(zip(*(column.tolist() for column in fifo.waits()))) == list(blocked.items())

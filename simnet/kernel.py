@@ -90,11 +90,25 @@ def _grown(values, size, need):
 
 
 @njit(cache=True, inline="always")
-def _sort(values, low, high):
-    """Sort ``values[low:high]`` in place (by insertion when short: no view, no recursion)."""
-    if high - low > 24:
-        values[low:high].sort()
-        return
+def _sift(values, low, root, size):
+    """Move ``values[low + root]`` down the max-heap of the `size` values from `low` until it is in place."""
+    value = values[low + root]
+    while True:
+        child = 2 * root + 1
+        if child >= size:
+            break
+        if child + 1 < size and values[low + child + 1] > values[low + child]:
+            child += 1
+        if values[low + child] <= value:
+            break
+        values[low + root] = values[low + child]
+        root = child
+    values[low + root] = value
+
+
+@njit(cache=True, inline="always")
+def _insertion(values, low, high):
+    """Sort the short ``values[low:high]`` in place by insertion."""
     for i in range(low + 1, high):
         value = values[i]
         j = i - 1
@@ -102,6 +116,69 @@ def _sort(values, low, high):
             values[j + 1] = values[j]
             j -= 1
         values[j + 1] = value
+
+
+@njit(cache=True)
+def _introsort(values, low, high, depth):
+    """Sort ``values[low:high]`` in place: quicksort on a median of three, a range by heapsort once it lies
+    `depth` splits deep (``n log n`` on any order with a depth of twice the size's logarithm), short ranges by
+    insertion."""
+    ranges = np.empty((64, 3), dtype=np.int64)
+    ranges[0, 0], ranges[0, 1], ranges[0, 2] = low, high, depth
+    stacked = 1
+    while stacked:
+        stacked -= 1
+        low, high, depth = ranges[stacked, 0], ranges[stacked, 1], ranges[stacked, 2]
+        while high - low > _SHORT:
+            if depth == 0:
+                size = high - low
+                for root in range(size // 2 - 1, -1, -1):
+                    _sift(values, low, root, size)
+                for last in range(size - 1, 0, -1):
+                    values[low], values[low + last] = values[low + last], values[low]
+                    _sift(values, low, 0, last)
+                break
+            depth -= 1
+            first, middle, last = values[low], values[(low + high) >> 1], values[high - 1]
+            if first > middle:
+                first, middle = middle, first
+            if middle > last:
+                middle = first if first > last else last
+            i, j = low, high - 1
+            while True:
+                while values[i] < middle:
+                    i += 1
+                while values[j] > middle:
+                    j -= 1
+                if i >= j:
+                    break
+                values[i], values[j] = values[j], values[i]
+                i += 1
+                j -= 1
+            split = j + 1
+            if split - low < high - split:
+                ranges[stacked, 0], ranges[stacked, 1], ranges[stacked, 2] = split, high, depth
+                high = split
+            else:
+                ranges[stacked, 0], ranges[stacked, 1], ranges[stacked, 2] = low, split, depth
+                low = split
+            stacked += 1
+        else:
+            _insertion(values, low, high)
+
+
+_SHORT = 24
+"""Ranges of at most this many values are sorted by insertion."""
+
+
+@njit(cache=True, inline="always")
+def _sort(values, low, high):
+    """Sort ``values[low:high]`` in place (by insertion when short; Numba's quicksort, a median of three without
+    a fallback, took quadratic time on the flows NVLSTree issues at one instant)."""
+    if high - low > _SHORT:
+        _introsort(values, low, high, 2 * int(np.log2(high - low)))
+    else:
+        _insertion(values, low, high)
 
 
 @njit(cache=True, inline="always")

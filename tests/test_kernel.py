@@ -352,3 +352,48 @@ def test_a_loop_that_grows_keeps_every_links_holders_in_order():
     free = int(loop.counters[kernel._FREE])
     assert sorted(arrays["free_slots"][:free].tolist()) == list(range(3, 9))
     assert (arrays["link_head"][[1, 2, 4]] == -1).all()
+
+
+@settings(max_examples=200, deadline=None)
+@given(size=st.integers(0, 300), pattern=st.sampled_from(["drawn", "sorted", "reversed", "organ pipe"]),
+       data=st.data())
+def test_the_loops_sort_sorts_any_range_of_any_order(size, pattern, data):
+    """``_sort`` sorts ``values[low:high]`` in place and leaves the rest alone, on drawn values (duplicates
+    included), sorted, reversed and organ-pipe orders, short (insertion) and long (introsort) ranges; so does
+    the introsort when it turns to heapsort after 0 to 3 splits."""
+    values = data.draw(st.lists(st.integers(-2**31, 2**31 - 1) | st.integers(0, 3), min_size=size, max_size=size))
+    if pattern == "sorted":
+        values = sorted(values)
+    elif pattern == "reversed":
+        values = sorted(values, reverse=True)
+    elif pattern == "organ pipe":
+        values = sorted(values)[::2] + sorted(values)[1::2][::-1]
+    low = data.draw(st.integers(0, len(values)))
+    high = data.draw(st.integers(low, len(values)))
+    expected = values[:low] + sorted(values[low:high]) + values[high:]
+    array = np.array(values, dtype=np.int64)
+    kernel._sort(array, low, high)
+    assert array.tolist() == expected
+    if high - low > kernel._SHORT:
+        depth = data.draw(st.integers(0, 3), label="depth before heapsort")
+        array = np.array(values, dtype=np.int64)
+        kernel._introsort(array, low, high, depth)
+        assert array.tolist() == expected
+
+
+def test_the_loops_sort_sorts_the_order_its_event_heap_pops_equal_times_in():
+    """Flows popped from the event heap at one time, as an instant collects them (from the back of a buffer):
+    the order on which Numba's own quicksort takes quadratic time (``docs/performance.md``, round fifteen)."""
+    count = 4096
+    heap_flow, heap_time = np.zeros(count, dtype=np.int32), np.zeros(count)
+    place = np.full(count, -1, dtype=np.int32)
+    size = 0
+    for flow in range(count):
+        size = kernel._schedule(heap_flow, heap_time, place, size, flow, 1.0)
+    popped = np.empty(count, dtype=np.int32)
+    for position in range(count - 1, -1, -1):
+        popped[position] = heap_flow[0]
+        size = kernel._unschedule(heap_flow, heap_time, place, size)
+    assert sorted(popped.tolist()) == list(range(count))
+    kernel._sort(popped, 0, count)
+    assert popped.tolist() == list(range(count))

@@ -3,7 +3,7 @@
 Run from the repository root::
 
     PYTHONPATH=. python benchmarks/nccl_ring_32_nodes.py                  # 32 servers, 8 GiB (about 4 M transfers)
-    PYTHONPATH=. python benchmarks/nccl_ring_32_nodes.py --nodes 8 --size 2GiB   # the test's case
+    PYTHONPATH=. python benchmarks/nccl_ring_32_nodes.py --nodes 8 --size 2GiB   # 8 servers, 2 GiB
 
 The machine is :func:`simnet.calibration.calibrated_cluster` with ``pxn=True`` (8
 leaves, one per rail, 4 spines, NDR at NCCL's 96 % of 400 Gb/s, NVLink at

@@ -51,7 +51,8 @@ _REMEMBERED_FLOWS = 2**17
 """Flows whose allocation the loop remembers at most (their components' routes, rates and bottlenecks), as the
 Python model's :data:`simnet.links.FLOWS_REMEMBERED`; a component of more than half as many is filled every time."""
 _REMEMBERED_COMPONENTS = 2**16
-"""Slots of the table of remembered components (a power of two, at most half of them used)."""
+"""Slots of the table of remembered components (a power of two of at least 2, so that probing ends: at most half
+of them are used)."""
 
 
 @intrinsic
@@ -836,6 +837,9 @@ class Loop:
     """
 
     def __init__(self, nlinks: int) -> None:
+        if _REMEMBERED_COMPONENTS < 2 or _REMEMBERED_COMPONENTS & (_REMEMBERED_COMPONENTS - 1):
+            raise ValueError(f"the table of remembered components needs a power of two of at least 2 slots, "
+                             f"got {_REMEMBERED_COMPONENTS}")
         self.counters = np.zeros(9, dtype=np.int64)
         self.history_ints, self.history_reals = _history()
         self.width = 1

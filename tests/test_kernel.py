@@ -76,7 +76,7 @@ def test_nccl_and_hierarchical_schedules_on_dgx_h100_servers_match(monkeypatch, 
     assert mine.critical_path().equals(theirs.critical_path())
 
 
-@pytest.mark.parametrize("flows,components", [(0, 1), (4, 2), (24, 4), (96, 64)])
+@pytest.mark.parametrize("flows,components", [(0, 2), (4, 2), (24, 4), (96, 64)])
 @pytest.mark.parametrize("algorithm,params", [("nccl_ring", {"channels": 4}), ("nccl_tree", {"channels": 2})])
 def test_remembered_allocations_give_the_fill_of_the_engine(monkeypatch, flows, components, algorithm, params):
     """The loop remembers the allocation of a component's multiset of routes; with room for none, with so little
@@ -117,6 +117,14 @@ def test_remembered_allocations_on_random_runs_give_the_fill_of_the_engine(monke
     assert_same_run(mine, theirs)
 
 
+@pytest.mark.parametrize("components", [0, 1, 3, 6])
+def test_a_table_of_remembered_components_that_probing_could_not_end_in_is_refused(monkeypatch, components):
+    """Open addressing ends because the table is a power of two of at least 2 slots and at most half full."""
+    monkeypatch.setattr(kernel, "_REMEMBERED_COMPONENTS", components)
+    with pytest.raises(ValueError, match=f"power of two of at least 2 slots, got {components}"):
+        kernel.Loop(4)
+
+
 def test_a_remembered_allocation_is_found_only_for_the_same_routes():
     """A component is recalled by the sorted routes of its flows, whatever their numbers: a digest that
     collides with another multiset's, or the same routes in a different count, is not a match; a full table
@@ -150,8 +158,8 @@ def test_a_remembered_allocation_is_found_only_for_the_same_routes():
     assert (entries, used) == (2, 6)
     assert kernel._recall(*tables[:4], other_routes, 3, digest) == 3
     assert kernel._recall(*tables[:4], same_routes, 3, digest) == 0
-    entries, used = kernel._keep(*tables, same_routes[:1], 1, np.uint64(kernel._digest(same_routes, 1)), slot_of, out_rate,
-                                 out_limit, entries, used)
+    alone = np.uint64(kernel._digest(same_routes, 1))
+    entries, used = kernel._keep(*tables, same_routes[:1], 1, alone, slot_of, out_rate, out_limit, entries, used)
     assert (entries, used) == (1, 1)
     assert kernel._recall(*tables[:4], same_routes, 3, digest) == -1
 

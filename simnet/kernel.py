@@ -184,8 +184,21 @@ def _sort(values, low, high):
 
 @njit(cache=True, inline="always")
 def _least_child(heap_time, size, at):
-    """The earliest of the up to four children of position `at` in the 4-ary heap of `size` events, or -1."""
+    """The earliest of the up to four children of position `at` in the 4-ary heap of `size` events (the first of
+    equals), or -1. Four children are compared in pairs without branches to mispredict."""
     first = 4 * at + 1
+    if first + 3 < size:
+        early = heap_time[first]
+        left = first
+        other = heap_time[first + 1]
+        if other < early:
+            left, early = first + 1, other
+        late = heap_time[first + 2]
+        right = first + 2
+        other = heap_time[first + 3]
+        if other < late:
+            right, late = first + 3, other
+        return right if late < early else left
     if first >= size:
         return -1
     least = first

@@ -405,3 +405,16 @@ def test_the_loops_sort_sorts_the_order_its_event_heap_pops_equal_times_in():
     assert sorted(popped.tolist()) == list(range(count))
     kernel._sort(popped, 0, count)
     assert popped.tolist() == list(range(count))
+
+
+@settings(max_examples=300, deadline=None)
+@given(times=st.lists(st.sampled_from([0.0, 1.0, 2.0, np.inf]) | st.floats(0, 10), min_size=1, max_size=40),
+       size=st.integers(1, 40), at=st.integers(0, 10))
+def test_the_event_heaps_least_child_is_the_first_of_the_earliest(times, size, at):
+    """Of the up to four children ``4 at + 1 ..`` of a position within the heap's `size` events, the earliest,
+    the first of equal times (so the heap's order does not depend on how the children are compared), or -1."""
+    size = min(size, len(times))
+    children = range(4 * at + 1, min(4 * at + 5, size))
+    expected = min(children, key=lambda child: (times[child], child)) if len(children) else -1
+    assert kernel._least_child(np.array(times), size, at) == expected
+    assert kernel._least_child(np.array([5.0, 1.0, 1.0, 1.0, 1.0]), 5, 0) == 1

@@ -158,7 +158,7 @@ class LinkModel(Protocol):
         """Per flow of `flows`, the link it queued for (:attr:`blocked_by`), -1 if none."""
 
 
-def _waits(blocked: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+def _dict_waits(blocked: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
     """The keys and values of `blocked` as two arrays, in its order."""
     return (np.fromiter(blocked.keys(), dtype=np.int64, count=len(blocked)),
             np.fromiter(blocked.values(), dtype=np.int64, count=len(blocked)))
@@ -171,7 +171,7 @@ def _queued_for(flows: range, blocked: dict[int, int] | None,
     if waits is None:
         if len(blocked) > len(flows):
             return np.fromiter((blocked.get(f, -1) for f in flows), dtype=int, count=len(flows))
-        waits = _waits(blocked)
+        waits = _dict_waits(blocked)
     flow, link = waits
     links = np.full(len(flows), -1, dtype=int)
     mine = (flow >= flows.start) & (flow < flows.stop)
@@ -337,7 +337,7 @@ class FifoLinks:
 
     def waits(self) -> tuple[np.ndarray, np.ndarray]:
         """The flows that waited for a link, in the order they were reserved, and the link each waited for."""
-        return _waits(self.blocked_by)
+        return _dict_waits(self.blocked_by)
 
     def queued_for(self, flows: range) -> np.ndarray:
         """Per flow of `flows`, the link it waited for (:attr:`blocked_by`), -1 if none."""
@@ -473,7 +473,7 @@ class MaxMinLinks:
     def waits(self) -> tuple[np.ndarray, np.ndarray]:
         """The flows that queued for their connection, in the order they started draining, and the link each
         queued for (:attr:`blocked_by` as two arrays)."""
-        return self._waits if self._waits is not None else _waits(self._blocked_by)
+        return self._waits if self._waits is not None else _dict_waits(self._blocked_by)
 
     def queued_for(self, flows: range) -> np.ndarray:
         """Per flow of `flows`, the link it queued for (:attr:`blocked_by`), -1 if none."""

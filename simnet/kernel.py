@@ -174,8 +174,9 @@ _SHORT = 24
 
 @njit(cache=True, inline="always")
 def _sort(values, low, high):
-    """Sort ``values[low:high]`` in place (by insertion when short; Numba's quicksort, a median of three without
-    a fallback, took quadratic time on the flows NVLSTree issues at one instant)."""
+    """Sort ``values[low:high]`` in place: by insertion when short, else by :func:`_introsort` (Numba's own
+    quicksort, a median of three without a fallback, took quadratic time on the order in which the event heap
+    pops the flows of one instant)."""
     if high - low > _SHORT:
         _introsort(values, low, high, 2 * int(np.log2(high - low)))
     else:
@@ -185,7 +186,8 @@ def _sort(values, low, high):
 @njit(cache=True, inline="always")
 def _least_child(heap_time, size, at):
     """The earliest of the up to four children of position `at` in the 4-ary heap of `size` events (the first of
-    equals), or -1. Four children are compared in pairs without branches to mispredict."""
+    equals), or -1. Four children are compared in two pairs, then the pairs' winners: selections the compiler
+    can make without branches, which the data would mispredict."""
     first = 4 * at + 1
     if first + 3 < size:
         early = heap_time[first]

@@ -748,10 +748,11 @@ def _depths(parents: Sequence[int | None]) -> list[int]:
     return depth
 
 
-def _tree_batches(edges: list[tuple[int, int, int, int, int]], builder: ScheduleBuilder, op: str, stage: str,
-                  upward: bool) -> None:
-    """Send ``(depth, slot, src, dst, piece)`` edges level by level, one batch per (depth, sibling slot)."""
-    if not edges:
+def _tree_batches(edges: list[tuple[int, int, int, int, int]] | np.ndarray, builder: ScheduleBuilder, op: str,
+                  stage: str, upward: bool) -> None:
+    """Send ``(depth, slot, src, dst, piece)`` edges (rows) level by level, one batch per (depth, sibling slot),
+    each batch in the edges' order."""
+    if len(edges) == 0:
         return
     array = np.array(edges, dtype=np.int64)
     depth, slot = array[:, 0], array[:, 1]
@@ -816,16 +817,19 @@ def nccl_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
     builder = ScheduleBuilder(chunk_bytes, nranks)
     up, down = [], []
     for parents, chunks in trees:
-        depth, slot = _depths(parents), _slots(parents)
-        for rank, parent in enumerate(parents):
-            if parent is None:
-                continue
-            for chunk in chunks:
-                piece = builder.piece((chunk,))
-                up.append((depth[rank], slot[rank], rank, parent, piece))
-                down.append((depth[rank], slot[rank], parent, rank, piece))
-    _tree_batches(up, builder, "reduce", "reduce", upward=True)
-    _tree_batches(down, builder, "copy", "broadcast", upward=False)
+        ranks = np.array([rank for rank, parent in enumerate(parents) if parent is not None], dtype=np.int64)
+        if not len(ranks):
+            continue
+        parent = np.array([parents[rank] for rank in ranks.tolist()], dtype=np.int64)
+        depth, slot = np.array(_depths(parents))[ranks], np.array(_slots(parents))[ranks]
+        pieces = np.array([builder.piece((chunk,)) for chunk in chunks], dtype=np.int64)
+        edge = [np.repeat(column, len(pieces)) for column in (depth, slot, ranks, parent)]
+        piece = np.tile(pieces, len(ranks))
+        up.append(np.stack([edge[0], edge[1], edge[2], edge[3], piece], axis=1))
+        down.append(np.stack([edge[0], edge[1], edge[3], edge[2], piece], axis=1))
+    for edges, op, stage, upward in ((up, "reduce", "reduce", True), (down, "copy", "broadcast", False)):
+        _tree_batches(np.concatenate(edges) if edges else np.zeros((0, 5), dtype=np.int64), builder, op, stage,
+                      upward)
     params = dict(gpus_per_node=g, channels=channels, protocol=protocol, intra=intra, max_pieces=max_pieces,
                   version=version)
     schedule = builder.schedule("allreduce", "nccl_tree", params)

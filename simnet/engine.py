@@ -761,7 +761,7 @@ class Simulation:
         """
         link, flow, start, end = self._links.limits()
         waited, blocker = self._links.waits()
-        started = np.asarray(self._links.started_s, dtype=float)[waited]
+        started = view(self._links.started_s)[waited]
         issue = view(self._issue_s)[waited]
         late = started > issue
         if not late.any():

@@ -823,10 +823,10 @@ def nccl_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
         parent = np.array([parents[rank] for rank in ranks.tolist()], dtype=np.int64)
         depth, slot = np.array(_depths(parents))[ranks], np.array(_slots(parents))[ranks]
         pieces = np.array([builder.piece((chunk,)) for chunk in chunks], dtype=np.int64)
-        edge = [np.repeat(column, len(pieces)) for column in (depth, slot, ranks, parent)]
-        piece = np.tile(pieces, len(ranks))
-        up.append(np.stack([edge[0], edge[1], edge[2], edge[3], piece], axis=1))
-        down.append(np.stack([edge[0], edge[1], edge[3], edge[2], piece], axis=1))
+        edges = np.stack([*(np.repeat(column, len(pieces)) for column in (depth, slot, ranks, parent)),
+                          np.tile(pieces, len(ranks))], axis=1)
+        up.append(edges)
+        down.append(edges[:, [0, 1, 3, 2, 4]])
     for edges, op, stage, upward in ((up, "reduce", "reduce", True), (down, "copy", "broadcast", False)):
         _tree_batches(np.concatenate(edges) if edges else np.zeros((0, 5), dtype=np.int64), builder, op, stage,
                       upward)

@@ -406,6 +406,8 @@ def _fill(links, nlinks, link_head, holder_next, holder_flow, link_count, capaci
 
 _ROUTE_SHIFT = 31
 """A component's key packs each flow as ``route << _ROUTE_SHIFT | flow`` (flows are int32)."""
+_FLOW_MASK = (1 << _ROUTE_SHIFT) - 1
+"""The flow of a packed key: ``key & _FLOW_MASK``."""
 
 
 @njit(cache=True, inline="always")
@@ -451,9 +453,8 @@ def _keep(memo_digest, memo_start, memo_size, memo_route, memo_rate, memo_limit,
     memo_digest[index] = digest
     memo_start[index] = used
     memo_size[index] = size
-    flow_mask = (1 << _ROUTE_SHIFT) - 1
     for position in range(size):
-        slot = slot_of[keys[position] & flow_mask]
+        slot = slot_of[keys[position] & _FLOW_MASK]
         memo_route[used + position] = keys[position] >> _ROUTE_SHIFT
         memo_rate[used + position] = out_rate[slot]
         memo_limit[used + position] = out_limit[slot]
@@ -515,7 +516,6 @@ def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, 
     ncompleted = completions = counters[_COMPLETIONS]
     nmemo, memo_used = counters[_MEMO_ENTRIES], counters[_MEMO_USED]
     remembers = not weighted and len(memo_size) > 0
-    flow_mask = (1 << _ROUTE_SHIFT) - 1
     # Three buffers of one slot per transfer, each shared by two lists of distinct transfers: the flows that
     # finish (from the front) and start (from the back) in one pass of an instant; those done (front) and
     # issued (back) at an instant; those finished at an instant, and later those released.
@@ -748,7 +748,7 @@ def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, 
                                     digest)
                 if start >= 0:
                     for position in range(nflows_found):
-                        slot = slot_of[component_keys[position] & flow_mask]
+                        slot = slot_of[component_keys[position] & _FLOW_MASK]
                         out_rate[slot] = memo_rate[start + position]
                         out_limit[slot] = memo_limit[start + position]
                 else:

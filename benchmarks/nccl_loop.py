@@ -4,6 +4,7 @@ Run from the repository root (in each checkout to compare, as ``benchmarks/routi
 
     PYTHONPATH=. python benchmarks/nccl_loop.py                # the three schedules and the sort
     PYTHONPATH=. python benchmarks/nccl_loop.py --fills        # also: components the Python model fills
+    PYTHONPATH=. python benchmarks/nccl_loop.py --quick        # smoke test: 4 servers, 1 MiB, 4096 flows
 
 On the preset ``dgx_h100_ndr_32`` (32 DGX H100, NDR rails), one line per schedule: NVLSTree and NCCL's tree
 (Simple, NCCL's 16 channels) at 1 GiB, NCCL's ring (Simple, 16 channels) at 8 GiB; its transfers, how many
@@ -28,20 +29,32 @@ import time
 
 import numpy as np
 
+from simnet.units import format_size
+
 GiB = 2**30
 SCHEDULES = (("nvls_tree", GiB, {}), ("nccl_tree", GiB, {"protocol": "simple"}),
              ("nccl_ring", 8 * GiB, {"protocol": "simple"}))
 HEAP_FLOWS = 131_072
 
 
-def _schedules(runs: int) -> None:
+def _network(quick: bool):
+    """The preset ``dgx_h100_ndr_32``, or with `quick` 4 DGX H100 on one switch of 48 GB/s and 1 µs."""
+    from simnet.network import Network
+    from simnet.topology import cluster, load
+
+    if quick:
+        return Network(cluster("dgx_h100", 4, fabric="switch", fabric_params={"bandwidth_Bps": 48e9,
+                                                                               "latency_s": 1e-6}))
+    return Network(load("dgx_h100_ndr_32"))
+
+
+def _schedules(runs: int, quick: bool) -> None:
     from simnet.algorithms import ALGORITHMS
     from simnet.engine import simulate
-    from simnet.network import Network
-    from simnet.topology import load
 
-    network = Network(load("dgx_h100_ndr_32"))
+    network = _network(quick)
     for name, size, params in SCHEDULES:
+        size = 2**20 if quick else size
         record = ALGORITHMS[name]
         resolved = record.resolved(network, size, params)
         record.build(network.size, size, **resolved)
@@ -55,12 +68,12 @@ def _schedules(runs: int) -> None:
             trace = simulate(network, schedule)
             walls.append(time.perf_counter() - began)
         queued = int((trace.blocked_by >= 0).sum())
-        print(f"{name:10s} {size // GiB} GiB  transfers {len(schedule):>9,}  queued {queued:>9,}  "
+        print(f"{name:10s} {format_size(size)}  transfers {len(schedule):>9,}  queued {queued:>9,}  "
               f"time {trace.time_s * 1e3:.6f} ms  build {build_s:5.2f} s  simulate {statistics.median(walls):6.2f} s",
               flush=True)
 
 
-def _sort() -> None:
+def _sort(flows: int) -> None:
     from numba import njit
 
     from simnet import kernel
@@ -86,23 +99,21 @@ def _sort() -> None:
     def loops(values):
         kernel._sort(values, 0, len(values))
 
-    order = popped(HEAP_FLOWS)
+    order = popped(flows)
     for label, sort in (("ndarray.sort()", numbas), ("simnet.kernel._sort", loops)):
         sort(order[:64].copy())
         values = order.copy()
         began = time.perf_counter()
         sort(values)
         wall = time.perf_counter() - began
-        assert (values == np.arange(HEAP_FLOWS)).all()
-        print(f"sort {HEAP_FLOWS:,} flows in heap order  {label:20s} {wall * 1e3:9.2f} ms", flush=True)
+        assert (values == np.arange(flows)).all()
+        print(f"sort {flows:,} flows in heap order  {label:20s} {wall * 1e3:9.2f} ms", flush=True)
 
 
-def _fills() -> None:
+def _fills(quick: bool) -> None:
     import simnet.links as links
     from simnet.algorithms import ALGORITHMS
     from simnet.engine import simulate
-    from simnet.network import Network
-    from simnet.topology import load
 
     counts = {"fills": 0, "reshares": 0}
     fill, reshare = links.MaxMinLinks._fill, links.MaxMinLinks._reshare
@@ -116,12 +127,12 @@ def _fills() -> None:
         return reshare(self, *args)
 
     links.MaxMinLinks._fill, links.MaxMinLinks._reshare = counted_fill, counted_reshare
-    network = Network(load("dgx_h100_ndr_32"))
-    record, size = ALGORITHMS["nccl_ring"], 64 * 2**20
+    network = _network(quick)
+    record, size = ALGORITHMS["nccl_ring"], 2**20 if quick else 64 * 2**20
     schedule = record.build(network.size, size, **record.resolved(network, size, {"protocol": "simple"}))
     simulate(network, schedule, compiled=False)
-    print(f"nccl_ring 64 MiB in the Python model: transfers {len(schedule):,}, re-shares {counts['reshares']:,}, "
-          f"components filled {counts['fills']:,}", flush=True)
+    print(f"nccl_ring {format_size(size)} in the Python model: transfers {len(schedule):,}, "
+          f"re-shares {counts['reshares']:,}, components filled {counts['fills']:,}", flush=True)
 
 
 def main(argv: list[str]) -> int:
@@ -129,11 +140,12 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="simulations timed per schedule (median)")
     parser.add_argument("--fills", action="store_true", help="also count the Python model's fills (slow)")
+    parser.add_argument("--quick", action="store_true", help="4 servers, 1 MiB schedules, 4096 flows to sort, one run")
     args = parser.parse_args(argv)
-    _schedules(args.runs)
-    _sort()
+    _schedules(1 if args.quick else args.runs, args.quick)
+    _sort(4096 if args.quick else HEAP_FLOWS)
     if args.fills:
-        _fills()
+        _fills(args.quick)
     return 0
 
 

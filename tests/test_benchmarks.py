@@ -1,6 +1,7 @@
 """The benchmark script stays runnable: its smoke-test sizes, in a subprocess (no timing is asserted)."""
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -82,3 +83,31 @@ def test_the_phases_of_a_small_ring_beside_the_same_tree_report_the_closed_form_
         fields = line.split()
         assert "setup" in fields and "schedule_peak_MB" in fields
         assert float(fields[fields.index("simulated") + 1]) == pytest.approx(expected, rel=1e-8)
+
+
+def test_the_nccl_loop_benchmark_reports_the_engines_times_and_sorts():
+    """`benchmarks/nccl_loop.py --quick --fills`: each schedule's simulated time is what `simulate` gives on its
+    network, both sorts sort (the script checks), and the Python model fills no more components than it
+    re-shares."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "nccl_loop.py"), "--quick", "--fills"],
+        capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=300, check=True,
+    )
+    lines = result.stdout.splitlines()
+    assert len(lines) == 6 and [line.split()[0] for line in lines[:5]] == [
+        "nvls_tree", "nccl_tree", "nccl_ring", "sort", "sort"]
+    spec = importlib.util.spec_from_file_location("nccl_loop", ROOT / "benchmarks" / "nccl_loop.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    from simnet.algorithms import ALGORITHMS
+    from simnet.engine import simulate
+
+    network = script._network(True)
+    for line, (name, _, params) in zip(lines, script.SCHEDULES):
+        record = ALGORITHMS[name]
+        schedule = record.build(network.size, 2**20, **record.resolved(network, 2**20, params))
+        assert f"time {simulate(network, schedule).time_s * 1e3:.6f} ms" in line
+    reshares, fills = (int(number.replace(",", "")) for number in
+                       re.search(r"re-shares ([\d,]+), components filled ([\d,]+)", lines[5]).groups())
+    assert 0 < fills <= reshares

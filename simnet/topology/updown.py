@@ -50,9 +50,10 @@ trees. IPPS '95, 37-44.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 
 import networkx as nx
+import numpy as np
 
 from simnet.errors import TopologyError
 from simnet.topology.contract import separate_cables
@@ -131,6 +132,7 @@ class UpDown:
                 mask |= (1 << self._bit[child]) if child in self._bit else self._reach[child]
             self._reach[node] = mask
         self._mirrors: dict[Hashable, dict] = {}
+        self._tables: _Tables | None = None
 
     @property
     def endpoints(self) -> dict:
@@ -208,3 +210,152 @@ class UpDown:
             nodes.append(node)
             cables.append(cable)
         return tuple(nodes), tuple(cables)
+
+    def routes(self, sources: Sequence[Hashable], targets: Sequence[Hashable]) -> tuple[list, np.ndarray, np.ndarray]:
+        """:meth:`route` of many pairs of endpoints at once, as arrays.
+
+        Under d-mod-k every pair climbs and descends together, one level per step, on
+        tables of the up- and down-ports; under SimGrid's rule each pair is routed by
+        :meth:`route`. A pair without an up/down route raises as :meth:`route` would.
+
+        Returns
+        -------
+        nodes : list
+            The nodes the arrays number.
+        hops : numpy.ndarray of int64, shape (pairs, width + 1)
+            Number in `nodes` of each node of each route, padded with -1.
+        cables : numpy.ndarray of int64, shape (pairs, width)
+            Cable of each hop, padded with -1.
+        """
+        tables = self._arrays()
+        source = np.fromiter(map(tables.ids.__getitem__, sources), dtype=np.int64, count=len(sources))
+        target = np.fromiter(map(tables.ids.__getitem__, targets), dtype=np.int64, count=len(targets))
+        if self._simgrid:
+            return tables.nodes, *_padded([self.route(s, t) for s, t in zip(sources, targets)], tables.ids)
+        climbed, climb_cables, top = self._climbs(tables, source, target)
+        rows = np.arange(len(source))
+        length = (climbed >= 0).sum(axis=1) - 1
+        width = climbed.shape[1] - 1 + int(tables.level.max(initial=0)) + 1
+        hops = np.full((len(source), width + 1), -1, dtype=np.int64)
+        cables = np.full((len(source), width), -1, dtype=np.int64)
+        hops[:, :climbed.shape[1]] = climbed
+        cables[:, :climb_cables.shape[1]] = climb_cables
+        distinct, local = np.unique(target, return_inverse=True)
+        own, own_cables = self._climbs(tables, distinct, distinct, top=True)[:2]
+        node, at = top, length.copy()
+        moving = node != target
+        while moving.any():
+            row, here = rows[moving], node[moving]
+            goal, place = target[moving], local[moving]
+            position = tables.level[here] + 1
+            inside = position < own.shape[1]
+            hit = np.zeros(len(row), dtype=bool)
+            hit[inside] = own[place[inside], position[inside]] == here[inside]
+            lower = np.empty(len(row), dtype=np.int64)
+            cable = np.empty(len(row), dtype=np.int64)
+            lower[hit] = own[place[hit], position[hit] - 1]
+            cable[hit] = own_cables[place[hit], position[hit] - 1]
+            miss = ~hit
+            if miss.any():
+                children = tables.down_child[here[miss]]
+                first = _below(tables, children, goal[miss][:, None]).argmax(axis=1)
+                lower[miss] = children[np.arange(len(first)), first]
+                cable[miss] = tables.index[goal[miss]] % tables.down_bundle[here[miss], first]
+            at[moving] += 1
+            hops[row, at[moving]] = lower
+            cables[row, at[moving] - 1] = cable
+            node[moving] = lower
+            moving = node != target
+        used = int(at.max(initial=0))
+        return tables.nodes, hops[:, :used + 1], cables[:, :used]
+
+    def _climbs(self, tables: _Tables, source: np.ndarray, target: np.ndarray, *, top: bool = False):
+        """:meth:`_climb` of many pairs: nodes (padded with -1), cables and the last node of each climb."""
+        node = source.copy()
+        divisor = np.ones(len(source), dtype=np.int64)
+        index = tables.index[target]
+        steps, pins = [node.copy()], []
+        moving = tables.up_count[node] > 0 if top else ~_below(tables, node, target)
+        while moving.any():
+            here = node[moving]
+            count = tables.up_count[here]
+            if not top and (count == 0).any():
+                stuck = np.flatnonzero(moving)[count == 0][0]
+                self._climb(tables.nodes[source[stuck]], tables.nodes[target[stuck]],
+                            int(tables.index[target[stuck]]), top=False)
+            port = (index[moving] // divisor[moving]) % count
+            parent = tables.up_parent[here, port]
+            divisor[moving] *= count
+            step = np.full(len(node), -1, dtype=np.int64)
+            pin = np.full(len(node), -1, dtype=np.int64)
+            step[moving], pin[moving] = parent, tables.up_cable[here, port]
+            node[moving] = parent
+            steps.append(step)
+            pins.append(pin)
+            moving[moving] = (tables.up_count[parent] > 0) if top else ~_below(tables, parent, target[moving])
+        cables = np.stack(pins, axis=1) if pins else np.zeros((len(node), 0), dtype=np.int64)
+        return np.stack(steps, axis=1), cables, node
+
+    def _arrays(self) -> _Tables:
+        """The port tables of :meth:`routes`, built on first use."""
+        if self._tables is None:
+            self._tables = _Tables(self)
+        return self._tables
+
+
+class _Tables:
+    """An :class:`UpDown`'s ports as arrays: nodes numbered endpoints first, then switches in level order."""
+
+    def __init__(self, updown: UpDown) -> None:
+        endpoints = list(updown._index)
+        switches = sorted(updown._level, key=updown._level.__getitem__)
+        self.nodes = [*endpoints, *switches]
+        self.ids = ids = {node: i for i, node in enumerate(self.nodes)}
+        self.endpoints = len(endpoints)
+        size = len(self.nodes)
+        self.level = np.array([-1] * len(endpoints) + [updown._level[s] for s in switches], dtype=np.int64)
+        self.index = np.zeros(size, dtype=np.int64)
+        self.index[:len(endpoints)] = [updown._index[e] for e in endpoints]
+        self.bit = np.full(size, -1, dtype=np.int64)
+        self.bit[:len(endpoints)] = [updown._bit[e] for e in endpoints]
+        up_width = max((len(updown._up.get(n, ())) for n in self.nodes), default=0)
+        self.up_count = np.array([len(updown._up.get(n, ())) for n in self.nodes], dtype=np.int64)
+        self.up_parent = np.full((size, max(up_width, 1)), -1, dtype=np.int64)
+        self.up_cable = np.full((size, max(up_width, 1)), -1, dtype=np.int64)
+        for n, node in enumerate(self.nodes):
+            for p, (parent, cable) in enumerate(updown._up.get(node, ())):
+                self.up_parent[n, p], self.up_cable[n, p] = ids[parent], cable
+        down_width = max((len(updown._down[s]) for s in switches), default=0)
+        self.down_child = np.full((size, max(down_width, 1)), -1, dtype=np.int64)
+        self.down_bundle = np.ones((size, max(down_width, 1)), dtype=np.int64)
+        for s in switches:
+            ports = updown._down[s]
+            bundle: dict = {}
+            for child, cable in ports:
+                bundle[child] = max(bundle.get(child, 0), cable + 1)
+            for j, (child, _) in enumerate(ports):
+                self.down_child[ids[s], j], self.down_bundle[ids[s], j] = ids[child], bundle[child]
+        words = max(1, -(-len(updown._bit) // 64))
+        self.reach = np.zeros((len(switches), words), dtype=np.uint64)
+        for row, s in enumerate(switches):
+            self.reach[row] = np.frombuffer(updown._reach.get(s, 0).to_bytes(8 * words, "little"), dtype="<u8")
+
+
+def _below(tables: _Tables, node: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Whether each `target` endpoint is `node` or reachable from it going down only (:meth:`UpDown._above`)."""
+    node, target = np.broadcast_arrays(node, target)
+    bit = tables.bit[target]
+    row = node - tables.endpoints
+    word = tables.reach[np.maximum(row, 0), bit >> 6]
+    return (node == target) | ((row >= 0) & (((word >> (bit & 63).astype(np.uint64)) & np.uint64(1)) == 1))
+
+
+def _padded(routes: list[tuple[tuple, tuple]], ids: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Routes of nodes and cables as the padded arrays of :meth:`UpDown.routes`."""
+    width = max((len(cables) for _, cables in routes), default=0)
+    hops = np.full((len(routes), width + 1), -1, dtype=np.int64)
+    cables = np.full((len(routes), width), -1, dtype=np.int64)
+    for row, (nodes, pins) in enumerate(routes):
+        hops[row, :len(nodes)] = [ids[node] for node in nodes]
+        cables[row, :len(pins)] = pins
+    return hops, cables

@@ -154,3 +154,30 @@ def test_dmodk_on_a_graph_without_levels_is_an_error_naming_the_routing():
     with pytest.raises(TopologyError, match="no up/down route") as error:
         Router(torus([4], B, LAT), routing="dmodk").path("gpu0", "gpu2")
     assert error.value.path == "routing"
+
+
+@pytest.mark.parametrize("simgrid", [False, True])
+@pytest.mark.parametrize(
+    "graph",
+    [
+        fat_tree(6, B, LAT),
+        pgft([4, 4, 4], [1, 4, 4], B, LAT),
+        pgft([2, 3, 2], [1, 2, 3], B, LAT, parallel=[1, 2, 2]),
+        leaf_spine(3, 2, 5, B, LAT, parallel=3),
+        cluster("dgx_a100", 9, fabric="fat_tree", fabric_params={"k": 8, "bandwidth_Bps": B, "latency_s": LAT}),
+    ],
+    ids=["fat_tree", "4_ary_3_tree", "pgft_cables", "leaf_spine_cables", "partly_filled"],
+)
+def test_routes_of_many_pairs_at_once_are_route_of_each(graph, simgrid):
+    tree = UpDown(graph, simgrid=simgrid)
+    pairs = [(a, b) for a in tree.endpoints for b in tree.endpoints]
+    nodes, hops, cables = tree.routes([a for a, _ in pairs], [b for _, b in pairs])
+    assert hops.shape[1] == cables.shape[1] + 1
+    for (a, b), row, pins in zip(pairs, hops.tolist(), cables.tolist()):
+        assert (tuple(nodes[n] for n in row if n >= 0), tuple(c for c in pins if c >= 0)) == tree.route(a, b)
+
+
+def test_routes_at_once_raise_where_route_does():
+    with pytest.raises(TopologyError, match="no up/down route") as error:
+        UpDown(torus([4], B, LAT), simgrid=False).routes(["gpu0", "gpu1"], ["gpu1", "gpu2"])
+    assert error.value.path == "routing"

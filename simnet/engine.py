@@ -136,7 +136,7 @@ def _pair_routes(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[li
         return [], np.zeros(0, dtype=np.int64)
     span = int(max(src.max(), dst.max())) + 1
     pairs, inverse = unique_inverse(src.astype(np.int64) * span + dst)
-    return [network.route(*divmod(key, span)) for key in pairs.tolist()], inverse
+    return network.routes(pairs // span, pairs % span), inverse
 
 
 def _routes(network: Network, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, ...]]:

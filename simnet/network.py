@@ -19,12 +19,16 @@ import networkx as nx
 import numpy as np
 
 from simnet.errors import SimnetError, TopologyError
+from simnet.speed import unique_inverse
 from simnet.topology import ROUTINGS, Router, gpus, reduce_efficiency, reducing_switches, separate_cables, validate
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["Network", "BUNDLES"]
+
+_COMPOSED_FROM = 64
+"""Fewest routes to find at once for which :meth:`Network.routes` composes routes from stretches."""
 
 BUNDLES = ("cables", "merged")
 """How a network models a bundle of separate cables: one link per cable, or one merged link."""
@@ -109,6 +113,13 @@ class Network:
         self.routing = self._router.routing
         self._routes: dict[tuple[int, int], tuple[int, ...]] = {}
         self._stretch_links: dict[tuple, tuple[int, ...]] = {}
+        self._rails: tuple[np.ndarray, np.ndarray] | tuple[()] | None = None
+        self._router_nodes: list[Hashable] = []
+        self._router_ids: dict[Hashable, int] = {}
+        self._fabric_codes: tuple[list, np.ndarray, np.ndarray] | None = None
+        self._heads: dict[int, tuple[tuple[int, ...], int] | tuple[()]] = {}
+        self._tails: dict[int, tuple[tuple[int, ...], int] | tuple[()]] = {}
+        self._cable_width = 1 + max((cable for _, _, cable in self.links), default=0)
         self._endpoints: list[Hashable] = []
         self._endpoint_ids: dict[Hashable, int] = {}
         self._reducers: dict[tuple[int, ...], Hashable] = {}
@@ -257,6 +268,140 @@ class Network:
             self._routes[key] = route
         return route
 
+    def routes(self, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, ...]]:
+        """:meth:`route` of every pair ``(src[i], dst[i])`` of endpoints, in order.
+
+        Routes between the rails of two servers over an up/down fabric are composed from their three
+        stretches (:meth:`simnet.topology.Router.stretches`): the first is derived once per source and
+        target rail, the last once per target, and the fabric's middles for all pairs at once
+        (:meth:`simnet.topology.Router.fabric_routes`). Every other pair is routed by :meth:`route`. Each
+        route is the one :meth:`route` gives.
+
+        Raises
+        ------
+        TopologyError
+            As :meth:`route`, for a pair without a route (not necessarily the first such pair in order).
+        """
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        keys = list(zip(src.tolist(), dst.tolist()))
+        found = list(map(self._routes.get, keys))
+        missing = np.array([k for k, route in enumerate(found) if route is None], dtype=np.int64)
+        if len(missing) >= _COMPOSED_FROM:
+            at, composed = self._composed(src[missing], dst[missing])
+            at = missing[at].tolist()
+            self._routes.update(zip(map(keys.__getitem__, at), composed))
+            for k, route in zip(at, composed):
+                found[k] = route
+        return [route if route is not None else self.route(*key) for route, key in zip(found, keys)]
+
+    def _composed(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+        """The routes of the pairs among `src`, `dst` that run between the rails of two servers over an up/down
+        fabric (see :meth:`routes`): their positions in the arguments, and the routes."""
+        none = np.zeros(0, dtype=np.int64), []
+        ranks = len(self.ranks)
+        if self._rails is None:
+            self._rails = self._router.rails(self.ranks) or ()
+        if not self._rails:
+            return none
+        server, rail = self._rails
+        chosen = np.flatnonzero((src < ranks) & (dst < ranks))
+        a, b = src[chosen], dst[chosen]
+        railed = (server[a] >= 0) & (server[b] >= 0) & (server[a] != server[b]) & (rail[a] >= 0) & (rail[b] >= 0)
+        chosen, a, b = chosen[railed], a[railed], b[railed]
+        if len(chosen) == 0:
+            return none
+        rails = int(rail.max()) + 1
+        firsts, first_at = unique_inverse(a * rails + rail[b] if self._router.pxn else a * rails)
+        lasts, last_at = unique_inverse(b)
+        heads = self._ends(self._heads, firsts, a, b, first_at, 0)
+        tails = self._ends(self._tails, lasts, a, b, last_at, 1)
+        usable = np.array([bool(head) for head in heads])[first_at] & np.array([bool(tail) for tail in tails])[last_at]
+        if not usable.all():
+            chosen, first_at, last_at = chosen[usable], first_at[usable], last_at[usable]
+            if len(chosen) == 0:
+                return none
+        exits = np.array([head[1] if head else -1 for head in heads], dtype=np.int64)[first_at]
+        entries = np.array([tail[1] if tail else -1 for tail in tails], dtype=np.int64)[last_at]
+        nodes = self._router_nodes
+        middles, middle_at = unique_inverse(exits * len(nodes) + entries)
+        routed = self._router.fabric_routes([nodes[n] for n in (middles // len(nodes)).tolist()],
+                                           [nodes[n] for n in (middles % len(nodes)).tolist()])
+        if routed is None:
+            return none
+        middle = self._fabric_links(*routed)
+        pieces = (_table([head[0] if head else () for head in heads]), middle, _table([tail[0] if tail else ()
+                                                                                       for tail in tails]))
+        rows = (first_at, middle_at, last_at)
+        lengths = [(piece >= 0).sum(axis=1) for piece in pieces]
+        span = max(piece.shape[1] for piece in pieces) + 1
+        shapes, shape_of = unique_inverse((lengths[0][first_at] * span + lengths[1][middle_at]) * span
+                                          + lengths[2][last_at])
+        positions, routes = [], []
+        for shape, code in enumerate(shapes.tolist()):
+            widths = (code // span // span, code // span % span, code % span)
+            members = np.flatnonzero(shape_of == shape)
+            table = np.concatenate([piece[row[members], :width] for piece, row, width in zip(pieces, rows, widths)],
+                                   axis=1)
+            positions.append(chosen[members])
+            routes.extend(map(tuple, table.tolist()))
+        return np.concatenate(positions), routes
+
+    def _ends(self, kept: dict, keys: np.ndarray, a: np.ndarray, b: np.ndarray, at: np.ndarray, which: int) -> list:
+        """:meth:`_end_stretch` of each of `keys` (kept per key), from a route ``a[k] -> b[k]`` with that key."""
+        found = list(map(kept.get, keys.tolist()))
+        if None in found:
+            pick = _one_of_each(at, len(keys))
+            for k, end in enumerate(found):
+                if end is None:
+                    found[k] = kept[int(keys[k])] = self._end_stretch(int(a[pick[k]]), int(b[pick[k]]), which)
+        return found
+
+    def _end_stretch(self, a: int, b: int, which: int) -> tuple[tuple[int, ...], int] | tuple[()]:
+        """Links of the first (`which` 0) or last (1) stretch of the route from rank `a` to rank `b`, and the
+        number of the NIC where it meets the fabric (see :meth:`routes`); empty where a route of the same
+        source and target rail (first) or target (last) could take another."""
+        stretch = self._router.rail_ends(self.ranks[a], self.ranks[b])[which]
+        if self._router.crosses_bundle(stretch[0]):
+            return ()
+        nic = stretch[0][-1 if which == 0 else 0]
+        kept = self._stretch_links
+        links = kept.get(stretch)
+        if links is None:
+            links = kept[stretch] = self._links_of(stretch)
+        number = self._router_ids.setdefault(nic, len(self._router_nodes))
+        if number == len(self._router_nodes):
+            self._router_nodes.append(nic)
+        return links, number
+
+    def _fabric_links(self, nodes: list, hops: np.ndarray, cables: np.ndarray) -> np.ndarray:
+        """Link indices of padded routes of :meth:`simnet.topology.updown.UpDown.routes` (-1 pads)."""
+        present = cables >= 0
+        pins = np.where(present, cables, 0) if self.bundles == "cables" else np.zeros_like(cables)
+        codes, links = self._fabric_table(nodes)
+        width = self._cable_width
+        key = (hops[:, :-1] * len(nodes) + np.maximum(hops[:, 1:], 0)) * width + pins
+        at = np.minimum(np.searchsorted(codes, key), len(codes) - 1)
+        missing = present & (codes[at] != key)
+        if missing.any():
+            row, hop = np.argwhere(missing)[0]
+            raise KeyError((nodes[hops[row, hop]], nodes[hops[row, hop + 1]], int(pins[row, hop])))
+        return np.where(present, links[at], -1)
+
+    def _fabric_table(self, nodes: list) -> tuple[np.ndarray, np.ndarray]:
+        """Every link between two of `nodes` (an up/down fabric's numbering) as sorted codes ``(u * len(nodes) +
+        v) * width + cable``, and the link of each code (kept for the last `nodes` asked)."""
+        if self._fabric_codes is None or self._fabric_codes[0] is not nodes:
+            number = {node: i for i, node in enumerate(nodes)}
+            u = np.array([number.get(u, -1) for u, _, _ in self.links], dtype=np.int64)
+            v = np.array([number.get(v, -1) for _, v, _ in self.links], dtype=np.int64)
+            cable = np.array([cable for _, _, cable in self.links], dtype=np.int64)
+            inside = np.flatnonzero((u >= 0) & (v >= 0))
+            codes = (u[inside] * len(nodes) + v[inside]) * self._cable_width + cable[inside]
+            order = np.argsort(codes)
+            self._fabric_codes = (nodes, codes[order], inside[order])
+        return self._fabric_codes[1], self._fabric_codes[2]
+
     def _links_of(self, stretch: tuple[tuple, tuple]) -> tuple[int, ...]:
         """Link indices of a stretch ``(nodes, cables)`` of a route."""
         nodes, cables = stretch
@@ -329,3 +474,19 @@ def _efficiency(tiers: tuple[str, ...], tier_efficiency: Mapping[str, float] | N
             raise SimnetError(f"must be a factor in (0, 1], got {factor!r}", path=where)
         factors[[i for i, t in enumerate(tiers) if t == tier]] = float(factor)
     return factors
+
+
+def _one_of_each(group: np.ndarray, groups: int) -> list[int]:
+    """A position of each of `groups` values in `group` (every value present)."""
+    chosen = np.empty(groups, dtype=np.int64)
+    chosen[group] = np.arange(len(group))
+    return chosen.tolist()
+
+
+def _table(rows: list[tuple[int, ...]]) -> np.ndarray:
+    """Tuples of link indices as one array, padded with -1."""
+    width = max(map(len, rows), default=0)
+    table = np.full((len(rows), width), -1, dtype=np.int64)
+    for k, row in enumerate(rows):
+        table[k, :len(row)] = row
+    return table

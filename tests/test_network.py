@@ -1,5 +1,6 @@
 """Tests of simnet.network: ranks, links, routes and tier efficiency."""
 
+import numpy as np
 import pytest
 
 from simnet.engine import simulate
@@ -131,3 +132,56 @@ def test_a_placement_puts_ranks_on_the_gpus_it_lists():
         with pytest.raises(SimnetError) as error:
             Network(graph, ranks=ranks)
         assert error.value.path == path
+
+
+def _bundled_inside(graph):
+    """`graph` with every GPU's PCIe cable to its switch made a bundle of two separate cables."""
+    for u, v, data in list(graph.edges(data=True)):
+        if graph.nodes[u]["kind"] == "gpu" and graph.nodes[v]["kind"] == "switch" and graph.nodes[v].get("host"):
+            for a, b in ((u, v), (v, u)):
+                graph.edges[a, b].update(cables=2, striped=False)
+    return graph
+
+
+FAT_TREE = {"k": 8, "bandwidth_Bps": B, "latency_s": LAT}
+BATCHED = {
+    "a100_partly_filled_fat_tree": lambda: cluster("dgx_a100", 9, fabric="fat_tree", fabric_params=FAT_TREE),
+    "h100_pxn": lambda: cluster("dgx_h100", 3, fabric="fat_tree", fabric_params=FAT_TREE, pxn=True),
+    "a100_leaf_spine_cables": lambda: cluster("dgx_a100", 4, fabric="leaf_spine", fabric_params={
+        "leaves": 4, "spines": 2, "hosts_per_leaf": 8, "bandwidth_Bps": B, "latency_s": LAT, "parallel": 2}),
+    "a100_cables_inside": lambda: _bundled_inside(cluster("dgx_a100", 3, fabric="fat_tree", fabric_params=FAT_TREE)),
+    "switch": lambda: switch(16, B, LAT),
+}
+
+
+@pytest.mark.parametrize("options", [{}, {"bundles": "merged"}, {"routing": "simgrid"}, {"routing": "ecmp_hash"},
+                                     {"routing": "shortest"}], ids=["dmodk", "merged", "simgrid", "hash", "shortest"])
+@pytest.mark.parametrize("name", list(BATCHED))
+def test_routes_of_many_pairs_are_route_of_each(name, options):
+    """Routes composed from stretches (rails over an up/down fabric) and the rest, cold and cached, in any
+    order and with switch endpoints among them, are exactly what route() gives pair by pair."""
+    batched, single = Network(BATCHED[name](), **options), Network(BATCHED[name](), **options)
+    n = batched.size
+    src, dst = np.divmod(np.arange(n * n), n)
+    order = np.random.default_rng(1).permutation(n * n)
+    src, dst = src[order], dst[order]
+    switch_node = next(node for node, kind in batched.graph.nodes(data="kind") if kind == "switch")
+    extra = batched.endpoint(switch_node)
+    assert single.endpoint(switch_node) == extra
+    src, dst = np.append(src, [extra, 0]), np.append(dst, [0, extra])
+    half = len(src) // 2
+    first = batched.routes(src[:half], dst[:half])
+    assert first + batched.routes(src[half:], dst[half:]) == [single.route(a, b) for a, b in zip(src.tolist(),
+                                                                                                 dst.tolist())]
+    assert batched.routes(src, dst)[:half] == first
+
+
+def test_routes_of_a_server_without_a_nic_on_the_rail_raise_as_route_does():
+    graph = cluster("dgx_a100", 2, fabric="fat_tree", fabric_params=FAT_TREE)
+    nic = next(node for node, kind in graph.nodes(data="kind") if kind == "nic" and graph.nodes[node]["rail"] == 3)
+    del graph.nodes[nic]["rail"]
+    network = Network(graph)
+    with pytest.raises(Exception) as single:
+        network.route(3, 11)
+    with pytest.raises(type(single.value), match=str(single.value).split(":")[0]):
+        Network(graph).routes(np.arange(16).repeat(16), np.tile(np.arange(16), 16))

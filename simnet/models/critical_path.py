@@ -39,7 +39,7 @@ def _pair_costs(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.
         inverse, pairs = pd.factorize(keys)
         order = np.argsort(pairs)
     del keys
-    routes = [network.route(*divmod(key, size)) for key in pairs[order].tolist()]
+    routes = network.routes(pairs[order] // size, pairs[order] % size)
     width = max(map(len, routes), default=0)
     links = len(network.latency_s)
     padded = np.full((len(routes), width), links, dtype=np.int64)

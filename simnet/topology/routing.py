@@ -78,6 +78,7 @@ from heapq import heappop, heappush
 from itertools import chain, count
 
 import networkx as nx
+import numpy as np
 
 from simnet.errors import TopologyError
 from simnet.topology.contract import ROUTINGS, separate_cables
@@ -696,6 +697,63 @@ class Router:
         self._paths[key] = route
         return route
 
+    def rails(self, nodes: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray] | None:
+        """Server and rail of each node as integers (-1 where it has none), for routing many pairs at once; None
+        where :meth:`fabric_routes` cannot serve them (no up/down fabric, or ties hashed per route).
+
+        A route between the rails of two servers is three stretches (:meth:`stretches`): the first depends
+        only on its source (and with :attr:`pxn` on the target's rail), the last only on its target, the
+        middle only on the NICs they end and start at, unless a stretch inside a server crosses a bundle of
+        separate cables (:meth:`crosses_bundle`), whose cable each route's target picks.
+        """
+        if not self._tree or self.routing == "ecmp_hash":
+            return None
+        servers: dict[Hashable, int] = {}
+        rails: dict[Hashable, int] = {}
+        server = [servers.setdefault(self._host[n], len(servers)) if n in self._host else -1 for n in nodes]
+        rail = [rails.setdefault(self._rail[n], len(rails)) if n in self._rail else -1 for n in nodes]
+        return np.array(server, dtype=np.int64), np.array(rail, dtype=np.int64)
+
+    def crosses_bundle(self, nodes: Sequence[Hashable]) -> bool:
+        """Whether a path of `nodes` crosses a bundle of separate cables (whose cable :meth:`_pin` picks per
+        route)."""
+        return bool(self._bundles) and any((u, v) in self._bundles for u, v in zip(nodes, nodes[1:]))
+
+    def fabric_routes(self, firsts: Sequence[Hashable], lasts: Sequence[Hashable]):
+        """The fabric's up/down routes between many pairs of its endpoints (NICs of a cluster) at once, as
+        :meth:`simnet.topology.updown.UpDown.routes`; None where the fabric has no up/down rule or one of
+        them is not its endpoint."""
+        if not self._tree:
+            return None
+        tree = self._tree_routes()
+        if not all(node in tree.endpoints for node in chain(set(firsts), set(lasts))):
+            return None
+        return tree.routes(firsts, lasts)
+
+    def rail_ends(self, source: Hashable, target: Hashable) -> tuple[tuple[tuple, tuple], tuple[tuple, tuple]] | None:
+        """The first and last of the three :meth:`stretches` of a route between the rails of two servers (from
+        the source to its exit NIC, from the entry NIC to the target), or None for any other route.
+
+        Raises
+        ------
+        TopologyError
+            If a server has no NIC on the route's rail.
+        """
+        if (rails := self._rails(source, target)) is None:
+            return None
+        exit_nic, entry_nic, relay = rails
+        return self._head(source, target, relay, exit_nic), self._tail(source, target, entry_nic)
+
+    def _head(self, source: Hashable, target: Hashable, relay: Hashable, exit_nic: Hashable) -> tuple[tuple, tuple]:
+        """First stretch of a route between rails: inside the source's server, by `relay`, to `exit_nic`."""
+        nodes = self._inside(source, relay, source, target)[:-1] + self._inside(relay, exit_nic, source, target)
+        return nodes, self._pin(nodes, source, target)
+
+    def _tail(self, source: Hashable, target: Hashable, entry_nic: Hashable) -> tuple[tuple, tuple]:
+        """Last stretch of a route between rails: from `entry_nic` to the target inside its server."""
+        nodes = self._inside(entry_nic, target, source, target)
+        return nodes, self._pin(nodes, source, target)
+
     def stretches(self, source: Hashable, target: Hashable) -> tuple[tuple[tuple, tuple], ...]:
         """The route from `source` to `target` as consecutive stretches of ``(nodes, cables)``.
 
@@ -717,10 +775,9 @@ class Router:
             return (((source,), ()),)
         if (rails := self._rails(source, target)) is not None:
             exit_nic, entry_nic, relay = rails
-            first = self._inside(source, relay, source, target)[:-1] + self._inside(relay, exit_nic, source, target)
+            first = self._head(source, target, relay, exit_nic)
             middle = self._fabric_route(exit_nic, entry_nic, source, target)
-            last = self._inside(entry_nic, target, source, target)
-            return (first, self._pin(first, source, target)), middle, (last, self._pin(last, source, target))
+            return first, middle, self._tail(source, target, entry_nic)
         tree = self._tree_routes() if self._tree else None
         if tree is not None and source in tree.endpoints and target in tree.endpoints:
             return (tree.route(source, target),)

@@ -61,6 +61,7 @@ CASES = {
     "critical_path_1M": {"kind": "critical_path", "ranks": 64, "chunks": 128, "runs": 3},
     "sparse_ring_ring_64": {"kind": "sparse", "ranks": 64, "dimension": 128 * 2**20, "density": 1 / 128, "runs": 1},
     "jobs_4096": {"kind": "jobs", "nodes": 512, "k": 32, "ep": 16, "runs": 1},
+    "alltoall_512": {"kind": "alltoall", "nodes": 64, "k": 16, "runs": 3},
     "nccl_tree_512": {"kind": "nccl_tree", "nodes": 64, "k": 16, "runs": 3},
     "nccl_ring_256": {"kind": "nccl_ring", "preset": "dgx_h100_ndr_32", "size": 256 * MIB, "runs": 3},
     "blueconnect_16384": {"kind": "blueconnect", "node": "dgx_h100", "nodes": 2048, "k": 42, "bandwidth_Bps": 50e9,
@@ -86,6 +87,9 @@ pairwise all-to-all of 16 MiB in 128 expert-parallel groups of 16 GPUs (two serv
 other 2048, and a random permutation of 4 MiB flows over all 4096 GPUs at 10 % load (``transfers``
 counts the concurrent run, background flows included; ``time_s`` is when its last collective ends;
 ``sim_s`` is all of :func:`~simnet.jobs.run_jobs`: the jobs together, each alone, the interference report);
+``alltoall_512``: pairwise all-to-all (:func:`~simnet.algorithms.direct_alltoall`, window 1) of 16 MiB on the
+64 DGX A100 of ``blueconnect_512`` (261 632 transfers between as many pairs of GPUs, each routed once:
+``sim_s`` is :func:`~simnet.engine.simulate` with the routing, which the BlueConnect cases do before it);
 ``nccl_tree_512``: NCCL's tree all-reduce (two channels, simple protocol) of 64 MiB on the 64 DGX A100 of
 ``blueconnect_512`` (130 816 transfers whose instants are rarely shared: a tree's sends start and end at
 their own times, so it measures the cost per instant of the general max-min path); ``nccl_ring_256``:
@@ -109,6 +113,7 @@ QUICK = {
     "critical_path_1M": {"chunks": 2},
     "sparse_ring_ring_64": {"ranks": 8, "dimension": 2**20},
     "jobs_4096": {"nodes": 4, "k": 8, "ep": 8},
+    "alltoall_512": {"nodes": 4, "k": 8},
     "nccl_tree_512": {"nodes": 4, "k": 8},
     "nccl_ring_256": {"preset": "dgx_h100", "size": MIB},
     "blueconnect_16384": {"nodes": 4, "k": 8, "factors": (8, 4)},
@@ -203,6 +208,23 @@ def _blueconnect(spec: dict) -> dict:
     for key in pairs.tolist():
         network.route(*divmod(key, network.size))
     _progress(began, f"routed {len(pairs)} rank pairs")
+    simulating = time.perf_counter()
+    trace = simulate(network, schedule, model="maxmin")
+    done = time.perf_counter()
+    return {"wall_s": done - began, "sim_s": done - simulating, "transfers": len(schedule), "time_s": trace.time_s}
+
+
+def _alltoall(spec: dict) -> dict:
+    from simnet.algorithms import direct_alltoall
+    from simnet.engine import simulate
+    from simnet.network import Network
+    from simnet.topology import cluster
+
+    began = time.perf_counter()
+    fabric = {"k": spec["k"], "bandwidth_Bps": 25e9, "latency_s": LATENCY_S}
+    network = Network(cluster("dgx_a100", spec["nodes"], fabric="fat_tree", fabric_params=fabric))
+    schedule = direct_alltoall(network.size, 16 * MIB)
+    _progress(began, f"built {len(schedule)} transfers")
     simulating = time.perf_counter()
     trace = simulate(network, schedule, model="maxmin")
     done = time.perf_counter()
@@ -356,7 +378,7 @@ def _cli_ring(spec: dict) -> dict:
 
 
 RUNNERS = {"ring": _ring, "cli_ring": _cli_ring, "blueconnect": _blueconnect, "critical_path": _critical_path, "sparse": _sparse,
-           "jobs": _jobs, "nccl_tree": _nccl_tree, "nccl_ring": _nccl_ring,
+           "jobs": _jobs, "alltoall": _alltoall, "nccl_tree": _nccl_tree, "nccl_ring": _nccl_ring,
            "blueconnect_critical_path": _blueconnect_critical_path}
 
 

@@ -28,6 +28,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 import pandas as pd
@@ -322,11 +323,10 @@ def _collective(env: simpy.Environment, sim: Simulation, state: _State, index: i
 
 def _busiest_s(network: Network, ranks: Sequence[int], targets: np.ndarray, message_bytes: int) -> float:
     """Seconds the busiest link needs for one round: ``max over links of bytes / bandwidth``."""
-    carried = np.zeros(len(network.links))
-    for i, t in enumerate(targets.tolist()):
-        route = network.route(ranks[i], ranks[t])
-        if route:
-            carried[list(route)] += message_bytes
+    placed = np.asarray(ranks, dtype=np.int64)
+    routes = network.routes(placed[:len(targets)], placed[targets])
+    links = np.fromiter(chain.from_iterable(routes), dtype=np.int64, count=sum(map(len, routes)))
+    carried = np.bincount(links, minlength=len(network.links)) * float(message_bytes)
     return float((carried / network.bandwidth_Bps).max())
 
 

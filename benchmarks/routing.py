@@ -9,8 +9,9 @@ Topologies: ``switch(100000)`` (the critical-path benchmark's 100 000 ranks; fou
 rank, like BlueConnect's rings there) and 64 DGX H100 with rails on a k = 16 fat-tree (PXN on).
 Each run builds a fresh :class:`~simnet.network.Network` (routes are cached per network) and
 routes the same random pairs (a pair drawn twice is found in the cache), in order of source as
-the critical-path model does; the script prints the median time and routes per second.
-``--quick`` routes 1000 pairs once, a smoke test.
+the critical-path model does, one by one (``route``) and, on another fresh network, all at once
+(``routes``, as ``simulate`` asks); the script prints the median time and routes per second of each,
+and whether both found the same routes. ``--quick`` routes 1000 pairs once, a smoke test.
 """
 
 from __future__ import annotations
@@ -47,16 +48,23 @@ def main() -> None:
     }
     for name, build in graphs.items():
         graph = build()
-        times = []
+        times: dict[str, list[float]] = {"route": [], "routes": []}
         for _ in range(args.runs):
             network = Network(graph)
             pairs = _pairs(network.size, args.pairs, np.random.default_rng(0))
             began = time.perf_counter()
-            for src, dst in pairs:
-                network.route(src, dst)
-            times.append(time.perf_counter() - began)
-        median = statistics.median(times)
-        print(f"{name:36s} {args.pairs} routes: median {median:.2f} s ({args.pairs / median:,.0f} routes/s)")
+            one_by_one = [network.route(src, dst) for src, dst in pairs]
+            times["route"].append(time.perf_counter() - began)
+            network = Network(graph)
+            src, dst = np.array(pairs, dtype=np.int64).T
+            began = time.perf_counter()
+            at_once = network.routes(src, dst)
+            times["routes"].append(time.perf_counter() - began)
+        for way, taken in times.items():
+            median = statistics.median(taken)
+            print(f"{name:36s} {args.pairs} routes, {way:6s}: median {median:.2f} s ({args.pairs / median:,.0f} "
+                  f"routes/s)")
+        print(f"{name:36s} same routes both ways: {one_by_one == at_once}")
 
 
 if __name__ == "__main__":

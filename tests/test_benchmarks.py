@@ -57,7 +57,10 @@ def test_the_routing_benchmark_runs():
         timeout=300, check=True,
     )
     lines = result.stdout.splitlines()
-    assert len(lines) == 2 and all("1000 routes: median" in line for line in lines)
+    assert len(lines) == 6
+    assert sum("1000 routes, route " in line for line in lines) == sum("1000 routes, routes" in line
+                                                                      for line in lines) == 2
+    assert sum(line.endswith("same routes both ways: True") for line in lines) == 2
 
 
 def test_the_equivalence_check_finds_a_tree_equal_to_itself():

@@ -21,6 +21,7 @@ import numpy as np
 from simnet.errors import SimnetError, TopologyError
 from simnet.speed import unique_inverse
 from simnet.topology import ROUTINGS, Router, gpus, reduce_efficiency, reducing_switches, separate_cables, validate
+from simnet.topology.updown import FabricRoutes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,10 +117,10 @@ class Network:
         self._rails: tuple[np.ndarray, np.ndarray] | tuple[()] | None = None
         self._router_nodes: list[Hashable] = []
         self._router_ids: dict[Hashable, int] = {}
-        self._fabric_codes: tuple[list, np.ndarray, np.ndarray] | None = None
+        self._edge_table: tuple[list, np.ndarray, np.ndarray] | None = None
         self._heads: dict[int, tuple[tuple[int, ...], int] | tuple[()]] = {}
         self._tails: dict[int, tuple[tuple[int, ...], int] | tuple[()]] = {}
-        self._cable_width = 1 + max((cable for _, _, cable in self.links), default=0)
+        self._numbers: np.ndarray | None = None
         self._endpoints: list[Hashable] = []
         self._endpoint_ids: dict[Hashable, int] = {}
         self._reducers: dict[tuple[int, ...], Hashable] = {}
@@ -329,7 +330,7 @@ class Network:
                                            [nodes[n] for n in (middles % len(nodes)).tolist()])
         if routed is None:
             return none
-        middle = self._fabric_links(*routed)
+        middle = self._fabric_links(routed)
         pieces = (_table([head[0] if head else () for head in heads]), middle, _table([tail[0] if tail else ()
                                                                                        for tail in tails]))
         rows = (first_at, middle_at, last_at)
@@ -344,8 +345,15 @@ class Network:
             table = np.concatenate([piece[row[members], :width] for piece, row, width in zip(pieces, rows, widths)],
                                    axis=1)
             positions.append(chosen[members])
-            routes.extend(map(tuple, table.tolist()))
+            routes.extend(zip(*self._link_numbers()[table.T].tolist()))
         return np.concatenate(positions), routes
+
+    def _link_numbers(self) -> np.ndarray:
+        """The link indices as one shared Python int each (an object array): routes built from it share them
+        instead of holding an int object per hop."""
+        if self._numbers is None:
+            self._numbers = np.array(list(range(len(self.links))), dtype=object)
+        return self._numbers
 
     def _ends(self, kept: dict, keys: np.ndarray, a: np.ndarray, b: np.ndarray, at: np.ndarray, which: int) -> list:
         """:meth:`_end_stretch` of each of `keys` (kept per key), from a route ``a[k] -> b[k]`` with that key."""
@@ -374,33 +382,38 @@ class Network:
             self._router_nodes.append(nic)
         return links, number
 
-    def _fabric_links(self, nodes: list, hops: np.ndarray, cables: np.ndarray) -> np.ndarray:
-        """Link indices of padded routes of :meth:`simnet.topology.updown.UpDown.routes` (-1 pads)."""
-        present = cables >= 0
-        pins = np.where(present, cables, 0) if self.bundles == "cables" else np.zeros_like(cables)
-        codes, links = self._fabric_table(nodes)
-        width = self._cable_width
-        key = (hops[:, :-1] * len(nodes) + np.maximum(hops[:, 1:], 0)) * width + pins
-        at = np.minimum(np.searchsorted(codes, key), len(codes) - 1)
-        missing = present & (codes[at] != key)
+    def _fabric_links(self, routed: FabricRoutes) -> np.ndarray:
+        """Link indices of the hops of up/down routes (-1 pads): the first link of each hop's edge, plus its
+        cable where a bundle's cables are separate links (:meth:`_links_of`)."""
+        first, count = self._edge_links(routed.edges)
+        present = routed.hop_edges >= 0
+        edge = np.where(present, routed.hop_edges, 0)
+        pins = np.where(present, routed.cables, 0) if self.bundles == "cables" else np.zeros_like(routed.cables)
+        missing = present & ((first[edge] < 0) | (pins >= count[edge]))
         if missing.any():
             row, hop = np.argwhere(missing)[0]
-            raise KeyError((nodes[hops[row, hop]], nodes[hops[row, hop + 1]], int(pins[row, hop])))
-        return np.where(present, links[at], -1)
+            raise KeyError((*routed.edges[edge[row, hop]], int(pins[row, hop])))
+        return np.where(present, first[edge] + pins, -1)
 
-    def _fabric_table(self, nodes: list) -> tuple[np.ndarray, np.ndarray]:
-        """Every link between two of `nodes` (an up/down fabric's numbering) as sorted codes ``(u * len(nodes) +
-        v) * width + cable``, and the link of each code (kept for the last `nodes` asked)."""
-        if self._fabric_codes is None or self._fabric_codes[0] is not nodes:
-            number = {node: i for i, node in enumerate(nodes)}
-            u = np.array([number.get(u, -1) for u, _, _ in self.links], dtype=np.int64)
-            v = np.array([number.get(v, -1) for _, v, _ in self.links], dtype=np.int64)
-            cable = np.array([cable for _, _, cable in self.links], dtype=np.int64)
-            inside = np.flatnonzero((u >= 0) & (v >= 0))
-            codes = (u[inside] * len(nodes) + v[inside]) * self._cable_width + cable[inside]
-            order = np.argsort(codes)
-            self._fabric_codes = (nodes, codes[order], inside[order])
-        return self._fabric_codes[1], self._fabric_codes[2]
+    def _edge_links(self, edges: list[tuple[Hashable, Hashable]]) -> tuple[np.ndarray, np.ndarray]:
+        """First link and number of links of each directed edge of `edges` (-1 and 0 where the graph has none),
+        kept for the last list asked and extended as it grows."""
+        if self._edge_table is None or self._edge_table[0] is not edges:
+            self._edge_table = (edges, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        _, first, count = self._edge_table
+        if len(first) < len(edges):
+            more = edges[len(first):]
+            first = np.concatenate([first, [self._link_index.get((u, v, 0), -1) for u, v in more]]).astype(np.int64)
+            count = np.concatenate([count, [self._cable_count(u, v) for u, v in more]]).astype(np.int64)
+            self._edge_table = (edges, first, count)
+        return first, count
+
+    def _cable_count(self, u: Hashable, v: Hashable) -> int:
+        """How many links the edge ``u -> v`` is (numbered one after the other; 0 where there is no edge)."""
+        count = 0
+        while (u, v, count) in self._link_index:
+            count += 1
+        return count
 
     def _links_of(self, stretch: tuple[tuple, tuple]) -> tuple[int, ...]:
         """Link indices of a stretch ``(nodes, cables)`` of a route."""

@@ -51,14 +51,16 @@ trees. IPPS '95, 37-44.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from typing import NamedTuple
 
 import networkx as nx
 import numpy as np
 
 from simnet.errors import TopologyError
+from simnet.speed import unique_inverse
 from simnet.topology.contract import separate_cables
 
-__all__ = ["UpDown"]
+__all__ = ["UpDown", "FabricRoutes"]
 
 
 class UpDown:
@@ -211,37 +213,31 @@ class UpDown:
             cables.append(cable)
         return tuple(nodes), tuple(cables)
 
-    def routes(self, sources: Sequence[Hashable], targets: Sequence[Hashable]) -> tuple[list, np.ndarray, np.ndarray]:
-        """:meth:`route` of many pairs of endpoints at once, as arrays.
+    def routes(self, sources: Sequence[Hashable], targets: Sequence[Hashable]) -> FabricRoutes:
+        """:meth:`route` of many pairs of endpoints at once, as arrays (:class:`FabricRoutes`).
 
         Under d-mod-k every pair climbs and descends together, one level per step, on
         tables of the up- and down-ports; under SimGrid's rule each pair is routed by
         :meth:`route`. A pair without an up/down route raises as :meth:`route` would.
-
-        Returns
-        -------
-        nodes : list
-            The nodes the arrays number.
-        hops : numpy.ndarray of int64, shape (pairs, width + 1)
-            Number in `nodes` of each node of each route, padded with -1.
-        cables : numpy.ndarray of int64, shape (pairs, width)
-            Cable of each hop, padded with -1.
         """
         tables = self._arrays()
         source = np.fromiter(map(tables.ids.__getitem__, sources), dtype=np.int64, count=len(sources))
         target = np.fromiter(map(tables.ids.__getitem__, targets), dtype=np.int64, count=len(targets))
         if self._simgrid:
-            return tables.nodes, *_padded([self.route(s, t) for s, t in zip(sources, targets)], tables.ids)
-        climbed, climb_cables, top = self._climbs(tables, source, target)
+            hops, cables, edges = _padded([self.route(s, t) for s, t in zip(sources, targets)], tables)
+            return FabricRoutes(tables.nodes, tables.edges, hops, cables, edges)
+        climbed, climb_cables, climb_edges, _, top = self._climbs(tables, source, target)
         rows = np.arange(len(source))
         length = (climbed >= 0).sum(axis=1) - 1
         width = climbed.shape[1] - 1 + int(tables.level.max(initial=0)) + 1
-        hops = np.full((len(source), width + 1), -1, dtype=np.int64)
-        cables = np.full((len(source), width), -1, dtype=np.int64)
+        hops = np.full((len(source), width + 1), -1, dtype=np.int32)
+        cables = np.full((len(source), width), -1, dtype=np.int32)
+        edges = np.full((len(source), width), -1, dtype=np.int32)
         hops[:, :climbed.shape[1]] = climbed
         cables[:, :climb_cables.shape[1]] = climb_cables
-        distinct, local = np.unique(target, return_inverse=True)
-        own, own_cables = self._climbs(tables, distinct, distinct, top=True)[:2]
+        edges[:, :climb_edges.shape[1]] = climb_edges
+        distinct, local = unique_inverse(target)
+        own, own_cables, _, own_down, _ = self._climbs(tables, distinct, distinct, top=True)
         node, at = top, length.copy()
         moving = node != target
         while moving.any():
@@ -253,54 +249,75 @@ class UpDown:
             hit[inside] = own[place[inside], position[inside]] == here[inside]
             lower = np.empty(len(row), dtype=np.int64)
             cable = np.empty(len(row), dtype=np.int64)
+            edge = np.empty(len(row), dtype=np.int64)
             lower[hit] = own[place[hit], position[hit] - 1]
             cable[hit] = own_cables[place[hit], position[hit] - 1]
+            edge[hit] = own_down[place[hit], position[hit] - 1]
             miss = ~hit
             if miss.any():
                 children = tables.down_child[here[miss]]
                 first = _below(tables, children, goal[miss][:, None]).argmax(axis=1)
                 lower[miss] = children[np.arange(len(first)), first]
                 cable[miss] = tables.index[goal[miss]] % tables.down_bundle[here[miss], first]
+                edge[miss] = tables.down_edge[here[miss], first]
             at[moving] += 1
             hops[row, at[moving]] = lower
             cables[row, at[moving] - 1] = cable
+            edges[row, at[moving] - 1] = edge
             node[moving] = lower
             moving = node != target
         used = int(at.max(initial=0))
-        return tables.nodes, hops[:, :used + 1], cables[:, :used]
+        return FabricRoutes(tables.nodes, tables.edges, hops[:, :used + 1], cables[:, :used], edges[:, :used])
 
     def _climbs(self, tables: _Tables, source: np.ndarray, target: np.ndarray, *, top: bool = False):
-        """:meth:`_climb` of many pairs: nodes (padded with -1), cables and the last node of each climb."""
+        """:meth:`_climb` of many pairs: nodes (padded with -1), cables, edges up and the same edges down (numbers
+        in ``tables.edges``) of each hop, and the last node of each climb."""
         node = source.copy()
         divisor = np.ones(len(source), dtype=np.int64)
         index = tables.index[target]
-        steps, pins = [node.copy()], []
-        moving = tables.up_count[node] > 0 if top else ~_below(tables, node, target)
-        while moving.any():
+        most = int(tables.level.max(initial=-1)) + 1
+        steps = np.full((len(node), most + 1), -1, dtype=np.int32)
+        steps[:, 0] = node
+        pins, ups, downs = (np.full((len(node), most), -1, dtype=np.int32) for _ in range(3))
+        taken = 0
+        moving = np.flatnonzero(tables.up_count[node] > 0 if top else ~_below(tables, node, target))
+        while len(moving):
             here = node[moving]
             count = tables.up_count[here]
             if not top and (count == 0).any():
-                stuck = np.flatnonzero(moving)[count == 0][0]
+                stuck = moving[count == 0][0]
                 self._climb(tables.nodes[source[stuck]], tables.nodes[target[stuck]],
                             int(tables.index[target[stuck]]), top=False)
             port = (index[moving] // divisor[moving]) % count
             parent = tables.up_parent[here, port]
             divisor[moving] *= count
-            step = np.full(len(node), -1, dtype=np.int64)
-            pin = np.full(len(node), -1, dtype=np.int64)
-            step[moving], pin[moving] = parent, tables.up_cable[here, port]
+            steps[moving, taken + 1], pins[moving, taken] = parent, tables.up_cable[here, port]
+            ups[moving, taken], downs[moving, taken] = tables.up_edge[here, port], tables.down_of_up[here, port]
             node[moving] = parent
-            steps.append(step)
-            pins.append(pin)
-            moving[moving] = (tables.up_count[parent] > 0) if top else ~_below(tables, parent, target[moving])
-        cables = np.stack(pins, axis=1) if pins else np.zeros((len(node), 0), dtype=np.int64)
-        return np.stack(steps, axis=1), cables, node
+            taken += 1
+            moving = moving[(tables.up_count[parent] > 0) if top else ~_below(tables, parent, target[moving])]
+        return steps[:, :taken + 1], pins[:, :taken], ups[:, :taken], downs[:, :taken], node
 
     def _arrays(self) -> _Tables:
         """The port tables of :meth:`routes`, built on first use."""
         if self._tables is None:
             self._tables = _Tables(self)
         return self._tables
+
+
+class FabricRoutes(NamedTuple):
+    """Routes of many pairs of a fabric's endpoints (:meth:`UpDown.routes`), one row per pair."""
+
+    nodes: list
+    """The nodes `hops` numbers."""
+    edges: list[tuple[Hashable, Hashable]]
+    """The directed edges `hop_edges` numbers."""
+    hops: np.ndarray
+    """int32 (pairs, width + 1): number in `nodes` of each node of each route, padded with -1."""
+    cables: np.ndarray
+    """int32 (pairs, width): cable of each hop, padded with -1."""
+    hop_edges: np.ndarray
+    """int32 (pairs, width): number in `edges` of each hop, padded with -1."""
 
 
 class _Tables:
@@ -322,12 +339,18 @@ class _Tables:
         self.up_count = np.array([len(updown._up.get(n, ())) for n in self.nodes], dtype=np.int64)
         self.up_parent = np.full((size, max(up_width, 1)), -1, dtype=np.int64)
         self.up_cable = np.full((size, max(up_width, 1)), -1, dtype=np.int64)
+        self.edges: list[tuple[Hashable, Hashable]] = []
+        self.edge_ids: dict[tuple[Hashable, Hashable], int] = {}
+        self.up_edge = np.full((size, max(up_width, 1)), -1, dtype=np.int64)
+        self.down_of_up = np.full((size, max(up_width, 1)), -1, dtype=np.int64)
         for n, node in enumerate(self.nodes):
             for p, (parent, cable) in enumerate(updown._up.get(node, ())):
                 self.up_parent[n, p], self.up_cable[n, p] = ids[parent], cable
+                self.up_edge[n, p], self.down_of_up[n, p] = self._edge(node, parent), self._edge(parent, node)
         down_width = max((len(updown._down[s]) for s in switches), default=0)
         self.down_child = np.full((size, max(down_width, 1)), -1, dtype=np.int64)
         self.down_bundle = np.ones((size, max(down_width, 1)), dtype=np.int64)
+        self.down_edge = np.full((size, max(down_width, 1)), -1, dtype=np.int64)
         for s in switches:
             ports = updown._down[s]
             bundle: dict = {}
@@ -335,10 +358,19 @@ class _Tables:
                 bundle[child] = max(bundle.get(child, 0), cable + 1)
             for j, (child, _) in enumerate(ports):
                 self.down_child[ids[s], j], self.down_bundle[ids[s], j] = ids[child], bundle[child]
+                self.down_edge[ids[s], j] = self._edge(s, child)
         words = max(1, -(-len(updown._bit) // 64))
         self.reach = np.zeros((len(switches), words), dtype=np.uint64)
         for row, s in enumerate(switches):
             self.reach[row] = np.frombuffer(updown._reach.get(s, 0).to_bytes(8 * words, "little"), dtype="<u8")
+
+    def _edge(self, u: Hashable, v: Hashable) -> int:
+        """Number of the directed edge ``u -> v`` in :attr:`edges`, given on first sight."""
+        number = self.edge_ids.get((u, v))
+        if number is None:
+            number = self.edge_ids[u, v] = len(self.edges)
+            self.edges.append((u, v))
+        return number
 
 
 def _below(tables: _Tables, node: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -350,12 +382,14 @@ def _below(tables: _Tables, node: np.ndarray, target: np.ndarray) -> np.ndarray:
     return (node == target) | ((row >= 0) & (((word >> (bit & 63).astype(np.uint64)) & np.uint64(1)) == 1))
 
 
-def _padded(routes: list[tuple[tuple, tuple]], ids: dict) -> tuple[np.ndarray, np.ndarray]:
+def _padded(routes: list[tuple[tuple, tuple]], tables: _Tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Routes of nodes and cables as the padded arrays of :meth:`UpDown.routes`."""
     width = max((len(cables) for _, cables in routes), default=0)
-    hops = np.full((len(routes), width + 1), -1, dtype=np.int64)
-    cables = np.full((len(routes), width), -1, dtype=np.int64)
+    hops = np.full((len(routes), width + 1), -1, dtype=np.int32)
+    cables = np.full((len(routes), width), -1, dtype=np.int32)
+    edges = np.full((len(routes), width), -1, dtype=np.int32)
     for row, (nodes, pins) in enumerate(routes):
-        hops[row, :len(nodes)] = [ids[node] for node in nodes]
+        hops[row, :len(nodes)] = [tables.ids[node] for node in nodes]
         cables[row, :len(pins)] = pins
-    return hops, cables
+        edges[row, :len(pins)] = [tables._edge(u, v) for u, v in zip(nodes, nodes[1:])]
+    return hops, cables, edges

@@ -171,10 +171,12 @@ def test_dmodk_on_a_graph_without_levels_is_an_error_naming_the_routing():
 def test_routes_of_many_pairs_at_once_are_route_of_each(graph, simgrid):
     tree = UpDown(graph, simgrid=simgrid)
     pairs = [(a, b) for a in tree.endpoints for b in tree.endpoints]
-    nodes, hops, cables = tree.routes([a for a, _ in pairs], [b for _, b in pairs])
-    assert hops.shape[1] == cables.shape[1] + 1
-    for (a, b), row, pins in zip(pairs, hops.tolist(), cables.tolist()):
-        assert (tuple(nodes[n] for n in row if n >= 0), tuple(c for c in pins if c >= 0)) == tree.route(a, b)
+    found = tree.routes([a for a, _ in pairs], [b for _, b in pairs])
+    assert found.hops.shape[1] == found.cables.shape[1] + 1 == found.hop_edges.shape[1] + 1
+    for (a, b), row, pins, edges in zip(pairs, found.hops.tolist(), found.cables.tolist(), found.hop_edges.tolist()):
+        nodes, cables = tree.route(a, b)
+        assert (tuple(found.nodes[n] for n in row if n >= 0), tuple(c for c in pins if c >= 0)) == (nodes, cables)
+        assert [found.edges[e] for e in edges if e >= 0] == list(zip(nodes, nodes[1:]))
 
 
 def test_routes_at_once_raise_where_route_does():

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from itertools import starmap
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
@@ -286,6 +287,10 @@ class Network:
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         keys = list(zip(src.tolist(), dst.tolist()))
+        if self._rails is None:
+            self._rails = self._router.rails(self.ranks) or ()
+        if not self._rails or len(keys) < _COMPOSED_FROM:
+            return list(starmap(self.route, keys))
         found = list(map(self._routes.get, keys))
         missing = np.array([k for k, route in enumerate(found) if route is None], dtype=np.int64)
         if len(missing) >= _COMPOSED_FROM:
@@ -301,10 +306,6 @@ class Network:
         fabric (see :meth:`routes`): their positions in the arguments, and the routes."""
         none = np.zeros(0, dtype=np.int64), []
         ranks = len(self.ranks)
-        if self._rails is None:
-            self._rails = self._router.rails(self.ranks) or ()
-        if not self._rails:
-            return none
         server, rail = self._rails
         chosen = np.flatnonzero((src < ranks) & (dst < ranks))
         a, b = src[chosen], dst[chosen]

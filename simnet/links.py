@@ -510,14 +510,16 @@ class MaxMinLinks:
         that waits for its connection is `blocked_by` the first of the slowest links
         along the route. The latency adds the links' latencies in route order, as a flow crosses them.
         """
-        ids = np.empty(len(routes), dtype=np.int64)
         known, first = self._route_ids, len(self._route_links)
         fresh: dict[tuple[int, ...], int] = {}
-        for k, route in enumerate(routes):
-            route_id = known.get(route)
-            if route_id is None:
-                route_id = fresh.setdefault(route, first + len(fresh))
-            ids[k] = route_id
+        add = fresh.setdefault
+        if known:
+            numbered = list(map(known.get, routes))
+            for k in [k for k, route_id in enumerate(numbered) if route_id is None]:
+                numbered[k] = add(routes[k], first + len(fresh))
+            ids = np.array(numbered, dtype=np.int64)
+        else:
+            ids = np.array([add(route, first + len(fresh)) for route in routes], dtype=np.int64)
         new = list(fresh)
         hops = np.fromiter(map(len, new), dtype=np.int64, count=len(new))
         flat = np.fromiter(chain.from_iterable(new), dtype=np.int64, count=int(hops.sum()))

@@ -6,12 +6,14 @@ Run from the repository root::
     PYTHONPATH=. python benchmarks/routing.py --runs 5 --pairs 100000
 
 Topologies: ``switch(100000)`` (the critical-path benchmark's 100 000 ranks; four peers per
-rank, like BlueConnect's rings there) and 64 DGX H100 with rails on a k = 16 fat-tree (PXN on).
+rank, like BlueConnect's rings there) and 64 DGX H100 with rails on a k = 16 fat-tree (PXN on),
+each with ``--pairs`` random pairs; and every ordered pair of the 512 GPUs of 64 DGX A100 on a
+k = 16 fat-tree (the routes of an all-to-all, as ``alltoall_512`` of ``benchmarks/run.py`` finds them).
 Each run builds a fresh :class:`~simnet.network.Network` (routes are cached per network) and
 routes the same random pairs (a pair drawn twice is found in the cache), in order of source as
 the critical-path model does, one by one (``route``) and, on another fresh network, all at once
 (``routes``, as ``simulate`` asks); the script prints the median time and routes per second of each,
-and whether both found the same routes. ``--quick`` routes 1000 pairs once, a smoke test.
+and whether both found the same routes. ``--quick`` routes 1000 pairs once (the all-to-all on 4 servers), a smoke test.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ def _pairs(size: int, count: int, rng: np.random.Generator) -> list[tuple[int, i
     return list(zip(src.tolist(), dst.tolist()))
 
 
+def _every_pair(size: int, count: int, rng: np.random.Generator) -> list[tuple[int, int]]:
+    return [(src, dst) for src in range(size) for dst in range(size) if src != dst]
+
+
 def main() -> None:
     from simnet.network import Network
     from simnet.topology import cluster, switch
@@ -40,18 +46,22 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.runs, args.pairs = 1, 1000
+    servers, k = (4, 8) if args.quick else (64, 16)
     graphs = {
-        "switch(100000)": lambda: switch(100_000, 12.5e9, 1e-6),
-        "64 x dgx_h100, fat_tree k=16, pxn": lambda: cluster(
+        "switch(100000)": (lambda: switch(100_000, 12.5e9, 1e-6), _pairs),
+        "64 x dgx_h100, fat_tree k=16, pxn": (lambda: cluster(
             "dgx_h100", 64, fabric="fat_tree", fabric_params={"k": 16, "bandwidth_Bps": 50e9, "latency_s": 1e-6},
-            pxn=True),
+            pxn=True), _pairs),
+        f"{servers} x dgx_a100, fat_tree k={k}, all": (lambda: cluster(
+            "dgx_a100", servers, fabric="fat_tree", fabric_params={"k": k, "bandwidth_Bps": 25e9, "latency_s": 1e-6}),
+            _every_pair),
     }
-    for name, build in graphs.items():
+    for name, (build, chosen) in graphs.items():
         graph = build()
         times: dict[str, list[float]] = {"route": [], "routes": []}
         for _ in range(args.runs):
             network = Network(graph)
-            pairs = _pairs(network.size, args.pairs, np.random.default_rng(0))
+            pairs = chosen(network.size, args.pairs, np.random.default_rng(0))
             began = time.perf_counter()
             one_by_one = [network.route(src, dst) for src, dst in pairs]
             times["route"].append(time.perf_counter() - began)
@@ -62,7 +72,7 @@ def main() -> None:
             times["routes"].append(time.perf_counter() - began)
         for way, taken in times.items():
             median = statistics.median(taken)
-            print(f"{name:36s} {args.pairs} routes, {way:6s}: median {median:.2f} s ({args.pairs / median:,.0f} "
+            print(f"{name:36s} {len(pairs)} routes, {way:6s}: median {median:.2f} s ({len(pairs) / median:,.0f} "
                   f"routes/s)")
         print(f"{name:36s} same routes both ways: {one_by_one == at_once}")
 

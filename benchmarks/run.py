@@ -12,7 +12,9 @@ checkout (its ``simnet/`` found through ``PYTHONPATH=TREE``), alternating with t
 one case by case, so that both are measured in the same run and under the same
 load; a ``ratio`` line gives this tree's ``wall_s`` and ``sim_s`` over the other's.
 
-Each case runs in a subprocess of its own (a clean peak RSS) and prints, per case:
+Each case runs in a subprocess of its own (a clean peak RSS), each run of it after a full garbage
+collection (so that what one run left in reference cycles is not freed, or kept, inside the next one's
+timing), and prints, per case:
 ``wall_s`` (median over the runs: topology, Network, schedule and simulation or
 model, everything from the inputs to the result), ``sim_s`` (median time of
 :func:`simnet.engine.simulate` or of the critical-path model alone),
@@ -33,6 +35,7 @@ blocking sends).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -388,6 +391,7 @@ def child(name: str, quick: bool, smpi: bool) -> None:
     runs = 1 if quick else spec["runs"]
     results = []
     for _ in range(runs):
+        gc.collect()
         result = RUNNERS[spec["kind"]](spec)
         if result is None:
             missing = "simnet.jobs" if spec["kind"] == "jobs" else "simnet.algorithms' sparse_ring_ring"

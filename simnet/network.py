@@ -274,18 +274,25 @@ class Network:
         """:meth:`route` of every pair ``(src[i], dst[i])`` of endpoints, in order.
 
         Routes between the rails of two servers over an up/down fabric are composed from their three
-        stretches (:meth:`simnet.topology.Router.stretches`): the first is derived once per source and
-        target rail, the last once per target, and the fabric's middles for all pairs at once
-        (:meth:`simnet.topology.Router.fabric_routes`). Every other pair is routed by :meth:`route`. Each
-        route is the one :meth:`route` gives.
+        stretches (:meth:`simnet.topology.Router.stretches`): the first is derived once per source (per
+        source and target rail under PXN), the last once per target, and the fabric's middles for all pairs
+        at once (:meth:`simnet.topology.Router.fabric_routes`). Every other pair is routed by :meth:`route`.
+        Each route is the one :meth:`route` gives.
 
         Raises
         ------
+        SimnetError
+            If `src` and `dst` are not 1-D arrays of integers of one length; as :meth:`route`, for an
+            endpoint that does not exist.
         TopologyError
             As :meth:`route`, for a pair without a route (not necessarily the first such pair in order).
         """
-        src = np.asarray(src, dtype=np.int64)
-        dst = np.asarray(dst, dtype=np.int64)
+        src, dst = np.asarray(src), np.asarray(dst)
+        if src.shape != dst.shape or src.ndim != 1 or (len(src) and not (
+                np.issubdtype(src.dtype, np.integer) and np.issubdtype(dst.dtype, np.integer))):
+            raise SimnetError(f"must be 1-D arrays of integers of one length, got {src.dtype} of shape "
+                              f"{src.shape} and {dst.dtype} of shape {dst.shape}", path="src, dst")
+        src, dst = src.astype(np.int64), dst.astype(np.int64)
         keys = list(zip(src.tolist(), dst.tolist()))
         if self._rails is None:
             self._rails = self._router.rails(self.ranks) or ()
@@ -307,7 +314,7 @@ class Network:
         none = np.zeros(0, dtype=np.int64), []
         ranks = len(self.ranks)
         server, rail = self._rails
-        chosen = np.flatnonzero((src < ranks) & (dst < ranks))
+        chosen = np.flatnonzero((src >= 0) & (src < ranks) & (dst >= 0) & (dst < ranks))
         a, b = src[chosen], dst[chosen]
         railed = (server[a] >= 0) & (server[b] >= 0) & (server[a] != server[b]) & (rail[a] >= 0) & (rail[b] >= 0)
         chosen, a, b = chosen[railed], a[railed], b[railed]
@@ -368,10 +375,11 @@ class Network:
 
     def _end_stretch(self, a: int, b: int, which: int) -> tuple[tuple[int, ...], int] | tuple[()]:
         """Links of the first (`which` 0) or last (1) stretch of the route from rank `a` to rank `b`, and the
-        number of the NIC where it meets the fabric (see :meth:`routes`); empty where a route of the same
-        source and target rail (first) or target (last) could take another."""
+        number of the NIC where it meets the fabric (see :meth:`routes`); empty for a first stretch over a
+        bundle of separate cables, one per link, whose cable each target picks (a last stretch's cables are
+        its target's)."""
         stretch = self._router.rail_ends(self.ranks[a], self.ranks[b])[which]
-        if self._router.crosses_bundle(stretch[0]):
+        if which == 0 and self.bundles == "cables" and self._router.crosses_bundle(stretch[0]):
             return ()
         nic = stretch[0][-1 if which == 0 else 0]
         kept = self._stretch_links

@@ -699,14 +699,14 @@ class Router:
 
     def rails(self, nodes: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray] | None:
         """Server and rail of each node as integers (-1 where it has none), for routing many pairs at once; None
-        where :meth:`fabric_routes` cannot serve them (no up/down fabric, or ties hashed per route).
+        where :meth:`fabric_routes` cannot serve them (no up/down rule: ``shortest``, ``ecmp_hash``, tori).
 
         A route between the rails of two servers is three stretches (:meth:`stretches`): the first depends
         only on its source (and with :attr:`pxn` on the target's rail), the last only on its target, the
-        middle only on the NICs they end and start at, unless a stretch inside a server crosses a bundle of
-        separate cables (:meth:`crosses_bundle`), whose cable each route's target picks.
+        middle only on the NICs they end and start at; but where the first crosses a bundle of separate
+        cables (:meth:`crosses_bundle`), the route's target picks the cable.
         """
-        if not self._tree or self.routing == "ecmp_hash":
+        if not self._tree:
             return None
         servers: dict[Hashable, int] = {}
         rails: dict[Hashable, int] = {}
@@ -721,8 +721,8 @@ class Router:
 
     def fabric_routes(self, firsts: Sequence[Hashable], lasts: Sequence[Hashable]):
         """The fabric's up/down routes between many pairs of its endpoints (NICs of a cluster) at once, as
-        :meth:`simnet.topology.updown.UpDown.routes`; None where the fabric has no up/down rule or one of
-        them is not its endpoint."""
+        :meth:`simnet.topology.updown.UpDown.routes`; None where the fabric has no up/down rule or any one of
+        them is not its endpoint (the caller then routes every pair on its own)."""
         if not self._tree:
             return None
         tree = self._tree_routes()

@@ -219,7 +219,14 @@ class UpDown:
         Under d-mod-k every pair climbs and descends together, one level per step, on
         tables of the up- and down-ports; under SimGrid's rule each pair is routed by
         :meth:`route`. A pair without an up/down route raises as :meth:`route` would.
+
+        Raises
+        ------
+        ValueError
+            If there are not as many `sources` as `targets`.
         """
+        if len(sources) != len(targets):
+            raise ValueError(f"as many sources as targets, got {len(sources)} and {len(targets)}")
         tables = self._arrays()
         source = np.fromiter(map(tables.ids.__getitem__, sources), dtype=np.int64, count=len(sources))
         target = np.fromiter(map(tables.ids.__getitem__, targets), dtype=np.int64, count=len(targets))

@@ -135,9 +135,9 @@ def test_a_placement_puts_ranks_on_the_gpus_it_lists():
 
 
 def _bundled_inside(graph):
-    """`graph` with every GPU's PCIe cable to its switch made a bundle of two separate cables."""
+    """`graph` with every GPU's PCIe cable to its switch in server 1 made a bundle of two separate cables."""
     for u, v, data in list(graph.edges(data=True)):
-        if graph.nodes[u]["kind"] == "gpu" and graph.nodes[v]["kind"] == "switch" and graph.nodes[v].get("host"):
+        if graph.nodes[u]["kind"] == "gpu" and graph.nodes[v]["kind"] == "switch" and graph.nodes[v].get("host") == 1:
             for a, b in ((u, v), (v, u)):
                 graph.edges[a, b].update(cables=2, striped=False)
     return graph
@@ -174,6 +174,33 @@ def test_routes_of_many_pairs_are_route_of_each(name, options):
     assert first + batched.routes(src[half:], dst[half:]) == [single.route(a, b) for a, b in zip(src.tolist(),
                                                                                                  dst.tolist())]
     assert batched.routes(src, dst)[:half] == first
+    composes = name != "switch" and options.get("routing") not in ("ecmp_hash", "shortest")
+    assert any(batched._heads.values()) == any(batched._tails.values()) == composes
+
+
+def test_routes_of_many_pairs_on_placed_ranks_and_after_pickling_are_route_of_each():
+    """Ranks placed on a permutation of a subset of the GPUs; a network pickled after it composed routes."""
+    import pickle
+
+    graph = cluster("dgx_h100", 3, fabric="fat_tree", fabric_params=FAT_TREE, pxn=True)
+    placed = list(np.random.default_rng(2).permutation([node for node, kind in graph.nodes(data="kind")
+                                                        if kind == "gpu"])[:20])
+    batched, single = Network(graph, ranks=placed), Network(graph, ranks=placed)
+    src, dst = np.divmod(np.arange(400), 20)
+    expected = [single.route(a, b) for a, b in zip(src.tolist(), dst.tolist())]
+    assert batched.routes(src[:200], dst[:200]) == expected[:200]
+    copy = pickle.loads(pickle.dumps(batched))
+    assert copy.routes(src[::-1], dst[::-1])[::-1] == batched.routes(src, dst) == expected
+
+
+@pytest.mark.parametrize("src, dst", [(np.full(64, -1), np.zeros(64, dtype=int)), (np.zeros(64, dtype=int),
+                                      np.full(64, 16)), (np.array([1.5]), np.array([2])),
+                                     (np.arange(3), np.arange(2))])
+def test_routes_of_endpoints_that_do_not_exist_are_an_error(src, dst):
+    network = Network(cluster("dgx_a100", 2, fabric="fat_tree", fabric_params=FAT_TREE))
+    with pytest.raises(SimnetError):
+        network.routes(src, dst)
+    assert network.routes(np.array([0]), np.array([15])) == [network.route(0, 15)]
 
 
 def test_routes_of_a_server_without_a_nic_on_the_rail_raise_as_route_does():

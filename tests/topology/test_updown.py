@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
 import networkx as nx
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from simnet.errors import TopologyError
 from simnet.network import Network
-from simnet.topology import Router, cluster, fat_tree, gpus, leaf_spine, pgft, torus
+from simnet.topology import Router, add_cable, cluster, fat_tree, gpus, leaf_spine, pgft, torus
 from simnet.topology.updown import UpDown
 
 B, LAT = 12.5e9, 1e-6
@@ -183,3 +184,55 @@ def test_routes_at_once_raise_where_route_does():
     with pytest.raises(TopologyError, match="no up/down route") as error:
         UpDown(torus([4], B, LAT), simgrid=False).routes(["gpu0", "gpu1"], ["gpu1", "gpu2"])
     assert error.value.path == "routing"
+
+
+def _layered(seed: int) -> nx.DiGraph:
+    """A random layered fabric: uneven up-links, bundles of separate cables, hosts on any level, ports and
+    tier names sometimes. Routes on it often leave a destination's own climb on the way down."""
+    draw = random.Random(seed)
+    graph = nx.DiGraph()
+    levels = [[f"s{at}_{i}" for i in range(draw.randint(1, 4))] for at in range(draw.randint(1, 4))]
+    tiered = draw.random() < 0.3
+    for at, switches in enumerate(levels):
+        for name in switches:
+            graph.add_node(name, kind="switch", **({"level": f"t{at}"} if tiered else {}))
+    for below, above in zip(levels, levels[1:]):
+        for name in below:
+            for parent in draw.sample(above, draw.randint(1 if draw.random() < 0.9 else 0, len(above))):
+                cables = draw.choice([1, 1, 2, 3])
+                add_cable(graph, name, parent, B, LAT, "fabric", cables=cables, striped=False if cables > 1 else None)
+    ported = draw.random() < 0.5
+    for host in range(draw.randint(2, 12)):
+        graph.add_node(f"h{host}", kind="gpu", **({"port": draw.randint(0, 50)} if ported else {}))
+        switches = levels[0 if draw.random() < 0.85 else draw.randrange(len(levels))]
+        for name in draw.sample(switches, draw.randint(1, min(2, len(switches)))):
+            cables = draw.choice([1, 1, 2])
+            add_cable(graph, f"h{host}", name, B, LAT, "fabric", cables=cables, striped=False if cables > 1 else None)
+    return graph
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_routes_at_once_on_irregular_fabrics_are_route_of_each_or_raise_as_it_does(seed):
+    graph = _layered(seed)
+    try:
+        tree = UpDown(graph, simgrid=False)
+    except TopologyError:
+        return
+    pairs = [(a, b) for a in tree.endpoints for b in tree.endpoints]
+    found = []
+    for a, b in pairs:
+        try:
+            found.append(tree.route(a, b))
+        except TopologyError:
+            found.append(None)
+    routed = [(pair, route) for pair, route in zip(pairs, found) if route is not None]
+    if len(routed) < len(pairs):
+        with pytest.raises(TopologyError):
+            UpDown(graph, simgrid=False).routes([a for a, _ in pairs], [b for _, b in pairs])
+    at_once = UpDown(graph, simgrid=False).routes([a for (a, _), _ in routed], [b for (_, b), _ in routed])
+    for row, pins, edges, (_, (nodes, cables)) in zip(at_once.hops.tolist(), at_once.cables.tolist(),
+                                                      at_once.hop_edges.tolist(), routed):
+        assert tuple(at_once.nodes[n] for n in row if n >= 0) == nodes
+        assert tuple(c for c in pins if c >= 0) == cables
+        assert [at_once.edges[e] for e in edges if e >= 0] == list(zip(nodes, nodes[1:]))

@@ -193,6 +193,7 @@ class UpDown:
                 child_count = len({child for child, _ in ports})
                 bundle = max(cable for child, cable in ports if self._above(child, target)) + 1
                 i = (position % bundle) * child_count
+                descended = len(nodes)
                 while node != target and i < len(self._down[node]):
                     child, cable = self._down[node][i]
                     if self._above(child, target):
@@ -200,6 +201,13 @@ class UpDown:
                         cables.append(cable)
                         node = child
                     i += 1
+                if len(nodes) == descended:
+                    raise TopologyError(
+                        f"no SimGrid fat-tree route from {source!r} to {target!r}: from {node!r} the port scan "
+                        f"that starts at port {(position % bundle) * child_count} finds no way down; SimGrid's "
+                        "rule needs a regular fat-tree (routing 'dmodk' takes this fabric)",
+                        path="routing",
+                    )
             return tuple(nodes), tuple(cables)
         mirror = self._mirror(target)
         while node != target:

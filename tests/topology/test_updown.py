@@ -236,3 +236,18 @@ def test_routes_at_once_on_irregular_fabrics_are_route_of_each_or_raise_as_it_do
         assert tuple(at_once.nodes[n] for n in row if n >= 0) == nodes
         assert tuple(c for c in pins if c >= 0) == cables
         assert [at_once.edges[e] for e in edges if e >= 0] == list(zip(nodes, nodes[1:]))
+
+
+def test_simgrid_routes_on_an_irregular_fabric_stop_with_an_error_where_the_port_scan_finds_no_way_down():
+    """SimGrid's descent scans down-ports from the source's index; on this irregular fabric some scans find
+    none, which used to repeat forever."""
+    tree = UpDown(_layered(288), simgrid=True)
+    failed = []
+    for a in tree.endpoints:
+        for b in tree.endpoints:
+            try:
+                tree.route(a, b)
+            except TopologyError as error:
+                failed.append(error)
+    assert any("SimGrid's rule needs a regular fat-tree" in str(error) for error in failed)
+    assert all(error.path == "routing" for error in failed)

@@ -260,13 +260,9 @@ class Network:
             if len(stretches) == 1:
                 route = self._links_of(stretches[0])
             else:
-                kept = self._stretch_links
                 route = ()
                 for stretch in stretches:
-                    links = kept.get(stretch)
-                    if links is None:
-                        links = kept[stretch] = self._links_of(stretch)
-                    route += links
+                    route += self._kept_links(stretch)
             self._routes[key] = route
         return route
 
@@ -382,14 +378,10 @@ class Network:
         if which == 0 and self.bundles == "cables" and self._router.crosses_bundle(stretch[0]):
             return ()
         nic = stretch[0][-1 if which == 0 else 0]
-        kept = self._stretch_links
-        links = kept.get(stretch)
-        if links is None:
-            links = kept[stretch] = self._links_of(stretch)
         number = self._router_ids.setdefault(nic, len(self._router_nodes))
         if number == len(self._router_nodes):
             self._router_nodes.append(nic)
-        return links, number
+        return self._kept_links(stretch), number
 
     def _fabric_links(self, routed: FabricRoutes) -> np.ndarray:
         """Link indices of the hops of up/down routes (-1 pads): the first link of each hop's edge, plus its
@@ -423,6 +415,13 @@ class Network:
         while (u, v, count) in self._link_index:
             count += 1
         return count
+
+    def _kept_links(self, stretch: tuple[tuple, tuple]) -> tuple[int, ...]:
+        """:meth:`_links_of` a stretch that many routes share (kept per stretch)."""
+        links = self._stretch_links.get(stretch)
+        if links is None:
+            links = self._stretch_links[stretch] = self._links_of(stretch)
+        return links
 
     def _links_of(self, stretch: tuple[tuple, tuple]) -> tuple[int, ...]:
         """Link indices of a stretch ``(nodes, cables)`` of a route."""

@@ -26,7 +26,8 @@ import math
 from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
-from itertools import chain
+from dataclasses import dataclass
+from itertools import chain, repeat
 from types import MappingProxyType
 from typing import Protocol
 
@@ -34,7 +35,7 @@ import numpy as np
 
 from simnet.perflow import Constant, by_time, extend, grown, take, view
 
-__all__ = ["Instant", "LinkModel", "FifoLinks", "MaxMinLinks", "LINK_MODELS", "SHARING"]
+__all__ = ["Instant", "LinkModel", "FifoLinks", "MaxMinLinks", "RouteTable", "LINK_MODELS", "SHARING"]
 
 SHARING = ("equal", "rtt_weighted")
 """How :class:`MaxMinLinks` shares a saturated link: equally, or in inverse proportion to route latency."""
@@ -55,6 +56,98 @@ FLOWS_REMEMBERED = 2**17
 route number and its share. A component larger than the bound is never remembered; one that would
 exceed it makes the memory forget everything first. 0 turns the memory off. The tests set it to 0, 2 and
 the default and compare whole traces."""
+
+
+@dataclass(frozen=True, eq=False)
+class RouteTable:
+    """Routes as one table of link indices: route ``i`` is ``links[offsets[i]:offsets[i + 1]]``, in order.
+
+    Many routes kept this way cost two integers per hop and nothing per route, where a tuple per route
+    costs a Python object each (:meth:`simnet.network.Network.route_table` gives them, :meth:`LinkModel.intern`
+    takes them).
+
+    Attributes
+    ----------
+    offsets : numpy.ndarray of int64
+        ``len(self) + 1`` non-decreasing positions in `links`, from 0 to ``len(links)``.
+    links : numpy.ndarray of int64
+        The link indices of all routes, one route after the other.
+    """
+
+    offsets: np.ndarray
+    links: np.ndarray
+
+    @classmethod
+    def of(cls, routes: Sequence[tuple[int, ...]]) -> RouteTable:
+        """The table of `routes`, tuples of link indices."""
+        hops = np.fromiter(map(len, routes), dtype=np.int64, count=len(routes))
+        offsets = np.zeros(len(routes) + 1, dtype=np.int64)
+        np.cumsum(hops, out=offsets[1:])
+        return cls(offsets, np.fromiter(chain.from_iterable(routes), dtype=np.int64, count=int(offsets[-1])))
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def hops(self) -> np.ndarray:
+        """Links per route."""
+        return np.diff(self.offsets)
+
+    def tuples(self) -> list[tuple[int, ...]]:
+        """Every route as a tuple of link indices."""
+        return _tuples(self.links, self.offsets[:-1], self.hops)
+
+
+def _tuples(links: np.ndarray, first: np.ndarray, hops: np.ndarray) -> list[tuple[int, ...]]:
+    """Route ``i`` as ``tuple(links[first[i]:first[i] + hops[i]])``, each link index one shared int per link."""
+    if not len(hops):
+        return []
+    numbers = np.array(list(range(int(links.max(initial=-1)) + 1)), dtype=object)
+    routes: list[tuple[int, ...] | None] = [None] * len(hops)
+    for width in np.unique(hops).tolist():
+        members = np.flatnonzero(hops == width)
+        columns = numbers[links[first[members, None] + np.arange(width)]].T.tolist() if width else []
+        for k, route in zip(members.tolist(), zip(*columns) if width else [()] * len(members)):
+            routes[k] = route
+    return routes
+
+
+def _same_routes(links_a: np.ndarray, first_a: np.ndarray, hops_a: np.ndarray, links_b: np.ndarray,
+                 first_b: np.ndarray, hops_b: np.ndarray) -> np.ndarray:
+    """Per pair ``i``, whether the route of ``first_a[i], hops_a[i]`` in `links_a` equals that of
+    ``first_b[i], hops_b[i]`` in `links_b`."""
+    same = hops_a == hops_b
+    both = np.flatnonzero(same)
+    hops = hops_a[both]
+    row = np.repeat(np.arange(len(both)), hops)
+    within = np.arange(len(row)) - np.repeat(np.cumsum(hops) - hops, hops)
+    differ = links_a[first_a[both][row] + within] != links_b[first_b[both][row] + within]
+    same[both[np.bincount(row[differ], minlength=len(both)) > 0]] = False
+    return same
+
+
+def _route_hashes(links: np.ndarray, first: np.ndarray, hops: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of every route (of its links in order and its length), as int64.
+
+    Each hop's link is multiplied by a pseudo-random odd constant of its position in
+    the route (SplitMix64 of the position), and the products are summed modulo 2**64.
+    Equal routes have equal hashes; :meth:`MaxMinLinks.intern` compares the links of
+    routes whose hashes are equal, so a collision costs time, never a wrong number.
+    """
+    positions = np.arange(int(hops.max(initial=0)) + 1, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        mix = positions * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x632BE59BD9B4E019)
+        mix = (mix ^ (mix >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        mix = (mix ^ (mix >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        mix = (mix ^ (mix >> np.uint64(31))) | np.uint64(1)
+        row = np.repeat(np.arange(len(hops)), hops)
+        within = np.arange(len(row)) - np.repeat(np.cumsum(hops) - hops, hops)
+        terms = (links[first[row] + within].astype(np.uint64) + np.uint64(1)) * mix[within]
+        running = np.zeros(len(terms) + 1, dtype=np.uint64)
+        np.cumsum(terms, dtype=np.uint64, out=running[1:])
+        ends = np.cumsum(hops)
+        sums = running[ends] - running[ends - hops]
+        return (sums + hops.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)).view(np.int64)
 
 
 def _distinct(items: np.ndarray, scratch: np.ndarray) -> bool:
@@ -127,8 +220,8 @@ class LinkModel(Protocol):
     def close(self) -> None:
         """Drop the clock: no more flows come; the history (:meth:`usage`, :meth:`limits`) stays readable."""
 
-    def intern(self, routes: Sequence[tuple[int, ...]]) -> np.ndarray:
-        """The number of each of `routes` (tuples of link indices), given on first sight and kept."""
+    def intern(self, routes: RouteTable | Sequence[tuple[int, ...]]) -> np.ndarray:
+        """The number of each of `routes` (a table, or tuples of link indices), given on first sight and kept."""
 
     def submit(self, now_s: float, flows: Sequence[int], routes: Sequence[int],
                nbytes: Sequence[float], channels: Sequence[int] | None = None) -> None:
@@ -254,8 +347,10 @@ class FifoLinks:
         info = self._routes[route] = (tuple(offsets), offset, bottleneck, rate)
         return info
 
-    def intern(self, routes: Sequence[tuple[int, ...]]) -> np.ndarray:
+    def intern(self, routes: RouteTable | Sequence[tuple[int, ...]]) -> np.ndarray:
         """Number `routes` (each once); see :meth:`LinkModel.intern`."""
+        if isinstance(routes, RouteTable):
+            routes = routes.tuples()
         ids = np.empty(len(routes), dtype=np.int64)
         for k, route in enumerate(routes):
             route_id = self._route_ids.get(route)
@@ -426,8 +521,9 @@ class MaxMinLinks:
         self._fills: dict[tuple[int, ...], dict[int, tuple[float, int]]] | None = (
             {} if FLOWS_REMEMBERED > 0 and not self._weighted else None)
         self._on_link: list[dict[int, None]] = [{} for _ in range(len(bandwidth_Bps))]
-        self._route_ids: dict[tuple[int, ...], int] = {}
-        self._route_links: list[tuple[int, ...]] = []
+        self._by_hash: dict[int, int] = {}
+        self._by_tuple: dict[tuple[int, ...], int] = {}
+        self._route_tuples: list[tuple[int, ...]] = []
         self._route_latency_s = array("d")
         self._route_rate_Bps = array("d")
         self._route_limit = array("q")
@@ -500,7 +596,7 @@ class MaxMinLinks:
         """Drop the clock (see :meth:`LinkModel.close`)."""
         self._at = None
 
-    def intern(self, routes: Sequence[tuple[int, ...]]) -> np.ndarray:
+    def intern(self, routes: RouteTable | Sequence[tuple[int, ...]]) -> np.ndarray:
         """Number `routes` (each once): the latency, the rate and bottleneck of a flow alone on its links, the
         weight of each new one.
 
@@ -509,32 +605,81 @@ class MaxMinLinks:
         :meth:`_fill`), so this is exactly what :meth:`_fill` would compute. A flow
         that waits for its connection is `blocked_by` the first of the slowest links
         along the route. The latency adds the links' latencies in route order, as a flow crosses them.
+
+        New routes are numbered in the order they first appear. A route is known by the
+        64-bit hash of its links (:func:`_route_hashes`), confirmed by comparing the links
+        themselves; a route whose hash another route already holds is known by its tuple.
         """
-        known, first = self._route_ids, len(self._route_links)
-        fresh: dict[tuple[int, ...], int] = {}
-        add = fresh.setdefault
-        if known:
-            numbered = list(map(known.get, routes))
-            for k in [k for k, route_id in enumerate(numbered) if route_id is None]:
-                numbered[k] = add(routes[k], first + len(fresh))
-            ids = np.array(numbered, dtype=np.int64)
-        else:
-            ids = np.array([add(route, first + len(fresh)) for route in routes], dtype=np.int64)
-        new = list(fresh)
-        hops = np.fromiter(map(len, new), dtype=np.int64, count=len(new))
-        flat = np.fromiter(chain.from_iterable(new), dtype=np.int64, count=int(hops.sum()))
-        if len(flat) and not 0 <= flat.min() <= flat.max() < len(self._bandwidth_Bps):
+        table = routes if isinstance(routes, RouteTable) else RouteTable.of(routes)
+        links, first, hops = table.links, table.offsets[:-1], table.hops
+        if len(links) and not 0 <= links.min() <= links.max() < len(self._bandwidth_Bps):
             raise IndexError(f"a route names a link outside 0..{len(self._bandwidth_Bps) - 1}")
-        offsets = np.concatenate(([0], np.cumsum(hops)))
-        for start in range(0, len(new), _INTERNED_AT_ONCE):
-            stop = min(start + _INTERNED_AT_ONCE, len(new))
-            self._number(new[start:stop], hops[start:stop], flat[offsets[start]:offsets[stop]])
-        known.update(fresh)
+        count = len(hops)
+        ids = np.empty(count, dtype=np.int64)
+        if count == 0:
+            return ids
+        codes, rep, group = np.unique(_route_hashes(links, first, hops), return_index=True, return_inverse=True)
+        slow = np.zeros(count, dtype=bool)
+        repeated = np.flatnonzero(rep[group] != np.arange(count))
+        slow[repeated] = ~_same_routes(links, first[repeated], hops[repeated], links, first[rep[group[repeated]]],
+                                       hops[rep[group[repeated]]])
+        known = np.array(list(map(self._by_hash.get, codes.tolist(), repeat(-1, len(codes)))), dtype=np.int64)
+        old = np.flatnonzero(known >= 0)
+        if len(old):
+            matches = _same_routes(links, first[rep[old]], hops[rep[old]], view(self._route_flat),
+                                   view(self._route_first)[known[old]], view(self._route_hops)[known[old]])
+            if not matches.all():
+                slow |= np.isin(group, old[~matches])
+        news = np.flatnonzero(known < 0)
+        pending: dict[tuple[int, ...], int] = {}
+        later: list[tuple[int, int]] = []
+        rows = np.flatnonzero(slow)
+        held = known[group[rows]]
+        own = np.flatnonzero(held >= 0)
+        if len(own):
+            mine = own[_same_routes(links, first[rows[own]], hops[rows[own]], view(self._route_flat),
+                                    view(self._route_first)[held[own]], view(self._route_hops)[held[own]])]
+            ids[rows[mine]] = held[mine]
+            rows = np.delete(rows, mine)
+        for row, route in zip(rows.tolist(), _tuples(links, first[rows], hops[rows])):
+            route_id = self._by_tuple.get(route)
+            if route_id is None:
+                later.append((row, pending.setdefault(route, row)))
+            else:
+                ids[row] = route_id
+        fresh = np.sort(np.concatenate([rep[news], np.array(list(pending.values()), dtype=np.int64)]))
+        numbered = np.full(count, -1, dtype=np.int64)
+        numbered[fresh] = len(self._route_hops) + np.arange(len(fresh))
+        fast = np.flatnonzero(~slow)
+        ids[fast] = np.where(known >= 0, known, numbered[rep])[group[fast]]
+        if later:
+            row, origin = np.array(later, dtype=np.int64).T
+            ids[row] = numbered[origin]
+        self._by_hash.update(zip(codes[news].tolist(), numbered[rep[news]].tolist()))
+        self._by_tuple.update((route, int(numbered[row])) for route, row in pending.items())
+        for start in range(0, len(fresh), _INTERNED_AT_ONCE):
+            chosen = fresh[start:start + _INTERNED_AT_ONCE]
+            width = hops[chosen]
+            row = np.repeat(np.arange(len(chosen)), width)
+            within = np.arange(len(row)) - np.repeat(np.cumsum(width) - width, width)
+            self._number(width, links[first[chosen][row] + within])
         return ids
 
-    def _number(self, fresh: list[tuple[int, ...]], hops: np.ndarray, flat: np.ndarray) -> None:
-        """Append the figures of the new routes `fresh`, of `hops` links each listed in `flat` (see
+    @property
+    def _route_links(self) -> list[tuple[int, ...]]:
+        """Every route numbered so far, as a tuple of link indices (made when first read: the compiled loop
+        reads the table of :meth:`_kernel_routes` instead)."""
+        tuples = self._route_tuples
+        if len(tuples) < len(self._route_hops):
+            done = len(tuples)
+            tuples.extend(_tuples(view(self._route_flat), view(self._route_first)[done:],
+                                  view(self._route_hops)[done:]))
+        return tuples
+
+    def _number(self, hops: np.ndarray, flat: np.ndarray) -> None:
+        """Append the figures of new routes of `hops` links each, listed one after the other in `flat` (see
         :meth:`intern`), as one padded hop matrix."""
+        fresh = range(len(hops))
         total_s = np.zeros(len(fresh))
         rate = np.full(len(fresh), math.inf)
         limit = np.full(len(fresh), -1, dtype=np.int64)
@@ -555,7 +700,6 @@ class MaxMinLinks:
             blocker[some] = links[np.arange(len(fresh)), np.argmax(slowest, axis=1)][some]
         weight = (np.where(total_s > 0, 1.0 / np.where(total_s > 0, total_s, 1.0), 1.0) if self._weighted
                   else np.ones(len(fresh)))
-        self._route_links.extend(fresh)
         extend(self._route_latency_s, total_s)
         extend(self._route_rate_Bps, rate)
         extend(self._route_limit, limit)
@@ -1063,15 +1207,11 @@ class MaxMinLinks:
         flow, route, begin, end, rate = flow[keep], route[keep], begin[keep], end[keep], rate[keep]
         if not len(flow):
             return _segments([])
-        lengths = np.fromiter(map(len, self._route_links), dtype=np.int64, count=len(self._route_links))
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        links = np.fromiter(chain.from_iterable(self._route_links), dtype=np.int64, count=int(offsets[-1]))
-        hops = lengths[route]
+        hops = view(self._route_hops)[route]
         row = np.repeat(np.arange(len(flow)), hops)
         position = np.arange(len(row)) - np.repeat(np.cumsum(hops) - hops, hops)
-        return (links[offsets[route][row] + position].astype(int), flow[row].astype(int), begin[row], end[row],
-                rate[row])
+        return (view(self._route_flat)[view(self._route_first)[route][row] + position].astype(int),
+                flow[row].astype(int), begin[row], end[row], rate[row])
 
     def bottlenecks(self) -> dict[int, dict[int, float]]:
         """Flow -> ``{link: seconds}`` during which that link limited its rate."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from unittest import mock
 
 import networkx as nx
 import numpy as np
@@ -10,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simnet import links as links_module
 from simnet.engine import simulate
 from simnet.algorithms.dense import ring_allreduce_time
-from simnet.links import LINK_MODELS, FifoLinks, MaxMinLinks
+from simnet.links import LINK_MODELS, FifoLinks, MaxMinLinks, RouteTable
 from simnet.perflow import Constant, appended, take
 from simnet.network import Network
 from simnet.schedule import Schedule, Transfer
@@ -204,12 +206,23 @@ def test_a_column_stays_one_value_until_a_value_differs_in_any_bit():
     assert list(take(appended(Constant(), np.full(4, 2.5)), np.array([3, 0]))) == [2.5, 2.5]
 
 
+def _hash_of_length(links, first, hops):
+    return hops.copy()
+
+
+def _one_hash(links, first, hops):
+    return np.zeros(len(hops), dtype=np.int64)
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.data(), st.sampled_from(["equal", "rtt_weighted"]))
-def test_interning_routes_gives_each_the_lone_flow_figures_of_its_links_in_order(data, sharing):
+@given(st.data(), st.sampled_from(["equal", "rtt_weighted"]),
+       st.sampled_from([links_module._route_hashes, _hash_of_length, _one_hash]))
+def test_interning_routes_gives_each_the_lone_flow_figures_of_its_links_in_order(data, sharing, hashing):
     """Numbering routes in one pass gives what a flow alone on each would get, link by link: latency added
     in route order, the rate of the slowest link, the lowest-numbered slowest link as its limit, the first
-    slowest along the route as its blocker; a route seen before keeps its number."""
+    slowest along the route as its blocker; a route seen before keeps its number, and new ones are numbered
+    in the order they first appear, whether given as tuples or as a table, and whether or not different
+    routes share a hash (here forced: routes hashed by their length alone, or all alike)."""
     nlinks = data.draw(st.integers(1, 6))
     bandwidth = np.array(data.draw(st.lists(st.sampled_from([1e9, 2.5e9, 12.5e9, math.inf]), min_size=nlinks,
                                             max_size=nlinks)))
@@ -217,10 +230,12 @@ def test_interning_routes_gives_each_the_lone_flow_figures_of_its_links_in_order
                                           max_size=nlinks)))
     route = st.lists(st.integers(0, nlinks - 1), max_size=5).map(tuple)
     batches = data.draw(st.lists(st.lists(route, max_size=6), min_size=1, max_size=3))
+    tables = data.draw(st.lists(st.booleans(), min_size=len(batches), max_size=len(batches)))
     links = MaxMinLinks(bandwidth, latency, lambda now_s, key: None, sharing=sharing)
     numbers: dict[tuple[int, ...], int] = {}
-    for batch in batches:
-        ids = links.intern(batch).tolist()
+    for batch, table in zip(batches, tables):
+        with mock.patch.object(links_module, "_route_hashes", hashing):
+            ids = links.intern(RouteTable.of(batch) if table else batch).tolist()
         for route_links, route_id in zip(batch, ids):
             assert numbers.setdefault(route_links, len(numbers)) == route_id
     for route_links, route_id in numbers.items():
@@ -242,6 +257,13 @@ def test_interning_routes_gives_each_the_lone_flow_figures_of_its_links_in_order
             assert links._route_blocker[route_id] == -1
         weighted = sharing == "rtt_weighted" and total > 0
         assert links._route_weight[route_id] == (1.0 / total if weighted else 1.0)
+
+
+@given(st.lists(st.lists(st.integers(0, 50), max_size=6).map(tuple), max_size=12))
+def test_a_route_table_holds_its_routes_in_order(routes):
+    table = RouteTable.of(routes)
+    assert len(table) == len(routes) and table.hops.tolist() == list(map(len, routes))
+    assert table.tuples() == routes and table.offsets[0] == 0 and table.offsets[-1] == len(table.links)
 
 
 def test_interning_empty_routes_needs_no_links_and_a_bad_link_numbers_nothing():

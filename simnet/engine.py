@@ -62,7 +62,7 @@ import simpy
 
 from simnet.errors import SimnetError, expect_instance
 from simnet import links as link_models
-from simnet.links import LINK_MODELS, SHARING, Instant
+from simnet.links import LINK_MODELS, SHARING, Instant, RouteTable
 from simnet.network import Network
 from simnet.perflow import Constant, appended, by_time, extend, grown, take, view
 from simnet.schedule import OPS, Schedule
@@ -130,22 +130,13 @@ def _column(values: array | Constant) -> np.ndarray:
     return np.array([values.value]) if isinstance(values, Constant) else view(values)
 
 
-def _pair_routes(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
+def _pair_routes(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[RouteTable, np.ndarray]:
     """The routes of the distinct (src, dst) pairs (network endpoints) and the pair of every transfer."""
     if len(src) == 0:
-        return [], np.zeros(0, dtype=np.int64)
+        return RouteTable(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)), np.zeros(0, dtype=np.int64)
     span = int(max(src.max(), dst.max())) + 1
     pairs, inverse = unique_inverse(src.astype(np.int64) * span + dst)
-    return network.routes(pairs // span, pairs % span), inverse
-
-
-def _routes(network: Network, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, ...]]:
-    """Route of every transfer, looked up once per distinct (src, dst) pair (network endpoints)."""
-    distinct, pair = _pair_routes(network, src, dst)
-    routes = np.empty(len(distinct), dtype=object)
-    for k, route in enumerate(distinct):
-        routes[k] = route
-    return routes[pair].tolist()
+    return network.route_table(pairs // span, pairs % span), inverse
 
 
 FIRST = -1
@@ -461,7 +452,7 @@ class Simulation:
         count = len(self._ready_s)
         route = view(self._route_ids)
         if isinstance(self._channels, Constant) and self._channels.value == 0:
-            line, lines = route, len(links._route_links)
+            line, lines = route, len(links._route_hops)
         else:
             channel = np.broadcast_to(np.int64(self._channels.value), count) if isinstance(
                 self._channels, Constant) else view(self._channels)
@@ -896,9 +887,11 @@ class Trace:
         table = self.schedule.transfers
         return self.network.route(int(self.ranks[table.src[index]]), int(self.ranks[table.dst[index]]))
 
-    def _all_routes(self) -> list[tuple[int, ...]]:
+    def _hops(self) -> np.ndarray:
+        """Links crossed by every transfer."""
         table = self.schedule.transfers
-        return _routes(self.network, self.ranks[table.src], self.ranks[table.dst])
+        routes, pair = _pair_routes(self.network, self.ranks[table.src], self.ranks[table.dst])
+        return routes.hops[pair]
 
     def transfers(self):
         """One row per transfer.
@@ -920,7 +913,7 @@ class Trace:
             "nbytes": table.nbytes,
             "op": np.asarray(OPS, dtype=object)[table.op],
             "stage": np.asarray(table.stages, dtype=object)[table.stage],
-            "hops": [len(route) for route in self._all_routes()],
+            "hops": self._hops(),
             "ready_s": self.ready_s,
             "issue_s": self.issue_s,
             "start_s": self.start_s,

@@ -28,7 +28,6 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 
 import numpy as np
 import pandas as pd
@@ -324,9 +323,8 @@ def _collective(env: simpy.Environment, sim: Simulation, state: _State, index: i
 def _busiest_s(network: Network, ranks: Sequence[int], targets: np.ndarray, message_bytes: int) -> float:
     """Seconds the busiest link needs for one round: ``max over links of bytes / bandwidth``."""
     placed = np.asarray(ranks, dtype=np.int64)
-    routes = network.routes(placed[:len(targets)], placed[targets])
-    links = np.fromiter(chain.from_iterable(routes), dtype=np.int64, count=sum(map(len, routes)))
-    carried = np.bincount(links, minlength=len(network.links)) * float(message_bytes)
+    routes = network.route_table(placed[:len(targets)], placed[targets])
+    carried = np.bincount(routes.links, minlength=len(network.links)) * float(message_bytes)
     return float((carried / network.bandwidth_Bps).max())
 
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from itertools import starmap
+from itertools import chain, starmap
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 import numpy as np
 
 from simnet.errors import SimnetError, TopologyError
+from simnet.links import RouteTable
 from simnet.speed import unique_inverse
 from simnet.topology import ROUTINGS, Router, gpus, reduce_efficiency, reducing_switches, separate_cables, validate
 from simnet.topology.updown import FabricRoutes
@@ -122,6 +123,7 @@ class Network:
         self._heads: dict[int, tuple[tuple[int, ...], int] | tuple[()]] = {}
         self._tails: dict[int, tuple[tuple[int, ...], int] | tuple[()]] = {}
         self._numbers: np.ndarray | None = None
+        self._composed_routes = _RouteStore()
         self._endpoints: list[Hashable] = []
         self._endpoint_ids: dict[Hashable, int] = {}
         self._reducers: dict[tuple[int, ...], Hashable] = {}
@@ -269,11 +271,38 @@ class Network:
     def routes(self, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, ...]]:
         """:meth:`route` of every pair ``(src[i], dst[i])`` of endpoints, in order.
 
-        Routes between the rails of two servers over an up/down fabric are composed from their three
-        stretches (:meth:`simnet.topology.Router.stretches`): the first is derived once per source (per
-        source and target rail under PXN), the last once per target, and the fabric's middles for all pairs
-        at once (:meth:`simnet.topology.Router.fabric_routes`). Every other pair is routed by :meth:`route`.
-        Each route is the one :meth:`route` gives.
+        The tuples of :meth:`route_table`: routes between the rails of two servers over an
+        up/down fabric are composed from their stretches, every other pair is routed by
+        :meth:`route`. Each route is the one :meth:`route` gives.
+
+        Raises
+        ------
+        SimnetError, TopologyError
+            As :meth:`route_table`.
+        """
+        src, dst = _pair_arrays(src, dst)
+        if len(src) < _COMPOSED_FROM or not self._has_rails():
+            return list(starmap(self.route, zip(src.tolist(), dst.tolist())))
+        table = self.route_table(src, dst)
+        numbers = self._link_numbers()
+        hops = table.hops
+        routes: list[tuple[int, ...]] = [()] * len(src)
+        for width in np.unique(hops[hops > 0]).tolist():
+            members = np.flatnonzero(hops == width)
+            columns = numbers[table.links[table.offsets[members, None] + np.arange(width)]].T.tolist()
+            for k, route in zip(members.tolist(), zip(*columns)):
+                routes[k] = route
+        return routes
+
+    def route_table(self, src: np.ndarray, dst: np.ndarray) -> RouteTable:
+        """:meth:`route` of every pair ``(src[i], dst[i])`` of endpoints, in order, as one table.
+
+        Routes between the rails of two servers over an up/down fabric are composed from
+        their three stretches (:meth:`simnet.topology.Router.stretches`): the first is derived
+        once per source (per source and target rail under PXN), the last once per target, and
+        the fabric's middles for all pairs at once
+        (:meth:`simnet.topology.Router.fabric_routes`); they are kept per pair as one table.
+        Every other pair is routed by :meth:`route`. Each route is the one :meth:`route` gives.
 
         Raises
         ------
@@ -283,31 +312,46 @@ class Network:
         TopologyError
             As :meth:`route`, for a pair without a route (not necessarily the first such pair in order).
         """
-        src, dst = np.asarray(src), np.asarray(dst)
-        if src.shape != dst.shape or src.ndim != 1 or (len(src) and not (
-                np.issubdtype(src.dtype, np.integer) and np.issubdtype(dst.dtype, np.integer))):
-            raise SimnetError(f"must be 1-D arrays of integers of one length, got {src.dtype} of shape "
-                              f"{src.shape} and {dst.dtype} of shape {dst.shape}", path="src, dst")
-        src, dst = src.astype(np.int64), dst.astype(np.int64)
-        keys = list(zip(src.tolist(), dst.tolist()))
+        src, dst = _pair_arrays(src, dst)
+        kept = self._composed_routes
+        stored = np.full(len(src), -1, dtype=np.int64)
+        valid = (src >= 0) & (dst >= 0) & (src < 2**31) & (dst < 2**31)
+        if len(src) >= _COMPOSED_FROM and self._has_rails() and valid.all():
+            keys = (src << 32) | dst
+            stored = kept.find(keys)
+            missing = np.flatnonzero(stored < 0)
+            if len(missing) >= _COMPOSED_FROM:
+                at, tables = self._composed(src[missing], dst[missing])
+                if len(at):
+                    kept.add(keys[missing[at]], tables)
+                    stored[missing] = kept.find(keys[missing])
+        routed = np.flatnonzero(stored < 0)
+        alone = [self.route(a, b) for a, b in zip(src[routed].tolist(), dst[routed].tolist())]
+        found = np.flatnonzero(stored >= 0)
+        hops = np.zeros(len(src), dtype=np.int64)
+        hops[found] = kept.hops[stored[found]]
+        hops[routed] = np.fromiter(map(len, alone), dtype=np.int64, count=len(alone))
+        offsets = np.zeros(len(src) + 1, dtype=np.int64)
+        np.cumsum(hops, out=offsets[1:])
+        links = np.empty(int(offsets[-1]), dtype=np.int64)
+        _copy_rows(links, offsets[found], kept.links, kept.first[stored[found]], hops[found])
+        width = hops[routed]
+        _copy_rows(links, offsets[routed], np.fromiter(chain.from_iterable(alone), dtype=np.int64,
+                                                       count=int(width.sum())), np.cumsum(width) - width, width)
+        return RouteTable(offsets, links)
+
+    def _has_rails(self) -> bool:
+        """Whether the ranks sit on the rails of servers (see :meth:`simnet.topology.Router.rails`)."""
         if self._rails is None:
             self._rails = self._router.rails(self.ranks) or ()
-        if not self._rails or len(keys) < _COMPOSED_FROM:
-            return list(starmap(self.route, keys))
-        found = list(map(self._routes.get, keys))
-        missing = np.array([k for k, route in enumerate(found) if route is None], dtype=np.int64)
-        if len(missing) >= _COMPOSED_FROM:
-            at, composed = self._composed(src[missing], dst[missing])
-            at = missing[at].tolist()
-            self._routes.update(zip(map(keys.__getitem__, at), composed))
-            for k, route in zip(at, composed):
-                found[k] = route
-        return [route if route is not None else self.route(*key) for route, key in zip(found, keys)]
+        return bool(self._rails)
 
-    def _composed(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    def _composed(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
         """The routes of the pairs among `src`, `dst` that run between the rails of two servers over an up/down
-        fabric (see :meth:`routes`): their positions in the arguments, and the routes."""
+        fabric (see :meth:`route_table`): their positions in the arguments, and their link indices as tables of
+        routes of one length each, in the order of the positions."""
         none = np.zeros(0, dtype=np.int64), []
+
         ranks = len(self.ranks)
         server, rail = self._rails
         chosen = np.flatnonzero((src >= 0) & (src < ranks) & (dst >= 0) & (dst < ranks))
@@ -342,15 +386,14 @@ class Network:
         span = max(piece.shape[1] for piece in pieces) + 1
         shapes, shape_of = unique_inverse((lengths[0][first_at] * span + lengths[1][middle_at]) * span
                                           + lengths[2][last_at])
-        positions, routes = [], []
+        positions, tables = [], []
         for shape, code in enumerate(shapes.tolist()):
             widths = (code // span // span, code // span % span, code % span)
             members = np.flatnonzero(shape_of == shape)
-            table = np.concatenate([piece[row[members], :width] for piece, row, width in zip(pieces, rows, widths)],
-                                   axis=1)
+            tables.append(np.concatenate([piece[row[members], :width] for piece, row, width in zip(pieces, rows,
+                                                                                                    widths)], axis=1))
             positions.append(chosen[members])
-            routes.extend(zip(*self._link_numbers()[table.T].tolist()))
-        return np.concatenate(positions), routes
+        return np.concatenate(positions), tables
 
     def _link_numbers(self) -> np.ndarray:
         """The link indices as one shared Python int each (an object array): routes built from it share them
@@ -495,6 +538,72 @@ def _efficiency(tiers: tuple[str, ...], tier_efficiency: Mapping[str, float] | N
             raise SimnetError(f"must be a factor in (0, 1], got {factor!r}", path=where)
         factors[[i for i, t in enumerate(tiers) if t == tier]] = float(factor)
     return factors
+
+
+def _pair_arrays(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`src` and `dst` as int64 arrays, checked to be 1-D arrays of integers of one length."""
+    src, dst = np.asarray(src), np.asarray(dst)
+    if src.shape != dst.shape or src.ndim != 1 or (len(src) and not (
+            np.issubdtype(src.dtype, np.integer) and np.issubdtype(dst.dtype, np.integer))):
+        raise SimnetError(f"must be 1-D arrays of integers of one length, got {src.dtype} of shape "
+                          f"{src.shape} and {dst.dtype} of shape {dst.shape}", path="src, dst")
+    return src.astype(np.int64), dst.astype(np.int64)
+
+
+def _copy_rows(target: np.ndarray, at: np.ndarray, source: np.ndarray, first: np.ndarray, hops: np.ndarray) -> None:
+    """Copy ``source[first[i]:first[i] + hops[i]]`` to ``target[at[i]:at[i] + hops[i]]`` for every ``i``."""
+    row = np.repeat(np.arange(len(hops)), hops)
+    within = np.arange(len(row)) - np.repeat(np.cumsum(hops) - hops, hops)
+    target[at[row] + within] = source[first[row] + within]
+
+
+class _RouteStore:
+    """Routes kept per pair of endpoints as one growing table: the pairs' keys sorted for lookup, and per
+    route its first position and length in :attr:`links`."""
+
+    def __init__(self) -> None:
+        self._keys = np.zeros(0, dtype=np.int64)
+        self._rows = np.zeros(0, dtype=np.int64)
+        self.first = np.zeros(0, dtype=np.int64)
+        self.hops = np.zeros(0, dtype=np.int64)
+        self._links = np.zeros(0, dtype=np.int64)
+        self._used = 0
+
+    @property
+    def links(self) -> np.ndarray:
+        """The link indices of the kept routes, one route after the other."""
+        return self._links[:self._used]
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """The row of each of `keys`, -1 where none is kept."""
+        if not len(self._keys):
+            return np.full(len(keys), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        return np.where(self._keys[at] == keys, self._rows[at], -1)
+
+    def add(self, keys: np.ndarray, tables: list[np.ndarray]) -> None:
+        """Keep the routes of `keys`, none kept yet, given in order as the rows of `tables` (a table per
+        length); of a key given twice, the first route."""
+        widths = np.array([table.shape[1] for table in tables], dtype=np.int64)
+        hops = np.repeat(widths, [len(table) for table in tables])
+        starts = np.cumsum(hops) - hops
+        flat = np.concatenate([table.ravel() for table in tables])
+        keys, once = np.unique(keys, return_index=True)
+        hops, starts = hops[once], starts[once]
+        needed = self._used + int(hops.sum())
+        if needed > len(self._links):
+            grown = np.empty(max(needed, 2 * len(self._links)), dtype=np.int64)
+            grown[:self._used] = self._links[:self._used]
+            self._links = grown
+        first = self._used + np.cumsum(hops) - hops
+        _copy_rows(self._links, first, flat, starts, hops)
+        self._used = needed
+        rows = len(self.first) + np.arange(len(keys))
+        self.first = np.concatenate([self.first, first])
+        self.hops = np.concatenate([self.hops, hops])
+        order = np.argsort(np.concatenate([self._keys, keys]), kind="stable")
+        self._keys = np.concatenate([self._keys, keys])[order]
+        self._rows = np.concatenate([self._rows, rows])[order]
 
 
 def _one_of_each(group: np.ndarray, groups: int) -> list[int]:

@@ -174,6 +174,11 @@ def test_routes_of_many_pairs_are_route_of_each(name, options):
     assert first + batched.routes(src[half:], dst[half:]) == [single.route(a, b) for a, b in zip(src.tolist(),
                                                                                                  dst.tolist())]
     assert batched.routes(src, dst)[:half] == first
+    fresh = Network(BATCHED[name](), **options)
+    assert fresh.endpoint(switch_node) == extra
+    twice = np.concatenate([src, src[::3]]), np.concatenate([dst, dst[::3]])
+    expected = [single.route(a, b) for a, b in zip(*(side.tolist() for side in twice))]
+    assert fresh.route_table(*twice).tuples() == expected == batched.route_table(*twice).tuples()
     composes = name != "switch" and options.get("routing") not in ("ecmp_hash", "shortest")
     assert any(batched._heads.values()) == any(batched._tails.values()) == composes
 
@@ -200,6 +205,8 @@ def test_routes_of_endpoints_that_do_not_exist_are_an_error(src, dst):
     network = Network(cluster("dgx_a100", 2, fabric="fat_tree", fabric_params=FAT_TREE))
     with pytest.raises(SimnetError):
         network.routes(src, dst)
+    with pytest.raises(SimnetError):
+        network.route_table(src, dst)
     assert network.routes(np.array([0]), np.array([15])) == [network.route(0, 15)]
 
 

@@ -39,12 +39,11 @@ def _pair_costs(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.
         inverse, pairs = pd.factorize(keys)
         order = np.argsort(pairs)
     del keys
-    routes = network.routes(pairs[order] // size, pairs[order] % size)
-    width = max(map(len, routes), default=0)
-    links = len(network.latency_s)
-    padded = np.full((len(routes), width), links, dtype=np.int64)
-    for k, route in enumerate(routes):
-        padded[k, : len(route)] = route
+    routes = network.route_table(pairs[order] // size, pairs[order] % size)
+    hops = routes.hops
+    padded = np.full((len(routes), int(hops.max(initial=0))), len(network.latency_s), dtype=np.int64)
+    row = np.repeat(np.arange(len(routes)), hops)
+    padded[row, np.arange(len(row)) - routes.offsets[row]] = routes.links
     link_latency = np.append(network.latency_s, 0.0)
     link_bandwidth = np.append(network.bandwidth_Bps, np.inf)
     latency = np.zeros(len(routes))

@@ -27,7 +27,7 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain
 from types import MappingProxyType
 from typing import Protocol
 
@@ -521,7 +521,8 @@ class MaxMinLinks:
         self._fills: dict[tuple[int, ...], dict[int, tuple[float, int]]] | None = (
             {} if FLOWS_REMEMBERED > 0 and not self._weighted else None)
         self._on_link: list[dict[int, None]] = [{} for _ in range(len(bandwidth_Bps))]
-        self._by_hash: dict[int, int] = {}
+        self._hash_codes = np.zeros(0, dtype=np.int64)
+        self._hash_ids = np.zeros(0, dtype=np.int64)
         self._by_tuple: dict[tuple[int, ...], int] = {}
         self._route_tuples: list[tuple[int, ...]] = []
         self._route_latency_s = array("d")
@@ -623,7 +624,9 @@ class MaxMinLinks:
         repeated = np.flatnonzero(rep[group] != np.arange(count))
         slow[repeated] = ~_same_routes(links, first[repeated], hops[repeated], links, first[rep[group[repeated]]],
                                        hops[rep[group[repeated]]])
-        known = np.array(list(map(self._by_hash.get, codes.tolist(), repeat(-1, len(codes)))), dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._hash_codes, codes), max(len(self._hash_codes) - 1, 0))
+        known = (np.where(self._hash_codes[at] == codes, self._hash_ids[at], -1) if len(self._hash_codes)
+                 else np.full(len(codes), -1, dtype=np.int64))
         old = np.flatnonzero(known >= 0)
         if len(old):
             matches = _same_routes(links, first[rep[old]], hops[rep[old]], view(self._route_flat),
@@ -655,14 +658,30 @@ class MaxMinLinks:
         if later:
             row, origin = np.array(later, dtype=np.int64).T
             ids[row] = numbered[origin]
-        self._by_hash.update(zip(codes[news].tolist(), numbered[rep[news]].tolist()))
+        at = np.searchsorted(self._hash_codes, codes[news])
+        self._hash_codes = np.insert(self._hash_codes, at, codes[news])
+        self._hash_ids = np.insert(self._hash_ids, at, numbered[rep[news]])
         self._by_tuple.update((route, int(numbered[row])) for route, row in pending.items())
-        for start in range(0, len(fresh), _INTERNED_AT_ONCE):
-            chosen = fresh[start:start + _INTERNED_AT_ONCE]
-            width = hops[chosen]
-            row = np.repeat(np.arange(len(chosen)), width)
-            within = np.arange(len(row)) - np.repeat(np.cumsum(width) - width, width)
-            self._number(width, links[first[chosen][row] + within])
+        if not len(fresh):
+            return ids
+        width = hops[fresh]
+        row = np.repeat(np.arange(len(fresh)), width)
+        flat = links[first[fresh][row] + np.arange(len(row)) - np.repeat(np.cumsum(width) - width, width)]
+        starts = np.concatenate(([0], np.cumsum(width)))
+        parts = [self._figures(width[start:start + _INTERNED_AT_ONCE],
+                               flat[starts[start]:starts[min(start + _INTERNED_AT_ONCE, len(fresh))]])
+                 for start in range(0, len(fresh), _INTERNED_AT_ONCE)]
+        total_s, rate, limit, blocker = (np.concatenate(figure) for figure in zip(*parts))
+        extend(self._route_latency_s, total_s)
+        extend(self._route_rate_Bps, rate)
+        extend(self._route_limit, limit)
+        extend(self._route_blocker, blocker)
+        extend(self._route_weight, np.where(total_s > 0, 1.0 / np.where(total_s > 0, total_s, 1.0), 1.0)
+               if self._weighted else np.ones(len(fresh)))
+        self._route_line.frombytes(b"\xff" * (8 * len(fresh)))
+        extend(self._route_first, len(self._route_flat) + starts[:-1])
+        extend(self._route_hops, width)
+        extend(self._route_flat, flat)
         return ids
 
     @property
@@ -676,9 +695,9 @@ class MaxMinLinks:
                                   view(self._route_hops)[done:]))
         return tuples
 
-    def _number(self, hops: np.ndarray, flat: np.ndarray) -> None:
-        """Append the figures of new routes of `hops` links each, listed one after the other in `flat` (see
-        :meth:`intern`), as one padded hop matrix."""
+    def _figures(self, hops: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Latency, lone rate, limit and blocker (see :meth:`intern`) of routes of `hops` links each, listed one
+        after the other in `flat`, found on one padded hop matrix."""
         fresh = range(len(hops))
         total_s = np.zeros(len(fresh))
         rate = np.full(len(fresh), math.inf)
@@ -698,17 +717,7 @@ class MaxMinLinks:
             rate[some] = bandwidth.min(axis=1)[some]
             limit[some] = np.where(slowest & present, links, np.iinfo(np.int64).max).min(axis=1)[some]
             blocker[some] = links[np.arange(len(fresh)), np.argmax(slowest, axis=1)][some]
-        weight = (np.where(total_s > 0, 1.0 / np.where(total_s > 0, total_s, 1.0), 1.0) if self._weighted
-                  else np.ones(len(fresh)))
-        extend(self._route_latency_s, total_s)
-        extend(self._route_rate_Bps, rate)
-        extend(self._route_limit, limit)
-        extend(self._route_blocker, blocker)
-        extend(self._route_weight, weight)
-        self._route_line.frombytes(b"\xff" * (8 * len(fresh)))
-        extend(self._route_first, len(self._route_flat) + np.cumsum(hops) - hops)
-        extend(self._route_hops, hops)
-        extend(self._route_flat, flat)
+        return total_s, rate, limit, blocker
 
     def _connection(self, route_id: int, channel: int) -> int:
         """Number the connection of `channel` over route `route_id` (once, when a flow first takes it: the

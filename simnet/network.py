@@ -123,7 +123,7 @@ class Network:
         self._heads: dict[int, tuple[tuple[int, ...], int] | tuple[()]] = {}
         self._tails: dict[int, tuple[tuple[int, ...], int] | tuple[()]] = {}
         self._numbers: np.ndarray | None = None
-        self._composed_routes = _RouteStore()
+        self._kept_routes = _RouteStore()
         self._endpoints: list[Hashable] = []
         self._endpoint_ids: dict[Hashable, int] = {}
         self._reducers: dict[tuple[int, ...], Hashable] = {}
@@ -313,10 +313,11 @@ class Network:
             As :meth:`route`, for a pair without a route (not necessarily the first such pair in order).
         """
         src, dst = _pair_arrays(src, dst)
-        kept = self._composed_routes
+        kept = self._kept_routes
         stored = np.full(len(src), -1, dtype=np.int64)
-        valid = (src >= 0) & (dst >= 0) & (src < 2**31) & (dst < 2**31)
-        if len(src) >= _COMPOSED_FROM and self._has_rails() and valid.all():
+        keep = (len(src) >= _COMPOSED_FROM and self._has_rails()
+                and bool(((src >= 0) & (dst >= 0) & (src < 2**31) & (dst < 2**31)).all()))
+        if keep:
             keys = (src << 32) | dst
             stored = kept.find(keys)
             missing = np.flatnonzero(stored < 0)
@@ -327,6 +328,12 @@ class Network:
                     stored[missing] = kept.find(keys[missing])
         routed = np.flatnonzero(stored < 0)
         alone = [self.route(a, b) for a, b in zip(src[routed].tolist(), dst[routed].tolist())]
+        if keep and alone:
+            lengths = np.fromiter(map(len, alone), dtype=np.int64, count=len(alone))
+            order = np.argsort(lengths, kind="stable")
+            bounds = np.flatnonzero(np.diff(lengths[order])) + 1
+            kept.add(keys[routed[order]], [np.array([alone[k] for k in members.tolist()], dtype=np.int64).reshape(
+                len(members), int(lengths[members[0]])) for members in np.split(order, bounds)])
         found = np.flatnonzero(stored >= 0)
         hops = np.zeros(len(src), dtype=np.int64)
         hops[found] = kept.hops[stored[found]]
@@ -559,14 +566,14 @@ def _copy_rows(target: np.ndarray, at: np.ndarray, source: np.ndarray, first: np
 
 class _RouteStore:
     """Routes kept per pair of endpoints as one growing table: the pairs' keys sorted for lookup, and per
-    route its first position and length in :attr:`links`."""
+    route its first position and length in :attr:`links` (int32: a network has fewer than 2**31 links)."""
 
     def __init__(self) -> None:
         self._keys = np.zeros(0, dtype=np.int64)
         self._rows = np.zeros(0, dtype=np.int64)
         self.first = np.zeros(0, dtype=np.int64)
-        self.hops = np.zeros(0, dtype=np.int64)
-        self._links = np.zeros(0, dtype=np.int64)
+        self.hops = np.zeros(0, dtype=np.int32)
+        self._links = np.zeros(0, dtype=np.int32)
         self._used = 0
 
     @property
@@ -592,7 +599,7 @@ class _RouteStore:
         hops, starts = hops[once], starts[once]
         needed = self._used + int(hops.sum())
         if needed > len(self._links):
-            grown = np.empty(max(needed, 2 * len(self._links)), dtype=np.int64)
+            grown = np.empty(max(needed, 2 * len(self._links)), dtype=np.int32)
             grown[:self._used] = self._links[:self._used]
             self._links = grown
         first = self._used + np.cumsum(hops) - hops
@@ -600,7 +607,7 @@ class _RouteStore:
         self._used = needed
         rows = len(self.first) + np.arange(len(keys))
         self.first = np.concatenate([self.first, first])
-        self.hops = np.concatenate([self.hops, hops])
+        self.hops = np.concatenate([self.hops, hops.astype(np.int32)])
         order = np.argsort(np.concatenate([self._keys, keys]), kind="stable")
         self._keys = np.concatenate([self._keys, keys])[order]
         self._rows = np.concatenate([self._rows, rows])[order]

@@ -301,8 +301,9 @@ class Network:
         their three stretches (:meth:`simnet.topology.Router.stretches`): the first is derived
         once per source (per source and target rail under PXN), the last once per target, and
         the fabric's middles for all pairs at once
-        (:meth:`simnet.topology.Router.fabric_routes`); they are kept per pair as one table.
-        Every other pair is routed by :meth:`route`. Each route is the one :meth:`route` gives.
+        (:meth:`simnet.topology.Router.fabric_routes`). Every other pair, and every pair
+        :meth:`route` was already asked for, is routed by :meth:`route`. The routes of a call of
+        many pairs are kept per pair as one table. Each route is the one :meth:`route` gives.
 
         Raises
         ------
@@ -321,6 +322,10 @@ class Network:
             keys = (src << 32) | dst
             stored = kept.find(keys)
             missing = np.flatnonzero(stored < 0)
+            if self._routes and len(missing):
+                cached = self._routes.keys()
+                missing = missing[np.array([pair not in cached for pair in zip(src[missing].tolist(),
+                                                                                dst[missing].tolist())])]
             if len(missing) >= _COMPOSED_FROM:
                 at, tables = self._composed(src[missing], dst[missing])
                 if len(at):

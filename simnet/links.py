@@ -25,7 +25,7 @@ import heapq
 import math
 from array import array
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from types import MappingProxyType
@@ -98,17 +98,40 @@ class RouteTable:
         return _tuples(self.links, self.offsets[:-1], self.hops)
 
 
+_ROWS_AT_ONCE = 1 << 16
+"""Routes the table helpers below read in one step (bounds their scratch memory to a few arrays of this
+many rows by the widest route)."""
+
+
+def rows_by_width(hops: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """The positions of `hops` grouped by value, in ascending order within a group: ``(width, positions)``,
+    at most :data:`_ROWS_AT_ONCE` positions at a time."""
+    order = np.argsort(hops.astype(np.uint16) if len(hops) and hops.max() < 2**16 else hops, kind="stable")
+    widths = hops[order]
+    bounds = np.concatenate(([0], np.flatnonzero(widths[1:] != widths[:-1]) + 1, [len(order)]))
+    for low, high in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        for begin in range(low, high, _ROWS_AT_ONCE):
+            yield int(widths[low]), order[begin:min(begin + _ROWS_AT_ONCE, high)]
+
+
+def copy_rows(target: np.ndarray, at: np.ndarray, source: np.ndarray, first: np.ndarray, hops: np.ndarray) -> None:
+    """Copy ``source[first[i]:first[i] + hops[i]]`` to ``target[at[i]:at[i] + hops[i]]`` for every ``i``."""
+    for width, rows in rows_by_width(hops):
+        if width:
+            span = np.arange(width)
+            target[at[rows, None] + span] = source[first[rows, None] + span]
+
+
 def _tuples(links: np.ndarray, first: np.ndarray, hops: np.ndarray) -> list[tuple[int, ...]]:
     """Route ``i`` as ``tuple(links[first[i]:first[i] + hops[i]])``, each link index one shared int per link."""
     if not len(hops):
         return []
     numbers = np.array(list(range(int(links.max(initial=-1)) + 1)), dtype=object)
-    routes: list[tuple[int, ...] | None] = [None] * len(hops)
-    for width in np.unique(hops).tolist():
-        members = np.flatnonzero(hops == width)
-        columns = numbers[links[first[members, None] + np.arange(width)]].T.tolist() if width else []
-        for k, route in zip(members.tolist(), zip(*columns) if width else [()] * len(members)):
-            routes[k] = route
+    routes: list[tuple[int, ...]] = [()] * len(hops)
+    for width, rows in rows_by_width(hops):
+        if width:
+            for k, route in zip(rows.tolist(), zip(*numbers[links[first[rows, None] + np.arange(width)]].T.tolist())):
+                routes[k] = route
     return routes
 
 
@@ -118,11 +141,10 @@ def _same_routes(links_a: np.ndarray, first_a: np.ndarray, hops_a: np.ndarray, l
     ``first_b[i], hops_b[i]`` in `links_b`."""
     same = hops_a == hops_b
     both = np.flatnonzero(same)
-    hops = hops_a[both]
-    row = np.repeat(np.arange(len(both)), hops)
-    within = np.arange(len(row)) - np.repeat(np.cumsum(hops) - hops, hops)
-    differ = links_a[first_a[both][row] + within] != links_b[first_b[both][row] + within]
-    same[both[np.bincount(row[differ], minlength=len(both)) > 0]] = False
+    for width, rows in rows_by_width(hops_a[both]):
+        if width:
+            span, rows = np.arange(width), both[rows]
+            same[rows] = (links_a[first_a[rows, None] + span] == links_b[first_b[rows, None] + span]).all(axis=1)
     return same
 
 
@@ -134,20 +156,18 @@ def _route_hashes(links: np.ndarray, first: np.ndarray, hops: np.ndarray) -> np.
     Equal routes have equal hashes; :meth:`MaxMinLinks.intern` compares the links of
     routes whose hashes are equal, so a collision costs time, never a wrong number.
     """
-    positions = np.arange(int(hops.max(initial=0)) + 1, dtype=np.uint64)
+    positions = np.arange(int(hops.max(initial=0)), dtype=np.uint64)
+    codes = hops.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
     with np.errstate(over="ignore"):
         mix = positions * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x632BE59BD9B4E019)
         mix = (mix ^ (mix >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         mix = (mix ^ (mix >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         mix = (mix ^ (mix >> np.uint64(31))) | np.uint64(1)
-        row = np.repeat(np.arange(len(hops)), hops)
-        within = np.arange(len(row)) - np.repeat(np.cumsum(hops) - hops, hops)
-        terms = (links[first[row] + within].astype(np.uint64) + np.uint64(1)) * mix[within]
-        running = np.zeros(len(terms) + 1, dtype=np.uint64)
-        np.cumsum(terms, dtype=np.uint64, out=running[1:])
-        ends = np.cumsum(hops)
-        sums = running[ends] - running[ends - hops]
-        return (sums + hops.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)).view(np.int64)
+        for width, rows in rows_by_width(hops):
+            if width:
+                terms = (links[first[rows, None] + np.arange(width)].astype(np.uint64) + np.uint64(1)) * mix[:width]
+                codes[rows] += terms.sum(axis=1, dtype=np.uint64)
+    return codes.view(np.int64)
 
 
 def _distinct(items: np.ndarray, scratch: np.ndarray) -> bool:
@@ -665,9 +685,9 @@ class MaxMinLinks:
         if not len(fresh):
             return ids
         width = hops[fresh]
-        row = np.repeat(np.arange(len(fresh)), width)
-        flat = links[first[fresh][row] + np.arange(len(row)) - np.repeat(np.cumsum(width) - width, width)]
         starts = np.concatenate(([0], np.cumsum(width)))
+        flat = np.empty(int(starts[-1]), dtype=np.int64)
+        copy_rows(flat, starts[:-1], links, first[fresh], width)
         parts = [self._figures(width[start:start + _INTERNED_AT_ONCE],
                                flat[starts[start]:starts[min(start + _INTERNED_AT_ONCE, len(fresh))]])
                  for start in range(0, len(fresh), _INTERNED_AT_ONCE)]

@@ -20,7 +20,7 @@ import networkx as nx
 import numpy as np
 
 from simnet.errors import SimnetError, TopologyError
-from simnet.links import RouteTable
+from simnet.links import RouteTable, copy_rows
 from simnet.speed import unique_inverse
 from simnet.topology import ROUTINGS, Router, gpus, reduce_efficiency, reducing_switches, separate_cables, validate
 from simnet.topology.updown import FabricRoutes
@@ -346,9 +346,9 @@ class Network:
         offsets = np.zeros(len(src) + 1, dtype=np.int64)
         np.cumsum(hops, out=offsets[1:])
         links = np.empty(int(offsets[-1]), dtype=np.int64)
-        _copy_rows(links, offsets[found], kept.links, kept.first[stored[found]], hops[found])
+        copy_rows(links, offsets[found], kept.links, kept.first[stored[found]], hops[found])
         width = hops[routed]
-        _copy_rows(links, offsets[routed], np.fromiter(chain.from_iterable(alone), dtype=np.int64,
+        copy_rows(links, offsets[routed], np.fromiter(chain.from_iterable(alone), dtype=np.int64,
                                                        count=int(width.sum())), np.cumsum(width) - width, width)
         return RouteTable(offsets, links)
 
@@ -562,13 +562,6 @@ def _pair_arrays(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return src.astype(np.int64), dst.astype(np.int64)
 
 
-def _copy_rows(target: np.ndarray, at: np.ndarray, source: np.ndarray, first: np.ndarray, hops: np.ndarray) -> None:
-    """Copy ``source[first[i]:first[i] + hops[i]]`` to ``target[at[i]:at[i] + hops[i]]`` for every ``i``."""
-    row = np.repeat(np.arange(len(hops)), hops)
-    within = np.arange(len(row)) - np.repeat(np.cumsum(hops) - hops, hops)
-    target[at[row] + within] = source[first[row] + within]
-
-
 class _RouteStore:
     """Routes kept per pair of endpoints as one growing table: the pairs' keys sorted for lookup, and per
     route its first position and length in :attr:`links` (int32: a network has fewer than 2**31 links)."""
@@ -596,23 +589,27 @@ class _RouteStore:
     def add(self, keys: np.ndarray, tables: list[np.ndarray]) -> None:
         """Keep the routes of `keys`, none kept yet, given in order as the rows of `tables` (a table per
         length); of a key given twice, the first route."""
-        widths = np.array([table.shape[1] for table in tables], dtype=np.int64)
-        hops = np.repeat(widths, [len(table) for table in tables])
-        starts = np.cumsum(hops) - hops
-        flat = np.concatenate([table.ravel() for table in tables])
         keys, once = np.unique(keys, return_index=True)
-        hops, starts = hops[once], starts[once]
-        needed = self._used + int(hops.sum())
+        ends = np.cumsum([len(table) for table in tables])
+        kept = np.zeros(int(ends[-1]) if len(ends) else 0, dtype=bool)
+        kept[once] = True
+        tables = [table[kept[end - len(table):end]] for table, end in zip(tables, ends.tolist())]
+        needed = self._used + sum(table.size for table in tables)
         if needed > len(self._links):
             grown = np.empty(max(needed, 2 * len(self._links)), dtype=np.int32)
             grown[:self._used] = self._links[:self._used]
             self._links = grown
-        first = self._used + np.cumsum(hops) - hops
-        _copy_rows(self._links, first, flat, starts, hops)
-        self._used = needed
-        rows = len(self.first) + np.arange(len(keys))
-        self.first = np.concatenate([self.first, first])
-        self.hops = np.concatenate([self.hops, hops.astype(np.int32)])
+        first, hops = [], []
+        for table in tables:
+            self._links[self._used:self._used + table.size] = table.ravel()
+            first.append(self._used + table.shape[1] * np.arange(len(table)))
+            hops.append(np.full(len(table), table.shape[1]))
+            self._used += table.size
+        by_key = np.argsort(once)
+        rows = np.empty_like(by_key)
+        rows[by_key] = len(self.first) + np.arange(len(keys))
+        self.first = np.concatenate([self.first, *first])
+        self.hops = np.concatenate([self.hops, *hops]).astype(np.int32)
         order = np.argsort(np.concatenate([self._keys, keys]), kind="stable")
         self._keys = np.concatenate([self._keys, keys])[order]
         self._rows = np.concatenate([self._rows, rows])[order]

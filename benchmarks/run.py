@@ -65,6 +65,7 @@ CASES = {
     "sparse_ring_ring_64": {"kind": "sparse", "ranks": 64, "dimension": 128 * 2**20, "density": 1 / 128, "runs": 1},
     "jobs_4096": {"kind": "jobs", "nodes": 512, "k": 32, "ep": 16, "runs": 1},
     "alltoall_512": {"kind": "alltoall", "nodes": 64, "k": 16, "runs": 3},
+    "alltoall_4096": {"kind": "alltoall", "nodes": 512, "k": 32, "runs": 1},
     "nccl_tree_512": {"kind": "nccl_tree", "nodes": 64, "k": 16, "runs": 3},
     "nccl_ring_256": {"kind": "nccl_ring", "preset": "dgx_h100_ndr_32", "size": 256 * MIB, "runs": 3},
     "blueconnect_16384": {"kind": "blueconnect", "node": "dgx_h100", "nodes": 2048, "k": 42, "bandwidth_Bps": 50e9,
@@ -93,6 +94,8 @@ counts the concurrent run, background flows included; ``time_s`` is when its las
 ``alltoall_512``: pairwise all-to-all (:func:`~simnet.algorithms.direct_alltoall`, window 1) of 16 MiB on the
 64 DGX A100 of ``blueconnect_512`` (261 632 transfers between as many pairs of GPUs, each routed once:
 ``sim_s`` is :func:`~simnet.engine.simulate` with the routing, which the BlueConnect cases do before it);
+``alltoall_4096``: the same all-to-all on the 512 DGX A100 of ``blueconnect_4096`` (16 773 120 transfers and
+routes);
 ``nccl_tree_512``: NCCL's tree all-reduce (two channels, simple protocol) of 64 MiB on the 64 DGX A100 of
 ``blueconnect_512`` (130 816 transfers whose instants are rarely shared: a tree's sends start and end at
 their own times, so it measures the cost per instant of the general max-min path); ``nccl_ring_256``:
@@ -117,6 +120,7 @@ QUICK = {
     "sparse_ring_ring_64": {"ranks": 8, "dimension": 2**20},
     "jobs_4096": {"nodes": 4, "k": 8, "ep": 8},
     "alltoall_512": {"nodes": 4, "k": 8},
+    "alltoall_4096": {"nodes": 4, "k": 8},
     "nccl_tree_512": {"nodes": 4, "k": 8},
     "nccl_ring_256": {"preset": "dgx_h100", "size": MIB},
     "blueconnect_16384": {"nodes": 4, "k": 8, "factors": (8, 4)},

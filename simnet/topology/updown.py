@@ -227,6 +227,10 @@ class UpDown:
         Under d-mod-k every pair climbs and descends together, one level per step, on
         tables of the up- and down-ports; under SimGrid's rule each pair is routed by
         :meth:`route`. A pair without an up/down route raises as :meth:`route` would.
+        An endpoint with one up-port climbs through it whatever the target (its port is
+        ``⌊d / 1⌋ mod 1``, and the divisor stays 1), so the routes of all endpoints below
+        one switch to a target are that hop followed by the switch's route to the target,
+        found once.
 
         Raises
         ------
@@ -241,6 +245,31 @@ class UpDown:
         if self._simgrid:
             hops, cables, edges = _padded([self.route(s, t) for s, t in zip(sources, targets)], tables)
             return FabricRoutes(tables.nodes, tables.edges, hops, cables, edges)
+        single = (tables.up_count[source] == 1) & (source != target)
+        start = np.where(single, tables.up_parent[source, 0], source)
+        pairs, pair = unique_inverse(start * len(tables.nodes) + target)
+        try:
+            shared = self._routed(tables, pairs // len(tables.nodes), pairs % len(tables.nodes))
+        except TopologyError:
+            shared = self._routed(tables, source, target)
+            return FabricRoutes(tables.nodes, tables.edges, *shared)
+        width = shared[1].shape[1] + int(single.any())
+        hops = np.full((len(source), width + 1), -1, dtype=np.int32)
+        cables = np.full((len(source), width), -1, dtype=np.int32)
+        edges = np.full((len(source), width), -1, dtype=np.int32)
+        for shift, rows in ((0, np.flatnonzero(~single)), (1, np.flatnonzero(single))):
+            if len(rows):
+                hops[rows, shift:shift + shared[0].shape[1]] = shared[0][pair[rows]]
+                cables[rows, shift:shift + shared[1].shape[1]] = shared[1][pair[rows]]
+                edges[rows, shift:shift + shared[2].shape[1]] = shared[2][pair[rows]]
+        hops[rows, 0] = source[rows]
+        cables[rows, 0] = tables.up_cable[source[rows], 0]
+        edges[rows, 0] = tables.up_edge[source[rows], 0]
+        used = int((cables >= 0).sum(axis=1).max(initial=0))
+        return FabricRoutes(tables.nodes, tables.edges, hops[:, :used + 1], cables[:, :used], edges[:, :used])
+
+    def _routed(self, tables: _Tables, source: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The d-mod-k routes of pairs of nodes (numbers in `tables`) as padded arrays: nodes, cables, edges."""
         climbed, climb_cables, climb_edges, _, top = self._climbs(tables, source, target)
         rows = np.arange(len(source))
         length = (climbed >= 0).sum(axis=1) - 1
@@ -282,7 +311,7 @@ class UpDown:
             node[moving] = lower
             moving = node != target
         used = int(at.max(initial=0))
-        return FabricRoutes(tables.nodes, tables.edges, hops[:, :used + 1], cables[:, :used], edges[:, :used])
+        return hops[:, :used + 1], cables[:, :used], edges[:, :used]
 
     def _climbs(self, tables: _Tables, source: np.ndarray, target: np.ndarray, *, top: bool = False):
         """:meth:`_climb` of many pairs: nodes (padded with -1), cables, edges up and the same edges down (numbers

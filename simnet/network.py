@@ -301,9 +301,9 @@ class Network:
         their three stretches (:meth:`simnet.topology.Router.stretches`): the first is derived
         once per source (per source and target rail under PXN), the last once per target, and
         the fabric's middles for all pairs at once
-        (:meth:`simnet.topology.Router.fabric_routes`). Every other pair, and every pair
-        :meth:`route` was already asked for, is routed by :meth:`route`. The routes of a call of
-        many pairs are kept per pair as one table. Each route is the one :meth:`route` gives.
+        (:meth:`simnet.topology.Router.fabric_routes`), and kept per pair as one table. Every
+        other pair, and every pair :meth:`route` was already asked for, is routed (or looked up)
+        by :meth:`route`. Each route is the one :meth:`route` gives.
 
         Raises
         ------
@@ -333,12 +333,6 @@ class Network:
                     stored[missing] = kept.find(keys[missing])
         routed = np.flatnonzero(stored < 0)
         alone = [self.route(a, b) for a, b in zip(src[routed].tolist(), dst[routed].tolist())]
-        if keep and alone:
-            lengths = np.fromiter(map(len, alone), dtype=np.int64, count=len(alone))
-            order = np.argsort(lengths, kind="stable")
-            bounds = np.flatnonzero(np.diff(lengths[order])) + 1
-            kept.add(keys[routed[order]], [np.array([alone[k] for k in members.tolist()], dtype=np.int64).reshape(
-                len(members), int(lengths[members[0]])) for members in np.split(order, bounds)])
         found = np.flatnonzero(stored >= 0)
         hops = np.zeros(len(src), dtype=np.int64)
         hops[found] = kept.hops[stored[found]]
@@ -610,9 +604,8 @@ class _RouteStore:
         rows[by_key] = len(self.first) + np.arange(len(keys))
         self.first = np.concatenate([self.first, *first])
         self.hops = np.concatenate([self.hops, *hops]).astype(np.int32)
-        order = np.argsort(np.concatenate([self._keys, keys]), kind="stable")
-        self._keys = np.concatenate([self._keys, keys])[order]
-        self._rows = np.concatenate([self._rows, rows])[order]
+        at = np.searchsorted(self._keys, keys)
+        self._keys, self._rows = np.insert(self._keys, at, keys), np.insert(self._rows, at, rows)
 
 
 def _one_of_each(group: np.ndarray, groups: int) -> list[int]:

@@ -262,9 +262,10 @@ class UpDown:
                 hops[rows, shift:shift + shared[0].shape[1]] = shared[0][pair[rows]]
                 cables[rows, shift:shift + shared[1].shape[1]] = shared[1][pair[rows]]
                 edges[rows, shift:shift + shared[2].shape[1]] = shared[2][pair[rows]]
-        hops[rows, 0] = source[rows]
-        cables[rows, 0] = tables.up_cable[source[rows], 0]
-        edges[rows, 0] = tables.up_edge[source[rows], 0]
+        if len(rows):
+            hops[rows, 0] = source[rows]
+            cables[rows, 0] = tables.up_cable[source[rows], 0]
+            edges[rows, 0] = tables.up_edge[source[rows], 0]
         used = int((cables >= 0).sum(axis=1).max(initial=0))
         return FabricRoutes(tables.nodes, tables.edges, hops[:, :used + 1], cables[:, :used], edges[:, :used])
 

@@ -227,7 +227,7 @@ class UpDown:
         Under d-mod-k every pair climbs and descends together, one level per step, on
         tables of the up- and down-ports; under SimGrid's rule each pair is routed by
         :meth:`route`. A pair without an up/down route raises as :meth:`route` would.
-        An endpoint with one up-port climbs through it whatever the target (its port is
+        An endpoint with one up-port climbs through it to any other target (its port is
         ``⌊d / 1⌋ mod 1``, and the divisor stays 1), so the routes of all endpoints below
         one switch to a target are that hop followed by the switch's route to the target,
         found once.
@@ -245,7 +245,7 @@ class UpDown:
         if self._simgrid:
             hops, cables, edges = _padded([self.route(s, t) for s, t in zip(sources, targets)], tables)
             return FabricRoutes(tables.nodes, tables.edges, hops, cables, edges)
-        single = (tables.up_count[source] == 1) & (source != target)
+        single = (source < tables.endpoints) & (tables.up_count[source] == 1) & (source != target)
         start = np.where(single, tables.up_parent[source, 0], source)
         pairs, pair = unique_inverse(start * len(tables.nodes) + target)
         try:

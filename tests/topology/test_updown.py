@@ -166,12 +166,17 @@ def test_dmodk_on_a_graph_without_levels_is_an_error_naming_the_routing():
         pgft([2, 3, 2], [1, 2, 3], B, LAT, parallel=[1, 2, 2]),
         leaf_spine(3, 2, 5, B, LAT, parallel=3),
         cluster("dgx_a100", 9, fabric="fat_tree", fabric_params={"k": 8, "bandwidth_Bps": B, "latency_s": LAT}),
+        leaf_spine(3, 1, 2, B, LAT),
+        pgft([2, 2, 2], [1, 1, 2], B, LAT),
     ],
-    ids=["fat_tree", "4_ary_3_tree", "pgft_cables", "leaf_spine_cables", "partly_filled"],
+    ids=["fat_tree", "4_ary_3_tree", "pgft_cables", "leaf_spine_cables", "partly_filled", "one_spine",
+         "one_up_port"],
 )
 def test_routes_of_many_pairs_at_once_are_route_of_each(graph, simgrid):
+    """To every endpoint from every endpoint and, under d-mod-k, from every switch (a switch with one up-port
+    goes down to a target below it, where an endpoint with one up-port always climbs)."""
     tree = UpDown(graph, simgrid=simgrid)
-    pairs = [(a, b) for a in tree.endpoints for b in tree.endpoints]
+    pairs = [(a, b) for a in (tree.endpoints if simgrid else tree._arrays().nodes) for b in tree.endpoints]
     found = tree.routes([a for a, _ in pairs], [b for _, b in pairs])
     assert found.hops.shape[1] == found.cables.shape[1] + 1 == found.hop_edges.shape[1] + 1
     for (a, b), row, pins, edges in zip(pairs, found.hops.tolist(), found.cables.tolist(), found.hop_edges.tolist()):

@@ -11,9 +11,10 @@ each with ``--pairs`` random pairs; and every ordered pair of the 512 GPUs of 64
 k = 16 fat-tree (the routes of an all-to-all, as ``alltoall_512`` of ``benchmarks/run.py`` finds them).
 Each run builds a fresh :class:`~simnet.network.Network` (routes are cached per network) and
 routes the same random pairs (a pair drawn twice is found in the cache), in order of source as
-the critical-path model does, one by one (``route``) and, on another fresh network, all at once
-(``routes``, as ``simulate`` asks); the script prints the median time and routes per second of each,
-and whether both found the same routes. ``--quick`` routes 1000 pairs once (the all-to-all on 4 servers), a smoke test.
+the critical-path model does, one by one (``route``) and, on other fresh networks, all at once
+as tuples (``routes``) and as one table (``table``: :meth:`~simnet.network.Network.route_table`, as
+``simulate`` asks); the script prints the median time and routes per second of each, and whether all
+three found the same routes. ``--quick`` routes 1000 pairs once (the all-to-all on 4 servers), a smoke test.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def main() -> None:
     }
     for name, (build, chosen) in graphs.items():
         graph = build()
-        times: dict[str, list[float]] = {"route": [], "routes": []}
+        times: dict[str, list[float]] = {"route": [], "routes": [], "table": []}
         for _ in range(args.runs):
             network = Network(graph)
             pairs = chosen(network.size, args.pairs, np.random.default_rng(0))
@@ -70,11 +71,15 @@ def main() -> None:
             began = time.perf_counter()
             at_once = network.routes(src, dst)
             times["routes"].append(time.perf_counter() - began)
+            network = Network(graph)
+            began = time.perf_counter()
+            table = network.route_table(src, dst)
+            times["table"].append(time.perf_counter() - began)
         for way, taken in times.items():
             median = statistics.median(taken)
             print(f"{name:36s} {len(pairs)} routes, {way:6s}: median {median:.2f} s ({len(pairs) / median:,.0f} "
                   f"routes/s)")
-        print(f"{name:36s} same routes both ways: {one_by_one == at_once}")
+        print(f"{name:36s} same routes all three ways: {one_by_one == at_once == table.tuples()}")
 
 
 if __name__ == "__main__":

@@ -122,7 +122,6 @@ class Network:
         self._edge_table: tuple[list, np.ndarray, np.ndarray] | None = None
         self._heads: dict[int, tuple[tuple[int, ...], int] | tuple[()]] = {}
         self._tails: dict[int, tuple[tuple[int, ...], int] | tuple[()]] = {}
-        self._numbers: np.ndarray | None = None
         self._kept_routes = _RouteStore()
         self._endpoints: list[Hashable] = []
         self._endpoint_ids: dict[Hashable, int] = {}
@@ -283,16 +282,7 @@ class Network:
         src, dst = _pair_arrays(src, dst)
         if len(src) < _COMPOSED_FROM or not self._has_rails():
             return list(starmap(self.route, zip(src.tolist(), dst.tolist())))
-        table = self.route_table(src, dst)
-        numbers = self._link_numbers()
-        hops = table.hops
-        routes: list[tuple[int, ...]] = [()] * len(src)
-        for width in np.unique(hops[hops > 0]).tolist():
-            members = np.flatnonzero(hops == width)
-            columns = numbers[table.links[table.offsets[members, None] + np.arange(width)]].T.tolist()
-            for k, route in zip(members.tolist(), zip(*columns)):
-                routes[k] = route
-        return routes
+        return self.route_table(src, dst).tuples()
 
     def route_table(self, src: np.ndarray, dst: np.ndarray) -> RouteTable:
         """:meth:`route` of every pair ``(src[i], dst[i])`` of endpoints, in order, as one table.
@@ -357,7 +347,6 @@ class Network:
         fabric (see :meth:`route_table`): their positions in the arguments, and their link indices as tables of
         routes of one length each, in the order of the positions."""
         none = np.zeros(0, dtype=np.int64), []
-
         ranks = len(self.ranks)
         server, rail = self._rails
         chosen = np.flatnonzero((src >= 0) & (src < ranks) & (dst >= 0) & (dst < ranks))
@@ -400,13 +389,6 @@ class Network:
                                                                                                     widths)], axis=1))
             positions.append(chosen[members])
         return np.concatenate(positions), tables
-
-    def _link_numbers(self) -> np.ndarray:
-        """The link indices as one shared Python int each (an object array): routes built from it share them
-        instead of holding an int object per hop."""
-        if self._numbers is None:
-            self._numbers = np.array(list(range(len(self.links))), dtype=object)
-        return self._numbers
 
     def _ends(self, kept: dict, keys: np.ndarray, a: np.ndarray, b: np.ndarray, at: np.ndarray, which: int) -> list:
         """:meth:`_end_stretch` of each of `keys` (kept per key), from a route ``a[k] -> b[k]`` with that key."""

@@ -133,7 +133,7 @@ def _column(values: array | Constant) -> np.ndarray:
 def _pair_routes(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[RouteTable, np.ndarray]:
     """The routes of the distinct (src, dst) pairs (network endpoints) and the pair of every transfer."""
     if len(src) == 0:
-        return RouteTable(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)), np.zeros(0, dtype=np.int64)
+        return RouteTable.of([]), np.zeros(0, dtype=np.int64)
     span = int(max(src.max(), dst.max())) + 1
     pairs, inverse = unique_inverse(src.astype(np.int64) * span + dst)
     return network.route_table(pairs // span, pairs % span), inverse

@@ -640,30 +640,21 @@ class MaxMinLinks:
         if count == 0:
             return ids
         codes, rep, group = np.unique(_route_hashes(links, first, hops), return_index=True, return_inverse=True)
-        slow = np.zeros(count, dtype=bool)
-        repeated = np.flatnonzero(rep[group] != np.arange(count))
-        slow[repeated] = ~_same_routes(links, first[repeated], hops[repeated], links, first[rep[group[repeated]]],
-                                       hops[rep[group[repeated]]])
         at = np.minimum(np.searchsorted(self._hash_codes, codes), max(len(self._hash_codes) - 1, 0))
         known = (np.where(self._hash_codes[at] == codes, self._hash_ids[at], -1) if len(self._hash_codes)
                  else np.full(len(codes), -1, dtype=np.int64))
-        old = np.flatnonzero(known >= 0)
-        if len(old):
-            matches = _same_routes(links, first[rep[old]], hops[rep[old]], view(self._route_flat),
-                                   view(self._route_first)[known[old]], view(self._route_hops)[known[old]])
-            if not matches.all():
-                slow |= np.isin(group, old[~matches])
+        held = known[group]
+        slow = np.zeros(count, dtype=bool)
+        old = np.flatnonzero(held >= 0)
+        slow[old] = ~_same_routes(links, first[old], hops[old], view(self._route_flat),
+                                  view(self._route_first)[held[old]], view(self._route_hops)[held[old]])
+        repeated = np.flatnonzero((held < 0) & (rep[group] != np.arange(count)))
+        slow[repeated] = ~_same_routes(links, first[repeated], hops[repeated], links, first[rep[group[repeated]]],
+                                       hops[rep[group[repeated]]])
         news = np.flatnonzero(known < 0)
         pending: dict[tuple[int, ...], int] = {}
         later: list[tuple[int, int]] = []
         rows = np.flatnonzero(slow)
-        held = known[group[rows]]
-        own = np.flatnonzero(held >= 0)
-        if len(own):
-            mine = own[_same_routes(links, first[rows[own]], hops[rows[own]], view(self._route_flat),
-                                    view(self._route_first)[held[own]], view(self._route_hops)[held[own]])]
-            ids[rows[mine]] = held[mine]
-            rows = np.delete(rows, mine)
         for row, route in zip(rows.tolist(), _tuples(links, first[rows], hops[rows])):
             route_id = self._by_tuple.get(route)
             if route_id is None:
@@ -674,7 +665,7 @@ class MaxMinLinks:
         numbered = np.full(count, -1, dtype=np.int64)
         numbered[fresh] = len(self._route_hops) + np.arange(len(fresh))
         fast = np.flatnonzero(~slow)
-        ids[fast] = np.where(known >= 0, known, numbered[rep])[group[fast]]
+        ids[fast] = np.where(held >= 0, held, numbered[rep[group]])[fast]
         if later:
             row, origin = np.array(later, dtype=np.int64).T
             ids[row] = numbered[origin]
@@ -718,15 +709,15 @@ class MaxMinLinks:
     def _figures(self, hops: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, ...]:
         """Latency, lone rate, limit and blocker (see :meth:`intern`) of routes of `hops` links each, listed one
         after the other in `flat`, found on one padded hop matrix."""
-        fresh = range(len(hops))
-        total_s = np.zeros(len(fresh))
-        rate = np.full(len(fresh), math.inf)
-        limit = np.full(len(fresh), -1, dtype=np.int64)
-        blocker = np.full(len(fresh), -1, dtype=np.int64)
+        count = len(hops)
+        total_s = np.zeros(count)
+        rate = np.full(count, math.inf)
+        limit = np.full(count, -1, dtype=np.int64)
+        blocker = np.full(count, -1, dtype=np.int64)
         if len(flat):
             width = int(hops.max())
             present = np.arange(width) < hops[:, None]
-            links = np.zeros((len(fresh), width), dtype=np.int64)
+            links = np.zeros((count, width), dtype=np.int64)
             links[present] = flat
             latency_s = np.where(present, np.asarray(self._latency_s, dtype=np.float64)[links], 0.0)
             for hop in range(width):
@@ -736,7 +727,7 @@ class MaxMinLinks:
             some = hops > 0
             rate[some] = bandwidth.min(axis=1)[some]
             limit[some] = np.where(slowest & present, links, np.iinfo(np.int64).max).min(axis=1)[some]
-            blocker[some] = links[np.arange(len(fresh)), np.argmax(slowest, axis=1)][some]
+            blocker[some] = links[np.arange(count), np.argmax(slowest, axis=1)][some]
         return total_s, rate, limit, blocker
 
     def _connection(self, route_id: int, channel: int) -> int:

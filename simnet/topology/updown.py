@@ -253,19 +253,17 @@ class UpDown:
         except TopologyError:
             shared = self._routed(tables, source, target)
             return FabricRoutes(tables.nodes, tables.edges, *shared)
-        width = shared[1].shape[1] + int(single.any())
-        hops = np.full((len(source), width + 1), -1, dtype=np.int32)
-        cables = np.full((len(source), width), -1, dtype=np.int32)
-        edges = np.full((len(source), width), -1, dtype=np.int32)
-        for shift, rows in ((0, np.flatnonzero(~single)), (1, np.flatnonzero(single))):
+        whole = _blank(len(source), shared[1].shape[1] + int(single.any()))
+        below = np.flatnonzero(single)
+        for shift, rows in ((0, np.flatnonzero(~single)), (1, below)):
             if len(rows):
-                hops[rows, shift:shift + shared[0].shape[1]] = shared[0][pair[rows]]
-                cables[rows, shift:shift + shared[1].shape[1]] = shared[1][pair[rows]]
-                edges[rows, shift:shift + shared[2].shape[1]] = shared[2][pair[rows]]
-        if len(rows):
-            hops[rows, 0] = source[rows]
-            cables[rows, 0] = tables.up_cable[source[rows], 0]
-            edges[rows, 0] = tables.up_edge[source[rows], 0]
+                for column, part in zip(whole, shared):
+                    column[rows, shift:shift + part.shape[1]] = part[pair[rows]]
+        if len(below):
+            for column, first in zip(whole, (source[below], tables.up_cable[source[below], 0],
+                                             tables.up_edge[source[below], 0])):
+                column[below, 0] = first
+        hops, cables, edges = whole
         used = int((cables >= 0).sum(axis=1).max(initial=0))
         return FabricRoutes(tables.nodes, tables.edges, hops[:, :used + 1], cables[:, :used], edges[:, :used])
 
@@ -274,10 +272,7 @@ class UpDown:
         climbed, climb_cables, climb_edges, _, top = self._climbs(tables, source, target)
         rows = np.arange(len(source))
         length = (climbed >= 0).sum(axis=1) - 1
-        width = climbed.shape[1] - 1 + int(tables.level.max(initial=0)) + 1
-        hops = np.full((len(source), width + 1), -1, dtype=np.int32)
-        cables = np.full((len(source), width), -1, dtype=np.int32)
-        edges = np.full((len(source), width), -1, dtype=np.int32)
+        hops, cables, edges = _blank(len(source), climbed.shape[1] - 1 + int(tables.level.max(initial=0)) + 1)
         hops[:, :climbed.shape[1]] = climbed
         cables[:, :climb_cables.shape[1]] = climb_cables
         edges[:, :climb_edges.shape[1]] = climb_edges
@@ -429,12 +424,16 @@ def _below(tables: _Tables, node: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 def _padded(routes: list[tuple[tuple, tuple]], tables: _Tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Routes of nodes and cables as the padded arrays of :meth:`UpDown.routes`."""
-    width = max((len(cables) for _, cables in routes), default=0)
-    hops = np.full((len(routes), width + 1), -1, dtype=np.int32)
-    cables = np.full((len(routes), width), -1, dtype=np.int32)
-    edges = np.full((len(routes), width), -1, dtype=np.int32)
+    hops, cables, edges = _blank(len(routes), max((len(cables) for _, cables in routes), default=0))
     for row, (nodes, pins) in enumerate(routes):
         hops[row, :len(nodes)] = [tables.ids[node] for node in nodes]
         cables[row, :len(pins)] = pins
         edges[row, :len(pins)] = [tables._edge(u, v) for u, v in zip(nodes, nodes[1:])]
     return hops, cables, edges
+
+
+def _blank(count: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The padded arrays of :class:`FabricRoutes` for `count` routes of up to `width` hops, all -1: nodes,
+    cables, edges."""
+    return (np.full((count, width + 1), -1, dtype=np.int32), np.full((count, width), -1, dtype=np.int32),
+            np.full((count, width), -1, dtype=np.int32))

@@ -20,10 +20,9 @@ import networkx as nx
 import numpy as np
 
 from simnet.errors import SimnetError, TopologyError
-from simnet.links import RouteTable, copy_rows
+from simnet.links import RouteTable, concatenated, copy_rows
 from simnet.speed import unique_inverse
 from simnet.topology import ROUTINGS, Router, gpus, reduce_efficiency, reducing_switches, separate_cables, validate
-from simnet.topology.updown import FabricRoutes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -117,12 +116,12 @@ class Network:
         self._routes: dict[tuple[int, int], tuple[int, ...]] = {}
         self._stretch_links: dict[tuple, tuple[int, ...]] = {}
         self._rails: tuple[np.ndarray, np.ndarray] | tuple[()] | None = None
-        self._router_nodes: list[Hashable] = []
-        self._router_ids: dict[Hashable, int] = {}
         self._edge_table: tuple[list, np.ndarray, np.ndarray] | None = None
-        self._heads: dict[int, tuple[tuple[int, ...], int] | tuple[()]] = {}
-        self._tails: dict[int, tuple[tuple[int, ...], int] | tuple[()]] = {}
-        self._kept_routes = _RouteStore()
+        self._pieces = _Pieces()
+        self._heads: dict[int, tuple[int, int]] = {}
+        self._tails: dict[int, tuple[int, int]] = {}
+        self._middles = _Keyed(1)
+        self._kept_routes = _Keyed(3)
         self._endpoints: list[Hashable] = []
         self._endpoint_ids: dict[Hashable, int] = {}
         self._reducers: dict[tuple[int, ...], Hashable] = {}
@@ -288,12 +287,14 @@ class Network:
         """:meth:`route` of every pair ``(src[i], dst[i])`` of endpoints, in order, as one table.
 
         Routes between the rails of two servers over an up/down fabric are composed from
-        their three stretches (:meth:`simnet.topology.Router.stretches`): the first is derived
-        once per source (per source and target rail under PXN), the last once per target, and
-        the fabric's middles for all pairs at once
-        (:meth:`simnet.topology.Router.fabric_routes`), and kept per pair as one table. Every
-        other pair, and every pair :meth:`route` was already asked for, is routed (or looked up)
-        by :meth:`route`. Each route is the one :meth:`route` gives.
+        three pieces (:meth:`_composed`): the first stretch of the route (:meth:`simnet.topology.Router.stretches`)
+        with the fabric's first hop where every route from its NIC starts with the same hop
+        (:meth:`simnet.topology.updown.UpDown.leads`), derived once per source (per source and target rail under
+        PXN); the rest of the fabric, once per pair of the switch or NIC it starts at and the target's NIC
+        (:meth:`simnet.topology.updown.UpDown.routes_of`, for all such pairs at once); and the last stretch,
+        once per target. Pieces are kept once, and the pieces of each pair kept per pair. Every other pair, and
+        every pair :meth:`route` was already asked for, is routed (or looked up) by :meth:`route`. Each route is
+        the one :meth:`route` gives.
 
         Raises
         ------
@@ -305,32 +306,38 @@ class Network:
         """
         src, dst = _pair_arrays(src, dst)
         kept = self._kept_routes
-        stored = np.full(len(src), -1, dtype=np.int64)
-        keep = (len(src) >= _COMPOSED_FROM and self._has_rails()
-                and bool(((src >= 0) & (dst >= 0) & (src < 2**31) & (dst < 2**31)).all()))
-        if keep:
+        pieces = np.full((len(src), 3), -1, dtype=np.int32)
+        if (len(src) >= _COMPOSED_FROM and self._has_rails()
+                and bool(((src >= 0) & (dst >= 0) & (src < 2**31) & (dst < 2**31)).all())):
             keys = (src << 32) | dst
             stored = kept.find(keys)
+            found = np.flatnonzero(stored >= 0)
+            pieces[found] = kept.values[stored[found]]
             missing = np.flatnonzero(stored < 0)
             if self._routes and len(missing):
                 cached = self._routes.keys()
                 missing = missing[np.array([pair not in cached for pair in zip(src[missing].tolist(),
                                                                                 dst[missing].tolist())])]
             if len(missing) >= _COMPOSED_FROM:
-                at, tables = self._composed(src[missing], dst[missing])
+                at, composed = self._composed(src[missing], dst[missing])
                 if len(at):
-                    kept.add(keys[missing[at]], tables)
-                    stored[missing] = kept.find(keys[missing])
-        routed = np.flatnonzero(stored < 0)
+                    kept.add(keys[missing[at]], composed)
+                    pieces[missing[at]] = composed
+        routed = np.flatnonzero(pieces[:, 0] < 0)
         alone = [self.route(a, b) for a, b in zip(src[routed].tolist(), dst[routed].tolist())]
-        found = np.flatnonzero(stored >= 0)
+        found = np.flatnonzero(pieces[:, 0] >= 0)
+        parts = pieces[found].ravel()
+        widths = self._pieces.hops[parts]
         hops = np.zeros(len(src), dtype=np.int64)
-        hops[found] = kept.hops[stored[found]]
+        hops[found] = widths.reshape(-1, 3).sum(axis=1)
         hops[routed] = np.fromiter(map(len, alone), dtype=np.int64, count=len(alone))
         offsets = np.zeros(len(src) + 1, dtype=np.int64)
         np.cumsum(hops, out=offsets[1:])
+        composed = concatenated(self._pieces.links, self._pieces.first[parts], widths)
+        if not len(routed):
+            return RouteTable(offsets, composed)
         links = np.empty(int(offsets[-1]), dtype=np.int64)
-        copy_rows(links, offsets[found], kept.links, kept.first[stored[found]], hops[found])
+        copy_rows(links, offsets[found], composed, np.cumsum(hops[found]) - hops[found], hops[found])
         width = hops[routed]
         copy_rows(links, offsets[routed], np.fromiter(chain.from_iterable(alone), dtype=np.int64,
                                                        count=int(width.sum())), np.cumsum(width) - width, width)
@@ -342,11 +349,11 @@ class Network:
             self._rails = self._router.rails(self.ranks) or ()
         return bool(self._rails)
 
-    def _composed(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    def _composed(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The routes of the pairs among `src`, `dst` that run between the rails of two servers over an up/down
-        fabric (see :meth:`route_table`): their positions in the arguments, and their link indices as tables of
-        routes of one length each, in the order of the positions."""
-        none = np.zeros(0, dtype=np.int64), []
+        fabric (see :meth:`route_table`): their positions in the arguments, and the numbers of their three
+        pieces in :attr:`_pieces` (int32, one row per position)."""
+        none = np.zeros(0, dtype=np.int64), np.zeros((0, 3), dtype=np.int32)
         ranks = len(self.ranks)
         server, rail = self._rails
         chosen = np.flatnonzero((src >= 0) & (src < ranks) & (dst >= 0) & (dst < ranks))
@@ -360,71 +367,77 @@ class Network:
         lasts, last_at = unique_inverse(b)
         heads = self._ends(self._heads, firsts, a, b, first_at, 0)
         tails = self._ends(self._tails, lasts, a, b, last_at, 1)
-        usable = np.array([bool(head) for head in heads])[first_at] & np.array([bool(tail) for tail in tails])[last_at]
+        usable = (heads[first_at, 0] >= 0) & (tails[last_at, 0] >= 0)
         if not usable.all():
             chosen, first_at, last_at = chosen[usable], first_at[usable], last_at[usable]
             if len(chosen) == 0:
                 return none
-        exits = np.array([head[1] if head else -1 for head in heads], dtype=np.int64)[first_at]
-        entries = np.array([tail[1] if tail else -1 for tail in tails], dtype=np.int64)[last_at]
-        nodes = self._router_nodes
-        middles, middle_at = unique_inverse(exits * len(nodes) + entries)
-        routed = self._router.fabric_routes([nodes[n] for n in (middles // len(nodes)).tolist()],
-                                           [nodes[n] for n in (middles % len(nodes)).tolist()])
-        if routed is None:
-            return none
-        middle = self._fabric_links(routed)
-        pieces = (_table([head[0] if head else () for head in heads]), middle, _table([tail[0] if tail else ()
-                                                                                       for tail in tails]))
-        rows = (first_at, middle_at, last_at)
-        lengths = [(piece >= 0).sum(axis=1) for piece in pieces]
-        span = max(piece.shape[1] for piece in pieces) + 1
-        shapes, shape_of = unique_inverse((lengths[0][first_at] * span + lengths[1][middle_at]) * span
-                                          + lengths[2][last_at])
-        positions, tables = [], []
-        for shape, code in enumerate(shapes.tolist()):
-            widths = (code // span // span, code // span % span, code % span)
-            members = np.flatnonzero(shape_of == shape)
-            tables.append(np.concatenate([piece[row[members], :width] for piece, row, width in zip(pieces, rows,
-                                                                                                    widths)], axis=1))
-            positions.append(chosen[members])
-        return np.concatenate(positions), tables
+        starts, start_at = unique_inverse(heads[:, 1])
+        entries, entry_at = unique_inverse(tails[:, 1])
+        middles, middle_at = unique_inverse(start_at[first_at] * len(entries) + entry_at[last_at])
+        keys = (starts[middles // len(entries)] << 32) | entries[middles % len(entries)]
+        stored = self._middles.find(keys)
+        middle = np.full(len(keys), -1, dtype=np.int64)
+        old, new = np.flatnonzero(stored >= 0), np.flatnonzero(stored < 0)
+        middle[old] = self._middles.values[stored[old], 0]
+        if len(new):
+            try:
+                routed = self._router.fabric().routes_of(keys[new] >> 32, keys[new] & 0xFFFFFFFF)
+            except TopologyError:
+                return none
+            middle[new] = self._pieces.add(self._fabric_links(routed.edges, routed.hop_edges, routed.cables))
+            self._middles.add(keys[new], middle[new, None])
+        return chosen, np.stack([heads[first_at, 0], middle[middle_at], tails[last_at, 0]], axis=1).astype(np.int32)
 
-    def _ends(self, kept: dict, keys: np.ndarray, a: np.ndarray, b: np.ndarray, at: np.ndarray, which: int) -> list:
-        """:meth:`_end_stretch` of each of `keys` (kept per key), from a route ``a[k] -> b[k]`` with that key."""
+    def _ends(self, kept: dict, keys: np.ndarray, a: np.ndarray, b: np.ndarray, at: np.ndarray,
+              which: int) -> np.ndarray:
+        """Per key of `keys`, from a route ``a[k] -> b[k]`` with that key, the number in :attr:`_pieces` of its
+        first (`which` 0) or last (1) piece and the fabric node (:meth:`simnet.topology.updown.UpDown.numbers`)
+        where the middle piece starts or ends, kept per key; -1, -1 where the route cannot be composed.
+
+        The last piece is the last stretch of the route. The first is its first stretch and, where every
+        route from the exit NIC starts with one hop (:meth:`simnet.topology.updown.UpDown.leads`), that hop:
+        the middle then starts at the switch the hop reaches. A first stretch over a bundle of separate
+        cables, one per link, whose cable each target picks (a last stretch's cables are its target's), or a
+        NIC that is not the fabric's endpoint, cannot be composed.
+        """
         found = list(map(kept.get, keys.tolist()))
         if None in found:
+            fabric = self._router.fabric()
             pick = _one_of_each(at, len(keys))
-            for k, end in enumerate(found):
-                if end is None:
-                    found[k] = kept[int(keys[k])] = self._end_stretch(int(a[pick[k]]), int(b[pick[k]]), which)
-        return found
+            new = [k for k, end in enumerate(found) if end is None]
+            stretches = [self._router.rail_ends(self.ranks[int(a[pick[k]])], self.ranks[int(b[pick[k]])])[which]
+                         for k in new]
+            number = fabric.numbers([stretch[0][-1 if which == 0 else 0] for stretch in stretches])
+            if which == 0 and self.bundles == "cables":
+                number[[self._router.crosses_bundle(stretch[0]) for stretch in stretches]] = -1
+            usable = np.flatnonzero(number >= 0)
+            rows = [self._kept_links(stretches[k]) for k in usable.tolist()]
+            if which == 0:
+                edge, cable, number[usable] = fabric.leads(number[usable])
+                led = np.flatnonzero(edge >= 0)
+                hop = self._fabric_links(fabric.edges, edge[led, None], cable[led, None])[:, 0]
+                for k, link in zip(led.tolist(), hop.tolist()):
+                    rows[k] += (link,)
+            pieces = np.full(len(new), -1, dtype=np.int64)
+            pieces[usable] = self._pieces.add(_table(rows))
+            for k, piece, node in zip(new, pieces.tolist(), number.tolist()):
+                found[k] = kept[int(keys[k])] = (piece, node if piece >= 0 else -1)
+        return np.array(found, dtype=np.int64).reshape(len(keys), 2)
 
-    def _end_stretch(self, a: int, b: int, which: int) -> tuple[tuple[int, ...], int] | tuple[()]:
-        """Links of the first (`which` 0) or last (1) stretch of the route from rank `a` to rank `b`, and the
-        number of the NIC where it meets the fabric (see :meth:`routes`); empty for a first stretch over a
-        bundle of separate cables, one per link, whose cable each target picks (a last stretch's cables are
-        its target's)."""
-        stretch = self._router.rail_ends(self.ranks[a], self.ranks[b])[which]
-        if which == 0 and self.bundles == "cables" and self._router.crosses_bundle(stretch[0]):
-            return ()
-        nic = stretch[0][-1 if which == 0 else 0]
-        number = self._router_ids.setdefault(nic, len(self._router_nodes))
-        if number == len(self._router_nodes):
-            self._router_nodes.append(nic)
-        return self._kept_links(stretch), number
-
-    def _fabric_links(self, routed: FabricRoutes) -> np.ndarray:
-        """Link indices of the hops of up/down routes (-1 pads): the first link of each hop's edge, plus its
-        cable where a bundle's cables are separate links (:meth:`_links_of`)."""
-        first, count = self._edge_links(routed.edges)
-        present = routed.hop_edges >= 0
-        edge = np.where(present, routed.hop_edges, 0)
-        pins = np.where(present, routed.cables, 0) if self.bundles == "cables" else np.zeros_like(routed.cables)
+    def _fabric_links(self, edges: list[tuple[Hashable, Hashable]], hop_edges: np.ndarray,
+                      cables: np.ndarray) -> np.ndarray:
+        """Link indices of the hops of up/down routes (-1 pads), given by the number in `edges` of each hop's
+        edge and its cable (:class:`simnet.topology.updown.FabricRoutes`): the first link of the edge, plus
+        its cable where a bundle's cables are separate links (:meth:`_links_of`)."""
+        first, count = self._edge_links(edges)
+        present = hop_edges >= 0
+        edge = np.where(present, hop_edges, 0)
+        pins = np.where(present, cables, 0) if self.bundles == "cables" else np.zeros_like(cables)
         missing = present & ((first[edge] < 0) | (pins >= count[edge]))
         if missing.any():
             row, hop = np.argwhere(missing)[0]
-            raise KeyError((*routed.edges[edge[row, hop]], int(pins[row, hop])))
+            raise KeyError((*edges[edge[row, hop]], int(pins[row, hop])))
         return np.where(present, first[edge] + pins, -1)
 
     def _edge_links(self, edges: list[tuple[Hashable, Hashable]]) -> tuple[np.ndarray, np.ndarray]:
@@ -538,56 +551,59 @@ def _pair_arrays(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return src.astype(np.int64), dst.astype(np.int64)
 
 
-class _RouteStore:
-    """Routes kept per pair of endpoints as one growing table: the pairs' keys sorted for lookup, and per
-    route its first position and length in :attr:`links` (int32: a network has fewer than 2**31 links)."""
+class _Keyed:
+    """Rows of int32 numbers kept per int64 key: the keys sorted for lookup, the rows in the keys' order."""
+
+    def __init__(self, width: int) -> None:
+        self._keys = np.zeros(0, dtype=np.int64)
+        self.values = np.zeros((0, width), dtype=np.int32)
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """The position in :attr:`values` of each of `keys`, -1 where none is kept."""
+        if not len(self._keys):
+            return np.full(len(keys), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        return np.where(self._keys[at] == keys, at, -1)
+
+    def add(self, keys: np.ndarray, values: np.ndarray) -> None:
+        """Keep the rows `values` of `keys`, none kept yet; of a key given twice, the first row."""
+        keys, once = np.unique(keys, return_index=True)
+        at = np.searchsorted(self._keys, keys)
+        self._keys = np.insert(self._keys, at, keys)
+        self.values = np.insert(self.values, at, values[once], axis=0)
+
+
+class _Pieces:
+    """Pieces of routes kept as one growing table of link indices (int32: a network has fewer than 2**31
+    links): per piece its first position and length in :attr:`links`."""
 
     def __init__(self) -> None:
-        self._keys = np.zeros(0, dtype=np.int64)
-        self._rows = np.zeros(0, dtype=np.int64)
         self.first = np.zeros(0, dtype=np.int64)
-        self.hops = np.zeros(0, dtype=np.int32)
+        self.hops = np.zeros(0, dtype=np.int64)
         self._links = np.zeros(0, dtype=np.int32)
         self._used = 0
 
     @property
     def links(self) -> np.ndarray:
-        """The link indices of the kept routes, one route after the other."""
+        """The link indices of the pieces, one piece after the other."""
         return self._links[:self._used]
 
-    def find(self, keys: np.ndarray) -> np.ndarray:
-        """The row of each of `keys`, -1 where none is kept."""
-        if not len(self._keys):
-            return np.full(len(keys), -1, dtype=np.int64)
-        at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
-        return np.where(self._keys[at] == keys, self._rows[at], -1)
-
-    def add(self, keys: np.ndarray, tables: list[np.ndarray]) -> None:
-        """Keep the routes of `keys`, none kept yet, given in order as the rows of `tables` (a table per
-        length); of a key given twice, the first route."""
-        keys, once = np.unique(keys, return_index=True)
-        ends = np.cumsum([len(table) for table in tables])
-        kept = np.zeros(int(ends[-1]) if len(ends) else 0, dtype=bool)
-        kept[once] = True
-        tables = [table[kept[end - len(table):end]] for table, end in zip(tables, ends.tolist())]
-        needed = self._used + sum(table.size for table in tables)
+    def add(self, rows: np.ndarray) -> np.ndarray:
+        """Keep the rows of a table of link indices padded with -1 at their ends as pieces; their numbers."""
+        present = rows >= 0
+        hops = present.sum(axis=1)
+        flat = rows[present]
+        needed = self._used + len(flat)
         if needed > len(self._links):
             grown = np.empty(max(needed, 2 * len(self._links)), dtype=np.int32)
             grown[:self._used] = self._links[:self._used]
             self._links = grown
-        first, hops = [], []
-        for table in tables:
-            self._links[self._used:self._used + table.size] = table.ravel()
-            first.append(self._used + table.shape[1] * np.arange(len(table)))
-            hops.append(np.full(len(table), table.shape[1]))
-            self._used += table.size
-        by_key = np.argsort(once)
-        rows = np.empty_like(by_key)
-        rows[by_key] = len(self.first) + np.arange(len(keys))
-        self.first = np.concatenate([self.first, *first])
-        self.hops = np.concatenate([self.hops, *hops]).astype(np.int32)
-        at = np.searchsorted(self._keys, keys)
-        self._keys, self._rows = np.insert(self._keys, at, keys), np.insert(self._rows, at, rows)
+        self._links[self._used:needed] = flat
+        ids = len(self.first) + np.arange(len(rows))
+        self.first = np.concatenate([self.first, self._used + np.cumsum(hops) - hops])
+        self.hops = np.concatenate([self.hops, hops])
+        self._used = needed
+        return ids
 
 
 def _one_of_each(group: np.ndarray, groups: int) -> list[int]:

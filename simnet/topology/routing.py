@@ -699,7 +699,7 @@ class Router:
 
     def rails(self, nodes: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray] | None:
         """Server and rail of each node as integers (-1 where it has none), for routing many pairs at once; None
-        where :meth:`fabric_routes` cannot serve them (no up/down rule: ``shortest``, ``ecmp_hash``, tori).
+        where the fabric has no up/down rule to serve them (:meth:`fabric`: ``shortest``, ``ecmp_hash``, tori).
 
         A route between the rails of two servers is three stretches (:meth:`stretches`): the first depends
         only on its source (and with :attr:`pxn` on the target's rail), the last only on its target, the
@@ -719,16 +719,10 @@ class Router:
         route)."""
         return bool(self._bundles) and any((u, v) in self._bundles for u, v in zip(nodes, nodes[1:]))
 
-    def fabric_routes(self, firsts: Sequence[Hashable], lasts: Sequence[Hashable]):
-        """The fabric's up/down routes between many pairs of its endpoints (NICs of a cluster) at once, as
-        :meth:`simnet.topology.updown.UpDown.routes`; None where the fabric has no up/down rule or any one of
-        them is not its endpoint (the caller then routes every pair on its own)."""
-        if not self._tree:
-            return None
-        tree = self._tree_routes()
-        if not all(node in tree.endpoints for node in chain(set(firsts), set(lasts))):
-            return None
-        return tree.routes(firsts, lasts)
+    def fabric(self) -> UpDown | None:
+        """The fabric's up/down routes (:class:`simnet.topology.updown.UpDown`), for routing many pairs of its
+        endpoints (NICs of a cluster) at once; None where the fabric has no up/down rule."""
+        return self._tree_routes() if self._tree else None
 
     def rail_ends(self, source: Hashable, target: Hashable) -> tuple[tuple[tuple, tuple], tuple[tuple, tuple]] | None:
         """The first and last of the three :meth:`stretches` of a route between the rails of two servers (from

@@ -224,35 +224,30 @@ class UpDown:
     def routes(self, sources: Sequence[Hashable], targets: Sequence[Hashable]) -> FabricRoutes:
         """:meth:`route` of many pairs of endpoints at once, as arrays (:class:`FabricRoutes`).
 
-        Under d-mod-k every pair climbs and descends together, one level per step, on
-        tables of the up- and down-ports; under SimGrid's rule each pair is routed by
-        :meth:`route`. A pair without an up/down route raises as :meth:`route` would.
-        An endpoint with one up-port climbs through it to any other target (its port is
-        ``⌊d / 1⌋ mod 1``, and the divisor stays 1), so the routes of all endpoints below
-        one switch to a target are that hop followed by the switch's route to the target,
-        found once.
+        Each distinct pair of :meth:`leads` start and target is routed once by
+        :meth:`routes_of`, and every pair's route is the lead hop (where its source has one)
+        followed by its start's route.
 
         Raises
         ------
         ValueError
             If there are not as many `sources` as `targets`.
+        TopologyError
+            As :meth:`route`, for a pair without an up/down route.
         """
         if len(sources) != len(targets):
             raise ValueError(f"as many sources as targets, got {len(sources)} and {len(targets)}")
         tables = self._arrays()
         source = np.fromiter(map(tables.ids.__getitem__, sources), dtype=np.int64, count=len(sources))
         target = np.fromiter(map(tables.ids.__getitem__, targets), dtype=np.int64, count=len(targets))
-        if self._simgrid:
-            hops, cables, edges = _padded([self.route(s, t) for s, t in zip(sources, targets)], tables)
-            return FabricRoutes(tables.nodes, tables.edges, hops, cables, edges)
-        single = (source < tables.endpoints) & (tables.up_count[source] == 1) & (source != target)
-        start = np.where(single, tables.up_parent[source, 0], source)
+        lead_edge, lead_cable, lead_to = self.leads(source)
+        single = (lead_edge >= 0) & (source != target)
+        start = np.where(single, lead_to, source)
         pairs, pair = unique_inverse(start * len(tables.nodes) + target)
         try:
-            shared = self._routed(tables, pairs // len(tables.nodes), pairs % len(tables.nodes))
+            shared = tuple(self.routes_of(pairs // len(tables.nodes), pairs % len(tables.nodes)))[2:]
         except TopologyError:
-            shared = self._routed(tables, source, target)
-            return FabricRoutes(tables.nodes, tables.edges, *shared)
+            return self.routes_of(source, target)
         whole = _blank(len(source), shared[1].shape[1] + int(single.any()))
         below = np.flatnonzero(single)
         for shift, rows in ((0, np.flatnonzero(~single)), (1, below)):
@@ -260,12 +255,58 @@ class UpDown:
                 for column, part in zip(whole, shared):
                     column[rows, shift:shift + part.shape[1]] = part[pair[rows]]
         if len(below):
-            for column, first in zip(whole, (source[below], tables.up_cable[source[below], 0],
-                                             tables.up_edge[source[below], 0])):
+            for column, first in zip(whole, (source[below], lead_cable[below], lead_edge[below])):
                 column[below, 0] = first
         hops, cables, edges = whole
         used = int((cables >= 0).sum(axis=1).max(initial=0))
         return FabricRoutes(tables.nodes, tables.edges, hops[:, :used + 1], cables[:, :used], edges[:, :used])
+
+    @property
+    def edges(self) -> list[tuple[Hashable, Hashable]]:
+        """The directed edges that :meth:`leads` and :class:`FabricRoutes` ``hop_edges`` number (it grows as
+        routes find more)."""
+        return self._arrays().edges
+
+    def numbers(self, nodes: Sequence[Hashable]) -> np.ndarray:
+        """The number of each of `nodes` in the arrays of :meth:`leads` and :meth:`routes_of` (-1 for a node that
+        is not an endpoint)."""
+        tables = self._arrays()
+        return np.array([tables.ids[node] if node in self._index else -1 for node in nodes], dtype=np.int64)
+
+    def leads(self, source: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The hop every route from each of the endpoints `source` (:meth:`numbers`) to another endpoint starts
+        with: its edge (a number in :class:`FabricRoutes` ``edges``), its cable and the switch it reaches; -1,
+        -1 and the endpoint itself where routes start differently.
+
+        Under d-mod-k an endpoint with one up-port climbs through it to any target (its port
+        is ``⌊d / 1⌋ mod 1``, and the divisor stays 1), so its route to any other endpoint is
+        that hop followed by the switch's route to the target (:meth:`routes_of`). Under
+        SimGrid's rule the cable down depends on the source, so no route is led.
+        """
+        tables = self._arrays()
+        single = (source < tables.endpoints) & (tables.up_count[source] == 1) & (not self._simgrid)
+        return (np.where(single, tables.up_edge[source, 0], -1), np.where(single, tables.up_cable[source, 0], -1),
+                np.where(single, tables.up_parent[source, 0], source))
+
+    def routes_of(self, source: np.ndarray, target: np.ndarray) -> FabricRoutes:
+        """:meth:`route` from each node `source[i]` (an endpoint, or a switch that :meth:`leads` reaches) to
+        the endpoint `target[i]`, all given as numbers (:meth:`numbers`); under d-mod-k every pair climbs and
+        descends together, one level per step, on tables of the up- and down-ports; under SimGrid's rule each
+        pair is routed by :meth:`route`.
+
+        Raises
+        ------
+        TopologyError
+            As :meth:`route`, for a pair without an up/down route.
+        """
+        tables = self._arrays()
+        if self._simgrid:
+            nodes = tables.nodes
+            routed = _padded([self.route(nodes[s], nodes[t]) for s, t in zip(source.tolist(), target.tolist())],
+                             tables)
+        else:
+            routed = self._routed(tables, source, target)
+        return FabricRoutes(tables.nodes, tables.edges, *routed)
 
     def _routed(self, tables: _Tables, source: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, ...]:
         """The d-mod-k routes of pairs of nodes (numbers in `tables`) as padded arrays: nodes, cables, edges."""

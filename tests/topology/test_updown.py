@@ -6,6 +6,7 @@ import random
 from collections import Counter
 
 import networkx as nx
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -183,6 +184,39 @@ def test_routes_of_many_pairs_at_once_are_route_of_each(graph, simgrid):
         nodes, cables = tree.route(a, b)
         assert (tuple(found.nodes[n] for n in row if n >= 0), tuple(c for c in pins if c >= 0)) == (nodes, cables)
         assert [found.edges[e] for e in edges if e >= 0] == list(zip(nodes, nodes[1:]))
+
+
+@pytest.mark.parametrize("simgrid", [False, True])
+@pytest.mark.parametrize(
+    "graph",
+    [
+        fat_tree(6, B, LAT),
+        pgft([2, 3, 2], [1, 2, 3], B, LAT, parallel=[1, 2, 2]),
+        cluster("dgx_a100", 9, fabric="fat_tree", fabric_params={"k": 8, "bandwidth_Bps": B, "latency_s": LAT}),
+        pgft([2, 2, 2], [1, 1, 2], B, LAT),
+    ],
+    ids=["fat_tree", "pgft_cables", "partly_filled", "one_up_port"],
+)
+def test_a_led_route_is_its_lead_hop_then_the_route_from_the_switch_it_reaches(graph, simgrid):
+    """The law the network's composed routes rest on: every route from an endpoint with a lead to another
+    endpoint is that hop (edge and cable) followed by :meth:`UpDown.routes_of` from the switch it reaches."""
+    tree = UpDown(graph, simgrid=simgrid)
+    endpoints = list(tree.endpoints)
+    numbers = tree.numbers([*endpoints, "no such node"])
+    assert numbers[-1] == -1 and (numbers[:-1] >= 0).all()
+    edge, cable, start = tree.leads(numbers[:-1])
+    assert (edge >= 0).any() != simgrid
+    for a, e, c, s in zip(endpoints, edge.tolist(), cable.tolist(), start.tolist()):
+        if e < 0:
+            assert s == tree.numbers([a])[0]
+            continue
+        targets = [b for b in endpoints if b != a]
+        rest = tree.routes_of(np.full(len(targets), s), tree.numbers(targets))
+        for b, row, pins in zip(targets, rest.hops.tolist(), rest.cables.tolist()):
+            nodes, cables = tree.route(a, b)
+            assert tree.edges[e] == nodes[:2] and cables[0] == c
+            assert (tuple(rest.nodes[n] for n in row if n >= 0), tuple(k for k in pins if k >= 0)) == (
+                nodes[1:], cables[1:])
 
 
 def test_routes_at_once_raise_where_route_does():

@@ -34,6 +34,7 @@ from typing import Protocol
 import numpy as np
 
 from simnet.perflow import Constant, by_time, extend, grown, take, view
+from simnet.speed import unique_first
 
 __all__ = ["Instant", "LinkModel", "FifoLinks", "MaxMinLinks", "RouteTable", "LINK_MODELS", "SHARING"]
 
@@ -133,6 +134,32 @@ def concatenated(source: np.ndarray, first: np.ndarray, hops: np.ndarray) -> np.
         begin, end = int(ends[low] - width[0]), int(ends[high - 1])
         flat[begin:end] = source[np.repeat(first[low:high] - (ends[low:high] - width), width) + np.arange(begin, end)]
     return flat
+
+
+def _figures(hops: np.ndarray, flat: np.ndarray, latency_s: np.ndarray,
+             bandwidth_Bps: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Latency, lone rate, limit and blocker (see :meth:`MaxMinLinks.intern`) of routes of `hops` links each,
+    listed one after the other in `flat`, found on one hop matrix padded with the link that `latency_s` and
+    `bandwidth_Bps` end with (0 s, infinitely fast: after a route's own links, it is never the slowest of them
+    nor the first, nor the lowest among the slowest)."""
+    count = len(hops)
+    total_s = np.zeros(count)
+    if not len(flat):
+        return total_s, np.full(count, math.inf), np.full(count, -1, dtype=np.int64), np.full(count, -1, dtype=np.int64)
+    width = int(hops.max())
+    links = np.full((count, width), len(latency_s) - 1, dtype=np.int64)
+    links[np.arange(width) < hops[:, None]] = flat
+    hop_s = latency_s[links]
+    for hop in range(width):
+        total_s += hop_s[:, hop]
+    bandwidth = bandwidth_Bps[links]
+    rate = bandwidth.min(axis=1)
+    slowest = bandwidth == rate[:, None]
+    none = hops == 0
+    limit = np.where(slowest, links, np.iinfo(np.int64).max).min(axis=1)
+    blocker = links[np.arange(count), np.argmax(slowest, axis=1)]
+    limit[none] = blocker[none] = -1
+    return total_s, rate, limit, blocker
 
 
 def _tuples(links: np.ndarray, first: np.ndarray, hops: np.ndarray) -> list[tuple[int, ...]]:
@@ -652,7 +679,7 @@ class MaxMinLinks:
         ids = np.empty(count, dtype=np.int64)
         if count == 0:
             return ids
-        codes, rep, group = np.unique(_route_hashes(links, first, hops), return_index=True, return_inverse=True)
+        codes, rep, group = unique_first(_route_hashes(links, first, hops))
         at = np.minimum(np.searchsorted(self._hash_codes, codes), max(len(self._hash_codes) - 1, 0))
         known = (np.where(self._hash_codes[at] == codes, self._hash_ids[at], -1) if len(self._hash_codes)
                  else np.full(len(codes), -1, dtype=np.int64))
@@ -690,10 +717,16 @@ class MaxMinLinks:
             return ids
         width = hops[fresh]
         starts = np.concatenate(([0], np.cumsum(width)))
-        flat = np.empty(int(starts[-1]), dtype=np.int64)
-        copy_rows(flat, starts[:-1], links, first[fresh], width)
-        parts = [self._figures(width[start:start + _INTERNED_AT_ONCE],
-                               flat[starts[start]:starts[min(start + _INTERNED_AT_ONCE, len(fresh))]])
+        if len(fresh) == count and first[0] == 0 and len(links) == starts[-1] and (first == starts[:-1]).all():
+            flat = links
+        else:
+            flat = np.empty(int(starts[-1]), dtype=np.int64)
+            copy_rows(flat, starts[:-1], links, first[fresh], width)
+        latency_s = np.append(np.asarray(self._latency_s, dtype=np.float64), 0.0)
+        bandwidth_Bps = np.append(np.asarray(self._bandwidth_Bps, dtype=np.float64), math.inf)
+        parts = [_figures(width[start:start + _INTERNED_AT_ONCE],
+                          flat[starts[start]:starts[min(start + _INTERNED_AT_ONCE, len(fresh))]],
+                          latency_s, bandwidth_Bps)
                  for start in range(0, len(fresh), _INTERNED_AT_ONCE)]
         total_s, rate, limit, blocker = (np.concatenate(figure) for figure in zip(*parts))
         extend(self._route_latency_s, total_s)
@@ -718,30 +751,6 @@ class MaxMinLinks:
             tuples.extend(_tuples(view(self._route_flat), view(self._route_first)[done:],
                                   view(self._route_hops)[done:]))
         return tuples
-
-    def _figures(self, hops: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Latency, lone rate, limit and blocker (see :meth:`intern`) of routes of `hops` links each, listed one
-        after the other in `flat`, found on one padded hop matrix."""
-        count = len(hops)
-        total_s = np.zeros(count)
-        rate = np.full(count, math.inf)
-        limit = np.full(count, -1, dtype=np.int64)
-        blocker = np.full(count, -1, dtype=np.int64)
-        if len(flat):
-            width = int(hops.max())
-            present = np.arange(width) < hops[:, None]
-            links = np.zeros((count, width), dtype=np.int64)
-            links[present] = flat
-            latency_s = np.where(present, np.asarray(self._latency_s, dtype=np.float64)[links], 0.0)
-            for hop in range(width):
-                total_s += latency_s[:, hop]
-            bandwidth = np.where(present, np.asarray(self._bandwidth_Bps, dtype=np.float64)[links], math.inf)
-            slowest = bandwidth == bandwidth.min(axis=1)[:, None]
-            some = hops > 0
-            rate[some] = bandwidth.min(axis=1)[some]
-            limit[some] = np.where(slowest & present, links, np.iinfo(np.int64).max).min(axis=1)[some]
-            blocker[some] = links[np.arange(count), np.argmax(slowest, axis=1)][some]
-        return total_s, rate, limit, blocker
 
     def _connection(self, route_id: int, channel: int) -> int:
         """Number the connection of `channel` over route `route_id` (once, when a flow first takes it: the

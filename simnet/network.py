@@ -20,7 +20,7 @@ import networkx as nx
 import numpy as np
 
 from simnet.errors import SimnetError, TopologyError
-from simnet.links import RouteTable, concatenated, copy_rows
+from simnet.links import RouteTable, concatenated
 from simnet.speed import unique_inverse
 from simnet.topology import ROUTINGS, Router, gpus, reduce_efficiency, reducing_switches, separate_cables, validate
 
@@ -292,9 +292,10 @@ class Network:
         (:meth:`simnet.topology.updown.UpDown.leads`), derived once per source (per source and target rail under
         PXN); the rest of the fabric, once per pair of the switch or NIC it starts at and the target's NIC
         (:meth:`simnet.topology.updown.UpDown.routes_of`, for all such pairs at once); and the last stretch,
-        once per target. Pieces are kept once, and the pieces of each pair kept per pair. Every other pair, and
-        every pair :meth:`route` was already asked for, is routed (or looked up) by :meth:`route`. Each route is
-        the one :meth:`route` gives.
+        once per target. Every other pair, and every pair :meth:`route` was already asked for, is routed (or looked
+        up) by :meth:`route`, its route a piece of its own. Pieces are kept once, and the pieces of each pair per
+        pair; the table is the pieces of its pairs one after the other. Each route is the one :meth:`route`
+        gives.
 
         Raises
         ------
@@ -305,43 +306,38 @@ class Network:
             As :meth:`route`, for a pair without a route (not necessarily the first such pair in order).
         """
         src, dst = _pair_arrays(src, dst)
-        kept = self._kept_routes
-        pieces = np.full((len(src), 3), -1, dtype=np.int32)
-        if (len(src) >= _COMPOSED_FROM and self._has_rails()
+        if not (len(src) >= _COMPOSED_FROM and self._has_rails()
                 and bool(((src >= 0) & (dst >= 0) & (src < 2**31) & (dst < 2**31)).all())):
-            keys = (src << 32) | dst
-            stored = kept.find(keys)
-            found = np.flatnonzero(stored >= 0)
-            pieces[found] = kept.values[stored[found]]
-            missing = np.flatnonzero(stored < 0)
-            if self._routes and len(missing):
-                cached = self._routes.keys()
-                missing = missing[np.array([pair not in cached for pair in zip(src[missing].tolist(),
-                                                                                dst[missing].tolist())])]
-            if len(missing) >= _COMPOSED_FROM:
-                at, composed = self._composed(src[missing], dst[missing])
-                if len(at):
-                    kept.add(keys[missing[at]], composed)
-                    pieces[missing[at]] = composed
+            return RouteTable.of([self.route(a, b) for a, b in zip(src.tolist(), dst.tolist())])
+        kept = self._kept_routes
+        keys = (src << 32) | dst
+        stored = kept.find(keys)
+        pieces = np.full((len(src), 3), -1, dtype=np.int32)
+        found = np.flatnonzero(stored >= 0)
+        pieces[found] = kept.values[stored[found]]
+        missing = np.flatnonzero(stored < 0)
+        if self._routes and len(missing):
+            cached = self._routes.keys()
+            missing = missing[np.array([pair not in cached for pair in zip(src[missing].tolist(),
+                                                                            dst[missing].tolist())])]
+        if len(missing) >= _COMPOSED_FROM:
+            at, composed = self._composed(src[missing], dst[missing])
+            if len(at):
+                kept.add(keys[missing[at]], composed)
+                pieces[missing[at]] = composed
         routed = np.flatnonzero(pieces[:, 0] < 0)
-        alone = [self.route(a, b) for a, b in zip(src[routed].tolist(), dst[routed].tolist())]
-        found = np.flatnonzero(pieces[:, 0] >= 0)
-        parts = pieces[found].ravel()
+        if len(routed):
+            alone = [self.route(a, b) for a, b in zip(src[routed].tolist(), dst[routed].tolist())]
+            hops = np.fromiter(map(len, alone), dtype=np.int64, count=len(alone))
+            pieces[routed, 0] = self._pieces.add(np.fromiter(chain.from_iterable(alone), dtype=np.int64,
+                                                             count=int(hops.sum())), hops)
+            pieces[routed, 1:] = _Pieces.EMPTY
+            kept.add(keys[routed], pieces[routed])
+        parts = pieces.ravel()
         widths = self._pieces.hops[parts]
-        hops = np.zeros(len(src), dtype=np.int64)
-        hops[found] = widths.reshape(-1, 3).sum(axis=1)
-        hops[routed] = np.fromiter(map(len, alone), dtype=np.int64, count=len(alone))
         offsets = np.zeros(len(src) + 1, dtype=np.int64)
-        np.cumsum(hops, out=offsets[1:])
-        composed = concatenated(self._pieces.links, self._pieces.first[parts], widths)
-        if not len(routed):
-            return RouteTable(offsets, composed)
-        links = np.empty(int(offsets[-1]), dtype=np.int64)
-        copy_rows(links, offsets[found], composed, np.cumsum(hops[found]) - hops[found], hops[found])
-        width = hops[routed]
-        copy_rows(links, offsets[routed], np.fromiter(chain.from_iterable(alone), dtype=np.int64,
-                                                       count=int(width.sum())), np.cumsum(width) - width, width)
-        return RouteTable(offsets, links)
+        np.cumsum(widths.reshape(-1, 3).sum(axis=1), out=offsets[1:])
+        return RouteTable(offsets, concatenated(self._pieces.links, self._pieces.first[parts], widths))
 
     def _has_rails(self) -> bool:
         """Whether the ranks sit on the rails of servers (see :meth:`simnet.topology.Router.rails`)."""
@@ -385,7 +381,7 @@ class Network:
                 routed = self._router.fabric().routes_of(keys[new] >> 32, keys[new] & 0xFFFFFFFF)
             except TopologyError:
                 return none
-            middle[new] = self._pieces.add(self._fabric_links(routed.edges, routed.hop_edges, routed.cables))
+            middle[new] = self._pieces.add(*_flat(self._fabric_links(routed.edges, routed.hop_edges, routed.cables)))
             self._middles.add(keys[new], middle[new, None])
         return chosen, np.stack([heads[first_at, 0], middle[middle_at], tails[last_at, 0]], axis=1).astype(np.int32)
 
@@ -420,7 +416,9 @@ class Network:
                 for k, link in zip(led.tolist(), hop.tolist()):
                     rows[k] += (link,)
             pieces = np.full(len(new), -1, dtype=np.int64)
-            pieces[usable] = self._pieces.add(_table(rows))
+            pieces[usable] = self._pieces.add(np.fromiter(chain.from_iterable(rows), dtype=np.int64,
+                                                          count=sum(map(len, rows))),
+                                              np.fromiter(map(len, rows), dtype=np.int64, count=len(rows)))
             for k, piece, node in zip(new, pieces.tolist(), number.tolist()):
                 found[k] = kept[int(keys[k])] = (piece, node if piece >= 0 else -1)
         return np.array(found, dtype=np.int64).reshape(len(keys), 2)
@@ -552,35 +550,49 @@ def _pair_arrays(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 class _Keyed:
-    """Rows of int32 numbers kept per int64 key: the keys sorted for lookup, the rows in the keys' order."""
+    """Rows of int32 numbers kept per int64 key: the keys sorted for lookup, the rows in the order they came
+    (a table that doubles as it fills)."""
 
     def __init__(self, width: int) -> None:
         self._keys = np.zeros(0, dtype=np.int64)
-        self.values = np.zeros((0, width), dtype=np.int32)
+        self._rows = np.zeros(0, dtype=np.int64)
+        self._values = np.zeros((0, width), dtype=np.int32)
+
+    @property
+    def values(self) -> np.ndarray:
+        """The rows kept, in the order they came."""
+        return self._values[:len(self._keys)]
 
     def find(self, keys: np.ndarray) -> np.ndarray:
         """The position in :attr:`values` of each of `keys`, -1 where none is kept."""
         if not len(self._keys):
             return np.full(len(keys), -1, dtype=np.int64)
         at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
-        return np.where(self._keys[at] == keys, at, -1)
+        return np.where(self._keys[at] == keys, self._rows[at], -1)
 
     def add(self, keys: np.ndarray, values: np.ndarray) -> None:
         """Keep the rows `values` of `keys`, none kept yet; of a key given twice, the first row."""
         keys, once = np.unique(keys, return_index=True)
+        used = len(self._keys)
+        self._values = _room(self._values, used, used + len(keys))
+        self._values[used:used + len(keys)] = values[once]
         at = np.searchsorted(self._keys, keys)
         self._keys = np.insert(self._keys, at, keys)
-        self.values = np.insert(self.values, at, values[once], axis=0)
+        self._rows = np.insert(self._rows, at, used + np.arange(len(keys)))
 
 
 class _Pieces:
-    """Pieces of routes kept as one growing table of link indices (int32: a network has fewer than 2**31
-    links): per piece its first position and length in :attr:`links`."""
+    """Pieces of routes kept as one table of link indices (int32: a network has fewer than 2**31 links), with
+    per piece its first position and length in :attr:`links`; each array doubles as it fills."""
+
+    EMPTY = 0
+    """The number of the piece of no links."""
 
     def __init__(self) -> None:
-        self.first = np.zeros(0, dtype=np.int64)
-        self.hops = np.zeros(0, dtype=np.int64)
+        self._first = np.zeros(1, dtype=np.int64)
+        self._hops = np.zeros(1, dtype=np.int64)
         self._links = np.zeros(0, dtype=np.int32)
+        self._count = 1
         self._used = 0
 
     @property
@@ -588,22 +600,37 @@ class _Pieces:
         """The link indices of the pieces, one piece after the other."""
         return self._links[:self._used]
 
-    def add(self, rows: np.ndarray) -> np.ndarray:
-        """Keep the rows of a table of link indices padded with -1 at their ends as pieces; their numbers."""
-        present = rows >= 0
-        hops = present.sum(axis=1)
-        flat = rows[present]
-        needed = self._used + len(flat)
-        if needed > len(self._links):
-            grown = np.empty(max(needed, 2 * len(self._links)), dtype=np.int32)
-            grown[:self._used] = self._links[:self._used]
-            self._links = grown
-        self._links[self._used:needed] = flat
-        ids = len(self.first) + np.arange(len(rows))
-        self.first = np.concatenate([self.first, self._used + np.cumsum(hops) - hops])
-        self.hops = np.concatenate([self.hops, hops])
-        self._used = needed
+    @property
+    def first(self) -> np.ndarray:
+        """Per piece, its first position in :attr:`links`."""
+        return self._first[:self._count]
+
+    @property
+    def hops(self) -> np.ndarray:
+        """Per piece, its number of links."""
+        return self._hops[:self._count]
+
+    def add(self, flat: np.ndarray, hops: np.ndarray) -> np.ndarray:
+        """Keep pieces of `hops` links each, listed one after the other in `flat`; their numbers."""
+        count, used = self._count + len(hops), self._used + len(flat)
+        self._links = _room(self._links, self._used, used)
+        self._first, self._hops = _room(self._first, self._count, count), _room(self._hops, self._count, count)
+        self._links[self._used:used] = flat
+        self._first[self._count:count] = self._used + np.cumsum(hops) - hops
+        self._hops[self._count:count] = hops
+        ids = np.arange(self._count, count)
+        self._count, self._used = count, used
         return ids
+
+
+def _room(values: np.ndarray, used: int, needed: int) -> np.ndarray:
+    """`values`, or a copy of its first `used` entries twice as long (or `needed` long) when it is shorter than
+    `needed`."""
+    if needed <= len(values):
+        return values
+    grown = np.empty((max(needed, 2 * len(values)), *values.shape[1:]), dtype=values.dtype)
+    grown[:used] = values[:used]
+    return grown
 
 
 def _one_of_each(group: np.ndarray, groups: int) -> list[int]:
@@ -613,10 +640,8 @@ def _one_of_each(group: np.ndarray, groups: int) -> list[int]:
     return chosen.tolist()
 
 
-def _table(rows: list[tuple[int, ...]]) -> np.ndarray:
-    """Tuples of link indices as one array, padded with -1."""
-    width = max(map(len, rows), default=0)
-    table = np.full((len(rows), width), -1, dtype=np.int64)
-    for k, row in enumerate(rows):
-        table[k, :len(row)] = row
-    return table
+def _flat(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The entries of a table padded with -1 at the ends of its rows, one row after the other, and their
+    number per row."""
+    present = rows >= 0
+    return rows[present], present.sum(axis=1)

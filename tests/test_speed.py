@@ -11,7 +11,7 @@ from simnet.algorithms import ALGORITHMS
 from simnet.errors import ScheduleError
 from simnet.schedule import Schedule, Transfer
 from simnet import speed
-from simnet.speed import gc_paused, sorted_unique, unique_inverse
+from simnet.speed import gc_paused, sorted_unique, unique_first, unique_inverse
 
 
 def test_gc_paused_restores_the_collector_and_nests():
@@ -37,6 +37,16 @@ def test_unique_inverse_is_numpys_unique_with_inverse_by_table_or_by_sort(values
         expected, expected_inverse = np.unique(array, return_inverse=True)
         assert distinct.dtype == expected.dtype and np.array_equal(distinct, expected)
         assert np.array_equal(inverse, expected_inverse.ravel()) and np.array_equal(distinct[inverse], array)
+
+
+@given(st.lists(st.integers(-2**63, 2**63 - 1), max_size=80), st.integers(1, 100))
+def test_unique_first_is_numpys_unique_with_first_positions_and_inverse(values, narrow):
+    """Runs of equal values in any order (values folded into `narrow` integers repeat often)."""
+    for array in (np.array(values, dtype=np.int64), np.array([v % narrow for v in values], dtype=np.int64)):
+        found = unique_first(array)
+        expected = np.unique(array, return_index=True, return_inverse=True)
+        for got, want in zip(found, expected):
+            assert got.dtype == want.dtype and np.array_equal(got, want.ravel())
 
 
 @given(st.lists(st.integers(-2**40, 2**40), max_size=60), st.sampled_from([np.int64, np.int32, np.uint32]))

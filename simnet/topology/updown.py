@@ -245,10 +245,11 @@ class UpDown:
         start = np.where(single, lead_to, source)
         pairs, pair = unique_inverse(start * len(tables.nodes) + target)
         try:
-            shared = tuple(self.routes_of(pairs // len(tables.nodes), pairs % len(tables.nodes)))[2:]
+            routed = self.routes_of(pairs // len(tables.nodes), pairs % len(tables.nodes))
         except TopologyError:
             return self.routes_of(source, target)
-        whole = _blank(len(source), shared[1].shape[1] + int(single.any()))
+        shared = routed.hops, routed.cables, routed.hop_edges
+        whole = _blank(len(source), routed.cables.shape[1] + int(single.any()))
         below = np.flatnonzero(single)
         for shift, rows in ((0, np.flatnonzero(~single)), (1, below)):
             if len(rows):

@@ -140,8 +140,9 @@ def _figures(hops: np.ndarray, flat: np.ndarray, latency_s: np.ndarray,
              bandwidth_Bps: np.ndarray) -> tuple[np.ndarray, ...]:
     """Latency, lone rate, limit and blocker (see :meth:`MaxMinLinks.intern`) of routes of `hops` links each,
     listed one after the other in `flat`, found on one hop matrix padded with the link that `latency_s` and
-    `bandwidth_Bps` end with (0 s, infinitely fast: after a route's own links, it is never the slowest of them
-    nor the first, nor the lowest among the slowest)."""
+    `bandwidth_Bps` end with (0 s, infinitely fast, numbered after every link): it adds no latency, and is
+    slowest only where all of a route's links are infinitely fast, after them and of a higher number, so it is
+    never the first slowest link nor the lowest numbered."""
     count = len(hops)
     total_s = np.zeros(count)
     if not len(flat):

@@ -293,9 +293,10 @@ class Network:
         PXN); the rest of the fabric, once per pair of the switch or NIC it starts at and the target's NIC
         (:meth:`simnet.topology.updown.UpDown.routes_of`, for all such pairs at once); and the last stretch,
         once per target. Every other pair, and every pair :meth:`route` was already asked for, is routed (or looked
-        up) by :meth:`route`, its route a piece of its own. Pieces are kept once, and the pieces of each pair per
-        pair; the table is the pieces of its pairs one after the other. Each route is the one :meth:`route`
-        gives.
+        up) by :meth:`route`, its route then a piece of its own. Pieces are kept once, and the pieces of each pair
+        per pair; the table is the pieces of its pairs one after the other. Fewer than 64 pairs, or ranks that
+        sit on no rails of servers (see :meth:`simnet.topology.Router.rails`), are routed by :meth:`route` alone
+        and kept by it only. Each route is the one :meth:`route` gives.
 
         Raises
         ------
@@ -327,12 +328,14 @@ class Network:
                 pieces[missing[at]] = composed
         routed = np.flatnonzero(pieces[:, 0] < 0)
         if len(routed):
-            alone = [self.route(a, b) for a, b in zip(src[routed].tolist(), dst[routed].tolist())]
+            pairs, pair = unique_inverse(keys[routed])
+            alone = [self.route(key >> 32, key & 0xFFFFFFFF) for key in pairs.tolist()]
             hops = np.fromiter(map(len, alone), dtype=np.int64, count=len(alone))
-            pieces[routed, 0] = self._pieces.add(np.fromiter(chain.from_iterable(alone), dtype=np.int64,
-                                                             count=int(hops.sum())), hops)
+            own = self._pieces.add(np.fromiter(chain.from_iterable(alone), dtype=np.int64, count=int(hops.sum())),
+                                   hops)
+            kept.add(pairs, np.stack([own, *[np.full(len(own), _Pieces.EMPTY)] * 2], axis=1).astype(np.int32))
+            pieces[routed, 0] = own[pair]
             pieces[routed, 1:] = _Pieces.EMPTY
-            kept.add(keys[routed], pieces[routed])
         parts = pieces.ravel()
         widths = self._pieces.hops[parts]
         offsets = np.zeros(len(src) + 1, dtype=np.int64)
@@ -550,8 +553,8 @@ def _pair_arrays(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 class _Keyed:
-    """Rows of int32 numbers kept per int64 key: the keys sorted for lookup, the rows in the order they came
-    (a table that doubles as it fills)."""
+    """Rows of int32 numbers kept per int64 key: the keys sorted for lookup, the rows in a table that doubles
+    as it fills."""
 
     def __init__(self, width: int) -> None:
         self._keys = np.zeros(0, dtype=np.int64)
@@ -560,7 +563,7 @@ class _Keyed:
 
     @property
     def values(self) -> np.ndarray:
-        """The rows kept, in the order they came."""
+        """The rows kept (:meth:`find` gives a key's position)."""
         return self._values[:len(self._keys)]
 
     def find(self, keys: np.ndarray) -> np.ndarray:

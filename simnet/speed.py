@@ -13,8 +13,8 @@ collector runs again. No value computed depends on when the collector runs.
 table over their range (no sort) when that range is no longer than the array, and by hashing
 (:func:`pandas.factorize`, then a sort of the distinct values only) when a wider range holds many values;
 :func:`sorted_unique` is ``np.unique`` of an array the caller hands over, sorted in place;
-:func:`unique_first` is ``np.unique(values, return_index=True, return_inverse=True)`` by NumPy's default
-(unstable) sort, which is faster than the stable sort ``np.unique`` needs for the first positions.
+:func:`unique_first` is ``np.unique(values, return_index=True, return_inverse=True)`` for integers, by NumPy's
+default (unstable) sort, which is faster than the stable sort ``np.unique`` needs for the first positions.
 """
 
 from __future__ import annotations
@@ -108,8 +108,8 @@ def sorted_unique(values: np.ndarray, *, kind: str | None = None) -> np.ndarray:
 
 
 def unique_first(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The sorted distinct values of a 1-D array, the first position of each and the index of each value among
-    them: ``np.unique(values, return_index=True, return_inverse=True)``.
+    """The sorted distinct values of a 1-D integer array, the first position of each and the index of each value
+    among them: ``np.unique(values, return_index=True, return_inverse=True)``.
 
     Sorted unstably; the first position of each value is then the smallest position
     the sort put in its run.

@@ -266,6 +266,20 @@ def test_a_route_table_holds_its_routes_in_order(routes):
     assert table.tuples() == routes and table.offsets[0] == 0 and table.offsets[-1] == len(table.links)
 
 
+@given(st.lists(st.integers(-5, 5), min_size=1, max_size=30), st.data())
+def test_concatenated_rows_are_the_slices_one_after_the_other(source, data):
+    """In several gathering steps where rows outnumber :data:`simnet.links._ROWS_AT_ONCE` (made small here)."""
+    count = data.draw(st.integers(0, 12))
+    first = data.draw(st.lists(st.integers(0, len(source)), min_size=count, max_size=count))
+    hops = [data.draw(st.integers(0, len(source) - f)) for f in first]
+    expected = [v for f, h in zip(first, hops) for v in source[f:f + h]]
+    for at_once in (1, 3, 2**16):
+        with mock.patch.object(links_module, "_ROWS_AT_ONCE", at_once):
+            flat = links_module.concatenated(np.array(source, dtype=np.int32), np.array(first, dtype=np.int64),
+                                             np.array(hops, dtype=np.int64))
+        assert flat.dtype == np.int64 and flat.tolist() == expected
+
+
 def test_interning_empty_routes_needs_no_links_and_a_bad_link_numbers_nothing():
     links = MaxMinLinks(np.zeros(0), np.zeros(0), lambda now_s, key: None)
     assert links.intern([(), ()]).tolist() == [0, 0]

@@ -221,47 +221,6 @@ class UpDown:
             cables.append(cable)
         return tuple(nodes), tuple(cables)
 
-    def routes(self, sources: Sequence[Hashable], targets: Sequence[Hashable]) -> FabricRoutes:
-        """:meth:`route` of many pairs of endpoints at once, as arrays (:class:`FabricRoutes`).
-
-        Each distinct pair of :meth:`leads` start and target is routed once by
-        :meth:`routes_of`, and every pair's route is the lead hop (where its source has one)
-        followed by its start's route.
-
-        Raises
-        ------
-        ValueError
-            If there are not as many `sources` as `targets`.
-        TopologyError
-            As :meth:`route`, for a pair without an up/down route.
-        """
-        if len(sources) != len(targets):
-            raise ValueError(f"as many sources as targets, got {len(sources)} and {len(targets)}")
-        tables = self._arrays()
-        source = np.fromiter(map(tables.ids.__getitem__, sources), dtype=np.int64, count=len(sources))
-        target = np.fromiter(map(tables.ids.__getitem__, targets), dtype=np.int64, count=len(targets))
-        lead_edge, lead_cable, lead_to = self.leads(source)
-        single = (lead_edge >= 0) & (source != target)
-        start = np.where(single, lead_to, source)
-        pairs, pair = unique_inverse(start * len(tables.nodes) + target)
-        try:
-            routed = self.routes_of(pairs // len(tables.nodes), pairs % len(tables.nodes))
-        except TopologyError:
-            return self.routes_of(source, target)
-        shared = routed.hops, routed.cables, routed.hop_edges
-        whole = _blank(len(source), routed.cables.shape[1] + int(single.any()))
-        below = np.flatnonzero(single)
-        for shift, rows in ((0, np.flatnonzero(~single)), (1, below)):
-            if len(rows):
-                for column, part in zip(whole, shared):
-                    column[rows, shift:shift + part.shape[1]] = part[pair[rows]]
-        if len(below):
-            for column, first in zip(whole, (source[below], lead_cable[below], lead_edge[below])):
-                column[below, 0] = first
-        hops, cables, edges = whole
-        used = int((cables >= 0).sum(axis=1).max(initial=0))
-        return FabricRoutes(tables.nodes, tables.edges, hops[:, :used + 1], cables[:, :used], edges[:, :used])
-
     @property
     def edges(self) -> list[tuple[Hashable, Hashable]]:
         """The directed edges that :meth:`leads` and :class:`FabricRoutes` ``hop_edges`` number (it grows as
@@ -381,14 +340,14 @@ class UpDown:
         return steps[:, :taken + 1], pins[:, :taken], ups[:, :taken], downs[:, :taken], node
 
     def _arrays(self) -> _Tables:
-        """The port tables of :meth:`routes`, built on first use."""
+        """The port tables of :meth:`numbers`, :meth:`leads` and :meth:`routes_of`, built on first use."""
         if self._tables is None:
             self._tables = _Tables(self)
         return self._tables
 
 
 class FabricRoutes(NamedTuple):
-    """Routes of many pairs of a fabric's endpoints (:meth:`UpDown.routes`), one row per pair."""
+    """Routes of many pairs of nodes of a fabric (:meth:`UpDown.routes_of`), one row per pair."""
 
     nodes: list
     """The nodes `hops` numbers."""
@@ -465,7 +424,7 @@ def _below(tables: _Tables, node: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 
 def _padded(routes: list[tuple[tuple, tuple]], tables: _Tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Routes of nodes and cables as the padded arrays of :meth:`UpDown.routes`."""
+    """Routes of nodes and cables as the padded arrays of :class:`FabricRoutes`."""
     hops, cables, edges = _blank(len(routes), max((len(cables) for _, cables in routes), default=0))
     for row, (nodes, pins) in enumerate(routes):
         hops[row, :len(nodes)] = [tables.ids[node] for node in nodes]

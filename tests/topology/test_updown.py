@@ -178,7 +178,8 @@ def test_routes_of_many_pairs_at_once_are_route_of_each(graph, simgrid):
     goes down to a target below it, where an endpoint with one up-port always climbs)."""
     tree = UpDown(graph, simgrid=simgrid)
     pairs = [(a, b) for a in (tree.endpoints if simgrid else tree._arrays().nodes) for b in tree.endpoints]
-    found = tree.routes([a for a, _ in pairs], [b for _, b in pairs])
+    ids = tree._arrays().ids
+    found = tree.routes_of(np.array([ids[a] for a, _ in pairs]), np.array([ids[b] for _, b in pairs]))
     assert found.hops.shape[1] == found.cables.shape[1] + 1 == found.hop_edges.shape[1] + 1
     for (a, b), row, pins, edges in zip(pairs, found.hops.tolist(), found.cables.tolist(), found.hop_edges.tolist()):
         nodes, cables = tree.route(a, b)
@@ -221,7 +222,8 @@ def test_a_led_route_is_its_lead_hop_then_the_route_from_the_switch_it_reaches(g
 
 def test_routes_at_once_raise_where_route_does():
     with pytest.raises(TopologyError, match="no up/down route") as error:
-        UpDown(torus([4], B, LAT), simgrid=False).routes(["gpu0", "gpu1"], ["gpu1", "gpu2"])
+        tree = UpDown(torus([4], B, LAT), simgrid=False)
+        tree.routes_of(tree.numbers(["gpu0", "gpu1"]), tree.numbers(["gpu1", "gpu2"]))
     assert error.value.path == "routing"
 
 
@@ -268,13 +270,28 @@ def test_routes_at_once_on_irregular_fabrics_are_route_of_each_or_raise_as_it_do
     routed = [(pair, route) for pair, route in zip(pairs, found) if route is not None]
     if len(routed) < len(pairs):
         with pytest.raises(TopologyError):
-            UpDown(graph, simgrid=False).routes([a for a, _ in pairs], [b for _, b in pairs])
-    at_once = UpDown(graph, simgrid=False).routes([a for (a, _), _ in routed], [b for (_, b), _ in routed])
-    for row, pins, edges, (_, (nodes, cables)) in zip(at_once.hops.tolist(), at_once.cables.tolist(),
-                                                      at_once.hop_edges.tolist(), routed):
-        assert tuple(at_once.nodes[n] for n in row if n >= 0) == nodes
-        assert tuple(c for c in pins if c >= 0) == cables
-        assert [at_once.edges[e] for e in edges if e >= 0] == list(zip(nodes, nodes[1:]))
+            _led_routes(UpDown(graph, simgrid=False), pairs)
+    at_once = _led_routes(UpDown(graph, simgrid=False), [pair for pair, _ in routed])
+    assert at_once == [route for _, route in routed]
+
+
+def _led_routes(tree: UpDown, pairs: list[tuple]) -> list[tuple[tuple, tuple]]:
+    """Nodes and cables of the routes of `pairs` of endpoints as the network composes them: the lead hop of a
+    source that has one (:meth:`UpDown.leads`, checked against the edge it names), then :meth:`UpDown.routes_of`
+    from the switch it reaches, all pairs at once; from the source itself otherwise."""
+    source, target = tree.numbers([a for a, _ in pairs]), tree.numbers([b for _, b in pairs])
+    edge, cable, start = tree.leads(source)
+    led = (edge >= 0) & (source != target)
+    rest = tree.routes_of(np.where(led, start, source), target)
+    routes = []
+    for (a, _), first, row, pins in zip(pairs, led.tolist(), rest.hops.tolist(), rest.cables.tolist()):
+        nodes, cables = tuple(rest.nodes[n] for n in row if n >= 0), tuple(c for c in pins if c >= 0)
+        routes.append((nodes, cables))
+    for k in np.flatnonzero(led).tolist():
+        nodes, cables = routes[k]
+        assert tree.edges[edge[k]] == (pairs[k][0], nodes[0])
+        routes[k] = (pairs[k][0], *nodes), (int(cable[k]), *cables)
+    return routes
 
 
 def test_simgrid_routes_on_an_irregular_fabric_stop_with_an_error_where_the_port_scan_finds_no_way_down():

@@ -86,6 +86,14 @@ class RouteTable:
         np.cumsum(hops, out=offsets[1:])
         return cls(offsets, np.fromiter(chain.from_iterable(routes), dtype=np.int64, count=int(offsets[-1])))
 
+    @classmethod
+    def of_padded(cls, rows: np.ndarray) -> RouteTable:
+        """The table of the rows of a matrix of link indices, each padded with -1 after its links."""
+        present = rows >= 0
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(present.sum(axis=1), out=offsets[1:])
+        return cls(offsets, rows[present].astype(np.int64))
+
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
@@ -97,6 +105,10 @@ class RouteTable:
     def tuples(self) -> list[tuple[int, ...]]:
         """Every route as a tuple of link indices."""
         return _tuples(self.links, self.offsets[:-1], self.hops)
+
+    def padded(self, fill: int) -> np.ndarray:
+        """The routes as the rows of one matrix as wide as the longest, `fill` after each route's links."""
+        return padded_rows(self.links, self.hops, fill)
 
 
 _ROWS_AT_ONCE = 1 << 16
@@ -115,12 +127,13 @@ def rows_by_width(hops: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
             yield int(widths[low]), order[begin:min(begin + _ROWS_AT_ONCE, high)]
 
 
-def copy_rows(target: np.ndarray, at: np.ndarray, source: np.ndarray, first: np.ndarray, hops: np.ndarray) -> None:
-    """Copy ``source[first[i]:first[i] + hops[i]]`` to ``target[at[i]:at[i] + hops[i]]`` for every ``i``."""
-    for width, rows in rows_by_width(hops):
-        if width:
-            span = np.arange(width)
-            target[at[rows, None] + span] = source[first[rows, None] + span]
+def padded_rows(flat: np.ndarray, hops: np.ndarray, fill: int) -> np.ndarray:
+    """Rows of `hops` entries each, listed one after the other in `flat`, as the rows of one int64 matrix as wide
+    as the longest, `fill` after each row's entries."""
+    width = int(hops.max(initial=0))
+    rows = np.full((len(hops), width), fill, dtype=np.int64)
+    rows[np.arange(width) < hops[:, None]] = flat
+    return rows
 
 
 def concatenated(source: np.ndarray, first: np.ndarray, hops: np.ndarray) -> np.ndarray:
@@ -147,11 +160,9 @@ def _figures(hops: np.ndarray, flat: np.ndarray, latency_s: np.ndarray,
     total_s = np.zeros(count)
     if not len(flat):
         return total_s, np.full(count, math.inf), np.full(count, -1, dtype=np.int64), np.full(count, -1, dtype=np.int64)
-    width = int(hops.max())
-    links = np.full((count, width), len(latency_s) - 1, dtype=np.int64)
-    links[np.arange(width) < hops[:, None]] = flat
+    links = padded_rows(flat, hops, len(latency_s) - 1)
     hop_s = latency_s[links]
-    for hop in range(width):
+    for hop in range(links.shape[1]):
         total_s += hop_s[:, hop]
     bandwidth = bandwidth_Bps[links]
     rate = bandwidth.min(axis=1)
@@ -721,8 +732,7 @@ class MaxMinLinks:
         if len(fresh) == count and first[0] == 0 and len(links) == starts[-1] and (first == starts[:-1]).all():
             flat = links
         else:
-            flat = np.empty(int(starts[-1]), dtype=np.int64)
-            copy_rows(flat, starts[:-1], links, first[fresh], width)
+            flat = concatenated(links, first[fresh], width)
         latency_s = np.append(np.asarray(self._latency_s, dtype=np.float64), 0.0)
         bandwidth_Bps = np.append(np.asarray(self._bandwidth_Bps, dtype=np.float64), math.inf)
         parts = [_figures(width[start:start + _INTERNED_AT_ONCE],

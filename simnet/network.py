@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from itertools import chain, starmap
+from itertools import starmap
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
@@ -329,13 +329,11 @@ class Network:
         routed = np.flatnonzero(pieces[:, 0] < 0)
         if len(routed):
             pairs, pair = unique_inverse(keys[routed])
-            alone = [self.route(key >> 32, key & 0xFFFFFFFF) for key in pairs.tolist()]
-            hops = np.fromiter(map(len, alone), dtype=np.int64, count=len(alone))
-            own = self._pieces.add(np.fromiter(chain.from_iterable(alone), dtype=np.int64, count=int(hops.sum())),
-                                   hops)
-            kept.add(pairs, np.stack([own, *[np.full(len(own), _Pieces.EMPTY)] * 2], axis=1).astype(np.int32))
-            pieces[routed, 0] = own[pair]
-            pieces[routed, 1:] = _Pieces.EMPTY
+            own = np.full((len(pairs), 3), _Pieces.EMPTY, dtype=np.int32)
+            own[:, 0] = self._pieces.add(RouteTable.of([self.route(key >> 32, key & 0xFFFFFFFF)
+                                                        for key in pairs.tolist()]))
+            kept.add(pairs, own)
+            pieces[routed] = own[pair]
         parts = pieces.ravel()
         widths = self._pieces.hops[parts]
         offsets = np.zeros(len(src) + 1, dtype=np.int64)
@@ -384,7 +382,8 @@ class Network:
                 routed = self._router.fabric().routes_of(keys[new] >> 32, keys[new] & 0xFFFFFFFF)
             except TopologyError:
                 return none
-            middle[new] = self._pieces.add(*_flat(self._fabric_links(routed.edges, routed.hop_edges, routed.cables)))
+            middle[new] = self._pieces.add(RouteTable.of_padded(self._fabric_links(routed.edges, routed.hop_edges,
+                                                                                   routed.cables)))
             self._middles.add(keys[new], middle[new, None])
         return chosen, np.stack([heads[first_at, 0], middle[middle_at], tails[last_at, 0]], axis=1).astype(np.int32)
 
@@ -419,9 +418,7 @@ class Network:
                 for k, link in zip(led.tolist(), hop.tolist()):
                     rows[k] += (link,)
             pieces = np.full(len(new), -1, dtype=np.int64)
-            pieces[usable] = self._pieces.add(np.fromiter(chain.from_iterable(rows), dtype=np.int64,
-                                                          count=sum(map(len, rows))),
-                                              np.fromiter(map(len, rows), dtype=np.int64, count=len(rows)))
+            pieces[usable] = self._pieces.add(RouteTable.of(rows))
             for k, piece, node in zip(new, pieces.tolist(), number.tolist()):
                 found[k] = kept[int(keys[k])] = (piece, node if piece >= 0 else -1)
         return np.array(found, dtype=np.int64).reshape(len(keys), 2)
@@ -613,8 +610,9 @@ class _Pieces:
         """Per piece, its number of links."""
         return self._hops[:self._count]
 
-    def add(self, flat: np.ndarray, hops: np.ndarray) -> np.ndarray:
-        """Keep pieces of `hops` links each, listed one after the other in `flat`; their numbers."""
+    def add(self, table: RouteTable) -> np.ndarray:
+        """Keep the routes of `table` as pieces; their numbers."""
+        flat, hops = table.links, table.hops
         count, used = self._count + len(hops), self._used + len(flat)
         self._links = _room(self._links, self._used, used)
         self._first, self._hops = _room(self._first, self._count, count), _room(self._hops, self._count, count)
@@ -641,10 +639,3 @@ def _one_of_each(group: np.ndarray, groups: int) -> list[int]:
     chosen = np.empty(groups, dtype=np.int64)
     chosen[group] = np.arange(len(group))
     return chosen.tolist()
-
-
-def _flat(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The entries of a table padded with -1 at the ends of its rows, one row after the other, and their
-    number per row."""
-    present = rows >= 0
-    return rows[present], present.sum(axis=1)

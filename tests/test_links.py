@@ -264,6 +264,10 @@ def test_a_route_table_holds_its_routes_in_order(routes):
     table = RouteTable.of(routes)
     assert len(table) == len(routes) and table.hops.tolist() == list(map(len, routes))
     assert table.tuples() == routes and table.offsets[0] == 0 and table.offsets[-1] == len(table.links)
+    padded = table.padded(-1)
+    assert padded.shape == (len(routes), max(map(len, routes), default=0))
+    assert [tuple(v for v in row if v >= 0) for row in padded.tolist()] == routes
+    assert RouteTable.of_padded(padded).tuples() == routes and RouteTable.of_padded(padded).links.dtype == np.int64
 
 
 @given(st.lists(st.integers(-5, 5), min_size=1, max_size=30), st.data())

@@ -40,10 +40,7 @@ def _pair_costs(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.
         order = np.argsort(pairs)
     del keys
     routes = network.route_table(pairs[order] // size, pairs[order] % size)
-    hops = routes.hops
-    padded = np.full((len(routes), int(hops.max(initial=0))), len(network.latency_s), dtype=np.int64)
-    row = np.repeat(np.arange(len(routes)), hops)
-    padded[row, np.arange(len(row)) - routes.offsets[row]] = routes.links
+    padded = routes.padded(len(network.latency_s))
     link_latency = np.append(network.latency_s, 0.0)
     link_bandwidth = np.append(network.bandwidth_Bps, np.inf)
     latency = np.zeros(len(routes))

@@ -122,6 +122,9 @@ class Network:
         self._tails: dict[int, tuple[int, int]] = {}
         self._middles = _Keyed(1)
         self._kept_routes = _Keyed(3)
+        self._kinds: tuple[np.ndarray, np.ndarray, list[list], int, np.ndarray] | None = None
+        self._walks: dict[int, list[int] | None] = {}
+        self._inner_links = _Keyed(1)
         self._endpoints: list[Hashable] = []
         self._endpoint_ids: dict[Hashable, int] = {}
         self._reducers: dict[tuple[int, ...], Hashable] = {}
@@ -292,7 +295,9 @@ class Network:
         (:meth:`simnet.topology.updown.UpDown.leads`), derived once per source (per source and target rail under
         PXN); the rest of the fabric, once per pair of the switch or NIC it starts at and the target's NIC
         (:meth:`simnet.topology.updown.UpDown.routes_of`, for all such pairs at once); and the last stretch,
-        once per target. Every other pair, and every pair :meth:`route` was already asked for, is routed (or looked
+        once per target. A pair of ranks of one server whose route is searched inside it takes the walk found
+        once for the pair at the same places of servers of its kind (:meth:`_inside`), its route then a piece of
+        its own. Every other pair, and every pair :meth:`route` was already asked for, is routed (or looked
         up) by :meth:`route`, its route then a piece of its own. Pieces are kept once, and the pieces of each pair
         per pair; the table is the pieces of its pairs one after the other. Fewer than 64 pairs, or ranks that
         sit on no rails of servers (see :meth:`simnet.topology.Router.rails`), are routed by :meth:`route` alone
@@ -326,6 +331,11 @@ class Network:
             if len(at):
                 kept.add(keys[missing[at]], composed)
                 pieces[missing[at]] = composed
+            missing = missing[pieces[missing, 0] < 0]
+            at, inside = self._inside(src[missing], dst[missing])
+            if len(at):
+                kept.add(keys[missing[at]], inside)
+                pieces[missing[at]] = inside
         routed = np.flatnonzero(pieces[:, 0] < 0)
         if len(routed):
             pairs, pair = unique_inverse(keys[routed])
@@ -386,6 +396,82 @@ class Network:
                                                                                    routed.cables)))
             self._middles.add(keys[new], middle[new, None])
         return chosen, np.stack([heads[first_at, 0], middle[middle_at], tails[last_at, 0]], axis=1).astype(np.int32)
+
+    def _inside(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The routes of the pairs among `src`, `dst` of two ranks of one server that are searched inside it
+        (see :meth:`route_table`): their positions in the arguments, and per position the numbers of its
+        route's pieces in :attr:`_pieces` (int32; the route one piece per distinct pair, then two empty pieces).
+
+        Pairs of servers of one kind (:meth:`simnet.topology.Router.server_kinds`) at the same places share
+        one walk (:meth:`simnet.topology.Router.inside_walk`), found once; each hop's link is then read per
+        server off the places of the hop's ends, and kept per server and pair of places.
+        """
+        none = np.zeros(0, dtype=np.int64), np.zeros((0, 3), dtype=np.int32)
+        ranks = len(self.ranks)
+        if self._kinds is None:
+            kind, place, members = self._router.server_kinds(self.ranks)
+            server = self._rails[0]
+            servers, first = np.unique(server, return_index=True)
+            firsts = np.full(int(servers[-1]) + 1, -1, dtype=np.int64)
+            firsts[servers[servers >= 0]] = first[servers >= 0]
+            self._kinds = kind, place, members, max(map(len, members), default=0), firsts
+        kind, place, members, width, firsts = self._kinds
+        server = self._rails[0]
+        chosen = np.flatnonzero((src >= 0) & (src < ranks) & (dst >= 0) & (dst < ranks))
+        a, b = src[chosen], dst[chosen]
+        alike = (kind[a] >= 0) & (server[a] == server[b]) & (a != b)
+        chosen, a, b = chosen[alike], a[alike], b[alike]
+        if len(chosen) == 0:
+            return none
+        pairs, pair_at = unique_inverse(a * ranks + b)
+        a, b = pairs // ranks, pairs % ranks
+        square = width * width
+        walks, walk_at = unique_inverse(kind[a] * square + place[a] * width + place[b])
+        hops = [self._walk_hops(code, width) for code in walks.tolist()]
+        found = np.array([hop is not None for hop in hops])
+        if not found.all():
+            usable = found[walk_at]
+            a, walk_at = a[usable], walk_at[usable]
+            keep = usable[pair_at]
+            chosen, pair_at = chosen[keep], (np.cumsum(usable) - 1)[pair_at[keep]]
+            if len(chosen) == 0:
+                return none
+        codes = np.full((len(hops), max(len(hop) for hop in hops if hop is not None)), -1, dtype=np.int64)
+        for k, hop in enumerate(hops):
+            if hop is not None:
+                codes[k, :len(hop)] = hop
+        codes = codes[walk_at]
+        present = codes >= 0
+        ends, end_at = unique_inverse((server[a][:, None] * square + codes)[present])
+        stored = self._inner_links.find(ends)
+        new = np.flatnonzero(stored < 0)
+        if len(new):
+            index, links = self._link_index, []
+            for code in ends[new].tolist():
+                nodes = self._router.server_nodes(self.ranks[firsts[code // square]])
+                links.append(index[(nodes[code // width % width], nodes[code % width], 0)])
+            self._inner_links.add(ends[new], np.array(links, dtype=np.int32)[:, None])
+            stored = self._inner_links.find(ends)
+        rows = np.full(codes.shape, -1, dtype=np.int64)
+        rows[present] = self._inner_links.values[stored[end_at], 0]
+        own = np.full((len(rows), 3), _Pieces.EMPTY, dtype=np.int32)
+        own[:, 0] = self._pieces.add(RouteTable.of_padded(rows))
+        return chosen, own[pair_at]
+
+    def _walk_hops(self, code: int, width: int) -> list[int] | None:
+        """The hops of :meth:`simnet.topology.Router.inside_walk` between the nodes at places ``code // width %
+        width`` and ``code % width`` of the first server of kind ``code // width**2``, each as ``width`` times
+        the place it leaves plus the place it reaches (kept per `code`); None where the route is not searched
+        inside the server."""
+        if code not in self._walks:
+            nodes = self._kinds[2][code // (width * width)]
+            walk = self._router.inside_walk(nodes[code // width % width], nodes[code % width])
+            if walk is None:
+                self._walks[code] = None
+            else:
+                place = {node: k for k, node in enumerate(nodes)}
+                self._walks[code] = [place[u] * width + place[v] for u, v in zip(walk, walk[1:])]
+        return self._walks[code]
 
     def _ends(self, kept: dict, keys: np.ndarray, a: np.ndarray, b: np.ndarray, at: np.ndarray,
               which: int) -> np.ndarray:

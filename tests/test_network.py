@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simnet.engine import simulate
 from simnet.errors import SimnetError
@@ -143,6 +145,20 @@ def _bundled_inside(graph):
     return graph
 
 
+def _exits_differ(graph):
+    """`graph` with the NVLink links and the link between the CPUs of 1 ms, the other links inside a server of
+    0 s, and the links between servers and the fabric of 0 s at server 1 and of 1 ms elsewhere: servers built
+    alike inside, where a route between GPUs of the two CPUs stays inside servers 0 and 2 and leaves server 1
+    through the fabric."""
+    for u, v, data in graph.edges(data=True):
+        home, host = graph.nodes[u].get("host"), graph.nodes[v].get("host")
+        if home is not None and home == host:
+            data["latency_s"] = 1e-3 if "nvswitch" in u + v or "cpu" in u and "cpu" in v else 0.0
+        elif (home is None) != (host is None):
+            data["latency_s"] = 0.0 if 1 in (home, host) else 1e-3
+    return graph
+
+
 FAT_TREE = {"k": 8, "bandwidth_Bps": B, "latency_s": LAT}
 BATCHED = {
     "a100_partly_filled_fat_tree": lambda: cluster("dgx_a100", 9, fabric="fat_tree", fabric_params=FAT_TREE),
@@ -150,6 +166,7 @@ BATCHED = {
     "a100_leaf_spine_cables": lambda: cluster("dgx_a100", 4, fabric="leaf_spine", fabric_params={
         "leaves": 4, "spines": 2, "hosts_per_leaf": 8, "bandwidth_Bps": B, "latency_s": LAT, "parallel": 2}),
     "a100_cables_inside": lambda: _bundled_inside(cluster("dgx_a100", 3, fabric="fat_tree", fabric_params=FAT_TREE)),
+    "a100_exits_differ": lambda: _exits_differ(cluster("dgx_a100", 3, fabric="fat_tree", fabric_params=FAT_TREE)),
     "switch": lambda: switch(16, B, LAT),
 }
 
@@ -182,6 +199,45 @@ def test_routes_of_many_pairs_are_route_of_each(name, options):
     composes = name != "switch" and options.get("routing") not in ("ecmp_hash", "shortest")
     assert (any(piece >= 0 for piece, _ in batched._heads.values())
             == any(piece >= 0 for piece, _ in batched._tails.values()) == composes)
+
+
+def test_servers_route_alike_inside_only_where_their_ways_out_and_in_cost_alike():
+    """The servers of :func:`_exits_differ` are built alike, but a route inside server 1 is searched over the
+    fabric too, and one inside server 0 or 2 is not: server 1 is of another kind, and each pair inside a server
+    is the route of its own (:func:`test_routes_of_many_pairs_are_route_of_each` checks all pairs)."""
+    graph = _exits_differ(cluster("dgx_a100", 3, fabric="fat_tree", fabric_params=FAT_TREE))
+    router = Router(graph)
+    kind, place, firsts = router.server_kinds(["n0.gpu0", "n1.gpu0", "n2.gpu7", "n0.nvswitch0", "leaf0"])
+    assert kind.tolist() == [0, 1, 0, 0, -1] and place.tolist() == [0, 0, 7, 22, -1]
+    assert [nodes[0] for nodes in firsts] == ["n0.gpu0", "n1.gpu0"]
+    assert router.inside_walk("n0.gpu0", "n0.gpu7") == ("n0.gpu0", "n0.pcie0", "n0.cpu0", "n0.cpu1", "n0.pcie3",
+                                                         "n0.gpu7")
+    assert router.inside_walk("n1.gpu0", "n1.gpu7") is None
+    assert "host" not in graph.nodes[router.path("n1.gpu0", "n1.gpu7")[3]]
+    assert Router(graph, routing="ecmp_hash").server_kinds(["n0.gpu0"])[0].tolist() == [-1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), routing=st.sampled_from(["dmodk", "simgrid", "shortest"]),
+       unlike=st.booleans())
+def test_routes_inside_servers_with_random_latencies_are_route_of_each(seed, routing, unlike):
+    """Links inside servers of random latencies (ties likely), the same at every server or, with `unlike`, drawn
+    anew for server 2; links between servers and the fabric of random latencies per server."""
+    rng = np.random.default_rng(seed)
+    graph = cluster("dgx_a100", 3, fabric="fat_tree", fabric_params=FAT_TREE)
+    drawn = {}
+    choices = [0.0, 1e-6, 1e-6, 1e-4]
+    exits = {host: rng.choice([0.0, 1e-6, 1e-3]) for host in range(3)}
+    for u, v, data in graph.edges(data=True):
+        home, host = graph.nodes[u].get("host"), graph.nodes[v].get("host")
+        if home is not None and home == host:
+            key = (u.split(".")[1], v.split(".")[1], unlike and home == 2)
+            data["latency_s"] = drawn.setdefault(key, rng.choice(choices))
+        elif (home is None) != (host is None):
+            data["latency_s"] = exits[host if home is None else home]
+    batched, single = Network(graph, routing=routing), Network(graph, routing=routing)
+    src, dst = np.divmod(rng.permutation(batched.size ** 2), batched.size)
+    assert batched.route_table(src, dst).tuples() == [single.route(a, b) for a, b in zip(src.tolist(), dst.tolist())]
 
 
 def test_routes_of_many_pairs_on_placed_ranks_and_after_pickling_are_route_of_each():

@@ -362,6 +362,9 @@ class Router:
         self._middles: dict[tuple, tuple] = {}
         self._ways_out: dict[Hashable, int | None] = {}
         self._ways_in: dict[Hashable, int | None] = {}
+        self._kinds: dict[tuple, int] = {}
+        self._kind_of: dict[Hashable, int] = {}
+        self._kind_members: list[list] = []
         self._order = {node: i for i, node in enumerate(graph)}
         self._stubs = stubs = frozenset(node for node, forward in graph.nodes(data="forward") if forward is False)
         self._host = {node: host for node, host in graph.nodes(data="host") if host is not None}
@@ -395,6 +398,8 @@ class Router:
             cables = separate_cables(graph, u, v) if data.get("cables", 1) != 1 else 1
             if cables > 1:
                 self._bundles[u, v] = cables
+        self._bundled = {self._host[u] for u, v in self._bundles
+                         if u in self._host and self._host.get(v) == self._host[u]}
         self._uplink = {u: links[0][0] for u, links in self._out.items() if len(links) == 1
                         and links[0][0] not in stubs}
         self._downlink = {v: links[0][0] for v, links in self._incoming.items() if len(links) == 1
@@ -623,15 +628,72 @@ class Router:
         inside = best.get(twins[place[target]])
         if inside is None:
             return False
-        if home not in self._ways_in:
-            self._ways_in[home] = min(
-                (cost for b, _, cost in self._entries.get(home, ()) if b not in self._stubs), default=None)
         if source not in self._ways_out:
             self._ways_out[source] = min(
                 (best[twins[place[a]]] + cost for a, _, cost in self._exits.get(home, ())
                  if twins[place[a]] in best and (a not in self._stubs or a == source)), default=None)
-        back, out = self._ways_in[home], self._ways_out[source]
+        back, out = self._way_in(home), self._ways_out[source]
         return back is None or out is None or out + back > inside
+
+    def _way_in(self, host: Hashable) -> int | None:
+        """Cost of the cheapest link into server `host` from a node that relays traffic (None: no such link)."""
+        if host not in self._ways_in:
+            self._ways_in[host] = min(
+                (cost for b, _, cost in self._entries.get(host, ()) if b not in self._stubs), default=None)
+        return self._ways_in[host]
+
+    def server_kinds(self, nodes: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray, list[list]]:
+        """Servers that route alike inside, for routing many pairs inside servers at once.
+
+        Per node of `nodes`, the number of its server's kind (-1 where it has none) and its place among
+        its server's nodes in graph order (-1 outside servers); per kind, the nodes of its first server.
+        Servers of one kind are built alike (:meth:`_twin_server`), have their cheapest links in and their
+        links out at the same places with the same costs, and no bundle of separate cables inside. The
+        route between two nodes of such a server is searched inside it exactly as between the nodes at
+        the same places of the kind's first server (:meth:`_stays_inside`, :meth:`_inside`) and pins cable
+        0 on every hop, so :meth:`inside_walk` of those two, mapped place by place, is the route's one
+        stretch where :meth:`stretches` searches inside the server. That holds under every routing but
+        ``ecmp_hash`` (whose ties hash node names) and only where servers relay no traffic between others
+        (``host_transit = False``); otherwise every node is of no kind. Nodes that the fabric's up/down
+        rule routes between (:attr:`simnet.topology.updown.UpDown.endpoints`) are of no kind either.
+        """
+        kind = np.full(len(nodes), -1, dtype=np.int64)
+        place = np.array([self._place.get(node, -1) for node in nodes], dtype=np.int64)
+        if self.routing == "ecmp_hash" or self._transit:
+            return kind, place, self._kind_members
+        endpoints = self._tree_routes().endpoints if self._tree else ()
+        for k, node in enumerate(nodes):
+            host = self._host.get(node)
+            if host is not None and node not in endpoints:
+                kind[k] = self._server_kind(host)
+        return kind, place, self._kind_members
+
+    def _server_kind(self, host: Hashable) -> int:
+        """The number of server `host`'s kind (:meth:`server_kinds`), -1 where it has none."""
+        found = self._kind_of.get(host)
+        if found is None:
+            members, place = self._members[host], self._place
+            if host in self._bundled:
+                found = -1
+            else:
+                shape = (self._twin_server(host)[0], self._way_in(host),
+                         tuple(sorted((place[a], cost) for a, _, cost in self._exits.get(host, ()))))
+                found = self._kinds.setdefault(shape, len(self._kinds))
+                if found == len(self._kind_members):
+                    self._kind_members.append(members)
+            self._kind_of[host] = found
+        return found
+
+    def server_nodes(self, node: Hashable) -> list:
+        """The nodes of `node`'s server in graph order (their places, :meth:`server_kinds`)."""
+        return self._members[self._host[node]]
+
+    def inside_walk(self, source: Hashable, target: Hashable) -> tuple | None:
+        """The nodes of the route from `source` to `target`, two nodes of one server, where it is searched
+        inside the server (:meth:`_stays_inside`); None where it is not (it may then leave the server)."""
+        if not self._stays_inside(source, target):
+            return None
+        return self._inside(source, target, source, target)
 
     def _tree_routes(self) -> UpDown:
         if self._updown is None:

@@ -107,8 +107,13 @@ class UpDown:
             level = {node: lowest[tier] for node, tier in tiers.items()}
         self._level = level
 
+        adjacency = graph.adj
+
         def ports_to(node: Hashable, neighbours: list) -> list[tuple[Hashable, int]]:
-            counts = [separate_cables(graph, node, v) for v in neighbours]
+            edges = adjacency[node]
+            counts = [1 if edges[v].get("cables", 1) == 1 else separate_cables(graph, node, v) for v in neighbours]
+            if all(count == 1 for count in counts):
+                return [(v, 0) for v in neighbours]
             return [
                 (v, cable)
                 for cable in range(max(counts, default=0))
@@ -384,22 +389,37 @@ class _Tables:
         self.edge_ids: dict[tuple[Hashable, Hashable], int] = {}
         self.up_edge = np.full((size, max(up_width, 1)), -1, dtype=np.int64)
         self.down_of_up = np.full((size, max(up_width, 1)), -1, dtype=np.int64)
+        numbers = self.edge_ids
+        at, parent, cable, up, down = [], [], [], [], []
         for n, node in enumerate(self.nodes):
-            for p, (parent, cable) in enumerate(updown._up.get(node, ())):
-                self.up_parent[n, p], self.up_cable[n, p] = ids[parent], cable
-                self.up_edge[n, p], self.down_of_up[n, p] = self._edge(node, parent), self._edge(parent, node)
+            for p, (above, pin) in enumerate(updown._up.get(node, ())):
+                at.append(n * self.up_parent.shape[1] + p)
+                parent.append(ids[above])
+                cable.append(pin)
+                up.append(numbers.setdefault((node, above), len(numbers)))
+                down.append(numbers.setdefault((above, node), len(numbers)))
+        for table, values in ((self.up_parent, parent), (self.up_cable, cable), (self.up_edge, up),
+                              (self.down_of_up, down)):
+            table.ravel()[at] = values
         down_width = max((len(updown._down[s]) for s in switches), default=0)
         self.down_child = np.full((size, max(down_width, 1)), -1, dtype=np.int64)
         self.down_bundle = np.ones((size, max(down_width, 1)), dtype=np.int64)
         self.down_edge = np.full((size, max(down_width, 1)), -1, dtype=np.int64)
+        at, child, bundles, edge = [], [], [], []
         for s in switches:
             ports = updown._down[s]
             bundle: dict = {}
-            for child, cable in ports:
-                bundle[child] = max(bundle.get(child, 0), cable + 1)
-            for j, (child, _) in enumerate(ports):
-                self.down_child[ids[s], j], self.down_bundle[ids[s], j] = ids[child], bundle[child]
-                self.down_edge[ids[s], j] = self._edge(s, child)
+            for below, pin in ports:
+                bundle[below] = max(bundle.get(below, 0), pin + 1)
+            row = ids[s] * self.down_child.shape[1]
+            for j, (below, _) in enumerate(ports):
+                at.append(row + j)
+                child.append(ids[below])
+                bundles.append(bundle[below])
+                edge.append(numbers.setdefault((s, below), len(numbers)))
+        for table, values in ((self.down_child, child), (self.down_bundle, bundles), (self.down_edge, edge)):
+            table.ravel()[at] = values
+        self.edges.extend(list(numbers)[len(self.edges):])
         words = max(1, -(-len(updown._bit) // 64))
         self.reach = np.zeros((len(switches), words), dtype=np.uint64)
         for row, s in enumerate(switches):

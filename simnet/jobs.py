@@ -453,17 +453,35 @@ def _merge_blocks(keys: np.ndarray, first: np.ndarray, start: np.ndarray, end: n
     return keys[block[opens]], start[opens], np.maximum.reduceat(end, opens)
 
 
-def _covered(starts: np.ndarray, ends: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per interval ``[a, b]``: its length inside the disjoint sorted intervals ``[starts, ends)``."""
+def _covered_blocks(starts: np.ndarray, ends: np.ndarray, lo: np.ndarray, hi: np.ndarray, block: np.ndarray,
+                    a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per interval ``[a[i], b[i]]``: its length inside the disjoint sorted intervals ``[starts, ends)`` of block
+    ``block[i]``, those at ``lo[block[i]]:hi[block[i]]`` (blocks one after the other, covering `starts`).
+
+    Each block's intervals are measured from their own running sum of lengths, as if the block were alone, so
+    every length is the same to the bit whichever other blocks are asked at once. Times are compared through
+    their ranks among all of them, offset by the block (exact integers), so one search finds each interval's
+    place within its own block.
+    """
     if not len(starts):
         return np.zeros(len(a))
     lengths = ends - starts
-    before = np.concatenate(([0.0], np.cumsum(lengths)))
+    used = np.unique(block)
+    sizes = hi[used] - lo[used] + 1
+    base = np.zeros(len(lo), dtype=np.int64)
+    base[used] = np.cumsum(sizes) - sizes
+    before = np.zeros(int(sizes.sum()))
+    for first, last, at in zip(lo[used].tolist(), hi[used].tolist(), base[used].tolist()):
+        np.cumsum(lengths[first:last], out=before[at + 1:at + 1 + last - first])
+    times = np.unique(np.concatenate((starts, a, b)))
+    span = len(times) + 1
+    keys = np.repeat(np.arange(len(lo), dtype=np.int64), hi - lo) * span + np.searchsorted(times, starts)
 
     def upto(t: np.ndarray) -> np.ndarray:
-        k = np.searchsorted(starts, t, side="right") - 1
+        k = np.searchsorted(keys, block * span + np.searchsorted(times, t), side="right") - 1 - lo[block]
         last = np.maximum(k, 0)
-        return np.where(k >= 0, before[last] + np.clip(t - starts[last], 0.0, lengths[last]), 0.0)
+        at = np.minimum(lo[block] + last, len(starts) - 1)
+        return np.where(k >= 0, before[base[block] + last] + np.clip(t - starts[at], 0.0, lengths[at]), 0.0)
 
     return upto(b) - upto(a)
 
@@ -551,19 +569,23 @@ def interference(network: Network, usage: tuple[np.ndarray, ...], limits: tuple[
     triple = row_of[piece_b]
     lengths = s_end - s_start
     h_lo, h_hi = np.searchsorted(h_key, l_key, side="left"), np.searchsorted(h_key, l_key, side="right")
+    h_lengths = h_end - h_start
     bounds = _runs(triple)
+    listed = triple[bounds[:-1]]
+    counts = u_first[t_user[listed] + 1] - u_first[t_user[listed]]
+    owner, used = _ranges(u_first[t_user[listed]], counts)
+    moving = u[4][used] * _covered_blocks(h_start, h_end, h_lo, h_hi, t_held[listed][owner], u[2][used], u[3][used])
+    moves = np.concatenate(([0], np.cumsum(counts))).tolist()
     held_of: dict[int, float] = {}
     rows, pieces = [], {}
-    for t, lo, hi in zip(triple[bounds[:-1]].tolist(), bounds[:-1].tolist(), bounds[1:].tolist()):
+    for row, (t, lo, hi) in enumerate(zip(listed.tolist(), bounds[:-1].tolist(), bounds[1:].tolist())):
         block, user = int(t_held[t]), int(t_user[t])
         link, job = divmod(int(l_key[block]), jobs)
         other = int(u_key[user]) % jobs
-        held_start, held_end = h_start[h_lo[block]:h_hi[block]], h_end[h_lo[block]:h_hi[block]]
         held = held_of.get(block)
         if held is None:
-            held = held_of[block] = float((held_end - held_start).sum())
-        first, last = u_first[user], u_first[user + 1]
-        moved = float((u[4][first:last] * _covered(held_start, held_end, u[2][first:last], u[3][first:last])).sum())
+            held = held_of[block] = float(h_lengths[h_lo[block]:h_hi[block]].sum())
+        moved = float(moving[moves[row]:moves[row + 1]].sum())
         pieces.setdefault(job, []).append((s_start[lo:hi], s_end[lo:hi]))
         src, dst, _ = network.links[link]
         rows.append((names[job], names[other], link, str(src), str(dst), network.tiers[link], held,

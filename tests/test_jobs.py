@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from simnet import engine
 from simnet.algorithms import ALGORITHMS, direct_alltoall, ring_allreduce
 from simnet.errors import SimnetError
-from simnet.jobs import (Flows, Job, _blocks, _covered, _intersect_blocks, _merge, _merge_blocks, communicators, place,
-                         run_jobs)
+from simnet.jobs import (Flows, Job, _blocks, _covered_blocks, _intersect_blocks, _merge, _merge_blocks, communicators,
+                         place, run_jobs)
 from simnet.network import Network
 from simnet.topology import cluster, fat_tree, leaf_spine, switch
 from tests.algorithms.fabrics import dgx_cluster
@@ -237,9 +237,31 @@ def test_interval_union_intersection_and_cover_agree_with_counting_unit_cells(fi
                                           np.zeros(len(b_start), dtype=np.int64), b_start, b_end)
     both = _measure(*first, grid) & _measure(*second, grid)
     assert _measure(s_start, s_end, grid).tolist() == both.tolist()
-    covered = _covered(a_start, a_end, second[0], second[1])
+    covered = _covered_blocks(a_start, a_end, np.array([0]), np.array([len(a_start)]),
+                              np.zeros(len(second[0]), dtype=np.int64), second[0], second[1])
     expected = [(_measure(*first, grid) & _measure([s], [e], grid)).sum() for s, e in zip(*second)]
     assert covered.tolist() == pytest.approx(expected)
+
+
+@given(st.lists(intervals, min_size=1, max_size=5), st.lists(st.tuples(st.integers(0, 4), st.floats(0, 40),
+                                                                        st.floats(0, 40)), max_size=30))
+@settings(max_examples=200, deadline=None)
+def test_covering_in_many_blocks_at_once_gives_each_blocks_own_lengths(blocks, asked):
+    """The lengths of intervals inside the union of their own block, all blocks asked at once, are those of each
+    block asked alone, bit for bit."""
+    merged = [_merge(start * 0.37, end * 0.37) for start, end in blocks]
+    starts = np.concatenate([start for start, _ in merged])
+    ends = np.concatenate([end for _, end in merged])
+    hi = np.cumsum([len(start) for start, _ in merged])
+    lo = hi - [len(start) for start, _ in merged]
+    block = np.array([k % len(blocks) for k, _, _ in asked], dtype=np.int64)
+    a = np.array([min(x, y) for _, x, y in asked])
+    b = np.array([max(x, y) for _, x, y in asked])
+    together = _covered_blocks(starts, ends, lo, hi, block, a, b)
+    for k, j in enumerate(block.tolist()):
+        alone = _covered_blocks(*merged[j], np.array([0]), np.array([len(merged[j][0])]), np.zeros(1, dtype=np.int64),
+                                a[k:k + 1], b[k:k + 1])
+        assert together[k] == alone[0]
 
 
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.floats(0, 40), st.floats(0, 40)), max_size=40))

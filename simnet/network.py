@@ -122,7 +122,8 @@ class Network:
         self._tails: dict[int, tuple[int, int]] = {}
         self._middles = _Keyed(1)
         self._kept_routes = _Keyed(3)
-        self._kinds: tuple[np.ndarray, np.ndarray, list[list], int, np.ndarray] | None = None
+        self._kinds: tuple[np.ndarray, np.ndarray, list[list], int] | None = None
+        self._server_ranks: np.ndarray | None = None
         self._walks: dict[int, list[int] | None] = {}
         self._inner_links = _Keyed(1)
         self._endpoints: list[Hashable] = []
@@ -404,18 +405,11 @@ class Network:
 
         Pairs of servers of one kind (:meth:`simnet.topology.Router.server_kinds`) at the same places share
         one walk (:meth:`simnet.topology.Router.inside_walk`), found once; each hop's link is then read per
-        server off the places of the hop's ends, and kept per server and pair of places.
+        server off the places of the hop's ends (:meth:`_server_links`).
         """
         none = np.zeros(0, dtype=np.int64), np.zeros((0, 3), dtype=np.int32)
         ranks = len(self.ranks)
-        if self._kinds is None:
-            kind, place, members = self._router.server_kinds(self.ranks)
-            server = self._rails[0]
-            servers, first = np.unique(server, return_index=True)
-            firsts = np.full(int(servers[-1]) + 1, -1, dtype=np.int64)
-            firsts[servers[servers >= 0]] = first[servers >= 0]
-            self._kinds = kind, place, members, max(map(len, members), default=0), firsts
-        kind, place, members, width, firsts = self._kinds
+        kind, place, _, width = self._server_kinds()
         server = self._rails[0]
         chosen = np.flatnonzero((src >= 0) & (src < ranks) & (dst >= 0) & (dst < ranks))
         a, b = src[chosen], dst[chosen]
@@ -425,8 +419,7 @@ class Network:
             return none
         pairs, pair_at = unique_inverse(a * ranks + b)
         a, b = pairs // ranks, pairs % ranks
-        square = width * width
-        walks, walk_at = unique_inverse(kind[a] * square + place[a] * width + place[b])
+        walks, walk_at = unique_inverse((kind[a] * width + place[a]) * width + place[b])
         hops = [self._walk_hops(code, width) for code in walks.tolist()]
         found = np.array([hop is not None for hop in hops])
         if not found.all():
@@ -436,27 +429,18 @@ class Network:
             chosen, pair_at = chosen[keep], (np.cumsum(usable) - 1)[pair_at[keep]]
             if len(chosen) == 0:
                 return none
-        codes = np.full((len(hops), max(len(hop) for hop in hops if hop is not None)), -1, dtype=np.int64)
-        for k, hop in enumerate(hops):
-            if hop is not None:
-                codes[k, :len(hop)] = hop
-        codes = codes[walk_at]
-        present = codes >= 0
-        ends, end_at = unique_inverse((server[a][:, None] * square + codes)[present])
-        stored = self._inner_links.find(ends)
-        new = np.flatnonzero(stored < 0)
-        if len(new):
-            index, links = self._link_index, []
-            for code in ends[new].tolist():
-                nodes = self._router.server_nodes(self.ranks[firsts[code // square]])
-                links.append(index[(nodes[code // width % width], nodes[code % width], 0)])
-            self._inner_links.add(ends[new], np.array(links, dtype=np.int32)[:, None])
-            stored = self._inner_links.find(ends)
-        rows = np.full(codes.shape, -1, dtype=np.int64)
-        rows[present] = self._inner_links.values[stored[end_at], 0]
+        rows = self._server_links(server[a], _padded_codes(hops)[walk_at])
         own = np.full((len(rows), 3), _Pieces.EMPTY, dtype=np.int32)
         own[:, 0] = self._pieces.add(RouteTable.of_padded(rows))
         return chosen, own[pair_at]
+
+    def _server_kinds(self) -> tuple[np.ndarray, np.ndarray, list[list], int]:
+        """:meth:`simnet.topology.Router.server_kinds` of the ranks (kind, place, the nodes of each kind's first
+        server) and the most nodes a server of a kind has, found on first use."""
+        if self._kinds is None:
+            kind, place, members = self._router.server_kinds(self.ranks)
+            self._kinds = kind, place, members, max(map(len, members), default=0)
+        return self._kinds
 
     def _walk_hops(self, code: int, width: int) -> list[int] | None:
         """The hops of :meth:`simnet.topology.Router.inside_walk` between the nodes at places ``code // width %
@@ -466,12 +450,33 @@ class Network:
         if code not in self._walks:
             nodes = self._kinds[2][code // (width * width)]
             walk = self._router.inside_walk(nodes[code // width % width], nodes[code % width])
-            if walk is None:
-                self._walks[code] = None
-            else:
-                place = {node: k for k, node in enumerate(nodes)}
-                self._walks[code] = [place[u] * width + place[v] for u, v in zip(walk, walk[1:])]
+            self._walks[code] = None if walk is None else _place_codes(walk, nodes, width)
         return self._walks[code]
+
+    def _server_links(self, server: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """Per row, the links of hops inside server ``server[row]`` (a server number of :meth:`_has_rails`, all of
+        whose ranks are of a kind) given as ``place * width + place`` of their ends (:meth:`_walk_hops`, -1 pads);
+        -1 pads. Each is read off the server's nodes once and kept per server and hop."""
+        width = self._kinds[3]
+        square = width * width
+        present = codes >= 0
+        ends, end_at = unique_inverse((server[:, None] * square + codes)[present])
+        stored = self._inner_links.find(ends)
+        new = np.flatnonzero(stored < 0)
+        if len(new):
+            if self._server_ranks is None:
+                numbers, first = np.unique(self._rails[0], return_index=True)
+                self._server_ranks = np.full(int(numbers[-1]) + 1, -1, dtype=np.int64)
+                self._server_ranks[numbers[numbers >= 0]] = first[numbers >= 0]
+            index, links = self._link_index, []
+            for code in ends[new].tolist():
+                nodes = self._router.server_nodes(self.ranks[self._server_ranks[code // square]])
+                links.append(index[(nodes[code // width % width], nodes[code % width], 0)])
+            self._inner_links.add(ends[new], np.array(links, dtype=np.int32)[:, None])
+            stored = self._inner_links.find(ends)
+        rows = np.full(codes.shape, -1, dtype=np.int64)
+        rows[present] = self._inner_links.values[stored[end_at], 0]
+        return rows
 
     def _ends(self, kept: dict, keys: np.ndarray, a: np.ndarray, b: np.ndarray, at: np.ndarray,
               which: int) -> np.ndarray:
@@ -483,29 +488,58 @@ class Network:
         route from the exit NIC starts with one hop (:meth:`simnet.topology.updown.UpDown.leads`), that hop:
         the middle then starts at the switch the hop reaches. A first stretch over a bundle of separate
         cables, one per link, whose cable each target picks (a last stretch's cables are its target's), or a
-        NIC that is not the fabric's endpoint, cannot be composed.
+        NIC that is not the fabric's endpoint, cannot be composed. Stretches from or to ranks at the same
+        place of servers of one kind, towards or from the same rail (:meth:`simnet.topology.Router.server_kinds`),
+        are found once and read off each server's nodes (:meth:`_server_links`).
         """
         found = list(map(kept.get, keys.tolist()))
         if None in found:
             fabric = self._router.fabric()
-            pick = _one_of_each(at, len(keys))
-            new = [k for k, end in enumerate(found) if end is None]
-            stretches = [self._router.rail_ends(self.ranks[int(a[pick[k]])], self.ranks[int(b[pick[k]])])[which]
-                         for k in new]
-            number = fabric.numbers([stretch[0][-1 if which == 0 else 0] for stretch in stretches])
+            new = np.array([k for k, end in enumerate(found) if end is None], dtype=np.int64)
+            pick = np.array(_one_of_each(at, len(keys)), dtype=np.int64)[new]
+            end, far = (a[pick], b[pick]) if which == 0 else (b[pick], a[pick])
+            kind, place, _, width = self._server_kinds()
+            server, rail = self._rails
+            shape = (kind[end] * width + place[end]) * (int(rail.max()) + 2)
+            if which == 0 and self._router.pxn:
+                shape += rail[far] + 1
+            shapes, shape_at = unique_inverse(np.where(kind[end] >= 0, shape, -1 - np.arange(len(new))))
+            firsts = _one_of_each(shape_at, len(shapes))
+            ends = [(end[k], far[k]) if which == 0 else (far[k], end[k]) for k in firsts]
+            stretches = [self._router.rail_ends(self.ranks[int(source)], self.ranks[int(target)])[which]
+                         for source, target in ends]
+            longest = max(len(stretch[1]) for stretch in stretches) + 1 - which
+            rows = np.full((len(new), longest), -1, dtype=np.int64)
+            nic = [stretch[0][-1 if which == 0 else 0] for stretch in stretches]
+            bundled = np.zeros(len(shapes), dtype=bool)
             if which == 0 and self.bundles == "cables":
-                number[[self._router.crosses_bundle(stretch[0]) for stretch in stretches]] = -1
+                bundled[:] = [self._router.crosses_bundle(stretch[0]) for stretch in stretches]
+            nics = [None] * len(new)
+            for shape_number, (k, stretch) in enumerate(zip(firsts, stretches)):
+                links = self._kept_links(stretch)
+                rows[k, :len(links)] = links
+                nics[k] = nic[shape_number]
+            others = np.setdiff1d(np.arange(len(new)), firsts)
+            if len(others):
+                nodes = self._router.server_nodes
+                alike = kind[end[firsts]] >= 0
+                codes = _padded_codes([_place_codes(stretch[0], nodes(stretch[0][0]), width) if shared else None
+                                       for stretch, shared in zip(stretches, alike.tolist())])
+                rows[others, :codes.shape[1]] = self._server_links(server[end[others]], codes[shape_at[others]])
+                spots = [nodes(n).index(n) if shared else -1 for n, shared in zip(nic, alike.tolist())]
+                for k in others.tolist():
+                    nics[k] = nodes(self.ranks[int(end[k])])[spots[shape_at[k]]]
+            number = fabric.numbers(nics)
+            number[bundled[shape_at]] = -1
             usable = np.flatnonzero(number >= 0)
-            rows = [self._kept_links(stretches[k]) for k in usable.tolist()]
             if which == 0:
                 edge, cable, number[usable] = fabric.leads(number[usable])
-                led = np.flatnonzero(edge >= 0)
-                hop = self._fabric_links(fabric.edges, edge[led, None], cable[led, None])[:, 0]
-                for k, link in zip(led.tolist(), hop.tolist()):
-                    rows[k] += (link,)
+                led = usable[edge >= 0]
+                hops = (rows[led] >= 0).sum(axis=1)
+                rows[led, hops] = self._fabric_links(fabric.edges, edge[edge >= 0, None], cable[edge >= 0, None])[:, 0]
             pieces = np.full(len(new), -1, dtype=np.int64)
-            pieces[usable] = self._pieces.add(RouteTable.of(rows))
-            for k, piece, node in zip(new, pieces.tolist(), number.tolist()):
+            pieces[usable] = self._pieces.add(RouteTable.of_padded(rows[usable]))
+            for k, piece, node in zip(new.tolist(), pieces.tolist(), number.tolist()):
                 found[k] = kept[int(keys[k])] = (piece, node if piece >= 0 else -1)
         return np.array(found, dtype=np.int64).reshape(len(keys), 2)
 
@@ -718,6 +752,22 @@ def _room(values: np.ndarray, used: int, needed: int) -> np.ndarray:
     grown = np.empty((max(needed, 2 * len(values)), *values.shape[1:]), dtype=values.dtype)
     grown[:used] = values[:used]
     return grown
+
+
+def _place_codes(walk: Sequence[Hashable], nodes: list, width: int) -> list[int]:
+    """Each hop of `walk`, a walk over `nodes` (a server's, in graph order), as ``width`` times the place in
+    `nodes` it leaves plus the place it reaches."""
+    place = {node: k for k, node in enumerate(nodes)}
+    return [place[u] * width + place[v] for u, v in zip(walk, walk[1:])]
+
+
+def _padded_codes(hops: Sequence[list[int] | None]) -> np.ndarray:
+    """The lists of `hops` as the rows of one int64 matrix padded with -1 (a row of -1 for None)."""
+    codes = np.full((len(hops), max((len(row) for row in hops if row is not None), default=0)), -1, dtype=np.int64)
+    for k, row in enumerate(hops):
+        if row is not None:
+            codes[k, :len(row)] = row
+    return codes
 
 
 def _one_of_each(group: np.ndarray, groups: int) -> list[int]:

@@ -159,6 +159,15 @@ def _exits_differ(graph):
     return graph
 
 
+def _rails_swapped(graph):
+    """`graph` with the rails of the first two NICs and of the first two GPUs of server 1 swapped, cables
+    unchanged: servers built alike, whose GPUs leave through the NICs at other places."""
+    for kind in ("nic", "gpu"):
+        first, second = [n for n, data in graph.nodes(data=True) if data.get("host") == 1 and data["kind"] == kind][:2]
+        graph.nodes[first]["rail"], graph.nodes[second]["rail"] = graph.nodes[second]["rail"], graph.nodes[first]["rail"]
+    return graph
+
+
 FAT_TREE = {"k": 8, "bandwidth_Bps": B, "latency_s": LAT}
 BATCHED = {
     "a100_partly_filled_fat_tree": lambda: cluster("dgx_a100", 9, fabric="fat_tree", fabric_params=FAT_TREE),
@@ -167,6 +176,8 @@ BATCHED = {
         "leaves": 4, "spines": 2, "hosts_per_leaf": 8, "bandwidth_Bps": B, "latency_s": LAT, "parallel": 2}),
     "a100_cables_inside": lambda: _bundled_inside(cluster("dgx_a100", 3, fabric="fat_tree", fabric_params=FAT_TREE)),
     "a100_exits_differ": lambda: _exits_differ(cluster("dgx_a100", 3, fabric="fat_tree", fabric_params=FAT_TREE)),
+    "h100_pxn_rails_swapped": lambda: _rails_swapped(cluster("dgx_h100", 3, fabric="fat_tree", fabric_params=FAT_TREE,
+                                                             pxn=True)),
     "switch": lambda: switch(16, B, LAT),
 }
 

@@ -408,6 +408,7 @@ class Router:
         self._nics: dict = {}
         self._rail_gpus: dict = {}
         self._rail = {node: rail for node, rail in graph.nodes(data="rail") if rail is not None}
+        self._rail_kinds = {node: graph.nodes[node]["kind"] for node in self._rail}
         self._gpus = frozenset(node for node, kind in graph.nodes(data="kind") if kind == "gpu")
         for node, rail in self._rail.items():
             if node in self._host:
@@ -648,13 +649,15 @@ class Router:
         Per node of `nodes`, the number of its server's kind (-1 where it has none) and its place among
         its server's nodes in graph order (-1 outside servers); per kind, the nodes of its first server.
         Servers of one kind are built alike (:meth:`_twin_server`), have their cheapest links in and their
-        links out at the same places with the same costs, and no bundle of separate cables inside. The
-        route between two nodes of such a server is searched inside it exactly as between the nodes at
-        the same places of the kind's first server (:meth:`_stays_inside`, :meth:`_inside`) and pins cable
-        0 on every hop, so :meth:`inside_walk` of those two, mapped place by place, is the route's one
-        stretch where :meth:`stretches` searches inside the server. That holds under every routing but
-        ``ecmp_hash`` (whose ties hash node names) and only where servers relay no traffic between others
-        (``host_transit = False``); otherwise every node is of no kind. Nodes that the fabric's up/down
+        links out at the same places with the same costs, the same kinds of nodes on the same rails at the
+        same places, and no bundle of separate cables inside. The route between two nodes of such a server
+        is searched inside it exactly as between the nodes at the same places of any other server of the
+        kind (:meth:`_stays_inside`, :meth:`_inside`) and pins cable 0 on every hop, so :meth:`inside_walk`
+        of those two, mapped place by place, is the route's one stretch where :meth:`stretches` searches
+        inside the server; likewise the first and last stretches of a route between rails
+        (:meth:`rail_ends`) from or to nodes at the same places, towards or from the same rail. That holds
+        under every routing but ``ecmp_hash`` (whose ties hash node names) and only where servers relay no
+        traffic between others (``host_transit = False``); otherwise every node is of no kind. Nodes that the fabric's up/down
         rule routes between (:attr:`simnet.topology.updown.UpDown.endpoints`) are of no kind either.
         """
         kind = np.full(len(nodes), -1, dtype=np.int64)
@@ -677,7 +680,8 @@ class Router:
                 found = -1
             else:
                 shape = (self._twin_server(host)[0], self._way_in(host),
-                         tuple(sorted((place[a], cost) for a, _, cost in self._exits.get(host, ()))))
+                         tuple(sorted((place[a], cost) for a, _, cost in self._exits.get(host, ()))),
+                         tuple((self._rail_kinds.get(node), self._rail.get(node)) for node in members))
                 found = self._kinds.setdefault(shape, len(self._kinds))
                 if found == len(self._kind_members):
                     self._kind_members.append(members)

@@ -17,7 +17,9 @@ collection (so that what one run left in reference cycles is not freed, or kept,
 timing), and prints, per case:
 ``wall_s`` (median over the runs: topology, Network, schedule and simulation or
 model, everything from the inputs to the result), ``sim_s`` (median time of
-:func:`simnet.engine.simulate` or of the critical-path model alone),
+:func:`simnet.engine.simulate` or of the critical-path model alone; a case of one run also pays there
+what the process does once, such as importing the compiled loop and loading its machine code from Numba's
+cache, which the median of three runs leaves out),
 ``transfers/s`` (transfers / ``sim_s``), ``vs_simpy`` (that rate over the rate of a
 bare SimPy loop of ``env.timeout`` events measured in the same run: the ceiling of
 a SimPy engine handling one event per transfer), ``rss_MB`` (peak resident set of
@@ -63,7 +65,7 @@ CASES = {
     "blueconnect_4096": {"kind": "blueconnect", "nodes": 512, "k": 32, "runs": 3},
     "critical_path_1M": {"kind": "critical_path", "ranks": 64, "chunks": 128, "runs": 3},
     "sparse_ring_ring_64": {"kind": "sparse", "ranks": 64, "dimension": 128 * 2**20, "density": 1 / 128, "runs": 1},
-    "jobs_4096": {"kind": "jobs", "nodes": 512, "k": 32, "ep": 16, "runs": 1},
+    "jobs_4096": {"kind": "jobs", "nodes": 512, "k": 32, "ep": 16, "runs": 3},
     "alltoall_512": {"kind": "alltoall", "nodes": 64, "k": 16, "runs": 3},
     "alltoall_4096": {"kind": "alltoall", "nodes": 512, "k": 32, "runs": 1},
     "nccl_tree_512": {"kind": "nccl_tree", "nodes": 64, "k": 16, "runs": 3},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -69,7 +70,8 @@ def slowdown_bars(jobs: pd.DataFrame, path: str | Path, *, title: str = "") -> F
 
     Bars rise from 1 (as fast as alone, a dashed line) up for a job slowed down and
     down for one that finished sooner, so that slowdowns of a few percent stay visible;
-    the legend sits beside the axes.
+    each bar is labelled with its slowdown (a job exactly as fast as alone has a bar of no
+    height, and its label shows it); the legend sits beside the axes.
     """
     points = list(dict.fromkeys(jobs["point"]))
     names = list(dict.fromkeys(jobs["job"]))
@@ -79,8 +81,10 @@ def slowdown_bars(jobs: pd.DataFrame, path: str | Path, *, title: str = "") -> F
     for index, name in enumerate(names):
         mine = jobs[jobs["job"] == name].set_index("point")["slowdown"]
         heights = [float(mine.get(point, float("nan"))) - 1.0 for point in points]
-        axes.bar([p + (index - (len(names) - 1) / 2) * width for p in range(len(points))], heights, width, bottom=1.0,
-                 label=name)
+        bars = axes.bar([p + (index - (len(names) - 1) / 2) * width for p in range(len(points))], heights, width,
+                        bottom=1.0, label=name)
+        axes.bar_label(bars, labels=["" if math.isnan(h) else f"{h + 1.0:.3f}×" for h in heights],
+                       fontsize="x-small", padding=2)
     axes.axhline(1.0, linestyle="--", color="black", linewidth=1)
     rotate = len(points) > 2 or max((len(str(point)) for point in points), default=0) > 20
     axes.set_xticks(range(len(points)), [point or "jobs" for point in points], rotation=25 if rotate else 0,

@@ -106,3 +106,13 @@ def test_slowdown_bars_rise_from_one_and_keep_the_legend_off_the_bars(tmp_path):
     assert 0.9 < low < 0.996 and 1.12 < high < 1.2
     legend = axes.get_legend().get_window_extent()
     assert legend.x0 >= axes.get_window_extent().x1
+    assert sorted(text.get_text() for text in axes.texts) == ["0.996×", "1.000×", "1.050×", "1.120×"]
+
+
+def test_slowdown_bars_of_jobs_as_fast_as_alone_still_show_each_job(tmp_path):
+    """Bars of no height (every job as fast as alone) would leave the axes empty: each bar's label shows it."""
+    jobs = pd.DataFrame({"point": ["", ""], "job": ["x", "y"], "slowdown": [1.0, 1.0]})
+    axes = plots.slowdown_bars(jobs, tmp_path / "slowdown.png").axes[0]
+    assert [text.get_text() for text in axes.texts] == ["1.000×", "1.000×"]
+    low, high = axes.get_ylim()
+    assert all(low < text.xy[1] < high for text in axes.texts)

@@ -111,6 +111,8 @@ def _parse(text: object, units: dict[str, float], what: str, example: str) -> fl
     if not unit and "" not in units:
         if value == 0:
             return 0.0
+        if value < 0:
+            raise UnitError(f"expected a {what} of at least 0 with a unit, such as '{example}', got {text!r}")
         raise UnitError(f"{text!r} needs a unit, e.g. {_with_units(value, what)}")
     if unit not in units:
         raise UnitError(

@@ -234,7 +234,8 @@ def test_every_subcommand_help_shows_an_example(command, capsys):
         ("simnet/topology/presets/gb200_nvl72.yaml", ["GPUs: 72 on 1 host(s)", "72 gpu, 72 nic, 36 cpu, 1 switch",
                                          "tier nvswitch: 72 links, 1296 cables of 50 GB/s",
                                          "1 switch at 74% of port bandwidth (nvswitch0)"]),
-        ("dgx_h100", ["1 switch at 85% of port bandwidth (nvswitch0)"]),
+        ("dgx_h100", ["1 switch at 85% of port bandwidth (nvswitch0)",
+                      "tier upi: 1 link, 1 cable of 128 GB/s, 128 GB/s per direction in all"]),
     ],
 )
 def test_topo_show_describes_the_current_machines_and_their_nvls(topology, facts, capsys, monkeypatch):

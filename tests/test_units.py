@@ -94,6 +94,15 @@ def test_numbers_without_units_are_refused_with_the_fix(parse, text, fix):
     assert str(raised.value) == f"{text!r} needs a unit, e.g. {fix}"
 
 
+@pytest.mark.parametrize(("parse", "what"), [(parse_bandwidth, "bandwidth"), (parse_time, "time"),
+                                             (parse_size, "size")])
+def test_negative_numbers_without_units_are_refused_without_suggesting_a_negative_fix(parse, what):
+    with pytest.raises(UnitError) as raised:
+        parse("-5")
+    assert str(raised.value).startswith(f"expected a {what} of at least 0 with a unit, such as '")
+    assert str(raised.value).endswith("got '-5'")
+
+
 @given(st.floats(min_value=1e-12, max_value=1e15, allow_nan=False))
 def test_every_suggested_fix_parses(x):
     for parse in (parse_bandwidth, parse_time):

@@ -110,7 +110,7 @@ def format_description(info: dict) -> str:
     for tier, entry in info["tiers"].items():
         rates = " or ".join(format_bandwidth(rate) for rate in entry["cable_Bps"])
         lines.append(
-            f"  tier {tier}: {entry['links']} links, {entry['cables']} cables of {rates}, "
+            f"  tier {tier}: {_count(entry['links'], 'link')}, {_count(entry['cables'], 'cable')} of {rates}, "
             f"{format_bandwidth(entry['bandwidth_Bps'])} per direction in all"
         )
     lines.append(f"  routing: {info['routing']}")
@@ -127,3 +127,8 @@ def format_description(info: dict) -> str:
     else:
         lines.append("  in-switch reduction (NVLS/SHARP): none")
     return "\n".join(lines)
+
+
+def _count(number: int, noun: str) -> str:
+    """`number` `noun`, plural unless one."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from pathlib import Path
 
@@ -36,9 +37,15 @@ def save(figure: Figure, path: str | Path) -> Figure:
 
 
 def wrap(text: str, width_in: float, *, points: float = 10.0) -> str:
-    """`text` broken into lines that fit `width_in` inches at a font of `points` points."""
+    """`text` broken into lines that fit `width_in` inches at a font of `points` points, never between a
+    number and the word after it (its unit: ``1 us``, ``25 GB/s``)."""
     characters = max(20, int(width_in * 72 / (0.55 * points)))
-    return "\n".join(textwrap.fill(line, characters, break_on_hyphens=False) for line in text.splitlines())
+    return "\n".join(textwrap.fill(_NUMBER_SPACE.sub("\u00a0", line), characters, break_on_hyphens=False)
+                     for line in text.splitlines()).replace("\u00a0", " ")
+
+
+_NUMBER_SPACE = re.compile(r"(?<=\d) (?=[^\W\d_])")
+"""A space between a digit and a letter, which :func:`wrap` keeps on one line."""
 
 
 def binary_ticks(low: float, high: float, *, most: int = 8) -> list[float]:

@@ -141,3 +141,16 @@ def test_results_from_a_csv_without_the_sparse_columns_still_plot(quickstart, tm
                                    "sent_bytes_per_rank_mean"])
     figure = plots.busbw_vs_size(legacy, tmp_path / "busbw.png")
     assert not math.isnan(max(y for line in figure.axes[0].get_lines() for y in line.get_ydata()))
+
+
+@pytest.mark.parametrize("width_in", [3.0, 4.0, 5.0, 6.0, 8.0])
+def test_titles_wrap_to_the_width_but_never_between_a_number_and_its_unit(width_in):
+    from simnet.plots._figure import wrap
+
+    title = ("nccl_all_gather_dgx_h100: dgx_h100(bandwidth=25 GB/s, latency=1 us), allreduce, maxmin links, "
+             "sizes 64 MiB to 4 GiB, 8 ranks")
+    wrapped = wrap(title, width_in)
+    assert wrapped.replace("\n", " ") == title
+    lines = wrapped.splitlines()
+    assert not any(line[-1].isdigit() and following[0].isalpha() for line, following in zip(lines, lines[1:]))
+    assert max(map(len, lines)) <= max(20, int(width_in * 72 / 5.5))

@@ -545,10 +545,11 @@ def interference(network: Network, usage: tuple[np.ndarray, ...], limits: tuple[
     jobs = len(names)
     on = np.zeros((len(network.links), jobs), dtype=bool)
     on[u_link, u_job] = True
-    busy = np.flatnonzero(on.sum(axis=1) >= 2)
-    l_keep = np.isin(l_link, busy)
-    busy = np.unique(l_link[l_keep])
-    u_keep = np.isin(u_link, busy)
+    busy = on.sum(axis=1) >= 2
+    l_keep = busy[l_link]
+    held = np.zeros(len(network.links), dtype=bool)
+    held[l_link[l_keep]] = True
+    u_keep = held[u_link]
     u_order = np.lexsort((u_job[u_keep], u_link[u_keep]))
     l_order = np.lexsort((l_job[l_keep], l_link[l_keep]))
     u = [array[u_keep][u_order] for array in (u_link, u_job, u_start, u_end, u_rate)]

@@ -439,7 +439,7 @@ class Network:
         server) and the most nodes a server of a kind has, found on first use."""
         if self._kinds is None:
             kind, place, members = self._router.server_kinds(self.ranks)
-            self._kinds = kind, place, list(members), max(map(len, members), default=0)
+            self._kinds = kind, place, members, max(map(len, members), default=0)
         return self._kinds
 
     def _walk_hops(self, code: int, width: int) -> list[int] | None:

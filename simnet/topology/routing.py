@@ -657,19 +657,20 @@ class Router:
         inside the server; likewise the first and last stretches of a route between rails
         (:meth:`rail_ends`) from or to nodes at the same places, towards or from the same rail. That holds
         under every routing but ``ecmp_hash`` (whose ties hash node names) and only where servers relay no
-        traffic between others (``host_transit = False``); otherwise every node is of no kind. Nodes that the fabric's up/down
-        rule routes between (:attr:`simnet.topology.updown.UpDown.endpoints`) are of no kind either.
+        traffic between others (``host_transit = False``); otherwise every node is of no kind. Nodes that the
+        fabric's up/down rule routes between (:attr:`simnet.topology.updown.UpDown.endpoints`) are of no kind
+        either. The list of first servers is the caller's own (more kinds may be found later).
         """
         kind = np.full(len(nodes), -1, dtype=np.int64)
         place = np.array([self._place.get(node, -1) for node in nodes], dtype=np.int64)
         if self.routing == "ecmp_hash" or self._transit:
-            return kind, place, self._kind_members
+            return kind, place, []
         endpoints = self._tree_routes().endpoints if self._tree else ()
         for k, node in enumerate(nodes):
             host = self._host.get(node)
             if host is not None and node not in endpoints:
                 kind[k] = self._server_kind(host)
-        return kind, place, self._kind_members
+        return kind, place, list(self._kind_members)
 
     def _server_kind(self, host: Hashable) -> int:
         """The number of server `host`'s kind (:meth:`server_kinds`), -1 where it has none."""

@@ -417,21 +417,17 @@ class Network:
         chosen, a, b = chosen[alike], a[alike], b[alike]
         if len(chosen) == 0:
             return none
-        pairs, pair_at = unique_inverse(a * ranks + b)
-        a, b = pairs // ranks, pairs % ranks
         walks, walk_at = unique_inverse((kind[a] * width + place[a]) * width + place[b])
         hops = [self._walk_hops(code, width) for code in walks.tolist()]
-        found = np.array([hop is not None for hop in hops])
-        if not found.all():
-            usable = found[walk_at]
-            a, walk_at = a[usable], walk_at[usable]
-            keep = usable[pair_at]
-            chosen, pair_at = chosen[keep], (np.cumsum(usable) - 1)[pair_at[keep]]
-            if len(chosen) == 0:
-                return none
-        rows = self._server_links(server[a], _padded_codes(hops)[walk_at])
-        own = np.full((len(rows), 3), _Pieces.EMPTY, dtype=np.int32)
-        own[:, 0] = self._pieces.add(RouteTable.of_padded(rows))
+        searched = np.array([hop is not None for hop in hops])[walk_at]
+        chosen, a, b, walk_at = chosen[searched], a[searched], b[searched], walk_at[searched]
+        if len(chosen) == 0:
+            return none
+        pairs, pair_at = unique_inverse(a * ranks + b)
+        first = _one_of_each(pair_at, len(pairs))
+        codes = RouteTable.of([hop or () for hop in hops]).padded(-1)[walk_at[first]]
+        own = np.full((len(pairs), 3), _Pieces.EMPTY, dtype=np.int32)
+        own[:, 0] = self._pieces.add(RouteTable.of_padded(self._server_links(server[a[first]], codes)))
         return chosen, own[pair_at]
 
     def _server_kinds(self) -> tuple[np.ndarray, np.ndarray, list[list], int]:
@@ -523,8 +519,8 @@ class Network:
             if len(others):
                 nodes = self._router.server_nodes
                 alike = kind[end[firsts]] >= 0
-                codes = _padded_codes([_place_codes(stretch[0], nodes(stretch[0][0]), width) if shared else None
-                                       for stretch, shared in zip(stretches, alike.tolist())])
+                codes = RouteTable.of([_place_codes(stretch[0], nodes(stretch[0][0]), width) if shared else ()
+                                       for stretch, shared in zip(stretches, alike.tolist())]).padded(-1)
                 rows[others, :codes.shape[1]] = self._server_links(server[end[others]], codes[shape_at[others]])
                 spots = [nodes(n).index(n) if shared else -1 for n, shared in zip(nic, alike.tolist())]
                 for k in others.tolist():
@@ -759,15 +755,6 @@ def _place_codes(walk: Sequence[Hashable], nodes: list, width: int) -> list[int]
     `nodes` it leaves plus the place it reaches."""
     place = {node: k for k, node in enumerate(nodes)}
     return [place[u] * width + place[v] for u, v in zip(walk, walk[1:])]
-
-
-def _padded_codes(hops: Sequence[list[int] | None]) -> np.ndarray:
-    """The lists of `hops` as the rows of one int64 matrix padded with -1 (a row of -1 for None)."""
-    codes = np.full((len(hops), max((len(row) for row in hops if row is not None), default=0)), -1, dtype=np.int64)
-    for k, row in enumerate(hops):
-        if row is not None:
-            codes[k, :len(row)] = row
-    return codes
 
 
 def _one_of_each(group: np.ndarray, groups: int) -> list[int]:

@@ -34,7 +34,7 @@ from typing import Protocol
 import numpy as np
 
 from simnet.perflow import Constant, by_time, extend, grown, take, view
-from simnet.speed import unique_first
+from simnet.speed import KeyedRows, unique_first
 
 __all__ = ["Instant", "LinkModel", "FifoLinks", "MaxMinLinks", "RouteTable", "LINK_MODELS", "SHARING"]
 
@@ -593,8 +593,7 @@ class MaxMinLinks:
         self._fills: dict[tuple[int, ...], dict[int, tuple[float, int]]] | None = (
             {} if FLOWS_REMEMBERED > 0 and not self._weighted else None)
         self._on_link: list[dict[int, None]] = [{} for _ in range(len(bandwidth_Bps))]
-        self._hash_codes = np.zeros(0, dtype=np.int64)
-        self._hash_ids = np.zeros(0, dtype=np.int64)
+        self._by_hash = KeyedRows(1)
         self._by_tuple: dict[tuple[int, ...], int] = {}
         self._route_tuples: list[tuple[int, ...]] = []
         self._route_latency_s = array("d")
@@ -692,9 +691,9 @@ class MaxMinLinks:
         if count == 0:
             return ids
         codes, rep, group = unique_first(_route_hashes(links, first, hops))
-        at = np.minimum(np.searchsorted(self._hash_codes, codes), max(len(self._hash_codes) - 1, 0))
-        known = (np.where(self._hash_codes[at] == codes, self._hash_ids[at], -1) if len(self._hash_codes)
-                 else np.full(len(codes), -1, dtype=np.int64))
+        known = self._by_hash.find(codes)
+        hit = known >= 0
+        known[hit] = self._by_hash.values[known[hit], 0]
         held = known[group]
         slow = np.zeros(count, dtype=bool)
         old = np.flatnonzero(held >= 0)
@@ -721,9 +720,7 @@ class MaxMinLinks:
         if later:
             row, origin = np.array(later, dtype=np.int64).T
             ids[row] = numbered[origin]
-        at = np.searchsorted(self._hash_codes, codes[news])
-        self._hash_codes = np.insert(self._hash_codes, at, codes[news])
-        self._hash_ids = np.insert(self._hash_ids, at, numbered[rep[news]])
+        self._by_hash.add(codes[news], numbered[rep[news], None])
         self._by_tuple.update((route, int(numbered[row])) for route, row in pending.items())
         if not len(fresh):
             return ids

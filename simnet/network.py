@@ -21,7 +21,7 @@ import numpy as np
 
 from simnet.errors import SimnetError, TopologyError
 from simnet.links import RouteTable, concatenated
-from simnet.speed import unique_inverse
+from simnet.speed import KeyedRows, unique_inverse, with_room
 from simnet.topology import ROUTINGS, Router, gpus, reduce_efficiency, reducing_switches, separate_cables, validate
 
 if TYPE_CHECKING:
@@ -120,12 +120,12 @@ class Network:
         self._pieces = _Pieces()
         self._heads: dict[int, tuple[int, int]] = {}
         self._tails: dict[int, tuple[int, int]] = {}
-        self._middles = _Keyed(1)
-        self._kept_routes = _Keyed(3)
+        self._middles = KeyedRows(1)
+        self._kept_routes = KeyedRows(3)
         self._kinds: tuple[np.ndarray, np.ndarray, list[list], int] | None = None
         self._server_ranks: np.ndarray | None = None
         self._walks: dict[int, list[int] | None] = {}
-        self._inner_links = _Keyed(1)
+        self._inner_links = KeyedRows(1)
         self._endpoints: list[Hashable] = []
         self._endpoint_ids: dict[Hashable, int] = {}
         self._reducers: dict[tuple[int, ...], Hashable] = {}
@@ -665,38 +665,6 @@ def _pair_arrays(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return src.astype(np.int64), dst.astype(np.int64)
 
 
-class _Keyed:
-    """Rows of int32 numbers kept per int64 key: the keys sorted for lookup, the rows in a table that doubles
-    as it fills."""
-
-    def __init__(self, width: int) -> None:
-        self._keys = np.zeros(0, dtype=np.int64)
-        self._rows = np.zeros(0, dtype=np.int64)
-        self._values = np.zeros((0, width), dtype=np.int32)
-
-    @property
-    def values(self) -> np.ndarray:
-        """The rows kept (:meth:`find` gives a key's position)."""
-        return self._values[:len(self._keys)]
-
-    def find(self, keys: np.ndarray) -> np.ndarray:
-        """The position in :attr:`values` of each of `keys`, -1 where none is kept."""
-        if not len(self._keys):
-            return np.full(len(keys), -1, dtype=np.int64)
-        at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
-        return np.where(self._keys[at] == keys, self._rows[at], -1)
-
-    def add(self, keys: np.ndarray, values: np.ndarray) -> None:
-        """Keep the rows `values` of `keys`, none kept yet; of a key given twice, the first row."""
-        keys, once = np.unique(keys, return_index=True)
-        used = len(self._keys)
-        self._values = _room(self._values, used, used + len(keys))
-        self._values[used:used + len(keys)] = values[once]
-        at = np.searchsorted(self._keys, keys)
-        self._keys = np.insert(self._keys, at, keys)
-        self._rows = np.insert(self._rows, at, used + np.arange(len(keys)))
-
-
 class _Pieces:
     """Pieces of routes kept as one table of link indices (int32: a network has fewer than 2**31 links), with
     per piece its first position and length in :attr:`links`; each array doubles as it fills."""
@@ -730,24 +698,14 @@ class _Pieces:
         """Keep the routes of `table` as pieces; their numbers."""
         flat, hops = table.links, table.hops
         count, used = self._count + len(hops), self._used + len(flat)
-        self._links = _room(self._links, self._used, used)
-        self._first, self._hops = _room(self._first, self._count, count), _room(self._hops, self._count, count)
+        self._links = with_room(self._links, self._used, used)
+        self._first, self._hops = with_room(self._first, self._count, count), with_room(self._hops, self._count, count)
         self._links[self._used:used] = flat
         self._first[self._count:count] = self._used + np.cumsum(hops) - hops
         self._hops[self._count:count] = hops
         ids = np.arange(self._count, count)
         self._count, self._used = count, used
         return ids
-
-
-def _room(values: np.ndarray, used: int, needed: int) -> np.ndarray:
-    """`values`, or a copy of its first `used` entries twice as long (or `needed` long) when it is shorter than
-    `needed`."""
-    if needed <= len(values):
-        return values
-    grown = np.empty((max(needed, 2 * len(values)), *values.shape[1:]), dtype=values.dtype)
-    grown[:used] = values[:used]
-    return grown
 
 
 def _place_codes(walk: Sequence[Hashable], nodes: list, width: int) -> list[int]:

@@ -15,6 +15,9 @@ table over their range (no sort) when that range is no longer than the array, an
 :func:`sorted_unique` is ``np.unique`` of an array the caller hands over, sorted in place;
 :func:`unique_first` is ``np.unique(values, return_index=True, return_inverse=True)`` for integers, by NumPy's
 default (unstable) sort, which is faster than the stable sort ``np.unique`` needs for the first positions.
+
+:class:`KeyedRows` keeps rows of numbers per integer key in arrays (keys sorted for lookup), where a dict of
+Python ints would hold an object per key; :func:`with_room` grows such an array by doubling.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["gc_paused", "sorted_unique", "unique_first", "unique_inverse"]
+__all__ = ["KeyedRows", "gc_paused", "sorted_unique", "unique_first", "unique_inverse", "with_room"]
 
 HASHED_FROM = 2**19
 """Values from which :func:`unique_inverse` hashes a wide range instead of sorting it (below, the sort
@@ -131,3 +134,45 @@ def unique_first(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     inverse = np.empty(len(values), dtype=np.intp)
     inverse[order] = np.cumsum(starts) - 1
     return ordered[runs], np.minimum.reduceat(order, runs), inverse
+
+
+class KeyedRows:
+    """Rows of int32 numbers kept per int64 key: the keys sorted for lookup, the rows in a table that doubles
+    as it fills."""
+
+    def __init__(self, width: int) -> None:
+        self._keys = np.zeros(0, dtype=np.int64)
+        self._rows = np.zeros(0, dtype=np.int64)
+        self._values = np.zeros((0, width), dtype=np.int32)
+
+    @property
+    def values(self) -> np.ndarray:
+        """The rows kept (:meth:`find` gives a key's position)."""
+        return self._values[:len(self._keys)]
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """The position in :attr:`values` of each of `keys`, -1 where none is kept."""
+        if not len(self._keys):
+            return np.full(len(keys), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        return np.where(self._keys[at] == keys, self._rows[at], -1)
+
+    def add(self, keys: np.ndarray, values: np.ndarray) -> None:
+        """Keep the rows `values` of `keys`, none kept yet; of a key given twice, the first row."""
+        keys, once = np.unique(keys, return_index=True)
+        used = len(self._keys)
+        self._values = with_room(self._values, used, used + len(keys))
+        self._values[used:used + len(keys)] = values[once]
+        at = np.searchsorted(self._keys, keys)
+        self._keys = np.insert(self._keys, at, keys)
+        self._rows = np.insert(self._rows, at, used + np.arange(len(keys)))
+
+
+def with_room(values: np.ndarray, used: int, needed: int) -> np.ndarray:
+    """`values`, or a copy of its first `used` entries twice as long (or `needed` long) when it is shorter than
+    `needed`."""
+    if needed <= len(values):
+        return values
+    grown = np.empty((max(needed, 2 * len(values)), *values.shape[1:]), dtype=values.dtype)
+    grown[:used] = values[:used]
+    return grown

@@ -11,7 +11,7 @@ from simnet.algorithms import ALGORITHMS
 from simnet.errors import ScheduleError
 from simnet.schedule import Schedule, Transfer
 from simnet import speed
-from simnet.speed import gc_paused, sorted_unique, unique_first, unique_inverse
+from simnet.speed import KeyedRows, gc_paused, sorted_unique, unique_first, unique_inverse, with_room
 
 
 def test_gc_paused_restores_the_collector_and_nests():
@@ -120,3 +120,29 @@ def test_vectorized_validation_names_the_first_bad_transfer(transfer, message):
 def test_numpy_fields_are_accepted_as_before():
     transfer = Transfer(np.int64(0), np.int64(1), (np.int64(0),), np.int64(4))
     assert len(Schedule("allreduce", 2, (4,), (transfer,)).columns.src) == 1
+
+
+@given(st.lists(st.lists(st.tuples(st.integers(-2**40, 2**40), st.integers(0, 2**31 - 1)), max_size=20), max_size=6),
+       st.lists(st.integers(-2**40, 2**40), max_size=20))
+def test_keyed_rows_find_what_a_dict_of_first_rows_holds(batches, asked):
+    """Rows added in batches of new keys (a key given twice in a batch keeps its first row), the table growing."""
+    kept, expected = KeyedRows(2), {}
+    for batch in batches:
+        fresh = [(key, value) for key, value in batch if key not in expected]
+        if fresh:
+            kept.add(np.array([key for key, _ in fresh], dtype=np.int64),
+                     np.array([[value, -value] for _, value in fresh], dtype=np.int64))
+            for key, value in fresh:
+                expected.setdefault(key, value)
+    keys = np.array(asked + list(expected), dtype=np.int64)
+    found = kept.find(keys)
+    assert [None if at < 0 else tuple(kept.values[at]) for at in found.tolist()] == [
+        None if key not in expected else (expected[key], -expected[key]) for key in keys.tolist()]
+
+
+def test_with_room_doubles_and_keeps_what_was_used():
+    values = np.arange(6).reshape(3, 2)
+    assert with_room(values, 3, 3) is values
+    grown = with_room(values, 2, 4)
+    assert grown.shape == (6, 2) and grown.dtype == values.dtype and grown[:2].tolist() == [[0, 1], [2, 3]]
+    assert with_room(values, 3, 10).shape == (10, 2)

@@ -49,7 +49,7 @@ floats, events and state as the loop, for many flows at once. The tests set it t
 infinity and compare whole traces."""
 
 _INTERNED_AT_ONCE = 4096
-"""New routes :meth:`MaxMinLinks.intern` numbers in one padded matrix (bounds its scratch memory)."""
+"""Routes :func:`route_figures` reads in one padded matrix (bounds its scratch memory)."""
 
 FLOWS_REMEMBERED = 2**17
 """A bound on the memory of a :class:`MaxMinLinks` of equal sharing for component allocations (see
@@ -147,6 +147,25 @@ def concatenated(source: np.ndarray, first: np.ndarray, hops: np.ndarray) -> np.
         begin, end = int(ends[low] - width[0]), int(ends[high - 1])
         flat[begin:end] = source[np.repeat(first[low:high] - (ends[low:high] - width), width) + np.arange(begin, end)]
     return flat
+
+
+def route_figures(routes: RouteTable, latency_s: Sequence[float] | np.ndarray,
+                  bandwidth_Bps: Sequence[float] | np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per route of `routes`, given the latency (s) and bandwidth (bytes/s) of every link: its latency, the
+    links' latencies added in route order (s); its lone rate, the bandwidth of its slowest link (bytes/s,
+    ``inf`` for a route of no links); its limit, the lowest-numbered slowest link; and its blocker, the first
+    slowest link along it (both -1 for a route of no links). These are what :meth:`MaxMinLinks.intern` keeps
+    per route and what the critical-path model charges a transfer alone.
+    """
+    latency = np.append(np.asarray(latency_s, dtype=np.float64), 0.0)
+    bandwidth = np.append(np.asarray(bandwidth_Bps, dtype=np.float64), math.inf)
+    hops, offsets = routes.hops, routes.offsets
+    parts = [_figures(hops[low:low + _INTERNED_AT_ONCE],
+                      routes.links[offsets[low]:offsets[min(low + _INTERNED_AT_ONCE, len(hops))]], latency, bandwidth)
+             for low in range(0, len(hops), _INTERNED_AT_ONCE)]
+    if not parts:
+        return np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return tuple(np.concatenate(figure) for figure in zip(*parts))
 
 
 def _figures(hops: np.ndarray, flat: np.ndarray, latency_s: np.ndarray,
@@ -730,13 +749,7 @@ class MaxMinLinks:
             flat = links
         else:
             flat = concatenated(links, first[fresh], width)
-        latency_s = np.append(np.asarray(self._latency_s, dtype=np.float64), 0.0)
-        bandwidth_Bps = np.append(np.asarray(self._bandwidth_Bps, dtype=np.float64), math.inf)
-        parts = [_figures(width[start:start + _INTERNED_AT_ONCE],
-                          flat[starts[start]:starts[min(start + _INTERNED_AT_ONCE, len(fresh))]],
-                          latency_s, bandwidth_Bps)
-                 for start in range(0, len(fresh), _INTERNED_AT_ONCE)]
-        total_s, rate, limit, blocker = (np.concatenate(figure) for figure in zip(*parts))
+        total_s, rate, limit, blocker = route_figures(RouteTable(starts, flat), self._latency_s, self._bandwidth_Bps)
         extend(self._route_latency_s, total_s)
         extend(self._route_rate_Bps, rate)
         extend(self._route_limit, limit)

@@ -284,6 +284,27 @@ def test_concatenated_rows_are_the_slices_one_after_the_other(source, data):
         assert flat.dtype == np.int64 and flat.tolist() == expected
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 4), max_size=5).map(tuple), max_size=12),
+       st.lists(st.sampled_from([1e9, 2.5e9, math.inf]), min_size=5, max_size=5),
+       st.lists(st.sampled_from([0.0, 1e-7, 3e-7, 0.1]), min_size=5, max_size=5))
+def test_route_figures_are_each_routes_own_in_any_number_of_steps(routes, bandwidth, latency):
+    """Latency added in route order, the slowest link's rate, the lowest-numbered slowest link and the first slowest
+    along the route, the same whether the table is read in one step or a few routes at a time."""
+    expected = []
+    for route in routes:
+        total = 0.0
+        for link in route:
+            total += latency[link]
+        slowest = min((bandwidth[link] for link in route), default=math.inf)
+        expected.append((total, slowest, min((k for k in route if bandwidth[k] == slowest), default=-1),
+                         next((k for k in route if bandwidth[k] == slowest), -1)))
+    for at_once in (1, 3, 4096):
+        with mock.patch.object(links_module, "_INTERNED_AT_ONCE", at_once):
+            figures = links_module.route_figures(RouteTable.of(routes), latency, bandwidth)
+        assert list(zip(*(figure.tolist() for figure in figures))) == expected
+
+
 def test_interning_empty_routes_needs_no_links_and_a_bad_link_numbers_nothing():
     links = MaxMinLinks(np.zeros(0), np.zeros(0), lambda now_s, key: None)
     assert links.intern([(), ()]).tolist() == [0, 0]

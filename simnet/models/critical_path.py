@@ -7,6 +7,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
+from simnet.links import route_figures
 from simnet.network import Network
 from simnet.schedule import Schedule
 
@@ -40,13 +41,8 @@ def _pair_costs(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.
         order = np.argsort(pairs)
     del keys
     routes = network.route_table(pairs[order] // size, pairs[order] % size)
-    padded = routes.padded(len(network.latency_s))
-    link_latency = np.append(network.latency_s, 0.0)
-    link_bandwidth = np.append(network.bandwidth_Bps, np.inf)
-    latency = np.zeros(len(routes))
-    for column in padded.T:
-        latency = latency + link_latency[column]
-    inverse_bw = 1.0 / link_bandwidth[padded].min(axis=1, initial=np.inf)
+    latency, rate, _, _ = route_figures(routes, network.latency_s, network.bandwidth_Bps)
+    inverse_bw = 1.0 / rate
     pair_latency, pair_inverse_bw = np.empty(len(routes)), np.empty(len(routes))
     pair_latency[order], pair_inverse_bw[order] = latency, inverse_bw
     return pair_latency, pair_inverse_bw, inverse

@@ -221,8 +221,8 @@ def test_a_led_route_is_its_lead_hop_then_the_route_from_the_switch_it_reaches(g
 
 
 def test_routes_at_once_raise_where_route_does():
+    tree = UpDown(torus([4], B, LAT), simgrid=False)
     with pytest.raises(TopologyError, match="no up/down route") as error:
-        tree = UpDown(torus([4], B, LAT), simgrid=False)
         tree.routes_of(tree.numbers(["gpu0", "gpu1"]), tree.numbers(["gpu1", "gpu2"]))
     assert error.value.path == "routing"
 
@@ -283,10 +283,8 @@ def _led_routes(tree: UpDown, pairs: list[tuple]) -> list[tuple[tuple, tuple]]:
     edge, cable, start = tree.leads(source)
     led = (edge >= 0) & (source != target)
     rest = tree.routes_of(np.where(led, start, source), target)
-    routes = []
-    for (a, _), first, row, pins in zip(pairs, led.tolist(), rest.hops.tolist(), rest.cables.tolist()):
-        nodes, cables = tuple(rest.nodes[n] for n in row if n >= 0), tuple(c for c in pins if c >= 0)
-        routes.append((nodes, cables))
+    routes = [(tuple(rest.nodes[n] for n in row if n >= 0), tuple(c for c in pins if c >= 0))
+              for row, pins in zip(rest.hops.tolist(), rest.cables.tolist())]
     for k in np.flatnonzero(led).tolist():
         nodes, cables = routes[k]
         assert tree.edges[edge[k]] == (pairs[k][0], nodes[0])

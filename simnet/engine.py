@@ -64,7 +64,7 @@ from simnet.errors import SimnetError, expect_instance
 from simnet import links as link_models
 from simnet.links import LINK_MODELS, SHARING, Instant, RouteTable
 from simnet.network import Network
-from simnet.perflow import Constant, appended, by_time, extend, grown, take, view
+from simnet.perflow import Constant, appended, by_time, grown, take, view
 from simnet.schedule import OPS, Schedule
 from simnet.speed import gc_paused, unique_inverse
 
@@ -376,11 +376,11 @@ class Simulation:
         self._remaining.append(count)
         self._job_ends.append(first + count)
         if self._flow_job is not None:
-            extend(self._flow_job, np.full(count, len(self._jobs) - 1))
+            self._flow_job = grown(self._flow_job, np.full(count, len(self._jobs) - 1))
         columns = schedule.columns
         src = columns.src.astype(np.int64)
         distinct, pair = _pair_routes(network, placed[src], placed[columns.dst])
-        extend(self._route_ids, self._links.intern(distinct)[pair])
+        self._route_ids = grown(self._route_ids, self._links.intern(distinct)[pair])
         wire = columns.nbytes
         if switches:
             wire = wire / np.minimum(efficiency[src], efficiency[columns.dst])
@@ -391,11 +391,11 @@ class Simulation:
         self._reduction = appended(self._reduction, np.where(columns.reduce, columns.payload * gamma[columns.dst]
                                                               * slow[columns.dst], 0.0))
         waiting = np.diff(columns.dep_offsets)
-        extend(self._waiting, waiting)
+        self._waiting = grown(self._waiting, waiting)
         order = np.argsort(columns.deps, kind="stable")
         base = len(self._dependents)
-        extend(self._dependents, np.repeat(np.arange(count), waiting)[order] + first)
-        extend(self._bounds, np.cumsum(np.bincount(columns.deps, minlength=count)) + base)
+        self._dependents = grown(self._dependents, np.repeat(np.arange(count), waiting)[order] + first)
+        self._bounds = grown(self._bounds, np.cumsum(np.bincount(columns.deps, minlength=count)) + base)
         nan = array("d", [math.nan]) * count
         self._ready_s, self._issue_s = grown(self._ready_s, nan), grown(self._issue_s, nan)
         self._end_s = grown(self._end_s, nan)
@@ -506,7 +506,7 @@ class Simulation:
         line = array("i")
         reported = 0
         while True:
-            now, status = self._advance(loop, lines, line)
+            now, status, line = self._advance(loop, lines, line)
             if status == kernel._UNREACHABLE:
                 raise _Unreachable(f"an instant scheduled at {now!r} s is not where SimPy's clock lands from there")
             if status == kernel._COMPLETED:
@@ -532,9 +532,12 @@ class Simulation:
         self._remaining = [int(value) for value in left[:len(self._jobs)]]
         self._deferred = None
 
-    def _advance(self, loop, lines: dict[int, int], line: array) -> tuple[float, int]:
+    def _advance(self, loop, lines: dict[int, int], line: array) -> tuple[float, int, array]:
         """Hand what :meth:`run` deferred to `loop` and run it up to the environment's next event; `lines`
-        and `line` number the connections (route and channel) of the transfers as they come."""
+        and `line` number the connections (route and channel) of the transfers as they come.
+
+        Returns the time and status the loop stopped at, and `line` grown to every transfer so far.
+        """
         count = len(self._ready_s)
         initial = np.array(self._deferred, dtype=np.int32)
         self._deferred.clear()
@@ -545,7 +548,7 @@ class Simulation:
                        else view(channels)[len(line):].astype(np.int64))
             keys, inverse = unique_inverse((route[len(line):].astype(np.int64) << 32) | channel)
             ids = np.array([lines.setdefault(key, len(lines)) for key in keys.tolist()], dtype=np.int64)
-            extend(line, ids[inverse])
+            line = grown(line, ids[inverse])
         *routes, weighted = self._links._kernel_routes()
         hops = routes[1]
         loop.reserve(count, len(lines), int(hops.max()) if len(hops) else 1,
@@ -553,8 +556,9 @@ class Simulation:
         columns = (route, view(line), _column(self._nbytes), _column(self._not_before), _column(self._overhead),
                    _column(self._reduction), view(self._waiting), view(self._bounds), view(self._dependents),
                    view(self._ready_s), view(self._issue_s), view(self._end_s), view(self._flow_job))
-        return loop.advance(float(self.env.now), float(self.env.peek()), True, initial, columns, tuple(routes),
-                            weighted)
+        now, status = loop.advance(float(self.env.now), float(self.env.peek()), True, initial, columns,
+                                   tuple(routes), weighted)
+        return now, status, line
 
     def _fire(self, event: simpy.Event) -> None:
         """Process everything that happens at the instants of `event`, in exact time order."""

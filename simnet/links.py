@@ -33,7 +33,7 @@ from typing import Protocol
 
 import numpy as np
 
-from simnet.perflow import Constant, by_time, extend, grown, take, view
+from simnet.perflow import Constant, by_time, grown, take, view
 from simnet.speed import KeyedRows, unique_first
 
 __all__ = ["Instant", "LinkModel", "FifoLinks", "MaxMinLinks", "RouteTable", "LINK_MODELS", "SHARING"]
@@ -672,13 +672,13 @@ class MaxMinLinks:
         if more <= 0:
             return
         minus = array("i", [-1]) * more
-        for values in (self._route, self._line, self._limit):
-            values.extend(minus)
-        self._version.frombytes(bytes(4 * more))
-        self._draining.extend(bytes(more))
+        self._route, self._line, self._limit = (grown(values, minus)
+                                                for values in (self._route, self._line, self._limit))
+        self._version = grown(self._version, bytes(4 * more))
+        self._draining = grown(self._draining, bytes(more))
         zeros = bytes(8 * more)
-        for values in (self._remaining_bytes, self._rate_Bps, self._since_s):
-            values.frombytes(zeros)
+        self._remaining_bytes, self._rate_Bps, self._since_s = (
+            grown(values, zeros) for values in (self._remaining_bytes, self._rate_Bps, self._since_s))
         nan = array("d", [math.nan]) * more
         self.finished_s = grown(self.finished_s, nan)
         self.started_s = grown(self.started_s, nan)
@@ -750,16 +750,16 @@ class MaxMinLinks:
         else:
             flat = concatenated(links, first[fresh], width)
         total_s, rate, limit, blocker = route_figures(RouteTable(starts, flat), self._latency_s, self._bandwidth_Bps)
-        extend(self._route_latency_s, total_s)
-        extend(self._route_rate_Bps, rate)
-        extend(self._route_limit, limit)
-        extend(self._route_blocker, blocker)
-        extend(self._route_weight, np.where(total_s > 0, 1.0 / np.where(total_s > 0, total_s, 1.0), 1.0)
-               if self._weighted else np.ones(len(fresh)))
-        self._route_line.frombytes(b"\xff" * (8 * len(fresh)))
-        extend(self._route_first, len(self._route_flat) + starts[:-1])
-        extend(self._route_hops, width)
-        extend(self._route_flat, flat)
+        self._route_latency_s = grown(self._route_latency_s, total_s)
+        self._route_rate_Bps = grown(self._route_rate_Bps, rate)
+        self._route_limit = grown(self._route_limit, limit)
+        self._route_blocker = grown(self._route_blocker, blocker)
+        self._route_weight = grown(self._route_weight, np.where(total_s > 0, 1.0 / np.where(total_s > 0, total_s, 1.0),
+                                                                1.0) if self._weighted else np.ones(len(fresh)))
+        self._route_line = grown(self._route_line, b"\xff" * (8 * len(fresh)))
+        self._route_first = grown(self._route_first, len(self._route_flat) + starts[:-1])
+        self._route_hops = grown(self._route_hops, width)
+        self._route_flat = grown(self._route_flat, flat)
         return ids
 
     @property
@@ -780,8 +780,8 @@ class MaxMinLinks:
         if line is None:
             line = self._line_ids[(route_id, channel)] = len(self._lines)
             self._lines.append(deque())
-            self._busy.append(0)
-            self._queued.append(0)
+            self._busy = grown(self._busy, b"\0")
+            self._queued = grown(self._queued, b"\0\0\0\0")
             if channel == 0:
                 self._route_line[route_id] = line
         return line
@@ -794,7 +794,7 @@ class MaxMinLinks:
         route_latency, route_hops = self._route_latency_s, self._route_hops
         route_line = self._route_line
         route_of, line_of = self._route, self._line
-        remaining, started, order = self._remaining_bytes, self.started_s, self._order
+        remaining, started = self._remaining_bytes, self.started_s
         at = self._at
         instant, bucket = math.nan, None
         same = nbytes.value if isinstance(nbytes, Constant) else None
@@ -807,7 +807,6 @@ class MaxMinLinks:
             line_of[flow] = line if line >= 0 else self._connection(route_id, channel)
             remaining[flow] = size
             started[flow] = now_s
-            order.append(flow)
             time_s = now_s + route_latency[route_id]
             if time_s != instant:
                 instant = time_s
@@ -816,6 +815,7 @@ class MaxMinLinks:
                 bucket.starting.append(flow)
             else:
                 bucket.finishing.append((flow, 0))
+        self._order = grown(self._order, array("i", flows))
 
     def _submit_batch(self, now_s: float, flows: Sequence[int], routes, nbytes, channels) -> None:
         """:meth:`submit` with array arithmetic: the same state and instants, for many flows at once."""
@@ -833,7 +833,7 @@ class MaxMinLinks:
         view(self._line)[flow] = line
         view(self._remaining_bytes)[flow] = size
         view(self.started_s)[flow] = now_s
-        self._order.frombytes(flow.astype(np.int32).tobytes())
+        self._order = grown(self._order, flow)
         time_s = now_s + view(self._route_latency_s)[route_id]
         drains = (view(self._route_hops)[route_id] > 0) & (size > 0)
         at = self._at
@@ -1155,8 +1155,8 @@ class MaxMinLinks:
         """Give each ``(flow, rate, bottleneck link)`` its rate from `now_s` on; reschedule its finish."""
         rates, limits, version = self._rate_Bps, self._limit, self._version
         remaining, since = self._remaining_bytes, self._since_s
-        note_flow, note_s = self._history_flow.append, self._history_s.append
-        note_rate, note_limit = self._history_rate_Bps.append, self._history_limit.append
+        noted_flow, noted_rate, noted_limit = [], [], []
+        note_flow, note_rate, note_limit = noted_flow.append, noted_rate.append, noted_limit.append
         at = self._at
         instant, bucket = math.nan, None
         for flow, rate, limit in allocation:
@@ -1165,7 +1165,6 @@ class MaxMinLinks:
                 if limit != limits[flow]:
                     limits[flow] = limit
                     note_flow(flow)
-                    note_s(now_s)
                     note_rate(rate)
                     note_limit(limit)
                 continue
@@ -1177,13 +1176,17 @@ class MaxMinLinks:
             valid = version[flow] + 1
             version[flow] = valid
             note_flow(flow)
-            note_s(now_s)
             note_rate(rate)
             note_limit(limit)
             end = now_s + remaining[flow] / rate
             if end != instant:
                 instant, bucket = end, at(end).finishing
             bucket.append((flow, valid))
+        if noted_flow:
+            self._history_flow = grown(self._history_flow, array("i", noted_flow))
+            self._history_s = grown(self._history_s, array("d", [now_s]) * len(noted_flow))
+            self._history_rate_Bps = grown(self._history_rate_Bps, array("d", noted_rate))
+            self._history_limit = grown(self._history_limit, array("i", noted_limit))
 
     def _assign_batch(self, now_s: float, flow: np.ndarray, rate: np.ndarray, limit: np.ndarray) -> None:
         """:meth:`_assign` for flows that had no rate yet, with array arithmetic (the same floats and events).
@@ -1198,10 +1201,10 @@ class MaxMinLinks:
         version = view(self._version)
         version[flow] += 1
         valid = version[flow]
-        self._history_flow.frombytes(flow.astype(np.int32).tobytes())
-        self._history_s.frombytes(np.full(len(flow), now_s).tobytes())
-        self._history_rate_Bps.frombytes(rate.tobytes())
-        self._history_limit.frombytes(limit.astype(np.int32).tobytes())
+        self._history_flow = grown(self._history_flow, flow)
+        self._history_s = grown(self._history_s, np.full(len(flow), now_s))
+        self._history_rate_Bps = grown(self._history_rate_Bps, rate)
+        self._history_limit = grown(self._history_limit, limit)
         end = now_s + view(self._remaining_bytes)[flow] / rate
         at = self._at
         for moment, group in by_time(end, np.stack([flow, valid], axis=1)):

@@ -13,13 +13,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["TYPECODES", "view", "grown", "extend", "Constant", "appended", "take", "by_time"]
+__all__ = ["TYPECODES", "view", "grown", "Constant", "appended", "take", "by_time"]
 
 TYPECODES = {"d": np.float64, "q": np.int64, "i": np.int32}
 
 
 def view(values: array | np.ndarray) -> np.ndarray:
-    """A NumPy view of `values` (typecode ``"d"``, ``"q"`` or ``"i"``); it must be gone before `values` grows.
+    """A NumPy view of `values` (typecode ``"d"``, ``"q"`` or ``"i"``); `values` cannot grow in place while it
+    exists (see :func:`grown`).
 
     A column that is already a NumPy array (as :mod:`simnet.kernel` leaves them) is its own view.
     """
@@ -28,20 +29,29 @@ def view(values: array | np.ndarray) -> np.ndarray:
     return np.frombuffer(values, dtype=TYPECODES[values.typecode])
 
 
-def extend(values: array, more: np.ndarray) -> None:
-    """Append the elements of `more` to `values`, converted to its type (``"d"``, ``"q"`` or ``"i"``), without
-    a Python object per element."""
-    values.frombytes(memoryview(np.ascontiguousarray(more, dtype=TYPECODES[values.typecode])).cast("B"))
+def grown(values: array | bytearray, more: array | bytes | np.ndarray) -> array | bytearray:
+    """`values` with `more` appended (converted to its type), or a grown copy of `values` if it cannot grow.
 
-
-def grown(values: array, more: array) -> array:
-    """`values` with `more` appended, or a grown copy if a trace holds a view of `values` (it cannot grow then)."""
+    A column cannot grow in place while a NumPy view of it exists: a trace holds views, and so does the
+    frame of a function that made one and has returned, for as long as a sampling profiler (Dask's
+    workers run one) still holds that frame. Every growth goes through here, and the owner keeps what
+    it returns; nothing may hold the column across the call.
+    """
+    if isinstance(more, np.ndarray):
+        more = memoryview(np.ascontiguousarray(more, dtype=TYPECODES[values.typecode])).cast("B")
     try:
-        values.extend(more)
+        _append(values, more)
     except BufferError:
         values = values[:]
-        values.extend(more)
+        _append(values, more)
     return values
+
+
+def _append(values: array | bytearray, more: array | bytes | memoryview) -> None:
+    if isinstance(values, bytearray) or isinstance(more, array):
+        values.extend(more)
+    else:
+        values.frombytes(more)
 
 
 class Constant:
@@ -71,8 +81,7 @@ def appended(column: array | Constant, values: np.ndarray, typecode: str = "d") 
         if (values.view(unsigned) == first.view(unsigned)[0]).all():
             return Constant(first[0].item(), column.length + len(values))
         column = array(typecode, [column.value]) * column.length
-    column.frombytes(values.tobytes())
-    return column
+    return grown(column, values)
 
 
 def take(values: Sequence, index: np.ndarray) -> np.ndarray:

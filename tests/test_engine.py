@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import gc
 import math
+import sys
 import weakref
 
 import networkx as nx
@@ -584,6 +585,58 @@ def test_schedules_finishing_at_one_instant_are_delivered_in_the_order_they_were
     for runs in (*mine, run(compiled=True)):
         assert [trace.schedule for trace in runs] == [trace.schedule for trace in theirs] == [reducing, copying]
         assert runs[0].end_s[0] == runs[1].end_s[0] == 4 * 2.0**-20
+
+
+def test_a_profiler_holding_every_frame_changes_no_trace(monkeypatch):
+    """Dask's workers sample the frames of running tasks. A frame sampled just before its function returns
+    keeps that function's NumPy views of the engine's columns, which then cannot grow in place (this ended a
+    `simnet tune --executor dask` run with BufferError). With every returned frame kept, every path (the
+    loop, the array path, the compiled loop) gives its trace without: schedules added before and during the
+    run, with channels, overhead and γ, and traces read as each schedule completes."""
+    net = Network(cluster("dgx_a100", 2, fabric_params={"bandwidth_Bps": 25e9, "latency_s": 1e-6}))
+    schedules = []
+    for name, size in (("nccl_ring", 2**20), ("blueconnect", 3 * 2**20), ("nccl_tree", 2**19)):
+        algorithm = ALGORITHMS[name]
+        params = algorithm.defaults(functools.partial(hierarchy_factors, net.graph)) if algorithm.defaults else {}
+        schedules.append(algorithm.build(net.size, size, **algorithm.resolved(net, size, params)))
+
+    def run(compiled: bool = False):
+        env = simpy.Environment()
+        sim = Simulation(env, net)
+        if compiled:
+            sim._resumable()
+        delivered = []
+
+        def deliver(event):
+            delivered.append(event.value)
+            event.value.usage
+
+        sim.run(schedules[0], overhead_s=1e-6).callbacks.append(deliver)
+        sim.run(schedules[1], gamma_s_per_byte=1e-11).callbacks.append(deliver)
+
+        def later(env):
+            yield env.timeout(2e-5)
+            sim.run(schedules[2], ranks=list(reversed(range(net.size)))).callbacks.append(deliver)
+
+        env.process(later(env))
+        sim._drive() if compiled else env.run()
+        return delivered
+
+    def every_way():
+        return [*run_both_ways(monkeypatch, run), run(compiled=True)]
+
+    plain = every_way()
+    kept = []
+    sys.setprofile(lambda frame, event, arg: kept.append(frame) if event == "return" else None)
+    try:
+        held = every_way()
+    finally:
+        sys.setprofile(None)
+    assert len(kept) > 1000
+    for runs, theirs in zip(held, plain, strict=True):
+        assert [trace.schedule for trace in runs] == [trace.schedule for trace in theirs] and len(runs) == 3
+        for a, b in zip(runs, theirs):
+            assert_identical(a, b)
 
 
 def test_a_trace_keeps_its_times_when_the_simulation_runs_more_schedules():

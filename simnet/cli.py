@@ -890,9 +890,50 @@ def topo() -> None:
 
     \b
     Examples:
+      simnet topo list
       simnet topo show dgx1
       simnet topo draw fat_tree_k4 -o fat_tree.png
     """
+
+
+@topo.command("list")
+@_format_option()
+def list_presets(fmt: str) -> None:
+    """List the preset topologies: GPUs, hosts, what each models and its sources.
+
+    \b
+    Examples:
+      simnet topo list
+      simnet topo list --format csv
+    """
+    import yaml
+
+    from simnet.topology import PRESETS, gpus, load
+
+    entries = []
+    for path in sorted(PRESETS.glob("*.yaml")):
+        spec = yaml.safe_load(path.read_text())
+        graph = load(path)
+        ranks = gpus(graph)
+        entries.append({
+            "name": path.stem,
+            "gpus": len(ranks),
+            "hosts": len({graph.nodes[node].get("host") for node in ranks} - {None}),
+            "builder": spec["builder"],
+            "description": spec.get("description", ""),
+            "sources": spec.get("sources", []),
+        })
+    if fmt == "json":
+        click.echo(json.dumps(entries, indent=2))
+        return
+    if fmt == "csv":
+        click.echo(_csv([{**item, "sources": " | ".join(item["sources"])} for item in entries]), nl=False)
+        return
+    for item in entries:
+        hosts = f" on {item['hosts']} host{'s' if item['hosts'] != 1 else ''}" if item["hosts"] else ""
+        click.echo(f"{item['name']}: {item['gpus']} GPUs{hosts} ({item['builder']})")
+        if item["description"]:
+            click.echo(f"    {item['description']}")
 
 
 @topo.command()

@@ -378,7 +378,7 @@ def test_one_vocabulary_of_options_across_commands():
     assert seen == {"run", "compare", "tune", "plot", "topo draw", "export msccl"}
 
 
-@pytest.mark.parametrize("command", [["algorithms"], ["topo", "show", "dgx1"]])
+@pytest.mark.parametrize("command", [["algorithms"], ["topo", "show", "dgx1"], ["topo", "list"]])
 def test_every_format_prints(command, capsys):
     assert main([*command, "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
@@ -390,6 +390,23 @@ def test_every_format_prints(command, capsys):
     if command[0] == "topo":
         assert main([*command, "--format", "text"]) == 0
         assert capsys.readouterr().out == table
+
+
+def test_topo_list_names_every_preset_with_the_gpus_and_hosts_topo_show_counts(capsys):
+    from simnet.topology import PRESETS
+
+    assert main(["topo", "list", "--format", "json"]) == 0
+    entries = {entry["name"]: entry for entry in json.loads(capsys.readouterr().out)}
+    assert sorted(entries) == sorted(path.stem for path in PRESETS.glob("*.yaml"))
+    for name in ("dgx_h100_ndr_32", "gb200_nvl72", "torus_4x4x4"):
+        assert main(["topo", "show", name, "--format", "json"]) == 0
+        shown = json.loads(capsys.readouterr().out)
+        assert (entries[name]["gpus"], entries[name]["hosts"]) == (shown["gpus"], shown["hosts"])
+    assert entries["dgx_h100_ndr_32"]["gpus"] == 256 and entries["dgx_h100_ndr_32"]["sources"]
+    assert main(["topo", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "dgx_h100_ndr_32: 256 GPUs on 32 hosts (cluster)" in lines
+    assert lines[lines.index("dgx_h100_ndr_32: 256 GPUs on 32 hosts (cluster)") + 1].startswith("    32 DGX H100")
 
 
 def test_topo_show_csv_has_one_row_per_figure(capsys):

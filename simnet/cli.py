@@ -505,7 +505,8 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
       simnet tune dgx_h100 --sizes 64KiB..4GiB:x4 --emit nccl-tuner nccl_tuner.conf
       simnet tune dgx_h100_ndr_32 --sizes 1MiB..1GiB:x32 --nccl --workers 2
     """
-    from simnet.tune import display_tuner_table, parse_size_range, tune as tune_sizes, tuner_table
+    from simnet.tune import display_tuner_table, tune as tune_sizes, tuner_table
+    from simnet.units import parse_size_range
     from simnet.units import format_size
 
     if top is not None:

@@ -63,11 +63,10 @@ from simnet.engine import simulate
 from simnet.errors import SimnetError
 from simnet.models import NetworkCosts
 from simnet.scenario import parse_network
-from simnet.units import UnitError, format_size, format_time, parse_size
+from simnet.units import format_size, format_time
 
 __all__ = [
     "PRUNE_FACTOR",
-    "parse_size_range",
     "candidates",
     "tune",
     "TUNE_COLUMNS",
@@ -79,41 +78,6 @@ __all__ = [
 
 PRUNE_FACTOR = 1.5
 """Default of :func:`tune`'s `prune_factor`: simulate the candidates whose model time is within 1.5× of the best."""
-
-
-def parse_size_range(text: str) -> list[int]:
-    """Sizes in bytes from ``"1KiB..1GiB"`` (doubling), ``"1KiB..1GiB:x8"`` (×8 steps) or ``"1KiB,1MiB"``.
-
-    A range gives ``LOW, LOW·N, LOW·N², …`` while below ``HIGH``, then ``HIGH``
-    itself: both ends are always included, so ``1KiB..1GiB:x8`` ends with
-    ``256 MiB, 1 GiB`` (1 GiB is not 1 KiB times a power of 8) and
-    ``1KiB..1GiB:x4`` is exactly the powers of 4 from 1 KiB to 1 GiB. A list is
-    sorted and each size kept once.
-
-    Raises
-    ------
-    UnitError
-        For a malformed range, naming the text.
-    """
-    if ".." not in text:
-        return sorted({parse_size(part) for part in text.split(",")})
-    bounds, _, step = text.partition(":")
-    low_text, _, high_text = bounds.partition("..")
-    low, high = parse_size(low_text.strip()), parse_size(high_text.strip())
-    factor = 2
-    if step:
-        step = step.strip()
-        if not (step.startswith("x") and step[1:].isdigit() and int(step[1:]) >= 2):
-            raise UnitError(f"expected a step such as ':x4' after the range, got {text!r}")
-        factor = int(step[1:])
-    if not 1 <= low <= high:
-        raise UnitError(f"expected a range 'LOW..HIGH' with 1 B ≤ LOW ≤ HIGH, got {text!r}")
-    sizes = [low]
-    while sizes[-1] * factor < high:
-        sizes.append(sizes[-1] * factor)
-    if sizes[-1] != high:
-        sizes.append(high)
-    return sizes
 
 
 def candidates(

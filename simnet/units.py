@@ -39,6 +39,7 @@ from simnet.errors import UnitError
 
 __all__ = [
     "parse_size",
+    "parse_size_range",
     "parse_time",
     "parse_bandwidth",
     "parse_fraction",
@@ -155,6 +156,42 @@ def parse_size(text: str | int | float) -> int:
     if not math.isfinite(value):
         raise UnitError(f"size {text!r} is too large")
     return int(exact)
+
+
+def parse_size_range(text: str) -> list[int]:
+    """Sizes in bytes from ``"1KiB..1GiB"`` (doubling), ``"1KiB..1GiB:x8"`` (×8 steps) or ``"1KiB,1MiB"``
+    (what ``simnet tune --sizes`` and a scenario's ``sizes`` take).
+
+    A range gives ``LOW, LOW·N, LOW·N², …`` while below ``HIGH``, then ``HIGH``
+    itself: both ends are always included, so ``1KiB..1GiB:x8`` ends with
+    ``256 MiB, 1 GiB`` (1 GiB is not 1 KiB times a power of 8) and
+    ``1KiB..1GiB:x4`` is exactly the powers of 4 from 1 KiB to 1 GiB. A list is
+    sorted and each size kept once.
+
+    Raises
+    ------
+    UnitError
+        For a malformed range, naming the text.
+    """
+    if ".." not in text:
+        return sorted({parse_size(part) for part in text.split(",")})
+    bounds, _, step = text.partition(":")
+    low_text, _, high_text = bounds.partition("..")
+    low, high = parse_size(low_text.strip()), parse_size(high_text.strip())
+    factor = 2
+    if step:
+        step = step.strip()
+        if not (step.startswith("x") and step[1:].isdigit() and int(step[1:]) >= 2):
+            raise UnitError(f"expected a step such as ':x4' after the range, got {text!r}")
+        factor = int(step[1:])
+    if not 1 <= low <= high:
+        raise UnitError(f"expected a range 'LOW..HIGH' with 1 B ≤ LOW ≤ HIGH, got {text!r}")
+    sizes = [low]
+    while sizes[-1] * factor < high:
+        sizes.append(sizes[-1] * factor)
+    if sizes[-1] != high:
+        sizes.append(high)
+    return sizes
 
 
 def parse_time(text: str | int | float) -> float:

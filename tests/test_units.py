@@ -1,3 +1,4 @@
+import itertools
 import math
 
 import pytest
@@ -13,6 +14,7 @@ from simnet.units import (
     parse_bandwidth,
     parse_fraction,
     parse_size,
+    parse_size_range,
     parse_time,
 )
 
@@ -168,3 +170,33 @@ def test_every_whole_size_formats_to_a_string_that_parses_back_exactly(nbytes):
 
 def test_decimal_sizes_format_with_decimal_prefixes():
     assert [format_exact(n, "size") for n in (10**6, 10**8, 3 * 2**20 + 1)] == ["1 MB", "100 MB", "3145729 B"]
+
+
+def test_size_ranges():
+    assert parse_size_range("1KiB..8KiB") == [1024, 2048, 4096, 8192]
+    assert parse_size_range("1KiB..1GiB:x1024") == [2**10, 2**20, 2**30]
+    assert parse_size_range("1 KiB, 64 MiB") == [1024, 64 * 2**20]
+    assert parse_size_range("64 MiB,1 KiB,64MiB") == [1024, 64 * 2**20]
+    for bad in ("8KiB..1KiB", "1KiB..1GiB:y2", "1KiB..1GiB:x1", "1 parsec..2 KiB"):
+        with pytest.raises(UnitError):
+            parse_size_range(bad)
+
+
+def test_the_help_example_range_ends_at_its_upper_bound():
+    """1 GiB is not 1 KiB times a power of 8, yet the range asked for ends there (issue 19)."""
+    sizes = parse_size_range("1KiB..1GiB:x8")
+    assert sizes == [2**10, 2**13, 2**16, 2**19, 2**22, 2**25, 2**28, 2**30]
+    assert parse_size_range("1KiB..1GiB:x4") == [2 ** (10 + 2 * k) for k in range(11)]
+
+
+@given(low=st.integers(1, 2**40), factor=st.integers(2, 16), steps=st.integers(0, 12), extra=st.integers(0, 2**45))
+def test_ranges_include_both_ends_and_grow_by_the_factor(low, factor, steps, extra):
+    reachable = low * factor**steps
+    exact = parse_size_range(f"{low}B..{reachable}B:x{factor}")
+    assert exact == [low * factor**k for k in range(steps + 1)]
+    high = low + extra
+    sizes = parse_size_range(f"{low} B..{high} B:x{factor}")
+    assert sizes[0] == low and sizes[-1] == high
+    steps_taken = list(itertools.pairwise(sizes))
+    assert all(a < b <= a * factor for a, b in steps_taken)
+    assert all(b == a * factor for a, b in steps_taken[:-1])

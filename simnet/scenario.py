@@ -9,6 +9,10 @@ payload sizes and the network model::
     sizes: [1 KiB, 1 MiB, 64 MiB]
     network: {model: fifo}
 
+``sizes`` may also be a range, ``1 KiB..1 GiB:x4`` (every fourfold size from 1 KiB to 1 GiB, both
+ends included; without ``:xN`` each size doubles), as ``simnet tune --sizes`` takes it, or a list with
+ranges among its items; the sizes are then sorted, each once.
+
 Builder and algorithm parameters are checked against the function they go to:
 a YAML key ``bandwidth`` feeds the parameter ``bandwidth_Bps`` and is parsed as a
 bandwidth, ``latency`` feeds ``latency_s`` as a time, ``size`` feeds ``size_bytes``
@@ -133,6 +137,23 @@ _UNIT_SUFFIXES = (
 
 Size = Annotated[int, BeforeValidator(units.parse_size), Field(ge=1),
                  PlainSerializer(lambda v: units.format_exact(v, "size"), when_used="json")]
+
+
+def _size_list(value: Any) -> Any:
+    """A scenario's ``sizes`` as a list. A range such as ``1 KiB..1 GiB:x4`` or a comma-separated list
+    (:func:`simnet.units.parse_size_range`), alone or as an item among others, stands for its sizes; the
+    sizes of a list with one are then sorted, each once."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not any(isinstance(item, str) and (".." in item or "," in item)
+                                              for item in items):
+        return value
+    sizes = set()
+    for item in items:
+        if isinstance(item, str) and (".." in item or "," in item):
+            sizes.update(units.parse_size_range(item))
+        else:
+            sizes.add(units.parse_size(item))
+    return [f"{size} B" for size in sorted(sizes)]
 
 
 class _Strict(BaseModel):
@@ -411,7 +432,7 @@ class Scenario(_Strict):
     description: str = ""
     topology: Annotated[dict[str, Any], BeforeValidator(_topology_entry)]
     collective: CollectiveSpec | None = None
-    sizes: list[Size] = []
+    sizes: Annotated[list[Size], BeforeValidator(_size_list)] = []
     payload: PayloadSpec | None = None
     network: NetworkSpec = NetworkSpec()
     jobs: dict[str, JobSpec] | None = None

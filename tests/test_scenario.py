@@ -197,6 +197,36 @@ def test_repeats_are_refused_in_a_file_but_recorded_points_with_repeats_still_pa
         load_scenario(path)
 
 
+@pytest.mark.parametrize("sizes,expected", [
+    ("1 KiB..1 MiB:x32", [2**10, 2**15, 2**20]),
+    ("1KiB..8KiB", [2**10, 2**11, 2**12, 2**13]),
+    ("64 MiB, 1 KiB", [2**10, 2**26]),
+    (["1 MiB", "1 KiB..1 MiB:x4", "3 GiB"], [2**10, 2**12, 2**14, 2**16, 2**18, 2**20, 3 * 2**30]),
+])
+def test_sizes_take_the_ranges_tune_takes_sorted_and_each_once(sizes, expected):
+    data = {"name": "ranges", "topology": "switch8", "collective": {"op": "allreduce", "algorithms": ["ring"]},
+            "sizes": sizes}
+    scenario = parse_scenario(data)
+    assert scenario.sizes == expected
+    assert [point.scenario.sizes for point in expand(scenario)] == [expected]
+    swept = parse_scenario({**data, "sizes": ["1 KiB"], "sweep": {"grid": {"sizes": [sizes, "2 KiB"]}}})
+    assert [point.scenario.sizes for point in expand(swept)] == [expected, [2048]]
+
+
+@pytest.mark.parametrize("sizes,message", [
+    ("1 KiB..1 parsec", "sizes: unknown unit 'parsec' in '1 parsec'"),
+    (["1 MiB", "8KiB..1KiB"], "sizes: expected a range 'LOW..HIGH' with 1 B ≤ LOW ≤ HIGH, got '8KiB..1KiB'"),
+    ("1KiB..1MiB:x1", "sizes: expected a step such as ':x4' after the range, got '1KiB..1MiB:x1'"),
+    (["1 KiB..1 MiB", 3], "sizes: 3 needs a unit, e.g. 3 B"),
+])
+def test_a_bad_range_of_sizes_is_named_in_one_line(sizes, message):
+    data = {"name": "ranges", "topology": "switch8", "collective": {"op": "allreduce", "algorithms": ["ring"]},
+            "sizes": sizes}
+    with pytest.raises(ScenarioError) as error:
+        parse_scenario(data)
+    assert str(error.value).startswith(message) and "\n" not in str(error.value)
+
+
 @pytest.mark.parametrize("compiled_from,runs_compiled", [(20_000, 4), (10**12, 0)])
 def test_a_point_of_many_transfers_runs_its_larger_schedules_compiled_with_the_same_results(monkeypatch,
                                                                                             compiled_from,

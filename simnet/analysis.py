@@ -494,23 +494,34 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
         with a single choice); ``model_agrees`` says whether the closed-form model
         ranks the same choice first (``None`` when the winner has no closed form,
         e.g. an imported MSCCL program); ``payload`` as in :func:`speedups`. Ties go
-        to the earlier row.
+        to the earlier row. A choice of NCCL's schedules whose name does not say what ran
+        is labelled with it (``nccl (nvls/simple)``, ``nccl_ring {"protocol": "auto"} (ring/ll128)``),
+        and the runner-up is never the winner's own schedule run under another name (``nvls``
+        when ``nccl`` picked NVLS: the same NCCL algorithm and protocol in the same time).
     """
     rows = []
     for (point, size, payload), group in _with_payload(results).groupby(_RUN_KEY, sort=False):
         ordered = group.sort_values("sim_time_s", kind="stable")
         best = ordered.iloc[0]
         labels = _choice(ordered)
-        runner = ordered.iloc[1] if len(ordered) > 1 else None
+        resolved = ordered["resolved"].fillna("") if "resolved" in ordered else [""] * len(ordered)
+        ran = [nccl_key(a, p, r) for a, p, r in zip(ordered["algorithm"], ordered["params"], resolved)]
+        shown = [label + (f" ({key})" if key and (algorithm in NCCL_CHOICES or key != nccl_key(algorithm, params))
+                          else "")
+                 for label, key, algorithm, params in zip(labels, ran, ordered["algorithm"], ordered["params"])]
+        times = ordered["sim_time_s"].tolist()
+        second = next((k for k in range(1, len(ordered)) if not (ran[k] and ran[k] == ran[0] and times[k] == times[0])),
+                      None)
+        runner = ordered.iloc[second] if second is not None else None
         predicted = _choice(group.sort_values("model_time_s", kind="stable")).iloc[0]
         rows.append(
             {
                 "point": point,
                 "size_bytes": size,
                 "payload": payload,
-                "winner": labels.iloc[0],
+                "winner": shown[0],
                 "time_s": best["sim_time_s"],
-                "runner_up": labels.iloc[1] if runner is not None else "",
+                "runner_up": shown[second] if runner is not None else "",
                 "runner_up_time_s": runner["sim_time_s"] if runner is not None else float("nan"),
                 "margin": runner["sim_time_s"] / best["sim_time_s"] - 1 if runner is not None else float("nan"),
                 "model_agrees": bool(predicted == labels.iloc[0]) if best["model_time_s"] == best["model_time_s"]

@@ -1,4 +1,5 @@
 import json
+import math
 
 import pandas as pd
 import pytest
@@ -126,6 +127,27 @@ def test_nccl_comparison_sets_simnets_winner_beside_nccls_choice():
     assert table.iloc[1]["simnet_best"].startswith("nccl ") and table.iloc[1]["simnet_best"].endswith(" (nvls/simple)")
     shown = display_nccl_comparison(frame)
     assert shown.iloc[0]["same"] == "no" and shown.iloc[0]["NCCL model"] == "2.5 s"
+
+
+def test_the_winner_says_what_nccl_ran_and_its_runner_up_is_not_that_schedule_again():
+    """`nccl` that picked NVLS beats `nvls` only by name: the runner-up is the next schedule that differs."""
+    from simnet.analysis import winners
+
+    frame = nccl_rows([
+        ("nccl", "{}", 1 << 30, 5.0, "nvls/simple", 6.0),
+        ("nvls", "{}", 1 << 30, 5.0, "nvls/simple", 6.0),
+        ("nccl_ring", '{"protocol": "auto"}', 1 << 30, 6.5, "nvls/simple", 6.0),
+        ("ring", "{}", 1 << 30, 7.0, "nvls/simple", 6.0),
+        ("nvls", "{}", 1 << 20, 2.0, "nvls/simple", 1.0),
+        ("nccl", "{}", 1 << 20, 2.0, "nvls/simple", 1.0),
+    ]).assign(resolved=['{"nccl_algorithm": "nvls", "protocol": "simple"}', "", '{"protocol": "ll128"}', "",
+                        "", '{"nccl_algorithm": "nvls", "protocol": "simple"}'])
+    best = winners(frame)
+    assert best[["winner", "runner_up"]].values.tolist() == [
+        ["nccl (nvls/simple)", 'nccl_ring {"protocol": "auto"} (ring/ll128)'], ["nvls", ""]]
+    assert best["margin"][0] == pytest.approx(0.3) and math.isnan(best["margin"][1])
+    alone = winners(frame.assign(sim_time_s=[5.0, 5.5, 6.5, 7.0, 2.0, 2.0]))
+    assert alone.iloc[0][["runner_up", "runner_up_time_s"]].tolist() == ["nvls", 5.5]
 
 
 def test_nccl_comparison_is_empty_without_an_nccl_model():

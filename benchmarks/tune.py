@@ -87,7 +87,8 @@ def _target(name: str):
 
 def check_pruning(topologies: list[str], sizes: str) -> bool:
     """Tune each topology with and without pruning; True when every tuner table agrees."""
-    from simnet.tune import PRUNE_FACTOR, parse_size_range, tune, tuner_table
+    from simnet.tune import PRUNE_FACTOR, tune, tuner_table
+    from simnet.units import parse_size_range
 
     size_list = parse_size_range(sizes)
     agree = True

@@ -504,8 +504,7 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
         ordered = group.sort_values("sim_time_s", kind="stable")
         best = ordered.iloc[0]
         labels = _choice(ordered)
-        resolved = ordered["resolved"].fillna("") if "resolved" in ordered else [""] * len(ordered)
-        ran = [nccl_key(a, p, r) for a, p, r in zip(ordered["algorithm"], ordered["params"], resolved)]
+        ran = _ran(ordered)
         shown = [label + (f" ({key})" if key and (algorithm in NCCL_CHOICES or key != nccl_key(algorithm, params))
                           else "")
                  for label, key, algorithm, params in zip(labels, ran, ordered["algorithm"], ordered["params"])]
@@ -513,7 +512,8 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
         second = next((k for k in range(1, len(ordered)) if not (ran[k] and ran[k] == ran[0] and times[k] == times[0])),
                       None)
         runner = ordered.iloc[second] if second is not None else None
-        predicted = _choice(group.sort_values("model_time_s", kind="stable")).iloc[0]
+        modelled = group.sort_values("model_time_s", kind="stable").iloc[:1]
+        predicted, predicted_ran = _choice(modelled).iloc[0], _ran(modelled)[0]
         rows.append(
             {
                 "point": point,
@@ -524,11 +524,20 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
                 "runner_up": shown[second] if runner is not None else "",
                 "runner_up_time_s": runner["sim_time_s"] if runner is not None else float("nan"),
                 "margin": runner["sim_time_s"] / best["sim_time_s"] - 1 if runner is not None else float("nan"),
-                "model_agrees": bool(predicted == labels.iloc[0]) if best["model_time_s"] == best["model_time_s"]
-                else None,
+                "model_agrees": bool(predicted == labels.iloc[0] or (ran[0] and predicted_ran == ran[0]))
+                if best["model_time_s"] == best["model_time_s"] else None,
             }
         )
     return pd.DataFrame(rows)
+
+
+def _ran(rows: pd.DataFrame) -> list[str]:
+    """:func:`nccl_key` of each row, ``""`` for NCCL's own choice where the row does not record what it
+    picked (results written without ``resolved``)."""
+    resolved = rows["resolved"].fillna("") if "resolved" in rows else [""] * len(rows)
+    return ["" if algorithm in NCCL_CHOICES and "nccl_algorithm" not in f"{params}{picked}"
+            else nccl_key(algorithm, params, picked)
+            for algorithm, params, picked in zip(rows["algorithm"], rows["params"], resolved)]
 
 
 def nccl_key(algorithm: str, params: str, resolved: str = "") -> str:
@@ -603,7 +612,7 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
     for (point, size), group in chosen.groupby(["point", "size_bytes"], sort=False):
         ordered = group.sort_values("sim_time_s", kind="stable")
         best = ordered.iloc[0]
-        resolved = ordered["resolved"] if "resolved" in ordered else [""] * len(ordered)
+        resolved = ordered["resolved"].fillna("") if "resolved" in ordered else [""] * len(ordered)
         keys = [nccl_key(a, p, r) for a, p, r in zip(ordered["algorithm"], ordered["params"], resolved)]
         choice = str(best["nccl_choice"])
         matching = [t for key, t in zip(keys, ordered["sim_time_s"]) if key == choice]

@@ -488,7 +488,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
     time, while its model time is within --prune-factor of the best time known at
     that size (the best model time, or the best simulated time if larger); the
     simulated winner is kept. TOPOLOGY is a
-    topology file, a preset name (see `simnet topo show`) or a scenario file, whose
+    topology file, a preset name (see `simnet topo list`) or a scenario file, whose
     topology and network: block are used (options given here override the block),
     so tuned times are the times `simnet run` simulates. Predicted and simulated
     times are those at the size in the 'at size' column, the largest of each range.
@@ -506,8 +506,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
       simnet tune dgx_h100_ndr_32 --sizes 1MiB..1GiB:x32 --nccl --workers 2
     """
     from simnet.tune import display_tuner_table, tune as tune_sizes, tuner_table
-    from simnet.units import parse_size_range
-    from simnet.units import format_size
+    from simnet.units import format_size, parse_size_range
 
     if top is not None:
         raise click.UsageError("--top is gone: tune simulates the candidates within --prune-factor (default 1.5) "
@@ -900,7 +899,7 @@ def topo() -> None:
 @topo.command("list")
 @_format_option()
 def list_presets(fmt: str) -> None:
-    """List the preset topologies: GPUs, hosts, what each models and its sources.
+    """List the preset topologies: GPUs, hosts and what each models (CSV and JSON add the sources).
 
     \b
     Examples:

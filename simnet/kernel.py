@@ -954,8 +954,8 @@ class Loop:
         result = _loop(now, bound, strict, initial, self.width, weighted, columns, routes, state, self.history_ints,
                        self.history_reals, self.counters)
         if strict and len(_loop.overloads) > known:
-            # Typing the loop leaves its arguments in reference cycles (exceptions caught on the way); a
-            # driven simulation's arrays cannot grow while they hold views of them. (Collecting in every
+            # Typing the loop leaves its arguments in reference cycles (exceptions caught on the way); while
+            # they hold views of a driven simulation's columns, each growth of one copies it. (Collecting in every
             # first call would move what is alive then, the simulation included, to the oldest generation,
             # where it outlives the run.)
             gc.collect()

@@ -754,8 +754,9 @@ class MaxMinLinks:
         self._route_rate_Bps = grown(self._route_rate_Bps, rate)
         self._route_limit = grown(self._route_limit, limit)
         self._route_blocker = grown(self._route_blocker, blocker)
-        self._route_weight = grown(self._route_weight, np.where(total_s > 0, 1.0 / np.where(total_s > 0, total_s, 1.0),
-                                                                1.0) if self._weighted else np.ones(len(fresh)))
+        weight = (np.where(total_s > 0, 1.0 / np.where(total_s > 0, total_s, 1.0), 1.0) if self._weighted
+                  else np.ones(len(fresh)))
+        self._route_weight = grown(self._route_weight, weight)
         self._route_line = grown(self._route_line, b"\xff" * (8 * len(fresh)))
         self._route_first = grown(self._route_first, len(self._route_flat) + starts[:-1])
         self._route_hops = grown(self._route_hops, width)
@@ -780,8 +781,8 @@ class MaxMinLinks:
         if line is None:
             line = self._line_ids[(route_id, channel)] = len(self._lines)
             self._lines.append(deque())
-            self._busy = grown(self._busy, b"\0")
-            self._queued = grown(self._queued, b"\0\0\0\0")
+            self._busy = grown(self._busy, bytes(1))
+            self._queued = grown(self._queued, bytes(4))
             if channel == 0:
                 self._route_line[route_id] = line
         return line

@@ -30,12 +30,15 @@ def view(values: array | np.ndarray) -> np.ndarray:
 
 
 def grown(values: array | bytearray, more: array | bytes | np.ndarray) -> array | bytearray:
-    """`values` with `more` appended (converted to its type), or a grown copy of `values` if it cannot grow.
+    """`values` with `more` appended, or a grown copy of `values` if it cannot grow.
+
+    `more` is an ``array`` of the same type, raw bytes, or a NumPy array converted to the type of `values`
+    (an ``array``; a ``bytearray`` takes bytes).
 
     A column cannot grow in place while a NumPy view of it exists: a trace holds views, and so does the
     frame of a function that made one and has returned, for as long as a sampling profiler (Dask's
-    workers run one) still holds that frame. Every growth goes through here, and the owner keeps what
-    it returns; nothing may hold the column across the call.
+    workers run one) still holds that frame. Every growth of the engine's and the link model's columns
+    goes through here, and the owner keeps what it returns; nothing may hold the column across the call.
     """
     if isinstance(more, np.ndarray):
         more = memoryview(np.ascontiguousarray(more, dtype=TYPECODES[values.typecode])).cast("B")
@@ -48,6 +51,7 @@ def grown(values: array | bytearray, more: array | bytes | np.ndarray) -> array 
 
 
 def _append(values: array | bytearray, more: array | bytes | memoryview) -> None:
+    """Append `more` to `values` in place (raises ``BufferError`` while a view of `values` exists)."""
     if isinstance(values, bytearray) or isinstance(more, array):
         values.extend(more)
     else:

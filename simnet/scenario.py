@@ -10,8 +10,8 @@ payload sizes and the network model::
     network: {model: fifo}
 
 ``sizes`` may also be a range, ``1 KiB..1 GiB:x4`` (every fourfold size from 1 KiB to 1 GiB, both
-ends included; without ``:xN`` each size doubles), as ``simnet tune --sizes`` takes it, or a list with
-ranges among its items; the sizes are then sorted, each once.
+ends included; without ``:xN`` each size doubles), as ``simnet tune --sizes`` takes it, alone or as an
+item of the list.
 
 Builder and algorithm parameters are checked against the function they go to:
 a YAML key ``bandwidth`` feeds the parameter ``bandwidth_Bps`` and is parsed as a
@@ -139,21 +139,33 @@ Size = Annotated[int, BeforeValidator(units.parse_size), Field(ge=1),
                  PlainSerializer(lambda v: units.format_exact(v, "size"), when_used="json")]
 
 
+def _is_range(item: Any) -> bool:
+    """Whether a ``sizes`` item is a range or a comma-separated list of sizes."""
+    return isinstance(item, str) and (".." in item or "," in item)
+
+
 def _size_list(value: Any) -> Any:
-    """A scenario's ``sizes`` as a list. A range such as ``1 KiB..1 GiB:x4`` or a comma-separated list
-    (:func:`simnet.units.parse_size_range`), alone or as an item among others, stands for its sizes; the
-    sizes of a list with one are then sorted, each once."""
+    """A scenario's ``sizes`` as a list: one size or range stands for a list of it; a range such as
+    ``1 KiB..1 GiB:x4`` or a comma-separated list (:func:`simnet.units.parse_size_range`) stands for its
+    sizes, in place. An error names the item as written (``sizes[1]``)."""
     items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not any(isinstance(item, str) and (".." in item or "," in item)
-                                              for item in items):
-        return value
-    sizes = set()
-    for item in items:
-        if isinstance(item, str) and (".." in item or "," in item):
-            sizes.update(units.parse_size_range(item))
-        else:
-            sizes.add(units.parse_size(item))
-    return [f"{size} B" for size in sorted(sizes)]
+    if not isinstance(items, list) or not any(_is_range(item) for item in items):
+        return items
+    first: dict[int, int] = {}
+    where = "[{}]" if isinstance(value, list) else ""
+    for index, item in enumerate(items):
+        try:
+            sizes = units.parse_size_range(item) if _is_range(item) else [units.parse_size(item)]
+        except SimnetError as error:
+            raise ScenarioError(error.message, path=where.format(index)) from None
+        for size in sizes:
+            if size < 1:
+                raise ScenarioError(f"must be ≥ 1 B, got {item!r}", path=where.format(index))
+            if size in first:
+                raise ScenarioError(f"{units.format_size(size)} is listed twice (also sizes[{first[size]}])",
+                                    path=where.format(index))
+            first[size] = index
+    return [f"{size} B" for size in first]
 
 
 class _Strict(BaseModel):
@@ -824,6 +836,8 @@ def _format_validation_error(error: ValidationError) -> ScenarioError:
         )
     elif kind == "value_error" and isinstance(ctx.get("error"), SimnetError):
         message = ctx["error"].message
+        inner = ctx["error"].path
+        path += inner if inner.startswith("[") or not path or not inner else f".{inner}"
     elif kind == "greater_than_equal":
         message = f"must be ≥ {ctx['ge']}, got {value!r}"
     elif kind == "literal_error":

@@ -148,6 +148,10 @@ def test_the_winner_says_what_nccl_ran_and_its_runner_up_is_not_that_schedule_ag
     assert best["margin"][0] == pytest.approx(0.3) and math.isnan(best["margin"][1])
     alone = winners(frame.assign(sim_time_s=[5.0, 5.5, 6.5, 7.0, 2.0, 2.0]))
     assert alone.iloc[0][["runner_up", "runner_up_time_s"]].tolist() == ["nvls", 5.5]
+    nvls_first = winners(frame.assign(model_time_s=[2.0, 1.0, 3.0, 4.0, 1.0, 1.0]))
+    assert nvls_first["model_agrees"].tolist() == [True, True], "the model's nvls is what nccl ran"
+    unrecorded = winners(frame.drop(columns=["resolved"]))
+    assert unrecorded["winner"].tolist() == ["nccl", "nvls"] and unrecorded["runner_up"].tolist() == ["nvls", "nccl"]
 
 
 def test_nccl_comparison_is_empty_without_an_nccl_model():

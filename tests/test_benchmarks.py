@@ -116,3 +116,15 @@ def test_the_nccl_loop_benchmark_reports_the_engines_times_and_sorts():
     reshares, fills = (int(number.replace(",", "")) for number in
                        re.search(r"re-shares ([\d,]+), components filled ([\d,]+)", lines[5]).groups())
     assert 0 < fills <= reshares
+
+
+def test_the_pruning_check_of_the_tune_benchmark_runs():
+    """`benchmarks/tune.py --check-pruning` is the evidence docs/design.md cites for the prune factor."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "tune.py"), "--check-pruning", "--topologies", "switch8",
+         "--sizes", "1KiB,1MiB"],
+        capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^switch8\s+8\s+\d+/\d+\s+[\d.]+\s+yes$", result.stdout, re.MULTILINE), result.stdout

@@ -27,7 +27,7 @@ def test_grown_copies_a_column_something_views_and_leaves_the_view_as_it_was(val
     assert np.array_equal(held, before) and len(values) == len(before)
 
 
-def test_appended_turns_a_constant_into_an_array_even_while_a_view_of_an_earlier_array_exists():
+def test_appended_keeps_one_value_while_it_can_then_an_array_that_grows_by_copy_while_viewed():
     column = appended(Constant(), np.array([2.0, 2.0]))
     assert isinstance(column, Constant) and (column.value, column.length) == (2.0, 2)
     column = appended(column, np.array([3.0]))

@@ -48,8 +48,7 @@ from simnet.scenario import load_scenario, parse_scenario, run
 from simnet.smpi import as_mpi
 from simnet.testing import KEY_COLUMNS, Golden
 from simnet.topology import dgx_a100, fat_tree, find, gpus, leaf_spine, load, torus
-from simnet.units import parse_size_range
-from simnet.units import format_size
+from simnet.units import format_size, parse_size_range
 from tests.validation.test_simgrid import CLUSTERS, SHUFFLED, cluster_network
 
 ROOT = Path(__file__).resolve().parents[1]

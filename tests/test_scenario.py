@@ -201,9 +201,10 @@ def test_repeats_are_refused_in_a_file_but_recorded_points_with_repeats_still_pa
     ("1 KiB..1 MiB:x32", [2**10, 2**15, 2**20]),
     ("1KiB..8KiB", [2**10, 2**11, 2**12, 2**13]),
     ("64 MiB, 1 KiB", [2**10, 2**26]),
-    (["1 MiB", "1 KiB..1 MiB:x4", "3 GiB"], [2**10, 2**12, 2**14, 2**16, 2**18, 2**20, 3 * 2**30]),
+    ("64 MiB", [2**26]),
+    (["8 MiB", "1 KiB..1 MiB:x4", "3 GiB"], [2**23, 2**10, 2**12, 2**14, 2**16, 2**18, 2**20, 3 * 2**30]),
 ])
-def test_sizes_take_the_ranges_tune_takes_sorted_and_each_once(sizes, expected):
+def test_sizes_take_the_ranges_tune_takes_in_place_of_the_item(sizes, expected):
     data = {"name": "ranges", "topology": "switch8", "collective": {"op": "allreduce", "algorithms": ["ring"]},
             "sizes": sizes}
     scenario = parse_scenario(data)
@@ -215,9 +216,12 @@ def test_sizes_take_the_ranges_tune_takes_sorted_and_each_once(sizes, expected):
 
 @pytest.mark.parametrize("sizes,message", [
     ("1 KiB..1 parsec", "sizes: unknown unit 'parsec' in '1 parsec'"),
-    (["1 MiB", "8KiB..1KiB"], "sizes: expected a range 'LOW..HIGH' with 1 B ≤ LOW ≤ HIGH, got '8KiB..1KiB'"),
+    (["1 MiB", "8KiB..1KiB"], "sizes[1]: expected a range 'LOW..HIGH' with 1 B ≤ LOW ≤ HIGH, got '8KiB..1KiB'"),
     ("1KiB..1MiB:x1", "sizes: expected a step such as ':x4' after the range, got '1KiB..1MiB:x1'"),
-    (["1 KiB..1 MiB", 3], "sizes: 3 needs a unit, e.g. 3 B"),
+    (["1 KiB..1 MiB", 3], "sizes[1]: 3 needs a unit, e.g. 3 B"),
+    (["1 KiB..4 KiB", 0], "sizes[1]: must be ≥ 1 B, got 0"),
+    (["1 KiB..4 KiB", "bogus"], "sizes[1]: expected a size such as '64 MiB', got 'bogus'"),
+    (["4 KiB", "1 KiB..4 KiB"], "sizes[1]: 4 KiB is listed twice (also sizes[0])"),
 ])
 def test_a_bad_range_of_sizes_is_named_in_one_line(sizes, message):
     data = {"name": "ranges", "topology": "switch8", "collective": {"op": "allreduce", "algorithms": ["ring"]},

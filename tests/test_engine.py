@@ -549,12 +549,27 @@ def test_the_array_path_on_a_reducing_switch_and_at_instants_that_round_back_to_
     assert theirs[1].end_s.max() == 1.0
 
 
+def registered(net: Network, name: str, size_bytes: int) -> Schedule:
+    """The schedule of the registered algorithm `name` for `size_bytes` on `net`, with the parameters it derives
+    there."""
+    algorithm = ALGORITHMS[name]
+    params = algorithm.defaults(functools.partial(hierarchy_factors, net.graph)) if algorithm.defaults else {}
+    return algorithm.build(net.size, size_bytes, **algorithm.resolved(net, size_bytes, params))
+
+
+def fresh_simulation(net: Network, compiled: bool) -> Simulation:
+    """A simulation of `net` in a new environment; `compiled`: it runs every schedule in the compiled loop
+    (drive it with `_drive`)."""
+    sim = Simulation(simpy.Environment(), net)
+    if compiled:
+        sim._resumable()
+    return sim
+
+
 @pytest.mark.parametrize("name", ["ring", "halving_doubling", "blueconnect", "nccl_ring", "nccl_tree"])
 def test_registered_algorithms_on_a_cluster_take_the_array_path_to_the_same_trace(monkeypatch, name):
     net = Network(cluster("dgx_a100", 2, fabric_params={"bandwidth_Bps": 25e9, "latency_s": 1e-6}))
-    algorithm = ALGORITHMS[name]
-    params = algorithm.defaults(functools.partial(hierarchy_factors, net.graph)) if algorithm.defaults else {}
-    schedule = algorithm.build(net.size, 16 * 2**20, **algorithm.resolved(net, 16 * 2**20, params))
+    schedule = registered(net, name, 16 * 2**20)
     *mine, theirs = run_both_ways(monkeypatch, lambda: simulate(net, schedule, overhead_s=1e-6,
                                                                 gamma_s_per_byte=1e-11))
     for trace in mine:
@@ -571,10 +586,8 @@ def test_schedules_finishing_at_one_instant_are_delivered_in_the_order_they_were
     copying = Schedule(collective="allreduce", nranks=2, chunk_bytes=(1,), transfers=(Transfer(0, 1, (0,), 2**11),))
 
     def run(compiled: bool = False):
-        env = simpy.Environment()
-        sim = Simulation(env, net)
-        if compiled:
-            sim._resumable()
+        sim = fresh_simulation(net, compiled)
+        env = sim.env
         delivered = []
         sim.run(reducing, gamma_s_per_byte=2.0**-30).callbacks.append(lambda event: delivered.append(event.value))
         sim.run(copying, ranks=[2, 3]).callbacks.append(lambda event: delivered.append(event.value))
@@ -594,17 +607,12 @@ def test_a_profiler_holding_every_frame_changes_no_trace(monkeypatch):
     loop, the array path, the compiled loop) gives its trace without: schedules added before and during the
     run, with channels, overhead and γ, and traces read as each schedule completes."""
     net = Network(cluster("dgx_a100", 2, fabric_params={"bandwidth_Bps": 25e9, "latency_s": 1e-6}))
-    schedules = []
-    for name, size in (("nccl_ring", 2**20), ("blueconnect", 3 * 2**20), ("nccl_tree", 2**19)):
-        algorithm = ALGORITHMS[name]
-        params = algorithm.defaults(functools.partial(hierarchy_factors, net.graph)) if algorithm.defaults else {}
-        schedules.append(algorithm.build(net.size, size, **algorithm.resolved(net, size, params)))
+    schedules = [registered(net, name, size)
+                 for name, size in (("nccl_ring", 2**20), ("blueconnect", 3 * 2**20), ("nccl_tree", 2**19))]
 
     def run(compiled: bool = False):
-        env = simpy.Environment()
-        sim = Simulation(env, net)
-        if compiled:
-            sim._resumable()
+        sim = fresh_simulation(net, compiled)
+        env = sim.env
         delivered = []
 
         def deliver(event):

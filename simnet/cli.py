@@ -70,6 +70,7 @@ def cli(context: click.Context, debug: bool) -> None:
       simnet compare scenarios/blueconnect_dgx.yaml
       simnet tune dgx_a100_superpod_slice --sizes 1KiB..1GiB:x8
       simnet algorithms
+      simnet topo list
       simnet export msccl scenarios/quickstart.yaml --algorithm ring --out ring.xml
       simnet verify msccl ring.xml
     """

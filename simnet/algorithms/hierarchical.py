@@ -776,7 +776,9 @@ def _two_level_variants(nranks, factors, chunk_counts, channel_counts) -> list[d
 
 
 def _torus_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
-    if len(_hierarchical(factors)) < 2:
+    """Those of :func:`_two_level_variants`, none where a dimension would be 1: the torus is then the ring
+    (one server of 72 GPUs is ``[72, 1]``)."""
+    if len(_hierarchical(factors)) < 2 or 1 in _two_level_defaults(factors)["factors"]:
         return []
     return _two_level_variants(nranks, factors, chunk_counts, channel_counts)
 

@@ -114,6 +114,19 @@ def test_every_tuning_variant_builds_and_is_priced(name):
             assert math.isfinite(record.predict(costs, 8, 4096, **params))
 
 
+def test_no_torus_variant_where_a_dimension_is_one():
+    """One GB200 NVL72 rack is one server of 72 GPUs on 36 sockets: its two-level factors are [72, 1], and a
+    torus of 72 x 1 is the ring, already a candidate; a cluster of its racks gets the torus."""
+    from simnet.topology import cluster, gb200_nvl72
+
+    variants = ALGORITHMS["torus_2d"].variants
+    rack = functools.partial(hierarchy_factors, gb200_nvl72())
+    assert rack(("host",)) == (72, 1) and variants(72, rack, (1, 4), (1,)) == []
+    racks = functools.partial(hierarchy_factors, cluster("gb200_nvl72", 2, fabric_params={"bandwidth_Bps": 50e9,
+                                                                                   "latency_s": 1e-6}))
+    assert variants(144, racks, (1, 4), (1,)) == [{"factors": [72, 2], "chunks": 1}, {"factors": [72, 2], "chunks": 4}]
+
+
 CHUNKED = [n for n in NAMES if ALGORITHMS[n].model is not None and "chunks" in {p.name for p in ALGORITHMS[n].parameters}]
 NETWORKS = {"full_mesh": Network(full_mesh(8)), "switch": Network(switch(8, 12.5e9, 1e-6)), "dgx": Network(DGX)}
 

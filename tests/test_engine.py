@@ -600,12 +600,10 @@ def test_schedules_finishing_at_one_instant_are_delivered_in_the_order_they_were
         assert runs[0].end_s[0] == runs[1].end_s[0] == 4 * 2.0**-20
 
 
-def test_a_profiler_holding_every_frame_changes_no_trace(monkeypatch):
-    """Dask's workers sample the frames of running tasks. A frame sampled just before its function returns
-    keeps that function's NumPy views of the engine's columns, which then cannot grow in place (this ended a
-    `simnet tune --executor dask` run with BufferError). With every returned frame kept, every path (the
-    loop, the array path, the compiled loop) gives its trace without: schedules added before and during the
-    run, with channels, overhead and γ, and traces read as each schedule completes."""
+def three_schedules_every_way(monkeypatch) -> list[list[Trace]]:
+    """The traces of three schedules on two DGX A100 (NCCL's ring with its channels, BlueConnect with γ, NCCL's
+    tree with overhead and added during the run on reversed ranks), each read as it completes: on every path
+    of the Python engine (:func:`run_both_ways`) and in the compiled loop."""
     net = Network(cluster("dgx_a100", 2, fabric_params={"bandwidth_Bps": 25e9, "latency_s": 1e-6}))
     schedules = [registered(net, name, size)
                  for name, size in (("nccl_ring", 2**20), ("blueconnect", 3 * 2**20), ("nccl_tree", 2**19))]
@@ -630,14 +628,20 @@ def test_a_profiler_holding_every_frame_changes_no_trace(monkeypatch):
         sim._drive() if compiled else env.run()
         return delivered
 
-    def every_way():
-        return [*run_both_ways(monkeypatch, run), run(compiled=True)]
+    return [*run_both_ways(monkeypatch, run), run(compiled=True)]
 
-    plain = every_way()
+
+def test_a_profiler_holding_every_frame_changes_no_trace(monkeypatch):
+    """Dask's workers sample the frames of running tasks. A frame sampled just before its function returns
+    keeps that function's NumPy views of the engine's columns, which then cannot grow in place (this ended a
+    `simnet tune --executor dask` run with BufferError). With every returned frame kept, every path (the
+    loop, the array path, the compiled loop) gives its trace without: schedules added before and during the
+    run, with channels, overhead and γ, and traces read as each schedule completes."""
+    plain = three_schedules_every_way(monkeypatch)
     kept = []
     sys.setprofile(lambda frame, event, arg: kept.append(frame) if event == "return" else None)
     try:
-        held = every_way()
+        held = three_schedules_every_way(monkeypatch)
     finally:
         sys.setprofile(None)
     assert len(kept) > 1000
@@ -645,6 +649,40 @@ def test_a_profiler_holding_every_frame_changes_no_trace(monkeypatch):
         assert [trace.schedule for trace in runs] == [trace.schedule for trace in theirs] and len(runs) == 3
         for a, b in zip(runs, theirs):
             assert_identical(a, b)
+
+
+def test_only_the_time_columns_a_trace_holds_are_copied_to_grow(monkeypatch):
+    """A column copied to grow (:func:`simnet.perflow.grown`) is one something still views. Without a profiler
+    only the time columns a trace is given views of may be: a copy of any other column is a view left alive,
+    and would copy that column again at each growth (with a profiler keeping frames, copies of others do
+    happen, which shows the check sees them)."""
+    import inspect
+
+    from simnet import perflow
+
+    def grown_where(copied: list[str]):
+        def watched(values, more):
+            result = perflow.grown(values, more)
+            if result is not values:
+                caller = inspect.getframeinfo(sys._getframe(1)).code_context[0]
+                copied.append(caller.split("=")[0].strip())
+            return result
+        return watched
+
+    timed = {"self.started_s", "self.finished_s", "self._ready_s, self._issue_s", "self._end_s"}
+    copied: list[str] = []
+    monkeypatch.setattr("simnet.links.grown", grown_where(copied))
+    monkeypatch.setattr("simnet.engine.grown", grown_where(copied))
+    three_schedules_every_way(monkeypatch)
+    assert set(copied) <= timed, copied
+    copied.clear()
+    kept = []
+    sys.setprofile(lambda frame, event, arg: kept.append(frame) if event == "return" else None)
+    try:
+        three_schedules_every_way(monkeypatch)
+    finally:
+        sys.setprofile(None)
+    assert set(copied) - timed, "frames kept by a profiler hold views of other columns"
 
 
 def test_a_trace_keeps_its_times_when_the_simulation_runs_more_schedules():

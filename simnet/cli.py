@@ -1133,8 +1133,13 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return 130
-    except click.ClickException as error:
+    except click.exceptions.NoArgsIsHelpError as error:
         error.show()
+        return 2
+    except click.ClickException as error:
+        context = getattr(error, "ctx", None)
+        hint = f" (see '{context.command_path} --help')" if isinstance(error, click.UsageError) and context else ""
+        click.echo(f"error: {error.format_message()}{hint}", err=True)
         return 2
     return 0
 

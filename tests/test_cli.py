@@ -220,6 +220,26 @@ def test_tune_argument_errors(capsys, args, message):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("args", "line"), [
+    (["run", "scenarios/quickstart.yaml", "--bogus"],
+     "error: No such option '--bogus'. Did you mean '--out'? (see 'simnet run --help')"),
+    (["nosuch"], "error: No such command 'nosuch'. (see 'simnet --help')"),
+    (["tune", "switch8", "--op", "scan"], "error: Invalid value for '--op': 'scan' is not one of"),
+    (["topo", "show"], "error: Missing argument 'TOPOLOGY'. (see 'simnet topo show --help')"),
+])
+def test_a_mistyped_command_line_is_one_line_too(args, line, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(line), err
+
+
+@pytest.mark.parametrize("command", [[], ["topo"], ["export"], ["verify"]])
+def test_a_group_without_its_command_shows_its_help(command, capsys):
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"Usage: {' '.join(['simnet', *command])} [OPTIONS] COMMAND"), err
+
+
 @pytest.mark.parametrize("command", ["", "run", "compare", "tune", "plot", "algorithms", "topo", "topo show", "topo draw"])
 def test_every_subcommand_help_shows_an_example(command, capsys):
     assert main([*command.split(), "--help"]) == 0

@@ -513,7 +513,9 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
                       None)
         runner = ordered.iloc[second] if second is not None else None
         modelled = group.sort_values("model_time_s", kind="stable").iloc[:1]
-        predicted, predicted_ran = _choice(modelled).iloc[0], _ran(modelled)[0]
+        predicted = _choice(modelled).iloc[0]
+        alias = (bool(ran[0]) and _ran(modelled)[0] == ran[0] and modelled["sim_time_s"].iloc[0] == times[0]
+                 and (best["algorithm"] in NCCL_CHOICES or modelled["algorithm"].iloc[0] in NCCL_CHOICES))
         rows.append(
             {
                 "point": point,
@@ -524,7 +526,7 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
                 "runner_up": shown[second] if runner is not None else "",
                 "runner_up_time_s": runner["sim_time_s"] if runner is not None else float("nan"),
                 "margin": runner["sim_time_s"] / best["sim_time_s"] - 1 if runner is not None else float("nan"),
-                "model_agrees": bool(predicted == labels.iloc[0] or (ran[0] and predicted_ran == ran[0]))
+                "model_agrees": bool(predicted == labels.iloc[0] or alias)
                 if best["model_time_s"] == best["model_time_s"] else None,
             }
         )

@@ -1114,6 +1114,19 @@ def algorithms(fmt: str) -> None:
         click.echo(f"    time: {item['formula']}")
 
 
+def _command_path(args: list[str]) -> str:
+    """``simnet`` and the commands and subcommands `args` name before anything else."""
+    command, path = cli, ["simnet"]
+    for arg in args:
+        if arg.startswith("-"):
+            continue
+        if not isinstance(command, click.Group) or arg not in command.commands:
+            break
+        command = command.commands[arg]
+        path.append(arg)
+    return " ".join(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``simnet`` console script; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -1138,8 +1151,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except click.ClickException as error:
         context = getattr(error, "ctx", None)
-        hint = f" (see '{context.command_path} --help')" if isinstance(error, click.UsageError) and context else ""
-        click.echo(f"error: {error.format_message()}{hint}", err=True)
+        hint = ""
+        if isinstance(error, click.UsageError):
+            hint = f" (see '{context.command_path if context else _command_path(args)} --help')"
+        click.echo(f"error: {' '.join(error.format_message().split())}{hint}", err=True)
         return 2
     return 0
 

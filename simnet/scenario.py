@@ -145,27 +145,34 @@ def _is_range(item: Any) -> bool:
 
 
 def _size_list(value: Any) -> Any:
-    """A scenario's ``sizes`` as a list: one size or range stands for a list of it; a range such as
+    """A scenario's ``sizes`` as a list of sizes: one size or range stands for a list of it; a range such as
     ``1 KiB..1 GiB:x4`` or a comma-separated list (:func:`simnet.units.parse_size_range`) stands for its
-    sizes, in place. An error names the item as written (``sizes[1]``)."""
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not any(_is_range(item) for item in items):
-        return items
+    sizes, in place. An error names the item as written (``sizes[1]``, or ``sizes`` for a lone value); a
+    size listed twice is refused where a range is involved (recorded results may hold plain repeats, see
+    :func:`_no_repeats`)."""
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        items, where = [value], ""
+    elif isinstance(value, list):
+        items, where = value, "[{}]"
+    else:
+        raise ScenarioError(f"expected a size such as '64 MiB', a range such as '1 KiB..1 GiB:x4' or a list of "
+                            f"them, got {value!r}")
     first: dict[int, int] = {}
-    where = "[{}]" if isinstance(value, list) else ""
+    sizes: list[int] = []
     for index, item in enumerate(items):
         try:
-            sizes = units.parse_size_range(item) if _is_range(item) else [units.parse_size(item)]
+            found = units.parse_size_range(item) if _is_range(item) else [units.parse_size(item)]
         except SimnetError as error:
             raise ScenarioError(error.message, path=where.format(index)) from None
-        for size in sizes:
+        for size in found:
             if size < 1:
                 raise ScenarioError(f"must be ≥ 1 B, got {item!r}", path=where.format(index))
-            if size in first:
+            if size in first and (_is_range(item) or _is_range(items[first[size]])):
                 raise ScenarioError(f"{units.format_size(size)} is listed twice (also sizes[{first[size]}])",
                                     path=where.format(index))
-            first[size] = index
-    return [f"{size} B" for size in first]
+            first.setdefault(size, index)
+            sizes.append(size)
+    return [f"{size} B" for size in sizes]
 
 
 class _Strict(BaseModel):
@@ -1040,6 +1047,8 @@ def expand(scenario: Scenario, *, source: str = "", force: bool = False) -> list
         try:
             point = parse_scenario(data, force=force, networks=scenario._networks, base_dir=scenario._base_dir,
                                    programs=scenario._programs)
+            if point.jobs is None and any(key == "sizes" for key, _ in overrides):
+                _no_repeats(point)
         except SimnetError as error:
             raise ScenarioError(f"point {index} ({label}): {error}", path="sweep", source=source) from None
         digest = hashlib.sha256(point.model_dump_json().encode()).hexdigest()[:16]

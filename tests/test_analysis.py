@@ -150,6 +150,9 @@ def test_the_winner_says_what_nccl_ran_and_its_runner_up_is_not_that_schedule_ag
     assert alone.iloc[0][["runner_up", "runner_up_time_s"]].tolist() == ["nvls", 5.5]
     nvls_first = winners(frame.assign(model_time_s=[2.0, 1.0, 3.0, 4.0, 1.0, 1.0]))
     assert nvls_first["model_agrees"].tolist() == [True, True], "the model's nvls is what nccl ran"
+    rings = nccl_rows([("nccl_ring", '{"channels": 8, "protocol": "simple"}', 1 << 30, 5.0, "ring/simple", 6.0),
+                       ("nccl_ring", '{"channels": 24, "protocol": "simple"}', 1 << 30, 7.0, "ring/simple", 6.0)])
+    assert not winners(rings.assign(model_time_s=[9.0, 4.0]))["model_agrees"][0], "another setup of the ring"
     unrecorded = winners(frame.drop(columns=["resolved"]))
     assert unrecorded["winner"].tolist() == ["nccl", "nvls"] and unrecorded["runner_up"].tolist() == ["nvls", "nccl"]
 

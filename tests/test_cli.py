@@ -226,6 +226,12 @@ def test_tune_argument_errors(capsys, args, message):
     (["nosuch"], "error: No such command 'nosuch'. (see 'simnet --help')"),
     (["tune", "switch8", "--op", "scan"], "error: Invalid value for '--op': 'scan' is not one of"),
     (["topo", "show"], "error: Missing argument 'TOPOLOGY'. (see 'simnet topo show --help')"),
+    (["run", "scenarios/quickstart.yaml", "--out"],
+     "error: Option '--out' requires an argument. (see 'simnet run --help')"),
+    (["--debug", "topo", "draw", "dgx1", "-o"],
+     "error: Option '-o' requires an argument. (see 'simnet topo draw --help')"),
+    (["plot", "results"],
+     "error: Missing option '--kind'. Choose from: time, busbw, speedup, links, gantt, jobs, slowdown"),
 ])
 def test_a_mistyped_command_line_is_one_line_too(args, line, capsys):
     assert main(args) == 2

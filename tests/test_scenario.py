@@ -76,7 +76,7 @@ def test_chunks_reach_the_algorithm():
         ("collective.op", "scan", "collective.op: must be one of 'allreduce', 'reduce_scatter', 'all_gather', 'broadcast', 'reduce', 'alltoall' or 'alltoallv', got 'scan'"),
         ("collective.op", "alltoall", "collective.algorithms[0]: algorithm 'ring' computes allreduce, not alltoall (algorithms for alltoall: bruck, direct, hierarchical, rail_aligned)"),
         ("collective.op", "reduce_scatter", "collective.algorithms[0]: algorithm 'ring' computes allreduce, not reduce_scatter"),
-        ("sizes", ["1 KiB", "-5 MiB"], "sizes[1]: must be ≥ 1, got '-5 MiB'"),
+        ("sizes", ["1 KiB", "-5 MiB"], "sizes[1]: must be ≥ 1 B, got '-5 MiB'"),
         ("sizes", ["12 parsecs"], "sizes[0]: unknown unit 'parsecs'"),
         ("sizes", [], "sizes: must not be empty"),
         ("sizes", None, "sizes: missing"),
@@ -222,6 +222,9 @@ def test_sizes_take_the_ranges_tune_takes_in_place_of_the_item(sizes, expected):
     (["1 KiB..4 KiB", 0], "sizes[1]: must be ≥ 1 B, got 0"),
     (["1 KiB..4 KiB", "bogus"], "sizes[1]: expected a size such as '64 MiB', got 'bogus'"),
     (["4 KiB", "1 KiB..4 KiB"], "sizes[1]: 4 KiB is listed twice (also sizes[0])"),
+    (1024, "sizes: 1024 needs a unit, e.g. 1 KiB"),
+    ("0 B", "sizes: must be ≥ 1 B, got '0 B'"),
+    ({"smallest": "1 KiB"}, "sizes: expected a size such as '64 MiB', a range such as '1 KiB..1 GiB:x4' or a list"),
 ])
 def test_a_bad_range_of_sizes_is_named_in_one_line(sizes, message):
     data = {"name": "ranges", "topology": "switch8", "collective": {"op": "allreduce", "algorithms": ["ring"]},
@@ -229,6 +232,17 @@ def test_a_bad_range_of_sizes_is_named_in_one_line(sizes, message):
     with pytest.raises(ScenarioError) as error:
         parse_scenario(data)
     assert str(error.value).startswith(message) and "\n" not in str(error.value)
+
+
+def test_a_sweep_point_listing_a_size_twice_is_refused_like_a_file(tmp_path):
+    data = {"name": "swept", "topology": "switch8", "collective": {"op": "allreduce", "algorithms": ["ring"]},
+            "sizes": ["1 KiB"], "sweep": {"grid": {"sizes": [["2 KiB", "4 KiB"], ["2 KiB", "2 KiB"]]}}}
+    path = tmp_path / "swept.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ScenarioError) as error:
+        load_scenario(path)
+    assert str(error.value) == (f'{path}: sweep: point 1 (sizes=["2 KiB", "2 KiB"]): sizes[1]: 2 KiB is listed twice '
+                                 '(also sizes[0])')
 
 
 @pytest.mark.parametrize("compiled_from,runs_compiled", [(20_000, 4), (10**12, 0)])

@@ -769,18 +769,12 @@ def _hierarchical(factors) -> list[int]:
 
 
 def _two_level_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
-    if len(_hierarchical(factors)) < 2:
+    """The two-level factors of hosts with each chunk count; none where a level would be 1, since the
+    schedule is then another candidate again (one server of 72 GPUs is ``[72, 1]``: ``torus_2d`` is the
+    ring, ``hierarchical_ring`` the binomial tree)."""
+    if len(_hierarchical(factors)) < 2 or 1 in (default := _two_level_defaults(factors)["factors"]):
         return []
-    default = _two_level_defaults(factors)["factors"]
     return [{"factors": default, "chunks": chunks} for chunks in chunk_counts]
-
-
-def _torus_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
-    """Those of :func:`_two_level_variants`, none where a dimension would be 1: the torus is then the ring
-    (one server of 72 GPUs is ``[72, 1]``)."""
-    if len(_hierarchical(factors)) < 2 or 1 in _two_level_defaults(factors)["factors"]:
-        return []
-    return _two_level_variants(nranks, factors, chunk_counts, channel_counts)
 
 
 def _blueconnect_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
@@ -825,7 +819,7 @@ ALGORITHMS = (
         model=_torus_2d_model,
         citation="Mikami, H. et al. (2018). Massively distributed SGD: ImageNet/ResNet-50 training in a flash. "
                  "arXiv:1811.05233.",
-        defaults=_two_level_defaults, variants=_torus_variants, transfers=_staged_transfers,
+        defaults=_two_level_defaults, variants=_two_level_variants, transfers=_staged_transfers,
     ),
     Algorithm(
         "blueconnect", ("allreduce",), blueconnect_allreduce,

@@ -114,12 +114,14 @@ def test_every_tuning_variant_builds_and_is_priced(name):
             assert math.isfinite(record.predict(costs, 8, 4096, **params))
 
 
-def test_no_torus_variant_where_a_dimension_is_one():
-    """One GB200 NVL72 rack is one server of 72 GPUs on 36 sockets: its two-level factors are [72, 1], and a
-    torus of 72 x 1 is the ring, already a candidate; a cluster of its racks gets the torus."""
+@pytest.mark.parametrize("name", ["torus_2d", "hierarchical_ring"])
+def test_no_two_level_variant_where_a_level_is_one(name):
+    """One GB200 NVL72 rack is one server of 72 GPUs on 36 sockets: its two-level factors are [72, 1], where a
+    torus of 72 x 1 is the ring and a hierarchical ring the binomial tree, both candidates already; a cluster of
+    its racks gets them."""
     from simnet.topology import cluster, gb200_nvl72
 
-    variants = ALGORITHMS["torus_2d"].variants
+    variants = ALGORITHMS[name].variants
     rack = functools.partial(hierarchy_factors, gb200_nvl72())
     assert rack(("host",)) == (72, 1) and variants(72, rack, (1, 4), (1,)) == []
     racks = functools.partial(hierarchy_factors, cluster("gb200_nvl72", 2, fabric_params={"bandwidth_Bps": 50e9,

@@ -142,7 +142,8 @@ def parse_size(text: str | int | float) -> int:
     ------
     UnitError
         If the unit is missing or unknown (``"64 Mb"`` is a rate of bits, not a
-        size) or the value is not a whole number of bytes.
+        size), the value is not a whole number of bytes, or it is 2**63 B or more
+        (sizes are 64-bit counts of bytes).
     """
     value = _parse(text, _SIZE_UNITS, "size", "64 MiB")
     _, unit = _split(text, "size", "64 MiB")
@@ -153,8 +154,8 @@ def parse_size(text: str | int | float) -> int:
         exact = Fraction(text)
     if exact.denominator != 1:
         raise UnitError(f"size {text!r} is not a whole number of bytes")
-    if not math.isfinite(value):
-        raise UnitError(f"size {text!r} is too large")
+    if not math.isfinite(value) or abs(exact) >= 2**63:
+        raise UnitError(f"size {text!r} is too large: sizes are whole bytes below 2**63")
     return int(exact)
 
 

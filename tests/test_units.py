@@ -2,7 +2,7 @@ import itertools
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from simnet.errors import SimnetError, UnitError
@@ -192,6 +192,7 @@ def test_the_help_example_range_ends_at_its_upper_bound():
 @given(low=st.integers(1, 2**40), factor=st.integers(2, 16), steps=st.integers(0, 12), extra=st.integers(0, 2**45))
 def test_ranges_include_both_ends_and_grow_by_the_factor(low, factor, steps, extra):
     reachable = low * factor**steps
+    assume(reachable < 2**63 and low + extra < 2**63)
     exact = parse_size_range(f"{low}B..{reachable}B:x{factor}")
     assert exact == [low * factor**k for k in range(steps + 1)]
     high = low + extra
@@ -200,3 +201,12 @@ def test_ranges_include_both_ends_and_grow_by_the_factor(low, factor, steps, ext
     steps_taken = list(itertools.pairwise(sizes))
     assert all(a < b <= a * factor for a, b in steps_taken)
     assert all(b == a * factor for a, b in steps_taken[:-1])
+
+
+def test_sizes_are_64_bit_counts_of_bytes():
+    assert parse_size("8192 TiB") == 2**53 and parse_size(f"{2**63 - 1} B") == 2**63 - 1
+    for text in (f"{2**63} B", "1e100 B", "1e19 B"):
+        with pytest.raises(UnitError, match=f"size '{text}' is too large: sizes are whole bytes below 2\\*\\*63"):
+            parse_size(text)
+    with pytest.raises(UnitError, match="too large"):
+        parse_size_range("1 KiB..1e20 B")

@@ -339,7 +339,7 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
     with _owned(out_dir, name=loaded.name, command="compare", source=str(scenario), overwrite=overwrite):
         results = _sweep(scenario, loaded, points, out_dir, progress=False if quiet else progress, force=force)
         if baseline is None and len(results):
-            baseline = "ring" if (results["algorithm"] == "ring").any() else str(results["algorithm"].iloc[0])
+            baseline = _first_baseline(results)
         try:
             best = analysis.winners(results)
             gains = analysis.speedups(results, baseline)
@@ -698,14 +698,15 @@ _TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "
 @click.option("--against", metavar="KEY",
               help="For time/busbw/speedup: the x axis, `size`, `payload.density` or a swept key such as "
                    "topology.hosts (default: size when sizes vary, else the first swept key).")
-@click.option("--baseline", default="ring", show_default=True, help="For --kind speedup.")
+@click.option("--baseline", help="For --kind speedup: the algorithm speedups are measured against (default: ring if "
+                                  "it ran, else the first listed), as in compare.")
 @click.option("--algorithm", help="For links/gantt: which algorithm of the scenario (default: the first).")
 @click.option("--size", "size_text", help="For links/gantt: which size (default: the largest).")
 @click.option("--density", "density_text", help="For links/gantt of a sparse payload: which density (default: the "
                                                  "first at that size).")
 @click.option("--point", "point_index", type=int, default=0, show_default=True,
               help="For links/gantt: which sweep point.")
-def plot(source: Path, kind: str, output: Path | None, against: str | None, baseline: str, algorithm: str | None,
+def plot(source: Path, kind: str, output: Path | None, against: str | None, baseline: str | None, algorithm: str | None,
          size_text: str | None, density_text: str | None, point_index: int) -> None:
     """Draw one plot from a results directory (written by `simnet run --out`) or a scenario.
 
@@ -754,7 +755,7 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
     try:
         x = against or plots.default_against(results)
         if kind == "speedup":
-            plots.speedup_bars(results, target, baseline=baseline, against=x, title=name)
+            plots.speedup_bars(results, target, baseline=baseline or _first_baseline(results), against=x, title=name)
         else:
             plots.metric_plot(results, target, metric=kind, against=x, curves=_curves(points, results, x),
                               title=name)
@@ -1112,6 +1113,11 @@ def algorithms(fmt: str) -> None:
         click.echo(f"{item['name']} ({', '.join(item['collectives'])}): {item['description']}")
         click.echo(f"    parameters: {shown or 'none'}")
         click.echo(f"    time: {item['formula']}")
+
+
+def _first_baseline(results) -> str:
+    """What speedups are measured against when no --baseline is given: ring if it ran, else the first algorithm."""
+    return "ring" if (results["algorithm"] == "ring").any() else str(results["algorithm"].iloc[0])
 
 
 def _command_path(args: list[str]) -> str:

@@ -109,3 +109,14 @@ def test_topology_drawing(tmp_path, topology):
     assert main(["topo", "draw", topology, "-o", str(target)]) == 0
     width, height = png_size(target)
     assert 600 <= width <= 2400 and 300 <= height <= 1800
+
+
+def test_speedups_of_results_without_ring_are_over_the_first_algorithm_as_in_compare(tmp_path, capsys):
+    out = tmp_path / "gather"
+    assert main(["run", str(ROOT / "scenarios" / "alltoall.yaml"), "--out", str(out), "--no-plots", "-q"]) == 0
+    capsys.readouterr()
+    target = tmp_path / "speedup.png"
+    assert main(["plot", str(out), "--kind", "speedup", "-o", str(target)]) == 0
+    assert png_size(target)[0] > 0
+    assert main(["plot", str(out), "--kind", "speedup", "--baseline", "ring", "-o", str(target)]) == 2
+    assert "--baseline: baseline 'ring' is not among the algorithms run" in capsys.readouterr().err

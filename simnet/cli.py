@@ -1138,7 +1138,8 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     if debug:
-        args = ["--debug", *(arg for arg in args if arg != "--debug")]
+        rest = [arg for arg in args if arg != "--debug"]
+        args = ["--debug", *rest] if rest else []
     try:
         cli.main(args=args, prog_name="simnet", standalone_mode=False)
     except SweepInterrupted as error:

@@ -825,7 +825,7 @@ def _algorithm_runs(
 def _format_validation_error(error: ValidationError) -> ScenarioError:
     first = error.errors()[0]
     path = ""
-    for part in first["loc"]:
+    for part in first["loc"][:-1] if first["loc"][-1:] == ("[key]",) else first["loc"]:
         name = str(part) if str(part).isprintable() else repr(str(part))
         path += f"[{part}]" if isinstance(part, int) else (f".{name}" if path else name)
     kind, ctx, value = first["type"], first.get("ctx", {}), first.get("input")

@@ -81,6 +81,8 @@ def test_chunks_reach_the_algorithm():
         ("sizes", [], "sizes: must not be empty"),
         ("sizes", None, "sizes: missing"),
         ("network.model", "tcp", "network.model: must be one of 'maxmin' or 'fifo', got 'tcp'"),
+        ("network.stragglers", {"x": 2}, "network.stragglers.x: input should be a valid integer, unable to parse "
+                                         "string as an integer, got 'x'"),
         ("netwrk", {"model": "fifo"}, "netwrk: unknown key; did you mean 'network'?"),
     ],
 )

@@ -606,7 +606,7 @@ def three_schedules_every_way(monkeypatch) -> list[list[Trace]]:
     of the Python engine (:func:`run_both_ways`) and in the compiled loop."""
     net = Network(cluster("dgx_a100", 2, fabric_params={"bandwidth_Bps": 25e9, "latency_s": 1e-6}))
     schedules = [registered(net, name, size)
-                 for name, size in (("nccl_ring", 2**20), ("blueconnect", 3 * 2**20), ("nccl_tree", 2**19))]
+                 for name, size in (("nccl_ring", 2**17), ("blueconnect", 3 * 2**17), ("nccl_tree", 2**16))]
 
     def run(compiled: bool = False):
         sim = fresh_simulation(net, compiled)

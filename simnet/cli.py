@@ -256,7 +256,7 @@ def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | 
     from simnet.sweep import write_atomic
 
     written = [out_dir / "results.csv", out_dir / "results.json"]
-    baseline = baseline or ("ring" if "ring" in set(results["algorithm"]) else None)
+    baseline = baseline or (_first_baseline(results) if len(results) else None)
     if draw:
         against = _swept(results)
         for key in against:

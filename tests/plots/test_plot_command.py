@@ -112,9 +112,10 @@ def test_topology_drawing(tmp_path, topology):
 
 
 def test_speedups_of_results_without_ring_are_over_the_first_algorithm_as_in_compare(tmp_path, capsys):
-    out = tmp_path / "gather"
-    assert main(["run", str(ROOT / "scenarios" / "alltoall.yaml"), "--out", str(out), "--no-plots", "-q"]) == 0
+    out = tmp_path / "alltoall"
+    assert main(["run", str(ROOT / "scenarios" / "alltoall.yaml"), "--out", str(out), "-q"]) == 0
     capsys.readouterr()
+    assert (out / "speedup.png").exists() and "## Speedup over direct" in (out / "results.md").read_text()
     target = tmp_path / "speedup.png"
     assert main(["plot", str(out), "--kind", "speedup", "-o", str(target)]) == 0
     assert png_size(target)[0] > 0

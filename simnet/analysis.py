@@ -43,6 +43,7 @@ __all__ = [
     "swept_keys",
     "numeric_values",
     "format_fraction",
+    "default_baseline",
     "speedups",
     "winners",
     "residuals",
@@ -448,6 +449,14 @@ def _with_payload(results: pd.DataFrame) -> pd.DataFrame:
     return results.assign(payload=results["params"].map(described))
 
 
+def default_baseline(results: pd.DataFrame) -> str | None:
+    """The algorithm speedups are measured against unless one is named: ``ring`` if it ran, else the first
+    algorithm of `results` (None for no results)."""
+    if not len(results):
+        return None
+    return "ring" if (results["algorithm"] == "ring").any() else str(results["algorithm"].iloc[0])
+
+
 def speedups(results: pd.DataFrame, baseline: str = "ring") -> pd.DataFrame:
     """Speedup of every run over the `baseline` algorithm at the same point and size.
 
@@ -720,7 +729,7 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
     title : str
         First heading.
     baseline : str, optional
-        Algorithm to compute speedups against (default: ``ring`` if it ran).
+        Algorithm to compute speedups against (default: :func:`default_baseline`).
     """
     lines = [f"# {title}", ""]
     topologies = sorted(set(results["topology"]))
@@ -741,7 +750,7 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
     })
     shown = shown.drop(columns=[c for c in ("point", "payload") if not shown[c].astype(bool).any()])
     lines += [shown.to_markdown(index=False), ""]
-    baseline = baseline or ("ring" if "ring" in set(results["algorithm"]) else None)
+    baseline = baseline or default_baseline(results)
     if baseline is not None and results["algorithm"].nunique() > 1:
         table = speedups(results, baseline)
         pivot = table.assign(choice=_choice(table), size=table["size_bytes"].map(format_size))

@@ -256,7 +256,7 @@ def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | 
     from simnet.sweep import write_atomic
 
     written = [out_dir / "results.csv", out_dir / "results.json"]
-    baseline = baseline or (_first_baseline(results) if len(results) else None)
+    baseline = baseline or analysis.default_baseline(results)
     if draw:
         against = _swept(results)
         for key in against:
@@ -338,8 +338,7 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
     loaded, points = _load(scenario, force=force, collective="compare")
     with _owned(out_dir, name=loaded.name, command="compare", source=str(scenario), overwrite=overwrite):
         results = _sweep(scenario, loaded, points, out_dir, progress=False if quiet else progress, force=force)
-        if baseline is None and len(results):
-            baseline = _first_baseline(results)
+        baseline = baseline or analysis.default_baseline(results)
         try:
             best = analysis.winners(results)
             gains = analysis.speedups(results, baseline)
@@ -723,7 +722,7 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
       simnet plot scenarios/sparse_quick.yaml --kind links --algorithm gtopk --density 1/128
       simnet plot scenarios/jobs_tp_dp.yaml --kind slowdown
     """
-    from simnet import plots
+    from simnet import analysis, plots
     from simnet.scenario import expand, load_scenario
 
     if kind in _JOB_PLOTS:
@@ -755,7 +754,8 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
     try:
         x = against or plots.default_against(results)
         if kind == "speedup":
-            plots.speedup_bars(results, target, baseline=baseline or _first_baseline(results), against=x, title=name)
+            plots.speedup_bars(results, target, baseline=baseline or analysis.default_baseline(results), against=x,
+                               title=name)
         else:
             plots.metric_plot(results, target, metric=kind, against=x, curves=_curves(points, results, x),
                               title=name)
@@ -1113,11 +1113,6 @@ def algorithms(fmt: str) -> None:
         click.echo(f"{item['name']} ({', '.join(item['collectives'])}): {item['description']}")
         click.echo(f"    parameters: {shown or 'none'}")
         click.echo(f"    time: {item['formula']}")
-
-
-def _first_baseline(results) -> str:
-    """What speedups are measured against when no --baseline is given: ring if it ran, else the first algorithm."""
-    return "ring" if (results["algorithm"] == "ring").any() else str(results["algorithm"].iloc[0])
 
 
 def _command_path(args: list[str]) -> str:

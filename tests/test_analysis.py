@@ -87,6 +87,15 @@ def test_markdown_summary_names_winners_and_speedups():
     assert "## Speedup over ring" in text and "## Models against the simulation" in text
 
 
+def test_speedups_are_over_ring_if_it_ran_else_over_the_first_algorithm():
+    from simnet.analysis import default_baseline, markdown_summary
+
+    without_ring = TABLE[TABLE["algorithm"] != "ring"]
+    assert default_baseline(TABLE) == "ring" and default_baseline(without_ring) == "tree"
+    assert default_baseline(TABLE.iloc[:0]) is None
+    assert "## Speedup over tree" in markdown_summary(without_ring, title="study")
+
+
 def test_tier_and_link_summaries_of_a_run():
     from simnet.algorithms import ring_allreduce
     from simnet.analysis import link_summary, tier_summary

@@ -135,8 +135,8 @@ _UNIT_SUFFIXES = (
     ("_s", "a time such as '1 us'"),
 )
 
-Size = Annotated[int, BeforeValidator(units.parse_size), Field(ge=1),
-                 PlainSerializer(lambda v: units.format_exact(v, "size"), when_used="json")]
+_AS_SIZE = PlainSerializer(lambda v: units.format_exact(v, "size"), when_used="json")
+Size = Annotated[int, BeforeValidator(units.parse_size), Field(ge=1), _AS_SIZE]
 
 
 def _is_range(item: Any) -> bool:
@@ -144,8 +144,8 @@ def _is_range(item: Any) -> bool:
     return isinstance(item, str) and (".." in item or "," in item)
 
 
-def _size_list(value: Any) -> Any:
-    """A scenario's ``sizes`` as a list of sizes: one size or range stands for a list of it; a range such as
+def _size_list(value: Any) -> list[int]:
+    """A scenario's ``sizes`` as a list of sizes in bytes: one size or range stands for a list of it; a range such as
     ``1 KiB..1 GiB:x4`` or a comma-separated list (:func:`simnet.units.parse_size_range`) stands for its
     sizes, in place. An error names the item as written (``sizes[1]``, or ``sizes`` for a lone value); a
     size listed twice is refused where a range is involved (recorded results may hold plain repeats, see
@@ -172,7 +172,7 @@ def _size_list(value: Any) -> Any:
                                     path=where.format(index))
             first.setdefault(size, index)
             sizes.append(size)
-    return [f"{size} B" for size in sizes]
+    return sizes
 
 
 class _Strict(BaseModel):
@@ -451,7 +451,7 @@ class Scenario(_Strict):
     description: str = ""
     topology: Annotated[dict[str, Any], BeforeValidator(_topology_entry)]
     collective: CollectiveSpec | None = None
-    sizes: Annotated[list[Size], BeforeValidator(_size_list)] = []
+    sizes: Annotated[list[Annotated[int, _AS_SIZE]], BeforeValidator(_size_list)] = []
     payload: PayloadSpec | None = None
     network: NetworkSpec = NetworkSpec()
     jobs: dict[str, JobSpec] | None = None

@@ -623,8 +623,7 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
     for (point, size), group in chosen.groupby(["point", "size_bytes"], sort=False):
         ordered = group.sort_values("sim_time_s", kind="stable")
         best = ordered.iloc[0]
-        resolved = ordered["resolved"].fillna("") if "resolved" in ordered else [""] * len(ordered)
-        keys = [nccl_key(a, p, r) for a, p, r in zip(ordered["algorithm"], ordered["params"], resolved)]
+        keys = _ran(ordered)
         choice = str(best["nccl_choice"])
         matching = [t for key, t in zip(keys, ordered["sim_time_s"]) if key == choice]
         family = [k for k, key in enumerate(keys) if key]

@@ -844,7 +844,8 @@ def _format_validation_error(error: ValidationError) -> ScenarioError:
     elif kind == "value_error" and isinstance(ctx.get("error"), SimnetError):
         message = ctx["error"].message
         inner = ctx["error"].path
-        path += inner if inner.startswith("[") or not path or not inner else f".{inner}"
+        if inner:
+            path += inner if inner.startswith("[") or not path else f".{inner}"
     elif kind == "greater_than_equal":
         message = f"must be ≥ {ctx['ge']}, got {value!r}"
     elif kind == "literal_error":

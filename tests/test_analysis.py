@@ -136,6 +136,9 @@ def test_nccl_comparison_sets_simnets_winner_beside_nccls_choice():
     assert table.iloc[1]["simnet_best"].startswith("nccl ") and table.iloc[1]["simnet_best"].endswith(" (nvls/simple)")
     shown = display_nccl_comparison(frame)
     assert shown.iloc[0]["same"] == "no" and shown.iloc[0]["NCCL model"] == "2.5 s"
+    unrecorded = nccl_comparison(nccl_rows([("nccl", "{}", 1 << 30, 5.0, "nvls/simple", 6.0)]))
+    assert unrecorded.iloc[0][["simnet_best", "nccl_best", "agree"]].tolist() == ["nccl", "", False], \
+        "a pick the results do not record is not taken for ring/simple"
 
 
 def test_the_winner_says_what_nccl_ran_and_its_runner_up_is_not_that_schedule_again():

@@ -461,23 +461,27 @@ def _keep(memo_digest, memo_start, memo_size, memo_route, memo_rate, memo_limit,
     return entries + 1, used + size
 
 
-_DONE, _COMPLETED, _BOUND, _UNREACHABLE = 0, 1, 2, 3
-_EVENTS, _FREE, _HISTORY, _SUBMITTED, _BLOCKED, _STAMP, _COMPLETIONS, _MEMO_ENTRIES, _MEMO_USED = range(9)
+_DONE, _COMPLETED, _BOUND, _UNREACHABLE, _FULL = 0, 1, 2, 3, 4
+(_EVENTS, _FREE, _HISTORY, _SUBMITTED, _BLOCKED, _STAMP, _COMPLETIONS, _MEMO_ENTRIES, _MEMO_USED,
+ _SLOTS_NEEDED) = range(10)
 
 
 @njit(cache=True)
 def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, history_ints, history_reals,
           counters):
     """Release `initial` at `now`, then process instants in time order until none is left, or until the next
-    one is later than `bound`, or (`strict`) until one where a job completed is over.
+    one is later than `bound`, or (`strict`) until one where a job completed is over, or until the next
+    instant might start more flows than there are free slots (one per pending event) while the slots are
+    fewer than ``counters[_SLOTS_NEEDED]``, the most that can drain at once.
 
     `columns` are the simulation's per-transfer columns (a column of length 1 holds one value for all),
     `routes` what the link model knows of its routes and links, `state` the buffers of :class:`Loop`,
     `counters` its counts (``_EVENTS`` ... ``_COMPLETIONS``), updated in place. With `strict`, every event
     time must be reachable from the instant that schedules it as a SimPy delay (``now + (t - now) == t``),
     so that the environment's clock is each instant's exact time. Returns ``(now, status)``: ``_DONE``,
-    ``_COMPLETED`` (``completed`` has new jobs; the instant `now` is over), ``_BOUND`` or ``_UNREACHABLE``
-    (an event time was not reachable; the state is then of no further use).
+    ``_COMPLETED`` (``completed`` has new jobs; the instant `now` is over), ``_BOUND``, ``_FULL`` (grow the
+    slots and call again with nothing new) or ``_UNREACHABLE`` (an event time was not reachable; the state is
+    then of no further use).
     """
     (route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, ready_s, issue_s, end_s,
      flow_job) = columns
@@ -596,6 +600,9 @@ def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, 
             break
         if heap_time[0] > bound:
             status = _BOUND
+            break
+        if nfree < nevents and len(slot_remaining) < counters[_SLOTS_NEEDED]:
+            status = _FULL
             break
         now = heap_time[0]
 
@@ -855,7 +862,7 @@ class Loop:
         if _REMEMBERED_COMPONENTS < 2 or _REMEMBERED_COMPONENTS & (_REMEMBERED_COMPONENTS - 1):
             raise ValueError(f"the table of remembered components needs a power of two of at least 2 slots, "
                              f"got {_REMEMBERED_COMPONENTS}")
-        self.counters = np.zeros(9, dtype=np.int64)
+        self.counters = np.zeros(10, dtype=np.int64)
         self.history_ints, self.history_reals = _history()
         self.width = 1
         self._transfers = self._slots = self._lines = self._jobs = 0
@@ -898,9 +905,15 @@ class Loop:
     def reserve(self, transfers: int, lines: int, width: int, job_sizes: np.ndarray) -> None:
         """Make room for `transfers` transfers on `lines` connections over routes of up to `width` links, and
         for the jobs whose sizes (transfers) `job_sizes` lists, those already known first; room that grows
-        at least doubles."""
+        at least doubles.
+
+        A connection drains one flow at a time, so at most ``min(lines, transfers)`` flows drain at once; the
+        slots that hold them start at no more than :data:`_FIRST_SLOTS` and grow (by :meth:`advance`) only
+        when a run needs more, so that a schedule of many connections used one after another (an all-to-all's
+        ``p (p - 1)``) holds slots for the flows that drain together, not one per connection."""
         arrays = self._arrays
         slots = max(1, min(lines, transfers))
+        self.counters[_SLOTS_NEEDED] = slots
         if transfers > self._transfers:
             room = max(transfers, 2 * self._transfers, 1)
             for name, kind, fill in _PER_TRANSFER:
@@ -917,8 +930,9 @@ class Loop:
             arrays["completed"] = np.zeros(len(job_sizes), dtype=np.int32)
             self._jobs = len(job_sizes)
         width = max(width, self.width)
-        if slots > self._slots or width > self.width:
-            self._relayout(max(slots, 2 * self._slots if slots > self._slots else self._slots), width)
+        first = min(slots, _FIRST_SLOTS)
+        if first > self._slots or width > self.width:
+            self._relayout(max(first, self._slots), width)
 
     def _relayout(self, slots: int, width: int) -> None:
         """Grow the per-slot buffers to `slots` and the holder lists to `width` links per slot; a holder node
@@ -947,12 +961,20 @@ class Loop:
 
     def advance(self, now: float, bound: float, strict: bool, initial: np.ndarray, columns: tuple, routes: tuple,
                 weighted: bool) -> tuple[float, int]:
-        """Run :func:`_loop` on this state; see there."""
-        arrays = self._arrays
-        state = tuple(arrays[name] for name in _STATE)
+        """Run :func:`_loop` on this state, growing its slots whenever it asks for more; see there."""
+        arrays, counters = self._arrays, self.counters
         known = len(_loop.overloads)
-        result = _loop(now, bound, strict, initial, self.width, weighted, columns, routes, state, self.history_ints,
-                       self.history_reals, self.counters)
+        while True:
+            state = tuple(arrays[name] for name in _STATE)
+            result = _loop(now, bound, strict, initial, self.width, weighted, columns, routes, state,
+                           self.history_ints, self.history_reals, counters)
+            del state
+            if result[1] != _FULL:
+                break
+            now, initial = result[0], initial[:0]
+            draining = self._slots - int(counters[_FREE])
+            self._relayout(min(int(counters[_SLOTS_NEEDED]),
+                               max(2 * self._slots, draining + int(counters[_EVENTS]))), self.width)
         if strict and len(_loop.overloads) > known:
             # Typing the loop leaves its arguments in reference cycles (exceptions caught on the way); while
             # they hold views of a driven simulation's columns, each growth of one copies it. (Collecting in every
@@ -979,6 +1001,8 @@ class Loop:
         return (self._arrays["order"][:int(self.counters[_SUBMITTED])],) + history + (self.blocked,)
 
 
+_FIRST_SLOTS = 4096
+"""Slots for draining flows a :class:`Loop` makes room for before a run shows it needs more."""
 _PER_TRANSFER = (
     ("started_s", np.float64, np.nan), ("finished_s", np.float64, np.nan), ("order", np.int32, None),
     ("slot_of", np.int32, -1), ("place", np.int32, -1), ("kind_of", np.int8, 0),

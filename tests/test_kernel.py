@@ -290,6 +290,54 @@ def test_the_compiled_loop_drives_simpy_processes_as_simpys_loop_does(sharing, d
         assert_same_run(mine[-1][1], theirs[-1][1])
 
 
+@pytest.mark.parametrize("sharing", ["equal", "rtt_weighted"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_slots_grown_as_flows_need_them_give_the_trace_of_the_engine(monkeypatch, sharing, data):
+    """With room for one draining flow at first, the loop stops before every instant that might start more
+    flows than it has free slots, grows them and goes on: run alone and driven through SimPy processes, the
+    traces are those of the Python engine bit for bit."""
+    monkeypatch.setattr(kernel, "_FIRST_SLOTS", 1)
+    net, schedule, options = random_run(data, stragglers=True)
+    mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, schedule, sharing=sharing, **options))
+    assert_same_run(mine, theirs)
+    plan = programs(data, net, schedule)
+    theirs = driven(net, schedule, options, sharing, plan, compiled=False)
+    mine = driven(net, schedule, options, sharing, plan, compiled=True)
+    assume(mine is not None)
+    assert [now for now, _ in mine] == [now for now, _ in theirs]
+    for (_, a), (_, b) in zip(mine, theirs, strict=True):
+        assert_identical(a, b)
+
+
+def test_an_all_to_all_holds_slots_for_the_flows_that_drain_together(monkeypatch):
+    """The pairwise all-to-all on 64 ranks uses 4032 connections one step after another: at most 64 flows
+    drain at once, so from room for 8 the slots grow to twice that many, not to one per connection;
+    the trace is that of a loop with room for every connection from the start."""
+    from simnet.algorithms import direct_alltoall
+    from simnet.topology import switch
+
+    loops = []
+
+    class Recorded(kernel.Loop):
+        def __init__(self, nlinks: int) -> None:
+            super().__init__(nlinks)
+            loops.append(self)
+
+    monkeypatch.setattr(kernel, "Loop", Recorded)
+    monkeypatch.setattr(engine, "COMPILED_FROM", 0)
+    net = Network(switch(64, 12.5e9, 1e-6))
+    schedule = direct_alltoall(64, 4 * MIB)
+    monkeypatch.setattr(kernel, "_FIRST_SLOTS", 8)
+    grown = simulate(net, schedule)
+    monkeypatch.setattr(kernel, "_FIRST_SLOTS", 2**31)
+    whole = simulate(net, schedule)
+    assert_same_run(grown, whole)
+    assert [loop._slots for loop in loops] == [128, 64 * 63]
+    assert int(loops[0].counters[kernel._SLOTS_NEEDED]) == 64 * 63
+
+
 def test_an_instant_simpys_clock_cannot_land_on_stops_the_compiled_loop():
     """A schedule started at 0.31 µs whose transfer is issued after a start offset and an overhead: the sum is
     not where SimPy's clock lands from 0.31 µs (``now + (t - now) != t``), so the compiled loop refuses to go

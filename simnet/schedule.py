@@ -62,6 +62,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 import numpy as np
 
 from simnet.errors import ScheduleError, expect_instance
+from simnet.speed import shared_ints
 
 __all__ = [
     "COLLECTIVES",
@@ -587,6 +588,13 @@ class TransferTable(Sequence):
         return TransferTable(**{**current, **arrays})
 
 
+def _int_tuple(values: Any) -> tuple[int, ...]:
+    """`values` as a tuple of ints; an integer array's equal values share one int object."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        return shared_ints(values)
+    return tuple(int(value) for value in values)
+
+
 def _first(mask: np.ndarray) -> int | None:
     """Index of the first True of a boolean array (``None`` if none)."""
     hit = int(np.argmax(mask)) if mask.size else 0
@@ -663,11 +671,12 @@ class Schedule:
                 if ranks is None or len(ranks) != len(self.chunk_bytes):
                     raise ScheduleError(f"{self.collective} needs one {name[:-1]} rank per chunk")
                 if not isinstance(ranks, tuple):
-                    object.__setattr__(self, name, tuple(int(r) for r in ranks))
+                    ranks = _int_tuple(ranks)
+                    object.__setattr__(self, name, ranks)
                 if ranks and not 0 <= min(ranks) <= max(ranks) < self.nranks:
                     raise ScheduleError(f"{self.collective}: {name} must be ranks in [0, {self.nranks})")
         if not isinstance(self.chunk_bytes, tuple):
-            object.__setattr__(self, "chunk_bytes", tuple(int(b) for b in self.chunk_bytes))
+            object.__setattr__(self, "chunk_bytes", _int_tuple(self.chunk_bytes))
         if not isinstance(self.transfers, TransferTable):
             object.__setattr__(self, "transfers", TransferTable.from_transfers(self.transfers))
         self._validate_switches()

@@ -12,6 +12,7 @@ collector runs again. No value computed depends on when the collector runs.
 :func:`unique_inverse` is ``np.unique(values, return_inverse=True)`` for integers, by a
 table over their range (no sort) when that range is no longer than the array, and by hashing
 (:func:`pandas.factorize`, then a sort of the distinct values only) when a wider range holds many values;
+:func:`shared_ints` is ``tuple(values.tolist())`` with one int object per distinct value;
 :func:`sorted_unique` is ``np.unique`` of an array the caller hands over, sorted in place;
 :func:`unique_first` is ``np.unique(values, return_index=True, return_inverse=True)`` for integers, by NumPy's
 default (unstable) sort, which is faster than the stable sort ``np.unique`` needs for the first positions.
@@ -25,11 +26,14 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import chain
 
 import numpy as np
 
-__all__ = ["KeyedRows", "gc_paused", "sorted_unique", "unique_first", "unique_inverse", "with_room"]
+__all__ = ["KeyedRows", "gc_paused", "shared_ints", "sorted_unique", "unique_first", "unique_inverse", "with_room"]
 
+_SHARED_BLOCK = 2**16
+"""Entries :func:`shared_ints` makes ints for at a time."""
 HASHED_FROM = 2**19
 """Values from which :func:`unique_inverse` hashes a wide range instead of sorting it (below, the sort
 costs less than importing pandas, should nothing have imported it yet)."""
@@ -89,6 +93,29 @@ def unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     offset = values - low
     seen[offset] = True
     return np.flatnonzero(seen).astype(values.dtype) + low, (np.cumsum(seen, dtype=np.int64) - 1)[offset]
+
+
+def shared_ints(values: np.ndarray) -> tuple[int, ...]:
+    """A 1-D integer array as a tuple of Python ints in which equal values are one object.
+
+    Equal to ``tuple(values.tolist())``, but a tuple of a million rank numbers or chunk sizes then takes
+    8 bytes an entry (its pointer) instead of about 36 (the pointer and an int of its own, where the value
+    is above the 256 Python keeps once); the ints are made a block at a time, so at most a block's of them
+    exist besides the distinct values.
+
+    Examples
+    --------
+    >>> shared = shared_ints(np.array([1000, 7, 1000]))
+    >>> shared, shared[0] is shared[2]
+    ((1000, 7, 1000), True)
+    """
+    if not len(values):
+        return ()
+    distinct, inverse = unique_inverse(np.asarray(values).ravel())
+    objects = distinct.tolist()
+    block = _SHARED_BLOCK
+    return tuple(chain.from_iterable(map(objects.__getitem__, inverse[start:start + block].tolist())
+                                     for start in range(0, len(inverse), block)))
 
 
 def sorted_unique(values: np.ndarray, *, kind: str | None = None) -> np.ndarray:

@@ -122,6 +122,27 @@ def test_numpy_fields_are_accepted_as_before():
     assert len(Schedule("allreduce", 2, (4,), (transfer,)).columns.src) == 1
 
 
+@given(st.lists(st.integers(-2**62, 2**62), max_size=300), st.sampled_from([np.int64, np.int32, np.uint16]),
+       st.integers(1, 70_000))
+def test_shared_ints_is_the_tuple_of_the_values_with_one_object_per_value(values, dtype, block):
+    """Over narrow and wide spans, in blocks smaller and larger than the array (patched)."""
+    array = np.array([v % 60_000 if dtype != np.int64 else v for v in values], dtype=dtype)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(speed, "_SHARED_BLOCK", block)
+        shared = speed.shared_ints(array)
+    assert type(shared) is tuple and shared == tuple(array.tolist())
+    assert all(type(value) is int for value in shared)
+    assert len({id(value) for value in shared}) == len(set(shared))
+
+
+def test_an_all_to_all_schedules_ranks_and_chunk_sizes_share_their_ints():
+    """``owners``, ``targets`` and ``chunk_bytes`` given as arrays are tuples of one int object per value."""
+    schedule = ALGORITHMS["direct"].build(300, 300 * 1000)
+    for ranks in (schedule.owners, schedule.targets, schedule.chunk_bytes):
+        assert type(ranks) is tuple and len({id(value) for value in ranks}) == len(set(ranks))
+    assert schedule.owners[:3] == (0, 0, 0) and schedule.chunk_bytes[0] == 1000
+
+
 @given(st.lists(st.lists(st.tuples(st.integers(-2**40, 2**40), st.integers(0, 2**31 - 1)), max_size=20), max_size=6),
        st.lists(st.integers(-2**40, 2**40), max_size=20))
 def test_keyed_rows_find_what_a_dict_of_first_rows_holds(batches, asked):

@@ -112,12 +112,12 @@ class _Layout:
         return Schedule(
             collective=op,
             nranks=self.n,
-            chunk_bytes=tuple(self.chunk_bytes.tolist()),
+            chunk_bytes=self.chunk_bytes,
             transfers=table,
             algorithm=algorithm,
             params=shown,
-            owners=tuple(np.repeat(self.src, self.chunks).tolist()),
-            targets=tuple(np.repeat(self.dst, self.chunks).tolist()),
+            owners=np.repeat(self.src, self.chunks),
+            targets=np.repeat(self.dst, self.chunks),
         )
 
 
@@ -219,26 +219,37 @@ def direct_alltoall(nranks: int, size_bytes: int, *, chunks: int = 1, window: in
     rank = np.arange(n)[None, :]
     blocks = layout.index[np.broadcast_to(rank, (n - 1, n)), (rank + step) % n]
     exists = blocks >= 0
-    ids = np.full((n - 1, n, C), -1, dtype=np.int64)
-    ids[exists] = np.arange(int(exists.sum()) * C).reshape(-1, C)
-    s_of, r_of = np.nonzero(exists)
+    blocks = blocks[exists]
+    count = len(blocks) * C
+    kind = np.int32 if count < 2**31 else np.int64
+    ids = np.full((n - 1, n, C), -1, dtype=kind)
+    ids[exists] = np.arange(count, dtype=kind).reshape(-1, C)
+    s_of, r_of = (index.astype(kind) for index in np.nonzero(exists))
+    del exists
     previous = s_of - window
-    earlier = previous >= 0
-    sent = np.full((len(s_of), C), -1, dtype=np.int64)
-    received = np.full((len(s_of), C), -1, dtype=np.int64)
+    earlier = np.flatnonzero(previous >= 0)
+    sent = np.full((len(s_of), C), -1, dtype=kind)
+    received = np.full((len(s_of), C), -1, dtype=kind)
     sent[earlier] = ids[previous[earlier], r_of[earlier]]
     received[earlier] = ids[previous[earlier], (r_of[earlier] - previous[earlier] - 1) % n]
-    candidates = np.repeat(np.concatenate([sent, received], axis=1), C, axis=0)
-    keep = candidates >= 0
-    deps = np.sort(np.where(keep, candidates, np.iinfo(np.int64).max), axis=1)[:, : int(keep.sum(axis=1).max(initial=0))]
+    del ids, previous, earlier
+    # A block's C ids are consecutive, so the dependencies in increasing order are the two blocks, the one
+    # with the smaller first id first, a missing one (-1s) last.
+    swap = (received[:, 0] >= 0) & ((sent[:, 0] < 0) | (received[:, 0] < sent[:, 0]))
+    pairs = np.concatenate([np.where(swap[:, None], received, sent), np.where(swap[:, None], sent, received)], axis=1)
+    del sent, received, swap
+    pairs = np.repeat(pairs, C, axis=0) if C > 1 else pairs
+    keep = pairs >= 0
     counts = keep.sum(axis=1)
-    chunk = layout.chunk_ids(np.repeat(blocks[exists], C), np.tile(np.arange(C), len(s_of)))
+    deps = pairs[keep]
+    del pairs, keep
+    chunk = layout.chunk_ids(np.repeat(blocks, C), np.tile(np.arange(C), len(s_of)))
     table = TransferTable(
         src=np.repeat(r_of, C),
         dst=np.repeat((r_of + s_of + 1) % n, C),
         nbytes=layout.chunk_bytes[chunk],
         chunks=chunk,
-        deps=deps[np.arange(deps.shape[1])[None, :] < counts[:, None]],
+        deps=deps,
         dep_offsets=np.concatenate(([0], np.cumsum(counts))),
         stages=("exchange",),
     )

@@ -71,8 +71,9 @@ class RouteTable:
     ----------
     offsets : numpy.ndarray of int64
         ``len(self) + 1`` non-decreasing positions in `links`, from 0 to ``len(links)``.
-    links : numpy.ndarray of int64
-        The link indices of all routes, one route after the other.
+    links : numpy.ndarray of int32 or int64
+        The link indices of all routes, one route after the other (:meth:`simnet.network.Network.route_table`
+        gives int32, which holds the index of every link of a network and takes half the memory).
     """
 
     offsets: np.ndarray
@@ -137,10 +138,10 @@ def padded_rows(flat: np.ndarray, hops: np.ndarray, fill: int) -> np.ndarray:
 
 
 def concatenated(source: np.ndarray, first: np.ndarray, hops: np.ndarray) -> np.ndarray:
-    """``source[first[i]:first[i] + hops[i]]`` for every ``i``, one after the other, as int64 (gathered
-    :data:`_ROWS_AT_ONCE` rows at a time)."""
+    """``source[first[i]:first[i] + hops[i]]`` for every ``i``, one after the other, of the type of `source`
+    (gathered :data:`_ROWS_AT_ONCE` rows at a time)."""
     ends = np.cumsum(hops)
-    flat = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+    flat = np.empty(int(ends[-1]) if len(ends) else 0, dtype=source.dtype)
     for low in range(0, len(hops), _ROWS_AT_ONCE):
         high = min(low + _ROWS_AT_ONCE, len(hops))
         width = hops[low:high]
@@ -617,13 +618,13 @@ class MaxMinLinks:
         self._route_tuples: list[tuple[int, ...]] = []
         self._route_latency_s = array("d")
         self._route_rate_Bps = array("d")
-        self._route_limit = array("q")
-        self._route_blocker = array("q")
+        self._route_limit = array("i")
+        self._route_blocker = array("i")
         self._route_weight = array("d")
         self._route_line = array("q")
         self._route_first = array("q")
-        self._route_hops = array("q")
-        self._route_flat = array("q")
+        self._route_hops = array("i")
+        self._route_flat = array("i")
         self._line_ids: dict[tuple[int, int], int] = {}
         self._lines: list[deque[int]] = []
         self._busy = bytearray()

@@ -272,16 +272,18 @@ def test_a_route_table_holds_its_routes_in_order(routes):
 
 @given(st.lists(st.integers(-5, 5), min_size=1, max_size=30), st.data())
 def test_concatenated_rows_are_the_slices_one_after_the_other(source, data):
-    """In several gathering steps where rows outnumber :data:`simnet.links._ROWS_AT_ONCE` (made small here)."""
+    """In several gathering steps where rows outnumber :data:`simnet.links._ROWS_AT_ONCE` (made small here), of
+    the type of the source."""
     count = data.draw(st.integers(0, 12))
     first = data.draw(st.lists(st.integers(0, len(source)), min_size=count, max_size=count))
     hops = [data.draw(st.integers(0, len(source) - f)) for f in first]
     expected = [v for f, h in zip(first, hops) for v in source[f:f + h]]
     for at_once in (1, 3, 2**16):
-        with mock.patch.object(links_module, "_ROWS_AT_ONCE", at_once):
-            flat = links_module.concatenated(np.array(source, dtype=np.int32), np.array(first, dtype=np.int64),
-                                             np.array(hops, dtype=np.int64))
-        assert flat.dtype == np.int64 and flat.tolist() == expected
+        for kind in (np.int32, np.int64):
+            with mock.patch.object(links_module, "_ROWS_AT_ONCE", at_once):
+                flat = links_module.concatenated(np.array(source, dtype=kind), np.array(first, dtype=np.int64),
+                                                 np.array(hops, dtype=np.int64))
+            assert flat.dtype == kind and flat.tolist() == expected
 
 
 @settings(max_examples=60, deadline=None)

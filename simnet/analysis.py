@@ -44,6 +44,7 @@ __all__ = [
     "numeric_values",
     "format_fraction",
     "default_baseline",
+    "baseline_runs",
     "speedups",
     "winners",
     "residuals",
@@ -457,8 +458,30 @@ def default_baseline(results: pd.DataFrame) -> str | None:
     return "ring" if (results["algorithm"] == "ring").any() else str(results["algorithm"].iloc[0])
 
 
+def baseline_runs(results: pd.DataFrame, baseline: str) -> np.ndarray:
+    """Which rows of `results` are runs of the baseline `baseline` (a boolean mask).
+
+    `baseline` names a choice as the tables show it, an algorithm and the parameters it was given
+    (``ring``: the ring as listed without parameters; ``ring {"channels": 8}``); if no run is that choice,
+    every run of the algorithm named `baseline` is (the fastest of them in each case is then the baseline).
+
+    Raises
+    ------
+    SimnetError
+        If no run is that choice or of that algorithm (``path="baseline"``).
+    """
+    choices = _choice(results).to_numpy()
+    runs = choices == baseline
+    if not runs.any():
+        runs = results["algorithm"].to_numpy() == baseline
+    if not runs.any():
+        raise SimnetError(f"baseline {baseline!r} is not among the algorithms run ({', '.join(sorted(set(choices)))})",
+                          path="baseline")
+    return runs
+
+
 def speedups(results: pd.DataFrame, baseline: str = "ring") -> pd.DataFrame:
-    """Speedup of every run over the `baseline` algorithm at the same point and size.
+    """Speedup of every run over the `baseline` choice at the same point and size.
 
     Returns
     -------
@@ -466,22 +489,20 @@ def speedups(results: pd.DataFrame, baseline: str = "ring") -> pd.DataFrame:
         ``point, size_bytes, payload, algorithm, params, sim_time_s, baseline_time_s,
         speedup`` in the order of `results`, where ``speedup = baseline_time_s /
         sim_time_s`` (> 1: faster than the baseline) and ``payload`` tells the cases
-        of a sparse payload apart (``N=1000000 d=1/16``; empty for dense sizes). When
-        the baseline ran with several parameter sets, the fastest one is the baseline.
+        of a sparse payload apart (``N=1000000 d=1/16``; empty for dense sizes). The
+        baseline's runs are those of :func:`baseline_runs`: ``ring`` is the ring run
+        without parameters, ``ring {"channels": 8}`` one with them; an algorithm that ran
+        only with parameters is measured at the fastest of its runs in each case.
 
     Raises
     ------
     SimnetError
-        If the baseline algorithm is not among the results.
+        If the baseline is not among the results.
     """
-    if baseline not in set(results["algorithm"]):
-        raise SimnetError(
-            f"baseline {baseline!r} is not among the algorithms run ({', '.join(sorted(set(results['algorithm'])))})",
-            path="baseline",
-        )
+    runs = baseline_runs(results, baseline)
     results = _with_payload(results)
     base = (
-        results[results["algorithm"] == baseline]
+        results[runs]
         .groupby(_RUN_KEY, as_index=False)["sim_time_s"]
         .min()
         .rename(columns={"sim_time_s": "baseline_time_s"})

@@ -287,11 +287,12 @@ def _compared(results, baseline: str) -> bool:
     """Whether a choice other than `baseline` ran at some point beside it."""
     from simnet import analysis
 
-    if baseline not in set(results["algorithm"]):
+    try:
+        own = analysis.baseline_runs(results, baseline)
+    except SimnetError:
         return False
     choices = analysis.factors(results)["choice"]
-    others = choices[results["algorithm"].to_numpy() != baseline]
-    return len(others) > 0 or choices[results["algorithm"].to_numpy() == baseline].nunique() > 1
+    return bool((~own).any()) or choices[own].nunique() > 1
 
 
 def _curves(points, results, against: str, *, per_octave: int = 4):
@@ -315,7 +316,8 @@ def _curves(points, results, against: str, *, per_octave: int = 4):
 @cli.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--baseline", default=None,
-              help="Algorithm the speedups are measured against (default: ring if it ran, else the first listed).")
+              help="Choice the speedups are measured against: an algorithm, or one with its parameters as the "
+                   "tables show it, e.g. 'ring {\"channels\": 8}' (default: ring if it ran, else the first listed).")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write results, plots (with speedup bars) and results.md here.")
 @click.option("--overwrite", is_flag=True, help="Replace another scenario's results in --out instead of refusing.")
@@ -697,7 +699,7 @@ _TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "
 @click.option("--against", metavar="KEY",
               help="For time/busbw/speedup: the x axis, `size`, `payload.density` or a swept key such as "
                    "topology.hosts (default: size when sizes vary, else the first swept key).")
-@click.option("--baseline", help="For --kind speedup: the algorithm speedups are measured against (default: ring if "
+@click.option("--baseline", help="For --kind speedup: the choice speedups are measured against (default: ring if "
                                   "it ran, else the first listed), as in compare.")
 @click.option("--algorithm", help="For links/gantt: which algorithm of the scenario (default: the first).")
 @click.option("--size", "size_text", help="For links/gantt: which size (default: the largest).")

@@ -59,6 +59,25 @@ def test_speedups_are_relative_to_the_baseline_at_the_same_size():
         speedups(TABLE, "nccl")
 
 
+def test_a_baseline_is_the_choice_the_tables_name_or_the_fastest_run_of_its_algorithm():
+    """``ring`` is the ring listed without parameters, not a faster ring with channels; ``ring {"channels": 4}``
+    names that one; an algorithm that ran only with parameters is measured at its fastest run."""
+    from simnet.analysis import baseline_runs, speedups
+
+    table = results_frame([
+        ("", "ring", "{}", 1024, 4.0, 4.0, 4.0),
+        ("", "ring", '{"channels": 4}', 1024, 2.0, 2.0, 2.0),
+        ("", "tree", '{"channels": 2}', 1024, 8.0, 8.0, 8.0),
+        ("", "tree", '{"channels": 1}', 1024, 5.0, 5.0, 5.0),
+    ])
+    assert list(speedups(table, "ring")["speedup"]) == [1.0, 2.0, 0.5, 0.8]
+    assert list(speedups(table, 'ring {"channels": 4}')["speedup"]) == [0.5, 1.0, 0.25, 0.4]
+    assert list(speedups(table, "tree")["speedup"]) == [1.25, 2.5, 0.625, 1.0]
+    assert baseline_runs(table, "tree").tolist() == [False, False, True, True]
+    with pytest.raises(SimnetError, match=r"""'ring \{"channels": 8\}' is not among the algorithms run \(ring, ring """):
+        speedups(table, 'ring {"channels": 8}')
+
+
 def test_winners_margin_and_model_agreement():
     from simnet.analysis import winners
 

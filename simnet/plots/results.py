@@ -21,7 +21,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from simnet.algorithms.nccl import NCCL_CHOICES, NCCL_NAMES
-from simnet.analysis import busbw_factor, factors, format_fraction, numeric_values, speedups, swept_keys
+from simnet.analysis import (baseline_runs, busbw_factor, factors, format_fraction, numeric_values, speedups,
+                             swept_keys)
 from simnet.errors import SimnetError
 from simnet.plots._figure import new_figure, save, size_axis, time_axis, value_axis, wrap
 from simnet.units import format_bandwidth, format_size, format_time
@@ -440,7 +441,8 @@ def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ri
 
     ``speedup = baseline time / time`` (simulated) at the same point, size and
     payload; a dashed line marks 1. The baseline's own bars are left out unless it
-    ran with several parameter sets (then each is measured against the fastest).
+    names an algorithm that ran only with several parameter sets (then each is measured
+    against the fastest; see :func:`simnet.analysis.baseline_runs`).
 
     Parameters
     ----------
@@ -449,7 +451,8 @@ def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ri
     path : str or pathlib.Path
         PNG file to write.
     baseline : str
-        Algorithm name the others are measured against.
+        The choice the others are measured against: an algorithm, or an algorithm and its
+        parameters as the tables show them (``ring {"channels": 8}``).
     against : str, optional
         Variable along which bars are grouped (default :func:`default_against`).
     title : str, optional
@@ -466,7 +469,7 @@ def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ri
     against = against or default_against(results)
     if against not in frame.attrs["variables"] or against == "choice":
         raise SimnetError(f"{against!r} is not a variable of these runs", path="against")
-    own = frame["algorithm"] == baseline
+    own = baseline_runs(results, baseline)
     if frame.loc[own, "choice"].nunique() == 1:
         frame = frame[~own]
     frame = frame[frame["speedup"].notna()]

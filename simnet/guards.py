@@ -71,6 +71,8 @@ def estimate_gpus(spec: Mapping[str, Any]) -> int | None:
             return math.prod(dims)
     if builder == "cluster":
         return _positive_int(spec.get("nodes")) and 18 * spec["nodes"]
+    if builder == "calibrated_cluster":
+        return _positive_int(spec.get("nodes")) and (72 if spec.get("kind") == "gb200_nvl72" else 8) * spec["nodes"]
     return None
 
 

@@ -99,6 +99,7 @@ from simnet.payloads import DISTRIBUTIONS, SparsePayload
 from simnet.schedule import COLLECTIVES, Schedule
 from simnet.topology import BUILDERS, ROUTINGS
 from simnet.topology import build as topology_build
+from simnet.topology.io import resolve as topology_resolve
 from simnet.topology.params import parse_quantity
 from simnet.traffic import MATRICES, PATTERNS, TrafficMatrix
 
@@ -436,11 +437,16 @@ class JobSpec(_Strict):
 
 
 def _topology_entry(value: Any) -> Any:
-    """A bare string names a topology file or preset: ``topology: dgx_h100_ndr_32`` is ``{file: dgx_h100_ndr_32}``."""
+    """A bare string names a topology file or preset: ``topology: dgx_h100_ndr_32`` is ``{file: dgx_h100_ndr_32}``.
+
+    Keys beside ``file`` override parameters of the file's builder (see :func:`build_topology`).
+    """
     if isinstance(value, str):
         return {"file": value}
     if not isinstance(value, Mapping):
         raise ScenarioError(f"expected {{builder: NAME, ...}}, {{file: PATH}} or a preset name, got {value!r}")
+    if "file" in value and (not isinstance(value["file"], str) or not value["file"]):
+        raise ScenarioError(f"expected a topology file or a preset name, got {value['file']!r}", path="file")
     return value
 
 
@@ -609,20 +615,28 @@ def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bo
     """Build the topology graph described by ``{builder: NAME, **params}`` or ``{file: PATH}``.
 
     ``file`` is a topology file (relative to the working directory) or the name of a
-    preset in ``simnet/topology/presets/``; ``cluster`` and files go through
+    preset in ``simnet/topology/presets/``; the other keys beside it override
+    parameters of the file's builder (:func:`simnet.topology.io.resolve`: mappings
+    merged key by key, the override winning), and an error in one names its key path
+    (``topology.node_params.nic_bandwidth``). ``cluster`` and files go through
     :func:`simnet.topology.build`, which parses their nested unit strings. A fabric
     too large for this machine's memory is refused before it is built, unless
     `force` (see :mod:`simnet.guards`).
     """
-    gpus = estimate_gpus(spec)
+    try:
+        resolved = topology_resolve(spec) if "file" in spec else spec
+    except SimnetError:
+        resolved = {}
+    gpus = estimate_gpus(resolved)
     if gpus is not None:
-        check_fits(f"a {spec['builder']} topology of {gpus:,} GPUs", gpus * BYTES_PER_GPU, force=force, path=path)
+        check_fits(f"a {resolved['builder']} topology of {gpus:,} GPUs", gpus * BYTES_PER_GPU, force=force, path=path)
     if "file" in spec or spec.get("builder") == "cluster":
         try:
             return topology_build(spec)
         except SimnetError as error:
             inner = ": ".join(p for p in (error.source, error.path) if p)
-            where = f"{path}.file" if "file" in spec else ".".join(p for p in (path, error.path) if p)
+            in_file = "file" in spec and (error.source or not error.path)
+            where = f"{path}.file" if in_file else ".".join(p for p in (path, error.path) if p)
             message = f"{inner}: {error.message}" if error.source else error.message
             raise ScenarioError(message, path=where) from None
     if "builder" not in spec:

@@ -373,6 +373,18 @@ def preset_counts(name: str) -> tuple[int, int]:
     return len({graph.nodes[g]["host"] for g in ranks}), len(ranks)
 
 
+@functools.cache
+def ring_busbw_GBps(topology: str, size: str) -> float:
+    """Bus bandwidth of a ring all-reduce of `size` in a scenario on `topology` (JSON of its mapping)."""
+    data = {"name": "plateau", "topology": json.loads(topology),
+            "collective": {"op": "allreduce", "algorithms": ["ring"]}, "sizes": [size]}
+    return float(run(parse_scenario(data)).iloc[0].busbw_GBps)
+
+
+def gb200_800g_busbw(node_params: dict) -> float:
+    return ring_busbw_GBps(json.dumps({"file": "gb200_nvl72_xdr_2", "node_params": node_params}), "1 GiB")
+
+
 def a100_plane_share() -> str:
     whole = Network(dgx_a100()).route_bandwidth_Bps(0, 1)
     plane = Network(dgx_a100(nvswitch_planes=True)).route_bandwidth_Bps(0, 1)
@@ -537,6 +549,15 @@ CLAIMS = [
     # docs/topology.md
     *claims("docs/topology.md", "a GPU pair then uses a single plane (1/6 of an A100's links)",
             ("1/6", a100_plane_share, identity)),
+    *claims("docs/topology.md", "a DGX H100 ring reaches 18 × 25 =\n450 GB/s of busbw",
+            ("450", lambda: ring_busbw_GBps('"dgx_h100"', "64 GiB"), fixed(0))),
+    *claims("docs/topology.md", "(a ring plateaus at 18 × 20.6 = 370.8 GB/s,",
+            ("370.8", lambda: ring_busbw_GBps('{"builder": "calibrated_node", "kind": "dgx_h100"}', "64 GiB"),
+             fixed(1))),
+    *claims("docs/topology.md", "a ring's busbw stays at 63 GB/s instead of 100",
+            ("63", lambda: gb200_800g_busbw({"nic_bandwidth": "800 Gb/s"}), fixed(0)),
+            ("100", lambda: gb200_800g_busbw({"nic_bandwidth": "800 Gb/s", "pcie_bandwidth": "800 Gb/s"}),
+             fixed(0))),
     *claims("docs/topology.md", "(`abci_rack`: 34 nodes, 136",
             ("34 nodes, 136", lambda: preset_counts("abci_rack"), lambda c: f"{c[0]} nodes, {c[1]}")),
     *claims("docs/topology.md", "(`dgx_a100_superpod_slice`: 4 nodes,",

@@ -7,7 +7,9 @@ import yaml
 from simnet.analysis import RESULT_COLUMNS
 from simnet.errors import ScenarioError
 from simnet.algorithms.dense import ring_allreduce_time
-from simnet.scenario import expand, load_scenario, parse_scenario, run
+from simnet.scenario import build_topology, expand, load_scenario, parse_scenario, run
+from simnet.topology import calibrated_cluster, dgx_h100
+from simnet.topology.calibrated import NVLINK_EFFECTIVE_Bps
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = {
@@ -176,6 +178,64 @@ def test_a_bare_topology_name_is_a_file_or_preset_also_in_a_sweep():
     with pytest.raises(ScenarioError, match="no preset of that name.*dgx_h100_ndr_32") as error:
         run(parse_scenario({**data, "topology": "dgx_h1000"}))
     assert error.value.path == "topology.file"
+
+
+def test_a_preset_takes_overrides_of_its_builders_parameters_also_in_a_sweep():
+    """``{file: PRESET, nodes: 2}`` is the preset with 2 servers (docs/topology.md, "Overriding a preset");
+    a sweep varies ``topology.nodes`` on a preset named by itself."""
+    data = {"name": "over", "topology": {"file": "dgx_h100_ndr_32", "nodes": 2,
+                                         "node_params": {"nic_bandwidth": "200 Gb/s"}},
+            "collective": {"op": "allreduce", "algorithms": ["ring"]}, "sizes": ["1 MiB"]}
+    network = parse_scenario(data).built_network()
+    assert network.size == 16
+    assert network.graph.edges["n1.nic7", "leaf0"]["bandwidth_Bps"] == 200e9 / 8
+    swept = {**data, "topology": "dgx_h100_ndr_32", "sweep": {"grid": {"topology.nodes": [1, 2]}}}
+    points = expand(parse_scenario(swept))
+    assert [point.label for point in points] == ["topology.nodes=1", "topology.nodes=2"]
+    assert [point.scenario.built_network().size for point in points] == [8, 16]
+    assert run(parse_scenario(swept))["ranks"].tolist() == [8, 16]
+
+
+@pytest.mark.parametrize(
+    ("topology", "path", "needle"),
+    [
+        ({"file": "dgx_h100_ndr_32", "servers": 2}, "topology.servers",
+         "'dgx_h100_ndr_32' is built by 'cluster', which takes no 'servers' (it takes: fabric, fabric_params, node, "
+         "node_params, nodes, pxn, rails)"),
+        ({"file": "gb200_nvl72_xdr_2", "node_params": {"nic_bandwdith": "800 Gb/s"}},
+         "topology.node_params.nic_bandwdith", "unknown parameter 'nic_bandwdith'; expected one of ["),
+        ({"file": "gb200_nvl72_xdr_2", "fabric_params": {"spines": 0}}, "topology.fabric_params.spines",
+         "must be an integer ≥ 1, got 0"),
+        ({"file": ["dgx_h100"]}, "topology.file", "expected a topology file or a preset name, got ['dgx_h100']"),
+        ({"builder": "calibrated_cluster", "kind": "dgx_h100", "nodes": "8"}, "topology.nodes",
+         "input should be a valid integer, got '8'"),
+        ({"builder": "calibrated_node", "kind": "h100"}, "topology.kind", "no calibrated machine 'h100'"),
+    ],
+)
+def test_a_bad_topology_override_or_calibrated_parameter_names_its_key_path(topology, path, needle):
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario({**QUICKSTART, "topology": topology}, source="s.yaml")
+    assert raised.value.path == path and needle in str(raised.value)
+    assert str(raised.value).startswith(f"s.yaml: {path}: ") and "\n" not in str(raised.value)
+
+
+def test_the_calibrated_machines_are_topology_builders_of_a_scenario():
+    """The YAML form builds the graph of the Python call; a ring on the calibrated DGX H100 plateaus at
+    the GPU port's 18 NVLinks at NCCL's ``SM90_NVLINK_BW`` (the 370.8 GB/s of docs/validation.md), as
+    ``tier_efficiency: {nvswitch: 0.824}`` on the line-rate template does."""
+    yaml_form = {"builder": "calibrated_cluster", "kind": "dgx_h100", "nodes": 2, "pxn": True}
+    built, called = build_topology(yaml_form), calibrated_cluster("dgx_h100", 2, pxn=True)
+    assert built.graph == called.graph
+    assert list(built.nodes(data=True)) == list(called.nodes(data=True))
+    assert list(built.edges(data=True)) == list(called.edges(data=True))
+    data = {"name": "cal", "topology": {"builder": "calibrated_node", "kind": "dgx_h100"},
+            "collective": {"op": "allreduce", "algorithms": ["ring"]}, "sizes": ["8 GiB"]}
+    links = dgx_h100().edges["gpu0", "nvswitch0"]["cables"]
+    row = run(parse_scenario(data)).iloc[0]
+    assert row.busbw_GBps == pytest.approx(links * NVLINK_EFFECTIVE_Bps["dgx_h100"] / 1e9, rel=1e-3)
+    assert row.sim_over_model == pytest.approx(1.0, rel=1e-9)
+    by_hand = {**data, "topology": "dgx_h100", "network": {"tier_efficiency": {"nvswitch": 0.824}}}
+    assert run(parse_scenario(by_hand)).iloc[0].sim_time_s == pytest.approx(row.sim_time_s, rel=1e-12)
 
 
 def test_an_unknown_key_that_is_not_printable_is_named_in_one_line():

@@ -3,18 +3,20 @@
 See :mod:`simnet.topology.contract` for the attributes every graph carries.
 ``BUILDERS`` maps the names used in scenario and topology files to builder
 functions: fabrics (:mod:`~simnet.topology.fabrics`), server templates
-(:mod:`~simnet.topology.nodes`) and their composition (:func:`cluster`).
+(:mod:`~simnet.topology.nodes`), their composition (:func:`cluster`) and the
+templates at NCCL's effective rates (:mod:`~simnet.topology.calibrated`).
 """
 
 from __future__ import annotations
 
+from simnet.topology.calibrated import calibrated_cluster, calibrated_node
 from simnet.topology.cluster import cluster
 from simnet.topology.contract import (
     NODE_KINDS, ROUTINGS, gpus, reduce_efficiency, reducing_switches, separate_cables, striped, validate,
 )
 from simnet.topology.describe import describe, format_description
 from simnet.topology.fabrics import FABRICS, add_cable, fat_tree, leaf_spine, pgft, ring, switch, torus
-from simnet.topology.io import BUILDERS, PRESETS, build, dumps, export_graphml, find, load, loads, save
+from simnet.topology.io import BUILDERS, PRESETS, build, dumps, export_graphml, find, load, loads, resolve, save
 from simnet.topology.nodes import (
     NODES, abci_node, dgx1, dgx2, dgx_a100, dgx_b200, dgx_h100, gb200_nvl72, power9_ac922,
 )
@@ -48,10 +50,13 @@ __all__ = [
     "power9_ac922",
     "abci_node",
     "cluster",
+    "calibrated_node",
+    "calibrated_cluster",
     "Router",
     "PRESETS",
     "find",
     "build",
+    "resolve",
     "load",
     "loads",
     "save",

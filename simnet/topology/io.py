@@ -51,6 +51,7 @@ the graph was built by a builder and the explicit form otherwise, so that
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -60,15 +61,16 @@ import networkx as nx
 import yaml
 
 from simnet.errors import SimnetError, TopologyError, UnitError, did_you_mean
+from simnet.topology.calibrated import calibrated_cluster, calibrated_node
 from simnet.topology.cluster import cluster
 from simnet.topology.contract import NODE_KINDS, switch_capability_error, validate
 from simnet.topology.fabrics import FABRICS, fat_tree, leaf_spine, pgft, ring, switch, torus
 from simnet.topology.nodes import NODES
-from simnet.topology.params import call, quantity, to_python, to_yaml
+from simnet.topology.params import SUFFIXES, _yaml_name, call, quantity, to_python, to_yaml
 from simnet.units import parse_bandwidth, parse_time
 
-__all__ = ["BUILDERS", "PRESETS", "find", "build", "load", "loads", "save", "dumps", "to_spec", "export_graphml",
-           "server_template"]
+__all__ = ["BUILDERS", "PRESETS", "find", "build", "resolve", "load", "loads", "save", "dumps", "to_spec",
+           "export_graphml", "server_template"]
 
 PRESETS = Path(__file__).resolve().parent / "presets"
 """Directory of the preset topology files shipped with simnet."""
@@ -83,6 +85,8 @@ BUILDERS = MappingProxyType(
         "pgft": pgft,
         **NODES,
         "cluster": cluster,
+        "calibrated_node": calibrated_node,
+        "calibrated_cluster": calibrated_cluster,
     }
 )
 """Builder name (as in files and scenarios) -> builder function."""
@@ -241,7 +245,8 @@ def build(spec: Mapping, *, base: str | Path | None = None, including: tuple[Pat
     ----------
     spec : mapping
         ``{builder: NAME, ...params}``, ``{nodes: [...], links: [...]}`` or
-        ``{file: PATH}`` (a topology file or preset name, see :func:`find`).
+        ``{file: PATH}`` (a topology file or preset name, see :func:`find`), which
+        may override parameters of the file's builder (see :func:`resolve`).
     base : str or Path, optional
         Directory relative file paths start from (default: the working directory).
     including : tuple of Path, optional
@@ -262,14 +267,9 @@ def build(spec: Mapping, *, base: str | Path | None = None, including: tuple[Pat
     if not isinstance(spec, Mapping):
         raise TopologyError(f"a topology must be a mapping with 'builder', 'nodes' or 'file', got {spec!r}")
     if "file" in spec:
-        extra = sorted(set(spec) - {"file"}, key=str)
-        if extra:
-            raise TopologyError(f"'file' takes no other keys, got {extra[0]!r}", path=str(extra[0]))
-        target = find(spec["file"], base=base).resolve()
-        if target in including:
-            cycle = " -> ".join(str(p) for p in (*including, target))
-            raise TopologyError(f"files include each other in a cycle: {cycle}", path="file")
-        return load(target, including=including)
+        if set(spec) != {"file"}:
+            return _overridden(spec, base, including)
+        return load(_target(spec["file"], base, including), including=including)
     _check_meta(spec)
     if "builder" in spec:
         graph = _from_builder(spec)
@@ -281,6 +281,113 @@ def build(spec: Mapping, *, base: str | Path | None = None, including: tuple[Pat
         if key in spec:
             graph.graph[key] = spec[key] if key == "description" else list(spec[key])
     return graph
+
+
+def _target(name: object, base: str | Path | None, including: tuple[Path, ...]) -> Path:
+    target = find(name, base=base).resolve()
+    if target in including:
+        cycle = " -> ".join(str(p) for p in (*including, target))
+        raise TopologyError(f"files include each other in a cycle: {cycle}", path="file")
+    return target
+
+
+def _merge(base: Mapping, override: Mapping) -> dict:
+    """`base` with `override` merged in: mappings key by key (recursively), any other value replaced."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _flat(mapping: Mapping, prefix: str = "") -> list[str]:
+    items = []
+    for key, value in mapping.items():
+        if isinstance(value, Mapping) and value:
+            items += _flat(value, f"{prefix}{key}.")
+        else:
+            items.append(f"{prefix}{key}: {value}")
+    return items
+
+
+def _check_overrides(spec: Mapping, overrides: Mapping, name: object) -> None:
+    """Refuse an override of a key that the builder of the file `name` (resolved to `spec`) does not take."""
+    first = str(next(iter(overrides)))
+    if "builder" not in spec:
+        raise TopologyError(f"{str(name)!r} lists its nodes and links: only a file of the builder form takes "
+                            f"parameters to override, got {first!r}", path=first)
+    builder = spec["builder"]
+    if not isinstance(builder, str) or builder not in BUILDERS:
+        return
+    known = inspect.signature(BUILDERS[builder]).parameters
+    taken = sorted(_yaml_name(parameter) for parameter in known)
+    for key in overrides:
+        if key not in known and not any(f"{key}{suffix}" in known for suffix in SUFFIXES):
+            raise TopologyError(f"{str(name)!r} is built by {builder!r}, which takes no {str(key)!r}"
+                                f"{did_you_mean(str(key), taken)} (it takes: {', '.join(taken)})", path=str(key))
+
+
+def _read_spec(path: Path) -> Mapping:
+    """The mapping a topology file holds; errors name the file as their source."""
+    source = str(path)
+    spec = _parse(_read_text(path), source)
+    if not isinstance(spec, Mapping):
+        raise TopologyError(f"a topology must be a mapping with 'builder', 'nodes' or 'file', got {spec!r}",
+                            source=source)
+    return spec
+
+
+def resolve(spec: Mapping, *, base: str | Path | None = None, including: tuple[Path, ...] = ()) -> dict:
+    """The mapping in builder or explicit form that a topology spec stands for.
+
+    ``{file: PATH}`` stands for the file's own mapping (itself resolved when it names
+    a file in turn). Any other key beside ``file`` overrides a parameter of the file's
+    builder: the file's mapping and the overrides are merged key by key, mappings
+    (``node_params``, ``fabric_params``) recursively, the override winning::
+
+        {file: gb200_nvl72_xdr_2, nodes: 4, node_params: {nic_bandwidth: 800 Gb/s}}
+
+    is the preset with 4 racks and its node parameters plus ``nic_bandwidth``. The
+    ``description`` of the result says what was overridden. Any other mapping is
+    returned as it is.
+
+    Raises
+    ------
+    TopologyError
+        For an override of a key the builder does not take (its path, naming the
+        keys it takes), overrides of a file of nodes and links, a missing file
+        (path ``file``), or a malformed file (with the file as ``source``).
+    """
+    if not isinstance(spec, Mapping):
+        raise TopologyError(f"a topology must be a mapping with 'builder', 'nodes' or 'file', got {spec!r}")
+    if "file" not in spec:
+        return dict(spec)
+    target = _target(spec["file"], base, including)
+    try:
+        resolved = resolve(_read_spec(target), base=target.parent, including=(*including, target))
+    except SimnetError as error:
+        raise TopologyError(error.message, path=error.path, source=error.source or str(target)) from None
+    overrides = {key: value for key, value in spec.items() if key != "file"}
+    if overrides:
+        _check_overrides(resolved, overrides, spec["file"])
+        resolved = _merge(resolved, overrides)
+        shown = f"Overridden: {', '.join(_flat(overrides))}."
+        resolved["description"] = f"{resolved['description']} {shown}" if resolved.get("description") else shown
+    return resolved
+
+
+def _overridden(spec: Mapping, base: str | Path | None, including: tuple[Path, ...]) -> nx.DiGraph:
+    """The graph of a ``{file: PATH, **overrides}`` spec; an error in an overridden key names its path alone."""
+    resolved = resolve(spec, base=base, including=including)
+    overridden = {_yaml_name(str(key)) for key in spec if key != "file"}
+    try:
+        return build(resolved)
+    except SimnetError as error:
+        head = _yaml_name(error.path.split(".")[0].split("[")[0])
+        source = "" if head in overridden else error.source or str(find(spec["file"], base=base))
+        raise TopologyError(error.message, path=error.path, source=source) from None
 
 
 def find(name: str | Path, *, base: str | Path | None = None) -> Path:
@@ -312,13 +419,8 @@ def find(name: str | Path, *, base: str | Path | None = None) -> Path:
                         f"(presets: {', '.join(names)})", path="file")
 
 
-def loads(
-    text: str, *, source: str = "", base: str | Path | None = None, including: tuple[Path, ...] = ()
-) -> nx.DiGraph:
-    """Build a topology from YAML text (see the module docstring for the format).
-
-    `base` is where relative ``file`` includes start; `including` is as in :func:`build`.
-    """
+def _parse(text: str, source: str):
+    """The YAML data of a topology file's `text` (not empty)."""
     try:
         spec = yaml.safe_load(text)
     except yaml.YAMLError as error:
@@ -328,6 +430,26 @@ def loads(
         raise TopologyError(f"{where}{problem}", source=source) from None
     if spec is None:
         raise TopologyError("empty file; expected a mapping with 'builder', 'nodes' or 'file'", source=source)
+    return spec
+
+
+def _read_text(path: str | Path) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise TopologyError(f"not UTF-8 text (byte {error.start})", source=str(path)) from None
+    except OSError as error:
+        raise TopologyError(f"cannot read topology file: {error.strerror}", source=str(path)) from None
+
+
+def loads(
+    text: str, *, source: str = "", base: str | Path | None = None, including: tuple[Path, ...] = ()
+) -> nx.DiGraph:
+    """Build a topology from YAML text (see the module docstring for the format).
+
+    `base` is where relative ``file`` includes start; `including` is as in :func:`build`.
+    """
+    spec = _parse(text, source)
     try:
         return build(spec, base=base, including=including)
     except SimnetError as error:
@@ -347,12 +469,7 @@ def load(path: str | Path, *, including: tuple[Path, ...] = ()) -> nx.DiGraph:
     """
     if isinstance(path, str) and not Path(path).exists():
         path = find(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise TopologyError(f"not UTF-8 text (byte {error.start})", source=str(path)) from None
-    except OSError as error:
-        raise TopologyError(f"cannot read topology file: {error.strerror}", source=str(path)) from None
+    text = _read_text(path)
     resolved = Path(path).resolve()
     return loads(text, source=str(path), base=resolved.parent, including=(*including, resolved))
 

@@ -26,9 +26,11 @@ PRESETS = sorted(PRESET_DIR.glob("*.yaml"))
 
 
 def test_there_is_a_preset_for_every_builder_and_the_two_clusters():
+    """The calibrated builders make the graphs of a template or a cluster (their ``builder``), so no file
+    records them."""
     stems = {path.stem for path in PRESETS}
     builders = {load(path).graph["builder"] for path in PRESETS}
-    assert builders == set(BUILDERS)
+    assert builders == set(BUILDERS) - {"calibrated_node", "calibrated_cluster"}
     assert {"abci_rack", "dgx_a100_superpod_slice", "dgx_h100_ndr_32", "gb200_nvl72_xdr_2"} <= stems
 
 
@@ -127,6 +129,82 @@ fabric_params: {leaves: 2, spines: 1, hosts_per_leaf: 2, bandwidth: 25 GB/s, lat
 def test_build_accepts_a_file_reference(tmp_path):
     save(dgx1(), tmp_path / "x.yaml")
     assert len(gpus(build({"file": "x.yaml"}, base=tmp_path))) == 8
+
+
+def test_a_file_reference_overrides_its_builders_parameters_key_by_key():
+    """``nodes`` replaces the preset's 32; ``node_params`` is merged into the preset's (none) and
+    ``fabric_params`` keeps every key the override does not name: with 32 ports per leaf still, NIC ``j``
+    of server ``h`` takes port ``2j + h``, all on ``leaf0``."""
+    preset = load("dgx_h100_ndr_32")
+    graph = build({"file": "dgx_h100_ndr_32", "nodes": 2, "node_params": {"nic_bandwidth": "200 Gb/s"},
+                   "fabric_params": {"latency": "2 us"}})
+    assert len(gpus(graph)) == 2 * 8 and {graph.nodes[g]["host"] for g in gpus(graph)} == {0, 1}
+    for h in range(2):
+        for j in range(8):
+            assert graph.nodes[f"n{h}.nic{j}"]["port"] == 2 * j + h
+            assert graph.edges[f"n{h}.nic{j}", "leaf0"]["bandwidth_Bps"] == 200e9 / 8
+            assert graph.edges[f"n{h}.nic{j}", "leaf0"]["latency_s"] == pytest.approx(2e-6, rel=1e-12)
+    railed = build({"file": "dgx_h100_ndr_32", "nodes": 2, "fabric_params": {"hosts_per_leaf": 2}})
+    assert all(railed.has_edge(f"n{h}.nic{j}", f"leaf{j}") for h in range(2) for j in range(8))
+    assert graph.edges["leaf0", "spine0"] == preset.edges["leaf0", "spine0"] | {"latency_s": graph.edges[
+        "leaf0", "spine0"]["latency_s"]}
+    assert graph.edges["n0.gpu0", "n0.nvswitch0"] == preset.edges["n0.gpu0", "n0.nvswitch0"]
+    assert graph.graph["params"]["fabric_params"] == {**preset.graph["params"]["fabric_params"], "latency_s": 2e-6}
+    assert graph.graph["pxn"] is True
+    assert graph.graph["sources"] == preset.graph["sources"]
+    assert graph.graph["description"] == (f"{preset.graph['description']} Overridden: nodes: 2, "
+                                          "node_params.nic_bandwidth: 200 Gb/s, fabric_params.latency: 2 us.")
+
+
+def test_800_gbps_nics_on_the_gb200_racks_need_the_pcie_link_raised_as_the_docs_say():
+    """Each NIC of the template hangs on a PCIe Gen5 x16 link (63 GB/s) to its Grace CPU: with the NIC
+    rate alone a route between racks is capped by PCIe; with both, by the 800 Gb/s NIC."""
+    nic_only = Network(build({"file": "gb200_nvl72_xdr_2", "node_params": {"nic_bandwidth": "800 Gb/s"}}))
+    both = Network(build({"file": "gb200_nvl72_xdr_2",
+                          "node_params": {"nic_bandwidth": "800 Gb/s", "pcie_bandwidth": "800 Gb/s"}}))
+    preset = Network(load("gb200_nvl72_xdr_2"))
+    assert preset.route_bandwidth_Bps(3, 72 + 3) == 400e9 / 8
+    assert nic_only.route_bandwidth_Bps(3, 72 + 3) == preset.graph.edges["n0.nic3", "n0.cpu1"]["bandwidth_Bps"]
+    assert both.route_bandwidth_Bps(3, 72 + 3) == 800e9 / 8
+    assert "pcie_bandwidth: 800 Gb/s" in preset.graph.graph["description"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "path", "needle"),
+    [
+        ({"servers": 2}, "servers", "'dgx_h100_ndr_32' is built by 'cluster', which takes no 'servers' (it "
+                                    "takes: fabric, fabric_params, node, node_params, nodes, pxn, rails)"),
+        ({"fabric_param": {}}, "fabric_param", "which takes no 'fabric_param'; did you mean 'fabric_params'?"),
+        ({"description": "mine"}, "description", "which takes no 'description'"),
+        ({"node_params": {"nic_bandwdith": "1 GB/s"}}, "node_params.nic_bandwdith",
+         "unknown parameter 'nic_bandwdith'; expected one of ["),
+        ({"nodes": 0}, "nodes", "must be an integer ≥ 1, got 0"),
+    ],
+)
+def test_an_override_the_builder_does_not_take_names_its_path_and_not_the_file(overrides, path, needle):
+    with pytest.raises(TopologyError) as error:
+        build({"file": "dgx_h100_ndr_32", **overrides})
+    assert (error.value.path, error.value.source) == (path, "")
+    assert needle in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_file_may_override_a_preset_and_be_overridden_in_turn_but_not_a_file_of_links(tmp_path):
+    (tmp_path / "four.yaml").write_text("file: dgx_h100_ndr_32\nnodes: 4\nnode_params: {nic_bandwidth: 25 GB/s}\n")
+    four = build({"file": "four.yaml"}, base=tmp_path)
+    two = build({"file": "four.yaml", "nodes": 2}, base=tmp_path)
+    assert (len(gpus(four)), len(gpus(two))) == (32, 16)
+    assert two.edges["n1.nic0", "leaf0"]["bandwidth_Bps"] == 25e9
+    (tmp_path / "bad.yaml").write_text("file: dgx_h100_ndr_32\nnodes: [4]\n")
+    with pytest.raises(TopologyError, match="nodes: must be an integer") as error:
+        build({"file": "bad.yaml", "pxn": False}, base=tmp_path)
+    assert error.value.source == str(tmp_path / "bad.yaml")
+    graph = dgx1()
+    graph.remove_edge("gpu0", "gpu1")
+    graph.remove_edge("gpu1", "gpu0")
+    save(graph, tmp_path / "links.yaml")
+    with pytest.raises(TopologyError, match="lists its nodes and links: only a file of the builder form") as error:
+        build({"file": "links.yaml", "nvlink_bandwidth": "1 GB/s"}, base=tmp_path)
+    assert error.value.path == "nvlink_bandwidth"
 
 
 def test_graphml_export_reads_back(tmp_path):

@@ -706,7 +706,7 @@ _TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "
 @click.option("--density", "density_text", help="For links/gantt of a sparse payload: which density (default: the "
                                                  "first at that size).")
 @click.option("--point", "point_index", type=int, default=0, show_default=True,
-              help="For links/gantt: which sweep point.")
+              help="For links/gantt/jobs: which sweep point.")
 def plot(source: Path, kind: str, output: Path | None, against: str | None, baseline: str | None, algorithm: str | None,
          size_text: str | None, density_text: str | None, point_index: int) -> None:
     """Draw one plot from a results directory (written by `simnet run --out`) or a scenario.
@@ -728,7 +728,7 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
     from simnet.scenario import expand, load_scenario
 
     if kind in _JOB_PLOTS:
-        _plot_jobs(source, kind, output)
+        _plot_jobs(source, kind, output, point_index)
         return
     if source.is_dir():
         name, points = _recorded(source, required=kind in _TRACE_PLOTS)
@@ -855,34 +855,45 @@ def _one_run(points, index: int, algorithm: str | None, size_text: str | None, d
     return only
 
 
-def _plot_jobs(source: Path, kind: str, output: Path | None) -> None:
-    """The per-job Gantt or the slowdown bars, from a results directory or by running a jobs scenario."""
+def _plot_jobs(source: Path, kind: str, output: Path | None, point: int) -> None:
+    """The per-job Gantt (of sweep point `point`) or the slowdown bars (of every point), from a results directory
+    or by running a jobs scenario."""
     import pandas as pd
 
     from simnet import plots
+    from simnet.outputs import owner_of
     from simnet.scenario import expand, load_scenario, run_jobs_point
 
+    if kind != "jobs" and point != 0:
+        raise SimnetError(f"{kind} draws every sweep point; --point picks one for jobs, links and gantt",
+                          path="--point", source=str(source))
     if source.is_dir():
         needed = source / ("timeline.csv" if kind == "jobs" else "results.csv")
         if not needed.is_file() or not (source / "timeline.csv").is_file():
             raise SimnetError("no results of a jobs scenario here; run `simnet run SCENARIO --out DIR` first",
                               source=str(source))
         table = pd.read_csv(needed, keep_default_na=False)
-        title, target = source.name, output or source / f"{kind}.png"
+        title, target = (owner_of(source) or {}).get("name", source.name), output or source / f"{kind}.png"
     elif source.suffix in (".yaml", ".yml"):
-        points = expand(load_scenario(source), source=str(source))
+        loaded = load_scenario(source)
+        points = expand(loaded, source=str(source))
         if points[0].scenario.jobs is None:
             raise SimnetError("this scenario has no jobs; --kind jobs and slowdown draw jobs scenarios", path="--kind",
                               source=str(source))
         results = [run_jobs_point(point) for point in points]
         table = pd.concat([r.timeline if kind == "jobs" else r.jobs for r in results], ignore_index=True)
-        title, target = source.stem, output or Path(f"{kind}.png")
+        title, target = loaded.name, output or Path(f"{kind}.png")
     else:
         raise SimnetError("expected a results directory (from `simnet run --out`) or a scenario .yaml",
                           source=str(source))
     _writable(target, "--out")
     if kind == "jobs":
-        plots.jobs_gantt(table, target, title=title)
+        try:
+            plots.jobs_gantt(table, target, title=title, point=point)
+        except SimnetError as error:
+            if error.path != "point":
+                raise
+            raise SimnetError(error.message, path="--point", source=str(source)) from None
     else:
         plots.slowdown_bars(table, target, title=title)
     click.echo(f"wrote {target}", err=True)

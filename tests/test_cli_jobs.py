@@ -4,7 +4,9 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
+from simnet import plots
 from simnet.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,6 +37,18 @@ def test_out_writes_tables_plots_and_a_report_naming_the_shared_links(tmp_path, 
         assert (out / name).read_bytes()[:8] == PNG
     assert main(["plot", str(out), "--kind", "slowdown", "-o", str(tmp_path / "again.png")]) == 0
     assert (tmp_path / "again.png").read_bytes()[:8] == PNG
+    drawn = []
+    real = plots.jobs_gantt
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plots, "jobs_gantt", lambda *a, **k: drawn.append(real(*a, **k)))
+        assert main(["plot", str(out), "--kind", "jobs", "--point", "1", "-o", str(tmp_path / "second.png")]) == 0
+    (axes,) = drawn[0].axes
+    assert axes.get_title() == "jobs_tp_dp\ntopology.node=dgx1 (point 1 of 2 sweep points)"
+    capsys.readouterr()
+    for kind, point, message in [("jobs", "2", "--point: no point 2; the sweep has 2"),
+                                 ("slowdown", "1", "--point: slowdown draws every sweep point")]:
+        assert main(["plot", str(out), "--kind", kind, "--point", point, "-o", str(tmp_path / "x.png")]) == 2
+        assert capsys.readouterr().err.startswith(f"error: {out}: {message}")
 
 
 def test_plot_draws_the_jobs_gantt_from_a_scenario(tmp_path, capsys):

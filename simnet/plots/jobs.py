@@ -10,34 +10,45 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
+from simnet.errors import SimnetError
 from simnet.plots._figure import new_figure, save
 from simnet.units import format_time
 
 __all__ = ["jobs_gantt", "slowdown_bars"]
 
 
-def jobs_gantt(timeline: pd.DataFrame, path: str | Path, *, title: str = "", max_rows: int = 48) -> Figure:
+def jobs_gantt(timeline: pd.DataFrame, path: str | Path, *, title: str = "", max_rows: int = 48,
+               point: int = 0) -> Figure:
     """Per-job timeline of jobs run together: one row per communicator, one bar per collective (or round of flows).
 
     Parameters
     ----------
     timeline : pandas.DataFrame
         Rows with ``job, communicator, iteration, start_s, end_s`` (:data:`simnet.jobs.TIMELINE_COLUMNS`);
-        with a ``point`` column, only the first point is drawn, and the title says which.
+        with a ``point`` column of several sweep points, one point is drawn, and the title says which.
     path : str or pathlib.Path
         PNG file to write.
     title : str, optional
         Figure title.
     max_rows : int, optional
         Communicators drawn at most (the first of each job first).
+    point : int, optional
+        Which sweep point to draw, in the order of `timeline` (default: the first).
+
+    Raises
+    ------
+    SimnetError
+        For a `point` that is not one of `timeline`'s (``path="point"``).
     """
     frame = timeline
     shown = ""
+    labels = list(dict.fromkeys(frame["point"])) if "point" in frame else [""]
+    if not 0 <= point < max(len(labels), 1):
+        raise SimnetError(f"no point {point}; the sweep has {len(labels)}", path="point")
     if "point" in frame and len(frame):
-        first = frame["point"].iloc[0]
-        if frame["point"].nunique() > 1:
-            shown = f"{first} (first of {frame['point'].nunique()} sweep points)"
-        frame = frame[frame["point"] == first]
+        if len(labels) > 1:
+            shown = f"{labels[point]} (point {point} of {len(labels)} sweep points)"
+        frame = frame[frame["point"] == labels[point]]
     jobs = list(dict.fromkeys(frame["job"]))
     rows = list(dict.fromkeys(zip(frame["job"], frame["communicator"])))
     rows.sort(key=lambda row: (row[1] > 0, jobs.index(row[0]), row[1]))

@@ -189,6 +189,7 @@ def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: st
     show_progress = progress if progress is not None else (len(points) > 1 and sys.stderr.isatty())
     if out_dir is not None:
         manifest = {"simnet_version": __version__, "scenario": str(scenario), "name": loaded.name,
+                    "base_dir": str(Path(scenario).parent.resolve()),
                     "points": [{"index": p.index, "label": p.label, "digest": p.digest,
                                 "scenario": p.scenario.model_dump(mode="json", exclude_none=True)} for p in points]}
         write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
@@ -409,7 +410,7 @@ def _tune_target(topology: str) -> tuple[object, dict]:
                                   "tune one topology file or a scenario without such a sweep",
                                   path="sweep", source=topology)
             try:
-                graph = build_topology(scenario.topology)
+                graph = build_topology(scenario.topology, base=scenario.base_dir)
             except SimnetError as error:
                 raise error.at(path="topology", source=topology) from None
             return graph, scenario.network.model_dump(mode="json", exclude_defaults=True)
@@ -790,7 +791,9 @@ def _recorded(directory: Path, *, required: bool):
     try:
         recorded = json.loads(manifest.read_text(encoding="utf-8"))
         cache = NetworkCache()
-        points = [Point(p["index"], p["label"], p["digest"], parse_scenario(p["scenario"], networks=cache))
+        base = recorded.get("base_dir")
+        points = [Point(p["index"], p["label"], p["digest"], parse_scenario(p["scenario"], networks=cache,
+                                                                           base_dir=base))
                   for p in recorded["points"]]
     except (json.JSONDecodeError, KeyError, TypeError) as error:
         raise SimnetError(f"unreadable manifest.json ({type(error).__name__}: {error})", source=str(directory)) \
@@ -818,7 +821,7 @@ def _one_run(points, index: int, algorithm: str | None, size_text: str | None, d
     if name not in names:
         raise SimnetError(f"algorithm {name!r} is not in the scenario ({', '.join(names)})", path="--algorithm",
                           source=source)
-    payloads = chosen.payload.payloads() if chosen.payload is not None else []
+    payloads = chosen.sparse_payloads()
     sizes = sorted({p.size_bytes for p in payloads} if payloads else set(chosen.sizes))
     size = max(sizes)
     if size_text:

@@ -571,6 +571,15 @@ def _unknown(kind: str, word: str, choices: list[str]) -> str:
     return f"unknown {kind} {word!r}{did_you_mean(word, choices)} (expected one of: {', '.join(choices)})"
 
 
+def _missing(key: str, given: Sequence[str], expected: str = "") -> str:
+    """The error of a missing `key`: naming the key among `given` (the mapping's keys that are not its own)
+    it is likely a misspelling of, else what `expected` says it needs."""
+    close = difflib.get_close_matches(key, list(given), n=1)
+    if close:
+        return f"missing (the key {close[0]!r} is not one; a misspelling of {key!r}?)"
+    return f"missing; expected {expected}" if expected else "missing"
+
+
 def _keyword_parameters(function: Callable) -> dict[str, tuple[inspect.Parameter, Any]]:
     hints = typing.get_type_hints(function)
     return {
@@ -662,6 +671,11 @@ def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bo
             message = f"{inner}: {error.message}" if error.source else error.message
             raise ScenarioError(message, path=where) from None
     if "builder" not in spec:
+        for key in spec:
+            close = did_you_mean(str(key), ["builder", "file"])
+            if close:
+                raise ScenarioError(f"unknown key{close} (a topology needs builder, with its parameters, or file)",
+                                    path=f"{path}.{key}")
         raise ScenarioError(f"missing; expected one of: {', '.join(BUILDERS)}", path=f"{path}.builder")
     name = spec["builder"]
     if not isinstance(name, str) or name not in BUILDERS:
@@ -813,6 +827,7 @@ def _algorithm_runs(
     shared = dict(collective.model_extra or {})
     runs = []
     used_shared: set[str] = set()
+    offered = set(CollectiveSpec.model_fields)
     for index, entry in enumerate(collective.algorithms):
         name = entry.name
         own = dict(entry.model_extra or {})
@@ -837,6 +852,7 @@ def _algorithm_runs(
         taken = {k: v for k, v in shared.items() if k in accepted}
         used_shared.update(taken)
         what, skip = f"algorithm {name!r}", ("nranks", "size_bytes", "matrix", *supplied)
+        offered |= accepted - {_yaml_key(p) for p in ("nranks", "size_bytes", *supplied)}
         own_matrix, shared_matrix = own.pop("matrix", None), taken.pop("matrix", None)
         matrix = (own_matrix, f"{where}.matrix") if own_matrix is not None else (shared_matrix, "collective.matrix")
         params = call_with_units(builder, taken, path="collective", what=what, skip=skip, required=False)
@@ -854,7 +870,7 @@ def _algorithm_runs(
     for key in shared:
         if key not in used_shared:
             raise ScenarioError(
-                f"no listed algorithm takes this parameter (algorithms: "
+                f"no listed algorithm takes this parameter{did_you_mean(str(key), sorted(offered))} (algorithms: "
                 f"{', '.join(a.name for a in collective.algorithms)})",
                 path=f"collective.{key}",
             )
@@ -872,8 +888,9 @@ def _format_validation_error(error: ValidationError) -> ScenarioError:
         missing, parent = str(first["loc"][-1]), first["loc"][:-1]
         unknown = [str(other["loc"][-1]) for other in error.errors()
                    if other["type"] == "extra_forbidden" and other["loc"][:-1] == parent]
-        close = difflib.get_close_matches(missing, unknown, n=1)
-        message = f"missing (the key {close[0]!r} is not one; a misspelling of {missing!r}?)" if close else "missing"
+        if isinstance(value, Mapping):
+            unknown += [str(key) for key in value if str(key) not in _fields_at(parent)]
+        message = _missing(missing, unknown)
     elif kind == "extra_forbidden":
         parent = first["loc"][:-1]
         fields = _fields_at(parent)
@@ -1451,6 +1468,10 @@ def plan_jobs(scenario: Scenario, network: Network) -> list[JobPlan]:
             continue
         taken.extend(ranks)
         groups = spec.groups or {}
+        for level, group in groups.items():
+            if "ranks" not in group:
+                raise ScenarioError(_missing("ranks", [str(key) for key in group], "an integer ≥ 1 or 'rest'"),
+                                    path=f"{where}.groups.{level}.ranks")
         try:
             levels = communicators(ranks, {level: group.get("ranks") for level, group in groups.items()} or None)
         except SimnetError as error:

@@ -72,7 +72,8 @@ def test_chunks_reach_the_algorithm():
         ("topology.builder", None, "topology.builder: missing"),
         ("collective.algorithms", ["rign"], "collective.algorithms[0]: unknown algorithm 'rign'; did you mean 'ring'?"),
         ("collective.algorithms", [], "collective.algorithms: must not be empty"),
-        ("collective.chunk", 2, "collective.chunk: no listed algorithm takes this parameter"),
+        ("collective.chunk", 2, "collective.chunk: no listed algorithm takes this parameter; did you mean 'chunks'? "
+                                "(algorithms: ring)"),
         ("collective.chunks", "four", "collective.chunks: input should be a valid integer, got 'four'"),
         ("collective.op", "scan", "collective.op: must be one of 'allreduce', 'reduce_scatter', 'all_gather', 'broadcast', 'reduce', 'alltoall' or 'alltoallv', got 'scan'"),
         ("collective.op", "alltoall", "collective.algorithms[0]: algorithm 'ring' computes allreduce, not alltoall (algorithms for alltoall: bruck, direct, hierarchical, rail_aligned)"),
@@ -350,3 +351,42 @@ def test_sparse_payload_files_start_at_the_scenario_files_directory(tmp_path, mo
     assert [payload.indices_file for payload in scenario.sparse_payloads()] == [str(folder / "idx_{rank}.npy")]
     assert len(run(scenario)) == 1
 
+
+CLUSTER = {"builder": "cluster", "node": "dgx1", "nodes": 2, "fabric": "switch",
+           "fabric_params": {"bandwidth": "100 Gbps", "latency": "1 us"}}
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"collective": {"algoritms": ["ring"]}},
+         "collective.algorithms: missing (the key 'algoritms' is not one; a misspelling of 'algorithms'?)"),
+        ({"collective": {"algorithms": [{"nme": "ring"}]}},
+         "collective.algorithms[0].name: missing (the key 'nme' is not one; a misspelling of 'name'?)"),
+        ({"topology": {"fil": "dgx1"}}, "topology.fil: unknown key; did you mean 'file'?"),
+        ({"topology": {**CLUSTER, "fabric_params": {"bandwdth": "1 GB/s", "latency": "1 us"}}},
+         "topology.fabric_params.bandwdth: unknown parameter 'bandwdth'; did you mean 'bandwidth'?"),
+        ({"topology": {**CLUSTER, "pxm": True}}, "topology.pxm: unknown parameter 'pxm'; did you mean 'pxn'?"),
+        ({"topology": CLUSTER, "network": {"tier_efficiency": {"nvlnk": 0.5}}},
+         "network.tier_efficiency.nvlnk: the topology has no tier 'nvlnk'; did you mean 'nvlink'?"),
+        ({"collective": None, "sizes": None, "jobs": {"a": {"ranks": 8, "collective": {
+            "op": "allreduce", "algoritm": "ring", "size": "1 MiB"}}}},
+         "jobs.a.collective.algorithm: missing (the key 'algoritm' is not one; a misspelling of 'algorithm'?)"),
+        ({"collective": None, "sizes": None, "jobs": {"a": {"ranks": 8, "groups": {"tp": {"rank": 4}, "dp": "rest"},
+                                                            "collective": {"op": "allreduce", "algorithm": "ring",
+                                                                           "size": "1 MiB"}}}},
+         "jobs.a.groups.tp.ranks: missing (the key 'rank' is not one; a misspelling of 'ranks'?)"),
+    ],
+)
+def test_a_misspelt_key_in_any_mapping_is_named_with_the_closest_key(changes, message):
+    data = {key: value for key, value in {**QUICKSTART, **changes}.items() if value is not None}
+    with pytest.raises(ScenarioError) as raised:
+        expand(parse_scenario(data))
+    assert str(raised.value).startswith(message)
+
+
+def test_a_sweep_point_with_a_misspelt_parameter_names_the_closest_one():
+    data = {**QUICKSTART, "sweep": {"grid": {"collective.chunk": [1, 2]}}}
+    with pytest.raises(ScenarioError, match=r"^sweep: point 0 \(collective.chunk=1\): collective.chunk: no listed "
+                                            r"algorithm takes this parameter; did you mean 'chunks'\?"):
+        expand(parse_scenario(data))

@@ -656,6 +656,17 @@ def _writable(path: Path, option: str) -> None:
         raise SimnetError(f"cannot create the directory of {str(path)!r}: {error.strerror}", path=option) from None
 
 
+@contextlib.contextmanager
+def _writing(path: Path, option: str) -> Iterator[None]:
+    """Create the directory of the file `path` (see :func:`_writable`) for the writing done inside, and say in
+    one line why the file could not be written if it could not."""
+    _writable(path, option)
+    try:
+        yield
+    except OSError as error:
+        raise SimnetError(f"cannot write {str(path)!r}: {error.strerror or error}", path=option) from None
+
+
 def _check_emit(path: Path, graph, network: dict) -> None:
     """Refuse ``--emit nccl-tuner`` before tuning where NCCL's model of the topology cannot be derived."""
     from simnet.models.nccl import MODELLED_SYSTEMS, network_tuning
@@ -678,7 +689,8 @@ def _emit_nccl_tuner(path: Path, tuned, graph, network: dict, *, op: str, quiet:
         rows, comments = nccl_tuner_rows(tuned, parse_network(network).network(graph), op=op)
     except SimnetError as error:
         raise SimnetError(error.message, path="--emit") from None
-    write_atomic(path, tuner_rows_to_csv(rows, comments))
+    with _writing(path, "--emit"):
+        write_atomic(path, tuner_rows_to_csv(rows, comments))
     if not quiet:
         click.echo(f"wrote {path} ({len(rows)} line(s) for NCCL's example tuner plugin)", err=True)
 
@@ -749,17 +761,19 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
     if kind in _TRACE_PLOTS:
         only = _one_run(points, point_index, algorithm, size_text, density_text, source=str(source))
         draw = plots.link_utilization if kind == "links" else plots.gantt
-        draw(only.trace, target)
+        with _writing(target, "--out"):
+            draw(only.trace, target)
         click.echo(f"wrote {target}", err=True)
         return
     try:
         x = against or plots.default_against(results)
-        if kind == "speedup":
-            plots.speedup_bars(results, target, baseline=baseline or analysis.default_baseline(results), against=x,
-                               title=name)
-        else:
-            plots.metric_plot(results, target, metric=kind, against=x, curves=_curves(points, results, x),
-                              title=name)
+        with _writing(target, "--out"):
+            if kind == "speedup":
+                plots.speedup_bars(results, target, baseline=baseline or analysis.default_baseline(results),
+                                   against=x, title=name)
+            else:
+                plots.metric_plot(results, target, metric=kind, against=x, curves=_curves(points, results, x),
+                                  title=name)
     except SimnetError as error:
         path = {"against": "--against", "baseline": "--baseline"}.get(error.path, error.path)
         raise SimnetError(error.message, path=path, source=str(source)) from None
@@ -881,11 +895,11 @@ def _plot_jobs(source: Path, kind: str, output: Path | None) -> None:
     else:
         raise SimnetError("expected a results directory (from `simnet run --out`) or a scenario .yaml",
                           source=str(source))
-    _writable(target, "--out")
-    if kind == "jobs":
-        plots.jobs_gantt(table, target, title=title)
-    else:
-        plots.slowdown_bars(table, target, title=title)
+    with _writing(target, "--out"):
+        if kind == "jobs":
+            plots.jobs_gantt(table, target, title=title)
+        else:
+            plots.slowdown_bars(table, target, title=title)
     click.echo(f"wrote {target}", err=True)
 
 
@@ -978,7 +992,9 @@ def draw(topology: str, out_path: Path) -> None:
     """
     from simnet import plots
 
-    plots.draw_topology(_topology_graph(topology), out_path)
+    graph = _topology_graph(topology)
+    with _writing(out_path, "--out"):
+        plots.draw_topology(graph, out_path)
     click.echo(f"wrote {out_path}", err=True)
 
 
@@ -1038,7 +1054,8 @@ def export_msccl(scenario: Path, algorithm: str, size_text: str | None, out_path
     except SimnetError as error:
         raise SimnetError(error.message, path=f"--{error.path}" if error.path in ("name", "proto") else "--algorithm",
                           source=str(scenario)) from None
-    out_path.write_text(text, encoding="utf-8", newline="\n")
+    with _writing(out_path, "--out"):
+        out_path.write_text(text, encoding="utf-8", newline="\n")
     click.echo(f"wrote {out_path}: {algorithm} on {schedule.nranks} ranks, {len(schedule)} transfers, "
                f"{text.count('<tb ')} thread blocks, {text.count('<step ')} steps", err=True)
 

@@ -508,3 +508,31 @@ def test_commands_given_a_scenario_find_its_files_from_another_directory(tmp_pat
     assert main(["plot", str(tmp_path / "out"), "--kind", "gantt", "--out", "gantt.png"]) == 0
     assert 'ngpus="4"' in Path("ring.xml").read_text() and Path("gantt.png").is_file()
 
+
+@pytest.mark.parametrize("command", [["topo", "draw", "dgx1"],
+                                     ["export", "msccl", str(QUICKSTART), "--algorithm", "ring"],
+                                     ["plot", str(QUICKSTART), "--kind", "time"],
+                                     ["plot", str(ROOT / "scenarios" / "jobs_tp_dp.yaml"), "--kind", "slowdown"]])
+def test_a_file_a_command_writes_gets_its_directory_or_one_line_saying_why_not(command, tmp_path, capsys):
+    target = tmp_path / "new" / "dir" / "out.png"
+    assert main([*command, "-o", str(target)]) == 0
+    assert target.stat().st_size > 0
+    capsys.readouterr()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main([*command, "-o", str(blocker / "out.png")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert err.endswith(f"--out: cannot write {str(blocker / 'out.png')!r}: {str(blocker)!r} is a file, "
+                        "not a directory\n")
+    unwritable = tmp_path / ("x" * 300 + ".png")
+    assert main([*command, "-o", str(unwritable)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert err.endswith(f"--out: cannot write {str(unwritable)!r}: File name too long\n")
+
+
+def test_emit_says_in_one_line_when_its_file_cannot_be_written(tmp_path, capsys):
+    unwritable = tmp_path / ("x" * 300 + ".conf")
+    assert main(["tune", "dgx_h100", "--sizes", "1MiB", "--emit", "nccl-tuner", str(unwritable), "-q"]) == 2
+    assert capsys.readouterr().err == f"error: --emit: cannot write {str(unwritable)!r}: File name too long\n"

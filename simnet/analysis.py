@@ -475,7 +475,8 @@ def baseline_runs(results: pd.DataFrame, baseline: str) -> np.ndarray:
     if not runs.any():
         runs = results["algorithm"].to_numpy() == baseline
     if not runs.any():
-        raise SimnetError(f"baseline {baseline!r} is not among the algorithms run ({', '.join(sorted(set(choices)))})",
+        named, kind = (set(choices), "choices") if " " in baseline else (set(results["algorithm"]), "algorithms")
+        raise SimnetError(f"baseline {baseline!r} is not among the {kind} run ({', '.join(sorted(named))})",
                           path="baseline")
     return runs
 

@@ -189,6 +189,7 @@ def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: st
     show_progress = progress if progress is not None else (len(points) > 1 and sys.stderr.isatty())
     if out_dir is not None:
         manifest = {"simnet_version": __version__, "scenario": str(scenario), "name": loaded.name,
+                    "base_dir": str(Path(scenario).parent.resolve()),
                     "points": [{"index": p.index, "label": p.label, "digest": p.digest,
                                 "scenario": p.scenario.model_dump(mode="json", exclude_none=True)} for p in points]}
         write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
@@ -411,7 +412,7 @@ def _tune_target(topology: str) -> tuple[object, dict]:
                                   "tune one topology file or a scenario without such a sweep",
                                   path="sweep", source=topology)
             try:
-                graph = build_topology(scenario.topology)
+                graph = build_topology(scenario.topology, base=scenario.base_dir)
             except SimnetError as error:
                 raise error.at(path="topology", source=topology) from None
             return graph, scenario.network.model_dump(mode="json", exclude_defaults=True)
@@ -657,6 +658,17 @@ def _writable(path: Path, option: str) -> None:
         raise SimnetError(f"cannot create the directory of {str(path)!r}: {error.strerror}", path=option) from None
 
 
+@contextlib.contextmanager
+def _writing(path: Path, option: str) -> Iterator[None]:
+    """Create the directory of the file `path` (see :func:`_writable`) for the writing done inside, and say in
+    one line why the file could not be written if it could not."""
+    _writable(path, option)
+    try:
+        yield
+    except OSError as error:
+        raise SimnetError(f"cannot write {str(path)!r}: {error.strerror or error}", path=option) from None
+
+
 def _check_emit(path: Path, graph, network: dict) -> None:
     """Refuse ``--emit nccl-tuner`` before tuning where NCCL's model of the topology cannot be derived."""
     from simnet.models.nccl import MODELLED_SYSTEMS, network_tuning
@@ -679,7 +691,8 @@ def _emit_nccl_tuner(path: Path, tuned, graph, network: dict, *, op: str, quiet:
         rows, comments = nccl_tuner_rows(tuned, parse_network(network).network(graph), op=op)
     except SimnetError as error:
         raise SimnetError(error.message, path="--emit") from None
-    write_atomic(path, tuner_rows_to_csv(rows, comments))
+    with _writing(path, "--emit"):
+        write_atomic(path, tuner_rows_to_csv(rows, comments))
     if not quiet:
         click.echo(f"wrote {path} ({len(rows)} line(s) for NCCL's example tuner plugin)", err=True)
 
@@ -750,17 +763,19 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
     if kind in _TRACE_PLOTS:
         only = _one_run(points, point_index, algorithm, size_text, density_text, source=str(source))
         draw = plots.link_utilization if kind == "links" else plots.gantt
-        draw(only.trace, target)
+        with _writing(target, "--out"):
+            draw(only.trace, target)
         click.echo(f"wrote {target}", err=True)
         return
     try:
         x = against or plots.default_against(results)
-        if kind == "speedup":
-            plots.speedup_bars(results, target, baseline=baseline or analysis.default_baseline(results), against=x,
-                               title=name)
-        else:
-            plots.metric_plot(results, target, metric=kind, against=x, curves=_curves(points, results, x),
-                              title=name)
+        with _writing(target, "--out"):
+            if kind == "speedup":
+                plots.speedup_bars(results, target, baseline=baseline or analysis.default_baseline(results),
+                                   against=x, title=name)
+            else:
+                plots.metric_plot(results, target, metric=kind, against=x, curves=_curves(points, results, x),
+                                  title=name)
     except SimnetError as error:
         path = {"against": "--against", "baseline": "--baseline"}.get(error.path, error.path)
         raise SimnetError(error.message, path=path, source=str(source)) from None
@@ -792,7 +807,9 @@ def _recorded(directory: Path, *, required: bool):
     try:
         recorded = json.loads(manifest.read_text(encoding="utf-8"))
         cache = NetworkCache()
-        points = [Point(p["index"], p["label"], p["digest"], parse_scenario(p["scenario"], networks=cache))
+        base = recorded.get("base_dir")
+        points = [Point(p["index"], p["label"], p["digest"], parse_scenario(p["scenario"], networks=cache,
+                                                                           base_dir=base))
                   for p in recorded["points"]]
     except (json.JSONDecodeError, KeyError, TypeError) as error:
         raise SimnetError(f"unreadable manifest.json ({type(error).__name__}: {error})", source=str(directory)) \
@@ -820,7 +837,7 @@ def _one_run(points, index: int, algorithm: str | None, size_text: str | None, d
     if name not in names:
         raise SimnetError(f"algorithm {name!r} is not in the scenario ({', '.join(names)})", path="--algorithm",
                           source=source)
-    payloads = chosen.payload.payloads() if chosen.payload is not None else []
+    payloads = chosen.sparse_payloads()
     sizes = sorted({p.size_bytes for p in payloads} if payloads else set(chosen.sizes))
     size = max(sizes)
     if size_text:
@@ -886,16 +903,16 @@ def _plot_jobs(source: Path, kind: str, output: Path | None, point: int) -> None
     else:
         raise SimnetError("expected a results directory (from `simnet run --out`) or a scenario .yaml",
                           source=str(source))
-    _writable(target, "--out")
-    if kind == "jobs":
-        try:
-            plots.jobs_gantt(table, target, title=title, point=point)
-        except SimnetError as error:
-            if error.path != "point":
-                raise
-            raise SimnetError(error.message, path="--point", source=str(source)) from None
-    else:
-        plots.slowdown_bars(table, target, title=title)
+    with _writing(target, "--out"):
+        if kind == "jobs":
+            try:
+                plots.jobs_gantt(table, target, title=title, point=point)
+            except SimnetError as error:
+                if error.path != "point":
+                    raise
+                raise SimnetError(error.message, path="--point", source=str(source)) from None
+        else:
+            plots.slowdown_bars(table, target, title=title)
     click.echo(f"wrote {target}", err=True)
 
 
@@ -988,7 +1005,9 @@ def draw(topology: str, out_path: Path) -> None:
     """
     from simnet import plots
 
-    plots.draw_topology(_topology_graph(topology), out_path)
+    graph = _topology_graph(topology)
+    with _writing(out_path, "--out"):
+        plots.draw_topology(graph, out_path)
     click.echo(f"wrote {out_path}", err=True)
 
 
@@ -1048,7 +1067,8 @@ def export_msccl(scenario: Path, algorithm: str, size_text: str | None, out_path
     except SimnetError as error:
         raise SimnetError(error.message, path=f"--{error.path}" if error.path in ("name", "proto") else "--algorithm",
                           source=str(scenario)) from None
-    out_path.write_text(text, encoding="utf-8", newline="\n")
+    with _writing(out_path, "--out"):
+        out_path.write_text(text, encoding="utf-8", newline="\n")
     click.echo(f"wrote {out_path}: {algorithm} on {schedule.nranks} ranks, {len(schedule)} transfers, "
                f"{text.count('<tb ')} thread blocks, {text.count('<step ')} steps", err=True)
 

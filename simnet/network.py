@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 import numpy as np
 
-from simnet.errors import SimnetError, TopologyError
+from simnet.errors import SimnetError, TopologyError, did_you_mean
 from simnet.links import RouteTable, concatenated
 from simnet.speed import KeyedRows, unique_inverse, with_room
 from simnet.topology import ROUTINGS, Router, gpus, reduce_efficiency, reducing_switches, separate_cables, validate
@@ -648,7 +648,8 @@ def _efficiency(tiers: tuple[str, ...], tier_efficiency: Mapping[str, float] | N
     for tier, factor in tier_efficiency.items():
         where = f"tier_efficiency.{tier}"
         if tier not in known:
-            raise SimnetError(f"the topology has no tier {tier!r}; its tiers are {sorted(known)}", path=where)
+            raise SimnetError(f"the topology has no tier {tier!r}{did_you_mean(str(tier), sorted(known))} (its tiers "
+                              f"are {sorted(known)})", path=where)
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor <= 1:
             raise SimnetError(f"must be a factor in (0, 1], got {factor!r}", path=where)
         factors[[i for i, t in enumerate(tiers) if t == tier]] = float(factor)

@@ -13,6 +13,10 @@ payload sizes and the network model::
 ends included; without ``:xN`` each size doubles), as ``simnet tune --sizes`` takes it, alone or as an
 item of the list.
 
+Every file a scenario names (a topology file, a traffic matrix, a sparse payload's files, an MSCCL
+file) is relative to the scenario file's directory, or to the working directory for a scenario given
+as data (:func:`scenario_path`); a topology name that is no such file is a preset.
+
 Builder and algorithm parameters are checked against the function they go to:
 a YAML key ``bandwidth`` feeds the parameter ``bandwidth_Bps`` and is parsed as a
 bandwidth, ``latency`` feeds ``latency_s`` as a time, ``size`` feeds ``size_bytes``
@@ -122,6 +126,7 @@ __all__ = [
     "run_jobs_point",
     "point_tables",
     "parse_matrix",
+    "scenario_path",
     "JobSpec",
     "JobPlan",
     "plan_jobs",
@@ -138,6 +143,17 @@ _UNIT_SUFFIXES = (
 
 _AS_SIZE = PlainSerializer(lambda v: units.format_exact(v, "size"), when_used="json")
 Size = Annotated[int, BeforeValidator(units.parse_size), Field(ge=1), _AS_SIZE]
+
+
+def scenario_path(base: str | Path | None, name: str | Path) -> Path:
+    """Where a file a scenario names is: a relative `name` starts at `base`, the scenario file's directory
+    (the working directory when `base` is ``None``, for a scenario given as data); an absolute one stays.
+
+    The one rule for every path in a scenario: topology files, traffic matrices, sparse payload files and
+    MSCCL files. Errors about a missing file name the path this returns.
+    """
+    path = Path(name)
+    return path if base is None or path.is_absolute() else Path(base) / path
 
 
 def _is_range(item: Any) -> bool:
@@ -284,8 +300,9 @@ _OPTION_PATHS = {
 class NetworkCache:
     """The networks of a scenario and of its sweep points: each distinct topology is built once.
 
-    Keyed by the SHA-256 of the topology spec, the tier efficiencies, the routing and
-    how bundles are modelled (what :meth:`NetworkSpec.network` builds from). A cache
+    Keyed by the SHA-256 of the topology spec, the directory its relative file paths start from, the
+    tier efficiencies, the routing and how bundles are modelled (what :meth:`NetworkSpec.network`
+    builds from). A cache
     travels with its scenario (and the scenario's points) but not to other
     processes: a worker of a sweep builds what it needs once itself.
     """
@@ -293,14 +310,16 @@ class NetworkCache:
     def __init__(self) -> None:
         self._networks: dict[str, Network] = {}
 
-    def network(self, topology: Mapping[str, Any], spec: NetworkSpec, *, force: bool = False) -> Network:
-        """The network of `topology` with `spec`'s tier efficiencies, routing and bundles, built on first use."""
-        key = hashlib.sha256(
-            json.dumps([topology, spec.tier_efficiency, spec.routing, spec.bundles], sort_keys=True, default=str).encode()
-        ).hexdigest()
+    def network(self, topology: Mapping[str, Any], spec: NetworkSpec, *, force: bool = False,
+                base: Path | None = None) -> Network:
+        """The network of `topology` with `spec`'s tier efficiencies, routing and bundles, built on first use;
+        a relative topology file starts at `base` (see :func:`build_topology`)."""
+        key = hashlib.sha256(json.dumps([topology, None if base is None else str(base), spec.tier_efficiency,
+                                         spec.routing, spec.bundles], sort_keys=True, default=str).encode()
+                             ).hexdigest()
         network = self._networks.get(key)
         if network is None:
-            network = self._networks[key] = spec.network(build_topology(topology, force=force))
+            network = self._networks[key] = spec.network(build_topology(topology, force=force, base=base))
         return network
 
     def __len__(self) -> int:
@@ -347,9 +366,13 @@ class PayloadSpec(_Strict):
     indices_file: str = ""
     values_file: str = ""
 
-    def payloads(self) -> list[SparsePayload]:
-        """One payload per (dimension, density), dimensions outermost."""
+    def payloads(self, base: Path | None = None) -> list[SparsePayload]:
+        """One payload per (dimension, density), dimensions outermost; relative ``indices_file`` and
+        ``values_file`` templates start at `base` (see :func:`scenario_path`)."""
         fixed = self.model_dump(exclude={"kind", "dimension", "density"})
+        for key in ("indices_file", "values_file"):
+            if fixed[key] and base is not None:
+                fixed[key] = str(scenario_path(str(base).replace("{", "{{").replace("}", "}}"), fixed[key]))
         try:
             return [SparsePayload(dimension=n, density=d, **fixed) for n in self.dimension for d in self.density]
         except SimnetError as error:
@@ -466,9 +489,19 @@ class Scenario(_Strict):
     _base_dir: Path | None = PrivateAttr(default=None)
     _programs: dict = PrivateAttr(default_factory=dict)
 
+    @property
+    def base_dir(self) -> Path | None:
+        """The directory relative file paths of the scenario start from (see :func:`scenario_path`):
+        the scenario file's, or ``None`` (the working directory) for a scenario given as data."""
+        return self._base_dir
+
     def built_network(self, *, force: bool = False) -> Network:
         """The scenario's network (built once, shared with the scenario's sweep points)."""
-        return self._networks.network(self.topology, self.network, force=force)
+        return self._networks.network(self.topology, self.network, force=force, base=self._base_dir)
+
+    def sparse_payloads(self) -> list[SparsePayload]:
+        """The payloads of its sparse ``payload`` (none without one), files relative to :attr:`base_dir`."""
+        return [] if self.payload is None else self.payload.payloads(self._base_dir)
 
 
 @dataclass(frozen=True)
@@ -544,6 +577,15 @@ def _unknown(kind: str, word: str, choices: list[str]) -> str:
     return f"unknown {kind} {word!r}{did_you_mean(word, choices)} (expected one of: {', '.join(choices)})"
 
 
+def _missing(key: str, given: Sequence[str], expected: str = "") -> str:
+    """The error of a missing `key`: naming the key among `given` (the mapping's keys that are not its own)
+    it is likely a misspelling of, else what `expected` says it needs."""
+    close = difflib.get_close_matches(key, list(given), n=1)
+    if close:
+        return f"missing (the key {close[0]!r} is not one; a misspelling of {key!r}?)"
+    return f"missing; expected {expected}" if expected else "missing"
+
+
 def _keyword_parameters(function: Callable) -> dict[str, tuple[inspect.Parameter, Any]]:
     hints = typing.get_type_hints(function)
     return {
@@ -611,20 +653,23 @@ def _raise_translated(error: SimnetError, path: str) -> typing.NoReturn:
     raise ScenarioError(error.message, path=".".join(p for p in (path, key) if p)) from None
 
 
-def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bool = False):
+def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bool = False,
+                   base: str | Path | None = None):
     """Build the topology graph described by ``{builder: NAME, **params}`` or ``{file: PATH}``.
 
-    ``file`` is a topology file (relative to the working directory) or the name of a
-    preset in ``simnet/topology/presets/``; the other keys beside it override
-    parameters of the file's builder (:func:`simnet.topology.io.resolve`: mappings
-    merged key by key, the override winning), and an error in one names its key path
+    ``file`` is a topology file (a relative path starts at `base`, the scenario file's
+    directory, or the working directory if `base` is ``None``; see :func:`scenario_path`)
+    or, if there is no such file, the name of a preset in ``simnet/topology/presets/``;
+    the other keys beside it override parameters of the file's builder
+    (:func:`simnet.topology.io.resolve`: mappings merged key by key, the override
+    winning), and an error in one names its key path
     (``topology.node_params.nic_bandwidth``). ``cluster`` and files go through
     :func:`simnet.topology.build`, which parses their nested unit strings. A fabric
     too large for this machine's memory is refused before it is built, unless
     `force` (see :mod:`simnet.guards`).
     """
     try:
-        resolved = topology_resolve(spec) if "file" in spec else spec
+        resolved = topology_resolve(spec, base=base) if "file" in spec else spec
     except SimnetError:
         resolved = {}
     gpus = estimate_gpus(resolved)
@@ -632,7 +677,7 @@ def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bo
         check_fits(f"a {resolved['builder']} topology of {gpus:,} GPUs", gpus * BYTES_PER_GPU, force=force, path=path)
     if "file" in spec or spec.get("builder") == "cluster":
         try:
-            return topology_build(spec)
+            return topology_build(spec, base=base)
         except SimnetError as error:
             inner = ": ".join(p for p in (error.source, error.path) if p)
             in_file = "file" in spec and (error.source or not error.path)
@@ -640,6 +685,11 @@ def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bo
             message = f"{inner}: {error.message}" if error.source else error.message
             raise ScenarioError(message, path=where) from None
     if "builder" not in spec:
+        for key in spec:
+            close = did_you_mean(str(key), ["builder", "file"])
+            if close:
+                raise ScenarioError(f"unknown key{close} (a topology needs builder, with its parameters, or file)",
+                                    path=f"{path}.{key}")
         raise ScenarioError(f"missing; expected one of: {', '.join(BUILDERS)}", path=f"{path}.builder")
     name = spec["builder"]
     if not isinstance(name, str) or name not in BUILDERS:
@@ -653,14 +703,15 @@ def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bo
         _raise_translated(error, path)
 
 
-def parse_matrix(value: Any, *, path: str = "matrix") -> TrafficMatrix:
+def parse_matrix(value: Any, *, path: str = "matrix", base: str | Path | None = None) -> TrafficMatrix:
     """A traffic matrix from YAML.
 
     Accepted forms: a kind (``uniform``, ``zipf``, ``hotspot``); a mapping with
     ``kind`` and its parameters (``{kind: zipf, exponent: 1.2, seed: 3}``,
     ``{kind: hotspot, hotspots: 2, fraction: 80%, seed: 1}``); a list of rows of
     non-negative weights; or ``{file: traffic.npy}``, an ``n × n`` array saved with
-    :func:`numpy.save` (relative to the working directory). Weights are relative:
+    :func:`numpy.save` (a relative path starts at `base`, the scenario file's directory, or
+    the working directory if `base` is ``None``; see :func:`scenario_path`). Weights are relative:
     the collective's ``size`` is the mean bytes a rank sends (see
     :class:`simnet.traffic.TrafficMatrix`), so a matrix measured in bytes runs
     as measured with ``size`` its total over ``n``.
@@ -683,13 +734,16 @@ def parse_matrix(value: Any, *, path: str = "matrix") -> TrafficMatrix:
         if extra:
             raise ScenarioError("a matrix file takes no other keys", path=f"{path}.{extra[0]}")
         name = spec["file"]
+        if not isinstance(name, str) or not name:
+            raise ScenarioError(f"must be the path of a .npy file, got {name!r}", path=f"{path}.file")
+        file = str(scenario_path(base, name))
         try:
-            weights = np.load(str(name), allow_pickle=False)
+            weights = np.load(file, allow_pickle=False)
         except FileNotFoundError:
-            raise ScenarioError(f"no file {name!r}", path=f"{path}.file") from None
+            raise ScenarioError(f"no file {file!r}", path=f"{path}.file") from None
         except (OSError, ValueError) as error:
-            raise ScenarioError(f"cannot read {name!r} as a .npy array ({error})", path=f"{path}.file") from None
-        spec = {"kind": "explicit", "weights": weights, "source": str(name)}
+            raise ScenarioError(f"cannot read {file!r} as a .npy array ({error})", path=f"{path}.file") from None
+        spec = {"kind": "explicit", "weights": weights, "source": name}
     kind = spec.get("kind", "uniform")
     allowed = {"uniform": ("kind",), "zipf": ("kind", "exponent", "seed"),
                "hotspot": ("kind", "hotspots", "fraction", "seed"), "explicit": ("kind", "weights", "source")}
@@ -711,13 +765,14 @@ def parse_matrix(value: Any, *, path: str = "matrix") -> TrafficMatrix:
         raise ScenarioError(error.message, path=".".join(p for p in (path, error.path) if p)) from None
 
 
-def _matrix_param(op: str, spec: Any, path: str) -> dict[str, Any]:
-    """``{"matrix": ...}`` for an ``alltoallv``; nothing for the others (which must not get a matrix)."""
+def _matrix_param(op: str, spec: Any, path: str, base: Path | None) -> dict[str, Any]:
+    """``{"matrix": ...}`` for an ``alltoallv``; nothing for the others (which must not get a matrix).
+    A matrix file starts at `base` (see :func:`parse_matrix`)."""
     if op == "alltoallv":
         if spec is None:
             raise ScenarioError("missing; alltoallv needs a traffic matrix (uniform, zipf, hotspot, a list of rows "
                                 "or {file: PATH.npy})", path=path)
-        return {"matrix": parse_matrix(spec, path=path)}
+        return {"matrix": parse_matrix(spec, path=path, base=base)}
     if spec is not None:
         raise ScenarioError(f"a traffic matrix makes the collective an alltoallv, not {op}", path=path)
     return {}
@@ -729,10 +784,10 @@ _MSCCL_KEYS = ("msccl", "inplace", "root", "range")
 def _imported(scenario: Scenario, own: dict[str, Any], where: str, nranks: int) -> msccl.Program:
     """The verified program of an ``{msccl: PATH, inplace: ..., root: ..., range: ...}`` entry.
 
-    PATH is relative to the scenario file's directory (the working directory for a
-    scenario not read from a file). The file is read and verified once per scenario
-    and its sweep points. A size outside the file's ``minBytes`` .. ``maxBytes`` (where
-    the runtime would not select it) is refused unless ``range: ignore``.
+    A relative PATH starts at the scenario file's directory (see :func:`scenario_path`). The
+    file is read and verified once per scenario and its sweep points. A size outside the
+    file's ``minBytes`` .. ``maxBytes`` (where the runtime would not select it) is refused
+    unless ``range: ignore``.
     """
     for key in own:
         if key not in _MSCCL_KEYS:
@@ -746,9 +801,7 @@ def _imported(scenario: Scenario, own: dict[str, Any], where: str, nranks: int) 
         raise ScenarioError(f"must be a rank in [0, {nranks}), got {root!r}", path=f"{where}.root")
     if own.get("range", "enforce") not in ("enforce", "ignore"):
         raise ScenarioError(f"must be 'enforce' or 'ignore', got {own['range']!r}", path=f"{where}.range")
-    file = Path(path)
-    if not file.is_absolute() and scenario._base_dir is not None:
-        file = scenario._base_dir / file
+    file = scenario_path(scenario.base_dir, path)
     key = (str(file), inplace, root)
     if key not in scenario._programs:
         try:
@@ -764,7 +817,7 @@ def _imported(scenario: Scenario, own: dict[str, Any], where: str, nranks: int) 
             raise ScenarioError(str(error), path=f"{where}.msccl") from None
         scenario._programs[key] = program
     program = scenario._programs[key]
-    sizes = scenario.sizes or [payload.size_bytes for payload in scenario.payload.payloads()]
+    sizes = scenario.sizes or [payload.size_bytes for payload in scenario.sparse_payloads()]
     outside = [size for size in sizes if not program.covers(size)]
     if outside and own.get("range", "enforce") == "enforce":
         upper = units.format_size(program.max_bytes) if program.max_bytes else "any size"
@@ -788,6 +841,7 @@ def _algorithm_runs(
     shared = dict(collective.model_extra or {})
     runs = []
     used_shared: set[str] = set()
+    offered = set(CollectiveSpec.model_fields)
     for index, entry in enumerate(collective.algorithms):
         name = entry.name
         own = dict(entry.model_extra or {})
@@ -812,6 +866,7 @@ def _algorithm_runs(
         taken = {k: v for k, v in shared.items() if k in accepted}
         used_shared.update(taken)
         what, skip = f"algorithm {name!r}", ("nranks", "size_bytes", "matrix", *supplied)
+        offered |= accepted - {_yaml_key(p) for p in ("nranks", "size_bytes", *supplied)}
         own_matrix, shared_matrix = own.pop("matrix", None), taken.pop("matrix", None)
         matrix = (own_matrix, f"{where}.matrix") if own_matrix is not None else (shared_matrix, "collective.matrix")
         params = call_with_units(builder, taken, path="collective", what=what, skip=skip, required=False)
@@ -823,13 +878,13 @@ def _algorithm_runs(
         origins = {key: f"collective.{key}" for key in taken} | {key: f"{where}.{key}" for key in own}
         origins[_LISTED] = where
         if "matrix" in accepted:
-            params |= _matrix_param(collective.op, *matrix)
+            params |= _matrix_param(collective.op, *matrix, scenario.base_dir)
             origins["matrix"] = matrix[1]
         runs.append((ALGORITHMS[name], params, origins, {}))
     for key in shared:
         if key not in used_shared:
             raise ScenarioError(
-                f"no listed algorithm takes this parameter (algorithms: "
+                f"no listed algorithm takes this parameter{did_you_mean(str(key), sorted(offered))} (algorithms: "
                 f"{', '.join(a.name for a in collective.algorithms)})",
                 path=f"collective.{key}",
             )
@@ -847,8 +902,9 @@ def _format_validation_error(error: ValidationError) -> ScenarioError:
         missing, parent = str(first["loc"][-1]), first["loc"][:-1]
         unknown = [str(other["loc"][-1]) for other in error.errors()
                    if other["type"] == "extra_forbidden" and other["loc"][:-1] == parent]
-        close = difflib.get_close_matches(missing, unknown, n=1)
-        message = f"missing (the key {close[0]!r} is not one; a misspelling of {missing!r}?)" if close else "missing"
+        if isinstance(value, Mapping):
+            unknown += [str(key) for key in value if str(key) not in _fields_at(parent)]
+        message = _missing(missing, unknown)
     elif kind == "extra_forbidden":
         parent = first["loc"][:-1]
         fields = _fields_at(parent)
@@ -910,10 +966,11 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False,
     """Validate a scenario given as plain data (e.g. from :func:`yaml.safe_load`).
 
     Its network is built once, into `networks` (a new cache if not given), and
-    reused by everything that runs the scenario or its sweep points. Relative paths
-    of MSCCL files (``{msccl: PATH}`` algorithms) are relative to `base_dir` (the
-    working directory if not given); each file is read and verified once, into
-    `programs` (a new cache if not given).
+    reused by everything that runs the scenario or its sweep points. Every relative
+    file path in it (topology files, traffic matrices, sparse payload files, MSCCL
+    files) starts at `base_dir`, the working directory if not given (see
+    :func:`scenario_path`; :func:`load_scenario` passes the file's directory). Each
+    MSCCL file is read and verified once, into `programs` (a new cache if not given).
 
     Raises
     ------
@@ -950,7 +1007,7 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False,
             raise ScenarioError("a sparse payload fixes the size (dimension * value_bytes); remove sizes", path="sizes")
         _algorithm_runs(scenario, network.size)
         if scenario.payload is not None:
-            scenario.payload.payloads()
+            scenario.sparse_payloads()
     except SimnetError as error:
         raise error.at(source=source) from None
     return scenario
@@ -998,6 +1055,7 @@ def read_yaml(path: str | Path) -> Any:
 def load_scenario(path: str | Path, *, force: bool = False) -> Scenario:
     """Read and validate a scenario YAML file, including its sweep's points.
 
+    Relative file paths in it start at the file's directory (see :func:`scenario_path`).
     `force` lets topologies through that look too large for this machine.
     """
     scenario = parse_scenario(read_yaml(path), source=str(path), force=force, base_dir=Path(path).parent)
@@ -1204,7 +1262,7 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     costs = NetworkCosts(network, overhead_s=[options["overhead_s"] * slowdown for slowdown in options["slowdown"]])
     cases = [(size, None) for size in scenario.sizes]
     if scenario.payload is not None:
-        cases = [(payload.size_bytes, payload) for payload in scenario.payload.payloads()]
+        cases = [(payload.size_bytes, payload) for payload in scenario.sparse_payloads()]
     references = _nccl_references(network, scenario.collective.op, [size for size, _ in cases])
     listed = _algorithm_runs(scenario, nranks)
     estimate = _estimated_transfers(listed, network) * len(cases)
@@ -1342,9 +1400,10 @@ def _job_ranks_of(spec: JobSpec, where: str, network: Network, taken: list[int],
         raise ScenarioError(error.message, path=f"{where}.{key}") from None
 
 
-def _job_collective(raw: dict[str, tuple[Any, str]], network: Network, members: tuple[int, ...]
-                    ) -> tuple[str, str, int, dict, dict]:
-    """(op, algorithm, size_bytes, params, origins) of a job's collective; `raw` maps keys to (value, key path)."""
+def _job_collective(raw: dict[str, tuple[Any, str]], network: Network, members: tuple[int, ...],
+                    base: Path | None) -> tuple[str, str, int, dict, dict]:
+    """(op, algorithm, size_bytes, params, origins) of a job's collective; `raw` maps keys to (value, key path);
+    a matrix file starts at `base`."""
     op, op_path = raw["op"]
     name, name_path = raw["algorithm"]
     if name not in ALGORITHMS:
@@ -1369,7 +1428,7 @@ def _job_collective(raw: dict[str, tuple[Any, str]], network: Network, members: 
         params |= call_with_units(record.builder, {key: value}, path=path.rsplit(".", 1)[0], what=what,
                                   skip=("nranks", "size_bytes", "matrix"), required=False)
     if "matrix" in {p.name for p in record.parameters}:
-        params |= _matrix_param(op, *matrix)
+        params |= _matrix_param(op, *matrix, base)
     elif matrix[0] is not None:
         raise ScenarioError(f"{what} takes no traffic matrix", path=matrix[1])
     if record.defaults is not None:
@@ -1423,6 +1482,10 @@ def plan_jobs(scenario: Scenario, network: Network) -> list[JobPlan]:
             continue
         taken.extend(ranks)
         groups = spec.groups or {}
+        for level, group in groups.items():
+            if "ranks" not in group:
+                raise ScenarioError(_missing("ranks", [str(key) for key in group], "an integer ≥ 1 or 'rest'"),
+                                    path=f"{where}.groups.{level}.ranks")
         try:
             levels = communicators(ranks, {level: group.get("ranks") for level, group in groups.items()} or None)
         except SimnetError as error:
@@ -1435,7 +1498,7 @@ def plan_jobs(scenario: Scenario, network: Network) -> list[JobPlan]:
             raw = dict(base)
             raw |= {key: (value, f"{where}.groups.{level}.{key}")
                     for key, value in groups.get(level, {}).items() if key != "ranks"}
-            op, algorithm, size, params, origins = _job_collective(raw, network, members[0])
+            op, algorithm, size, params, origins = _job_collective(raw, network, members[0], scenario.base_dir)
             path = f"{where}.groups.{level}" if level else where
             origins["ranks"] = path if level else f"{where}.ranks"
             plans.append(JobPlan(f"{name}.{level}" if level else name, path, members, spec.start, spec.repeat,
@@ -1568,7 +1631,7 @@ def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *
         options = scenario.network.simulate_kwargs(network.size)
         gamma = options["gamma_s_per_byte"]
         costs = NetworkCosts(network, overhead_s=[options["overhead_s"] * slowdown for slowdown in options["slowdown"]])
-        payloads = scenario.payload.payloads() if scenario.payload is not None else []
+        payloads = scenario.sparse_payloads()
         if along == "size":
             bases = list({p.density: p for p in payloads}.values()) or [None]
             cases = [_resized(base, value) for base in bases for value in values]

@@ -74,7 +74,7 @@ def test_a_baseline_is_the_choice_the_tables_name_or_the_fastest_run_of_its_algo
     assert list(speedups(table, 'ring {"channels": 4}')["speedup"]) == [0.5, 1.0, 0.25, 0.4]
     assert list(speedups(table, "tree")["speedup"]) == [1.25, 2.5, 0.625, 1.0]
     assert baseline_runs(table, "tree").tolist() == [False, False, True, True]
-    with pytest.raises(SimnetError, match=r"""'ring \{"channels": 8\}' is not among the algorithms run \(ring, ring """):
+    with pytest.raises(SimnetError, match=r"""'ring \{"channels": 8\}' is not among the choices run \(ring, ring """):
         speedups(table, 'ring {"channels": 8}')
 
 

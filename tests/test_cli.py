@@ -481,3 +481,58 @@ def test_plot_and_emit_create_the_directory_they_write_in(tmp_path, capsys):
     assert main(["plot", str(QUICKSTART), "--kind", "time", "-o", str(blocker / "time.png")]) == 2
     assert capsys.readouterr().err == (f"error: --out: cannot write {str(blocker / 'time.png')!r}: "
                                        f"{str(blocker)!r} is a file, not a directory\n")
+
+
+def test_commands_given_a_scenario_find_its_files_from_another_directory(tmp_path, capsys, monkeypatch):
+    """run, compare, tune, export and plot (also of the results of a run made elsewhere) read the topology
+    file next to the scenario, not one of that name in the working directory."""
+    study, elsewhere = tmp_path / "study", tmp_path / "elsewhere"
+    for folder, hosts in ((study, 4), (elsewhere, 2)):
+        folder.mkdir()
+        (folder / "fabric.yaml").write_text(f"builder: switch\nhosts: {hosts}\nbandwidth: 25 GB/s\nlatency: 1 us\n")
+    scenario = study / "s.yaml"
+    scenario.write_text("name: s\ntopology: fabric.yaml\ncollective: {op: allreduce, algorithms: [ring, "
+                        "halving_doubling]}\nsizes: [1 MiB]\n")
+    monkeypatch.chdir(study)
+    assert main(["run", "s.yaml", "--out", str(tmp_path / "out"), "--format", "json", "--no-plots"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {row["ranks"] for row in rows} == {4}
+    monkeypatch.chdir(elsewhere)
+    relative = os.path.relpath(scenario)
+    assert main(["compare", relative, "--format", "json"]) == 0
+    compared = json.loads(capsys.readouterr().out)["speedups"]
+    assert sorted(row["sim_time_s"] for row in compared) == sorted(row["sim_time_s"] for row in rows)
+    assert main(["tune", relative, "--sizes", "1MiB", "--format", "json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["blueconnect_factors"] == "[2, 2]"
+    assert main(["export", "msccl", relative, "--algorithm", "ring", "--out", "ring.xml"]) == 0
+    assert main(["plot", str(tmp_path / "out"), "--kind", "gantt", "--out", "gantt.png"]) == 0
+    assert 'ngpus="4"' in Path("ring.xml").read_text() and Path("gantt.png").is_file()
+
+
+@pytest.mark.parametrize("command", [["topo", "draw", "dgx1"],
+                                     ["export", "msccl", str(QUICKSTART), "--algorithm", "ring"],
+                                     ["plot", str(QUICKSTART), "--kind", "time"],
+                                     ["plot", str(ROOT / "scenarios" / "jobs_tp_dp.yaml"), "--kind", "slowdown"]])
+def test_a_file_a_command_writes_gets_its_directory_or_one_line_saying_why_not(command, tmp_path, capsys):
+    target = tmp_path / "new" / "dir" / "out.png"
+    assert main([*command, "-o", str(target)]) == 0
+    assert target.stat().st_size > 0
+    capsys.readouterr()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main([*command, "-o", str(blocker / "out.png")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert err.endswith(f"--out: cannot write {str(blocker / 'out.png')!r}: {str(blocker)!r} is a file, "
+                        "not a directory\n")
+    unwritable = tmp_path / ("x" * 300 + ".png")
+    assert main([*command, "-o", str(unwritable)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert err.endswith(f"--out: cannot write {str(unwritable)!r}: File name too long\n")
+
+
+def test_emit_says_in_one_line_when_its_file_cannot_be_written(tmp_path, capsys):
+    unwritable = tmp_path / ("x" * 300 + ".conf")
+    assert main(["tune", "dgx_h100", "--sizes", "1MiB", "--emit", "nccl-tuner", str(unwritable), "-q"]) == 2
+    assert capsys.readouterr().err == f"error: --emit: cannot write {str(unwritable)!r}: File name too long\n"

@@ -1,6 +1,7 @@
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -73,7 +74,8 @@ def test_chunks_reach_the_algorithm():
         ("topology.builder", None, "topology.builder: missing"),
         ("collective.algorithms", ["rign"], "collective.algorithms[0]: unknown algorithm 'rign'; did you mean 'ring'?"),
         ("collective.algorithms", [], "collective.algorithms: must not be empty"),
-        ("collective.chunk", 2, "collective.chunk: no listed algorithm takes this parameter"),
+        ("collective.chunk", 2, "collective.chunk: no listed algorithm takes this parameter; did you mean 'chunks'? "
+                                "(algorithms: ring)"),
         ("collective.chunks", "four", "collective.chunks: input should be a valid integer, got 'four'"),
         ("collective.op", "scan", "collective.op: must be one of 'allreduce', 'reduce_scatter', 'all_gather', 'broadcast', 'reduce', 'alltoall' or 'alltoallv', got 'scan'"),
         ("collective.op", "alltoall", "collective.algorithms[0]: algorithm 'ring' computes allreduce, not alltoall (algorithms for alltoall: bruck, direct, hierarchical, rail_aligned)"),
@@ -203,7 +205,8 @@ def test_a_preset_takes_overrides_of_its_builders_parameters_also_in_a_sweep():
          "'dgx_h100_ndr_32' is built by 'cluster', which takes no 'servers' (it takes: fabric, fabric_params, node, "
          "node_params, nodes, pxn, rails)"),
         ({"file": "gb200_nvl72_xdr_2", "node_params": {"nic_bandwdith": "800 Gb/s"}},
-         "topology.node_params.nic_bandwdith", "unknown parameter 'nic_bandwdith'; expected one of ["),
+         "topology.node_params.nic_bandwdith",
+         "unknown parameter 'nic_bandwdith'; did you mean 'nic_bandwidth'? (expected one of ["),
         ({"file": "gb200_nvl72_xdr_2", "fabric_params": {"spines": 0}}, "topology.fabric_params.spines",
          "must be an integer ≥ 1, got 0"),
         ({"file": ["dgx_h100"]}, "topology.file", "expected a topology file or a preset name, got ['dgx_h100']"),
@@ -330,3 +333,121 @@ def test_a_point_of_many_transfers_runs_its_larger_schedules_compiled_with_the_s
     assert len(compiled) == runs_compiled
     assert runs_compiled == 0 or min(compiled) == 2 * 63 * 64
     assert results.drop(columns=["wall_s"], errors="ignore").equals(expected.drop(columns=["wall_s"], errors="ignore"))
+
+
+def _beside(folder: Path, name: str, hosts: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(f"builder: switch\nhosts: {hosts}\nbandwidth: 25 GB/s\nlatency: 1 us\n")
+
+
+def test_relative_paths_start_at_the_scenario_files_directory(tmp_path, monkeypatch):
+    """A topology file and a traffic matrix next to a scenario are found from any working directory, even
+    when the working directory holds a file of the same name; a sweep point's path too."""
+    folder = tmp_path / "study"
+    _beside(folder, "fabric.yaml", 8)
+    _beside(folder, "small.yaml", 4)
+    _beside(tmp_path / "elsewhere", "fabric.yaml", 2)
+    weights = np.arange(64, dtype=float).reshape(8, 8) % 3
+    np.fill_diagonal(weights, 0)
+    np.save(folder / "traffic.npy", weights)
+    (folder / "a2av.yaml").write_text(
+        "name: a2av\ntopology: fabric.yaml\n"
+        "collective: {op: alltoallv, algorithms: [direct], matrix: {file: traffic.npy}}\nsizes: [1 MiB]\n")
+    (folder / "swept.yaml").write_text(
+        "name: swept\ntopology: fabric.yaml\ncollective: {op: allreduce, algorithms: [ring]}\nsizes: [1 MiB]\n"
+        "sweep: {grid: {topology: [fabric.yaml, {file: small.yaml}]}}\n")
+    np.save(tmp_path / "elsewhere" / "traffic.npy", np.ones((2, 2)))
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    scenario = load_scenario(Path("..") / "study" / "a2av.yaml")
+    assert scenario.base_dir == Path("..") / "study"
+    assert scenario.built_network().size == 8
+    matrix = json.loads(run(scenario)["params"].iloc[0])["matrix"]
+    assert matrix["source"] == "traffic.npy" and matrix["sum"] == weights.sum()
+    assert run(load_scenario(Path("..") / "study" / "swept.yaml"))["ranks"].tolist() == [8, 4]
+
+
+def test_a_missing_file_of_a_scenario_is_named_by_the_path_tried(tmp_path, monkeypatch):
+    folder = tmp_path / "study"
+    folder.mkdir()
+    text = ("name: missing\ntopology: {builder: switch, hosts: 8, bandwidth: 25 GB/s, latency: 1 us}\n"
+            "collective: {op: alltoallv, algorithms: [direct], matrix: {file: traffic.npy}}\nsizes: [1 MiB]\n")
+    (folder / "matrix.yaml").write_text(text)
+    (folder / "topology.yaml").write_text(text.replace("{builder: switch, hosts: 8, bandwidth: 25 GB/s, "
+                                                       "latency: 1 us}", "fabric.yaml"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ScenarioError) as raised:
+        load_scenario("study/matrix.yaml")
+    assert str(raised.value) == "study/matrix.yaml: collective.matrix.file: no file 'study/traffic.npy'"
+    with pytest.raises(ScenarioError, match=r"^study/topology.yaml: topology.file: no topology file "
+                                            r"'study/fabric.yaml' and no preset of that name"):
+        load_scenario("study/topology.yaml")
+
+
+def test_a_scenario_given_as_data_resolves_paths_from_the_working_directory(tmp_path, monkeypatch):
+    """No file, no directory of its own: relative paths start where the process runs; a name that is no file
+    there is a preset; a file named like a preset, where paths start, is that file."""
+    _beside(tmp_path, "fabric.yaml", 4)
+    _beside(tmp_path, "switch8", 2)
+    monkeypatch.chdir(tmp_path)
+    data = {"name": "data", "topology": "fabric.yaml", "collective": {"op": "allreduce", "algorithms": ["ring"]},
+            "sizes": ["1 MiB"]}
+    scenario = parse_scenario(data)
+    assert scenario.base_dir is None and scenario.built_network().size == 4
+    assert parse_scenario({**data, "topology": "dgx1"}).built_network().size == 8
+    assert parse_scenario({**data, "topology": "switch8"}).built_network().size == 2
+
+
+def test_sparse_payload_files_start_at_the_scenario_files_directory(tmp_path, monkeypatch):
+    folder = tmp_path / "grads"
+    folder.mkdir()
+    for rank in range(4):
+        np.save(folder / f"idx_{rank}.npy", np.arange(rank, 40, 4))
+    (folder / "sparse.yaml").write_text(
+        "name: sparse\ntopology: {builder: switch, hosts: 4, bandwidth: 25 GB/s, latency: 1 us}\n"
+        "collective: {op: allreduce, algorithms: [sparse_ring]}\n"
+        "payload: {kind: sparse, dimension: 40, distribution: file, indices_file: 'idx_{rank}.npy'}\n")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    scenario = load_scenario(folder / "sparse.yaml")
+    assert [payload.indices_file for payload in scenario.sparse_payloads()] == [str(folder / "idx_{rank}.npy")]
+    assert len(run(scenario)) == 1
+
+
+CLUSTER = {"builder": "cluster", "node": "dgx1", "nodes": 2, "fabric": "switch",
+           "fabric_params": {"bandwidth": "100 Gbps", "latency": "1 us"}}
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"collective": {"algoritms": ["ring"]}},
+         "collective.algorithms: missing (the key 'algoritms' is not one; a misspelling of 'algorithms'?)"),
+        ({"collective": {"algorithms": [{"nme": "ring"}]}},
+         "collective.algorithms[0].name: missing (the key 'nme' is not one; a misspelling of 'name'?)"),
+        ({"topology": {"fil": "dgx1"}}, "topology.fil: unknown key; did you mean 'file'?"),
+        ({"topology": {**CLUSTER, "fabric_params": {"bandwdth": "1 GB/s", "latency": "1 us"}}},
+         "topology.fabric_params.bandwdth: unknown parameter 'bandwdth'; did you mean 'bandwidth'?"),
+        ({"topology": {**CLUSTER, "pxm": True}}, "topology.pxm: unknown parameter 'pxm'; did you mean 'pxn'?"),
+        ({"topology": CLUSTER, "network": {"tier_efficiency": {"nvlnk": 0.5}}},
+         "network.tier_efficiency.nvlnk: the topology has no tier 'nvlnk'; did you mean 'nvlink'?"),
+        ({"collective": None, "sizes": None, "jobs": {"a": {"ranks": 8, "collective": {
+            "op": "allreduce", "algoritm": "ring", "size": "1 MiB"}}}},
+         "jobs.a.collective.algorithm: missing (the key 'algoritm' is not one; a misspelling of 'algorithm'?)"),
+        ({"collective": None, "sizes": None, "jobs": {"a": {"ranks": 8, "groups": {"tp": {"rank": 4}, "dp": "rest"},
+                                                            "collective": {"op": "allreduce", "algorithm": "ring",
+                                                                           "size": "1 MiB"}}}},
+         "jobs.a.groups.tp.ranks: missing (the key 'rank' is not one; a misspelling of 'ranks'?)"),
+    ],
+)
+def test_a_misspelt_key_in_any_mapping_is_named_with_the_closest_key(changes, message):
+    data = {key: value for key, value in {**QUICKSTART, **changes}.items() if value is not None}
+    with pytest.raises(ScenarioError) as raised:
+        expand(parse_scenario(data))
+    assert str(raised.value).startswith(message)
+
+
+def test_a_sweep_point_with_a_misspelt_parameter_names_the_closest_one():
+    data = {**QUICKSTART, "sweep": {"grid": {"collective.chunk": [1, 2]}}}
+    with pytest.raises(ScenarioError, match=r"^sweep: point 0 \(collective.chunk=1\): collective.chunk: no listed "
+                                            r"algorithm takes this parameter; did you mean 'chunks'\?"):
+        expand(parse_scenario(data))

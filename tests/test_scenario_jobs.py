@@ -149,6 +149,22 @@ def test_matrices_parse_from_kinds_rows_and_npy_files(tmp_path):
         assert raised.value.path == where
 
 
+def test_a_jobs_matrix_file_starts_at_the_scenario_files_directory(tmp_path, monkeypatch):
+    folder = tmp_path / "study"
+    folder.mkdir()
+    weights = np.ones((4, 4)) - np.eye(4)
+    np.save(folder / "traffic.npy", weights)
+    job = {"ranks": 4, "collective": {"op": "alltoallv", "algorithm": "direct", "size": "1 MiB",
+                                      "matrix": {"file": "traffic.npy"}}}
+    data = {"name": "a2av", "topology": CLUSTER, "jobs": {"moe": job}}
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ScenarioError, match=r"^jobs.moe.collective.matrix.file: no file 'traffic.npy'$"):
+        parse_scenario(data)
+    scenario = parse_scenario(data, base_dir=folder)
+    plan, = plan_jobs(scenario, scenario.built_network())
+    assert np.array_equal(plan.params["matrix"].weights, weights)
+
+
 def test_an_alltoallv_scenario_runs_each_algorithm_with_its_matrix():
     data = {"name": "a2av", "topology": CLUSTER, "sizes": ["1 MiB"],
             "collective": {"op": "alltoallv", "algorithms": ["direct", {"name": "bruck", "matrix": "uniform"}],

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 
-from simnet.errors import SimnetError, TopologyError, UnitError
+from simnet.errors import SimnetError, TopologyError, UnitError, did_you_mean
 from simnet.units import format_exact, parse_bandwidth, parse_size, parse_time
 
 __all__ = ["SUFFIXES", "to_python", "to_yaml", "call", "quantity", "parse_quantity"]
@@ -80,7 +80,8 @@ def to_python(builder: Callable, params: Mapping, path: str = "") -> dict:
         )
         if name is None:
             expected = sorted(_yaml_name(p) for p in known)
-            raise TopologyError(f"unknown parameter {key!r}; expected one of {expected}", path=where)
+            raise TopologyError(f"unknown parameter {key!r}{did_you_mean(str(key), expected)} (expected one of "
+                                f"{expected})", path=where)
         suffix = _suffix(name)
         if suffix:
             try:
@@ -119,7 +120,8 @@ def call(builder: Callable, params: Mapping, path: str = ""):
     for name in params:
         if name not in known:
             where = f"{path}.{name}" if path else str(name)
-            raise TopologyError(f"unknown parameter {name!r}; expected one of {sorted(known)}", path=where)
+            raise TopologyError(f"unknown parameter {name!r}{did_you_mean(str(name), known)} (expected one of "
+                                f"{sorted(known)})", path=where)
     for name, parameter in known.items():
         if parameter.default is inspect.Parameter.empty and name not in params:
             where = f"{path}.{_yaml_name(name)}" if path else _yaml_name(name)

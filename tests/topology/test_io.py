@@ -177,7 +177,7 @@ def test_800_gbps_nics_on_the_gb200_racks_need_the_pcie_link_raised_as_the_docs_
         ({"fabric_param": {}}, "fabric_param", "which takes no 'fabric_param'; did you mean 'fabric_params'?"),
         ({"description": "mine"}, "description", "which takes no 'description'"),
         ({"node_params": {"nic_bandwdith": "1 GB/s"}}, "node_params.nic_bandwdith",
-         "unknown parameter 'nic_bandwdith'; expected one of ["),
+         "unknown parameter 'nic_bandwdith'; did you mean 'nic_bandwidth'? (expected one of ["),
         ({"nodes": 0}, "nodes", "must be an integer ≥ 1, got 0"),
     ],
 )

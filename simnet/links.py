@@ -161,12 +161,14 @@ def route_figures(routes: RouteTable, latency_s: Sequence[float] | np.ndarray,
     latency = np.append(np.asarray(latency_s, dtype=np.float64), 0.0)
     bandwidth = np.append(np.asarray(bandwidth_Bps, dtype=np.float64), math.inf)
     hops, offsets = routes.hops, routes.offsets
-    parts = [_figures(hops[low:low + _INTERNED_AT_ONCE],
-                      routes.links[offsets[low]:offsets[min(low + _INTERNED_AT_ONCE, len(hops))]], latency, bandwidth)
-             for low in range(0, len(hops), _INTERNED_AT_ONCE)]
-    if not parts:
-        return np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    return tuple(np.concatenate(figure) for figure in zip(*parts))
+    count = len(hops)
+    figures = (np.empty(count), np.empty(count), np.empty(count, dtype=np.int64), np.empty(count, dtype=np.int64))
+    for low in range(0, count, _INTERNED_AT_ONCE):
+        high = min(low + _INTERNED_AT_ONCE, count)
+        for figure, part in zip(figures, _figures(hops[low:high], routes.links[offsets[low]:offsets[high]], latency,
+                                                  bandwidth)):
+            figure[low:high] = part
+    return figures
 
 
 def _figures(hops: np.ndarray, flat: np.ndarray, latency_s: np.ndarray,

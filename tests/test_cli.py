@@ -83,6 +83,17 @@ def test_algorithms_lists_parameters_and_formulas(capsys):
     assert entries["halving_doubling"]["parameters"] == {"chunks": {"type": "int", "default": 1}}
 
 
+def test_nccl_runs_on_a_topology_without_nvls(tmp_path, capsys):
+    """NCCL's choice on an H100 server built with nvls: false is the ring, which runs (it used to pick NVLS,
+    which the topology cannot run, and the whole run failed)."""
+    scenario = tmp_path / "nvls_off.yaml"
+    scenario.write_text("name: nvls_off\ntopology: {builder: dgx_h100, nvls: false}\n"
+                        "collective: {op: allreduce, algorithms: [nccl]}\nsizes: [64 MiB]\n")
+    assert main(["run", str(scenario), "--format", "json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert json.loads(row["resolved"])["nccl_algorithm"] == "ring" and row["sim_time_s"] > 0
+
+
 def test_compare_prints_winners_and_rejects_unknown_baselines(capsys):
     assert main(["compare", str(ROOT / "scenarios" / "blueconnect_dgx.yaml"), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -506,7 +506,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
       simnet tune dgx_h100_ndr_32 --sizes 1MiB..1GiB:x32 --nccl --workers 2
     """
     from simnet.tune import display_tuner_table, tune as tune_sizes, tuner_table
-    from simnet.units import format_size, parse_size_range
+    from simnet.units import format_size_span, parse_size_range
 
     if top is not None:
         raise click.UsageError("--top is gone: tune simulates the candidates within --prune-factor (default 1.5) "
@@ -561,8 +561,9 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
             click.echo(table.to_csv(index=False, lineterminator="\n"), nl=False)
         else:
             model = network.get("model", "maxmin")
-            click.echo(f"{graph.graph.get('name', topology)}: {op}, {model} links, {len(size_list)} sizes "
-                       f"({format_size(size_list[0])} .. {format_size(size_list[-1])}), "
+            counted = f"{len(size_list)} sizes" if len(size_list) > 1 else "1 size"
+            click.echo(f"{graph.graph.get('name', topology)}: {op}, {model} links, {counted} "
+                       f"({format_size_span(size_list[0], size_list[-1])}), "
                        f"{tuned['choice'].nunique()} candidates; {summary}")
             click.echo("predicted and simulated times are those at the size in 'at size', the largest of each range")
             click.echo(display_tuner_table(table).to_string(index=False))

@@ -63,7 +63,7 @@ from simnet.engine import simulate
 from simnet.errors import SimnetError
 from simnet.models import NetworkCosts
 from simnet.scenario import parse_network
-from simnet.units import format_size, format_time
+from simnet.units import format_size, format_size_span, format_time
 
 __all__ = [
     "PRUNE_FACTOR",
@@ -406,7 +406,7 @@ def tuner_table(tuned: pd.DataFrame) -> pd.DataFrame:
         ranges.append({
             "from_bytes": run[0]["size_bytes"],
             "to_bytes": last["size_bytes"],
-            "sizes": f"{format_size(run[0]['size_bytes'])} .. {format_size(last['size_bytes'])}",
+            "sizes": format_size_span(run[0]["size_bytes"], last["size_bytes"]),
             **{key: last[key] for key in ("choice", "blueconnect_factors", "algorithm", "params", "resolved")},
             "at_bytes": last["size_bytes"],
             **{key: last[key] for key in ("predicted_s", "simulated_s", "runner_up", "margin")},
@@ -525,8 +525,9 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, op: str = "allreduce",
     comments = [
         f"written by simnet tune: NCCL {version} schedules simulated on {network.name}, {nranks} ranks on "
         f"{n_nodes} node(s)",
-        f"fastest simulated NCCL algorithm/protocol at {len(sizes)} sizes, {format_size(sizes[0])} .. "
-        f"{format_size(sizes[-1])}; bounds halfway (geometric) between them, first from 0, last to 2^64-1",
+        f"fastest simulated NCCL algorithm/protocol at {len(sizes)} size{'s' if len(sizes) > 1 else ''}, "
+        f"{format_size_span(sizes[0], sizes[-1])}; bounds halfway (geometric) between them, first from 0, last to "
+        "2^64-1",
         "load with NCCL_TUNER_PLUGIN=<example plugin> NCCL_TUNER_CONFIG_FILE=<this file>",
         *notes,
     ]

@@ -94,6 +94,12 @@ def test_nccl_runs_on_a_topology_without_nvls(tmp_path, capsys):
     assert json.loads(row["resolved"])["nccl_algorithm"] == "ring" and row["sim_time_s"] > 0
 
 
+def test_tune_names_one_size_once(capsys):
+    assert main(["tune", "switch8", "--sizes", "64MiB", "--prune-factor", "1"]) == 0
+    out = capsys.readouterr().out
+    assert ", 1 size (64 MiB), " in out and "64 MiB .. 64 MiB" not in out
+
+
 def test_compare_prints_winners_and_rejects_unknown_baselines(capsys):
     assert main(["compare", str(ROOT / "scenarios" / "blueconnect_dgx.yaml"), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
@@ -215,6 +221,10 @@ def test_tune_takes_the_network_block_of_a_scenario_and_agrees_with_run(tmp_path
     ("args", "message"),
     [
         (["--sizes", "1KiB..1GiB:y2"], "--sizes: expected a step such as ':x4'"),
+        (["--sizes", "-1KiB"], "error: --sizes: must be ≥ 1 B, got '-1KiB'\n"),
+        (["--sizes", "0"], "error: --sizes: must be ≥ 1 B, got '0'\n"),
+        (["--sizes", "1MiB,-4MiB"], "error: --sizes: must be ≥ 1 B, got '-4MiB'\n"),
+        (["--sizes", "0B..1MiB"], "error: --sizes: must be ≥ 1 B, got '0B'\n"),
         (["--chunks", "1,x"], "--chunks: expected comma-separated integers"),
         (["--channels", "0"], "--channels: counts must be ≥ 1"),
         (["--prune-factor", "0.5"], "Invalid value for '--prune-factor'"),

@@ -463,7 +463,9 @@ def _topology_graph(topology: str):
 @click.option("--overwrite", is_flag=True, help="Replace another study's results in --out instead of refusing.")
 @click.option("--nccl", is_flag=True,
               help="Also try NCCL's schedules (nccl_ring, nccl_tree, nvls, nvls_tree, collnet_*) in every protocol, "
-                   "priced by NCCL's own model and pruned among themselves (servers of GPUs on one NVSwitch).")
+                   "priced by NCCL's own model and pruned among themselves (servers of GPUs on one NVSwitch); "
+                   "CollNet, which that model cannot price, is simulated at every size where the fabric has SHARP. "
+                   "Those the topology cannot run are named on stderr.")
 @click.option("--emit", nargs=2, type=(click.Choice(["nccl-tuner"]), click.Path(dir_okay=False, path_type=Path)),
               default=None, metavar="nccl-tuner FILE",
               help="Write NCCL's example tuner plugin configuration (nccl_tuner.conf) from the fastest simulated "
@@ -505,7 +507,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
       simnet tune dgx_h100 --sizes 64KiB..4GiB:x4 --emit nccl-tuner nccl_tuner.conf
       simnet tune dgx_h100_ndr_32 --sizes 1MiB..1GiB:x32 --nccl --workers 2
     """
-    from simnet.tune import display_tuner_table, tune as tune_sizes, tuner_table
+    from simnet.tune import display_tuner_table, skipped_note, tune as tune_sizes, tuner_table
     from simnet.units import format_size_span, parse_size_range
 
     if top is not None:
@@ -569,6 +571,8 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
             click.echo(display_tuner_table(table).to_string(index=False))
         if fmt != "table" and not quiet:
             click.echo(summary, err=True)
+        if skipped_note(tuned) and not quiet:
+            click.echo(f"--nccl: {skipped_note(tuned)}", err=True)
         if emit is not None:
             _emit_nccl_tuner(emit[1], tuned, graph, network, op=op, quiet=quiet)
         if out_dir is not None:

@@ -100,6 +100,18 @@ def test_tune_names_one_size_once(capsys):
     assert ", 1 size (64 MiB), " in out and "64 MiB .. 64 MiB" not in out
 
 
+def test_tune_nccl_on_a_server_without_nvls_names_what_it_did_not_try(tmp_path, capsys):
+    """--nccl on an H100 server built without NVLS tunes (it used to fail on NVLS, naming no file and no key)
+    and says in one line on stderr what it did not try, unless -q."""
+    topology = tmp_path / "h100_nonvls.yaml"
+    topology.write_text("builder: dgx_h100\nnvls: false\n")
+    assert main(["tune", str(topology), "--sizes", "64MiB", "--nccl", "--prune-factor", "1"]) == 0
+    [note] = capsys.readouterr().err.splitlines()
+    assert note.startswith("--nccl: not tried: nvls (no switch with reduce: true serves every group")
+    assert main(["tune", str(topology), "--sizes", "64MiB", "--nccl", "--prune-factor", "1", "-q"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_compare_prints_winners_and_rejects_unknown_baselines(capsys):
     assert main(["compare", str(ROOT / "scenarios" / "blueconnect_dgx.yaml"), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -112,6 +112,7 @@ __all__ = [
     "nccl_reduce",
     "NCCL_CHOICES",
     "NCCL_NAMES",
+    "SWITCH_SCHEDULES",
     "NVLS_CHUNK_BYTES",
     "nccl_variants",
     "ALGORITHMS",
@@ -1294,6 +1295,10 @@ NCCL_NAMES = {"nccl_ring": "ring", "nccl_tree": "tree", "nvls": "nvls", "nvls_tr
               "nccl_ring_reduce": "ring", "nccl_pat_all_gather": "pat", "nccl_pat_reduce_scatter": "pat"}
 """simnet's name of each of NCCL's schedules -> NCCL's algorithm name
 (:data:`simnet.models.nccl.ALGORITHMS`, the tuner file's ``algorithm``)."""
+
+SWITCH_SCHEDULES = ("nvls", "nvls_tree", "collnet_direct", "collnet_chain")
+"""NCCL's schedules that reduce in a switch: they run only where a reduce-capable switch serves each of their
+groups of GPUs (:attr:`simnet.schedule.Schedule.switches`, placed by :meth:`simnet.network.Network.place`)."""
 
 _BUILDERS = {NCCL_NAMES[name]: record.builder for name, record in _RECORDS.items()}
 """NCCL's algorithm names -> all-reduce builders."""

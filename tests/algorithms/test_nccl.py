@@ -231,6 +231,17 @@ def test_nccl_runs_ring_where_the_topology_has_no_nvls_also_in_a_sweep():
     assert swept["sim_time_s"].iloc[1] == off["sim_time_s"].iloc[0]
 
 
+def test_the_schedules_that_reduce_in_a_switch_are_the_ones_named_so():
+    """SWITCH_SCHEDULES, which tune checks against the topology before simulating, are exactly NCCL's
+    all-reduce schedules with switch groups."""
+    from simnet.algorithms.nccl import SWITCH_SCHEDULES
+
+    for name in ("nccl_ring", "nccl_tree", *SWITCH_SCHEDULES):
+        params = {} if name == "nvls" else {"gpus_per_node": 4}
+        schedule = ALGORITHMS[name].build(8, MIB, max_pieces=1, **params)
+        assert bool(schedule.switches) == (name in SWITCH_SCHEDULES), name
+
+
 def _costs(net):
     from simnet.models import NetworkCosts
 

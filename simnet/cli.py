@@ -1100,7 +1100,9 @@ def algorithms(fmt: str) -> None:
             "name": name,
             "collectives": list(record.ops),
             "description": record.description,
-            "parameters": {p.name: {"type": p.type, "default": p.default} for p in record.parameters},
+            "parameters": {p.name: {"type": p.type, "default": p.default,
+                                    **({"decided_by": p.decided_by} if p.decided_by else {})}
+                           for p in record.parameters},
             "formula": record.formula if record.model is not None else f"no closed form: {record.no_model}",
             "citation": record.citation,
         }
@@ -1114,7 +1116,8 @@ def algorithms(fmt: str) -> None:
                           "parameters": json.dumps(item["parameters"])} for item in entries]), nl=False)
         return
     for item in entries:
-        shown = ", ".join(f"{k}: {v['type']} = {v['default']!r}" for k, v in item["parameters"].items())
+        shown = ", ".join(f"{k}: {v['type']} = {v.get('decided_by') or repr(v['default'])}"
+                          for k, v in item["parameters"].items())
         click.echo(f"{item['name']} ({', '.join(item['collectives'])}): {item['description']}")
         click.echo(f"    parameters: {shown or 'none'}")
         click.echo(f"    time: {item['formula']}")

@@ -112,6 +112,21 @@ def test_tune_nccl_on_a_server_without_nvls_names_what_it_did_not_try(tmp_path, 
     assert capsys.readouterr().err == ""
 
 
+def test_algorithms_says_nccls_algorithm_is_its_choice_not_ring(capsys):
+    """nccl's `nccl_algorithm` is decided per size by NCCL's model unless given: the listing says so instead of
+    the builder's fallback 'ring', which reads as if NCCL always ran Ring."""
+    assert main(["algorithms"]) == 0
+    out = capsys.readouterr().out
+    assert "nccl_algorithm: str = 'ring'" not in out
+    assert "nccl_algorithm: str = NCCL's choice per size, from its cost model of the topology (give one of ring, " \
+           "tree, nvls" in out
+    assert main(["algorithms", "--format", "json"]) == 0
+    entries = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
+    for name in ("nccl", "nccl_all_gather", "nccl_reduce"):
+        parameter = entries[name]["parameters"]["nccl_algorithm"]
+        assert parameter["default"] is None and parameter["decided_by"].startswith("NCCL's choice per size")
+
+
 def test_compare_prints_winners_and_rejects_unknown_baselines(capsys):
     assert main(["compare", str(ROOT / "scenarios" / "blueconnect_dgx.yaml"), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -466,7 +466,9 @@ def _topology_graph(topology: str):
 @click.option("--overwrite", is_flag=True, help="Replace another study's results in --out instead of refusing.")
 @click.option("--nccl", is_flag=True,
               help="Also try NCCL's schedules (nccl_ring, nccl_tree, nvls, nvls_tree, collnet_*) in every protocol, "
-                   "priced by NCCL's own model and pruned among themselves (servers of GPUs on one NVSwitch).")
+                   "priced by NCCL's own model and pruned among themselves (servers of GPUs on one NVSwitch); "
+                   "CollNet, which that model cannot price, is simulated at every size where the fabric has SHARP. "
+                   "Those the topology cannot run are named on stderr.")
 @click.option("--emit", nargs=2, type=(click.Choice(["nccl-tuner"]), click.Path(dir_okay=False, path_type=Path)),
               default=None, metavar="nccl-tuner FILE",
               help="Write NCCL's example tuner plugin configuration (nccl_tuner.conf) from the fastest simulated "
@@ -508,8 +510,8 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
       simnet tune dgx_h100 --sizes 64KiB..4GiB:x4 --emit nccl-tuner nccl_tuner.conf
       simnet tune dgx_h100_ndr_32 --sizes 1MiB..1GiB:x32 --nccl --workers 2
     """
-    from simnet.tune import display_tuner_table, tune as tune_sizes, tuner_table
-    from simnet.units import format_size, parse_size_range
+    from simnet.tune import display_tuner_table, skipped_note, tune as tune_sizes, tuner_table
+    from simnet.units import format_size_span, parse_size_range
 
     if top is not None:
         raise click.UsageError("--top is gone: tune simulates the candidates within --prune-factor (default 1.5) "
@@ -564,13 +566,16 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
             click.echo(table.to_csv(index=False, lineterminator="\n"), nl=False)
         else:
             model = network.get("model", "maxmin")
-            click.echo(f"{graph.graph.get('name', topology)}: {op}, {model} links, {len(size_list)} sizes "
-                       f"({format_size(size_list[0])} .. {format_size(size_list[-1])}), "
+            counted = f"{len(size_list)} sizes" if len(size_list) > 1 else "1 size"
+            click.echo(f"{graph.graph.get('name', topology)}: {op}, {model} links, {counted} "
+                       f"({format_size_span(size_list[0], size_list[-1])}), "
                        f"{tuned['choice'].nunique()} candidates; {summary}")
             click.echo("predicted and simulated times are those at the size in 'at size', the largest of each range")
             click.echo(display_tuner_table(table).to_string(index=False))
         if fmt != "table" and not quiet:
             click.echo(summary, err=True)
+        if skipped_note(tuned) and not quiet:
+            click.echo(f"--nccl: {skipped_note(tuned)}", err=True)
         if emit is not None:
             _emit_nccl_tuner(emit[1], tuned, graph, network, op=op, quiet=quiet)
         if out_dir is not None:
@@ -1128,7 +1133,9 @@ def algorithms(fmt: str) -> None:
             "name": name,
             "collectives": list(record.ops),
             "description": record.description,
-            "parameters": {p.name: {"type": p.type, "default": p.default} for p in record.parameters},
+            "parameters": {p.name: {"type": p.type, "default": p.default,
+                                    **({"decided_by": p.decided_by} if p.decided_by else {})}
+                           for p in record.parameters},
             "formula": record.formula if record.model is not None else f"no closed form: {record.no_model}",
             "citation": record.citation,
         }
@@ -1142,7 +1149,8 @@ def algorithms(fmt: str) -> None:
                           "parameters": json.dumps(item["parameters"])} for item in entries]), nl=False)
         return
     for item in entries:
-        shown = ", ".join(f"{k}: {v['type']} = {v['default']!r}" for k, v in item["parameters"].items())
+        shown = ", ".join(f"{k}: {v['type']} = {v.get('decided_by') or repr(v['default'])}"
+                          for k, v in item["parameters"].items())
         click.echo(f"{item['name']} ({', '.join(item['collectives'])}): {item['description']}")
         click.echo(f"    parameters: {shown or 'none'}")
         click.echo(f"    time: {item['formula']}")

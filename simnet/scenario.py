@@ -178,12 +178,10 @@ def _size_list(value: Any) -> list[int]:
     sizes: list[int] = []
     for index, item in enumerate(items):
         try:
-            found = units.parse_size_range(item) if _is_range(item) else [units.parse_size(item)]
+            found = units.parse_size_range(item) if _is_range(item) else [units.parse_payload_size(item)]
         except SimnetError as error:
             raise ScenarioError(error.message, path=where.format(index)) from None
         for size in found:
-            if size < 1:
-                raise ScenarioError(f"must be ≥ 1 B, got {item!r}", path=where.format(index))
             if size in first and (_is_range(item) or _is_range(items[first[size]])):
                 raise ScenarioError(f"{units.format_size(size)} is listed twice (also sizes[{first[size]}])",
                                     path=where.format(index))

@@ -22,6 +22,11 @@ Consecutive sizes with the same winner merge into ranges, giving a table such as
     1 KiB .. 64 KiB    recursive_doubling                  64 KiB     ...
     128 KiB .. 1 GiB   blueconnect {"factors": [8, 4]}     1 GiB      ...
 
+With ``nccl``, NCCL's schedules are priced by NCCL's own model and pruned among
+themselves; CollNet, which that model cannot price here, is simulated at every
+size where the topology's switches can run it, and every NCCL schedule not tried
+is named with the reason (:func:`skipped_note`).
+
 Candidates are the tuning variants of every registered dense all-reduce
 algorithm (its record's ``variants``): ``ring`` with every chunk and channel count
 asked for, the flat algorithms with every chunk count, and where the topology has
@@ -55,7 +60,7 @@ from tqdm import tqdm
 
 from simnet import engine
 from simnet.algorithms import ALGORITHMS
-from simnet.algorithms.nccl import NCCL_NAMES, NCCL_RELEASE, nccl_variants
+from simnet.algorithms.nccl import NCCL_NAMES, NCCL_RELEASE, SWITCH_SCHEDULES, nccl_variants
 from simnet.algorithms.hierarchy import LEVELS, hierarchy_factors
 from simnet.algorithms.registry import resolved_changes
 from simnet.analysis import nccl_key
@@ -63,7 +68,7 @@ from simnet.engine import simulate
 from simnet.errors import SimnetError
 from simnet.models import NetworkCosts
 from simnet.scenario import parse_network
-from simnet.units import format_size, format_time
+from simnet.units import format_size, format_size_span, format_time
 
 __all__ = [
     "PRUNE_FACTOR",
@@ -74,6 +79,7 @@ __all__ = [
     "display_tuner_table",
     "as_blueconnect",
     "nccl_tuner_rows",
+    "skipped_note",
 ]
 
 PRUNE_FACTOR = 1.5
@@ -105,7 +111,8 @@ def candidates(
     return sorted(choices, key=lambda choice: order[choice[0]])
 
 
-_ALPHA_BETA_POOL, _NCCL_POOL = "alpha-beta", "nccl"
+_ALPHA_BETA_POOL, _NCCL_POOL, _UNPRICED_POOL = "alpha-beta", "nccl", "unpriced"
+_COLLNET = ("collnet_direct", "collnet_chain")
 
 TUNE_COLUMNS = ("size_bytes", "ranks", "algorithm", "params", "resolved", "choice", "predicted_s", "simulated_s",
                 "model_rank", "sim_rank", "pruned")
@@ -167,7 +174,15 @@ def tune(
         on one NVSwitch). They are priced by NCCL's own cost model, whose latencies
         and bandwidths are not the α-β forms', so they are pruned among themselves:
         against the best NCCL model time (or simulated time) at that size. Their
-        channels are what NCCL launches at each size.
+        channels are what NCCL launches at each size. CollNet, which that model
+        cannot price (simnet derives no CollNet graphs, so the model has CollNet
+        off), is simulated at every size without pruning, where the topology can
+        run it. A schedule that reduces in a switch (NVLS, NVLSTree, CollNet) is
+        tried only where it can be built for the network and a reduce-capable switch
+        serves every group of GPUs it reduces across (the check the simulation
+        makes); one NCCL's model gives no time is not tried either. What is not
+        tried, and why, is in the result's ``attrs["skipped"]``
+        (:func:`skipped_note`).
     progress : bool
         Show a tqdm progress bar of the simulations on standard error.
     executor : concurrent.futures.Executor, optional
@@ -191,7 +206,10 @@ def tune(
         ``NaN`` when pruned; simulated times within a relative 1e-9 tie, and a tie
         goes to the candidate the model prices lower) and ``pruned``.
         Candidates without a closed form are left out; one whose schedule cannot
-        be built for this topology keeps a ``NaN`` simulated time.
+        be built for this topology keeps a ``NaN`` simulated time. CollNet's rows
+        (with `nccl`) have ``NaN`` for ``predicted_s`` and ``model_rank``.
+        ``attrs["skipped"]`` maps each of NCCL's schedules (with `nccl`) not tried
+        at any size to the reason.
 
     Raises
     ------
@@ -208,33 +226,55 @@ def tune(
     gamma = options["gamma_s_per_byte"]
     costs = NetworkCosts(net, overhead_s=[options["overhead_s"] * slowdown for slowdown in options["slowdown"]])
     choices = candidates(graph, op=op, chunk_counts=chunk_counts, channel_counts=channel_counts, nccl=nccl)
+    tuning = _nccl_tuning(net) if nccl else None
     priced: dict[tuple[int, str], list[_Priced]] = {}
+    reasons: dict[str, str | None] = {}
+    why_not: dict[str, str] = {}
     for size in sorted(set(sizes)):
         for name, params in choices:
             record = ALGORITHMS[name]
             if record.model is None:
                 continue
+            label = _label(name, params)
+            if name in SWITCH_SCHEDULES:
+                if label not in reasons:
+                    reasons[label] = _cannot_run(net, name, params, size)
+                if reasons[label] is not None:
+                    why_not[label] = reasons[label]
+                    continue
             try:
                 resolved = record.resolved(net, size, params)
                 predicted = record.predict(costs, nranks, size, gamma_s_per_byte=gamma, **resolved)
-            except (SimnetError, ValueError):
-                continue
-            if not math.isfinite(predicted):
+            except (SimnetError, ValueError) as error:
+                if name in NCCL_NAMES:
+                    why_not[label] = getattr(error, "message", str(error))
                 continue
             pool = _NCCL_POOL if name in NCCL_NAMES else _ALPHA_BETA_POOL
-            priced.setdefault((size, pool), []).append(_Priced(predicted, _label(name, params), name, params, resolved))
+            if not math.isfinite(predicted):
+                if name in _COLLNET and tuning is not None and not tuning.system.collnet_enabled:
+                    pool, predicted = _UNPRICED_POOL, math.nan
+                else:
+                    if name in NCCL_NAMES:
+                        why_not[label] = ("simnet has no NCCL model of this topology" if tuning is None
+                                          else "NCCL's model gives it no time here, so NCCL would not run it")
+                    continue
+            priced.setdefault((size, pool), []).append(_Priced(predicted, label, name, params, resolved))
     for entries in priced.values():
-        entries.sort(key=lambda entry: (entry.predicted_s, entry.label))
+        entries.sort(key=lambda entry: (0.0 if math.isnan(entry.predicted_s) else entry.predicted_s, entry.label))
+    tried_labels = {entry.label for entries in priced.values() for entry in entries}
+    skipped = {label: reason for label, reason in why_not.items() if label not in tried_labels}
     simulated, tried = _simulate_pools(net, priced, options, prune_factor=prune_factor, executor=executor,
                                        progress=progress)
     rows = []
     for size in sorted(set(sizes)):
         entries = sorted((e for pool in (_ALPHA_BETA_POOL, _NCCL_POOL) for e in priced.get((size, pool), [])),
                          key=lambda entry: (entry.predicted_s, entry.label))
-        model_rank = {entry.label: rank for rank, entry in enumerate(entries, 1)}
+        ranked = len(entries)
+        entries += priced.get((size, _UNPRICED_POOL), [])
+        position = {entry.label: index for index, entry in enumerate(entries)}
         times = {e.label: simulated[size, e.label] for e in entries if (size, e.label) in simulated}
         fastest = min(times.values(), default=1.0)
-        ranking = sorted(times, key=lambda k: (round(times[k] / fastest, 9), model_rank[k]))
+        ranking = sorted(times, key=lambda k: (round(times[k] / fastest, 9), position[k]))
         order = {label: rank for rank, label in enumerate(ranking, 1)}
         for rank, entry in enumerate(entries, 1):
             chosen = resolved_changes(entry.params, entry.resolved)
@@ -247,11 +287,52 @@ def tune(
                 "choice": entry.label,
                 "predicted_s": entry.predicted_s,
                 "simulated_s": times.get(entry.label, math.nan),
-                "model_rank": rank,
+                "model_rank": rank if rank <= ranked else math.nan,
                 "sim_rank": order.get(entry.label, math.nan),
                 "pruned": (size, entry.label) not in tried,
             })
-    return pd.DataFrame(rows, columns=list(TUNE_COLUMNS))
+    frame = pd.DataFrame(rows, columns=list(TUNE_COLUMNS))
+    frame.attrs["skipped"] = skipped
+    return frame
+
+
+def _nccl_tuning(net):
+    """NCCL's model of the whole network (of release :data:`NCCL_RELEASE`), or None where simnet has none."""
+    from simnet.models.nccl import network_tuning
+
+    return network_tuning(net, NCCL_RELEASE)
+
+
+def _cannot_run(net, name: str, params: dict, size: int) -> str | None:
+    """Why `net` cannot run NCCL schedule `name`, which reduces in a switch, or None if it can.
+
+    Its schedule at `size` (one piece per part) cannot be built for the network's
+    ranks (NVLSTree and CollNet join servers), or no reduce-capable switch serves
+    one of its groups of GPUs (:meth:`simnet.network.Network.place`, where the
+    simulation would fail)."""
+    record = ALGORITHMS[name]
+    try:
+        resolved = record.resolved(net, size, params)
+        schedule = record.build(net.size, size, **{**resolved, "max_pieces": 1})
+    except SimnetError as error:
+        return error.message
+    try:
+        net.place(range(net.size), schedule.switches)
+    except SimnetError:
+        return "no switch with reduce: true serves every group of GPUs it reduces across"
+    return None
+
+
+def skipped_note(tuned: pd.DataFrame) -> str:
+    """One line saying which of NCCL's schedules :func:`tune` did not try and why (``""`` if none): schedules
+    with the same reason share it, e.g. ``"not tried: nvls_tree, collnet_direct, collnet_chain (...)"``."""
+    skipped = tuned.attrs.get("skipped", {})
+    by_reason: dict[str, list[str]] = {}
+    for label, reason in skipped.items():
+        by_reason.setdefault(reason, []).append(label)
+    if not by_reason:
+        return ""
+    return "not tried: " + "; ".join(f"{', '.join(labels)} ({reason})" for reason, labels in by_reason.items())
 
 
 def _simulated_s(net, name: str, size: int, resolved: dict, options: dict, batch: int) -> float | None:
@@ -286,7 +367,8 @@ def _simulate_pools(net, priced: dict[tuple[int, str], list[_Priced]], options: 
     """Simulate each pool's candidates in order of model time while within `prune_factor` of the best time known.
 
     A pool's first candidates, those within the factor of its best model time, are
-    simulated whatever the others give; each further one is decided when every
+    simulated whatever the others give (all of them in the pool of candidates NCCL's
+    model cannot price, CollNet); each further one is decided when every
     candidate before it has finished, against the best simulated time among them,
     as a loop over the candidates would. Returns the simulated times and the
     ``(size, label)`` pairs tried (simulated or failing to build).
@@ -294,7 +376,8 @@ def _simulate_pools(net, priced: dict[tuple[int, str], list[_Priced]], options: 
     simulated: dict[tuple[int, str], float] = {}
     tried: set[tuple[int, str]] = set()
     pools = sorted(priced, key=lambda key: -key[0])
-    within = {key: sum(entry.predicted_s <= prune_factor * priced[key][0].predicted_s for entry in priced[key])
+    within = {key: len(priced[key]) if key[1] == _UNPRICED_POOL else
+              sum(entry.predicted_s <= prune_factor * priced[key][0].predicted_s for entry in priced[key])
               for key in pools}
     following = dict(within)
     batch = _batch(net.size, priced, within)
@@ -406,7 +489,7 @@ def tuner_table(tuned: pd.DataFrame) -> pd.DataFrame:
         ranges.append({
             "from_bytes": run[0]["size_bytes"],
             "to_bytes": last["size_bytes"],
-            "sizes": f"{format_size(run[0]['size_bytes'])} .. {format_size(last['size_bytes'])}",
+            "sizes": format_size_span(run[0]["size_bytes"], last["size_bytes"]),
             **{key: last[key] for key in ("choice", "blueconnect_factors", "algorithm", "params", "resolved")},
             "at_bytes": last["size_bytes"],
             **{key: last[key] for key in ("predicted_s", "simulated_s", "runner_up", "margin")},
@@ -425,7 +508,7 @@ def display_tuner_table(table: pd.DataFrame) -> pd.DataFrame:
                    for choice, r in zip(table["choice"], table["resolved"])],
         "as BlueConnect": table["blueconnect_factors"],
         "at size": table["at_bytes"].map(format_size),
-        "predicted": table["predicted_s"].map(format_time),
+        "predicted": table["predicted_s"].map(lambda t: "" if t != t else format_time(t)),
         "simulated": table["simulated_s"].map(format_time),
         "runner-up": table["runner_up"],
         "margin": table["margin"].map(lambda m: "" if m != m else f"{m:.1%}".replace("-0.0%", "0.0%")),
@@ -525,8 +608,9 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, op: str = "allreduce",
     comments = [
         f"written by simnet tune: NCCL {version} schedules simulated on {network.name}, {nranks} ranks on "
         f"{n_nodes} node(s)",
-        f"fastest simulated NCCL algorithm/protocol at {len(sizes)} sizes, {format_size(sizes[0])} .. "
-        f"{format_size(sizes[-1])}; bounds halfway (geometric) between them, first from 0, last to 2^64-1",
+        f"fastest simulated NCCL algorithm/protocol at {len(sizes)} size{'s' if len(sizes) > 1 else ''}, "
+        f"{format_size_span(sizes[0], sizes[-1])}; bounds halfway (geometric) between them, first from 0, last to "
+        "2^64-1",
         "load with NCCL_TUNER_PLUGIN=<example plugin> NCCL_TUNER_CONFIG_FILE=<this file>",
         *notes,
     ]

@@ -39,12 +39,14 @@ from simnet.errors import UnitError
 
 __all__ = [
     "parse_size",
+    "parse_payload_size",
     "parse_size_range",
     "parse_time",
     "parse_bandwidth",
     "parse_fraction",
     "parse_count",
     "format_size",
+    "format_size_span",
     "format_time",
     "format_bandwidth",
     "format_exact",
@@ -159,6 +161,21 @@ def parse_size(text: str | int | float) -> int:
     return int(exact)
 
 
+def parse_payload_size(text: str | int | float) -> int:
+    """A collective's payload: :func:`parse_size`, and at least 1 B (the one rule for what a valid size is, for
+    a scenario's ``sizes`` and ``simnet tune --sizes``).
+
+    Raises
+    ------
+    UnitError
+        As :func:`parse_size`, or ``must be ≥ 1 B, got ...`` for zero or a negative size.
+    """
+    size = parse_size(text)
+    if size < 1:
+        raise UnitError(f"must be ≥ 1 B, got {text!r}")
+    return size
+
+
 def parse_size_range(text: str) -> list[int]:
     """Sizes in bytes from ``"1KiB..1GiB"`` (doubling), ``"1KiB..1GiB:x8"`` (×8 steps) or ``"1KiB,1MiB"``
     (what ``simnet tune --sizes`` and a scenario's ``sizes`` take).
@@ -167,18 +184,19 @@ def parse_size_range(text: str) -> list[int]:
     itself: both ends are always included, so ``1KiB..1GiB:x8`` ends with
     ``256 MiB, 1 GiB`` (1 GiB is not 1 KiB times a power of 8) and
     ``1KiB..1GiB:x4`` is exactly the powers of 4 from 1 KiB to 1 GiB. A list is
-    sorted and each size kept once.
+    sorted and each size kept once. Every size is a payload
+    (:func:`parse_payload_size`: at least 1 B).
 
     Raises
     ------
     UnitError
-        For a malformed range, naming the text.
+        For a malformed range, naming the text, or a size below 1 B, naming it.
     """
     if ".." not in text:
-        return sorted({parse_size(part) for part in text.split(",")})
+        return sorted({parse_payload_size(part.strip()) for part in text.split(",")})
     bounds, _, step = text.partition(":")
     low_text, _, high_text = bounds.partition("..")
-    low, high = parse_size(low_text.strip()), parse_size(high_text.strip())
+    low, high = parse_payload_size(low_text.strip()), parse_payload_size(high_text.strip())
     factor = 2
     if step:
         step = step.strip()
@@ -290,6 +308,17 @@ def format_size(size_bytes: float) -> str:
             break
     steps = [(1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")]
     return _scaled(size, steps, 4)
+
+
+def format_size_span(first_bytes: float, last_bytes: float) -> str:
+    """Sizes from `first_bytes` to `last_bytes` as ``"1 KiB .. 64 MiB"``, or the one size when they are equal.
+
+    >>> format_size_span(1024, 1 << 26), format_size_span(1 << 26, 1 << 26)
+    ('1 KiB .. 64 MiB', '64 MiB')
+    """
+    if first_bytes == last_bytes:
+        return format_size(first_bytes)
+    return f"{format_size(first_bytes)} .. {format_size(last_bytes)}"
 
 
 def format_time(time_s: float) -> str:

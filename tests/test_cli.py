@@ -83,6 +83,50 @@ def test_algorithms_lists_parameters_and_formulas(capsys):
     assert entries["halving_doubling"]["parameters"] == {"chunks": {"type": "int", "default": 1}}
 
 
+def test_nccl_runs_on_a_topology_without_nvls(tmp_path, capsys):
+    """NCCL's choice on an H100 server built with nvls: false is the ring, which runs (it used to pick NVLS,
+    which the topology cannot run, and the whole run failed)."""
+    scenario = tmp_path / "nvls_off.yaml"
+    scenario.write_text("name: nvls_off\ntopology: {builder: dgx_h100, nvls: false}\n"
+                        "collective: {op: allreduce, algorithms: [nccl]}\nsizes: [64 MiB]\n")
+    assert main(["run", str(scenario), "--format", "json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert json.loads(row["resolved"])["nccl_algorithm"] == "ring" and row["sim_time_s"] > 0
+
+
+def test_tune_names_one_size_once(capsys):
+    assert main(["tune", "switch8", "--sizes", "64MiB", "--prune-factor", "1"]) == 0
+    out = capsys.readouterr().out
+    assert ", 1 size (64 MiB), " in out and "64 MiB .. 64 MiB" not in out
+
+
+def test_tune_nccl_on_a_server_without_nvls_names_what_it_did_not_try(tmp_path, capsys):
+    """--nccl on an H100 server built without NVLS tunes (it used to fail on NVLS, naming no file and no key)
+    and says in one line on stderr what it did not try, unless -q."""
+    topology = tmp_path / "h100_nonvls.yaml"
+    topology.write_text("builder: dgx_h100\nnvls: false\n")
+    assert main(["tune", str(topology), "--sizes", "64MiB", "--nccl", "--prune-factor", "1"]) == 0
+    [note] = capsys.readouterr().err.splitlines()
+    assert note.startswith("--nccl: not tried: nvls (no switch with reduce: true serves every group")
+    assert main(["tune", str(topology), "--sizes", "64MiB", "--nccl", "--prune-factor", "1", "-q"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_algorithms_says_nccls_algorithm_is_its_choice_not_ring(capsys):
+    """nccl's `nccl_algorithm` is decided per size by NCCL's model unless given: the listing says so instead of
+    the builder's fallback 'ring', which reads as if NCCL always ran Ring."""
+    assert main(["algorithms"]) == 0
+    out = capsys.readouterr().out
+    assert "nccl_algorithm: str = 'ring'" not in out
+    assert "nccl_algorithm: str = NCCL's choice per size, from its cost model of the topology (give one of ring, " \
+           "tree, nvls" in out
+    assert main(["algorithms", "--format", "json"]) == 0
+    entries = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
+    for name in ("nccl", "nccl_all_gather", "nccl_reduce"):
+        parameter = entries[name]["parameters"]["nccl_algorithm"]
+        assert parameter["default"] is None and parameter["decided_by"].startswith("NCCL's choice per size")
+
+
 def test_compare_prints_winners_and_rejects_unknown_baselines(capsys):
     assert main(["compare", str(ROOT / "scenarios" / "blueconnect_dgx.yaml"), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
@@ -204,6 +248,10 @@ def test_tune_takes_the_network_block_of_a_scenario_and_agrees_with_run(tmp_path
     ("args", "message"),
     [
         (["--sizes", "1KiB..1GiB:y2"], "--sizes: expected a step such as ':x4'"),
+        (["--sizes", "-1KiB"], "error: --sizes: must be ≥ 1 B, got '-1KiB'\n"),
+        (["--sizes", "0"], "error: --sizes: must be ≥ 1 B, got '0'\n"),
+        (["--sizes", "1MiB,-4MiB"], "error: --sizes: must be ≥ 1 B, got '-4MiB'\n"),
+        (["--sizes", "0B..1MiB"], "error: --sizes: must be ≥ 1 B, got '0B'\n"),
         (["--chunks", "1,x"], "--chunks: expected comma-separated integers"),
         (["--channels", "0"], "--channels: counts must be ≥ 1"),
         (["--prune-factor", "0.5"], "Invalid value for '--prune-factor'"),

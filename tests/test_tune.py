@@ -401,3 +401,61 @@ def test_candidates_in_a_large_batch_run_compiled_with_the_same_times(monkeypatc
     pd.testing.assert_frame_equal(compiled, python)
     assert {flag for transfers, flag in chosen if transfers >= 5000} == {True}
     assert {flag for transfers, flag in chosen if transfers < 5000} == {None}
+
+
+def _dgx_h100_pair(sharp: bool):
+    """Two DGX H100 on a rail-optimised leaf-spine, its switches SHARP-capable or not."""
+    fabric = {"leaves": 8, "spines": 4, "hosts_per_leaf": 2, "bandwidth_Bps": 50e9, "latency_s": 1e-6, "sharp": sharp}
+    return cluster("dgx_h100", 2, fabric="leaf_spine", fabric_params=fabric)
+
+
+@functools.cache
+def _tuned_pair(sharp: bool):
+    return tune(_dgx_h100_pair(sharp), [1 << 20, 256 << 20], nccl=True)
+
+
+def test_collnet_which_nccls_model_cannot_price_is_simulated_where_the_fabric_has_sharp():
+    """NCCL's model here has CollNet off, so it gives CollNet no time; tune simulates it at every size anyway,
+    outside the pruning, with the time the schedule simulates, so the NCCL schedule the tuner file names is the
+    fastest simulated one, CollNet included. The other candidates are tried and pruned as without SHARP."""
+    from simnet.algorithms import ALGORITHMS
+    from simnet.engine import simulate
+    from simnet.network import Network
+    from simnet.tune import nccl_tuner_rows, skipped_note
+
+    tuned = _tuned_pair(True)
+    net = Network(_dgx_h100_pair(True))
+    collnet = tuned[tuned["algorithm"].isin(["collnet_direct", "collnet_chain"])]
+    assert len(collnet) == 4 and not collnet["pruned"].any()
+    assert collnet["predicted_s"].isna().all() and collnet["model_rank"].isna().all()
+    for row in collnet.itertuples():
+        record = ALGORITHMS[row.algorithm]
+        schedule = record.build(net.size, row.size_bytes, **record.resolved(net, row.size_bytes, {}))
+        assert simulate(net, schedule).time_s == pytest.approx(row.simulated_s, rel=1e-12)
+    assert "collnet" not in skipped_note(tuned)
+    rows, _ = nccl_tuner_rows(tuned, net)
+    nccl = tuned[tuned["algorithm"].str.startswith(("nccl_", "nvls", "collnet"))]
+    fastest = nccl.loc[nccl.groupby("size_bytes")["simulated_s"].idxmin(), "algorithm"].tolist()
+    assert [row.algorithm for row in rows] == [name.removeprefix("nccl_") for name in fastest]
+    assert any(name.startswith("collnet") for name in fastest)
+    others = tuned[~tuned["algorithm"].str.startswith("collnet")].reset_index(drop=True)
+    without = _tuned_pair(False)
+    columns = ["size_bytes", "choice", "predicted_s", "pruned"]
+    pd.testing.assert_frame_equal(others[columns], without[columns], check_dtype=False)
+
+
+def test_nccl_schedules_the_topology_cannot_run_are_not_tried_and_named():
+    """Without SHARP no switch serves CollNet's heads, nor NVLS's GPUs of two servers: tune leaves them out and
+    says why in one line; the same on a DGX H100 built without NVLS, whose NVLS the run would refuse."""
+    from simnet.topology import dgx_h100
+    from simnet.tune import skipped_note
+
+    tuned = _tuned_pair(False)
+    assert not tuned["algorithm"].isin(["nvls", "collnet_direct", "collnet_chain"]).any()
+    assert set(tuned.attrs["skipped"]) == {"nvls", "collnet_direct", "collnet_chain"}
+    assert skipped_note(tuned) == ("not tried: nvls, collnet_direct, collnet_chain (no switch with reduce: true "
+                                   "serves every group of GPUs it reduces across)")
+    off = tune(dgx_h100(nvls=False), [64 << 20], nccl=True)
+    assert "nvls" in off.attrs["skipped"] and not (off["algorithm"] == "nvls").any()
+    assert off[off["algorithm"] == "nccl_ring"]["simulated_s"].notna().any()
+    assert tune(dgx_h100(), [64 << 20]).attrs["skipped"] == {}

@@ -10,9 +10,11 @@ from simnet.units import (
     format_bandwidth,
     format_exact,
     format_size,
+    format_size_span,
     format_time,
     parse_bandwidth,
     parse_fraction,
+    parse_payload_size,
     parse_size,
     parse_size_range,
     parse_time,
@@ -180,6 +182,23 @@ def test_size_ranges():
     for bad in ("8KiB..1KiB", "1KiB..1GiB:y2", "1KiB..1GiB:x1", "1 parsec..2 KiB"):
         with pytest.raises(UnitError):
             parse_size_range(bad)
+
+
+@pytest.mark.parametrize(("text", "bad"), [("-1KiB", "-1KiB"), ("0", "0"), ("1MiB, -4MiB", "-4MiB"),
+                                           ("0 B..1 MiB", "0 B"), ("-2KiB..1KiB", "-2KiB")])
+def test_a_range_or_list_of_sizes_holds_payloads_of_at_least_one_byte(text, bad):
+    """The one rule of a scenario's sizes (parse_payload_size), for lists and ranges alike: no size is dropped."""
+    with pytest.raises(UnitError) as error:
+        parse_size_range(text)
+    assert error.value.message == f"must be ≥ 1 B, got '{bad}'"
+    assert parse_payload_size("1 B") == 1
+    with pytest.raises(UnitError, match="must be ≥ 1 B"):
+        parse_payload_size(0)
+
+
+def test_a_span_of_one_size_is_that_size():
+    assert format_size_span(1024, 1 << 30) == "1 KiB .. 1 GiB"
+    assert format_size_span(64 << 20, 64 << 20) == "64 MiB"
 
 
 def test_the_help_example_range_ends_at_its_upper_bound():

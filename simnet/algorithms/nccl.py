@@ -112,6 +112,7 @@ __all__ = [
     "nccl_reduce",
     "NCCL_CHOICES",
     "NCCL_NAMES",
+    "SWITCH_SCHEDULES",
     "NVLS_CHUNK_BYTES",
     "nccl_variants",
     "ALGORITHMS",
@@ -1295,6 +1296,10 @@ NCCL_NAMES = {"nccl_ring": "ring", "nccl_tree": "tree", "nvls": "nvls", "nvls_tr
 """simnet's name of each of NCCL's schedules -> NCCL's algorithm name
 (:data:`simnet.models.nccl.ALGORITHMS`, the tuner file's ``algorithm``)."""
 
+SWITCH_SCHEDULES = ("nvls", "nvls_tree", "collnet_direct", "collnet_chain")
+"""NCCL's schedules that reduce in a switch: they run only where a reduce-capable switch serves each of their
+groups of GPUs (:attr:`simnet.schedule.Schedule.switches`, placed by :meth:`simnet.network.Network.place`)."""
+
 _BUILDERS = {NCCL_NAMES[name]: record.builder for name, record in _RECORDS.items()}
 """NCCL's algorithm names -> all-reduce builders."""
 
@@ -1332,6 +1337,12 @@ _PAT_FORMULA = ("NCCL model: lat + n / bw, lat = 8 us + log2(N)·hw_net/3.5 + 2.
                 "bw = channels·bw_ch·0.75 (tree graph)")
 
 
+def _decided_by(builders: dict) -> str:
+    """What decides `nccl_algorithm` of NCCL's choice when a run does not give it."""
+    names = f"one of {', '.join(builders)}" if len(builders) > 1 else next(iter(builders))
+    return f"NCCL's choice per size, from its cost model of the topology (give {names} to force it, as NCCL_ALGO does)"
+
+
 def nccl_variants(name: str) -> list[dict]:
     """The parameter sets a tuner tries for NCCL schedule `name`: one per protocol it runs.
 
@@ -1354,7 +1365,7 @@ ALGORITHMS = (
         "what NCCL runs: its own choice of algorithm, protocol and channels per size, from its cost model",
         "NCCL model of the chosen algorithm and protocol",
         model=_model("ring"), citation=_NCCL, transfers=_tree_transfers,
-        resolve=_resolver("nccl"),
+        resolve=_resolver("nccl"), decided_by={"nccl_algorithm": _decided_by(_BUILDERS)},
     ),
     *(Algorithm(
         f"nccl_ring_{collective}", (collective,), builder,
@@ -1378,6 +1389,7 @@ ALGORITHMS = (
         "NCCL model of the chosen algorithm and protocol",
         model=_model("ring", collective), citation=_NCCL, transfers=_RING_TRANSFERS[collective],
         resolve=_resolver("nccl", collective),
+        decided_by={"nccl_algorithm": _decided_by(_COLLECTIVE_BUILDERS[collective])},
     ) for collective, builder in (("all_gather", nccl_all_gather), ("reduce_scatter", nccl_reduce_scatter),
                                   ("broadcast", nccl_broadcast), ("reduce", nccl_reduce))),
 )

@@ -136,11 +136,16 @@ class Parameter:
         Type hint as written in the builder.
     default : object
         Default value (``None`` when required or derived from the topology).
+    decided_by : str
+        What decides the value on a network when a run does not give it (the
+        record's ``resolve``), e.g. NCCL's choice of algorithm per size; ``""`` for a
+        parameter whose default is what runs.
     """
 
     name: str
     type: str
     default: object
+    decided_by: str = ""
 
 
 def _no_variants(nranks: int, factors: Callable[[Sequence[str]], tuple[int, ...]] | None, chunk_counts,
@@ -205,6 +210,10 @@ class Algorithm:
         ranks `ranks`) and the size, as a library decides them at run time (NCCL's
         channel count and protocol, ``protocol="auto"``); called by scenarios, jobs
         and the tuner before every build.
+    decided_by : mapping of str to str, optional
+        Parameters `resolve` always decides when a run does not give them, and what
+        decides them (:attr:`Parameter.decided_by`); their builder default is then
+        not what runs, so :attr:`parameters` reports none.
     """
 
     name: str
@@ -221,6 +230,7 @@ class Algorithm:
     payload: str = "dense"
     supports: Callable[[int], bool] = field(default=lambda nranks: nranks >= 2)
     resolve: Callable[..., dict] | None = None
+    decided_by: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         unknown = [op for op in self.ops if op not in COLLECTIVES]
@@ -236,10 +246,13 @@ class Algorithm:
 
     @property
     def parameters(self) -> tuple[Parameter, ...]:
-        """Keyword parameters of the builder, with their type hints and defaults (``None`` if required)."""
+        """Keyword parameters of the builder, with their type hints and defaults (``None`` if required, or if
+        decided on the network: :attr:`decided_by`)."""
         hints = inspect.get_annotations(self.builder, eval_str=False)
         return tuple(
-            Parameter(p.name, str(hints.get(p.name, "")), None if p.default is p.empty else p.default)
+            Parameter(p.name, str(hints.get(p.name, "")),
+                      None if p.default is p.empty or p.name in self.decided_by else p.default,
+                      self.decided_by.get(p.name, ""))
             for p in inspect.signature(self.builder).parameters.values()
             if p.kind is inspect.Parameter.KEYWORD_ONLY
         )

@@ -1,5 +1,6 @@
 """NCCL's algorithms: correct for every shape, rail-aligned, NCCL's latencies on the critical path, NCCL's protocols."""
 
+import json
 import math
 
 import numpy as np
@@ -214,6 +215,31 @@ def test_protocol_auto_and_nccl_follow_nccls_cost_table():
         schedule = ALGORITHMS["nccl"].build(8, size, **nccl)
         assert schedule.params["nccl_algorithm"] == pick.algorithm
         assert ALGORITHMS["nccl"].predict(_costs(net), 8, size, **nccl) == pytest.approx(pick.time_s, rel=1e-12)
+
+
+def test_nccl_runs_ring_where_the_topology_has_no_nvls_also_in_a_sweep():
+    """`nccl` on a DGX H100 built with nvls=False: NCCL's choice is the ring at 64 MiB (where with NVLS it picks
+    NVLS) and the run succeeds; a sweep over topology.nvls runs both points, each with its own choice."""
+    from simnet.scenario import parse_scenario, run
+
+    data = {"name": "nvls_off", "topology": {"builder": "dgx_h100", "nvls": False},
+            "collective": {"op": "allreduce", "algorithms": ["nccl"]}, "sizes": ["64 MiB"]}
+    off = run(parse_scenario(data))
+    assert [json.loads(r)["nccl_algorithm"] for r in off["resolved"]] == ["ring"]
+    swept = run(parse_scenario({**data, "sweep": {"grid": {"topology.nvls": [True, False]}}}))
+    assert [json.loads(r)["nccl_algorithm"] for r in swept["resolved"]] == ["nvls", "ring"]
+    assert swept["sim_time_s"].iloc[1] == off["sim_time_s"].iloc[0]
+
+
+def test_the_schedules_that_reduce_in_a_switch_are_the_ones_named_so():
+    """SWITCH_SCHEDULES, which tune checks against the topology before simulating, are exactly NCCL's
+    all-reduce schedules with switch groups."""
+    from simnet.algorithms.nccl import SWITCH_SCHEDULES
+
+    for name in ("nccl_ring", "nccl_tree", *SWITCH_SCHEDULES):
+        params = {} if name == "nvls" else {"gpus_per_node": 4}
+        schedule = ALGORITHMS[name].build(8, MIB, max_pieces=1, **params)
+        assert bool(schedule.switches) == (name in SWITCH_SCHEDULES), name
 
 
 def _costs(net):

@@ -286,6 +286,18 @@ def _search(pattern: str, hosts: list[_Host], inter: bool, type_inter: str, spee
     return best
 
 
+def _reduces_in_server(network: Network, ranks: Sequence[int]) -> bool:
+    """Whether the GPUs of network ranks `ranks`, all of one server, share a reduce-capable switch of that
+    server: :meth:`Network.reduction_switch`, where the NVLS schedules reduce, finds one inside the server
+    (a fabric's SHARP switch serving them is not NVLS)."""
+    try:
+        switch = network.reduction_switch(ranks)
+    except SimnetError:
+        return False
+    nodes = network.graph.nodes
+    return nodes[switch].get("host") == nodes[network.ranks[ranks[0]]].get("host")
+
+
 def graphs_from_network(network: Network, version: str | NcclVersion = "2.30.7", *,
                         ranks: Sequence[int] | None = None, compute_capability: int | None = None,
                         cpu_vendor: str | None = None, cpu_arch: str | None = None,
@@ -307,8 +319,13 @@ def graphs_from_network(network: Network, version: str | NcclVersion = "2.30.7",
     cpu_vendor, cpu_arch : str, optional
         Defaults from the server template.
     nvls : bool, optional
-        Allow NVLink SHARP where the hardware has it (SM90+ with an NVSwitch;
-        ``NCCL_NVLS_ENABLE``).
+        Allow NVLink SHARP where the hardware has it (``NCCL_NVLS_ENABLE``): SM90+
+        with an NVSwitch that reduces (``reduce = True``) and serves the
+        communicator's GPUs of every server, the switch
+        :meth:`simnet.network.Network.reduction_switch` places the reductions of
+        the ``nvls`` and ``nvls_tree`` schedules on. Without one (a template
+        built with ``nvls=False``), NVLS and NVLSTree get no bandwidth, as in
+        NCCL without NVLS support.
 
     Returns
     -------
@@ -355,9 +372,11 @@ def graphs_from_network(network: Network, version: str | NcclVersion = "2.30.7",
         raise SimnetError(f"must be distinct ranks of the network (0..{network.size - 1}), got {ranks!r}",
                           path="ranks")
     by_host: dict = {}
+    ranks_by_host: dict = {}
     for rank in chosen:
         gpu = network.ranks[rank]
         by_host.setdefault(graph.nodes[gpu].get("host", 0), []).append(gpu)
+        ranks_by_host.setdefault(graph.nodes[gpu].get("host", 0), []).append(rank)
     n_ranks, n_nodes = len(chosen), len(by_host)
     hosts = [_host(graph, gpus, host, compute_capability, vendor, version) for host, gpus in by_host.items()]
     inter = n_nodes > 1
@@ -389,7 +408,8 @@ def graphs_from_network(network: Network, version: str | NcclVersion = "2.30.7",
     channels = min(ring.channels, tree.channels)
     nvls_graph = NcclGraph(pattern="nvls")
     nvls_channels = 0
-    if nvls and has_nvswitch and compute_capability >= 90:
+    if nvls and has_nvswitch and compute_capability >= 90 and all(
+            _reduces_in_server(network, ranks) for ranks in ranks_by_host.values()):
         gpus = min(host.gpus for host in hosts)
         max_heads = min(MAX_NVLS_ARITY, gpus)
         found = _search("nvls", hosts, inter, type_inter, speeds, max_bw, total_bw,

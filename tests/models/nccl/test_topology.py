@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from simnet.errors import SimnetError
-from simnet.models.nccl import graphs_from_network
+from simnet.models.nccl import choose, graphs_from_network, network_tuning
 from simnet.network import Network
-from simnet.topology import dgx1, dgx_a100, dgx_h100, switch
+from simnet.topology import cluster, dgx1, dgx_a100, dgx_h100, switch
 from tests.models.nccl.conftest import dgx_cluster
 
 
@@ -74,6 +74,32 @@ def test_ranks_subset_and_nvls_switch():
     system, graphs = graphs_from_network(h100, nvls=False)
     assert (system.nvls_support, system.nvls_channels, graphs.nvls.n_channels) == (False, 0, 0)
     assert graphs_from_network(h100, ranks=[5]).system.n_ranks == 1
+
+
+SIZES = [1 << k for k in range(3, 37)]
+"""8 B to 64 GiB, doubling."""
+
+
+def test_without_a_reducing_nvswitch_nccl_has_no_nvls_and_never_picks_it():
+    """An H100 server built with nvls=False has NVSwitches that do not reduce: NCCL's model gets no NVLS (as NCCL
+    without NVLS support), so it picks Ring or Tree at every size where, with NVLS, it picks NVLS from 2 MiB."""
+    off = Network(dgx_h100(nvls=False))
+    system, graphs = graphs_from_network(off)
+    assert (system.nvls_support, system.nvls_channels, graphs.nvls.n_channels) == (False, 0, 0)
+    assert {choose(network_tuning(off), "allreduce", size).algorithm for size in SIZES} <= {"ring", "tree"}
+    assert "nvls" in {choose(network_tuning(Network(dgx_h100())), "allreduce", size).algorithm for size in SIZES}
+
+
+def test_a_fabrics_sharp_switch_is_no_nvls_for_servers_without_one():
+    """Servers without NVLS on a SHARP fabric: the fabric's switches reduce and serve each server's GPUs, but NVLS
+    and NVLSTree need the server's own NVSwitch, so the model has neither; with NVLS servers it has both."""
+    fabric = {"leaves": 8, "spines": 4, "hosts_per_leaf": 2, "bandwidth_Bps": 50e9, "latency_s": 1e-6, "sharp": True}
+    for nvls in (False, True):
+        net = Network(cluster("dgx_h100", 2, fabric="leaf_spine", fabric_params=fabric, node_params={"nvls": nvls}))
+        system, graphs = graphs_from_network(net)
+        assert (system.nvls_support, graphs.nvls.n_channels > 0) == (nvls, nvls)
+        picks = {choose(network_tuning(net), "allreduce", size).algorithm for size in SIZES}
+        assert bool(picks & {"nvls", "nvls_tree"}) == nvls, picks
 
 
 def test_one_gpu_per_node_uses_the_tree_pattern():

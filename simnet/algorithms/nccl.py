@@ -1072,17 +1072,18 @@ def collnet_chain_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int 
     return _collnet(nranks, size_bytes, gpus_per_node, heads, max_pieces, version, chain=True)
 
 
-def nccl_allreduce(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
+def nccl_allreduce(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", version: str = NCCL_RELEASE,
+                   **params) -> Schedule:
     """The all-reduce NCCL runs: the schedule of `nccl_algorithm` (``"ring"``, ``"tree"``, ``"nvls"``, ...).
 
     The registry's ``nccl`` entry resolves `nccl_algorithm`, ``protocol`` and
     ``channels`` per size from NCCL's own cost model on the network
-    (:func:`simnet.models.nccl.choose`), as NCCL does at run time; `params` are
-    those of that algorithm's builder.
+    (:func:`simnet.models.nccl.choose`) of release `version`, as that release does at
+    run time; `params` are those of that algorithm's builder.
     """
     if nccl_algorithm not in _BUILDERS:
         raise ScheduleError(f"must be one of {', '.join(_BUILDERS)}, got {nccl_algorithm!r}", path="nccl_algorithm")
-    schedule = _BUILDERS[nccl_algorithm](nranks, size_bytes, **params)
+    schedule = _BUILDERS[nccl_algorithm](nranks, size_bytes, version=version, **params)
     return schedule.replace(algorithm="nccl", params={"nccl_algorithm": nccl_algorithm, **schedule.params})
 
 
@@ -1096,7 +1097,8 @@ def _nccl_choice(collective: str, nranks: int, size_bytes: int, nccl_algorithm: 
                             params={"nccl_algorithm": nccl_algorithm, **schedule.params})
 
 
-def nccl_all_gather(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
+def nccl_all_gather(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", version: str = NCCL_RELEASE,
+                    **params) -> Schedule:
     """The all-gather NCCL runs: its own choice per size, Ring (:func:`nccl_ring_all_gather`) or PAT
     (:func:`nccl_pat_all_gather`).
 
@@ -1104,22 +1106,25 @@ def nccl_all_gather(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring
     and ``channels`` from NCCL's cost model of AllGather on the network; another
     choice (NVLS, CollNet) is refused with a one-line error.
     """
-    return _nccl_choice("all_gather", nranks, size_bytes, nccl_algorithm, params)
+    return _nccl_choice("all_gather", nranks, size_bytes, nccl_algorithm, {"version": version, **params})
 
 
-def nccl_reduce_scatter(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
+def nccl_reduce_scatter(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", version: str = NCCL_RELEASE,
+                        **params) -> Schedule:
     """The reduce-scatter NCCL runs: its own choice per size, Ring or PAT (see :func:`nccl_all_gather`)."""
-    return _nccl_choice("reduce_scatter", nranks, size_bytes, nccl_algorithm, params)
+    return _nccl_choice("reduce_scatter", nranks, size_bytes, nccl_algorithm, {"version": version, **params})
 
 
-def nccl_broadcast(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
+def nccl_broadcast(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", version: str = NCCL_RELEASE,
+                   **params) -> Schedule:
     """The broadcast NCCL runs: Ring, its only broadcast algorithm, with NCCL's protocol and channels per size."""
-    return _nccl_choice("broadcast", nranks, size_bytes, nccl_algorithm, params)
+    return _nccl_choice("broadcast", nranks, size_bytes, nccl_algorithm, {"version": version, **params})
 
 
-def nccl_reduce(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", **params) -> Schedule:
+def nccl_reduce(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", version: str = NCCL_RELEASE,
+                **params) -> Schedule:
     """The reduce NCCL runs: Ring, its only reduce algorithm, with NCCL's protocol and channels per size."""
-    return _nccl_choice("reduce", nranks, size_bytes, nccl_algorithm, params)
+    return _nccl_choice("reduce", nranks, size_bytes, nccl_algorithm, {"version": version, **params})
 
 
 def _model(algorithm: str, collective: str = "allreduce"):

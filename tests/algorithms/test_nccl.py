@@ -355,7 +355,7 @@ def test_nccls_own_choice_for_all_gather_and_reduce_scatter_is_built_where_it_is
     for size in (64 << 10, 4 * MIB, 256 * MIB):
         pick = choose(tuning, collective, size)
         params = record.resolve(net, size, {})
-        assert (params["nccl_algorithm"], params["protocol"]) == (pick.algorithm, pick.protocol) == (
+        assert (params["nccl_algorithm"], params.get("protocol", "simple")) == (pick.algorithm, pick.protocol) == (
             "ring", params["protocol"])
         schedule = record.build(8, size, **params)
         assert schedule.algorithm == f"nccl_{collective}" and schedule.params["nccl_algorithm"] == "ring"
@@ -426,3 +426,46 @@ def test_collnet_reduces_each_rail_in_its_own_leaf_and_uses_every_nic(name, pxn)
     carried = links.groupby(["src", "dst"])["bytes"].sum()
     up = [carried.get((f"n{s}.nic{r}", f"leaf{r}"), 0) for s in range(2) for r in range(8)]
     assert min(up) == max(up) > 0
+
+
+@pytest.mark.parametrize("name,collective", [("nccl", "allreduce"), ("nccl_all_gather", "all_gather")])
+def test_nccls_choice_is_that_of_the_release_asked_for(name, collective):
+    """``version`` picks the release whose model decides, and the schedule is built with that release's
+    constants: on 2 DGX H100 at 1 MiB, 2.21.5 and 2.30.7 choose differently for the all-reduce."""
+    from simnet.models.nccl import network_tuning
+
+    net = Network(cluster("dgx_h100", 2, fabric="switch", fabric_params={"bandwidth_Bps": 50e9, "latency_s": 1e-6},
+                          pxn=True))
+    chosen = ALGORITHMS[name]
+    picks = {}
+    for version in ("2.21.5", "2.30.7"):
+        params = chosen.resolved(net, MIB, {"version": version})
+        pick = choose(network_tuning(net, version), collective, MIB)
+        assert (params["nccl_algorithm"], params.get("protocol", "simple")) == (pick.algorithm, pick.protocol)
+        assert params["version"] == version
+        schedule = chosen.build(16, MIB, **params)
+        assert schedule.params["version"] == version
+        picks[version] = pick.algorithm
+    if collective == "allreduce":
+        assert picks["2.21.5"] != picks["2.30.7"]
+
+
+def test_a_scenario_asks_nccl_of_a_release():
+    """``{name: nccl, version: ...}`` in a scenario runs that release's choice (it was refused as unknown)."""
+    import json
+
+    from simnet.models.nccl import network_tuning
+    from simnet.scenario import expand, parse_scenario, run_point
+
+    scenario = parse_scenario({
+        "name": "releases", "sizes": ["1 MiB"],
+        "topology": {"builder": "cluster", "node": "dgx_h100", "nodes": 2, "fabric": "switch", "pxn": True,
+                     "fabric_params": {"bandwidth": "50 GB/s", "latency": "1 us"}},
+        "collective": {"op": "allreduce", "algorithms": ["nccl", {"name": "nccl", "version": "2.21.5"}]},
+    })
+    rows = run_point(expand(scenario)[0])
+    assert [json.loads(text).get("version") for text in rows["params"]] == [None, "2.21.5"]
+    picks = [json.loads(text)["nccl_algorithm"] for text in rows["resolved"]]
+    net = expand(scenario)[0].scenario.built_network()
+    assert picks == [choose(network_tuning(net, version), "allreduce", MIB).algorithm for version in ("2.30.7", "2.21.5")]
+    assert picks[0] != picks[1]

@@ -26,6 +26,19 @@ def compiled_and_python(monkeypatch, run):
     return under_each(monkeypatch, "simnet.engine.COMPILED_FROM", (0, float("inf")), run)
 
 
+def recorded_loops(monkeypatch) -> list:
+    """Every :class:`simnet.kernel.Loop` made from now on, in the order made."""
+    loops = []
+
+    class Recorded(kernel.Loop):
+        def __init__(self, nlinks: int) -> None:
+            super().__init__(nlinks)
+            loops.append(self)
+
+    monkeypatch.setattr(kernel, "Loop", Recorded)
+    return loops
+
+
 def assert_same_run(mine, theirs) -> None:
     """The traces equal, and what the link models keep beneath them: each flow's rate changes in the order
     made (the order across flows at one instant is the loops' own and reaches no output), the submission
@@ -84,14 +97,7 @@ def test_remembered_allocations_give_the_fill_of_the_engine(monkeypatch, flows, 
     to hit, the traces are those of the Python engine."""
     monkeypatch.setattr(kernel, "_REMEMBERED_FLOWS", flows)
     monkeypatch.setattr(kernel, "_REMEMBERED_COMPONENTS", components)
-    loops = []
-
-    class Recorded(kernel.Loop):
-        def __init__(self, nlinks: int) -> None:
-            super().__init__(nlinks)
-            loops.append(self)
-
-    monkeypatch.setattr(kernel, "Loop", Recorded)
+    loops = recorded_loops(monkeypatch)
     net = Network(cluster("dgx_h100", 4, fabric="switch", fabric_params={"bandwidth_Bps": 48e9, "latency_s": 1e-6}))
     chosen = ALGORITHMS[algorithm]
     schedule = chosen.build(32, 4 * MIB, **chosen.resolved(net, 4 * MIB, params))
@@ -278,6 +284,12 @@ def test_the_compiled_loop_drives_simpy_processes_as_simpys_loop_does(sharing, d
     completion, the compiled loop delivers the same traces in the same order at the same clock, and leaves
     the same rate history."""
     net, schedule, options = random_run(data, stragglers=True)
+    assert_driven_alike(data, net, schedule, options, sharing)
+
+
+def assert_driven_alike(data, net: Network, schedule: Schedule, options: dict, sharing: str) -> None:
+    """Drawn SimPy processes of `schedule` (:func:`programs`), run by SimPy's loop and driven by the compiled one,
+    deliver the same traces in the same order at the same clock and leave the same rate history."""
     plan = programs(data, net, schedule)
     theirs = driven(net, schedule, options, sharing, plan, compiled=False)
     mine = driven(net, schedule, options, sharing, plan, compiled=True)
@@ -302,13 +314,7 @@ def test_slots_grown_as_flows_need_them_give_the_trace_of_the_engine(monkeypatch
     net, schedule, options = random_run(data, stragglers=True)
     mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, schedule, sharing=sharing, **options))
     assert_same_run(mine, theirs)
-    plan = programs(data, net, schedule)
-    theirs = driven(net, schedule, options, sharing, plan, compiled=False)
-    mine = driven(net, schedule, options, sharing, plan, compiled=True)
-    assume(mine is not None)
-    assert [now for now, _ in mine] == [now for now, _ in theirs]
-    for (_, a), (_, b) in zip(mine, theirs, strict=True):
-        assert_identical(a, b)
+    assert_driven_alike(data, net, schedule, options, sharing)
 
 
 def test_an_all_to_all_holds_slots_for_the_flows_that_drain_together(monkeypatch):
@@ -318,14 +324,7 @@ def test_an_all_to_all_holds_slots_for_the_flows_that_drain_together(monkeypatch
     from simnet.algorithms import direct_alltoall
     from simnet.topology import switch
 
-    loops = []
-
-    class Recorded(kernel.Loop):
-        def __init__(self, nlinks: int) -> None:
-            super().__init__(nlinks)
-            loops.append(self)
-
-    monkeypatch.setattr(kernel, "Loop", Recorded)
+    loops = recorded_loops(monkeypatch)
     monkeypatch.setattr(engine, "COMPILED_FROM", 0)
     net = Network(switch(64, 12.5e9, 1e-6))
     schedule = direct_alltoall(64, 4 * MIB)

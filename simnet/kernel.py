@@ -463,7 +463,7 @@ def _keep(memo_digest, memo_start, memo_size, memo_route, memo_rate, memo_limit,
 
 _DONE, _COMPLETED, _BOUND, _UNREACHABLE, _FULL = 0, 1, 2, 3, 4
 (_EVENTS, _FREE, _HISTORY, _SUBMITTED, _BLOCKED, _STAMP, _COMPLETIONS, _MEMO_ENTRIES, _MEMO_USED,
- _SLOTS_NEEDED) = range(10)
+ _SLOTS_NEEDED, _REPORTED) = range(11)
 
 
 @njit(cache=True)
@@ -476,7 +476,9 @@ def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, 
 
     `columns` are the simulation's per-transfer columns (a column of length 1 holds one value for all),
     `routes` what the link model knows of its routes and links, `state` the buffers of :class:`Loop`,
-    `counters` its counts (``_EVENTS`` ... ``_COMPLETIONS``), updated in place. With `strict`, every event
+    `counters` its counts (``_EVENTS`` ... ``_REPORTED``), updated in place; a job completed counts as new
+    when ``completed`` holds more than ``counters[_REPORTED]`` jobs, the number it held when
+    :meth:`Loop.advance` was called (so a call after ``_FULL`` still reports it). With `strict`, every event
     time must be reachable from the instant that schedules it as a SimPy delay (``now + (t - now) == t``),
     so that the environment's clock is each instant's exact time. Returns ``(now, status)``: ``_DONE``,
     ``_COMPLETED`` (``completed`` has new jobs; the instant `now` is over), ``_BOUND``, ``_FULL`` (grow the
@@ -517,7 +519,7 @@ def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, 
         (history_ints[0], history_ints[1], history_reals[0], history_reals[1]))
     nevents, nfree, nhistory = counters[_EVENTS], counters[_FREE], counters[_HISTORY]
     submitted, nblocked, stamp = counters[_SUBMITTED], counters[_BLOCKED], counters[_STAMP]
-    ncompleted = completions = counters[_COMPLETIONS]
+    ncompleted, completions = counters[_COMPLETIONS], counters[_REPORTED]
     nmemo, memo_used = counters[_MEMO_ENTRIES], counters[_MEMO_USED]
     remembers = not weighted and len(memo_size) > 0
     # Three buffers of one slot per transfer, each shared by two lists of distinct transfers: the flows that
@@ -862,7 +864,7 @@ class Loop:
         if _REMEMBERED_COMPONENTS < 2 or _REMEMBERED_COMPONENTS & (_REMEMBERED_COMPONENTS - 1):
             raise ValueError(f"the table of remembered components needs a power of two of at least 2 slots, "
                              f"got {_REMEMBERED_COMPONENTS}")
-        self.counters = np.zeros(10, dtype=np.int64)
+        self.counters = np.zeros(11, dtype=np.int64)
         self.history_ints, self.history_reals = _history()
         self.width = 1
         self._transfers = self._slots = self._lines = self._jobs = 0
@@ -964,6 +966,7 @@ class Loop:
         """Run :func:`_loop` on this state, growing its slots whenever it asks for more; see there."""
         arrays, counters = self._arrays, self.counters
         known = len(_loop.overloads)
+        counters[_REPORTED] = counters[_COMPLETIONS]
         while True:
             state = tuple(arrays[name] for name in _STATE)
             result = _loop(now, bound, strict, initial, self.width, weighted, columns, routes, state,

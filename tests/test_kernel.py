@@ -15,7 +15,7 @@ from simnet.algorithms import ALGORITHMS
 from simnet.engine import Simulation, simulate
 from simnet.network import Network
 from simnet.schedule import Schedule, Transfer
-from simnet.topology import cluster, load
+from simnet.topology import cluster, load, switch
 from tests.test_engine import assert_identical, random_run, under_each
 
 MIB = 2**20
@@ -317,12 +317,58 @@ def test_slots_grown_as_flows_need_them_give_the_trace_of_the_engine(monkeypatch
     assert_driven_alike(data, net, schedule, options, sharing)
 
 
+def test_a_completion_in_an_instant_the_loop_stops_in_to_grow_is_still_delivered_then(monkeypatch):
+    """Job A ends at the instant where B's first transfer releases a copy inside a rank (an event at that same
+    instant) and twelve sends: with more events pending than free slots, the loop stops there to grow them
+    (``_FULL``) before the instant is over, and must still end the instant with A's completion, so that A's
+    process goes on then, as under SimPy's loop (it went on at the next completion, B's, 1 ms later)."""
+    net = Network(switch(32, 12.5e9, 1e-6))
+
+    def schedule(*transfers: Transfer) -> Schedule:
+        return Schedule(collective="allreduce", nranks=32, chunk_bytes=(MIB,), transfers=transfers)
+
+    jobs = {
+        "a": (schedule(Transfer(0, 1, (0,), MIB)), {}),
+        "b": (schedule(Transfer(2, 3, (0,), MIB),
+                       Transfer(3, 3, (0,), MIB, deps=(0,), src_buffer="work", dst_buffer="scratch"),
+                       *(Transfer(3, 10 + k, (0,), MIB, deps=(0,)) for k in range(12))), {}),
+        "c": (schedule(Transfer(4, 5, (0,), 64 * MIB)), {}),
+        "d": (schedule(Transfer(6, 7, (0,), MIB), *(Transfer(7, 24 + k, (0,), MIB) for k in range(4))),
+              {"overhead_s": 5e-3}),
+    }
+
+    def run(compiled: bool) -> dict:
+        env = simpy.Environment()
+        sim = Simulation(env, net)
+        if compiled:
+            sim._resumable()
+        seen = {}
+
+        def process(name: str):
+            one, options = jobs[name]
+            trace = yield sim.run(one, **options)
+            seen[name] = (env.now, trace.time_s)
+            if name == "a":
+                again = yield sim.run(one)
+                seen["a again"] = (env.now, again.time_s)
+
+        for name in jobs:
+            env.process(process(name))
+        sim._drive() if compiled else env.run()
+        return seen
+
+    theirs = run(compiled=False)
+    monkeypatch.setattr(kernel, "_FIRST_SLOTS", 1)
+    loops = recorded_loops(monkeypatch)
+    assert run(compiled=True) == theirs
+    assert theirs["a"][0] < theirs["b"][0] and loops[0]._slots > 16
+
+
 def test_an_all_to_all_holds_slots_for_the_flows_that_drain_together(monkeypatch):
     """The pairwise all-to-all on 64 ranks uses 4032 connections one step after another: at most 64 flows
     drain at once, so from room for 8 the slots grow to twice that many, not to one per connection;
     the trace is that of a loop with room for every connection from the start."""
     from simnet.algorithms import direct_alltoall
-    from simnet.topology import switch
 
     loops = recorded_loops(monkeypatch)
     monkeypatch.setattr(engine, "COMPILED_FROM", 0)

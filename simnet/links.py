@@ -708,10 +708,18 @@ class MaxMinLinks:
         links, first, hops = table.links, table.offsets[:-1], table.hops
         if len(links) and not 0 <= links.min() <= links.max() < len(self._bandwidth_Bps):
             raise IndexError(f"a route names a link outside 0..{len(self._bandwidth_Bps) - 1}")
+        ids, fresh = self._numbered(links, first, hops)
+        if len(fresh):
+            self._keep(links, first, hops, fresh)
+        return ids
+
+    def _numbered(self, links: np.ndarray, first: np.ndarray, hops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The number of each route of :meth:`intern` (new ones numbered after those known), and the rows of the
+        routes numbered anew, in order (the lookup's temporaries are gone when :meth:`_keep` grows the columns)."""
         count = len(hops)
         ids = np.empty(count, dtype=np.int64)
         if count == 0:
-            return ids
+            return ids, ids
         codes, rep, group = unique_first(_route_hashes(links, first, hops))
         known = self._by_hash.find(codes)
         hit = known >= 0
@@ -744,8 +752,11 @@ class MaxMinLinks:
             ids[row] = numbered[origin]
         self._by_hash.add(codes[news], numbered[rep[news], None])
         self._by_tuple.update((route, int(numbered[row])) for route, row in pending.items())
-        if not len(fresh):
-            return ids
+        return ids, fresh
+
+    def _keep(self, links: np.ndarray, first: np.ndarray, hops: np.ndarray, fresh: np.ndarray) -> None:
+        """Append the routes of rows `fresh` (of :meth:`intern`'s table) and their figures to the route columns."""
+        count = len(hops)
         width = hops[fresh]
         starts = np.concatenate(([0], np.cumsum(width)))
         if len(fresh) == count and first[0] == 0 and len(links) == starts[-1] and (first == starts[:-1]).all():
@@ -764,7 +775,6 @@ class MaxMinLinks:
         self._route_first = grown(self._route_first, len(self._route_flat) + starts[:-1])
         self._route_hops = grown(self._route_hops, width)
         self._route_flat = grown(self._route_flat, flat)
-        return ids
 
     @property
     def _route_links(self) -> list[tuple[int, ...]]:

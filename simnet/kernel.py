@@ -910,9 +910,10 @@ class Loop:
         at least doubles.
 
         A connection drains one flow at a time, so at most ``min(lines, transfers)`` flows drain at once; the
-        slots that hold them start at no more than :data:`_FIRST_SLOTS` and grow (by :meth:`advance`) only
-        when a run needs more, so that a schedule of many connections used one after another (an all-to-all's
-        ``p (p - 1)``) holds slots for the flows that drain together, not one per connection."""
+        slots that hold them grow here (at least doubling) up to :data:`_FIRST_SLOTS` and beyond only when a
+        run needs more (by :meth:`advance`, again at least doubling), so that a schedule of many connections
+        used one after another (an all-to-all's ``p (p - 1)``) holds slots for the flows that drain together,
+        not one per connection."""
         arrays = self._arrays
         slots = max(1, min(lines, transfers))
         self.counters[_SLOTS_NEEDED] = slots
@@ -933,8 +934,10 @@ class Loop:
             self._jobs = len(job_sizes)
         width = max(width, self.width)
         first = min(slots, _FIRST_SLOTS)
-        if first > self._slots or width > self.width:
-            self._relayout(max(first, self._slots), width)
+        if first > self._slots:
+            self._relayout(max(first, min(2 * self._slots, _FIRST_SLOTS)), width)
+        elif width > self.width:
+            self._relayout(self._slots, width)
 
     def _relayout(self, slots: int, width: int) -> None:
         """Grow the per-slot buffers to `slots` and the holder lists to `width` links per slot; a holder node
@@ -976,8 +979,7 @@ class Loop:
                 break
             now, initial = result[0], initial[:0]
             draining = self._slots - int(counters[_FREE])
-            self._relayout(min(int(counters[_SLOTS_NEEDED]),
-                               max(2 * self._slots, draining + int(counters[_EVENTS]))), self.width)
+            self._relayout(max(2 * self._slots, draining + int(counters[_EVENTS])), self.width)
         if strict and len(_loop.overloads) > known:
             # Typing the loop leaves its arguments in reference cycles (exceptions caught on the way); while
             # they hold views of a driven simulation's columns, each growth of one copies it. (Collecting in every

@@ -364,6 +364,18 @@ def test_a_completion_in_an_instant_the_loop_stops_in_to_grow_is_still_delivered
     assert theirs["a"][0] < theirs["b"][0] and loops[0]._slots > 16
 
 
+def test_slots_made_room_for_as_connections_come_one_by_one_double(monkeypatch):
+    """A driven run reserves again at each stop with one more connection: the room for slots doubles (13
+    layouts for 4096 connections), it is not laid out anew for each."""
+    loop = kernel.Loop(1000)
+    sizes = []
+    real = loop._relayout
+    monkeypatch.setattr(loop, "_relayout", lambda slots, width: (sizes.append(slots), real(slots, width)))
+    for lines in range(1, 4097):
+        loop.reserve(10 * lines, lines, 6, np.array([10 * lines]))
+    assert sizes == [2**k for k in range(13)]
+
+
 def test_an_all_to_all_holds_slots_for_the_flows_that_drain_together(monkeypatch):
     """The pairwise all-to-all on 64 ranks uses 4032 connections one step after another: at most 64 flows
     drain at once, so from room for 8 the slots grow to twice that many, not to one per connection;

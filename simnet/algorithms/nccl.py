@@ -81,7 +81,7 @@ from simnet.algorithms.builder import ScheduleBuilder
 from simnet.algorithms.dense import double_binary_tree_parents
 from simnet.algorithms.primitives import ring_all_gather, ring_reduce_scatter
 from simnet.algorithms.registry import Algorithm, PairCosts
-from simnet.errors import ScheduleError, SimnetError
+from simnet.errors import ScheduleError, SimnetError, did_you_mean
 from simnet.schedule import Schedule, split_bytes
 from simnet.speed import gc_paused
 
@@ -1180,8 +1180,9 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
     def resolve(network, size_bytes: int, params: dict, ranks=None) -> dict:
         from simnet.models.nccl import MODELLED_SYSTEMS, choose, cost_table, launch_config
 
-        params = dict(params)
+        given, params = params, dict(params)
         version = params.get("version", NCCL_RELEASE)
+        _constants(version)
         tuning = _tuning(network, version, ranks)
         chosen = algorithm
         builders = _BUILDERS if collective == "allreduce" else _COLLECTIVE_BUILDERS[collective]
@@ -1196,6 +1197,10 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
                     params.setdefault("protocol", pick.protocol)
             chosen = params["nccl_algorithm"]
             if chosen not in builders:
+                if "nccl_algorithm" in given:
+                    raise SimnetError(f"unknown algorithm {chosen!r}{did_you_mean(str(chosen), list(builders))} "
+                                      f"(simnet builds NCCL's {collective} as: {', '.join(builders)})",
+                                      path="nccl_algorithm")
                 built = "" if collective == "allreduce" else f" for {collective} (it builds {' and '.join(builders)})"
                 raise SimnetError(f"NCCL chose {chosen!r}, which simnet does not build{built}", path="nccl_algorithm")
         keywords = _keywords(builders[chosen])

@@ -26,7 +26,7 @@ from simnet.algorithms.nccl import (
 )
 from simnet.calibration import calibrated_node
 from simnet.engine import simulate
-from simnet.errors import ScheduleError
+from simnet.errors import ScheduleError, SimnetError
 from simnet.models.nccl import NCCL_VERSIONS, algo_time_s, choose, cost_table, graphs_from_network, tune_model
 from simnet.network import Network
 from simnet.schedule import check
@@ -469,3 +469,16 @@ def test_a_scenario_asks_nccl_of_a_release():
     net = expand(scenario)[0].scenario.built_network()
     assert picks == [choose(network_tuning(net, version), "allreduce", MIB).algorithm for version in ("2.30.7", "2.21.5")]
     assert picks[0] != picks[1]
+
+
+@pytest.mark.parametrize("params,path,message", [
+    ({"version": "2.17.1"}, "version", "unknown NCCL release '2.17.1'; known: 2.18.3, "),
+    ({"nccl_algorithm": "NVLS"}, "nccl_algorithm",
+     "unknown algorithm 'NVLS' (simnet builds NCCL's allreduce as: ring, tree, nvls, "),
+])
+def test_nccl_names_an_unknown_release_or_a_forced_algorithm_it_does_not_know(params, path, message):
+    """Not 'NCCL's choice needs NCCL's model of the topology' nor 'NCCL chose ...': the user's value is wrong."""
+    net = Network(cluster("dgx_h100", 1, fabric="switch", fabric_params={"bandwidth_Bps": 50e9, "latency_s": 1e-6}))
+    with pytest.raises(SimnetError) as error:
+        ALGORITHMS["nccl"].resolved(net, MIB, params)
+    assert error.value.path == path and error.value.message.startswith(message)

@@ -184,11 +184,14 @@ class Network:
         switch with two NICs are as near to both NICs' leaves), then the first in graph
         order: the NVSwitch of a server for a group inside it, the lowest common SHARP
         switch of a fabric otherwise (for the heads of rail ``h``, the leaf of rail ``h``).
+        A group inside one server is served by that server's switches only: a fabric's
+        SHARP switch does not stand in for an NVSwitch without NVLS.
 
         Raises
         ------
         SimnetError
-            When no reduce-capable switch serves every GPU of the group (path ``switches``).
+            When no reduce-capable switch serves every GPU of the group, or a group
+            inside one server has none in that server (path ``switches``).
         """
         key = tuple(int(r) for r in ranks)
         found = self._reducers.get(key)
@@ -198,6 +201,12 @@ class Network:
         hosts = {self.graph.nodes[n].get("host") for n in nodes}
         candidates = reducing_switches(self.graph)
         local = [n for n in candidates if len(hosts) == 1 and self.graph.nodes[n].get("host") in hosts]
+        if not local and len(hosts) == 1 and None not in hosts:
+            fabric = any(self.graph.nodes[n].get("host") is None for n in candidates)
+            raise SimnetError(
+                f"ranks {list(key)} are GPUs of one server, which has no reduce-capable switch (reduce: true on "
+                "its NVSwitch)" + ("; the fabric's SHARP switches do not reduce inside a server" if fabric else ""),
+                path="switches")
         best = None
         for order, switch in enumerate(local or [n for n in candidates if self.graph.nodes[n].get("host") is None]):
             try:

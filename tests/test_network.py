@@ -287,3 +287,21 @@ def test_routes_of_a_server_without_a_nic_on_the_rail_raise_as_route_does():
         network.route(3, 11)
     with pytest.raises(type(single.value), match=str(single.value).split(":")[0]):
         Network(graph).routes(np.arange(16).repeat(16), np.tile(np.arange(16), 16))
+
+
+def test_a_group_inside_a_server_without_nvls_is_not_reduced_by_the_fabrics_sharp_switch():
+    """The GPUs of one DGX H100 built with ``nvls=False`` on a SHARP fabric: their reduce-capable switch must be
+    in their server, so the NVLS group is refused, while a rail's GPUs across servers still meet at the SHARP
+    leaf of their rail, and with NVLS a server's group meets at its own NVSwitch."""
+    fabric = {"leaves": 8, "spines": 2, "hosts_per_leaf": 2, "bandwidth_Bps": 50e9, "latency_s": 1e-6, "sharp": True}
+    without = Network(cluster("dgx_h100", 2, fabric="leaf_spine", fabric_params=fabric,
+                              node_params={"nvls": False}))
+    with pytest.raises(SimnetError, match=r"ranks \[0, 1, 2, 3, 4, 5, 6, 7\] are GPUs of one server, which has no "
+                                          r"reduce-capable switch .*; the fabric's SHARP switches") as raised:
+        without.reduction_switch(range(8))
+    assert raised.value.path == "switches"
+    rail = without.reduction_switch([0, 8])
+    assert without.graph.nodes[rail].get("host") is None
+    with_nvls = Network(cluster("dgx_h100", 2, fabric="leaf_spine", fabric_params=fabric))
+    inside = with_nvls.reduction_switch(range(8))
+    assert with_nvls.graph.nodes[inside]["host"] == with_nvls.graph.nodes[with_nvls.ranks[0]]["host"]

@@ -750,7 +750,8 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
     title : str
         First heading.
     baseline : str, optional
-        Algorithm to compute speedups against (default: :func:`default_baseline`).
+        The choice speedups are measured against (:func:`baseline_runs`; default:
+        :func:`default_baseline`), shown wherever more than one choice ran.
     """
     lines = [f"# {title}", ""]
     topologies = sorted(set(results["topology"]))
@@ -772,7 +773,7 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
     shown = shown.drop(columns=[c for c in ("point", "payload") if not shown[c].astype(bool).any()])
     lines += [shown.to_markdown(index=False), ""]
     baseline = baseline or default_baseline(results)
-    if baseline is not None and results["algorithm"].nunique() > 1:
+    if baseline is not None and _choice(results).nunique() > 1:
         table = speedups(results, baseline)
         pivot = table.assign(choice=_choice(table), size=table["size_bytes"].map(format_size))
         pivot = pivot.pivot_table(index=["point", "size_bytes", "size", "payload"], columns="choice",

@@ -1133,8 +1133,7 @@ def algorithms(fmt: str) -> None:
             "name": name,
             "collectives": list(record.ops),
             "description": record.description,
-            "parameters": {p.name: {"type": p.type, "default": p.default,
-                                    **({"decided_by": p.decided_by} if p.decided_by else {})}
+            "parameters": {p.name: {"type": p.type, "default": p.default, "decided_by": p.decided_by or None}
                            for p in record.parameters},
             "formula": record.formula if record.model is not None else f"no closed form: {record.no_model}",
             "citation": record.citation,

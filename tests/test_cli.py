@@ -125,6 +125,9 @@ def test_algorithms_says_nccls_algorithm_is_its_choice_not_ring(capsys):
     for name in ("nccl", "nccl_all_gather", "nccl_reduce"):
         parameter = entries[name]["parameters"]["nccl_algorithm"]
         assert parameter["default"] is None and parameter["decided_by"].startswith("NCCL's choice per size")
+    assert all(set(parameter) == {"type", "default", "decided_by"}
+               for entry in entries.values() for parameter in entry["parameters"].values())
+    assert entries["ring"]["parameters"]["chunks"]["decided_by"] is None
 
 
 def test_compare_prints_winners_and_rejects_unknown_baselines(capsys):

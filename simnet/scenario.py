@@ -91,7 +91,7 @@ from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.registry import Algorithm, resolved_changes
 from simnet.analysis import RESULT_COLUMNS, result_row, sent_bytes_per_rank
 from simnet.engine import Trace, simulate
-from simnet.errors import ScenarioError, SimnetError, did_you_mean
+from simnet.errors import ScenarioError, SimnetError, UnitError, did_you_mean
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
 from simnet.interchange import msccl
 from simnet.jobs import INTERFERENCE_COLUMNS, PLACEMENTS, TIMELINE_COLUMNS, Flows, Job, JobsResult, communicators, \
@@ -546,9 +546,13 @@ def _parser(parameter: str, annotation: Any) -> tuple[Callable[[Any], Any], str]
 
     def parse(value: Any) -> Any:
         try:
+            if isinstance(value, str) and parameter.endswith("efficiency"):
+                value = units.parse_fraction(value)
             return adapter.validate_python(value, strict=True)
         except ValidationError as error:
             raise ScenarioError(f"{error.errors()[0]['msg'].lower()}, got {value!r}") from None
+        except UnitError as error:
+            raise ScenarioError(error.message) from None
 
     return parse, getattr(annotation, "__name__", str(annotation))
 

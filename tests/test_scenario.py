@@ -452,3 +452,22 @@ def test_a_sweep_point_with_a_misspelt_parameter_names_the_closest_one():
     with pytest.raises(ScenarioError, match=r"^sweep: point 0 \(collective.chunk=1\): collective.chunk: no listed "
                                             r"algorithm takes this parameter; did you mean 'chunks'\?"):
         expand(parse_scenario(data))
+
+
+@pytest.mark.parametrize("spec", [
+    {"builder": "dgx_h100", "nvls_efficiency": "{}"},
+    {"file": "dgx_h100", "nvls_efficiency": "{}"},
+    {"builder": "cluster", "node": "dgx_h100", "nodes": 2, "node_params": {"nvls_efficiency": "{}"},
+     "fabric_params": {"bandwidth": "50 GB/s", "latency": "1 us"}},
+])
+def test_an_efficiency_of_a_topology_takes_a_fraction_as_written(spec):
+    """``85%`` and ``17/20`` build the graph ``0.85`` builds, in a builder's keys, a preset's override and a
+    cluster's node_params (README: fractions take ``80%``); a fraction out of range names its key."""
+    def built(value):
+        text = json.dumps(spec).replace('"{}"', json.dumps(value))
+        graph = build_topology(json.loads(text))
+        return sorted(graph.nodes(data=True), key=str), sorted(graph.edges(data=True), key=str)
+
+    assert built("85%") == built("17/20") == built(0.85) != built(0.5)
+    with pytest.raises(ScenarioError, match=r"nvls_efficiency: must be a fraction in \(0, 1\], got 1.85"):
+        built("185%")

@@ -15,7 +15,7 @@ import inspect
 from collections.abc import Callable, Mapping
 
 from simnet.errors import SimnetError, TopologyError, UnitError, did_you_mean
-from simnet.units import format_exact, parse_bandwidth, parse_size, parse_time
+from simnet.units import format_exact, parse_bandwidth, parse_fraction, parse_size, parse_time
 
 __all__ = ["SUFFIXES", "to_python", "to_yaml", "call", "quantity", "parse_quantity"]
 
@@ -83,11 +83,13 @@ def to_python(builder: Callable, params: Mapping, path: str = "") -> dict:
             raise TopologyError(f"unknown parameter {key!r}{did_you_mean(str(key), expected)} (expected one of "
                                 f"{expected})", path=where)
         suffix = _suffix(name)
-        if suffix:
-            try:
+        try:
+            if suffix:
                 value = parse_quantity(suffix, value)
-            except UnitError as error:
-                raise TopologyError(error.message, path=where) from None
+            elif name.endswith("efficiency") and isinstance(value, str):
+                value = parse_fraction(value)
+        except UnitError as error:
+            raise TopologyError(error.message, path=where) from None
         result[name] = value
     return result
 

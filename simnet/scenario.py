@@ -1060,7 +1060,7 @@ def load_scenario(path: str | Path, *, force: bool = False) -> Scenario:
     Relative file paths in it start at the file's directory (see :func:`scenario_path`).
     `force` lets topologies through that look too large for this machine.
     """
-    scenario = parse_scenario(read_yaml(path), source=str(path), force=force, base_dir=Path(path).parent.resolve())
+    scenario = parse_scenario(read_yaml(path), source=str(path), force=force, base_dir=Path(path).parent)
     if scenario.jobs is None:
         try:
             _no_repeats(scenario)

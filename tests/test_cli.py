@@ -80,7 +80,7 @@ def test_algorithms_lists_parameters_and_formulas(capsys):
     assert "channels: int = 1" in out and "2(p-1)α + 2(p-1)/p·nβ" in out
     assert main(["algorithms", "--format", "json"]) == 0
     entries = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
-    assert entries["halving_doubling"]["parameters"] == {"chunks": {"type": "int", "default": 1}}
+    assert entries["halving_doubling"]["parameters"] == {"chunks": {"type": "int", "default": 1, "decided_by": None}}
 
 
 def test_nccl_runs_on_a_topology_without_nvls(tmp_path, capsys):

@@ -359,7 +359,7 @@ def test_relative_paths_start_at_the_scenario_files_directory(tmp_path, monkeypa
     np.save(tmp_path / "elsewhere" / "traffic.npy", np.ones((2, 2)))
     monkeypatch.chdir(tmp_path / "elsewhere")
     scenario = load_scenario(Path("..") / "study" / "a2av.yaml")
-    assert scenario.base_dir == (Path("..") / "study").resolve()
+    assert scenario.base_dir == Path("..") / "study"
     assert scenario.built_network().size == 8
     matrix = json.loads(run(scenario)["params"].iloc[0])["matrix"]
     assert matrix["source"] == "traffic.npy" and matrix["sum"] == weights.sum()
@@ -377,11 +377,10 @@ def test_a_missing_file_of_a_scenario_is_named_by_the_path_tried(tmp_path, monke
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ScenarioError) as raised:
         load_scenario("study/matrix.yaml")
-    assert str(raised.value) == f"study/matrix.yaml: collective.matrix.file: no file '{folder / 'traffic.npy'}'"
-    with pytest.raises(ScenarioError) as raised:
+    assert str(raised.value) == "study/matrix.yaml: collective.matrix.file: no file 'study/traffic.npy'"
+    with pytest.raises(ScenarioError, match=r"^study/topology.yaml: topology.file: no topology file "
+                                            r"'study/fabric.yaml' and no preset of that name"):
         load_scenario("study/topology.yaml")
-    assert str(raised.value).startswith(f"study/topology.yaml: topology.file: no topology file "
-                                        f"'{folder / 'fabric.yaml'}' and no preset of that name")
 
 
 def test_a_scenario_given_as_data_resolves_paths_from_the_working_directory(tmp_path, monkeypatch):

@@ -902,9 +902,16 @@ def _plot_jobs(source: Path, kind: str, output: Path | None, point: int) -> None
         if points[0].scenario.jobs is None:
             raise SimnetError("this scenario has no jobs; --kind jobs and slowdown draw jobs scenarios", path="--kind",
                               source=str(source))
-        results = [run_jobs_point(point) for point in points]
-        table = pd.concat([r.timeline if kind == "jobs" else r.jobs for r in results], ignore_index=True)
         title, target = loaded.name, output or Path(f"{kind}.png")
+        if kind == "jobs":
+            if not 0 <= point < len(points):
+                raise SimnetError(f"no point {point}; the sweep has {len(points)}", path="--point",
+                                  source=str(source))
+            if len(points) > 1:
+                title += f"\n{points[point].label} (sweep point {point} of {len(points)}, counted from 0)"
+            points, point = [points[point]], 0
+        results = [run_jobs_point(one) for one in points]
+        table = pd.concat([r.timeline if kind == "jobs" else r.jobs for r in results], ignore_index=True)
     else:
         raise SimnetError("expected a results directory (from `simnet run --out`) or a scenario .yaml",
                           source=str(source))

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from simnet import plots
+from simnet import plots, scenario
 from simnet.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +43,7 @@ def test_out_writes_tables_plots_and_a_report_naming_the_shared_links(tmp_path, 
         patch.setattr(plots, "jobs_gantt", lambda *a, **k: drawn.append(real(*a, **k)))
         assert main(["plot", str(out), "--kind", "jobs", "--point", "1", "-o", str(tmp_path / "second.png")]) == 0
     (axes,) = drawn[0].axes
-    assert axes.get_title() == "jobs_tp_dp\ntopology.node=dgx1 (point 1 of 2 sweep points)"
+    assert axes.get_title() == "jobs_tp_dp\ntopology.node=dgx1 (sweep point 1 of 2, counted from 0)"
     capsys.readouterr()
     for kind, point, message in [("jobs", "2", "--point: no point 2; the sweep has 2"),
                                  ("slowdown", "1", "--point: slowdown draws every sweep point")]:
@@ -51,10 +51,20 @@ def test_out_writes_tables_plots_and_a_report_naming_the_shared_links(tmp_path, 
         assert capsys.readouterr().err.startswith(f"error: {out}: {message}")
 
 
-def test_plot_draws_the_jobs_gantt_from_a_scenario(tmp_path, capsys):
+def test_plot_draws_the_jobs_gantt_from_a_scenario(tmp_path, capsys, monkeypatch):
+    """Only the sweep point drawn is run; one out of range is refused before any runs."""
     target = tmp_path / "gantt.png"
-    assert main(["plot", str(TP_DP), "--kind", "jobs", "-o", str(target)]) == 0
+    ran, drawn = [], []
+    real_run, real_draw = scenario.run_jobs_point, plots.jobs_gantt
+    monkeypatch.setattr(scenario, "run_jobs_point", lambda point, **k: (ran.append(point.label), real_run(point))[1])
+    monkeypatch.setattr(plots, "jobs_gantt", lambda *a, **k: drawn.append(real_draw(*a, **k)))
+    assert main(["plot", str(TP_DP), "--kind", "jobs", "--point", "1", "-o", str(target)]) == 0
     assert target.read_bytes()[:8] == PNG
+    assert ran == ["topology.node=dgx1"]
+    assert drawn[0].axes[0].get_title() == "jobs_tp_dp\ntopology.node=dgx1 (sweep point 1 of 2, counted from 0)"
+    assert main(["plot", str(TP_DP), "--kind", "jobs", "--point", "2", "-o", str(target)]) == 2
+    assert ran == ["topology.node=dgx1"]
+    assert "--point: no point 2; the sweep has 2" in capsys.readouterr().err
 
 
 def test_commands_for_one_collective_refuse_jobs_scenarios(tmp_path, capsys):

@@ -47,7 +47,7 @@ def jobs_gantt(timeline: pd.DataFrame, path: str | Path, *, title: str = "", max
         raise SimnetError(f"no point {point}; the sweep has {len(labels)}", path="point")
     if "point" in frame and len(frame):
         if len(labels) > 1:
-            shown = f"{labels[point]} (point {point} of {len(labels)} sweep points)"
+            shown = f"{labels[point]} (sweep point {point} of {len(labels)}, counted from 0)"
         frame = frame[frame["point"] == labels[point]]
     jobs = list(dict.fromkeys(frame["job"]))
     rows = list(dict.fromkeys(zip(frame["job"], frame["communicator"])))

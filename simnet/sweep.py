@@ -50,8 +50,28 @@ _TABLES = {"interference": ("point", *INTERFERENCE_COLUMNS), "timeline": ("point
 """Tables a ``jobs:`` scenario adds to its rows, written as ``<name>.csv`` beside ``results.csv``."""
 
 
-def _rows(point: Point, force: bool = False) -> dict[str, list[dict]]:
-    return point_tables(point, force=force)
+def _rows(point: Point, force: bool = False) -> dict[str, list[dict]] | SimnetError:
+    """The tables of `point`, or the error that a user's input made it raise (the other points go on)."""
+    try:
+        return point_tables(point, force=force)
+    except SimnetError as error:
+        return error
+
+
+def _failed(points: list[Point], failures: dict[int, SimnetError], finished: int,
+            out_dir: Path | None) -> SimnetError:
+    """One error naming the first failed point of a sweep (as a point's scenario errors are named), how many
+    failed, and where the others' results are."""
+    index = min(failures)
+    error = failures[index]
+    if len(points) == 1:
+        return error
+    label = next(point.label for point in points if point.index == index)
+    inner = ": ".join(part for part in (error.path, error.message) if part)
+    more = f"; {len(failures) - 1} more of the {len(points)} points failed" if len(failures) > 1 else ""
+    kept = (f"the {finished} points that ran are in {out_dir / 'results.csv'}" if out_dir is not None
+            else f"{finished} points ran (--out DIR keeps their results)")
+    return type(error)(f"point {index} ({label}): {inner}{more}; {kept}", path="sweep", source=error.source)
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -183,6 +203,11 @@ def run_sweep(
         On Ctrl-C: the first one lets the running points finish and starts no new
         one, the second aborts them; either way every finished point and the
         combined results are written first.
+    SimnetError
+        When the input made a point fail (an algorithm the point's topology cannot
+        run, say): the other points still run and their results are written first;
+        the error names the first failed point (``path="sweep"``, as a point's
+        scenario errors are) and how many failed.
     """
     if executor not in ("local", "dask"):
         raise SimnetError(f"executor must be 'local' or 'dask', got {executor!r}", path="executor")
@@ -199,8 +224,13 @@ def run_sweep(
     stream = _local(todo, workers, force, stop) if executor == "local" else _dask(todo, scheduler, force, stop)
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, stop) if in_main_thread else None
+    failures: dict[int, SimnetError] = {}
     try:
         for point, tables in stream:
+            if isinstance(tables, SimnetError):
+                failures[point.index] = tables
+                bar.update(1)
+                continue
             if points_dir is not None:
                 record = {"index": point.index, "label": point.label, "digest": point.digest, "rows": tables["rows"]}
                 extra = {name: rows for name, rows in tables.items() if name != "rows"}
@@ -219,10 +249,12 @@ def run_sweep(
         bar.close()
     jobs = bool(points) and points[0].scenario.jobs is not None
     results = _write_results(out_dir, finished, JOB_COLUMNS if jobs else RESULT_COLUMNS, _TABLES if jobs else {})
-    if stop.requested and len(finished) < len(points):
+    if stop.requested and len(finished) + len(failures) < len(points):
         raise SweepInterrupted(
             f"interrupted after {len(finished)} of {len(points)} points; the finished ones are kept"
         )
+    if failures:
+        raise _failed(points, failures, len(finished), out_dir)
     return results
 
 

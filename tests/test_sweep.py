@@ -104,6 +104,28 @@ def test_resume_reuses_only_unchanged_finished_points(tmp_path):
     assert [p.index for p in calls] == [0, 1, 2, 3]
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_point_the_input_makes_fail_leaves_the_others_run_and_written(tmp_path, workers):
+    """NVLS on DGX H100, DGX A100 (no reducing NVSwitch) and DGX B200: the A100 point fails, the others run and
+    are written; the error names the point as a point's scenario errors are, and where the results are."""
+    data = sweep_scenario(grid={"topology": ["dgx_h100", "dgx_a100", "dgx_b200", "dgx1"]}, topology="dgx_h100",
+                          collective={"op": "allreduce", "algorithms": ["ring", "nvls"]})
+    points = expand(parse_scenario(data))
+    with pytest.raises(ScenarioError) as raised:
+        run_sweep(points, out_dir=tmp_path, workers=workers)
+    assert raised.value.path == "sweep"
+    assert raised.value.message.startswith("point 1 (topology=dgx_a100): collective.algorithms[1]: nvls on this "
+                                           "topology: ranks [0, 1, 2, 3, 4, 5, 6, 7] are GPUs of one server")
+    assert raised.value.message.endswith(f"; 1 more of the 4 points failed; the 2 points that ran are in "
+                                         f"{tmp_path / 'results.csv'}")
+    written = pd.read_csv(tmp_path / "results.csv", keep_default_na=False)
+    assert sorted(set(written["point"])) == ["topology=dgx_b200", "topology=dgx_h100"]
+    assert len(list((tmp_path / "points").iterdir())) == 2
+    with pytest.raises(ScenarioError, match=r"^collective.algorithms\[1\]: nvls on this topology") as alone:
+        run_sweep(points[1:2])
+    assert alone.value.path == "collective.algorithms[1]"
+
+
 def test_keyboard_interrupt_keeps_finished_points(tmp_path):
     points = expand(parse_scenario(sweep_scenario(grid={"topology.hosts": [2, 3, 4, 5]})))
 

@@ -551,10 +551,11 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, op: str = "allreduce",
     rows : list of TunerRow
         The configuration, in size order.
     comments : list of str
-        What the file says about itself: the network, the sampled sizes, and each size
-        where a schedule other than NCCL's simulated faster (simnet's generic schedules
-        carry link latencies only, not NCCL's per-step protocol latencies) or NCCL's
-        own model picks another algorithm or protocol, with the times.
+        What the file says about itself: the network, the sampled sizes, that CollNet
+        rows need CollNet enabled (where there are any), and each size where a schedule
+        other than NCCL's simulated faster (simnet's generic schedules carry link
+        latencies only, not NCCL's per-step protocol latencies) or NCCL's own model picks
+        another algorithm or protocol, with the times.
 
     Raises
     ------
@@ -612,6 +613,9 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, op: str = "allreduce",
         f"{format_size_span(sizes[0], sizes[-1])}; bounds halfway (geometric) between them, first from 0, last to "
         "2^64-1",
         "load with NCCL_TUNER_PLUGIN=<example plugin> NCCL_TUNER_CONFIG_FILE=<this file>",
+        *([f"rows of {' and '.join(collnet)} need CollNet enabled (NCCL_COLLNET_ENABLE=1 and a SHARP (CollNet) "
+           "network plugin); where NCCL has no CollNet, the plugin skips them and such sizes run on one channel"]
+          if (collnet := sorted({row[0] for _, row in picks} & set(_COLLNET))) else []),
         *notes,
     ]
     wrapped = (line for comment in comments for line in textwrap.wrap(comment, _COMMENT_WIDTH))

@@ -433,11 +433,14 @@ def test_collnet_which_nccls_model_cannot_price_is_simulated_where_the_fabric_ha
         schedule = record.build(net.size, row.size_bytes, **record.resolved(net, row.size_bytes, {}))
         assert simulate(net, schedule).time_s == pytest.approx(row.simulated_s, rel=1e-12)
     assert "collnet" not in skipped_note(tuned)
-    rows, _ = nccl_tuner_rows(tuned, net)
+    rows, comments = nccl_tuner_rows(tuned, net)
     nccl = tuned[tuned["algorithm"].str.startswith(("nccl_", "nvls", "collnet"))]
     fastest = nccl.loc[nccl.groupby("size_bytes")["simulated_s"].idxmin(), "algorithm"].tolist()
     assert [row.algorithm for row in rows] == [name.removeprefix("nccl_") for name in fastest]
     assert any(name.startswith("collnet") for name in fastest)
+    assert "need CollNet enabled (NCCL_COLLNET_ENABLE=1" in " ".join(comments)
+    _, plain = nccl_tuner_rows(_tuned_pair(False), Network(_dgx_h100_pair(False)))
+    assert "CollNet" not in " ".join(plain)
     others = tuned[~tuned["algorithm"].str.startswith("collnet")].reset_index(drop=True)
     without = _tuned_pair(False)
     columns = ["size_bytes", "choice", "predicted_s", "pruned"]

@@ -653,7 +653,8 @@ def _tune_executor(executor: str, workers: int, scheduler: str | None) -> Iterat
 
 
 def _writable(path: Path, option: str) -> None:
-    """Create the directory `path` goes in (as `run -o` does), or say in one line why it cannot be."""
+    """Create the directory `path` goes in (as `run -o` does) and check that the file can be written there (before
+    any work that would be lost), or say in one line why not."""
     for parent in (path.parent, *path.parent.parents):
         if parent.exists() and not parent.is_dir():
             raise SimnetError(f"cannot write {str(path)!r}: {str(parent)!r} is a file, not a directory", path=option)
@@ -661,6 +662,14 @@ def _writable(path: Path, option: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise SimnetError(f"cannot create the directory of {str(path)!r}: {error.strerror}", path=option) from None
+    try:
+        existed = path.exists()
+        with open(path, "a"):
+            pass
+    except OSError as error:
+        raise SimnetError(f"cannot write {str(path)!r}: {error.strerror}", path=option) from None
+    if not existed:
+        path.unlink()
 
 
 @contextlib.contextmanager

@@ -583,7 +583,17 @@ def test_a_file_a_command_writes_gets_its_directory_or_one_line_saying_why_not(c
     assert err.endswith(f"--out: cannot write {str(unwritable)!r}: File name too long\n")
 
 
-def test_emit_says_in_one_line_when_its_file_cannot_be_written(tmp_path, capsys):
+def test_emit_says_in_one_line_when_its_file_cannot_be_written(tmp_path, capsys, monkeypatch):
+    """Before tuning, whose work would be lost; a file that can be written is not left behind by the check."""
+    from simnet import tune
+
+    tuned = []
+    monkeypatch.setattr(tune, "tune", lambda *a, **k: tuned.append(1))
     unwritable = tmp_path / ("x" * 300 + ".conf")
     assert main(["tune", "dgx_h100", "--sizes", "1MiB", "--emit", "nccl-tuner", str(unwritable), "-q"]) == 2
     assert capsys.readouterr().err == f"error: --emit: cannot write {str(unwritable)!r}: File name too long\n"
+    assert tuned == []
+    from simnet.cli import _writable
+
+    _writable(tmp_path / "new" / "tuner.conf", "--emit")
+    assert (tmp_path / "new").is_dir() and not (tmp_path / "new" / "tuner.conf").exists()

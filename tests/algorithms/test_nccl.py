@@ -467,7 +467,8 @@ def test_a_scenario_asks_nccl_of_a_release():
     assert [json.loads(text).get("version") for text in rows["params"]] == [None, "2.21.5"]
     picks = [json.loads(text)["nccl_algorithm"] for text in rows["resolved"]]
     net = expand(scenario)[0].scenario.built_network()
-    assert picks == [choose(network_tuning(net, version), "allreduce", MIB).algorithm for version in ("2.30.7", "2.21.5")]
+    assert picks == [choose(network_tuning(net, version), "allreduce", MIB).algorithm
+                     for version in ("2.30.7", "2.21.5")]
     assert picks[0] != picks[1]
 
 

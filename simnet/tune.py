@@ -228,7 +228,6 @@ def tune(
     choices = candidates(graph, op=op, chunk_counts=chunk_counts, channel_counts=channel_counts, nccl=nccl)
     tuning = _nccl_tuning(net) if nccl else None
     priced: dict[tuple[int, str], list[_Priced]] = {}
-    reasons: dict[str, str | None] = {}
     why_not: dict[str, str] = {}
     for size in sorted(set(sizes)):
         for name, params in choices:
@@ -236,12 +235,9 @@ def tune(
             if record.model is None:
                 continue
             label = _label(name, params)
-            if name in SWITCH_SCHEDULES:
-                if label not in reasons:
-                    reasons[label] = _cannot_run(net, name, params, size)
-                if reasons[label] is not None:
-                    why_not[label] = reasons[label]
-                    continue
+            if name in SWITCH_SCHEDULES and (reason := _cannot_run(net, name, params, size)) is not None:
+                why_not[label] = reason
+                continue
             try:
                 resolved = record.resolved(net, size, params)
                 predicted = record.predict(costs, nranks, size, gamma_s_per_byte=gamma, **resolved)

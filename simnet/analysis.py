@@ -462,8 +462,10 @@ def baseline_runs(results: pd.DataFrame, baseline: str) -> np.ndarray:
     """Which rows of `results` are runs of the baseline `baseline` (a boolean mask).
 
     `baseline` names a choice as the tables show it, an algorithm and the parameters it was given
-    (``ring``: the ring as listed without parameters; ``ring {"channels": 8}``); if no run is that choice,
-    every run of the algorithm named `baseline` is (the fastest of them in each case is then the baseline).
+    (``ring``: the ring as listed without parameters; ``ring {"channels": 8}``, spaced as one likes), or as a
+    plot's legend does (``ring channels=8``: the runs with these among their parameters); if no run is the
+    choice ``ring``, every run of the algorithm ``ring`` is (the fastest of them in each case is then the
+    baseline).
 
     Raises
     ------
@@ -471,14 +473,59 @@ def baseline_runs(results: pd.DataFrame, baseline: str) -> np.ndarray:
         If no run is that choice or of that algorithm (``path="baseline"``).
     """
     choices = _choice(results).to_numpy()
-    runs = choices == baseline
+    name, asked, exact = _baseline_parts(baseline)
+    algorithms = results["algorithm"].to_numpy()
+    if asked is None:
+        runs = choices == name
+        if not runs.any():
+            runs = algorithms == name
+    else:
+        given = [json.loads(_without_payload(text) or "{}") for text in results["params"]]
+        runs = np.array([algorithm == name and (values == asked if exact else
+                                                all(key in values and values[key] == value
+                                                    for key, value in asked.items()))
+                         for algorithm, values in zip(algorithms, given)], dtype=bool)
     if not runs.any():
-        runs = results["algorithm"].to_numpy() == baseline
-    if not runs.any():
-        named, kind = (set(choices), "choices") if " " in baseline else (set(results["algorithm"]), "algorithms")
+        named, kind = (set(choices), "choices") if asked is not None else (set(results["algorithm"]), "algorithms")
         raise SimnetError(f"baseline {baseline!r} is not among the {kind} run ({', '.join(sorted(named))})",
                           path="baseline")
     return runs
+
+
+def _baseline_parts(baseline: str) -> tuple[str, dict | None, bool]:
+    """``(algorithm, parameters, exact)`` of a baseline as a user writes it: ``ring`` (no parameters);
+    ``ring {"channels": 2}`` (exactly these parameters, as the tables name a choice); ``ring channels=2`` (these
+    among its parameters, as a plot's legend names a choice by those that vary).
+
+    Raises
+    ------
+    SimnetError
+        For parameters that are neither a JSON object nor ``key=value`` pairs (``path="baseline"``).
+    """
+    name, _, rest = baseline.strip().partition(" ")
+    rest = rest.strip()
+    if not rest:
+        return name, None, True
+    if rest.startswith("{"):
+        try:
+            values = json.loads(rest)
+        except json.JSONDecodeError as error:
+            raise SimnetError(f"the parameters of baseline {baseline!r} are not a JSON object ({error.msg})",
+                              path="baseline") from None
+        if not isinstance(values, dict):
+            raise SimnetError(f"the parameters of baseline {baseline!r} are not a JSON object", path="baseline")
+        return name, values, True
+    values = {}
+    for part in re.split(r"\s+(?=[A-Za-z_]\w*=)", rest):
+        key, equals, text = part.partition("=")
+        if not equals:
+            raise SimnetError(f"baseline {baseline!r}: expected key=value after the algorithm, got {part!r}",
+                              path="baseline")
+        try:
+            values[key] = json.loads(text)
+        except json.JSONDecodeError:
+            values[key] = text
+    return name, values, False
 
 
 def speedups(results: pd.DataFrame, baseline: str = "ring") -> pd.DataFrame:

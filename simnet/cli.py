@@ -339,6 +339,10 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
 
     _check_out_options(out_dir, overwrite=overwrite)
     loaded, points = _load(scenario, force=force, collective="compare")
+    listed = {entry.name for point in points for entry in point.scenario.collective.algorithms}
+    if baseline is not None and (name := baseline.strip().partition(" ")[0]) not in listed:
+        raise SimnetError(f"baseline {baseline!r} names {name!r}, which the scenario does not list "
+                          f"({', '.join(sorted(listed))})", path="--baseline", source=str(scenario))
     with _owned(out_dir, name=loaded.name, command="compare", source=str(scenario), overwrite=overwrite):
         results = _sweep(scenario, loaded, points, out_dir, progress=False if quiet else progress, force=force)
         baseline = baseline or analysis.default_baseline(results)

@@ -130,12 +130,17 @@ def test_algorithms_says_nccls_algorithm_is_its_choice_not_ring(capsys):
     assert entries["ring"]["parameters"]["chunks"]["decided_by"] is None
 
 
-def test_compare_prints_winners_and_rejects_unknown_baselines(capsys):
+def test_compare_prints_winners_and_rejects_unknown_baselines(capsys, monkeypatch):
+    """A baseline whose algorithm the scenario does not list is refused before anything runs."""
     assert main(["compare", str(ROOT / "scenarios" / "blueconnect_dgx.yaml"), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert {row["size_bytes"] for row in report["winners"]} == {2**20, 64 * 2**20}
+    ran = []
+    monkeypatch.setattr("simnet.cli._sweep", lambda *a, **k: ran.append(1))
     assert main(["compare", str(QUICKSTART), "--baseline", "tree"]) == 2
-    assert "--baseline: baseline 'tree' is not among the algorithms run (ring)" in capsys.readouterr().err
+    assert "--baseline: baseline 'tree' names 'tree', which the scenario does not list (ring)" \
+        in capsys.readouterr().err
+    assert ran == []
 
 
 def test_compare_without_ring_measures_speedups_against_the_first_algorithm_listed(capsys):

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from simnet import units
-from simnet.algorithms.nccl import NCCL_CHOICES, NCCL_NAMES
+from simnet.algorithms.nccl import NCCL_CHOICES, NCCL_NAMES, NCCL_RELEASE
 from simnet.engine import Trace
 from simnet.errors import SimnetError
 from simnet.schedule import Schedule
@@ -680,8 +680,10 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         ran) and its time, the fair comparison for NCCL's choice, since schedules
         outside NCCL's family carry link latencies only, none of NCCL's protocol
         costs; what NCCL's
-        cost model picks (``"algorithm/protocol"``) and predicts; the simulated time
-        of that choice where a run of it is in `results` (``nan`` otherwise); whether
+        cost model picks (``"algorithm/protocol"``, with the release simnet builds by
+        default, :data:`~simnet.algorithms.nccl.NCCL_RELEASE`) and predicts; the simulated
+        time of that choice where a run of it with that release is in `results` (``nan``
+        otherwise); whether
         simnet's winner is NCCL's choice. Empty where no row has an NCCL choice (the
         topology is not one simnet models NCCL on).
     """
@@ -694,7 +696,9 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         best = ordered.iloc[0]
         keys = _ran(ordered)
         choice = str(best["nccl_choice"])
-        matching = [t for key, t in zip(keys, ordered["sim_time_s"]) if key == choice]
+        releases = [json.loads(text or "{}").get("version", NCCL_RELEASE) for text in ordered["params"]]
+        matching = [t for key, t, release in zip(keys, ordered["sim_time_s"], releases)
+                    if key == choice and release == NCCL_RELEASE]
         family = [k for k, key in enumerate(keys) if key]
         labels = _choice(ordered)
         rows.append({

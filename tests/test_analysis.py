@@ -166,6 +166,20 @@ def test_nccl_comparison_sets_simnets_winner_beside_nccls_choice():
         "a pick the results do not record is not taken for ring/simple"
 
 
+def test_nccls_choice_is_timed_by_a_run_of_the_release_whose_model_chose_it():
+    """Beside NCCL's choice (the default release's model), a run of another release is not its simulated time."""
+    from simnet.analysis import nccl_comparison
+
+    frame = nccl_rows([
+        ("nccl", '{"nccl_algorithm": "nvls", "version": "2.18.3"}', 1 << 26, 2.0, "nvls/simple", 3.0),
+        ("nccl", '{"nccl_algorithm": "nvls"}', 1 << 26, 2.5, "nvls/simple", 3.0),
+        ("nvls", '{"version": "2.18.3"}', 1 << 20, 1.0, "nvls/simple", 3.0),
+    ])
+    table = nccl_comparison(frame)
+    assert table["nccl_simulated_s"][0] == 2.5 and table["nccl_best_s"][0] == 2.0
+    assert math.isnan(table["nccl_simulated_s"][1])
+
+
 def test_the_winner_says_what_nccl_ran_and_its_runner_up_is_not_that_schedule_again():
     """`nccl` that picked NVLS beats `nvls` only by name: the runner-up is the next schedule that differs."""
     from simnet.analysis import winners

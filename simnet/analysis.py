@@ -40,6 +40,7 @@ __all__ = [
     "display_table",
     "point_keys",
     "factors",
+    "NOT_SET",
     "swept_keys",
     "numeric_values",
     "format_fraction",
@@ -353,6 +354,11 @@ def _choices(results: pd.DataFrame, params: list[dict], density: pd.Series) -> l
     return labels
 
 
+NOT_SET = "(scenario's)"
+"""The value :func:`factors` gives a swept key at a point that does not set it (a sweep of ``points`` may set
+different keys at each): the scenario's own value, which the results do not record."""
+
+
 def factors(results: pd.DataFrame) -> pd.DataFrame:
     """What each result row is a case of: its choice of algorithm and the values of every variable.
 
@@ -363,7 +369,8 @@ def factors(results: pd.DataFrame) -> pd.DataFrame:
         parameters that tell two runs of one case apart, e.g. ``ring chunks=4``),
         ``size`` (payload per rank, bytes), ``payload.density`` (sparse scenarios
         only) and one column per key a sweep point overrides (``topology.hosts``,
-        ...; values as written, see :func:`point_keys`). A sweep of ``sizes`` or of
+        ...; values as written, see :func:`point_keys`; :data:`NOT_SET` for a point
+        that leaves the key as the scenario has it). A sweep of ``sizes`` or of
         the payload's ``dimension`` is the ``size`` column.
     """
     results = results.reset_index(drop=True)
@@ -377,7 +384,7 @@ def factors(results: pd.DataFrame) -> pd.DataFrame:
     for key in dict.fromkeys(k for keys in swept for k in keys):
         if key in ("sizes", "payload.dimension") or key in frame:
             continue
-        frame[key] = [keys.get(key) for keys in swept]
+        frame[key] = pd.Series([keys.get(key, NOT_SET) for keys in swept], index=frame.index, dtype=object)
     return frame
 
 

@@ -9,14 +9,18 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from simnet.errors import SimnetError, SweepInterrupted
+if TYPE_CHECKING:
+    import pandas as pd
+
+from simnet.errors import SimnetError, SweepFailed, SweepInterrupted
 
 __all__ = ["main"]
 
@@ -119,14 +123,17 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
     _check_out_options(out_dir, resume=resume, overwrite=overwrite)
     loaded, points = _load(scenario, force=force)
     with _owned(out_dir, name=loaded.name, command="run", source=str(scenario), overwrite=overwrite):
-        results = _sweep(scenario, loaded, points, out_dir, executor=executor, workers=workers,
-                         scheduler=scheduler, resume=resume, progress=False if quiet else progress, force=force)
+        results, failed = _partial(lambda: _sweep(
+            scenario, loaded, points, out_dir, executor=executor, workers=workers, scheduler=scheduler,
+            resume=resume, progress=False if quiet else progress, force=force))
         if fmt == "json":
             click.echo(json.dumps(analysis.records(results), indent=2))
         elif fmt == "csv":
             click.echo(results.to_csv(index=False, lineterminator="\n"), nl=False)
         else:
             where = f"{len(points)} sweep points" if len(points) > 1 else results["topology"].iloc[0]
+            if failed is not None:
+                where = f"{results['point'].nunique()} of {where}"
             if loaded.jobs is not None:
                 click.echo(f"{loaded.name}: {where}, {results['job'].nunique()} jobs together, "
                            f"{results['network_model'].iloc[0]} links")
@@ -146,6 +153,8 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
             _write_jobs_report(out_dir, loaded.name, results, draw=draw, quiet=quiet)
         elif out_dir is not None:
             _write_report(out_dir, loaded.name, results, points, draw=draw, quiet=quiet)
+        if failed is not None:
+            raise failed
 
 
 def _check_out_options(out_dir: Path | None, *, resume: bool = False, overwrite: bool = False) -> None:
@@ -199,8 +208,21 @@ def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: st
     except SweepInterrupted as error:
         again = f"simnet run {scenario} --out {out_dir} --resume" if out_dir else "rerun with --out DIR"
         raise SweepInterrupted(f"{error.message}; resume with: {again}", source=str(scenario)) from None
+    except SweepFailed as error:
+        raise SweepFailed(error.message, path=error.path, source=str(scenario), results=error.results) from None
     except SimnetError as error:
         raise error.at(source=str(scenario)) from None
+
+
+def _partial(run: Callable[[], pd.DataFrame]) -> tuple[pd.DataFrame, SweepFailed | None]:
+    """The results of a sweep, and the error of the points that failed (None if none did), when some ran: a
+    command reports those before it fails."""
+    try:
+        return run(), None
+    except SweepFailed as error:
+        if error.results is None or not len(error.results):
+            raise
+        return error.results, error
 
 
 def _run_scenario(scenario: Path, out_dir: Path | None, *, executor: str = "local", workers: int = 1,
@@ -344,7 +366,8 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
         raise SimnetError(f"baseline {baseline!r} names {name!r}, which the scenario does not list "
                           f"({', '.join(sorted(listed))})", path="--baseline", source=str(scenario))
     with _owned(out_dir, name=loaded.name, command="compare", source=str(scenario), overwrite=overwrite):
-        results = _sweep(scenario, loaded, points, out_dir, progress=False if quiet else progress, force=force)
+        results, failed = _partial(lambda: _sweep(scenario, loaded, points, out_dir,
+                                                  progress=False if quiet else progress, force=force))
         baseline = baseline or analysis.default_baseline(results)
         try:
             best = analysis.winners(results)
@@ -362,6 +385,8 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
             click.echo(analysis.markdown_summary(results, title=loaded.name, baseline=baseline).split("## All runs")[0])
         if out_dir is not None:
             _write_report(out_dir, loaded.name, results, points, baseline=baseline, quiet=quiet)
+        if failed is not None:
+            raise failed
 
 
 _NETWORK_OPTIONS = {

@@ -12,7 +12,7 @@ import difflib
 from collections.abc import Iterable
 
 __all__ = ["SimnetError", "UnitError", "TopologyError", "ScheduleError", "ScenarioError", "SweepInterrupted",
-           "UnknownName", "did_you_mean", "expect_instance"]
+           "SweepFailed", "UnknownName", "did_you_mean", "expect_instance"]
 
 
 class SimnetError(ValueError):
@@ -63,6 +63,22 @@ class ScenarioError(SimnetError):
 
 class SweepInterrupted(SimnetError):
     """A sweep stopped by the user before every point finished; finished points are kept."""
+
+
+class SweepFailed(SimnetError):
+    """Sweep points the input made fail (the error of the first), after the others ran.
+
+    Parameters
+    ----------
+    message, path, source
+        As :class:`SimnetError`.
+    results : pandas.DataFrame, optional
+        The result rows of the points that ran.
+    """
+
+    def __init__(self, message: str, *, path: str = "", source: str = "", results=None) -> None:
+        super().__init__(message, path=path, source=source)
+        self.results = results
 
 
 class UnknownName(SimnetError, KeyError):

@@ -39,7 +39,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from simnet.analysis import JOB_COLUMNS, RESULT_COLUMNS, records
-from simnet.errors import SimnetError, SweepInterrupted
+from simnet.errors import SimnetError, SweepFailed, SweepInterrupted
 from simnet.jobs import INTERFERENCE_COLUMNS, TIMELINE_COLUMNS
 from simnet.scenario import Point, point_tables
 
@@ -59,9 +59,9 @@ def _rows(point: Point, force: bool = False) -> dict[str, list[dict]] | SimnetEr
 
 
 def _failed(points: list[Point], failures: dict[int, SimnetError], finished: int,
-            out_dir: Path | None) -> SimnetError:
+            out_dir: Path | None, results: pd.DataFrame) -> SimnetError:
     """One error naming the first failed point of a sweep (as a point's scenario errors are named), how many
-    failed, and where the others' results are."""
+    failed, and where the others' results are (:class:`SweepFailed`, holding them)."""
     index = min(failures)
     error = failures[index]
     if len(points) == 1:
@@ -71,7 +71,8 @@ def _failed(points: list[Point], failures: dict[int, SimnetError], finished: int
     more = f"; {len(failures) - 1} more of the {len(points)} points failed" if len(failures) > 1 else ""
     kept = (f"the {finished} points that ran are in {out_dir / 'results.csv'}" if out_dir is not None
             else f"{finished} points ran (--out DIR keeps their results)")
-    return type(error)(f"point {index} ({label}): {inner}{more}; {kept}", path="sweep", source=error.source)
+    return SweepFailed(f"point {index} ({label}): {inner}{more}; {kept}", path="sweep", source=error.source,
+                       results=results)
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -203,11 +204,12 @@ def run_sweep(
         On Ctrl-C: the first one lets the running points finish and starts no new
         one, the second aborts them; either way every finished point and the
         combined results are written first.
-    SimnetError
-        When the input made a point fail (an algorithm the point's topology cannot
-        run, say): the other points still run and their results are written first;
-        the error names the first failed point (``path="sweep"``, as a point's
-        scenario errors are) and how many failed.
+    SweepFailed
+        When the input made a point of several fail (an algorithm the point's
+        topology cannot run, say): the other points still run and their results are
+        written first and held by the error (``results``); the error names the first
+        failed point (``path="sweep"``, as a point's scenario errors are) and how many
+        failed. A sweep of one point raises that point's own error.
     """
     if executor not in ("local", "dask"):
         raise SimnetError(f"executor must be 'local' or 'dask', got {executor!r}", path="executor")
@@ -254,7 +256,7 @@ def run_sweep(
             f"interrupted after {len(finished)} of {len(points)} points; the finished ones are kept"
         )
     if failures:
-        raise _failed(points, failures, len(finished), out_dir)
+        raise _failed(points, failures, len(finished), out_dir, results)
     return results
 
 

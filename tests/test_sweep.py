@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from simnet.errors import ScenarioError
+from simnet.errors import ScenarioError, SweepFailed
 from simnet.scenario import expand, parse_scenario, run
 from simnet.sweep import SweepInterrupted, run_sweep
 
@@ -111,9 +111,10 @@ def test_a_point_the_input_makes_fail_leaves_the_others_run_and_written(tmp_path
     data = sweep_scenario(grid={"topology": ["dgx_h100", "dgx_a100", "dgx_b200", "dgx1"]}, topology="dgx_h100",
                           collective={"op": "allreduce", "algorithms": ["ring", "nvls"]})
     points = expand(parse_scenario(data))
-    with pytest.raises(ScenarioError) as raised:
+    with pytest.raises(SweepFailed) as raised:
         run_sweep(points, out_dir=tmp_path, workers=workers)
     assert raised.value.path == "sweep"
+    assert sorted(set(raised.value.results["point"])) == ["topology=dgx_b200", "topology=dgx_h100"]
     assert raised.value.message.startswith("point 1 (topology=dgx_a100): collective.algorithms[1]: nvls on this "
                                            "topology: ranks [0, 1, 2, 3, 4, 5, 6, 7] are GPUs of one server")
     assert raised.value.message.endswith(f"; 1 more of the 4 points failed; the 2 points that ran are in "

@@ -244,13 +244,17 @@ def _grid(panels: int, panel_in: tuple[float, float], legend_in: float) -> tuple
     return rows, columns, columns * panel_in[0] + legend_in, rows * panel_in[1] + 1.1
 
 
-def _x_values(frame: pd.DataFrame, x: str, order: list[str]) -> tuple[np.ndarray, str | None]:
-    """Positions of `frame`'s rows on the x axis, and the unit kind (None: categorical)."""
-    numeric = numeric_values(x, list(frame[x]))
-    if numeric is not None:
+def _x_values(frame: pd.DataFrame, x: str, order: list[str], rows: pd.DataFrame | None = None
+              ) -> tuple[np.ndarray, str | None]:
+    """Positions on the x axis of `rows` (default: all of `frame`), and the unit kind (None: categorical); the
+    axis is numeric only where every value of `frame` is, so a line whose values all are still sits at its
+    category on an axis of mixed values."""
+    rows = frame if rows is None else rows
+    if numeric_values(x, list(frame[x].drop_duplicates())) is not None:
+        numeric = numeric_values(x, list(rows[x]))
         return numeric[0], numeric[1]
     position = {value: index for index, value in enumerate(order)}
-    return np.array([position[str(v)] for v in frame[x]], dtype=float), None
+    return np.array([position[str(v)] for v in rows[x]], dtype=float), None
 
 
 def _x_axis(axes, frame: pd.DataFrame, x: str, sparse: bool, most: int) -> None:
@@ -359,7 +363,7 @@ def metric_plot(
             style, size = _LINE_STYLES[colour_index % len(_LINE_STYLES)], 8.0 - colour_index % len(_LINE_STYLES)
             rows_ = frame[mine & _select(frame, "_line", line)]
             order = _ordered(frame, against)
-            xs, _ = _x_values(rows_, against, order)
+            xs, _ = _x_values(frame, against, order, rows_)
             sort = np.argsort(xs, kind="stable")
             axes.plot(xs[sort], _metric(rows_, metric, "sim_time_s")[sort], marker, color=colour, zorder=3,
                       markersize=size)

@@ -154,3 +154,23 @@ def test_titles_wrap_to_the_width_but_never_between_a_number_and_its_unit(width_
     lines = wrapped.splitlines()
     assert not any(line[-1].isdigit() and following[0].isalpha() for line, following in zip(lines, lines[1:]))
     assert max(map(len, lines)) <= max(20, int(width_in * 72 / 5.5))
+
+
+def test_points_that_set_different_keys_sit_at_their_own_values(tmp_path):
+    """A sweep of ``points`` where only some set a key: those that do not are at the scenario's value (not
+    'nan', and not a float '2.0' for 2), and a line whose values are all numbers still sits at its category on
+    the axis of mixed values (it was drawn off the axis)."""
+    from simnet.analysis import NOT_SET
+
+    points = ["name=base", "name=oversub2,topology.fabric_params.oversubscription=2", "name=slow,topology.bw=1"]
+    results = rows(points, ["ring"], [2**20, 2**26])
+    frame = factors(results)
+    assert frame["topology.fabric_params.oversubscription"].tolist() == [NOT_SET, NOT_SET, 2, 2, NOT_SET, NOT_SET]
+    figure = plots.metric_plot(results, tmp_path / "o.png", metric="busbw",
+                               against="topology.fabric_params.oversubscription")
+    axes = figure.axes[0]
+    ticks = [label.get_text() for label in axes.get_xticklabels()]
+    assert ticks == [NOT_SET, "2"]
+    low, high = axes.get_xlim()
+    drawn = [x for line in axes.get_lines() for x in np.asarray(line.get_xdata(), dtype=float)]
+    assert drawn and all(low <= x <= high for x in drawn) and sorted(set(drawn)) == [0.0, 1.0]

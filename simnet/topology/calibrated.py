@@ -29,6 +29,8 @@ names them as any other (``topology: {builder: calibrated_node, kind: dgx_h100}`
 
 from __future__ import annotations
 
+import inspect
+
 import networkx as nx
 
 from simnet.errors import TopologyError, did_you_mean
@@ -61,20 +63,26 @@ def _check_kind(kind: object) -> None:
                             f"(expected one of: {', '.join(kinds)})", path="kind")
 
 
-def _node_params(kind: str, nic_share: float = 1.0) -> dict:
+def _node_params(kind: str, nic_share: float = 1.0, nvls: bool | None = None) -> dict:
+    if nvls is not None and "nvls" not in inspect.signature(NODES[kind]).parameters:
+        raise TopologyError(f"{kind} has no NVLS to turn on or off (its NVSwitches do not reduce)", path="nvls")
     return {
         "nvlink_bandwidth_Bps": NVLINK_EFFECTIVE_Bps[kind],
         "nic_bandwidth_Bps": NIC_EFFECTIVE_Bps[kind] * nic_share,
+        **({} if nvls is None else {"nvls": nvls}),
     }
 
 
-def calibrated_node(kind: str) -> nx.DiGraph:
+def calibrated_node(kind: str, *, nvls: bool | None = None) -> nx.DiGraph:
     """One server (or NVL72 rack) of a kind in :data:`NVLINK_EFFECTIVE_Bps` at NCCL's effective rates.
 
     Parameters
     ----------
     kind : str
         ``"dgx_a100"``, ``"dgx_h100"``, ``"dgx_b200"`` or ``"gb200_nvl72"``.
+    nvls : bool, optional
+        Whether the NVSwitches reduce in flight (the template's ``nvls``; default: the
+        template's own, on for Hopper and Blackwell; DGX A100 has no such parameter).
 
     Returns
     -------
@@ -86,13 +94,14 @@ def calibrated_node(kind: str) -> nx.DiGraph:
     Raises
     ------
     TopologyError
-        For another `kind` (path ``kind``).
+        For another `kind` (path ``kind``), or `nvls` for a template without it.
     """
     _check_kind(kind)
-    return NODES[kind](**_node_params(kind))
+    return NODES[kind](**_node_params(kind, nvls=nvls))
 
 
-def calibrated_cluster(kind: str, nodes: int, *, nic_share: float = 1.0, pxn: bool = False) -> nx.DiGraph:
+def calibrated_cluster(kind: str, nodes: int, *, nic_share: float = 1.0, pxn: bool = False,
+                       oversubscription: float = 1.0, sharp: bool = False, nvls: bool | None = None) -> nx.DiGraph:
     """`nodes` calibrated servers, NIC ``j`` of every server on leaf ``j`` (rail-optimised, non-blocking).
 
     One leaf per NIC of the template (8 for the DGX servers, 72 for an NVL72 rack),
@@ -111,6 +120,13 @@ def calibrated_cluster(kind: str, nodes: int, *, nic_share: float = 1.0, pxn: bo
     pxn : bool, optional
         Send to another server through the NIC of the destination's rail, reached over
         NVLink, as NCCL's PXN does by default (``NCCL_PXN_DISABLE=0``). Default False.
+    oversubscription : float, optional
+        The leaves' down-to-up bandwidth ratio (:func:`~simnet.topology.fabrics.leaf_spine`);
+        default 1, non-blocking.
+    sharp : bool, optional
+        Leaves and spines reduce in the network (InfiniBand SHARP, for CollNet). Default False.
+    nvls : bool, optional
+        As :func:`calibrated_node`.
 
     Raises
     ------
@@ -127,6 +143,8 @@ def calibrated_cluster(kind: str, nodes: int, *, nic_share: float = 1.0, pxn: bo
         "hosts_per_leaf": nodes,
         "bandwidth_Bps": NIC_EFFECTIVE_Bps[kind],
         "latency_s": 1e-6,
+        "oversubscription": oversubscription,
+        "sharp": sharp,
     }
-    return cluster(kind, nodes, fabric="leaf_spine", fabric_params=fabric, node_params=_node_params(kind, nic_share),
-                   pxn=pxn)
+    return cluster(kind, nodes, fabric="leaf_spine", fabric_params=fabric,
+                   node_params=_node_params(kind, nic_share, nvls), pxn=pxn)

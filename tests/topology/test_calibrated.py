@@ -53,3 +53,26 @@ def test_bad_parameters_name_their_key(text, path, needle):
     with pytest.raises(TopologyError) as error:
         loads(text)
     assert error.value.path == path and needle in str(error.value)
+
+
+def test_the_calibrated_cluster_answers_what_ifs_of_its_fabric_and_servers():
+    """SHARP on the leaves and spines, oversubscribed leaves and servers without NVLS, from the file form as from
+    the call; defaults leave the graph as it was."""
+    from simnet.topology import cluster
+
+    base = calibrated_cluster("dgx_h100", 4)
+    assert same_graph(loads("builder: calibrated_cluster\nkind: dgx_h100\nnodes: 4\noversubscription: 1\n"
+                            "sharp: false\n"), base)
+    what_if = loads("builder: calibrated_cluster\nkind: dgx_h100\nnodes: 4\nsharp: true\noversubscription: 2\n"
+                    "nvls: false\n")
+    assert same_graph(what_if, calibrated_cluster("dgx_h100", 4, sharp=True, oversubscription=2, nvls=False))
+    fabric = {"leaves": 8, "spines": 4, "hosts_per_leaf": 4, "bandwidth_Bps": NIC_EFFECTIVE_Bps["dgx_h100"],
+              "latency_s": 1e-6, "oversubscription": 2, "sharp": True}
+    assert same_graph(what_if, cluster("dgx_h100", 4, fabric="leaf_spine", fabric_params=fabric, node_params={
+        "nvlink_bandwidth_Bps": NVLINK_EFFECTIVE_Bps["dgx_h100"], "nic_bandwidth_Bps": NIC_EFFECTIVE_Bps["dgx_h100"],
+        "nvls": False}))
+    reducing = {n for n, data in what_if.nodes(data=True) if data.get("reduce")}
+    assert reducing and all(what_if.nodes[n].get("host") is None for n in reducing)
+    with pytest.raises(TopologyError, match="dgx_a100 has no NVLS to turn on or off") as raised:
+        calibrated_node("dgx_a100", nvls=True)
+    assert raised.value.path == "nvls"

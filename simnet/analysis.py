@@ -224,12 +224,22 @@ def result_row(
 
 
 def records(frame: pd.DataFrame) -> list[dict]:
-    """Rows of `frame` as dicts for JSON, missing values (``NaN``) as ``None``.
+    """Rows of `frame` as dicts for JSON, missing values (``NaN``) as ``None``, and ``params`` and ``resolved``
+    (JSON text in tables and CSV) as the objects they spell (``None`` where empty), not as strings of JSON.
 
-    >>> records(pd.DataFrame({"busbw_GBps": [3.5, float("nan")]}))
-    [{'busbw_GBps': 3.5}, {'busbw_GBps': None}]
+    >>> records(pd.DataFrame({"busbw_GBps": [3.5, float("nan")], "params": ['{"chunks": 4}', "{}"]}))
+    [{'busbw_GBps': 3.5, 'params': {'chunks': 4}}, {'busbw_GBps': None, 'params': {}}]
     """
-    return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+    rows = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+    for row in rows:
+        for key in ("params", "resolved"):
+            text = row.get(key)
+            if isinstance(text, str):
+                try:
+                    row[key] = json.loads(text) if text else None
+                except json.JSONDecodeError:
+                    pass
+    return rows
 
 
 def _compact(params: str) -> str:

@@ -37,7 +37,9 @@ def test_out_writes_csv_json_and_plot(tmp_path, capsys):
     frame = pd.read_csv(out / "results.csv")
     assert len(frame) == 3
     assert printed == (out / "results.csv").read_text()
-    assert json.loads((out / "results.json").read_text())[2]["sim_time_s"] == frame["sim_time_s"][2]
+    written = json.loads((out / "results.json").read_text())
+    assert written[2]["sim_time_s"] == frame["sim_time_s"][2]
+    assert written[2]["params"] == json.loads(frame["params"][2]) == {"chunks": 1}, "an object, not JSON text"
     assert (out / "time_vs_size.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
 
@@ -91,7 +93,7 @@ def test_nccl_runs_on_a_topology_without_nvls(tmp_path, capsys):
                         "collective: {op: allreduce, algorithms: [nccl]}\nsizes: [64 MiB]\n")
     assert main(["run", str(scenario), "--format", "json"]) == 0
     [row] = json.loads(capsys.readouterr().out)
-    assert json.loads(row["resolved"])["nccl_algorithm"] == "ring" and row["sim_time_s"] > 0
+    assert row["resolved"]["nccl_algorithm"] == "ring" and row["sim_time_s"] > 0
 
 
 def test_tune_names_one_size_once(capsys):

@@ -979,7 +979,8 @@ class Loop:
                 break
             now, initial = result[0], initial[:0]
             draining = self._slots - int(counters[_FREE])
-            self._relayout(max(2 * self._slots, draining + int(counters[_EVENTS])), self.width)
+            needed = int(counters[_SLOTS_NEEDED])
+            self._relayout(max(2 * self._slots, min(needed, draining + int(counters[_EVENTS]))), self.width)
         if strict and len(_loop.overloads) > known:
             # Typing the loop leaves its arguments in reference cycles (exceptions caught on the way); while
             # they hold views of a driven simulation's columns, each growth of one copies it. (Collecting in every

@@ -376,6 +376,17 @@ def test_slots_made_room_for_as_connections_come_one_by_one_double(monkeypatch):
     assert sizes == [2**k for k in range(13)]
 
 
+def test_slots_grow_no_further_than_the_connections_can_drain(monkeypatch):
+    """A ring of 64 sub-chunks issues many transfers on each of its 16 connections at once: more pending events
+    than slots, but never more than 16 flows draining, so from room for 8 the slots stop at 16."""
+    loops = recorded_loops(monkeypatch)
+    monkeypatch.setattr(engine, "COMPILED_FROM", 0)
+    monkeypatch.setattr(kernel, "_FIRST_SLOTS", 8)
+    simulate(Network(switch(16, 12.5e9, 1e-6)), ALGORITHMS["ring"].build(16, 64 * MIB, chunks=64))
+    (loop,) = loops
+    assert loop._slots == int(loop.counters[kernel._SLOTS_NEEDED]) == 16
+
+
 def test_an_all_to_all_holds_slots_for_the_flows_that_drain_together(monkeypatch):
     """The pairwise all-to-all on 64 ranks uses 4032 connections one step after another: at most 64 flows
     drain at once, so from room for 8 the slots grow to twice that many, not to one per connection;

@@ -64,12 +64,13 @@ def _check_kind(kind: object) -> None:
 
 
 def _node_params(kind: str, nic_share: float = 1.0, nvls: bool | None = None) -> dict:
-    if nvls is not None and "nvls" not in inspect.signature(NODES[kind]).parameters:
-        raise TopologyError(f"{kind} has no NVLS to turn on or off (its NVSwitches do not reduce)", path="nvls")
+    takes = "nvls" in inspect.signature(NODES[kind]).parameters
+    if nvls and not takes:
+        raise TopologyError(f"{kind} has no NVLS to turn on (its NVSwitches do not reduce)", path="nvls")
     return {
         "nvlink_bandwidth_Bps": NVLINK_EFFECTIVE_Bps[kind],
         "nic_bandwidth_Bps": NIC_EFFECTIVE_Bps[kind] * nic_share,
-        **({} if nvls is None else {"nvls": nvls}),
+        **({"nvls": nvls} if nvls is not None and takes else {}),
     }
 
 
@@ -82,7 +83,8 @@ def calibrated_node(kind: str, *, nvls: bool | None = None) -> nx.DiGraph:
         ``"dgx_a100"``, ``"dgx_h100"``, ``"dgx_b200"`` or ``"gb200_nvl72"``.
     nvls : bool, optional
         Whether the NVSwitches reduce in flight (the template's ``nvls``; default: the
-        template's own, on for Hopper and Blackwell; DGX A100 has no such parameter).
+        template's own, on for Hopper and Blackwell; DGX A100 has none, and takes only
+        ``False``).
 
     Returns
     -------

@@ -73,6 +73,7 @@ def test_the_calibrated_cluster_answers_what_ifs_of_its_fabric_and_servers():
         "nvls": False}))
     reducing = {n for n, data in what_if.nodes(data=True) if data.get("reduce")}
     assert reducing and all(what_if.nodes[n].get("host") is None for n in reducing)
-    with pytest.raises(TopologyError, match="dgx_a100 has no NVLS to turn on or off") as raised:
+    with pytest.raises(TopologyError, match="dgx_a100 has no NVLS to turn on") as raised:
         calibrated_node("dgx_a100", nvls=True)
     assert raised.value.path == "nvls"
+    assert same_graph(calibrated_node("dgx_a100", nvls=False), calibrated_node("dgx_a100"))

@@ -184,8 +184,9 @@ class Network:
         switch with two NICs are as near to both NICs' leaves), then the first in graph
         order: the NVSwitch of a server for a group inside it, the lowest common SHARP
         switch of a fabric otherwise (for the heads of rail ``h``, the leaf of rail ``h``).
-        A group inside one server is served by that server's switches only: a fabric's
-        SHARP switch does not stand in for an NVSwitch without NVLS.
+        A group inside one server of several is served by that server's switches only:
+        a fabric's SHARP switch does not stand in for an NVSwitch without NVLS. (On a
+        topology of one server, a switch without a ``host`` is that server's.)
 
         Raises
         ------
@@ -201,7 +202,7 @@ class Network:
         hosts = {self.graph.nodes[n].get("host") for n in nodes}
         candidates = reducing_switches(self.graph)
         local = [n for n in candidates if len(hosts) == 1 and self.graph.nodes[n].get("host") in hosts]
-        if not local and len(hosts) == 1 and None not in hosts:
+        if not local and len(hosts) == 1 and None not in hosts and self._servers() > 1:
             fabric = any(self.graph.nodes[n].get("host") is None for n in candidates)
             raise SimnetError(
                 f"ranks {list(key)} are GPUs of one server, which has no reduce-capable switch (reduce: true on "
@@ -233,6 +234,10 @@ class Network:
         if rail is None:
             return False
         return any(nodes[hop[1]].get("kind") == "nic" and nodes[hop[1]].get("rail", rail) != rail for hop in route)
+
+    def _servers(self) -> int:
+        """How many hosts the ranks' GPUs are on (GPUs without a ``host`` count as one)."""
+        return len({self.graph.nodes[self.node(rank)].get("host") for rank in range(len(self.ranks))})
 
     def place(self, ranks: Sequence[int], switches: Sequence[Sequence[int]] = ()) -> tuple[np.ndarray, np.ndarray]:
         """Network endpoints of a schedule's endpoints, and the reduce efficiency of each.

@@ -305,3 +305,14 @@ def test_a_group_inside_a_server_without_nvls_is_not_reduced_by_the_fabrics_shar
     with_nvls = Network(cluster("dgx_h100", 2, fabric="leaf_spine", fabric_params=fabric))
     inside = with_nvls.reduction_switch(range(8))
     assert with_nvls.graph.nodes[inside]["host"] == with_nvls.graph.nodes[with_nvls.ranks[0]]["host"]
+
+
+def test_on_a_topology_of_one_server_a_reduce_capable_switch_without_a_host_is_that_servers():
+    """A hand-written server whose NVSwitch names no host (the contract asks it only of GPUs, NICs and CPUs)."""
+    from simnet.topology import loads
+
+    server = loads("nodes:\n" + "".join(f"- {{name: gpu{i}, kind: gpu, host: 0, local_rank: {i}}}\n" for i in range(4))
+                   + "- {name: nvs, kind: switch, reduce: true}\nlinks:\n"
+                   + "".join(f"- {{from: gpu{i}, to: nvs, bandwidth: 100 GB/s, latency: 0.25 us, tier: nvswitch}}\n"
+                             for i in range(4)))
+    assert Network(server).reduction_switch(range(4)) == "nvs"

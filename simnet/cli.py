@@ -152,7 +152,7 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
         if out_dir is not None and loaded.jobs is not None:
             _write_jobs_report(out_dir, loaded.name, results, draw=draw, quiet=quiet)
         elif out_dir is not None:
-            _write_report(out_dir, loaded.name, results, points, draw=draw, quiet=quiet)
+            _write_report(out_dir, loaded.name, results, _ran(points, results), draw=draw, quiet=quiet)
         if failed is not None:
             raise failed
 
@@ -208,10 +208,14 @@ def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: st
     except SweepInterrupted as error:
         again = f"simnet run {scenario} --out {out_dir} --resume" if out_dir else "rerun with --out DIR"
         raise SweepInterrupted(f"{error.message}; resume with: {again}", source=str(scenario)) from None
-    except SweepFailed as error:
-        raise SweepFailed(error.message, path=error.path, source=str(scenario), results=error.results) from None
     except SimnetError as error:
         raise error.at(source=str(scenario)) from None
+
+
+def _ran(points: list, results: pd.DataFrame) -> list:
+    """The sweep points with rows in `results` (not those that failed), whose models the plots draw."""
+    labels = set(results["point"].astype(str))
+    return [point for point in points if point.label in labels]
 
 
 def _partial(run: Callable[[], pd.DataFrame]) -> tuple[pd.DataFrame, SweepFailed | None]:
@@ -373,6 +377,8 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
             best = analysis.winners(results)
             gains = analysis.speedups(results, baseline)
         except SimnetError as error:
+            if failed is not None:
+                raise failed from None
             path = "--baseline" if error.path == "baseline" else error.path
             raise SimnetError(error.message, path=path, source=str(scenario)) from None
         if fmt == "json":
@@ -384,7 +390,7 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
             click.echo(f"{loaded.name}: fastest choice per size (simulated), speedups over {baseline}")
             click.echo(analysis.markdown_summary(results, title=loaded.name, baseline=baseline).split("## All runs")[0])
         if out_dir is not None:
-            _write_report(out_dir, loaded.name, results, points, baseline=baseline, quiet=quiet)
+            _write_report(out_dir, loaded.name, results, _ran(points, results), baseline=baseline, quiet=quiet)
         if failed is not None:
             raise failed
 

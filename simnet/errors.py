@@ -80,6 +80,12 @@ class SweepFailed(SimnetError):
         super().__init__(message, path=path, source=source)
         self.results = results
 
+    def at(self, path: str = "", source: str = "") -> "SweepFailed":
+        """As :meth:`SimnetError.at`, keeping :attr:`results`."""
+        clone = super().at(path, source)
+        clone.results = self.results
+        return clone
+
 
 class UnknownName(SimnetError, KeyError):
     """A name looked up in a registry (of algorithms, say) that holds no such entry; also a :class:`KeyError`."""

@@ -69,8 +69,12 @@ def _failed(points: list[Point], failures: dict[int, SimnetError], finished: int
     label = next(point.label for point in points if point.index == index)
     inner = ": ".join(part for part in (error.path, error.message) if part)
     more = f"; {len(failures) - 1} more of the {len(points)} points failed" if len(failures) > 1 else ""
-    kept = (f"the {finished} points that ran are in {out_dir / 'results.csv'}" if out_dir is not None
-            else f"{finished} points ran (--out DIR keeps their results)")
+    if not finished:
+        kept = "no point ran"
+    elif out_dir is not None:
+        kept = f"{finished} of the {len(points)} points ran, results in {out_dir / 'results.csv'}"
+    else:
+        kept = f"{finished} of the {len(points)} points ran"
     return SweepFailed(f"point {index} ({label}): {inner}{more}; {kept}", path="sweep", source=error.source,
                        results=results)
 
@@ -250,7 +254,8 @@ def run_sweep(
             signal.signal(signal.SIGINT, previous)
         bar.close()
     jobs = bool(points) and points[0].scenario.jobs is not None
-    results = _write_results(out_dir, finished, JOB_COLUMNS if jobs else RESULT_COLUMNS, _TABLES if jobs else {})
+    results = _write_results(out_dir if finished or not failures else None, finished,
+                             JOB_COLUMNS if jobs else RESULT_COLUMNS, _TABLES if jobs else {})
     if stop.requested and len(finished) + len(failures) < len(points):
         raise SweepInterrupted(
             f"interrupted after {len(finished)} of {len(points)} points; the finished ones are kept"

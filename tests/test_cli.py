@@ -606,9 +606,15 @@ def test_emit_says_in_one_line_when_its_file_cannot_be_written(tmp_path, capsys,
     assert (tmp_path / "new").is_dir() and not (tmp_path / "new" / "tuner.conf").exists()
 
 
-def test_run_reports_the_points_that_ran_before_it_names_the_one_that_failed(tmp_path, capsys):
-    """NVLS on DGX H100 and DGX A100: the table, results.md and the plots of the H100 point, then one error line
-    naming the A100 point, exit code 2."""
+def test_run_reports_the_points_that_ran_before_it_names_the_one_that_failed(tmp_path, capsys, monkeypatch):
+    """NVLS on DGX H100 and DGX A100: the table, results.md and the plots of the H100 point (with its model
+    curves only), then one error line naming the A100 point, exit code 2."""
+    from simnet import cli
+
+    modelled = []
+    curves = cli._curves
+    monkeypatch.setattr(cli, "_curves", lambda points, *a, **k: (modelled.append([p.label for p in points]),
+                                                                 curves(points, *a, **k))[1])
     scenario = tmp_path / "nvls.yaml"
     scenario.write_text("name: nvls_by_server\ntopology: dgx_h100\ncollective: {op: allreduce, algorithms: [ring, "
                         "nvls]}\nsizes: [1 MiB]\nsweep: {grid: {topology: [dgx_h100, dgx_a100]}}\n")
@@ -619,3 +625,8 @@ def test_run_reports_the_points_that_ran_before_it_names_the_one_that_failed(tmp
     assert captured.err.startswith(f"error: {scenario}: sweep: point 1 (topology=dgx_a100): collective.algorithms[1]")
     assert captured.err.count("\n") == 1
     assert (out / "results.md").is_file() and (out / "busbw_vs_size.png").is_file()
+    assert modelled and all(labels == ["topology=dgx_h100"] for labels in modelled)
+    assert main(["compare", str(scenario), "--baseline", "nvls", "-q"]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {scenario}: sweep: point 1 (topology=dgx_a100)"), \
+        "the sweep's error, not that the baseline did not run"
+

@@ -116,15 +116,19 @@ def test_a_point_the_input_makes_fail_leaves_the_others_run_and_written(tmp_path
     assert raised.value.path == "sweep"
     assert sorted(set(raised.value.results["point"])) == ["topology=dgx_b200", "topology=dgx_h100"]
     assert raised.value.message.startswith("point 1 (topology=dgx_a100): collective.algorithms[1]: nvls on this "
-                                           "topology: ranks [0, 1, 2, 3, 4, 5, 6, 7] are GPUs of one server")
-    assert raised.value.message.endswith(f"; 1 more of the 4 points failed; the 2 points that ran are in "
+                                           "topology: ranks [0, 1, 2, 3, 4, 5, 6, 7] have no reduce-capable switch")
+    assert raised.value.message.endswith(f"; 1 more of the 4 points failed; 2 of the 4 points ran, results in "
                                          f"{tmp_path / 'results.csv'}")
     written = pd.read_csv(tmp_path / "results.csv", keep_default_na=False)
     assert sorted(set(written["point"])) == ["topology=dgx_b200", "topology=dgx_h100"]
     assert len(list((tmp_path / "points").iterdir())) == 2
     with pytest.raises(ScenarioError, match=r"^collective.algorithms\[1\]: nvls on this topology") as alone:
-        run_sweep(points[1:2])
+        run_sweep(points[1:2], out_dir=tmp_path / "alone")
     assert alone.value.path == "collective.algorithms[1]"
+    assert not (tmp_path / "alone" / "results.csv").exists(), "no empty table over what was there"
+    assert raised.value.at(source="s.yaml").results is raised.value.results
+    with pytest.raises(SweepFailed, match=r"; 1 more of the 2 points failed; no point ran$"):
+        run_sweep([points[1], points[3]])
 
 
 def test_keyboard_interrupt_keeps_finished_points(tmp_path):

@@ -46,6 +46,7 @@ __all__ = [
     "format_fraction",
     "default_baseline",
     "baseline_runs",
+    "baseline_algorithm",
     "speedups",
     "winners",
     "residuals",
@@ -509,6 +510,18 @@ def baseline_runs(results: pd.DataFrame, baseline: str) -> np.ndarray:
     return runs
 
 
+def baseline_algorithm(baseline: str) -> str:
+    """The algorithm a baseline names (``ring`` of ``ring {"channels": 8}`` or ``ring channels=8``), its
+    parameters checked as :func:`baseline_runs` reads them.
+
+    Raises
+    ------
+    SimnetError
+        For parameters that are neither a JSON object nor ``key=value`` pairs (``path="baseline"``).
+    """
+    return _baseline_parts(baseline)[0]
+
+
 def _baseline_parts(baseline: str) -> tuple[str, dict | None, bool]:
     """``(algorithm, parameters, exact)`` of a baseline as a user writes it: ``ring`` (no parameters);
     ``ring {"channels": 2}`` (exactly these parameters, as the tables name a choice); ``ring channels=2`` (these
@@ -519,8 +532,9 @@ def _baseline_parts(baseline: str) -> tuple[str, dict | None, bool]:
     SimnetError
         For parameters that are neither a JSON object nor ``key=value`` pairs (``path="baseline"``).
     """
-    name, _, rest = baseline.strip().partition(" ")
-    rest = rest.strip()
+    text = baseline.strip()
+    cut = min((at for at in (text.find(" "), text.find("{")) if at >= 0), default=len(text))
+    name, rest = text[:cut], text[cut:].strip()
     if not rest:
         return name, None, True
     if rest.startswith("{"):

@@ -7,7 +7,9 @@ standard error and exit with status 2; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -366,9 +368,14 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
     _check_out_options(out_dir, overwrite=overwrite)
     loaded, points = _load(scenario, force=force, collective="compare")
     listed = {entry.name for point in points for entry in point.scenario.collective.algorithms}
-    if baseline is not None and (name := baseline.strip().partition(" ")[0]) not in listed:
-        raise SimnetError(f"baseline {baseline!r} names {name!r}, which the scenario does not list "
-                          f"({', '.join(sorted(listed))})", path="--baseline", source=str(scenario))
+    if baseline is not None:
+        try:
+            name = analysis.baseline_algorithm(baseline)
+        except SimnetError as error:
+            raise SimnetError(error.message, path="--baseline", source=str(scenario)) from None
+        if name not in listed and not (name.startswith("msccl:") and "msccl" in listed):
+            raise SimnetError(f"baseline {baseline!r} names {name!r}, which the scenario does not list "
+                              f"({', '.join(sorted(listed))})", path="--baseline", source=str(scenario))
     with _owned(out_dir, name=loaded.name, command="compare", source=str(scenario), overwrite=overwrite):
         results, failed = _partial(lambda: _sweep(scenario, loaded, points, out_dir,
                                                   progress=False if quiet else progress, force=force))
@@ -689,7 +696,8 @@ def _tune_executor(executor: str, workers: int, scheduler: str | None) -> Iterat
 
 def _writable(path: Path, option: str) -> None:
     """Create the directory `path` goes in (as `run -o` does) and check that the file can be written there (before
-    any work that would be lost), or say in one line why not."""
+    any work that would be lost), or say in one line why not. A new file is made and removed, an existing regular
+    file opened to append (unchanged); a link, a pipe or a device is left to the writer."""
     for parent in (path.parent, *path.parent.parents):
         if parent.exists() and not parent.is_dir():
             raise SimnetError(f"cannot write {str(path)!r}: {str(parent)!r} is a file, not a directory", path=option)
@@ -698,13 +706,16 @@ def _writable(path: Path, option: str) -> None:
     except OSError as error:
         raise SimnetError(f"cannot create the directory of {str(path)!r}: {error.strerror}", path=option) from None
     try:
-        existed = path.exists()
-        with open(path, "a"):
-            pass
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if not os.path.lexists(path):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+            path.unlink()
+        elif path.is_file() and not path.is_symlink():
+            with open(path, "a"):
+                pass
     except OSError as error:
         raise SimnetError(f"cannot write {str(path)!r}: {error.strerror}", path=option) from None
-    if not existed:
-        path.unlink()
 
 
 @contextlib.contextmanager

@@ -76,7 +76,7 @@ def test_a_baseline_is_the_choice_the_tables_name_or_the_fastest_run_of_its_algo
     assert baseline_runs(table, "tree").tolist() == [False, False, True, True]
     with pytest.raises(SimnetError, match=r"""'ring \{"channels": 8\}' is not among the choices run \(ring, ring """):
         speedups(table, 'ring {"channels": 8}')
-    for written in ('ring {"channels":4}', "ring  channels=4", " ring channels=4 "):
+    for written in ('ring {"channels":4}', 'ring{"channels": 4}', "ring  channels=4", " ring channels=4 "):
         assert list(speedups(table, written)["speedup"]) == [0.5, 1.0, 0.25, 0.4]
     assert baseline_runs(table, "tree channels=1").tolist() == [False, False, False, True]
     for bad, message in (('ring {"channels": 4', "are not a JSON object"), ("ring channels", "expected key=value")):

@@ -143,6 +143,9 @@ def test_compare_prints_winners_and_rejects_unknown_baselines(capsys, monkeypatc
     assert "--baseline: baseline 'tree' names 'tree', which the scenario does not list (ring)" \
         in capsys.readouterr().err
     assert ran == []
+    assert main(["compare", str(QUICKSTART), "--baseline", "ring channels"]) == 2
+    assert "--baseline: baseline 'ring channels': expected key=value" in capsys.readouterr().err
+    assert ran == []
 
 
 def test_compare_without_ring_measures_speedups_against_the_first_algorithm_listed(capsys):
@@ -604,6 +607,13 @@ def test_emit_says_in_one_line_when_its_file_cannot_be_written(tmp_path, capsys,
 
     _writable(tmp_path / "new" / "tuner.conf", "--emit")
     assert (tmp_path / "new").is_dir() and not (tmp_path / "new" / "tuner.conf").exists()
+    link, fifo, kept = tmp_path / "link.conf", tmp_path / "fifo.conf", tmp_path / "kept.conf"
+    link.symlink_to(tmp_path / "later" / "real.conf")
+    os.mkfifo(fifo)
+    kept.write_text("mine")
+    for path in (link, fifo, kept):
+        _writable(path, "--emit")
+    assert link.is_symlink() and not (tmp_path / "later").exists() and fifo.is_fifo() and kept.read_text() == "mine"
 
 
 def test_run_reports_the_points_that_ran_before_it_names_the_one_that_failed(tmp_path, capsys, monkeypatch):

@@ -599,3 +599,10 @@ def test_the_readers_whole_tag_match_reads_every_text_as_its_step_by_step_checks
     fast = [_read(text) for text in texts]
     with mock.patch.object(msccl, "_TAG", re.compile("(?!)")):
         assert [_read(text) for text in texts] == fast
+
+
+def test_compare_takes_an_imported_program_as_its_baseline(tmp_path, capsys):
+    """An msccl entry's results are named msccl:<name>, and --baseline takes that name."""
+    path = scenario_dir(tmp_path, f"[{{msccl: {HIERARCHICAL.name}}}, blueconnect]")
+    assert main(["compare", str(path), "--baseline", "msccl:hierarchical_2x4", "-q"]) == 0
+    assert "speedups over msccl:hierarchical_2x4" in capsys.readouterr().out

@@ -811,6 +811,7 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
         loaded = load_scenario(source)
         name, points = loaded.name, expand(loaded, source=str(source))
         target = output or Path(f"{kind}.png")
+        _writable(target, "--out")
         results = _run_scenario(source, None)[2] if kind in _RESULT_PLOTS else None
     elif not source.exists():
         raise SimnetError("no such file or directory", source=str(source))

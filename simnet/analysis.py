@@ -498,7 +498,8 @@ def baseline_runs(results: pd.DataFrame, baseline: str) -> np.ndarray:
         if not runs.any():
             runs = algorithms == name
     else:
-        given = [json.loads(_without_payload(text) or "{}") for text in results["params"]]
+        given = [{key: value for key, value in _params(text).items() if key != "payload"}
+                 for text in results["params"]]
         runs = np.array([algorithm == name and (values == asked if exact else
                                                 all(key in values and values[key] == value
                                                     for key, value in asked.items()))
@@ -548,14 +549,14 @@ def _baseline_parts(baseline: str) -> tuple[str, dict | None, bool]:
         return name, values, True
     values = {}
     for part in re.split(r"\s+(?=[A-Za-z_]\w*=)", rest):
-        key, equals, text = part.partition("=")
+        key, equals, written = part.partition("=")
         if not equals:
             raise SimnetError(f"baseline {baseline!r}: expected key=value after the algorithm, got {part!r}",
                               path="baseline")
         try:
-            values[key] = json.loads(text)
+            values[key] = json.loads(written)
         except json.JSONDecodeError:
-            values[key] = text
+            values[key] = written
     return name, values, False
 
 
@@ -727,7 +728,7 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         best = ordered.iloc[0]
         keys = _ran(ordered)
         choice = str(best["nccl_choice"])
-        releases = [json.loads(text or "{}").get("version", NCCL_RELEASE) for text in ordered["params"]]
+        releases = [_params(text).get("version", NCCL_RELEASE) for text in ordered["params"]]
         matching = [t for key, t, release in zip(keys, ordered["sim_time_s"], releases)
                     if key == choice and release == NCCL_RELEASE]
         family = [k for k, key in enumerate(keys) if key]

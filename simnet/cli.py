@@ -367,13 +367,13 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
 
     _check_out_options(out_dir, overwrite=overwrite)
     loaded, points = _load(scenario, force=force, collective="compare")
-    listed = {entry.name for point in points for entry in point.scenario.collective.algorithms}
     if baseline is not None:
+        listed = {entry.name for point in points for entry in point.scenario.collective.algorithms}
         try:
             name = analysis.baseline_algorithm(baseline)
         except SimnetError as error:
             raise SimnetError(error.message, path="--baseline", source=str(scenario)) from None
-        if name not in listed and not (name.startswith("msccl:") and "msccl" in listed):
+        if name.partition(":")[0] not in listed:
             raise SimnetError(f"baseline {baseline!r} names {name!r}, which the scenario does not list "
                               f"({', '.join(sorted(listed))})", path="--baseline", source=str(scenario))
     with _owned(out_dir, name=loaded.name, command="compare", source=str(scenario), overwrite=overwrite):
@@ -616,8 +616,8 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
             click.echo(display_tuner_table(table).to_string(index=False))
         if fmt != "table" and not quiet:
             click.echo(summary, err=True)
-        if skipped_note(tuned) and not quiet:
-            click.echo(f"--nccl: {skipped_note(tuned)}", err=True)
+        if (note := skipped_note(tuned)) and not quiet:
+            click.echo(f"--nccl: {note}", err=True)
         if emit is not None:
             _emit_nccl_tuner(emit[1], tuned, graph, network, op=op, quiet=quiet)
         if out_dir is not None:
@@ -806,6 +806,7 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
     if source.is_dir():
         name, points = _recorded(source, required=kind in _TRACE_PLOTS)
         target = output or source / f"{kind}.png"
+        _writable(target, "--out")
         results = _read_results(source) if kind in _RESULT_PLOTS else None
     elif source.suffix in (".yaml", ".yml") and source.is_file():
         loaded = load_scenario(source)
@@ -820,7 +821,6 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
                           f"got a file ending in {source.suffix!r}" if source.suffix else
                           "expected a results directory (written by `simnet run --out`) or a scenario .yaml file",
                           source=str(source))
-    _writable(target, "--out")
     if kind in _TRACE_PLOTS:
         only = _one_run(points, point_index, algorithm, size_text, density_text, source=str(source))
         draw = plots.link_utilization if kind == "links" else plots.gantt

@@ -67,6 +67,7 @@ from simnet.analysis import nccl_key
 from simnet.engine import simulate
 from simnet.errors import SimnetError
 from simnet.models import NetworkCosts
+from simnet.models.nccl import network_tuning
 from simnet.scenario import parse_network
 from simnet.units import format_size, format_size_span, format_time
 
@@ -226,7 +227,7 @@ def tune(
     gamma = options["gamma_s_per_byte"]
     costs = NetworkCosts(net, overhead_s=[options["overhead_s"] * slowdown for slowdown in options["slowdown"]])
     choices = candidates(graph, op=op, chunk_counts=chunk_counts, channel_counts=channel_counts, nccl=nccl)
-    tuning = _nccl_tuning(net) if nccl else None
+    tuning = network_tuning(net, NCCL_RELEASE) if nccl else None
     priced: dict[tuple[int, str], list[_Priced]] = {}
     why_not: dict[str, str] = {}
     for size in sorted(set(sizes)):
@@ -290,13 +291,6 @@ def tune(
     frame = pd.DataFrame(rows, columns=list(TUNE_COLUMNS))
     frame.attrs["skipped"] = skipped
     return frame
-
-
-def _nccl_tuning(net):
-    """NCCL's model of the whole network (of release :data:`NCCL_RELEASE`), or None where simnet has none."""
-    from simnet.models.nccl import network_tuning
-
-    return network_tuning(net, NCCL_RELEASE)
 
 
 def _cannot_run(net, name: str, params: dict, size: int) -> str | None:
@@ -559,7 +553,7 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, op: str = "allreduce",
         When no NCCL schedule was simulated at any size (path ``nccl``), e.g. on a
         topology without NCCL's model.
     """
-    from simnet.models.nccl import MODELLED_SYSTEMS, TunerRow, choose, launch_config, network_tuning
+    from simnet.models.nccl import MODELLED_SYSTEMS, TunerRow, choose, launch_config
 
     tuning = network_tuning(network, version)
     nccl_rows = tuned[tuned["algorithm"].isin(list(NCCL_NAMES)) & tuned["simulated_s"].notna()]

@@ -1182,7 +1182,6 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
 
         given, params = params, dict(params)
         version = params.get("version", NCCL_RELEASE)
-        _constants(version)
         tuning = _tuning(network, version, ranks)
         chosen = algorithm
         builders = _BUILDERS if collective == "allreduce" else _COLLECTIVE_BUILDERS[collective]

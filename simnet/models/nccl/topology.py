@@ -446,9 +446,16 @@ def network_tuning(network: Network, version: str | NcclVersion = "2.30.7", rank
     that are not servers of GPUs on one NVSwitch (``switch``, tori, ``dgx1``, ...)
     have no NCCL model here and get ``None`` instead of an error. Computed once per
     network, release and communicator (:meth:`simnet.network.Network.derived`).
+
+    Raises
+    ------
+    SimnetError
+        For a release NCCL's model does not know (path ``version``): that is the caller's input, not the
+        topology's.
     """
     from simnet.models.nccl.model import tune_model
 
+    nccl_version(version)
     chosen = None if ranks is None else tuple(int(rank) for rank in ranks)
 
     def compute():

@@ -236,11 +236,11 @@ def tune(
             if record.model is None:
                 continue
             label = _label(name, params)
-            if name in SWITCH_SCHEDULES and (reason := _cannot_run(net, name, params, size)) is not None:
-                why_not[label] = reason
-                continue
             try:
                 resolved = record.resolved(net, size, params)
+                if name in SWITCH_SCHEDULES and (reason := _cannot_run(net, name, resolved, size)) is not None:
+                    why_not[label] = reason
+                    continue
                 predicted = record.predict(costs, nranks, size, gamma_s_per_byte=gamma, **resolved)
             except (SimnetError, ValueError) as error:
                 if name in NCCL_NAMES:
@@ -293,17 +293,15 @@ def tune(
     return frame
 
 
-def _cannot_run(net, name: str, params: dict, size: int) -> str | None:
+def _cannot_run(net, name: str, resolved: dict, size: int) -> str | None:
     """Why `net` cannot run NCCL schedule `name`, which reduces in a switch, or None if it can.
 
-    Its schedule at `size` (one piece per part) cannot be built for the network's
-    ranks (NVLSTree and CollNet join servers), or no reduce-capable switch serves
-    one of its groups of GPUs (:meth:`simnet.network.Network.place`, where the
-    simulation would fail)."""
-    record = ALGORITHMS[name]
+    Its schedule at `size` with its `resolved` parameters (one piece per part) cannot be
+    built for the network's ranks (NVLSTree and CollNet join servers), or no
+    reduce-capable switch serves one of its groups of GPUs
+    (:meth:`simnet.network.Network.place`, where the simulation would fail)."""
     try:
-        resolved = record.resolved(net, size, params)
-        schedule = record.build(net.size, size, **{**resolved, "max_pieces": 1})
+        schedule = ALGORITHMS[name].build(net.size, size, **{**resolved, "max_pieces": 1})
     except SimnetError as error:
         return error.message
     try:

@@ -142,7 +142,7 @@ _UNIT_SUFFIXES = (
 )
 
 _AS_SIZE = PlainSerializer(lambda v: units.format_exact(v, "size"), when_used="json")
-Size = Annotated[int, BeforeValidator(units.parse_size), Field(ge=1), _AS_SIZE]
+Size = Annotated[int, BeforeValidator(units.parse_payload_size), _AS_SIZE]
 
 
 def scenario_path(base: str | Path | None, name: str | Path) -> Path:
@@ -1416,11 +1416,9 @@ def _job_collective(raw: dict[str, tuple[Any, str]], network: Network, members: 
                             f"(algorithms for {op}: {', '.join(ALGORITHMS.for_op(op))})", path=name_path)
     size, size_path = raw["size"]
     try:
-        size_bytes = units.parse_size(size)
+        size_bytes = units.parse_payload_size(size)
     except SimnetError as error:
         raise ScenarioError(error.message, path=size_path) from None
-    if size_bytes < 1:
-        raise ScenarioError(f"must be ≥ 1, got {size!r}", path=size_path)
     what = f"algorithm {name!r}"
     params: dict[str, Any] = {}
     matrix = raw.get("matrix", (None, f"{name_path.rsplit('.', 1)[0]}.matrix"))

@@ -104,7 +104,7 @@ from simnet.schedule import COLLECTIVES, Schedule
 from simnet.topology import BUILDERS, ROUTINGS
 from simnet.topology import build as topology_build
 from simnet.topology.io import resolve as topology_resolve
-from simnet.topology.params import parse_quantity
+from simnet.topology.params import parse_quantity, written_fraction
 from simnet.traffic import MATRICES, PATTERNS, TrafficMatrix
 
 __all__ = [
@@ -546,8 +546,7 @@ def _parser(parameter: str, annotation: Any) -> tuple[Callable[[Any], Any], str]
 
     def parse(value: Any) -> Any:
         try:
-            if isinstance(value, str) and parameter.endswith("efficiency"):
-                value = units.parse_fraction(value)
+            value = written_fraction(parameter, value)
             return adapter.validate_python(value, strict=True)
         except ValidationError as error:
             raise ScenarioError(f"{error.errors()[0]['msg'].lower()}, got {value!r}") from None

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from simnet.errors import SimnetError, TopologyError, UnitError, did_you_mean
 from simnet.units import format_exact, parse_bandwidth, parse_fraction, parse_size, parse_time
 
-__all__ = ["SUFFIXES", "to_python", "to_yaml", "call", "quantity", "parse_quantity"]
+__all__ = ["SUFFIXES", "to_python", "to_yaml", "call", "quantity", "parse_quantity", "written_fraction"]
 
 SUFFIXES = {"_Bps": parse_bandwidth, "_s": parse_time, "_bytes": parse_size}
 
@@ -59,6 +59,18 @@ def parse_quantity(suffix: str, value: object) -> float:
     return parsed
 
 
+def written_fraction(name: str, value: object) -> object:
+    """`value` of the parameter `name` as a number where `name` is an efficiency written as a fraction (``85%``,
+    ``17/20``); any other value as it is.
+
+    Raises
+    ------
+    UnitError
+        For an efficiency written as a malformed fraction.
+    """
+    return parse_fraction(value) if name.endswith("efficiency") and isinstance(value, str) else value
+
+
 def _parameters(builder: Callable) -> dict[str, inspect.Parameter]:
     return dict(inspect.signature(builder).parameters)
 
@@ -86,8 +98,8 @@ def to_python(builder: Callable, params: Mapping, path: str = "") -> dict:
         try:
             if suffix:
                 value = parse_quantity(suffix, value)
-            elif name.endswith("efficiency") and isinstance(value, str):
-                value = parse_fraction(value)
+            else:
+                value = written_fraction(name, value)
         except UnitError as error:
             raise TopologyError(error.message, path=where) from None
         result[name] = value

@@ -38,7 +38,7 @@ from simnet.topology.cluster import cluster
 from simnet.topology.fabrics import _check_int
 from simnet.topology.nodes import NODES
 
-__all__ = ["NVLINK_EFFECTIVE_Bps", "NIC_EFFECTIVE_Bps", "TOPO_H", "calibrated_node", "calibrated_cluster"]
+__all__ = ["NVLINK_EFFECTIVE_Bps", "NIC_EFFECTIVE_Bps", "calibrated_node", "calibrated_cluster"]
 
 NVLINK_EFFECTIVE_Bps = {"dgx_a100": 20.0e9, "dgx_h100": 20.6e9, "dgx_b200": 40.1e9, "gb200_nvl72": 40.1e9}
 """NCCL's effective bandwidth of one NVLink, bytes/s (topo.h SM80_, SM90_ and SM100_NVLINK_BW)."""
@@ -48,12 +48,6 @@ NIC_EFFECTIVE_Bps = {
     "gb200_nvl72": 400e9 / 8 * 0.96,
 }
 """Effective InfiniBand port rate, bytes/s: line rate times NET_BW / 100 Gbit/s = 12 / 12.5."""
-
-TOPO_H = (
-    "NVIDIA/nccl src/graph/topo.h: SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6, SM100_NVLINK_BW 40.1 (2.27.5 and "
-    "later), NET_BW 12.0 (100Gbit)"
-)
-"""Where the effective rates come from."""
 
 
 def _check_kind(kind: object) -> None:

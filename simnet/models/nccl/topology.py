@@ -371,14 +371,12 @@ def graphs_from_network(network: Network, version: str | NcclVersion = "2.30.7",
             isinstance(r, bool) or not isinstance(r, int) or not 0 <= r < network.size for r in chosen):
         raise SimnetError(f"must be distinct ranks of the network (0..{network.size - 1}), got {ranks!r}",
                           path="ranks")
-    by_host: dict = {}
     ranks_by_host: dict = {}
     for rank in chosen:
-        gpu = network.ranks[rank]
-        by_host.setdefault(graph.nodes[gpu].get("host", 0), []).append(gpu)
-        ranks_by_host.setdefault(graph.nodes[gpu].get("host", 0), []).append(rank)
-    n_ranks, n_nodes = len(chosen), len(by_host)
-    hosts = [_host(graph, gpus, host, compute_capability, vendor, version) for host, gpus in by_host.items()]
+        ranks_by_host.setdefault(graph.nodes[network.ranks[rank]].get("host", 0), []).append(rank)
+    n_ranks, n_nodes = len(chosen), len(ranks_by_host)
+    hosts = [_host(graph, [network.ranks[rank] for rank in members], host, compute_capability, vendor, version)
+             for host, members in ranks_by_host.items()]
     inter = n_nodes > 1
     if inter and any(not host.nics for host in hosts):
         raise SimnetError("every server of a multi-node communicator needs a NIC", path="network")

@@ -650,6 +650,29 @@ def _times(jobs: Sequence[Job], state: _State) -> dict[int, tuple[float, float]]
     return result
 
 
+def _route_ahead(network: Network, jobs: Sequence[Job]) -> None:
+    """Route the pairs of every communicator's collective in one :meth:`Network.route_table` call.
+
+    Each collective of a simulation routes its own pairs as it starts, and a table of a few hundred pairs
+    costs nearly what one of thousands does (its pieces are derived per call); with many communicators (a
+    TP × DP layout, expert-parallel groups) that was most of a run. The network keeps the routes, so the
+    collectives then look theirs up, together and alone; no route differs (each is :meth:`Network.route`'s).
+    """
+    collectives = [job for job in jobs if job.schedule is not None]
+    if sum(len(job.communicators) for job in collectives) < 2:
+        return
+    src, dst = [], []
+    for job in collectives:
+        columns = job.schedule.columns
+        span = job.schedule.nranks + len(job.schedule.switches)
+        pairs = np.unique(columns.src.astype(np.int64) * span + columns.dst)
+        for members in job.communicators:
+            placed, _ = network.place(members, job.schedule.switches)
+            src.append(placed[pairs // span])
+            dst.append(placed[pairs % span])
+    network.route_table(np.concatenate(src), np.concatenate(dst))
+
+
 def _label(network: Network, link: int) -> str:
     u, v = network.links[link][:2]
     return f"{u}->{v}"
@@ -708,6 +731,7 @@ def run_jobs(network: Network, jobs: Sequence[Job], *, model: str = "maxmin", sh
     per_rank = {"overhead_s": overhead_s, "gamma_s_per_byte": gamma_s_per_byte, "slowdown": slowdown,
                 "start_offset_s": start_offset_s}
     compiled = model == "maxmin" and _transfers(jobs, None) >= engine.COMPILED_FROM
+    _route_ahead(network, jobs)
     sim, state = _simulate(network, jobs, settings, per_rank, compiled)
     together = _times(jobs, state)
     alone_times = {}

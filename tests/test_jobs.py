@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simnet import engine
+from simnet import jobs as jobs_module
 from simnet.algorithms import ALGORITHMS, direct_alltoall, ring_allreduce
 from simnet.errors import SimnetError
 from simnet.jobs import (Flows, Job, _blocks, _covered_blocks, _intersect_blocks, _merge, _merge_blocks, communicators,
@@ -369,3 +370,31 @@ def test_jobs_fall_back_to_simpys_loop_where_its_clock_cannot_follow(monkeypatch
     (mine, theirs), outcomes = _compiled_and_simpys(monkeypatch, FAT_TREE, jobs, **options)
     assert outcomes[0] is False
     _assert_same_jobs(mine, theirs)
+
+
+def test_every_communicators_pairs_are_routed_in_one_table(monkeypatch):
+    """Two all-to-all groups of 16 GPUs (two servers each) on 4 DGX A100: the routes of both groups' 480 pairs
+    are composed in one call, not one call per group, and the jobs' times are those of routing per group."""
+    def network():
+        return Network(cluster("dgx_a100", 4, fabric="fat_tree",
+                               fabric_params={"k": 8, "bandwidth_Bps": 25e9, "latency_s": LATENCY_S}))
+
+    groups = communicators(range(32), {"ep": 16, "dp": "rest"})["ep"]
+    jobs = [Job("moe", groups, schedule=direct_alltoall(16, 2**20)),
+            Job("noise", (tuple(range(32)),), flows=Flows("permutation", 0.1, 2**20, seed=1))]
+    composed = Network._composed
+    calls = []
+
+    def counted(self, src, dst):
+        calls.append(len(src))
+        return composed(self, src, dst)
+
+    monkeypatch.setattr(Network, "_composed", counted)
+    ahead = run_jobs(network(), jobs)
+    assert calls == [2 * 16 * 15]
+    monkeypatch.setattr(jobs_module, "_route_ahead", lambda network, jobs: None)
+    calls.clear()
+    apart = run_jobs(network(), jobs)
+    assert calls[:2] == [16 * 15, 16 * 15]
+    pd.testing.assert_frame_equal(ahead.jobs, apart.jobs)
+    pd.testing.assert_frame_equal(ahead.timeline, apart.timeline)

@@ -77,6 +77,7 @@ from simnet.schedule import (
     COLLECTIVES,
     INPUT,
     MAX_BUFFERS,
+    REDUCE,
     SCRATCH,
     WORK,
     Schedule,
@@ -1314,9 +1315,13 @@ class _Translation:
                                "wrong result")
         state = self._slot(slot)
         readers = [r for r in state.reads if r != node]
-        earlier = readers or [*state.writes, *([] if addition else state.adds)]
+        earlier = readers or [*state.writes, *state.adds]
         for other in earlier:
             if other != node and not self._precedes(other, node):
+                if addition and other in state.adds:
+                    raise self._defect(node, f"adds into {self._slot_name(slot)} while {self._at(other)} may still "
+                                             f"add into it, and nothing orders the two: each is a load, an add and "
+                                             f"a store, so one sum can be lost", "race")
                 raise self._race(node, other, slot, "writes")
         if addition and not readers:
             state.adds.append(node)
@@ -1732,16 +1737,46 @@ def _runs(positions: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def _ancestors(table: TransferTable) -> list[int]:
-    """Per transfer, the bit set (a Python int) of the transfers it transitively waits for."""
-    deps, offsets = table.deps.tolist(), table.dep_offsets.tolist()
+def _ordered_additions(table: TransferTable) -> tuple[TransferTable, list[int]]:
+    """`table` with every reduction into a buffer slot waiting for the previous reduction into it, and
+    :func:`_ancestors` of the result.
+
+    simnet adds on arrival, so a schedule may leave the additions into one cell unordered (they commute).
+    An MSCCL runtime's ``rrc`` or ``re`` is a load, an add and a store by one thread block, with nothing
+    atomic: two of them into one slot at once lose one sum. msccl-tools orders every write of a slot, a
+    reduction included, after the slot's previous write (``InstructionDAG._write``); so does this, in
+    transfer order: a reduction not already after the previous reduction into one of its slots (since that
+    slot was last overwritten) gets a dependency on it.
+    """
+    dst, buffers, reducing = table.dst.tolist(), table.dst_buffer.tolist(), (table.op == REDUCE).tolist()
+    offsets, members, pieces = table.piece_offsets.tolist(), table.piece_chunks.tolist(), table.piece.tolist()
+    deps, dep_offsets = table.deps.tolist(), table.dep_offsets.tolist()
+    last: dict[tuple[int, int, int], int | None] = {}
+    waits: list[list[int]] = []
     ancestors: list[int] = []
     for index in range(len(table)):
+        wait = deps[dep_offsets[index]:dep_offsets[index + 1]]
         bits = 0
-        for dep in deps[offsets[index] : offsets[index + 1]]:
+        for dep in wait:
             bits |= ancestors[dep] | (1 << dep)
+        piece = pieces[index]
+        cells = [(dst[index], buffers[index], chunk) for chunk in members[offsets[piece]:offsets[piece + 1]]]
+        if reducing[index]:
+            behind = sorted({last[cell] for cell in cells if last.get(cell) is not None} - set(wait))
+            for previous in behind:
+                if not bits >> previous & 1:
+                    wait = sorted({*wait, previous})
+                    bits |= ancestors[previous] | (1 << previous)
+        for cell in cells:
+            last[cell] = index if reducing[index] else None
+        waits.append(wait)
         ancestors.append(bits)
-    return ancestors
+    if sum(map(len, waits)) == len(deps):
+        return table, ancestors
+    counts = np.array([len(w) for w in waits], dtype=np.int64)
+    ordered = table.replace(deps=np.array([d for w in waits for d in w], dtype=np.int64),
+                            dep_offsets=np.concatenate(([0], np.cumsum(counts))))
+    return ordered, ancestors
 
 
 def _exchanges(table: TransferTable, ancestors: list[int]) -> dict[int, int]:
@@ -1786,7 +1821,9 @@ def dumps(schedule: Schedule, *, name: str | None = None, proto: str | None = No
     one before it. Every dependency of a transfer becomes a dependency of its send
     step (when it involves the sending rank) or of its receive step (otherwise), extra
     ones as ``nop`` steps before it, with ``hasdep="1"`` on the steps waited for; the
-    receive of a pairwise exchange also waits for the send that reads its destination.
+    receive of a pairwise exchange also waits for the send that reads its destination,
+    and a reduction into a slot for the previous reduction into it (the runtimes' ``rrc``
+    is not atomic; see :func:`_ordered_additions`).
     :func:`load` of the text then simulates to the schedule's time (see
     ``docs/interchange.md`` for the conditions).
 
@@ -1858,7 +1895,7 @@ def dumps(schedule: Schedule, *, name: str | None = None, proto: str | None = No
             raise _export_error(f"MSCCL gives every rank nchunksperloop / ngpus chunks of a {coll}; the schedule's "
                                 f"ranks own {sorted(set(counts.tolist()))} of its {nchunks} chunks")
     position = _positions(schedule, table)
-    ancestors = _ancestors(table)
+    table, ancestors = _ordered_additions(table)
     partners = _exchanges(table, ancestors)
     layout, lanes = _lay_out(table, ancestors, partners, position, limits, exact)
     return _write(schedule, label, proto, coll, home, layout, lanes, min_bytes, max_bytes)

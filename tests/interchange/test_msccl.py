@@ -119,13 +119,26 @@ def test_out_of_place_copy_and_receive_reduce_copy():
             prog.schedule(64, inplace=True)
 
 
-def test_a_tree_with_commuting_receive_reduce_copies():
-    """Rank 0 adds its children's data in two unordered rrc steps, then sends the sum down."""
-    gpus = {0: [(-1, 1, 0, [step("rrc", "i0", "i0", hasdep=1)]), (-1, 2, 0, [step("rrc", "i0", "i0", hasdep=1)]),
-                (1, -1, 0, [nop(0, 0), step("s", "i0", dep=(1, 0))]), (2, -1, 0, [nop(0, 0), step("s", "i0", dep=(1, 0))])],
+def tree_root(ordered: bool) -> dict:
+    """Rank 0 adds its children's data in two rrc steps of two thread blocks (the second waiting for the first
+    when `ordered`), then sends the sum down."""
+    second = step("rrc", "i0", "i0", dep=(0, 0) if ordered else (-1, -1), hasdep=1)
+    return {0: [(-1, 1, 0, [step("rrc", "i0", "i0", hasdep=1)]), (-1, 2, 0, [second]),
+                (1, -1, 0, [nop(0, 0), step("s", "i0", dep=(1, 0))]),
+                (2, -1, 0, [nop(0, 0), step("s", "i0", dep=(1, 0))])],
             1: [(0, 0, 0, [step("s", "i0"), step("r", dst="i0")])],
             2: [(0, 0, 0, [step("s", "i0"), step("r", dst="i0")])]}
-    check(msccl.loads(program(gpus, nchunks=1), 100), numeric=True)
+
+
+def test_receive_reduce_copies_into_one_slot_are_ordered():
+    """An rrc is a load, an add and a store by its thread block, with nothing atomic: two into one slot that
+    nothing orders lose a sum on the runtimes (msccl-tools orders them, ``InstructionDAG._write``), so they are
+    a race; ordered by a dependency, the tree is right."""
+    check(msccl.loads(program(tree_root(ordered=True), nchunks=1), 100), numeric=True)
+    with pytest.raises(MscclDefect, match=re.escape("gpu 0, tb 1, step 0: adds into i[0] while gpu 0, tb 0, step 0 "
+                                                    "may still add into it")) as caught:
+        msccl.loads(program(tree_root(ordered=False), nchunks=1), 100)
+    assert caught.value.kind == "race"
 
 
 def ring_gather(nranks: int, inplace: bool) -> dict:

@@ -72,7 +72,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -1206,7 +1206,7 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
         if "gpus_per_node" in keywords:
             params.setdefault("gpus_per_node", _gpus_per_node(network, ranks))
         if "protocol" in keywords:
-            params.setdefault("protocol", "auto" if algorithm == "nccl" else "simple")
+            params.setdefault("protocol", "auto" if algorithm == "nccl" or tuning is not None else "simple")
             if params["protocol"] == "auto":
                 if tuning is None:
                     raise SimnetError(f"protocol auto needs NCCL's model of the topology, which simnet derives for "
@@ -1367,6 +1367,21 @@ def nccl_variants(name: str) -> list[dict]:
     return [{"protocol": p} for p in PROTOCOL_ORDER] if "protocol" in _keywords(builder) else [{}]
 
 
+_NETWORK_DECIDED = {
+    "protocol": "NCCL's choice per size where simnet has NCCL's model of the topology, else 'simple' (give simple, "
+                "ll or ll128 to force it, as NCCL_PROTO does)",
+    "channels": "the channels NCCL launches at that size where simnet has NCCL's model of the topology, else 2 "
+                "(give a number to force it)",
+}
+"""What the NCCL resolver decides on a network when a run does not give it (see :func:`_resolver`)."""
+
+
+def _network_decided(record: Algorithm) -> Algorithm:
+    """`record` saying which of its builder's parameters the network decides (:data:`_NETWORK_DECIDED`)."""
+    decided = {name: text for name, text in _NETWORK_DECIDED.items() if name in _keywords(record.builder)}
+    return replace(record, decided_by={**decided, **record.decided_by}) if decided else record
+
+
 ALGORITHMS = (
     *_RECORDS.values(),
     Algorithm(
@@ -1402,4 +1417,5 @@ ALGORITHMS = (
     ) for collective, builder in (("all_gather", nccl_all_gather), ("reduce_scatter", nccl_reduce_scatter),
                                   ("broadcast", nccl_broadcast), ("reduce", nccl_reduce))),
 )
+ALGORITHMS = tuple(_network_decided(record) for record in ALGORITHMS)
 """Registry records of NCCL's algorithms: all-reduce, and the rings of the other four collectives."""

@@ -27,7 +27,8 @@ from simnet.algorithms.nccl import (
 from simnet.calibration import calibrated_node
 from simnet.engine import simulate
 from simnet.errors import ScheduleError, SimnetError
-from simnet.models.nccl import NCCL_VERSIONS, algo_time_s, choose, cost_table, graphs_from_network, tune_model
+from simnet.models.nccl import (NCCL_VERSIONS, algo_time_s, choose, cost_table, graphs_from_network, launch_config,
+                                tune_model)
 from simnet.network import Network
 from simnet.schedule import check
 from simnet.topology import cluster, switch
@@ -215,6 +216,25 @@ def test_protocol_auto_and_nccl_follow_nccls_cost_table():
         schedule = ALGORITHMS["nccl"].build(8, size, **nccl)
         assert schedule.params["nccl_algorithm"] == pick.algorithm
         assert ALGORITHMS["nccl"].predict(_costs(net), 8, size, **nccl) == pytest.approx(pick.time_s, rel=1e-12)
+
+
+def test_nccls_algorithms_take_nccls_protocol_and_channels_unless_given():
+    """As NCCL with only NCCL_ALGO set: on a network NCCL's model covers, a ring or tree given no protocol runs the
+    protocol NCCL's cost table prefers at that size (LL at 1 KiB on a DGX H100, Simple at 256 MiB) and NCCL's
+    channels; without the model (a plain switch) Simple on 2 channels; a protocol given is kept."""
+
+    net = nvls_node()
+    tuning = tune_model(*graphs_from_network(net, "2.30.7"), "2.30.7")
+    for name, nccl_name in (("nccl_ring", "ring"), ("nccl_tree", "tree")):
+        for size, expected in ((1024, "ll"), (256 * MIB, "simple")):
+            table = cost_table(tuning, "allreduce", size)
+            resolved = ALGORITHMS[name].resolve(net, size, {})
+            assert resolved["protocol"] == expected == min(("ll", "ll128", "simple"),
+                                                           key=lambda p: table[(nccl_name, p)])
+            assert resolved["channels"] == launch_config(tuning, "allreduce", nccl_name, expected, size)[0]
+        assert ALGORITHMS[name].resolve(net, 1024, {"protocol": "simple"})["protocol"] == "simple"
+        plain = ALGORITHMS[name].resolve(Network(switch(8, 25e9, 1e-6)), 1024, {})
+        assert (plain["protocol"], plain["channels"]) == ("simple", 2)
 
 
 def test_nccl_runs_ring_where_the_topology_has_no_nvls_also_in_a_sweep():

@@ -42,12 +42,13 @@ from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.sparse import fill_in
 from simnet.analysis import busbw_factor
 from simnet.engine import simulate
+from simnet.errors import SimnetError
 from simnet.jobs import communicators
 from simnet.network import Network
 from simnet.scenario import load_scenario, parse_scenario, run
 from simnet.smpi import as_mpi
 from simnet.testing import KEY_COLUMNS, Golden
-from simnet.topology import dgx_a100, fat_tree, find, gpus, leaf_spine, load, torus
+from simnet.topology import build, dgx_a100, fat_tree, find, gpus, leaf_spine, load, torus
 from simnet.units import format_size, parse_size_range
 from tests.validation.test_simgrid import CLUSTERS, SHUFFLED, cluster_network
 
@@ -385,6 +386,24 @@ def gb200_800g_busbw(node_params: dict) -> float:
     return ring_busbw_GBps(json.dumps({"file": "gb200_nvl72_xdr_2", "node_params": node_params}), "1 GiB")
 
 
+def override_error(spec: dict) -> str:
+    """The one-line error of a scenario on topology `spec`, as ``simnet run s.yaml`` prints it."""
+    data = {"name": "override", "topology": spec, "collective": {"op": "allreduce", "algorithms": ["ring"]},
+            "sizes": ["1 MiB"]}
+    try:
+        parse_scenario(data, source="s.yaml")
+    except SimnetError as error:
+        return f"error: {error}"
+    return "no error"
+
+
+def empty_ports_per_leaf(spec: dict) -> int:
+    """Host ports of ``leaf0`` that no NIC of the overridden preset `spec` takes."""
+    graph = build(spec)
+    cabled = sum(1 for nic, kind in graph.nodes(data="kind") if kind == "nic" and graph.has_edge(nic, "leaf0"))
+    return graph.graph["params"]["fabric_params"]["hosts_per_leaf"] - cabled
+
+
 def a100_plane_share() -> str:
     whole = Network(dgx_a100()).route_bandwidth_Bps(0, 1)
     plane = Network(dgx_a100(nvswitch_planes=True)).route_bandwidth_Bps(0, 1)
@@ -400,6 +419,12 @@ algorithm   params  ranks   size sim time model time sim/model sim/crit.path alg
      ring chunks=1      8  1 MiB 174.8 us   174.8 us    1.0000        1.0000       6.00      10.50
      ring chunks=1      8 64 MiB 9.423 ms   9.423 ms    1.0000        1.0000       7.12      12.46
 """
+
+OVERRIDE_ERROR = (
+    "error: s.yaml: topology.nodes: 40 servers do not fit the rail-optimised leaf_spine of 8 leaves x 32 "
+    "hosts_per_leaf: each of the 8 rails (NICs per server) has 32 host ports; expected nodes ≤ 32, or more "
+    "fabric_params.leaves or hosts_per_leaf"
+)
 
 GOLDEN_FAILURE = """\
    golden/quickstart.csv: 9 timing(s) changed (rtol=1e-09):
@@ -558,6 +583,10 @@ CLAIMS = [
             ("63", lambda: gb200_800g_busbw({"nic_bandwidth": "800 Gb/s"}), fixed(0)),
             ("100", lambda: gb200_800g_busbw({"nic_bandwidth": "800 Gb/s", "pcie_bandwidth": "800 Gb/s"}),
              fixed(0))),
+    *claims("docs/topology.md", "`leaf{j}` alone and 28 ports of every leaf stay empty",
+            ("28", lambda: empty_ports_per_leaf({"file": "dgx_h100_ndr_32", "nodes": 4}))),
+    *claims("docs/topology.md", OVERRIDE_ERROR,
+            (OVERRIDE_ERROR, lambda: override_error({"file": "dgx_h100_ndr_32", "nodes": 40}), identity)),
     *claims("docs/topology.md", "(`abci_rack`: 34 nodes, 136",
             ("34 nodes, 136", lambda: preset_counts("abci_rack"), lambda c: f"{c[0]} nodes, {c[1]}")),
     *claims("docs/topology.md", "(`dgx_a100_superpod_slice`: 4 nodes,",

@@ -184,18 +184,25 @@ def test_a_bare_topology_name_is_a_file_or_preset_also_in_a_sweep():
 
 def test_a_preset_takes_overrides_of_its_builders_parameters_also_in_a_sweep():
     """``{file: PRESET, nodes: 2}`` is the preset with 2 servers (docs/topology.md, "Overriding a preset");
-    a sweep varies ``topology.nodes`` on a preset named by itself."""
+    a sweep varies ``topology.nodes`` on a preset named by itself, every point keeping NIC ``j`` of every
+    server on the rail's own leaf ``leaf{j}`` as the rail-optimised preset has it."""
     data = {"name": "over", "topology": {"file": "dgx_h100_ndr_32", "nodes": 2,
                                          "node_params": {"nic_bandwidth": "200 Gb/s"}},
             "collective": {"op": "allreduce", "algorithms": ["ring"]}, "sizes": ["1 MiB"]}
     network = parse_scenario(data).built_network()
     assert network.size == 16
-    assert network.graph.edges["n1.nic7", "leaf0"]["bandwidth_Bps"] == 200e9 / 8
+    assert network.graph.edges["n1.nic7", "leaf7"]["bandwidth_Bps"] == 200e9 / 8
     swept = {**data, "topology": "dgx_h100_ndr_32", "sweep": {"grid": {"topology.nodes": [1, 2]}}}
     points = expand(parse_scenario(swept))
     assert [point.label for point in points] == ["topology.nodes=1", "topology.nodes=2"]
     assert [point.scenario.built_network().size for point in points] == [8, 16]
     assert run(parse_scenario(swept))["ranks"].tolist() == [8, 16]
+    wide = {**swept, "sweep": {"grid": {"topology.nodes": [3, 5, 8, 16, 31]}}}
+    for point in expand(parse_scenario(wide)):
+        graph = point.scenario.built_network().graph
+        leaves = {nic: [v for v in graph.successors(nic) if graph.nodes[v].get("level") == "leaf"]
+                  for nic, kind in graph.nodes(data="kind") if kind == "nic"}
+        assert all(on == [f"leaf{graph.nodes[nic]['rail']}"] for nic, on in leaves.items()), point.label
 
 
 @pytest.mark.parametrize(
@@ -213,6 +220,8 @@ def test_a_preset_takes_overrides_of_its_builders_parameters_also_in_a_sweep():
         ({"builder": "calibrated_cluster", "kind": "dgx_h100", "nodes": "8"}, "topology.nodes",
          "input should be a valid integer, got '8'"),
         ({"builder": "calibrated_node", "kind": "h100"}, "topology.kind", "no calibrated machine 'h100'"),
+        ({"file": "dgx_h100_ndr_32", "nodes": 40}, "topology.nodes",
+         "40 servers do not fit the rail-optimised leaf_spine of 8 leaves x 32 hosts_per_leaf: each of the 8 rails"),
     ],
 )
 def test_a_bad_topology_override_or_calibrated_parameter_names_its_key_path(topology, path, needle):

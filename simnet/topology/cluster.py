@@ -45,11 +45,18 @@ def cluster(
 
     The fabric is built without hosts; its host ports, in the fabric's own host
     order (see each builder), receive the NICs. With ``rails=True`` NIC ``j`` of
-    server ``h`` takes port ``j * nodes + h``: the ``j``-th NICs of all servers are
-    neighbours, so a leaf-spine with ``hosts_per_leaf = nodes`` puts every rail on
-    its own leaf (rail-optimised, as in NVIDIA SuperPODs). With ``rails=False`` it
-    takes port ``h * nics + j``: a server's NICs are neighbours, all on one leaf when
-    ``hosts_per_leaf`` is a multiple of ``nics``. A NIC gets its port index as
+    server ``h`` takes port ``j * P + h``: rail ``j`` (the ``j``-th NICs of all
+    servers) fills its own block of ``P`` ports. On a leaf-spine whose leaves split
+    evenly among the rails (``leaves`` a multiple of ``nics``: a group of
+    ``leaves / nics`` leaves per rail; or a divisor of it with ``hosts_per_leaf`` a
+    multiple of ``nics / leaves``: several whole rails per leaf), ``P = leaves *
+    hosts_per_leaf / nics``, so every rail keeps leaves of its own for any `nodes`
+    up to ``P`` (rail-optimised, as in NVIDIA SuperPODs), the spine cabling as the
+    fabric has it and unused ports empty; more servers than ``P`` is an error. On
+    any other fabric ``P = nodes``: the rails follow one another. With
+    ``rails=False`` NIC ``j`` takes port ``h * nics + j``: a server's NICs are
+    neighbours, all on one leaf when ``hosts_per_leaf`` is a multiple of ``nics``.
+    A NIC gets its port index as
     ``port`` (the destination index of d-mod-k). Its cable to its edge switch runs
     at the lower of the NIC's ``port_bandwidth_Bps`` and the fabric's
     ``bandwidth_Bps``, as an InfiniBand or Ethernet link trains at the fastest rate
@@ -89,8 +96,9 @@ def cluster(
     ------
     TopologyError
         For an unknown template or fabric, bad parameters (path
-        ``node_params.<key>`` or ``fabric_params.<key>``) or a fabric with fewer
-        host ports than NICs.
+        ``node_params.<key>`` or ``fabric_params.<key>``), a fabric with fewer
+        host ports than NICs, or (path ``nodes``) more servers than a rail-optimised
+        leaf-spine has ports per rail.
 
     Examples
     --------
@@ -141,6 +149,7 @@ def cluster(
         for u, v, data in template.edges(data=True):
             graph.add_edge(f"n{h}.{u}", f"n{h}.{v}", **data)
     ports = call(functools.partial(skeleton, graph), settings, "fabric_params")
+    per_rail = _rail_ports(fabric, settings, len(ports), len(nics), nodes) if rails else None
     if len(ports) < nodes * len(nics):
         raise TopologyError(
             f"the {fabric} fabric has {len(ports)} host ports but {nodes} servers x {len(nics)} NICs need "
@@ -151,7 +160,7 @@ def cluster(
     rates = [min(template.nodes[nic].get("port_bandwidth_Bps", fabric_Bps), fabric_Bps) for nic in nics]
     for h in range(nodes):
         for j, (nic, rate) in enumerate(zip(nics, rates)):
-            index = j * nodes + h if rails else h * len(nics) + j
+            index = j * per_rail + h if rails else h * len(nics) + j
             graph.nodes[f"n{h}.{nic}"]["port"] = index
             add_cable(graph, f"n{h}.{nic}", ports[index], rate, settings["latency_s"], settings["tier"])
     shown = ", ".join(format_bandwidth(rate) for rate in dict.fromkeys(rates))
@@ -160,3 +169,20 @@ def cluster(
         f"cluster({nodes} x {template.graph['name']} on {_label(fabric, **given)}, NIC cables {shown}, {options})"
     )
     return validate(graph)
+
+
+def _rail_ports(fabric: str, settings: Mapping, ports: int, nics: int, nodes: int) -> int:
+    """Host ports of one rail's block: a leaf-spine's share per rail when its leaves split among the rails."""
+    if fabric != "leaf_spine" or ports % nics:
+        return nodes
+    per_rail, per_leaf = ports // nics, settings["hosts_per_leaf"]
+    if per_rail % per_leaf and per_leaf % per_rail:
+        return nodes
+    if nodes > per_rail:
+        raise TopologyError(
+            f"{nodes} servers do not fit the rail-optimised leaf_spine of {settings['leaves']} leaves x {per_leaf} "
+            f"hosts_per_leaf: each of the {nics} rails (NICs per server) has {per_rail} host ports; expected "
+            f"nodes ≤ {per_rail}, or more fabric_params.leaves or hosts_per_leaf",
+            path="nodes",
+        )
+    return per_rail

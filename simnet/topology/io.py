@@ -347,9 +347,10 @@ def resolve(spec: Mapping, *, base: str | Path | None = None, including: tuple[P
     builder: the file's mapping and the overrides are merged key by key, mappings
     (``node_params``, ``fabric_params``) recursively, the override winning::
 
-        {file: gb200_nvl72_xdr_2, nodes: 4, node_params: {nic_bandwidth: 800 Gb/s}}
+        {file: gb200_nvl72_xdr_2, nodes: 1, node_params: {nic_bandwidth: 800 Gb/s}}
 
-    is the preset with 4 racks and its node parameters plus ``nic_bandwidth``. The
+    is the preset with 1 rack and its node parameters plus ``nic_bandwidth`` (a
+    ``cluster`` on a rail-optimised leaf-spine keeps every rail on its leaves). The
     ``description`` of the result says what was overridden. Any other mapping is
     returned as it is.
 

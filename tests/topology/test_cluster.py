@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections import defaultdict
+from pathlib import Path
+
 import networkx as nx
 import pytest
 
-from simnet.algorithms import blueconnect_allreduce
+from simnet.algorithms import ALGORITHMS, blueconnect_allreduce
 from simnet.engine import simulate
 from simnet.errors import TopologyError
 from simnet.network import Network
-from simnet.topology import Router, cluster, describe, gpus, load, reducing_switches
+from simnet.topology import Router, build, calibrated_cluster, cluster, describe, gpus, load, reducing_switches
 from simnet.topology.io import PRESETS as PRESET_DIR
 
 PRESETS = sorted(PRESET_DIR.glob("*.yaml"))
 CLUSTERS = [path for path in PRESETS if load(path).graph["builder"] == "cluster"]
+RAIL_OPTIMISED = [path for path in CLUSTERS
+                  if load(path).graph["params"]["fabric"] == "leaf_spine" and load(path).graph["params"]["rails"]]
+GRAPHS = Path(__file__).parent / "golden" / "preset_graphs.json"
 
 LEAF_SPINE = {"leaves": 8, "spines": 4, "hosts_per_leaf": 4, "bandwidth_Bps": 25e9, "latency_s": 1e-6}
 
@@ -28,8 +36,17 @@ def test_ranks_are_hierarchy_major():
     assert graph.graph["host_transit"] is False
 
 
-def test_rails_put_each_rail_on_its_own_leaf():
-    graph = cluster("dgx_a100", 4, fabric="leaf_spine", fabric_params=LEAF_SPINE)
+@pytest.mark.parametrize("nodes", [1, 2, 3, 4])
+def test_rails_put_each_rail_on_its_own_leaf(nodes):
+    """NIC ``j`` of every server on ``leaf{j}`` for any number of servers up to a leaf's ports, not only 4."""
+    graph = cluster("dgx_a100", nodes, fabric="leaf_spine", fabric_params=LEAF_SPINE)
+    by_rail, _ = _rail_leaves(graph)
+    assert by_rail == {j: {f"leaf{j}"} for j in range(8)}
+    for h in range(nodes):
+        for j in range(8):
+            assert graph.nodes[f"n{h}.nic{j}"]["port"] == 4 * j + h
+    if nodes < 4:
+        return
     for h in range(4):
         for j in range(8):
             assert graph.has_edge(f"n{h}.nic{j}", f"leaf{j}")
@@ -38,6 +55,27 @@ def test_rails_put_each_rail_on_its_own_leaf():
     router = Router(graph)
     same_rail = router.path("n0.gpu5", "n3.gpu5")
     assert "leaf5" in same_rail and not any(n.startswith("spine") for n in same_rail)
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 3, 4])
+def test_a_rail_optimised_leaf_spine_gives_each_rail_a_leaf_group_or_several_rails_a_leaf(nodes):
+    """16 leaves for 8 rails: rail ``j`` fills ``leaf{2j}`` then ``leaf{2j+1}``; 4 leaves for 8 rails: rails
+    ``2l`` and ``2l+1`` share ``leaf{l}`` and no other; the spines are cabled as the fabric says either way."""
+    groups, shares = {**LEAF_SPINE, "leaves": 16, "hosts_per_leaf": 2}, {**LEAF_SPINE, "leaves": 4, "hosts_per_leaf": 8}
+    group = cluster("dgx_a100", nodes, fabric="leaf_spine", fabric_params=groups)
+    assert _rail_leaves(group)[0] == {j: {f"leaf{2 * j + h // 2}" for h in range(nodes)} for j in range(8)}
+    shared = cluster("dgx_a100", nodes, fabric="leaf_spine", fabric_params=shares)
+    assert _rail_leaves(shared)[0] == {j: {f"leaf{j // 2}"} for j in range(8)}
+    full = cluster("dgx_a100", 4, fabric="leaf_spine", fabric_params=shares)
+    assert [shared.edges[e] for e in shared.edges if "spine" in e[1]] == [full.edges[e] for e in full.edges
+                                                                         if "spine" in e[1]]
+
+
+def test_leaves_that_do_not_split_among_the_rails_take_the_rails_one_after_another():
+    """3 leaves for 2 rails: no leaf per rail to keep, NIC ``j`` of server ``h`` takes port ``j * nodes + h``."""
+    fabric = {"leaves": 3, "spines": 1, "hosts_per_leaf": 4, "bandwidth_Bps": 12.5e9, "latency_s": 1e-6}
+    graph = cluster("abci_node", 3, fabric="leaf_spine", fabric_params=fabric)
+    assert [graph.nodes[f"n{h}.nic{j}"]["port"] for j in range(2) for h in range(3)] == list(range(6))
 
 
 def test_without_rails_a_server_sits_on_one_leaf():
@@ -86,6 +124,7 @@ def test_cluster_name_and_params_are_recorded():
         ({"node": "dgx_b200", "nodes": 2, "fabric_params": {"bandwidth_Bps": 1e9, "latency_s": 0.0, "sharp": "on"}},
          "fabric_params.sharp"),
         ({"node": "dgx_b200", "nodes": 2, "node_params": {"nvls": "off"}}, "node_params.nvls"),
+        ({"node": "dgx_a100", "nodes": 5, "fabric": "leaf_spine", "fabric_params": LEAF_SPINE}, "nodes"),
     ],
 )
 def test_bad_arguments_name_their_key(kwargs, path):
@@ -196,3 +235,94 @@ def test_the_ndr_preset_is_32_dgx_h100_with_one_sharp_leaf_per_rail():
     assert all(graph.edges[f"leaf{j}", f"spine{s}"]["bandwidth_Bps"] == 8 * 50e9 for j in range(8) for s in range(4))
     fabric = [node for node, data in graph.nodes(data=True) if data["kind"] == "switch" and "host" not in data]
     assert len(fabric) == 12 and set(fabric) <= set(reducing_switches(graph))
+
+
+def _rail_leaves(graph: nx.DiGraph) -> tuple[dict, dict]:
+    """Rail -> the leaves its NICs are cabled to, and leaf -> the rails cabled to it."""
+    by_rail, by_leaf = defaultdict(set), defaultdict(set)
+    for nic, data in graph.nodes(data=True):
+        if data["kind"] == "nic":
+            for leaf in graph.successors(nic):
+                if graph.nodes[leaf].get("level") == "leaf":
+                    by_rail[data["rail"]].add(leaf)
+                    by_leaf[leaf].add(data["rail"])
+    return dict(by_rail), dict(by_leaf)
+
+
+def _canonical(graph: nx.DiGraph) -> str:
+    return json.dumps({"graph": graph.graph, "nodes": sorted([str(n), d] for n, d in graph.nodes(data=True)),
+                       "edges": sorted([str(u), str(v), d] for u, v, d in graph.edges(data=True))},
+                      sort_keys=True, default=repr)
+
+
+def test_every_preset_builds_the_graph_it_always_built(request):
+    """Nodes, edges and every attribute of each preset at its shipped size, against digests written before
+    rails kept their leaves under a ``nodes`` override (so no simulated time of a preset moved); an intended
+    change rewrites them with ``pytest --simnet-update-golden``."""
+    digests = {path.stem: {"nodes": graph.number_of_nodes(), "edges": graph.number_of_edges(),
+                           "sha256": hashlib.sha256(_canonical(graph).encode()).hexdigest()}
+               for path in PRESETS for graph in [load(path)]}
+    if request.config.getoption("--simnet-update-golden"):
+        GRAPHS.parent.mkdir(exist_ok=True)
+        GRAPHS.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
+    expected = json.loads(GRAPHS.read_text())
+    assert {name: digest for name, digest in digests.items() if expected.get(name) != digest} == {}
+    assert set(expected) == set(digests)
+
+
+def test_the_rail_optimised_presets_are_the_leaf_spine_clusters_and_keep_one_rail_per_leaf():
+    assert RAIL_OPTIMISED
+    for path in RAIL_OPTIMISED:
+        by_rail, by_leaf = _rail_leaves(load(path))
+        assert all(len(rails) == 1 for rails in by_leaf.values()) or all(len(v) == 1 for v in by_rail.values())
+
+
+@pytest.mark.parametrize("path", RAIL_OPTIMISED, ids=lambda p: p.stem)
+def test_overriding_nodes_of_a_rail_optimised_preset_keeps_every_rail_on_its_own_leaves(path):
+    """``{file: PRESET, nodes: N}`` for N from 1 up to the preset's size: NIC ``j`` of every server stays on
+    the leaves rail ``j`` has in the preset, a leaf (or leaf group) only rail ``j`` uses where there are
+    as many leaves as rails, else one leaf per rail as the preset shares them."""
+    preset = load(path)
+    shipped = preset.graph["params"]["nodes"]
+    shipped_rails, shipped_leaves = _rail_leaves(preset)
+    one_rail_per_leaf = len(shipped_leaves) >= len(shipped_rails)
+    for nodes in sorted({1, 2, 3, shipped // 2, shipped - 1, shipped} & set(range(1, shipped + 1))):
+        graph = build({"file": str(path), "nodes": nodes})
+        by_rail, by_leaf = _rail_leaves(graph)
+        assert set(by_rail) == set(shipped_rails), nodes
+        assert all(leaves <= shipped_rails[rail] for rail, leaves in by_rail.items()), nodes
+        if one_rail_per_leaf:
+            assert all(len(rails) == 1 for rails in by_leaf.values()), nodes
+        else:
+            assert all(len(leaves) == 1 for leaves in by_rail.values()), nodes
+        assert graph.edges["leaf0", "spine0"] == preset.edges["leaf0", "spine0"], nodes
+
+
+@pytest.mark.parametrize("path", RAIL_OPTIMISED, ids=lambda p: p.stem)
+def test_more_servers_than_a_rail_optimised_preset_has_ports_per_rail_is_an_error_naming_nodes(path):
+    shipped = load(path).graph["params"]["nodes"]
+    with pytest.raises(TopologyError) as error:
+        build({"file": str(path), "nodes": shipped + 1})
+    assert error.value.path == "nodes" and "\n" not in str(error.value)
+    assert f"{shipped + 1} servers do not fit" in error.value.message
+    assert f"expected nodes ≤ {shipped}" in error.value.message
+
+
+def test_collnet_on_4_servers_of_the_ndr_preset_reduces_each_rail_on_its_own_sharp_leaf():
+    """The case of the study that found it: with every rail on ``leaf0`` one switch carried all 8 rails'
+    SHARP reductions; with the rails kept, each of the 8 leaves carries the same bytes and no spine any."""
+    network = Network(build({"file": "dgx_h100_ndr_32", "nodes": 4}))
+    algorithm = ALGORITHMS["collnet_direct"]
+    schedule = algorithm.build(network.size, 1 << 20, **algorithm.resolved(network, 1 << 20, {}))
+    links = simulate(network, schedule).links()
+    carried = links[links["bytes"] > 0]
+    leaves = carried[carried["dst"].str.startswith("leaf")].groupby("dst")["bytes"].sum()
+    assert sorted(leaves.index) == [f"leaf{j}" for j in range(8)] and leaves.nunique() == 1
+    assert not carried["dst"].str.startswith("spine").any()
+
+
+@pytest.mark.parametrize("kind", ["dgx_h100", "gb200_nvl72"])
+def test_the_calibrated_cluster_keeps_one_leaf_per_rail_for_any_number_of_servers(kind):
+    for nodes in (1, 2, 3, 5):
+        by_rail, by_leaf = _rail_leaves(calibrated_cluster(kind, nodes))
+        assert by_rail == {rail: {f"leaf{rail}"} for rail in by_rail} and len(by_leaf) == len(by_rail)

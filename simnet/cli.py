@@ -774,7 +774,8 @@ _TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "
                    "topology.hosts (default: size when sizes vary, else the first swept key).")
 @click.option("--baseline", help="For --kind speedup: the choice speedups are measured against (default: ring if "
                                   "it ran, else the first listed), as in compare.")
-@click.option("--algorithm", help="For links/gantt: which algorithm of the scenario (default: the first).")
+@click.option("--algorithm", help="For links/gantt: which algorithm of the scenario, as result rows name it "
+                                   "(ring, msccl:<name>; default: the first).")
 @click.option("--size", "size_text", help="For links/gantt: which size (default: the largest).")
 @click.option("--density", "density_text", help="For links/gantt of a sparse payload: which density (default: the "
                                                  "first at that size).")
@@ -883,7 +884,7 @@ def _recorded(directory: Path, *, required: bool):
 def _one_run(points, index: int, algorithm: str | None, size_text: str | None, density_text: str | None, *,
              source: str):
     """Simulate the one (algorithm, size, density) of sweep point `index` that --algorithm/--size/--density name."""
-    from simnet.scenario import Point, runs
+    from simnet.scenario import Point, algorithm_index, runs
     from simnet.units import format_size, parse_fraction, parse_size
 
     if not 0 <= index < len(points):
@@ -893,11 +894,11 @@ def _one_run(points, index: int, algorithm: str | None, size_text: str | None, d
     if chosen.jobs is not None:
         raise SimnetError("a jobs scenario has no single run to draw; use --kind jobs or --kind slowdown",
                           path="--kind", source=source)
-    names = list(dict.fromkeys(a.name for a in chosen.collective.algorithms))
-    name = algorithm or names[0]
-    if name not in names:
-        raise SimnetError(f"algorithm {name!r} is not in the scenario ({', '.join(names)})", path="--algorithm",
-                          source=source)
+    try:
+        listed = algorithm_index(chosen, algorithm) if algorithm else 0
+    except SimnetError as error:
+        raise SimnetError(error.message, path="--algorithm" if error.path == "algorithm" else error.path,
+                          source=source) from None
     payloads = chosen.sparse_payloads()
     sizes = sorted({p.size_bytes for p in payloads} if payloads else set(chosen.sizes))
     size = max(sizes)
@@ -910,7 +911,7 @@ def _one_run(points, index: int, algorithm: str | None, size_text: str | None, d
             raise SimnetError(f"size {size_text!r} is not in the scenario's sizes "
                               f"({', '.join(format_size(s) for s in sizes)})", path="--size", source=source)
     update: dict = {"collective": chosen.collective.model_copy(update={
-        "algorithms": [a for a in chosen.collective.algorithms if a.name == name][:1]})}
+        "algorithms": [chosen.collective.algorithms[listed]]})}
     if payloads:
         densities = [p.density for p in payloads if p.size_bytes == size]
         density = densities[0]
@@ -1130,8 +1131,9 @@ def export_msccl(scenario: Path, algorithm: str, size_text: str | None, out_path
     except SimnetError as error:
         path = "--algorithm" if error.path == "algorithm" else error.path
         raise SimnetError(error.message, path=path, source=str(scenario)) from None
+    algorithm = schedule.algorithm if algorithm == "msccl" else algorithm
     try:
-        text = msccl.dumps(schedule, name=name or algorithm.replace("msccl:", ""), proto=proto, exact=not serialize)
+        text = msccl.dumps(schedule, name=name or algorithm.removeprefix("msccl:"), proto=proto, exact=not serialize)
     except SimnetError as error:
         raise SimnetError(error.message, path=f"--{error.path}" if error.path in ("name", "proto") else "--algorithm",
                           source=str(scenario)) from None

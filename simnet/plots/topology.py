@@ -31,7 +31,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from simnet.engine import Trace
-from simnet.plots._figure import new_figure, run_title, save, wrap
+from simnet.plots._figure import new_figure, run_title, save, tier_colors, wrap
 from simnet.units import format_bandwidth
 
 __all__ = ["DETAIL_NODES", "MAX_SERVERS", "MAX_SWITCHES", "GROUPS", "draw_topology", "link_utilization"]
@@ -471,8 +471,9 @@ def _title(figure: Figure, text: str, note: str) -> None:
 def draw_topology(graph: nx.DiGraph, path: str | Path, *, title: str = "") -> Figure:
     """Draw a topology, readable at any size (see the module docstring).
 
-    Cables are coloured by tier; line width grows with bandwidth (summed over the
-    cables a line stands for).
+    Cables are coloured by tier, a tier the same colour in every plot
+    (:data:`simnet.plots.TIER_COLORS`); line width grows with bandwidth (summed
+    over the cables a line stands for).
 
     Parameters
     ----------
@@ -488,8 +489,8 @@ def draw_topology(graph: nx.DiGraph, path: str | Path, *, title: str = "") -> Fi
     matplotlib.figure.Figure
     """
     drawing = _drawing(graph)
-    tiers = sorted({e.tier for e in drawing.edges})
-    colors = {tier: f"C{i % 10}" for i, tier in enumerate(tiers)}
+    colors = tier_colors(e.tier for e in drawing.edges)
+    tiers = list(colors)
     figure = new_figure(*drawing.size_in)
     legend = [Line2D([], [], color=colors[t], linewidth=2.5, label=t) for t in tiers] + [_width_note(drawing)]
     _render(figure, drawing, [colors[e.tier] for e in drawing.edges], _widths(drawing), None, legend)

@@ -781,8 +781,11 @@ _TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "
                                                  "first at that size).")
 @click.option("--point", "point_index", type=int, default=0, show_default=True,
               help="For links/gantt/jobs: which sweep point.")
+@click.option("--metric", type=click.Choice(["load", "busy"]),
+              help="For links: colour each link by its load, bytes / (capacity x time), which is highest on the "
+                   "bottleneck (the default), or by its busy time / time.")
 def plot(source: Path, kind: str, output: Path | None, against: str | None, baseline: str | None, algorithm: str | None,
-         size_text: str | None, density_text: str | None, point_index: int) -> None:
+         size_text: str | None, density_text: str | None, point_index: int, metric: str | None) -> None:
     """Draw one plot from a results directory (written by `simnet run --out`) or a scenario.
 
     links and gantt need per-transfer detail, so they re-run one (algorithm, size)
@@ -796,11 +799,15 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
       simnet plot scenarios/blueconnect_dgx.yaml --kind speedup -o speedup.png
       simnet plot scenarios/blueconnect_dgx.yaml --kind gantt --algorithm ring --size 64MiB
       simnet plot scenarios/sparse_quick.yaml --kind links --algorithm gtopk --density 1/128
+      simnet plot results/quickstart --kind links --metric busy
       simnet plot scenarios/jobs_tp_dp.yaml --kind slowdown
     """
     from simnet import analysis, plots
     from simnet.scenario import expand, load_scenario
 
+    if metric is not None and kind != "links":
+        raise SimnetError(f"only --kind links is coloured by a metric, not {kind}", path="--metric",
+                          source=str(source))
     if kind in _JOB_PLOTS:
         _plot_jobs(source, kind, output, point_index)
         return
@@ -824,9 +831,11 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
                           source=str(source))
     if kind in _TRACE_PLOTS:
         only = _one_run(points, point_index, algorithm, size_text, density_text, source=str(source))
-        draw = plots.link_utilization if kind == "links" else plots.gantt
         with _writing(target, "--out"):
-            draw(only.trace, target)
+            if kind == "links":
+                plots.link_utilization(only.trace, target, metric=metric or "load")
+            else:
+                plots.gantt(only.trace, target)
         click.echo(f"wrote {target}", err=True)
         return
     try:

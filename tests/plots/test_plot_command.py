@@ -61,6 +61,7 @@ def test_a_sweep_report_plots_against_every_swept_key_and_no_speedup_of_ring_ove
     [("sparse", ["--kind", "links"]),
      ("sparse", ["--kind", "gantt", "--algorithm", "gtopk", "--size", "4 MB", "--density", "1/128"]),
      ("sweep", ["--kind", "links", "--point", "3", "--size", "64 KiB"]),
+     ("sweep", ["--kind", "links", "--metric", "busy"]),
      ("sweep", ["--kind", "time", "--against", "collective.chunks"])],
 )
 def test_plot_reaches_every_run_of_a_results_directory(sparse_dir, sweep_dir, tmp_path, where, args):
@@ -82,6 +83,7 @@ def test_plot_reaches_every_run_of_a_results_directory(sparse_dir, sweep_dir, tm
         (["--kind", "time", "--against", "topology.hosts"],
          "--against: 'topology.hosts' is not a variable of these runs (choose from: size, payload.density)"),
         (["--kind", "speedup", "--baseline", "nccl"], "--baseline: baseline 'nccl' is not among the algorithms run"),
+        (["--kind", "gantt", "--metric", "busy"], "--metric: only --kind links is coloured by a metric, not gantt"),
     ],
 )
 def test_plot_arguments_are_checked(sparse_dir, tmp_path, capsys, args, message):

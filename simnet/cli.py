@@ -774,14 +774,18 @@ _TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "
                    "topology.hosts (default: size when sizes vary, else the first swept key).")
 @click.option("--baseline", help="For --kind speedup: the choice speedups are measured against (default: ring if "
                                   "it ran, else the first listed), as in compare.")
-@click.option("--algorithm", help="For links/gantt: which algorithm of the scenario (default: the first).")
+@click.option("--algorithm", help="For links/gantt: which algorithm of the scenario, as result rows name it "
+                                   "(ring, msccl:<name>; default: the first).")
 @click.option("--size", "size_text", help="For links/gantt: which size (default: the largest).")
 @click.option("--density", "density_text", help="For links/gantt of a sparse payload: which density (default: the "
                                                  "first at that size).")
 @click.option("--point", "point_index", type=int, default=0, show_default=True,
               help="For links/gantt/jobs: which sweep point.")
+@click.option("--metric", type=click.Choice(["load", "busy"]),
+              help="For links: colour each link by its load, bytes / (capacity x time), which is highest on the "
+                   "bottleneck (the default), or by its busy time / time.")
 def plot(source: Path, kind: str, output: Path | None, against: str | None, baseline: str | None, algorithm: str | None,
-         size_text: str | None, density_text: str | None, point_index: int) -> None:
+         size_text: str | None, density_text: str | None, point_index: int, metric: str | None) -> None:
     """Draw one plot from a results directory (written by `simnet run --out`) or a scenario.
 
     links and gantt need per-transfer detail, so they re-run one (algorithm, size)
@@ -795,11 +799,15 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
       simnet plot scenarios/blueconnect_dgx.yaml --kind speedup -o speedup.png
       simnet plot scenarios/blueconnect_dgx.yaml --kind gantt --algorithm ring --size 64MiB
       simnet plot scenarios/sparse_quick.yaml --kind links --algorithm gtopk --density 1/128
+      simnet plot results/quickstart --kind links --metric busy
       simnet plot scenarios/jobs_tp_dp.yaml --kind slowdown
     """
     from simnet import analysis, plots
     from simnet.scenario import expand, load_scenario
 
+    if metric is not None and kind != "links":
+        raise SimnetError(f"only --kind links is coloured by a metric, not {kind}", path="--metric",
+                          source=str(source))
     if kind in _JOB_PLOTS:
         _plot_jobs(source, kind, output, point_index)
         return
@@ -823,9 +831,11 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
                           source=str(source))
     if kind in _TRACE_PLOTS:
         only = _one_run(points, point_index, algorithm, size_text, density_text, source=str(source))
-        draw = plots.link_utilization if kind == "links" else plots.gantt
         with _writing(target, "--out"):
-            draw(only.trace, target)
+            if kind == "links":
+                plots.link_utilization(only.trace, target, metric=metric or "load")
+            else:
+                plots.gantt(only.trace, target)
         click.echo(f"wrote {target}", err=True)
         return
     try:
@@ -883,7 +893,7 @@ def _recorded(directory: Path, *, required: bool):
 def _one_run(points, index: int, algorithm: str | None, size_text: str | None, density_text: str | None, *,
              source: str):
     """Simulate the one (algorithm, size, density) of sweep point `index` that --algorithm/--size/--density name."""
-    from simnet.scenario import Point, runs
+    from simnet.scenario import Point, algorithm_index, runs
     from simnet.units import format_size, parse_fraction, parse_size
 
     if not 0 <= index < len(points):
@@ -893,11 +903,11 @@ def _one_run(points, index: int, algorithm: str | None, size_text: str | None, d
     if chosen.jobs is not None:
         raise SimnetError("a jobs scenario has no single run to draw; use --kind jobs or --kind slowdown",
                           path="--kind", source=source)
-    names = list(dict.fromkeys(a.name for a in chosen.collective.algorithms))
-    name = algorithm or names[0]
-    if name not in names:
-        raise SimnetError(f"algorithm {name!r} is not in the scenario ({', '.join(names)})", path="--algorithm",
-                          source=source)
+    try:
+        listed = algorithm_index(chosen, algorithm) if algorithm else 0
+    except SimnetError as error:
+        raise SimnetError(error.message, path="--algorithm" if error.path == "algorithm" else error.path,
+                          source=source) from None
     payloads = chosen.sparse_payloads()
     sizes = sorted({p.size_bytes for p in payloads} if payloads else set(chosen.sizes))
     size = max(sizes)
@@ -910,7 +920,7 @@ def _one_run(points, index: int, algorithm: str | None, size_text: str | None, d
             raise SimnetError(f"size {size_text!r} is not in the scenario's sizes "
                               f"({', '.join(format_size(s) for s in sizes)})", path="--size", source=source)
     update: dict = {"collective": chosen.collective.model_copy(update={
-        "algorithms": [a for a in chosen.collective.algorithms if a.name == name][:1]})}
+        "algorithms": [chosen.collective.algorithms[listed]]})}
     if payloads:
         densities = [p.density for p in payloads if p.size_bytes == size]
         density = densities[0]
@@ -1130,8 +1140,9 @@ def export_msccl(scenario: Path, algorithm: str, size_text: str | None, out_path
     except SimnetError as error:
         path = "--algorithm" if error.path == "algorithm" else error.path
         raise SimnetError(error.message, path=path, source=str(scenario)) from None
+    algorithm = schedule.algorithm if algorithm == "msccl" else algorithm
     try:
-        text = msccl.dumps(schedule, name=name or algorithm.replace("msccl:", ""), proto=proto, exact=not serialize)
+        text = msccl.dumps(schedule, name=name or algorithm.removeprefix("msccl:"), proto=proto, exact=not serialize)
     except SimnetError as error:
         raise SimnetError(error.message, path=f"--{error.path}" if error.path in ("name", "proto") else "--algorithm",
                           source=str(scenario)) from None

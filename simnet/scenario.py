@@ -123,6 +123,7 @@ __all__ = [
     "runs",
     "run_point",
     "build_schedule",
+    "algorithm_index",
     "run_jobs_point",
     "point_tables",
     "parse_matrix",
@@ -847,7 +848,7 @@ def _algorithm_runs(
         name = entry.name
         own = dict(entry.model_extra or {})
         where = f"collective.algorithms[{index}]"
-        if name == "msccl" and "msccl" in own:
+        if _is_msccl(entry):
             program = _imported(scenario, own, where, nranks)
             record = program.algorithm(inplace=own.get("inplace"), root=own.get("root", 0))
             runs.append((record, {}, {}, {**own, "proto": program.proto}))
@@ -1201,22 +1202,55 @@ def _built(record: Algorithm, params: dict[str, Any], origins: dict[str, str], n
 def build_schedule(point: Point, algorithm: str, size_bytes: int, *, force: bool = False) -> Schedule:
     """The schedule the point's `algorithm` builds for `size_bytes`, with the point's parameters, unsimulated.
 
-    `algorithm` is a name as result rows show it (``ring``, ``msccl:<name>``); the
-    first listed algorithm of that name is built.
+    `algorithm` names a listed algorithm as :func:`algorithm_index` reads it (as result
+    rows show it: ``ring``, ``msccl:<name>``).
 
     Raises
     ------
     ScenarioError
-        If the point lists no such algorithm, or its builder refuses the size.
+        If the point lists no such algorithm (see :func:`algorithm_index`), or its builder
+        refuses the size.
     """
     scenario = point.scenario
     network = scenario.built_network(force=force)
     listed = _algorithm_runs(scenario, network.size)
-    for record, params, origins, _ in listed:
-        if record.name == algorithm:
-            return _built(record, _with_defaults(record, params, network), origins, network, size_bytes)[1]
-    names = ", ".join(dict.fromkeys(record.name for record, *_ in listed))
-    raise ScenarioError(f"the scenario lists no algorithm {algorithm!r} (it lists {names})", path="algorithm")
+    record, params, origins, _ = listed[_listed_index(scenario, listed, algorithm)]
+    return _built(record, _with_defaults(record, params, network), origins, network, size_bytes)[1]
+
+
+def algorithm_index(scenario: Scenario, algorithm: str, *, force: bool = False) -> int:
+    """Where in ``collective.algorithms`` the entry `algorithm` names is, the name as result rows show it.
+
+    `algorithm` is ``ring``, ``msccl:<name>`` (the ``name`` attribute of an MSCCL
+    file), or a bare ``msccl`` when the scenario lists exactly one MSCCL file; the
+    first listed entry of that name is meant.
+
+    Raises
+    ------
+    ScenarioError
+        If the scenario lists no such algorithm, or `algorithm` is ``msccl`` and it
+        lists several MSCCL files (``path="algorithm"``; the message lists the names).
+    """
+    return _listed_index(scenario, _algorithm_runs(scenario, scenario.built_network(force=force).size), algorithm)
+
+
+def _listed_index(scenario: Scenario, listed: list, algorithm: str) -> int:
+    names = [record.name for record, *_ in listed]
+    if algorithm in names:
+        return names.index(algorithm)
+    files = [(index, f"{names[index]} ({entry.model_extra['msccl']})")
+             for index, entry in enumerate(scenario.collective.algorithms) if _is_msccl(entry)]
+    if algorithm == "msccl" and len(files) == 1:
+        return files[0][0]
+    if algorithm == "msccl" and files:
+        raise ScenarioError(f"'msccl' is ambiguous: the scenario lists {len(files)} MSCCL files; name one as result "
+                            f"rows do: {', '.join(shown for _, shown in files)}", path="algorithm")
+    raise ScenarioError(f"the scenario lists no algorithm {algorithm!r}{did_you_mean(algorithm, names)} (it lists "
+                        f"{', '.join(dict.fromkeys(names))})", path="algorithm")
+
+
+def _is_msccl(entry: AlgorithmSpec) -> bool:
+    return entry.name == "msccl" and "msccl" in (entry.model_extra or {})
 
 
 def _nccl_references(network: Network, op: str, sizes: Sequence[int]) -> dict[int, tuple[str, float]]:

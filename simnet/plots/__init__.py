@@ -12,8 +12,11 @@ with their unit.
 - :func:`draw_topology`: a topology, aggregated when large;
 - :func:`link_utilization` and :func:`gantt`: one run's trace;
 - :func:`jobs_gantt` and :func:`slowdown_bars`: jobs run together (:mod:`simnet.jobs`).
+
+A tier has one colour in every plot that colours tiers (:data:`TIER_COLORS`, :func:`tier_colors`).
 """
 
+from simnet.plots._figure import TIER_COLORS, tier_colors
 from simnet.plots.jobs import jobs_gantt, slowdown_bars
 from simnet.plots.results import METRICS, busbw_vs_size, default_against, metric_plot, speedup_bars, time_vs_size
 from simnet.plots.topology import draw_topology, link_utilization
@@ -31,4 +34,6 @@ __all__ = [
     "gantt",
     "jobs_gantt",
     "slowdown_bars",
+    "TIER_COLORS",
+    "tier_colors",
 ]

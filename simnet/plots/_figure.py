@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import re
 import textwrap
+import zlib
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +25,37 @@ MAX_SIZE_IN = (20.0, 15.0)
 
 MAX_LEGEND = 12
 """Most entries one legend may hold."""
+
+
+TIER_COLORS = {
+    "nvswitch": "tab:blue", "nvlink": "tab:cyan", "c2c": "tab:purple", "pcie": "tab:green", "ib": "tab:orange",
+    "fabric": "tab:red", "qpi": "tab:brown", "upi": "tab:brown", "xgmi": "tab:brown", "xbus": "tab:brown",
+    "local": "tab:gray",
+}
+"""The colour of each tier simnet's topologies name, the same in every plot (the inter-socket links share one:
+a server has one kind)."""
+
+_OTHER_TIER_COLORS = ("tab:pink", "tab:olive", "#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02",
+                      "#a6761d", "#666666")
+
+
+def tier_colors(tiers: Iterable[str]) -> dict[str, str]:
+    """A colour per tier, the same for a tier in every plot: :data:`TIER_COLORS` for known tiers, for others one
+    picked by a checksum of the name; a tier whose colour another tier of `tiers` already has gets the next free one.
+
+    >>> tier_colors(["ib", "nvswitch"])
+    {'ib': 'tab:orange', 'nvswitch': 'tab:blue'}
+    """
+    colors: dict[str, str] = {}
+    for tier in sorted(set(tiers), key=lambda name: (name not in TIER_COLORS, name)):
+        taken = set(colors.values())
+        color = TIER_COLORS.get(tier)
+        if color is None or color in taken:
+            start, count = zlib.crc32(tier.encode()), len(_OTHER_TIER_COLORS)
+            palette = [_OTHER_TIER_COLORS[(start + i) % count] for i in range(count)]
+            color = next((c for c in palette if c not in taken), palette[0])
+        colors[tier] = color
+    return dict(sorted(colors.items()))
 
 
 def new_figure(width_in: float, height_in: float) -> Figure:

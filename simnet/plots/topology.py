@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,10 +32,12 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from simnet.engine import Trace
-from simnet.plots._figure import new_figure, run_title, save, wrap
+from simnet.errors import SimnetError
+from simnet.plots._figure import new_figure, run_title, save, tier_colors, wrap
 from simnet.units import format_bandwidth
 
-__all__ = ["DETAIL_NODES", "MAX_SERVERS", "MAX_SWITCHES", "GROUPS", "draw_topology", "link_utilization"]
+__all__ = ["DETAIL_NODES", "MAX_SERVERS", "MAX_SWITCHES", "GROUPS", "LINK_METRICS", "draw_topology",
+           "link_utilization"]
 
 DETAIL_NODES = 64
 """Graphs with at most this many nodes are drawn node by node."""
@@ -61,6 +64,15 @@ _SERVER_ROWS = {"switch": 0, "cpu": 1, "nic": 2}
 _PLURALS = {"switch": "switches"}
 _SERVER_ROW_NAMES = {"switch": "server switches", "cpu": "CPUs", "nic": "NICs"}
 _WIDTH_NOTE = "line width grows with the summed bandwidth of the cables it stands for"
+_MARK = "tab:cyan"
+
+LINK_METRICS = {
+    "load": ("load", "load", "most loaded",
+             "load of the most loaded link it stands for: bytes / (capacity × completion time)"),
+    "busy": ("utilization", "busy time", "busiest", "busy time of the busiest link it stands for / completion time"),
+}
+"""What :func:`link_utilization` colours by: metric -> (column of :meth:`simnet.engine.Trace.links`, short name,
+superlative, colour bar label)."""
 
 
 @dataclass
@@ -387,10 +399,16 @@ def _segments(drawing: _Drawing, edge: _Edge) -> list[list[tuple[float, float]]]
 
 
 def _render(figure: Figure, drawing: _Drawing, colors: list, widths: list, faces: dict[int, tuple] | None,
-            legend: list) -> object:
+            legend: list, marked: frozenset[int] = frozenset()) -> object:
+    """Draw `drawing` on a new axes of `figure`; the lines `marked` (indices into its edges) get a halo."""
     axes = figure.subplots()
     pieces = [(line, color, width) for edge, color, width in zip(drawing.edges, colors, widths)
               for line in _segments(drawing, edge)]
+    halos = [(line, width + 6) for index, (edge, width) in enumerate(zip(drawing.edges, widths)) if index in marked
+             for line in _segments(drawing, edge)]
+    if halos:
+        axes.add_collection(LineCollection([h[0] for h in halos], colors=_MARK, linewidths=[h[1] for h in halos],
+                                           alpha=0.6, capstyle="round", zorder=0.9))
     axes.add_collection(LineCollection([p[0] for p in pieces], colors=[p[1] for p in pieces],
                                        linewidths=[p[2] for p in pieces], alpha=0.75, capstyle="round", zorder=1))
     for x, y, w, h, name in drawing.frames:
@@ -471,8 +489,9 @@ def _title(figure: Figure, text: str, note: str) -> None:
 def draw_topology(graph: nx.DiGraph, path: str | Path, *, title: str = "") -> Figure:
     """Draw a topology, readable at any size (see the module docstring).
 
-    Cables are coloured by tier; line width grows with bandwidth (summed over the
-    cables a line stands for).
+    Cables are coloured by tier, a tier the same colour in every plot
+    (:data:`simnet.plots.TIER_COLORS`); line width grows with bandwidth (summed
+    over the cables a line stands for).
 
     Parameters
     ----------
@@ -488,8 +507,8 @@ def draw_topology(graph: nx.DiGraph, path: str | Path, *, title: str = "") -> Fi
     matplotlib.figure.Figure
     """
     drawing = _drawing(graph)
-    tiers = sorted({e.tier for e in drawing.edges})
-    colors = {tier: f"C{i % 10}" for i, tier in enumerate(tiers)}
+    colors = tier_colors(e.tier for e in drawing.edges)
+    tiers = list(colors)
     figure = new_figure(*drawing.size_in)
     legend = [Line2D([], [], color=colors[t], linewidth=2.5, label=t) for t in tiers] + [_width_note(drawing)]
     _render(figure, drawing, [colors[e.tier] for e in drawing.edges], _widths(drawing), None, legend)
@@ -497,14 +516,20 @@ def draw_topology(graph: nx.DiGraph, path: str | Path, *, title: str = "") -> Fi
     return save(figure, path)
 
 
-def link_utilization(trace: Trace, path: str | Path, *, title: str = "") -> Figure:
-    """The topology with every line coloured by how busy its busiest link was in one run.
+def link_utilization(trace: Trace, path: str | Path, *, title: str = "", metric: str = "load") -> Figure:
+    """The topology with every line coloured by how loaded (or busy) its links were in one run.
 
-    A link's utilization is its busy time over the completion time
-    (:meth:`simnet.engine.Trace.links`); a line shows the largest among the links
-    (both directions, every cable) it stands for, idle ones in light grey (named in the legend). An
-    aggregated server (see :func:`draw_topology`) is filled with the utilization of
-    its busiest internal link.
+    ``metric="load"`` (the default) colours by a link's load, the bytes it carried
+    over what it could carry in the run, ``bytes / (bandwidth_Bps * time_s)``: the
+    bottleneck is the link (or tier) with the highest load. ``metric="busy"``
+    colours by its busy time over the completion time (``utilization``), which is
+    high for any link that carries a trickle all along. Both are columns of
+    :meth:`simnet.engine.Trace.links`. A line shows the largest value among the
+    links (both directions, every cable) it stands for, idle ones in light grey
+    (named in the legend); the lines holding the largest value of the run get a
+    halo, and the legend names that link and each tier's largest value. An
+    aggregated server (see :func:`draw_topology`) is filled with the value of its
+    most loaded (busiest) internal link.
 
     Parameters
     ----------
@@ -515,30 +540,54 @@ def link_utilization(trace: Trace, path: str | Path, *, title: str = "") -> Figu
     title : str, optional
         Figure title (default: algorithm, collective, size per rank, topology,
         simulated time and link model).
+    metric : {"load", "busy"}, optional
+        What colours the lines (see :data:`LINK_METRICS`).
 
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    SimnetError
+        For another `metric` (``path="metric"``).
     """
+    if metric not in LINK_METRICS:
+        raise SimnetError(f"must be one of {', '.join(LINK_METRICS)}, got {metric!r}", path="metric")
+    column, short, most, label = LINK_METRICS[metric]
     graph = trace.network.graph
     drawing = _drawing(graph)
     links = trace.links()
-    busy: dict = {}
-    for u, v, value in zip(links["src"], links["dst"], links["utilization"]):
-        busy[(u, v)] = max(busy.get((u, v), 0.0), float(value))
+    values = links[column].to_numpy(dtype=float)
+    level_of: dict = {}
+    for u, v, value in zip(links["src"], links["dst"], values):
+        level_of[(u, v)] = max(level_of.get((u, v), 0.0), float(value))
     cmap, norm = ListedColormap(colormaps["inferno_r"](np.linspace(0.2, 1.0, 256))), Normalize(0.0, 1.0)
 
     def level(members: list) -> float:
-        return max((busy.get((str(u), str(v)), 0.0) for u, v in members), default=0.0)
+        return max((level_of.get((str(u), str(v)), 0.0) for u, v in members), default=0.0)
 
-    colors = [cmap(norm(level(e.members))) if level(e.members) > 0 else _IDLE for e in drawing.edges]
+    levels = [level(e.members) for e in drawing.edges]
+    colors = [cmap(norm(value)) if value > 0 else _IDLE for value in levels]
     faces = {i: cmap(norm(level(members))) for i, members in drawing.internal.items() if level(members) > 0}
     legend = [_width_note(drawing)]
+    top = float(values.max()) if len(values) else 0.0
+    marked = frozenset(i for i, value in enumerate(levels) if top > 0 and value >= top * (1 - 1e-9))
+    if top > 0:
+        first = int(np.argmax(values))
+        ties = int(np.count_nonzero(values >= top * (1 - 1e-9))) - 1
+        where = "" if marked else " (inside a server box)"
+        legend.append(Line2D([], [], color=_MARK, alpha=0.6, linewidth=6, label=(
+            f"{most} link, {short} {top:.2f}:\n{links['src'].iloc[first]} → {links['dst'].iloc[first]} "
+            f"({links['tier'].iloc[first]}){where}" + (f"\nand {ties} more as {most}" if ties else ""))))
+        per_tier = links.assign(value=values).groupby("tier")["value"].max().sort_values(ascending=False)
+        legend.append(Line2D([], [], linestyle="", label=textwrap.fill(f"{most} per tier: " + ", ".join(
+            f"{tier}\u00a0{value:.2f}" for tier, value in per_tier.items() if value > 0), 36).replace("\u00a0", " ")))
     if _IDLE in colors:
         legend.append(Line2D([], [], color=_IDLE, linewidth=2.5, label="idle: carried nothing"))
     figure = new_figure(drawing.size_in[0] + 1.2, drawing.size_in[1])
-    axes = _render(figure, drawing, colors, _widths(drawing), faces, legend)
+    axes = _render(figure, drawing, colors, _widths(drawing), faces, legend, marked)
     figure.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=axes, location="bottom", shrink=0.5, aspect=40,
-                    label="utilization of the busiest link (busy time / completion time)")
-    _title(figure, title or run_title(trace), drawing.note)
+                    label=label)
+    _title(figure, f"{title or run_title(trace)}; lines coloured by {short}", drawing.note)
     return save(figure, path)

@@ -11,7 +11,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
 from simnet.engine import Trace
-from simnet.plots._figure import new_figure, run_title, save, wrap
+from simnet.plots._figure import new_figure, run_title, save, tier_colors, wrap
 from simnet.units import format_time
 
 __all__ = ["gantt"]
@@ -34,7 +34,8 @@ def gantt(trace: Trace, path: str | Path, *, title: str = "", max_ranks: int = 6
 
     A bar spans ``[start_s, end_s]`` of the transfer (first byte in to completion);
     its colour is the tier of its route's slowest link, so waits on InfiniBand
-    stand out from NVLink traffic. Times are counted from the run's start.
+    stand out from NVLink traffic; a tier has the same colour in every plot
+    (:data:`simnet.plots.TIER_COLORS`). Times are counted from the run's start.
 
     Parameters
     ----------
@@ -60,8 +61,8 @@ def gantt(trace: Trace, path: str | Path, *, title: str = "", max_ranks: int = 6
     start = trace.start_s[mine] - trace.begin_s
     end = trace.end_s[mine] - trace.begin_s
     tiers = _tiers(trace, trace.ranks[src], trace.ranks[table.dst[mine]])
-    names = sorted(set(tiers.tolist()))
-    colors = {tier: f"C{i % 10}" for i, tier in enumerate(names)}
+    colors = tier_colors(tiers.tolist())
+    names = list(colors)
     figure = new_figure(10, min(12.0, 2.0 + 0.22 * shown))
     axes = figure.subplots()
     for tier in names:

@@ -571,6 +571,22 @@ def test_cli_export_then_verify(tmp_path, capsys):
     assert "--algorithm: the scenario lists no algorithm 'nope'" in capsys.readouterr().err
 
 
+def test_cli_export_takes_a_bare_msccl_only_when_the_scenario_lists_one_file(tmp_path, capsys):
+    path = scenario_dir(tmp_path, f"[{{msccl: {HIERARCHICAL.name}}}, blueconnect]")
+    out = tmp_path / "again.xml"
+    assert main(["export", "msccl", str(path), "--algorithm", "msccl", "--out", str(out)]) == 0
+    assert "msccl:hierarchical_2x4 on 8 ranks" in capsys.readouterr().err
+    assert msccl.read(out).name == "hierarchical_2x4"
+    (tmp_path / "ring8.xml").write_text(program(ring(8), nchunks=8, name="ring8"))
+    path = scenario_dir(tmp_path, f"[{{msccl: {HIERARCHICAL.name}}}, {{msccl: ring8.xml}}]")
+    assert main(["export", "msccl", str(path), "--algorithm", "msccl:ring8", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["export", "msccl", str(path), "--algorithm", "msccl", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--algorithm: 'msccl' is ambiguous: the scenario lists 2 MSCCL files; name one " \
+        "as result rows do: msccl:hierarchical_2x4 (hierarchical_2x4.xml), msccl:ring8 (ring8.xml)" in err
+
+
 def test_cli_verify_reports_a_defect_in_one_line_with_exit_code_2(tmp_path, capsys):
     path = tmp_path / "deadlock.xml"
     path.write_text(DEFECTS["deadlock"][0])

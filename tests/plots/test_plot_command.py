@@ -2,10 +2,13 @@
 
 import json
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
+from simnet import plots
 from simnet.cli import main
+from tests.interchange.programs import allpairs, program, ring
 from tests.plots.checks import png_size
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,6 +61,7 @@ def test_a_sweep_report_plots_against_every_swept_key_and_no_speedup_of_ring_ove
     [("sparse", ["--kind", "links"]),
      ("sparse", ["--kind", "gantt", "--algorithm", "gtopk", "--size", "4 MB", "--density", "1/128"]),
      ("sweep", ["--kind", "links", "--point", "3", "--size", "64 KiB"]),
+     ("sweep", ["--kind", "links", "--metric", "busy"]),
      ("sweep", ["--kind", "time", "--against", "collective.chunks"])],
 )
 def test_plot_reaches_every_run_of_a_results_directory(sparse_dir, sweep_dir, tmp_path, where, args):
@@ -71,7 +75,7 @@ def test_plot_reaches_every_run_of_a_results_directory(sparse_dir, sweep_dir, tm
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--kind", "gantt", "--algorithm", "rign"], "--algorithm: algorithm 'rign' is not in the scenario"),
+        (["--kind", "gantt", "--algorithm", "rign"], "--algorithm: the scenario lists no algorithm 'rign'"),
         (["--kind", "links", "--size", "3 MiB"], "--size: size '3 MiB' is not in the scenario's sizes (4 MB)"),
         (["--kind", "links", "--density", "1/3"],
          "--density: density '1/3' is not among the payload's densities at 4 MB (0.0625, 0.0078125)"),
@@ -79,12 +83,60 @@ def test_plot_reaches_every_run_of_a_results_directory(sparse_dir, sweep_dir, tm
         (["--kind", "time", "--against", "topology.hosts"],
          "--against: 'topology.hosts' is not a variable of these runs (choose from: size, payload.density)"),
         (["--kind", "speedup", "--baseline", "nccl"], "--baseline: baseline 'nccl' is not among the algorithms run"),
+        (["--kind", "gantt", "--metric", "busy"], "--metric: only --kind links is coloured by a metric, not gantt"),
     ],
 )
 def test_plot_arguments_are_checked(sparse_dir, tmp_path, capsys, args, message):
     assert main(["plot", str(sparse_dir), *args, "-o", str(tmp_path / "x.png")]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def msccl_dir(tmp_path_factory):
+    """Results of a scenario listing two MSCCL files (named ring_x and pairs_x) beside ring."""
+    out = tmp_path_factory.mktemp("msccl")
+    (out / "ring8.xml").write_text(program(ring(8), nchunks=8, name="ring_x"))
+    (out / "pairs8.xml").write_text(program(allpairs(8), nchunks=8, name="pairs_x"))
+    scenario = out / "two_files.yaml"
+    scenario.write_text("name: two_files\ntopology: switch8\n"
+                        "collective: {op: allreduce, algorithms: [{msccl: ring8.xml}, {msccl: pairs8.xml}, ring]}\n"
+                        "sizes: [1 MiB]\n")
+    assert main(["run", str(scenario), "--out", str(out / "results"), "--no-plots", "-q"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("kind", ["gantt", "links"])
+@pytest.mark.parametrize("name", ["msccl:ring_x", "msccl:pairs_x", "ring"])
+def test_plot_draws_the_algorithm_a_result_row_names_even_the_second_msccl_file(msccl_dir, tmp_path, kind, name):
+    drawn = []
+    draw = "gantt" if kind == "gantt" else "link_utilization"
+    with mock.patch.object(plots, draw, lambda trace, path, **_: drawn.append(trace.schedule.algorithm)):
+        assert main(["plot", str(msccl_dir / "results"), "--kind", kind, "--algorithm", name,
+                     "-o", str(tmp_path / "x.png")]) == 0
+    assert drawn == [name]
+
+
+def test_plot_refuses_a_bare_msccl_among_several_files_naming_each_as_the_rows_do(msccl_dir, tmp_path, capsys):
+    assert main(["plot", str(msccl_dir / "results"), "--kind", "gantt", "--algorithm", "msccl",
+                 "-o", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "--algorithm: 'msccl' is ambiguous: the scenario lists 2 MSCCL files; name one as result rows do: " \
+           "msccl:ring_x (ring8.xml), msccl:pairs_x (pairs8.xml)" in err
+    assert main(["plot", str(msccl_dir / "results"), "--kind", "gantt", "--algorithm", "pairs8.xml",
+                 "-o", str(tmp_path / "x.png")]) == 2
+    assert "(it lists msccl:ring_x, msccl:pairs_x, ring)" in capsys.readouterr().err
+
+
+def test_plot_takes_a_bare_msccl_when_the_scenario_lists_one_file(msccl_dir, tmp_path):
+    scenario = msccl_dir / "one_file.yaml"
+    scenario.write_text((msccl_dir / "two_files.yaml").read_text().replace("{msccl: ring8.xml}, ", ""))
+    drawn = []
+    with mock.patch.object(plots, "gantt", lambda trace, path, **_: drawn.append(trace.schedule.algorithm)):
+        assert main(["plot", str(scenario), "--kind", "gantt", "--algorithm", "msccl",
+                     "-o", str(tmp_path / "x.png")]) == 0
+    assert drawn == ["msccl:pairs_x"]
 
 
 def test_plot_says_precisely_what_a_directory_lacks(sparse_dir, tmp_path, capsys):

@@ -1,14 +1,17 @@
 """simnet.plots.topology: drawings stay readable at any size and keep what they stand for."""
 
 import networkx as nx
+import numpy as np
 import pytest
+from matplotlib.collections import LineCollection
 
 from simnet import plots
 from simnet.algorithms import ALGORITHMS
 from simnet.engine import simulate
+from simnet.errors import SimnetError
 from simnet.network import Network
 from simnet.plots.topology import DETAIL_NODES, GROUPS, MAX_SERVERS, MAX_SWITCHES, _drawing
-from simnet.topology import cluster, find, load, switch, torus
+from simnet.topology import build, cluster, find, load, switch, torus
 from tests.plots.checks import assert_readable
 
 
@@ -97,6 +100,49 @@ def test_idle_links_are_named_in_the_legend_only_when_some_are_drawn(tmp_path):
         assert trace.links()["utilization"].min() == 0.0 if idle else trace.links()["utilization"].min() > 0.0
         figure = plots.link_utilization(trace, tmp_path / "links.png")
         assert ("idle: carried nothing" in legend_of(figure)) is idle
+
+
+@pytest.fixture(scope="module")
+def nic_bound_ring():
+    """nccl_ring, 64 MiB on 2 x DGX H100: NVSwitch ports busy 95 % of the time at 83 % load, NICs 94 % at 94 %."""
+    network = Network(build({"file": "dgx_h100_ndr_32", "nodes": 2, "fabric_params": {"hosts_per_leaf": 2}}))
+    params = ALGORITHMS["nccl_ring"].resolved(network, 64 * 2**20, {"protocol": "auto"})
+    return simulate(network, ALGORITHMS["nccl_ring"].build(network.size, 64 * 2**20, **params))
+
+
+def darkness_by_tier(figure, graph) -> dict[str, float]:
+    """Per tier, the darkest line's darkness (1 - mean RGB: the colour map runs light to dark as values grow)."""
+    edges = _drawing(graph).edges
+    (lines,) = [c for c in figure.axes[0].collections if isinstance(c, LineCollection) and c.get_zorder() == 1]
+    darkness = 1 - np.asarray(lines.get_colors())[:, :3].mean(axis=1)
+    assert len(darkness) == len(edges)
+    return {tier: float(max(d for d, e in zip(darkness, edges) if e.tier == tier)) for tier in {e.tier for e in edges}}
+
+
+def test_links_are_coloured_by_load_so_the_nics_of_a_nic_bound_ring_are_the_darkest(nic_bound_ring, tmp_path):
+    links = nic_bound_ring.links()
+    peak = links.groupby("tier")[["load", "utilization"]].max()
+    assert peak.loc["ib", "load"] > peak.loc["nvswitch", "load"]
+    assert peak.loc["ib", "utilization"] < peak.loc["nvswitch", "utilization"]
+    graph = nic_bound_ring.network.graph
+    figure = plots.link_utilization(nic_bound_ring, tmp_path / "load.png")
+    darkness = darkness_by_tier(figure, graph)
+    assert darkness["ib"] > darkness["nvswitch"]
+    named = legend_of(figure)
+    assert f"most loaded link, load {peak.loc['ib', 'load']:.2f}:" in named[1] and "(ib)" in named[1]
+    assert named[2].replace("\n", " ").startswith(
+        f"most loaded per tier: ib {peak.loc['ib', 'load']:.2f}, nvswitch {peak.loc['nvswitch', 'load']:.2f}")
+    assert "load of the most loaded link" in figure.axes[1].get_xlabel()
+    assert figure.get_suptitle().endswith("lines coloured by load")
+    assert_readable(figure, tmp_path / "load.png")
+    busy = plots.link_utilization(nic_bound_ring, tmp_path / "busy.png", metric="busy")
+    darkness = darkness_by_tier(busy, graph)
+    assert darkness["ib"] < darkness["nvswitch"]
+    assert "busiest link, busy time 0.95:" in legend_of(busy)[1] and "(nvswitch)" in legend_of(busy)[1]
+    assert "busy time of the busiest link" in busy.axes[1].get_xlabel()
+    assert_readable(busy, tmp_path / "busy.png")
+    with pytest.raises(SimnetError, match="must be one of load, busy, got 'bytes'"):
+        plots.link_utilization(nic_bound_ring, tmp_path / "x.png", metric="bytes")
 
 
 def test_one_server_too_large_for_detail_is_drawn_inside_with_its_kinds_on_rows_and_grouped():

@@ -1,12 +1,14 @@
 """simnet.plots.traces: the Gantt chart of one run."""
 
 import numpy as np
+from matplotlib.colors import to_rgb
+from matplotlib.patches import Patch
 
 from simnet import plots
 from simnet.algorithms import ALGORITHMS
 from simnet.engine import simulate
 from simnet.network import Network
-from simnet.topology import find, load
+from simnet.topology import cluster, find, load
 from tests.plots.checks import assert_readable, legends
 
 
@@ -33,3 +35,28 @@ def test_gantt_says_when_ranks_are_left_out(tmp_path):
     figure = plots.gantt(trace, tmp_path / "gantt.png", max_ranks=4)
     assert "(ranks 0–3 of 8 shown)" in figure.get_suptitle()
     assert figure.axes[0].get_ylim() == (3.5, -0.5)
+
+
+def tier_legend(figure) -> dict[str, tuple]:
+    """Tier name -> RGB of its entry in the figure's legend."""
+    (legend,) = legends(figure)
+    return {text.get_text(): to_rgb(handle.get_facecolor() if isinstance(handle, Patch) else handle.get_color())
+            for text, handle in zip(legend.get_texts(), legend.legend_handles) if text.get_text()}
+
+
+def test_a_tier_has_one_colour_in_every_gantt_and_topology_drawing(tmp_path):
+    """nvswitch alone (one server) and beside ib (two servers), and in the drawing of the topology: one colour."""
+    alone = Network(load(find("dgx_h100")))
+    one = plots.gantt(simulate(alone, ALGORITHMS["ring"].builder(alone.size, 2**20)), tmp_path / "one.png")
+    pair = Network(cluster("dgx_h100", 2, fabric_params={"bandwidth_Bps": 50e9, "latency_s": 1e-6}))
+    two = plots.gantt(simulate(pair, ALGORITHMS["ring"].builder(pair.size, 2**20)), tmp_path / "two.png")
+    drawn = plots.draw_topology(pair.graph, tmp_path / "topology.png")
+    one, two, drawn = tier_legend(one), tier_legend(two), tier_legend(drawn)
+    assert list(one) == ["nvswitch"] and {"ib", "nvswitch"} <= set(two) and {"ib", "nvswitch", "pcie"} <= set(drawn)
+    assert one["nvswitch"] == two["nvswitch"] == drawn["nvswitch"] and two["ib"] == drawn["ib"] != two["nvswitch"]
+
+
+def test_tiers_simnet_does_not_know_keep_their_colour_and_never_share_one_in_a_plot():
+    assert plots.tier_colors(["roce", "nvswitch"])["roce"] == plots.tier_colors(["roce"])["roce"]
+    colors = plots.tier_colors(["qpi", "upi", "nvswitch", *(f"t{i}" for i in range(8))])
+    assert len(set(colors.values())) == len(colors) and colors["nvswitch"] == plots.TIER_COLORS["nvswitch"]

@@ -640,3 +640,14 @@ def test_run_reports_the_points_that_ran_before_it_names_the_one_that_failed(tmp
     assert capsys.readouterr().err.startswith(f"error: {scenario}: sweep: point 1 (topology=dgx_a100)"), \
         "the sweep's error, not that the baseline did not run"
 
+
+
+def test_run_says_nccls_channels_fell_back_where_simnet_has_no_nccl_model(tmp_path, capsys):
+    """On a topology without NCCL's model, `run`'s note says which of NCCL's decisions fell back to what."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("name: s\ntopology: {builder: switch, hosts: 4, bandwidth: 25 GB/s, latency: 1 us}\n"
+                        "collective: {op: allreduce, algorithms: [nccl_ring, {name: nccl_tree, channels: 4}]}\n"
+                        "sizes: [1 MiB]\n")
+    assert main(["run", str(scenario)]) == 0
+    out = capsys.readouterr().out
+    assert "channels fell back to 2 (nccl_ring) and protocol to simple (nccl_ring, nccl_tree)" in out

@@ -27,6 +27,7 @@ __all__ = [
     "units",
     "Network",
     "Schedule",
+    "ScheduleBuilder",
     "Transfer",
     "check",
     "simulate",
@@ -59,6 +60,7 @@ _WHERE = {
     "parse_scenario": "simnet.scenario",
     "run": "simnet.scenario",
     "Schedule": "simnet.schedule",
+    "ScheduleBuilder": "simnet.algorithms.builder",
     "Transfer": "simnet.schedule",
     "check": "simnet.schedule",
 }

@@ -695,8 +695,31 @@ def nccl_without_model(results: pd.DataFrame) -> str:
     if not len(alone):
         return ""
     names = ", ".join(dict.fromkeys(alone["algorithm"]))
-    return (f"{names} carry NCCL's latencies (its base and per-step constants) but have no NCCL cost model here: "
+    note = (f"{names} carry NCCL's latencies (its base and per-step constants) but have no NCCL cost model here: "
             f"simnet derives it for {MODELLED_SYSTEMS}.")
+    resolved = alone["resolved"] if "resolved" in alone else pd.Series("", index=alone.index)
+    fell: dict[str, dict[str, list]] = {}
+    for algorithm, text in zip(alone["algorithm"], resolved.fillna("").astype(str)):
+        values = _params(text)
+        for key in _FALLBACKS:
+            if key in values:
+                users = fell.setdefault(key, {}).setdefault(values[key], [])
+                users += [algorithm] if algorithm not in users else []
+    if not fell:
+        return note
+    parts = [f"{key}{' fell back' if not parts_so_far else ''} to "
+             + " and ".join(f"{value} ({', '.join(users)})" for value, users in sorted(fell[key].items(), key=str))
+             for parts_so_far, key in enumerate(fell)]
+    advice = " and ".join(f"{key}: ({_FALLBACKS[key]})" for key in fell)
+    return (f"{note} Without it, {' and '.join(parts)}: simnet's defaults, not what NCCL would launch. "
+            f"Set {advice} in the algorithm's parameters.")
+
+
+_FALLBACKS = {"channels": "e.g. one per NIC of a server: each channel crosses servers through one NIC; "
+                          "NCCL launches at most 64",
+              "protocol": "simple, ll or ll128"}
+"""Parameters NCCL's schedules take from NCCL's model (in the order a note names them), and a hint for
+setting each where there is no model."""
 
 
 def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:

@@ -552,7 +552,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
       simnet tune dgx_h100 --sizes 64KiB..4GiB:x4 --emit nccl-tuner nccl_tuner.conf
       simnet tune dgx_h100_ndr_32 --sizes 1MiB..1GiB:x32 --nccl --workers 2
     """
-    from simnet.tune import display_tuner_table, skipped_note, tune as tune_sizes, tuner_table
+    from simnet.tune import comparison_note, display_tuner_table, skipped_note, tune as tune_sizes, tuner_table
     from simnet.units import format_size_span, parse_size_range
 
     if top is not None:
@@ -614,6 +614,8 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
                        f"{tuned['choice'].nunique()} candidates; {summary}")
             click.echo("predicted and simulated times are those at the size in 'at size', the largest of each range")
             click.echo(display_tuner_table(table).to_string(index=False))
+            if note := comparison_note(tuned, table):
+                click.echo(note)
         if fmt != "table" and not quiet:
             click.echo(summary, err=True)
         if (note := skipped_note(tuned)) and not quiet:

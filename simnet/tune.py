@@ -63,7 +63,7 @@ from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.nccl import NCCL_NAMES, NCCL_RELEASE, SWITCH_SCHEDULES, nccl_variants
 from simnet.algorithms.hierarchy import LEVELS, hierarchy_factors
 from simnet.algorithms.registry import resolved_changes
-from simnet.analysis import nccl_key
+from simnet.analysis import NCCL_COMPARISON_NOTE, nccl_key
 from simnet.engine import simulate
 from simnet.errors import SimnetError
 from simnet.models import NetworkCosts
@@ -81,6 +81,7 @@ __all__ = [
     "as_blueconnect",
     "nccl_tuner_rows",
     "skipped_note",
+    "comparison_note",
 ]
 
 PRUNE_FACTOR = 1.5
@@ -321,6 +322,15 @@ def skipped_note(tuned: pd.DataFrame) -> str:
     if not by_reason:
         return ""
     return "not tried: " + "; ".join(f"{', '.join(labels)} ({reason})" for reason, labels in by_reason.items())
+
+
+def comparison_note(tuned: pd.DataFrame, table: pd.DataFrame) -> str:
+    """:data:`~simnet.analysis.NCCL_COMPARISON_NOTE` where a range of `table` (:func:`tuner_table` of `tuned`) is
+    won by a schedule outside NCCL's family while NCCL's schedules were simulated beside it (``""`` otherwise):
+    the winner paid link latencies only, NCCL's schedules NCCL's protocol and launch costs too."""
+    simulated = tuned["algorithm"].isin(list(NCCL_NAMES)) & tuned["simulated_s"].notna()
+    outside = ~table["algorithm"].isin(list(NCCL_NAMES))
+    return NCCL_COMPARISON_NOTE if simulated.any() and outside.any() else ""
 
 
 def _simulated_s(net, name: str, size: int, resolved: dict, options: dict, batch: int) -> float | None:

@@ -231,6 +231,26 @@ def test_nccl_schedules_without_an_nccl_model_are_named_in_a_note():
     assert nccl_without_model(modelled) == "" and nccl_without_model(TABLE) == ""
 
 
+def test_the_note_says_which_of_nccls_decisions_fell_back_to_what():
+    """Where NCCL's model is missing, the channels and protocol NCCL would have chosen fall back to simnet's
+    defaults; the note names each with its value and the schedules it applies to, from the rows' ``resolved``,
+    and leaves out what the run gave (a gb200_nvl72_xdr_2 ring at 2 channels looked 7x slower than at 16)."""
+    from simnet.analysis import nccl_without_model
+
+    rows = nccl_rows([("nccl_ring", '{"protocol": "simple"}', 1 << 30, 3.0, "", float("nan")),
+                      ("nccl_tree", "{}", 1 << 30, 3.5, "", float("nan")),
+                      ("nccl_ring", '{"channels": 16, "protocol": "simple"}', 1 << 30, 1.0, "", float("nan"))])
+    rows = rows.assign(model_time_s=float("nan"),
+                       resolved=['{"channels": 2, "gpus_per_node": 72}',
+                                 '{"channels": 2, "gpus_per_node": 72, "protocol": "simple"}',
+                                 '{"gpus_per_node": 72}'])
+    note = nccl_without_model(rows)
+    assert "channels fell back to 2 (nccl_ring, nccl_tree) and protocol to simple (nccl_tree)" in note
+    assert "Set channels: (" in note and "protocol: (simple, ll or ll128)" in note
+    given = rows.iloc[[2]]
+    assert "fell back" not in nccl_without_model(given) and nccl_without_model(given).startswith("nccl_ring carry")
+
+
 def test_sparse_rows_carry_the_dense_equivalent_busbw_beside_the_bytes_sent():
     sent = [3.0e6, 1.0e6, 1.0e6, 1.0e6]
     row = result_row(scenario="s", point="", topology="t", op="allreduce", algorithm="gtopk", params="{}",

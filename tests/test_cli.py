@@ -114,6 +114,18 @@ def test_tune_nccl_on_a_server_without_nvls_names_what_it_did_not_try(tmp_path, 
     assert capsys.readouterr().err == ""
 
 
+def test_tune_nccl_says_under_its_table_that_a_winner_outside_nccls_family_pays_link_latencies_only(capsys):
+    """With --nccl, a range won by a schedule NCCL does not run (recursive doubling at 1 KiB) gets the caveat
+    `run` prints; a table tuned without NCCL's schedules does not."""
+    from simnet.analysis import NCCL_COMPARISON_NOTE
+
+    assert main(["tune", "dgx_h100", "--sizes", "1KiB", "--nccl", "--prune-factor", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "recursive_doubling" in out and out.rstrip().endswith(NCCL_COMPARISON_NOTE)
+    assert main(["tune", "dgx_h100", "--sizes", "1KiB", "--prune-factor", "1"]) == 0
+    assert NCCL_COMPARISON_NOTE not in capsys.readouterr().out
+
+
 def test_algorithms_says_nccls_algorithm_is_its_choice_not_ring(capsys):
     """nccl's `nccl_algorithm` is decided per size by NCCL's model unless given: the listing says so instead of
     the builder's fallback 'ring', which reads as if NCCL always ran Ring."""
@@ -640,3 +652,14 @@ def test_run_reports_the_points_that_ran_before_it_names_the_one_that_failed(tmp
     assert capsys.readouterr().err.startswith(f"error: {scenario}: sweep: point 1 (topology=dgx_a100)"), \
         "the sweep's error, not that the baseline did not run"
 
+
+
+def test_run_says_nccls_channels_fell_back_where_simnet_has_no_nccl_model(tmp_path, capsys):
+    """On a topology without NCCL's model, `run`'s note says which of NCCL's decisions fell back to what."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("name: s\ntopology: {builder: switch, hosts: 4, bandwidth: 25 GB/s, latency: 1 us}\n"
+                        "collective: {op: allreduce, algorithms: [nccl_ring, {name: nccl_tree, channels: 4}]}\n"
+                        "sizes: [1 MiB]\n")
+    assert main(["run", str(scenario)]) == 0
+    out = capsys.readouterr().out
+    assert "channels fell back to 2 (nccl_ring) and protocol to simple (nccl_ring, nccl_tree)" in out

@@ -11,7 +11,9 @@ at most :data:`MAX_SERIES` lines, so no legend has more than
 
 from __future__ import annotations
 
+import json
 import math
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +30,7 @@ from simnet.plots._figure import new_figure, save, size_axis, time_axis, value_a
 from simnet.units import format_bandwidth, format_size, format_time
 
 __all__ = ["METRICS", "MAX_SERIES", "MAX_PANELS", "Layout", "layout", "default_against", "metric_plot",
-           "time_vs_size", "busbw_vs_size", "speedup_bars"]
+           "time_vs_size", "busbw_vs_size", "speedup_bars", "category_labels"]
 
 METRICS = ("time", "busbw")
 """Metrics :func:`metric_plot` draws: completion time, bus bandwidth."""
@@ -191,12 +193,82 @@ def _select(frame: pd.DataFrame, column: str, values: tuple[str, ...]) -> pd.Ser
     return frame[column] == "\x1f".join(values)
 
 
-def _with_factors(results: pd.DataFrame) -> pd.DataFrame:
-    """`results` beside its :func:`~simnet.analysis.factors`, whose names are kept in ``attrs["variables"]``."""
+def _with_factors(results: pd.DataFrame, labels: dict[str, dict[str, str]] | None = None) -> pd.DataFrame:
+    """`results` beside its :func:`~simnet.analysis.factors`, whose names are kept in ``attrs["variables"]``;
+    a variable whose values are mappings (a sweep point's whole topology) shows each by :func:`category_labels`
+    (or by `labels`, ``{variable: {value: label}}``, kept in ``attrs["labels"]``)."""
     variables = factors(results)
+    if labels is None:
+        labels = {}
+        for column in variables.columns:
+            values = [str(v) for v in variables[column].drop_duplicates()]
+            if any(v.startswith("{") for v in values):
+                labels[column] = dict(zip(values, category_labels(values)))
+    for column, shown in labels.items():
+        if column in variables:
+            variables[column] = [shown.get(str(v), v) for v in variables[column]]
     frame = pd.concat([results.drop(columns=[c for c in variables if c in results]), variables], axis=1)
     frame.attrs["variables"] = list(variables.columns)
+    frame.attrs["labels"] = labels
     return frame
+
+
+def _flat(value, prefix: str = "") -> dict[str, str]:
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in _flat(item, f"{prefix}{key}.").items()}
+    return {prefix.rstrip("."): json.dumps(value) if isinstance(value, (list, bool)) or value is None else str(value)}
+
+
+def category_labels(values: list[str]) -> list[str]:
+    """Short, distinct labels for the values of a categorical variable, in order.
+
+    A mapping (JSON text, such as a sweep point's whole topology) shows only the keys whose values differ
+    among the mappings (``kind=dgx_b200``; all its keys, ``builder=…, kind=…``, when no other mapping
+    differs from it), nested keys dotted; other values (a preset's name) are shown as they are. Values
+    whose short labels would collide keep their full text.
+
+    >>> category_labels(['{"kind": "dgx_h100", "nodes": 16}', '{"kind": "dgx_b200", "nodes": 16}', 'gb200'])
+    ['kind=dgx_h100', 'kind=dgx_b200', 'gb200']
+    >>> category_labels(['{"builder": "cluster", "nodes": 2}', 'dgx_h100'])
+    ['builder=cluster, nodes=2', 'dgx_h100']
+    """
+    parsed = {}
+    for value in values:
+        try:
+            mapping = json.loads(value)
+        except (json.JSONDecodeError, TypeError):
+            continue
+        if isinstance(mapping, dict):
+            parsed[value] = _flat(mapping)
+    keys = list(dict.fromkeys(key for flat in parsed.values() for key in flat))
+    differ = [key for key in keys if len({flat.get(key) for flat in parsed.values()}) > 1]
+    shown = []
+    for value in values:
+        if value not in parsed:
+            shown.append(value)
+            continue
+        flat = parsed[value]
+        mine = [key for key in differ if key in flat] or list(flat)
+        shown.append(", ".join(f"{key}={flat[key]}" for key in mine) or value)
+    return shown if len(set(shown)) == len(set(values)) else list(values)
+
+
+def _tick_labels(labels: list[str], slot_in: float) -> tuple[list[str], int]:
+    """`labels` wrapped between words to fit `slot_in` inches each at a small font, and their rotation: 0, or
+    90 degrees (wrapped to :data:`_UPRIGHT` characters) where a word is wider than that."""
+    def wrapped(width: int) -> list[str]:
+        return ["\n".join(textwrap.wrap(label, width, break_long_words=False, break_on_hyphens=False)) or label
+                for label in labels]
+
+    characters = max(8, int(slot_in * 72 / (0.55 * 8)))
+    flat = wrapped(characters)
+    if max((len(line) for label in flat for line in label.splitlines()), default=0) <= characters:
+        return flat, 0
+    return wrapped(_UPRIGHT), 90
+
+
+_UPRIGHT = 32
+"""Characters per line of a tick label turned upright."""
 
 
 def default_against(results: pd.DataFrame) -> str:
@@ -257,7 +329,7 @@ def _x_values(frame: pd.DataFrame, x: str, order: list[str], rows: pd.DataFrame 
     return np.array([position[str(v)] for v in rows[x]], dtype=float), None
 
 
-def _x_axis(axes, frame: pd.DataFrame, x: str, sparse: bool, most: int) -> None:
+def _x_axis(axes, frame: pd.DataFrame, x: str, sparse: bool, most: int, width_in: float) -> None:
     order = _ordered(frame, x)
     values, kind = _x_values(frame, x, order)
     if x == "size":
@@ -266,8 +338,12 @@ def _x_axis(axes, frame: pd.DataFrame, x: str, sparse: bool, most: int) -> None:
         return
     distinct = np.unique(values)
     if kind is None:
-        value_axis(axes.xaxis, np.arange(len(order), dtype=float), order, log=False)
+        labels, rotation = _tick_labels(order, width_in / max(1, min(len(order), 12)))
+        value_axis(axes.xaxis, np.arange(len(order), dtype=float), labels, log=False)
         axes.set_xlim(-0.5, len(order) - 0.5)
+        if rotation:
+            for axis in axes.figure.axes:
+                axis.tick_params(axis="x", labelrotation=rotation)
     else:
         format_value = {"size": format_size, "time": format_time, "bandwidth": format_bandwidth,
                         "fraction": format_fraction}.get(kind, lambda v: f"{v:g}")
@@ -347,9 +423,11 @@ def metric_plot(
     frame = _keyed(frame, plan)
     model = None
     if curves is not None and len(curves) and against in ("size", "payload.density"):
-        model = _keyed(_with_factors(curves.reset_index(drop=True)), plan)
+        model = _keyed(_with_factors(curves.reset_index(drop=True), frame.attrs["labels"]), plan)
     sparse = bool(_is_sparse(results).any())
-    rows, columns, width, height = _grid(len(plan.panels), (4.0, 3.0) if len(plan.panels) > 1 else (7.0, 4.4), 2.8)
+    categorical = _x_values(frame, against, _ordered(frame, against))[1] is None
+    panel_in = (4.0, 3.0) if len(plan.panels) > 1 else (7.0, 4.4)
+    rows, columns, width, height = _grid(len(plan.panels), panel_in, 2.8)
     figure = new_figure(width, height)
     shared = metric == "time"
     grid = figure.subplots(rows, columns, sharex=True, sharey=shared, squeeze=False)
@@ -372,20 +450,24 @@ def metric_plot(
                 fitted = fitted.sort_values("size_bytes" if against == "size" else against)
                 axes.plot(fitted[against].astype(float), _metric(fitted, metric, "model_time_s"), linestyle=style,
                           color=colour, alpha=0.75, linewidth=1.3)
+            elif categorical:
+                axes.plot(xs[sort], _metric(rows_, metric, "model_time_s")[sort], linestyle="", marker="_",
+                          markersize=size + 8, markeredgewidth=1.6, color=colour, alpha=0.75)
             else:
                 axes.plot(xs[sort], _metric(rows_, metric, "model_time_s")[sort], linestyle=style, color=colour,
                           alpha=0.75, linewidth=1.3)
             legend[_label(plan.lines, line)] = Line2D([], [], color=colour, marker=marker, markersize=size,
-                                                      linestyle=style, linewidth=1.3)
+                                                      linestyle="" if categorical else style, linewidth=1.3)
         if not plan.shared_legend:
-            _legend(axes, {label: legend.pop(label) for label in list(legend)} | _styles(model, against, results),
+            _legend(axes, {label: legend.pop(label) for label in list(legend)}
+                    | _styles(model, against, results, categorical),
                     _legend_title(plan.lines))
         axes.set_title(heading, fontsize="small")
         axes.grid(True, which="major", alpha=0.3)
     for axes in grid.flat[len(plan.panels):]:
         axes.set_axis_off()
     first = grid.flat[0]
-    _x_axis(first, frame, against, sparse, 9 if len(plan.panels) == 1 else 6)
+    _x_axis(first, frame, against, sparse, 9 if len(plan.panels) == 1 else 6, panel_in[0])
     for axes in grid.flat[: len(plan.panels)]:
         axes.tick_params(axis="x", labelsize="small", labelbottom=True)
         axes.tick_params(axis="y", labelsize="small")
@@ -406,19 +488,25 @@ def metric_plot(
         last_row = index >= len(plan.panels) - grid.shape[1]
         axes.set_xlabel(label if last_row else "", fontsize="small")
     if plan.shared_legend:
-        _legend(grid[0, min(len(plan.panels), grid.shape[1]) - 1], legend | _styles(model, against, results),
+        _legend(grid[0, min(len(plan.panels), grid.shape[1]) - 1],
+                legend | _styles(model, against, results, categorical),
                 _legend_title(plan.lines))
     _title(figure, title, results, plan)
     return save(figure, path)
 
 
-def _styles(model: pd.DataFrame | None, against: str, results: pd.DataFrame) -> dict[str, Line2D]:
-    """Legend entries for the two ways a series is drawn: simulated points, the model's line.
+def _styles(model: pd.DataFrame | None, against: str, results: pd.DataFrame,
+            categorical: bool = False) -> dict[str, Line2D]:
+    """Legend entries for the two ways a series is drawn: simulated points, the model's line (a dash at each
+    category on a categorical axis, where a line between categories would mean nothing).
 
     NCCL's schedules are drawn against NCCL's own cost model, which the label says.
     """
     dense = model is not None or against not in ("size", "payload.density")
     name = "α-β model" + (" (NCCL's own for NCCL's schedules)" if _has_nccl(results) else "")
+    if categorical:
+        return {"simulated": Line2D([], [], color="0.3", marker="o", linestyle=""),
+                name: Line2D([], [], color="0.3", marker="_", markersize=14, markeredgewidth=1.6, linestyle="")}
     return {"simulated": Line2D([], [], color="0.3", marker="o", linestyle=""),
             name if dense else f"{name} (joined at the runs only)": Line2D([], [], color="0.3")}
 
@@ -504,7 +592,10 @@ def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ri
         axes.axhline(1.0, linestyle="--", color="black", linewidth=1)
         labels = [_shown(against, value, (against,)) if against in ("size", "payload.density") else value
                   for value in order]
-        axes.set_xticks(range(len(order)), labels, fontsize="small", rotation=30 if len(order) > 6 else 0)
+        labels, rotation = _tick_labels(labels, panel_width / max(1, len(order)))
+        rotation = rotation or (30 if len(order) > 6 else 0)
+        axes.set_xticks(range(len(order)), labels, fontsize="small", rotation=rotation,
+                        ha="right" if rotation == 30 else "center")
         axes.set_xlim(-0.6, len(order) - 0.4)
         axes.tick_params(axis="y", labelsize="small")
         axes.set_title(heading, fontsize="small")

@@ -110,8 +110,10 @@ def calibrated_cluster(kind: str, nodes: int, *, nic_share: float = 1.0, pxn: bo
     nodes : int
         Number of servers (racks), ≥ 1.
     nic_share : float, optional
-        Scales every NIC: 0.5 models a server with 4 NICs for 8 GPUs (each GPU's share
-        of a NIC is half a port), as in the HGX systems of the multi-node rows of
+        Each GPU's share of one NIC port, in (0, 1]: scales every NIC's port rate, and a
+        NIC's cable runs at the lower of its port and the fabric's cable rate (one port's
+        effective rate), so 0.5 models a server with 4 NICs for 8 GPUs (two GPUs share a
+        port), as in the HGX systems of the multi-node rows of
         :data:`simnet.calibration.PUBLISHED`. Default 1.
     pxn : bool, optional
         Send to another server through the NIC of the destination's rail, reached over
@@ -127,12 +129,16 @@ def calibrated_cluster(kind: str, nodes: int, *, nic_share: float = 1.0, pxn: bo
     Raises
     ------
     TopologyError
-        For an unknown `kind`, `nodes` < 1 or `nic_share` ≤ 0.
+        For an unknown `kind`, `nodes` < 1 or `nic_share` outside (0, 1].
     """
     _check_kind(kind)
     _check_int(nodes, "nodes", 1)
     if isinstance(nic_share, bool) or not isinstance(nic_share, (int, float)) or not 0 < nic_share < float("inf"):
         raise TopologyError(f"must be a number > 0, got {nic_share!r}", path="nic_share")
+    if nic_share > 1:
+        raise TopologyError(f"must be at most 1, got {nic_share!r}: it is a GPU's share of one NIC port, and a NIC's "
+                            f"cable runs at the lower of its port and one port's effective rate, so more has no effect",
+                            path="nic_share")
     fabric = {
         "leaves": sum(1 for _, node_kind in calibrated_node(kind).nodes(data="kind") if node_kind == "nic"),
         "spines": 4,

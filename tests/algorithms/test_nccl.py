@@ -504,3 +504,23 @@ def test_nccl_names_an_unknown_release_or_a_forced_algorithm_it_does_not_know(pa
     with pytest.raises(SimnetError) as error:
         ALGORITHMS["nccl"].resolved(net, MIB, params)
     assert error.value.path == path and error.value.message.startswith(message)
+
+
+def test_the_documented_gap_of_forced_ll_at_large_sizes_is_what_a_run_gives():
+    """docs/nccl.md quotes forced Ring/LL on 2 x DGX H100 at 256 MiB, simulated (no per-channel LL cap) and in
+    NCCL's model (capped at llMaxBw): both numbers come from this run, and the gap is the documented one."""
+    from pathlib import Path
+
+    from simnet.scenario import parse_scenario, run
+    from simnet.units import format_time
+
+    scenario = parse_scenario({
+        "name": "ll_large", "topology": {"file": "dgx_h100_ndr_32", "nodes": 2},
+        "collective": {"op": "allreduce", "algorithms": [{"name": "nccl_ring", "protocol": "ll", "channels": 16}]},
+        "sizes": ["256 MiB"]})
+    [row] = run(scenario).to_dict("records")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "nccl.md").read_text()
+    quoted = (f"at 256 MiB takes {format_time(row['sim_time_s'])} simulated against {format_time(row['model_time_s'])} "
+              "in NCCL's model")
+    assert quoted in " ".join(doc.split()), quoted
+    assert row["sim_time_s"] < row["model_time_s"] / 4

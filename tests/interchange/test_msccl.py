@@ -1,5 +1,6 @@
 import functools
 import inspect
+import json
 import re
 import shutil
 from pathlib import Path
@@ -635,3 +636,21 @@ def test_compare_takes_an_imported_program_as_its_baseline(tmp_path, capsys):
     path = scenario_dir(tmp_path, f"[{{msccl: {HIERARCHICAL.name}}}, blueconnect]")
     assert main(["compare", str(path), "--baseline", "msccl:hierarchical_2x4", "-q"]) == 0
     assert "speedups over msccl:hierarchical_2x4" in capsys.readouterr().out
+
+
+def test_the_documented_way_to_run_a_python_built_schedule_in_a_scenario_works(tmp_path, monkeypatch, capsys):
+    """docs/algorithms.md's example: a schedule built with simnet.ScheduleBuilder, checked and dumped as MSCCL,
+    runs in a scenario beside simnet's `ring`, at every size, in the ring's time (the same algorithm)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "algorithms.md").read_text()
+    section = doc.split("## Running a schedule you built in Python", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    scenario = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "docs/algorithms.md", "exec"), {})
+    (tmp_path / "mine.yaml").write_text(scenario)
+    assert main(["run", "mine.yaml", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    times = {(row["algorithm"], row["size_bytes"]): row["sim_time_s"] for row in rows}
+    assert {algorithm for algorithm, _ in times} == {"msccl:my_ring", "ring"}
+    for size in (2**20, 2**26):
+        assert times["msccl:my_ring", size] == pytest.approx(times["ring", size], rel=1e-12)

@@ -174,3 +174,54 @@ def test_points_that_set_different_keys_sit_at_their_own_values(tmp_path):
     low, high = axes.get_xlim()
     drawn = [x for line in axes.get_lines() for x in np.asarray(line.get_xdata(), dtype=float)]
     assert drawn and all(low <= x <= high for x in drawn) and sorted(set(drawn)) == [0.0, 1.0]
+
+
+MACHINES = ['topology={"builder": "calibrated_cluster", "kind": "dgx_h100", "nodes": 16, "pxn": true}',
+            'topology={"builder": "calibrated_cluster", "kind": "dgx_b200", "nodes": 16, "pxn": true}',
+            "topology=gb200_nvl72_xdr_2"]
+
+
+def test_short_labels_name_only_the_keys_that_differ_between_mappings():
+    from simnet.plots.results import category_labels
+
+    values = [point.partition("=")[2] for point in MACHINES]
+    assert category_labels(values) == ["kind=dgx_h100", "kind=dgx_b200", "gb200_nvl72_xdr_2"]
+    assert category_labels(['{"builder": "cluster", "fabric_params": {"leaves": 2}}', "dgx_h100"]) == [
+        "builder=cluster, fabric_params.leaves=2", "dgx_h100"]
+    assert category_labels(["ring", "tree"]) == ["ring", "tree"]
+
+
+@pytest.mark.parametrize("metric", ["busbw", "time"])
+def test_a_sweep_of_whole_topologies_is_ticked_with_short_labels_and_drawn_without_lines(metric, tmp_path):
+    """Sweep points that are whole topology mappings were ticked with their JSON, overlapping into a smear, and
+    the model was a line from one machine to the next; now each tick names what differs (a preset by its name),
+    no two labels overlap, and nothing joins the categories (the model is a dash at each)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    path = tmp_path / "o.png"
+    figure = plots.metric_plot(rows(MACHINES, ["nccl_ring", "nccl_tree"], [2**26, 2**30]), path, metric=metric,
+                               against="topology")
+    axes = figure.axes[0]
+    assert [label.get_text() for label in axes.get_xticklabels()] == ["kind=dgx_h100", "kind=dgx_b200",
+                                                                      "gb200_nvl72_xdr_2"]
+    assert all(line.get_linestyle() == "None" for line in axes.get_lines())
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    boxes = [label.get_window_extent(renderer) for label in axes.get_xticklabels()]
+    assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:]))
+    assert_readable(figure, path)
+
+
+def test_long_category_labels_are_wrapped_or_rotated_so_they_do_not_overlap(tmp_path):
+    points = [f'topology={{"builder": "calibrated_cluster", "kind": "dgx_h100", "nodes": {n}, '
+              f'"oversubscription": {n}, "pxn": {"true" if n % 2 else "false"}, "sharp": true}}' for n in range(1, 9)]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    path = tmp_path / "o.png"
+    figure = plots.metric_plot(rows(points, ["ring"], [2**20, 2**26]), path, metric="busbw", against="topology")
+    axes = figure.axes[0]
+    labels = axes.get_xticklabels()
+    assert labels[0].get_text().replace("\n", " ") == "nodes=1, oversubscription=1, pxn=true"
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    boxes = [label.get_window_extent(renderer) for label in labels]
+    assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:]))
+    assert_readable(figure, path)

@@ -46,6 +46,8 @@ def test_a_calibrated_node_is_its_template_at_nccls_effective_rates():
          "(expected one of: dgx_a100, dgx_h100, dgx_b200, gb200_nvl72)"),
         ("builder: calibrated_cluster\nkind: dgx_h100\nnodes: 0\n", "nodes", "must be an integer ≥ 1, got 0"),
         ("builder: calibrated_cluster\nkind: dgx_h100\nnodes: 2\nnic_share: 0\n", "nic_share", "must be a number > 0"),
+        ("builder: calibrated_cluster\nkind: dgx_h100\nnodes: 2\nnic_share: 3\n", "nic_share",
+         "must be at most 1, got 3: it is a GPU's share of one NIC port"),
         ("builder: calibrated_cluster\nkind: dgx_h100\n", "nodes", "missing parameter 'nodes'"),
     ],
 )

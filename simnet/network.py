@@ -183,7 +183,8 @@ class Network:
         another rail than their own (node attribute ``rail``; two GPUs sharing a PCIe
         switch with two NICs are as near to both NICs' leaves), then the first in graph
         order: the NVSwitch of a server for a group inside it, the lowest common SHARP
-        switch of a fabric otherwise (for the heads of rail ``h``, the leaf of rail ``h``).
+        switch of a fabric otherwise (for the heads of rail ``h``, the leaf of rail ``h``, or a
+        spine when the rail spans several leaves: :meth:`aggregation_switches` gives the leaves below).
         A group inside one server of several is served by that server's switches only:
         a fabric's SHARP switch does not stand in for an NVSwitch without NVLS. (On a
         topology of one server, a switch without a ``host`` is that server's.)
@@ -226,6 +227,36 @@ class Network:
             )
         self._reducers[key] = best[1]
         return best[1]
+
+    def aggregation_switches(self, ranks: Sequence[int]) -> list[Hashable]:
+        """Where the data of each GPU of `ranks` is first reduced on its way to :meth:`reduction_switch` of them.
+
+        An in-network reduction of GPUs on several servers (InfiniBand SHARP) runs along
+        an aggregation tree: every reduce-capable switch sums what reaches it from below
+        and sends one stream up (Graham et al., 2016, SHArP). For each GPU of the group,
+        the first reduce-capable fabric switch (``reduce = True``, no ``host``) on its
+        route to the group's :meth:`reduction_switch`, leaving its server through the NIC
+        of its own rail where it has one (node attribute ``rail``, as a CollNet head uses
+        its own NIC): its leaf where the leaf reduces, the group's switch itself where
+        nothing below it does.
+
+        Raises
+        ------
+        SimnetError
+            As :meth:`reduction_switch`.
+        """
+        root = self.reduction_switch(ranks)
+        nodes = self.graph.nodes
+        nics = {(data.get("host"), data.get("rail")): nic for nic, data in self.graph.nodes(data=True)
+                if data.get("kind") == "nic" and data.get("rail") is not None}
+        found = []
+        for rank in ranks:
+            gpu = self.node(int(rank))
+            nic = nics.get((nodes[gpu].get("host"), nodes[gpu].get("rail")))
+            route = self._router.hops(gpu, root) if nic is None else self._router.hops(nic, root)
+            found.append(next((hop[1] for hop in route if nodes[hop[1]].get("kind") == "switch"
+                               and nodes[hop[1]].get("reduce") and nodes[hop[1]].get("host") is None), root))
+        return found
 
     def _off_rail(self, gpu: Hashable, route: Sequence[tuple]) -> bool:
         """Whether `route` from `gpu` leaves through a NIC of another rail than the GPU's."""

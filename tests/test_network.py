@@ -316,3 +316,18 @@ def test_on_a_topology_of_one_server_a_reduce_capable_switch_without_a_host_is_t
                    + "".join(f"- {{from: gpu{i}, to: nvs, bandwidth: 100 GB/s, latency: 0.25 us, tier: nvswitch}}\n"
                              for i in range(4)))
     assert Network(server).reduction_switch(range(4)) == "nvs"
+
+
+def test_aggregation_switches_are_each_gpus_first_sharp_switch_below_the_groups():
+    """A rail over two leaves meets at a spine and is first summed in each GPU's leaf; a rail on one leaf is summed
+    there: SHARP's aggregation tree (the leaves) below :meth:`Network.reduction_switch` (its root)."""
+    def rail_of_eight(hosts_per_leaf, leaves):
+        return Network(cluster("dgx_h100", 8, fabric="leaf_spine", pxn=True, fabric_params={
+            "leaves": leaves, "spines": 4, "hosts_per_leaf": hosts_per_leaf, "parallel": 1, "bandwidth_Bps": 50e9,
+            "latency_s": 1e-6, "sharp": True}))
+
+    two, one = rail_of_eight(4, 16), rail_of_eight(8, 8)
+    rail = list(range(3, 64, 8))
+    assert two.reduction_switch(rail).startswith("spine")
+    assert two.aggregation_switches(rail) == ["leaf6"] * 4 + ["leaf7"] * 4
+    assert one.aggregation_switches(rail) == [one.reduction_switch(rail)] * 8 == ["leaf3"] * 8

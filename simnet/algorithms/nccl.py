@@ -31,8 +31,10 @@ data is cut, what crosses the wire and what each message waits for:
     between the two trees), and an NVLS multicast back.
 ``collnet_direct``, ``collnet_chain``
     InfiniBand SHARP: the GPUs of a server reduce their part onto its head GPU (all
-    directly, or along a chain), the heads of all servers add it up in the fabric's
-    reduce-capable switch, which returns the sum to every head, and the heads
+    directly, or along a chain), the heads of all servers add it up along the
+    fabric's aggregation tree (the heads of a leaf in that leaf when a rail spans
+    several leaves, the leaves' sums in the lowest reduce-capable switch common to
+    the rail), which returns the sum down the tree to every head, and the heads
     broadcast it inside their server.
 
 Protocols (NCCL 2.30.7, ``src/include/device.h``, ``collectives.h``,
@@ -989,17 +991,58 @@ def nvls_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
                      lambda src, dst, same: np.where(same, 0.0, inter_s), head_of)
 
 
+def _leaf_groups(leaf_servers: Sequence[int] | None, nodes: int) -> list[range]:
+    """The servers under each leaf of the aggregation tree, consecutive runs of `leaf_servers` (all: one leaf)."""
+    if leaf_servers is None:
+        return [range(nodes)]
+    sizes = [int(size) for size in leaf_servers] if isinstance(leaf_servers, (list, tuple)) else None
+    if sizes is None or any(size < 1 for size in sizes) or sum(sizes) != nodes or any(
+            size != given for size, given in zip(sizes, leaf_servers)):
+        raise ScheduleError(f"must be a list of server counts ≥ 1 that add up to the {nodes} servers, "
+                            f"got {leaf_servers!r}", path="leaf_servers")
+    starts = np.cumsum([0, *sizes]).tolist()
+    return [range(a, b) for a, b in zip(starts, starts[1:])]
+
+
+def _sharp_tree(builder: ScheduleBuilder, nranks: int, heads: int, head_of: np.ndarray, pieces: np.ndarray,
+                tops: list[np.ndarray], leaves: list[range]) -> None:
+    """The fabric's part of CollNet: each head's part summed along the aggregation tree and returned down it.
+
+    ``tops[k]`` holds server ``k``'s head of every chunk. Switch endpoint ``p + h`` sums part ``h`` (the
+    tree's root). The heads of the servers of ``leaves[i]`` (a leaf of several servers) add into that
+    leaf's endpoint ``p + heads + i·heads + h``, which adds its sum into the root; the root returns the
+    sum to the leaves and they to their heads. Every other head talks to the root.
+    """
+    root = nranks + head_of
+    target = [root] * len(tops)
+    below = [nranks + heads * (i + 1) + head_of for i in range(len(leaves))]
+    for leaf, group in zip(below, leaves):
+        for node in group:
+            target[node] = leaf
+    for node, top in enumerate(tops):
+        builder.send_batch(top, target[node], pieces, "reduce", "sharp")
+    for leaf in below:
+        builder.send_batch(leaf, root, pieces, "reduce", "sharp")
+    for leaf in below:
+        builder.send_batch(root, leaf, pieces, "copy", "sharp")
+    for node, top in enumerate(tops):
+        builder.send_batch(target[node], top, pieces, "copy", "sharp")
+
+
 def _collnet(nranks: int, size_bytes: int, gpus_per_node: int | None, heads: int | None, max_pieces: int,
-             version: str, chain: bool) -> Schedule:
+             version: str, chain: bool, leaf_servers: Sequence[int] | None = None) -> Schedule:
     name = "collnet_chain" if chain else "collnet_direct"
     g, nodes = _check(nranks, size_bytes, gpus_per_node, "simple", "nvlink", max_pieces)
     if nodes < 2:
         raise ScheduleError(f"CollNet joins servers through the fabric; {nranks} ranks of {g} GPUs are one server",
                             path="gpus_per_node")
     heads = _check_heads(heads, g)
+    groups = _leaf_groups(leaf_servers, nodes)
+    shared = [group for group in groups if len(group) > 1] if len(groups) > 1 else []
     chunk = COLLNET_CHAIN_CHUNK_BYTES if chain else COLLNET_DIRECT_CHUNK_BYTES
     head_list, chunk_bytes = _head_parts(size_bytes, heads, chunk, max_pieces)
     switches = [tuple(k * g + h for k in range(nodes)) for h in range(heads)]
+    switches += [tuple(k * g + h for k in group) for group in shared for h in range(heads)]
     builder = ScheduleBuilder(chunk_bytes, nranks, switches=switches)
     head_of = np.array(head_list, dtype=np.int64)
     pieces = np.array([builder.piece((c,)) for c in range(len(chunk_bytes))], dtype=np.int64)
@@ -1012,11 +1055,7 @@ def _collnet(nranks: int, size_bytes: int, gpus_per_node: int | None, heads: int
         for column in range(1, g):
             for node in range(nodes):
                 builder.send_batch(local[node][:, column], local[node][:, 0], pieces, "reduce", "reduce")
-    sharp = nranks + head_of
-    for node in range(nodes):
-        builder.send_batch(local[node][:, 0], sharp, pieces, "reduce", "sharp")
-    for node in range(nodes):
-        builder.send_batch(sharp, local[node][:, 0], pieces, "copy", "sharp")
+    _sharp_tree(builder, nranks, heads, head_of, pieces, [local[node][:, 0] for node in range(nodes)], shared)
     if chain:
         for column in range(1, g):
             for node in range(nodes):
@@ -1025,27 +1064,35 @@ def _collnet(nranks: int, size_bytes: int, gpus_per_node: int | None, heads: int
         for column in range(1, g):
             for node in range(nodes):
                 builder.send_batch(local[node][:, 0], local[node][:, column], pieces, "copy", "broadcast")
-    schedule = builder.schedule("allreduce", name, dict(gpus_per_node=g, heads=heads, max_pieces=max_pieces,
-                                                        version=version))
+    params = dict(gpus_per_node=g, heads=heads, max_pieces=max_pieces, version=version)
+    if leaf_servers is not None:
+        params["leaf_servers"] = [len(group) for group in groups]
+    schedule = builder.schedule("allreduce", name, params)
     _, intra_s, inter_s = _latencies_s(version, name, "simple", "nvlink", g)
     if not chain:
         intra_s = min(1, g - 1) * intra_s + (g - 1) * COLLNET_ARITY_US * 1e-6
-    node_of = _ranks_node_of(nranks, g, [-1] * heads)
+    node_of = _ranks_node_of(nranks, g, [-1] * len(switches))
     return _annotate(schedule, PROTOCOLS["simple"], node_of, 0.0,
-                     lambda src, dst, same: np.where(same, intra_s, inter_s / 2), head_of)
+                     lambda src, dst, same: np.where((src >= nranks) & (dst >= nranks), 0.0,
+                                                     np.where(same, intra_s, inter_s / 2)), head_of)
 
 
 @gc_paused()
 def collnet_direct_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None,
-                             heads: int | None = None, max_pieces: int = 64,
-                             version: str = NCCL_RELEASE) -> Schedule:
+                             heads: int | None = None, max_pieces: int = 64, version: str = NCCL_RELEASE,
+                             leaf_servers: Sequence[int] | None = None) -> Schedule:
     """CollNet Direct (InfiniBand SHARP) all-reduce: every GPU to its part's head, the fabric sums the heads.
 
     Part ``h`` of the payload: every GPU of a server adds it into the server's GPU
-    ``h`` directly, the GPUs ``h`` of all servers add it into switch endpoint
-    ``p + h`` (placed by the network on the lowest reduce-capable switch that
-    reaches all of them, the rail's leaf on a rail-optimised fabric), which
-    returns the sum to each of them; each broadcasts it inside its server.
+    ``h`` directly, the GPUs ``h`` of all servers add it into the fabric along
+    SHARP's aggregation tree, which returns the sum to each of them; each
+    broadcasts it inside its server. The tree's root is switch endpoint ``p + h``,
+    placed by the network on the lowest reduce-capable switch that reaches all of
+    them (the rail's leaf on a rail-optimised fabric of one leaf per rail, a spine
+    when a rail spans several leaves). With `leaf_servers`, the heads of each
+    leaf of several servers first add into that leaf's endpoint, which sends one
+    stream up to the root and returns the root's sum to them (Graham et al.,
+    2016: every aggregation node reduces its children and forwards one result).
 
     Parameters
     ----------
@@ -1055,21 +1102,29 @@ def collnet_direct_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int
         Head GPUs per server, one per SHARP-attached NIC (default: every GPU).
     max_pieces : int, optional
         At most this many 512 KiB chunks per part.
+    leaf_servers : sequence of int, optional
+        Servers under each leaf switch of the aggregation tree, consecutive in
+        server order, adding up to all servers (default: one leaf, every head
+        adds into the root). The registry's ``resolve`` derives it from the
+        network (:meth:`simnet.network.Network.aggregation_switches`) where a
+        rail spans several leaves.
     """
-    return _collnet(nranks, size_bytes, gpus_per_node, heads, max_pieces, version, chain=False)
+    return _collnet(nranks, size_bytes, gpus_per_node, heads, max_pieces, version, chain=False,
+                    leaf_servers=leaf_servers)
 
 
 @gc_paused()
 def collnet_chain_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None,
-                            heads: int | None = None, max_pieces: int = 64,
-                            version: str = NCCL_RELEASE) -> Schedule:
+                            heads: int | None = None, max_pieces: int = 64, version: str = NCCL_RELEASE,
+                            leaf_servers: Sequence[int] | None = None) -> Schedule:
     """CollNet Chain (InfiniBand SHARP) all-reduce: a chain in every server, the fabric sums the chains' heads.
 
-    As :func:`collnet_direct_allreduce`, but each part is reduced along the chain
-    ``h+g-1 -> ... -> h+1 -> h`` of a server and broadcast back along it, and
-    chunks are 256 KiB.
+    As :func:`collnet_direct_allreduce` (the same aggregation tree in the fabric),
+    but each part is reduced along the chain ``h+g-1 -> ... -> h+1 -> h`` of a
+    server and broadcast back along it, and chunks are 256 KiB.
     """
-    return _collnet(nranks, size_bytes, gpus_per_node, heads, max_pieces, version, chain=True)
+    return _collnet(nranks, size_bytes, gpus_per_node, heads, max_pieces, version, chain=True,
+                    leaf_servers=leaf_servers)
 
 
 def nccl_allreduce(nranks: int, size_bytes: int, *, nccl_algorithm: str = "ring", version: str = NCCL_RELEASE,
@@ -1167,6 +1222,39 @@ def _gpus_per_node(network, ranks=None) -> int:
         return network.size if ranks is None else len(ranks)
 
 
+def _leaf_servers(network, ranks, g: int, heads: int | None) -> list[int] | None:
+    """CollNet's ``leaf_servers`` on the network (or the communicator of `ranks`, network ranks): the
+    servers under each leaf of SHARP's aggregation tree, or None where every rail sums in one switch.
+
+    Server ``k``'s leaf is the tuple of :meth:`simnet.network.Network.aggregation_switches` of its heads,
+    one per rail; consecutive servers with the same tuple share a leaf. None also where the heads cannot
+    be laid out (the builder and the placement say why).
+    """
+    members = list(range(network.size)) if ranks is None else [int(rank) for rank in ranks]
+    heads = g if heads is None else heads
+    if not (isinstance(g, int) and isinstance(heads, int) and 1 <= heads <= g and len(members) % g == 0
+            and len(members) >= 2 * g):
+        return None
+
+    def derive() -> list[int] | None:
+        nodes = len(members) // g
+        try:
+            rails = [network.aggregation_switches([members[k * g + h] for k in range(nodes)])
+                     for h in range(heads)]
+        except SimnetError:
+            return None
+        labels = list(zip(*rails))
+        sizes = [1]
+        for before, after in zip(labels, labels[1:]):
+            if after == before:
+                sizes[-1] += 1
+            else:
+                sizes.append(1)
+        return tuple(sizes) if 1 < len(sizes) < nodes else None
+
+    return network.derived(("collnet_leaf_servers", tuple(members), g, heads), derive)
+
+
 def _keywords(builder) -> set[str]:
     import inspect
 
@@ -1205,6 +1293,10 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
         keywords = _keywords(builders[chosen])
         if "gpus_per_node" in keywords:
             params.setdefault("gpus_per_node", _gpus_per_node(network, ranks))
+        if "leaf_servers" in keywords and "leaf_servers" not in params:
+            leaves = _leaf_servers(network, ranks, params["gpus_per_node"], params.get("heads"))
+            if leaves is not None:
+                params["leaf_servers"] = list(leaves)
         if "protocol" in keywords:
             params.setdefault("protocol", "auto" if algorithm == "nccl" or tuning is not None else "simple")
             if params["protocol"] == "auto":
@@ -1279,7 +1371,8 @@ _RECORDS = {
     ),
     "collnet_direct": Algorithm(
         "collnet_direct", ("allreduce",), collnet_direct_allreduce,
-        "CollNet Direct: InfiniBand SHARP sums the servers' head GPUs, direct intra-server reduce/broadcast",
+        "CollNet Direct: InfiniBand SHARP sums the servers' head GPUs along the fabric's aggregation tree, "
+        "direct intra-server reduce/broadcast",
         "NCCL model: 2(hw_intra + (ppn-1)·0.4 us) + hw_net + n / bw",
         model=_model("collnet_direct"), citation=_NCCL + "; Graham et al. (2016), SHArP", transfers=_switch_transfers,
         resolve=_resolver("collnet_direct"),
@@ -1287,7 +1380,8 @@ _RECORDS = {
     ),
     "collnet_chain": Algorithm(
         "collnet_chain", ("allreduce",), collnet_chain_allreduce,
-        "CollNet Chain: InfiniBand SHARP sums the heads of chains through each server",
+        "CollNet Chain: InfiniBand SHARP sums the heads of chains through each server along the fabric's "
+        "aggregation tree",
         "NCCL model: 2(ppn-1)·hw_intra + hw_net + n / bw",
         model=_model("collnet_chain"), citation=_NCCL + "; Graham et al. (2016), SHArP", transfers=_switch_transfers,
         resolve=_resolver("collnet_chain"),
@@ -1372,6 +1466,8 @@ _NETWORK_DECIDED = {
                 "ll or ll128 to force it, as NCCL_PROTO does)",
     "channels": "the channels NCCL launches at that size where simnet has NCCL's model of the topology, else 2 "
                 "(give a number to force it)",
+    "leaf_servers": "the servers under each leaf of SHARP's aggregation tree where a rail spans several leaves, "
+                    "else one leaf (Network.aggregation_switches)",
 }
 """What the NCCL resolver decides on a network when a run does not give it (see :func:`_resolver`)."""
 

@@ -449,6 +449,73 @@ def test_collnet_reduces_each_rail_in_its_own_leaf_and_uses_every_nic(name, pxn)
     assert min(up) == max(up) > 0
 
 
+def _sharp_cluster(hosts_per_leaf: int, leaves: int, nodes: int = 8) -> Network:
+    """`nodes` DGX H100 on a rail-optimised SHARP leaf-spine of ``leaves / 8`` leaves per rail (rail ``r`` on
+    leaves ``r·leaves/8 ...``, `hosts_per_leaf` servers each) and 4 spines."""
+    return Network(cluster("dgx_h100", nodes, pxn=True, fabric="leaf_spine",
+                           fabric_params={"leaves": leaves, "hosts_per_leaf": hosts_per_leaf, "spines": 4,
+                                          "parallel": max(1, hosts_per_leaf // 4), "bandwidth_Bps": 50e9,
+                                          "latency_s": 1e-6, "sharp": True}))
+
+
+@pytest.mark.parametrize("name", ["collnet_direct", "collnet_chain"])
+def test_collnet_over_two_leaves_per_rail_sums_in_each_leaf_and_sends_one_stream_up(name):
+    """SHARP's aggregation tree (new-user study F5): with a rail over two leaves, each leaf sums its four heads and
+    sends one stream to the spine, so a leaf's uplinks carry S/8 (part of one rail) each way, not 4 x S/8, and the
+    all-reduce is about as fast as on one leaf per rail (it was 6x slower)."""
+    size = 64 * MIB
+    record = ALGORITHMS[name]
+    one, two = _sharp_cluster(8, 8), _sharp_cluster(4, 16)
+    params = record.resolved(two, size, {})
+    assert params["leaf_servers"] == [4, 4] and "leaf_servers" not in record.resolved(one, size, {})
+    schedule = record.build(64, size, **params)
+    check(schedule)
+    endpoints, efficiency = two.place(range(64), schedule.switches)
+    placed = [two.node(int(e)) for e in endpoints[64:]]
+    assert all(node.startswith("spine") for node in placed[:8])
+    assert [(group[0] // 8, group[0] % 8, len(group)) for group in schedule.switches[8:]] == [
+        (server, rail, 4) for server in (0, 4) for rail in range(8)]
+    assert placed[8:] == [f"leaf{2 * rail + server // 4}" for server in (0, 4) for rail in range(8)]
+    links = simulate(two, schedule).links()
+    fabric = links[links["src"].str.startswith(("leaf", "spine")) & links["dst"].str.startswith(("leaf", "spine"))]
+    carried = fabric.groupby(["src", "dst"])["bytes"].sum()
+    part = size / 8 / min(efficiency[64:])
+    for leaf in range(16):
+        assert carried[[key for key in carried.index if key[0] == f"leaf{leaf}"]].sum() == pytest.approx(part)
+        assert carried[[key for key in carried.index if key[1] == f"leaf{leaf}"]].sum() == pytest.approx(part)
+    flat = simulate(one, record.build(64, size, **record.resolved(one, size, {}))).time_s
+    assert flat <= simulate(two, schedule).time_s <= 1.05 * flat
+
+
+def test_collnet_over_one_leaf_per_rail_is_the_schedule_it_was():
+    """Where every rail sums in one switch, the resolver adds nothing and one leaf builds the very same transfers."""
+    net = _sharp_cluster(4, 8, nodes=4)
+    for name in ("collnet_direct", "collnet_chain"):
+        params = ALGORITHMS[name].resolved(net, MIB, {})
+        assert "leaf_servers" not in params
+        flat = ALGORITHMS[name].build(32, MIB, **params)
+        assert flat.switches == tuple(tuple(range(h, 32, 8)) for h in range(8))
+        same = ALGORITHMS[name].build(32, MIB, **params, leaf_servers=[4])
+        assert same.switches == flat.switches
+        assert all(np.array_equal(a, b) for a, b in zip(same.columns, flat.columns))
+
+
+def test_collnets_leaves_follow_a_communicators_servers():
+    """A job on servers 2..5 of leaves of four servers per rail sums servers 2-3 and 4-5 in their leaves."""
+    net = _sharp_cluster(4, 16)
+    members = list(range(16, 48))
+    params = ALGORITHMS["collnet_direct"].resolved(net, MIB, {}, ranks=members)
+    assert params["leaf_servers"] == [2, 2]
+    assert net.aggregation_switches(members[::8]) == ["leaf0", "leaf0", "leaf1", "leaf1"]
+
+
+@pytest.mark.parametrize("leaf_servers", [[3], [2, 0, 2], 4, ["2", "2"]])
+def test_collnet_refuses_leaves_that_do_not_add_up_to_its_servers(leaf_servers):
+    with pytest.raises(ScheduleError, match="must be a list of server counts") as raised:
+        collnet_direct_allreduce(32, MIB, gpus_per_node=8, leaf_servers=leaf_servers)
+    assert raised.value.path == "leaf_servers"
+
+
 @pytest.mark.parametrize("name,collective", [("nccl", "allreduce"), ("nccl_all_gather", "all_gather")])
 def test_nccls_choice_is_that_of_the_release_asked_for(name, collective):
     """``version`` picks the release whose model decides, and the schedule is built with that release's

@@ -1016,13 +1016,12 @@ def list_presets(fmt: str) -> None:
       simnet topo list
       simnet topo list --format csv
     """
-    import yaml
-
+    from simnet import yamlio
     from simnet.topology import PRESETS, gpus, load
 
     entries = []
     for path in sorted(PRESETS.glob("*.yaml")):
-        spec = yaml.safe_load(path.read_text())
+        spec = yamlio.safe_load(path.read_text(encoding="utf-8"))
         graph = load(path)
         ranks = gpus(graph)
         entries.append({

@@ -85,7 +85,7 @@ from pydantic import (
     ValidationError,
 )
 
-from simnet import engine, units
+from simnet import engine, units, yamlio
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.registry import Algorithm, resolved_changes
@@ -104,7 +104,7 @@ from simnet.schedule import COLLECTIVES, Schedule
 from simnet.topology import BUILDERS, ROUTINGS
 from simnet.topology import build as topology_build
 from simnet.topology.io import resolve as topology_resolve
-from simnet.topology.params import parse_quantity, written_fraction
+from simnet.topology.params import parse_quantity, written_number
 from simnet.traffic import MATRICES, PATTERNS, TrafficMatrix
 
 __all__ = [
@@ -547,7 +547,7 @@ def _parser(parameter: str, annotation: Any) -> tuple[Callable[[Any], Any], str]
 
     def parse(value: Any) -> Any:
         try:
-            value = written_fraction(parameter, value)
+            value = written_number(parameter, value, annotation)
             return adapter.validate_python(value, strict=True)
         except ValidationError as error:
             raise ScenarioError(f"{error.errors()[0]['msg'].lower()}, got {value!r}") from None
@@ -965,7 +965,7 @@ def _fields_at(loc: tuple) -> list[str]:
 def parse_scenario(data: Any, *, source: str = "", force: bool = False,
                    networks: NetworkCache | None = None, base_dir: str | Path | None = None,
                    programs: dict | None = None) -> Scenario:
-    """Validate a scenario given as plain data (e.g. from :func:`yaml.safe_load`).
+    """Validate a scenario given as plain data (e.g. from :func:`simnet.yamlio.safe_load`).
 
     Its network is built once, into `networks` (a new cache if not given), and
     reused by everything that runs the scenario or its sweep points. Every relative
@@ -1034,7 +1034,8 @@ def parse_network(data: Mapping[str, Any] | None, *, source: str = "") -> Networ
 
 
 def read_yaml(path: str | Path) -> Any:
-    """Read a YAML file as plain data with :func:`yaml.safe_load`; errors name the file and line."""
+    """Read a YAML file as plain data with :func:`simnet.yamlio.safe_load` (``2:1`` stays a string); errors name the
+    file and line."""
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -1045,7 +1046,7 @@ def read_yaml(path: str | Path) -> Any:
     except OSError as error:
         raise ScenarioError(f"cannot read: {error.strerror}", source=source) from None
     try:
-        data = yaml.safe_load(text)
+        data = yamlio.safe_load(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""

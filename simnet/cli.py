@@ -123,6 +123,7 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
     from simnet import analysis
 
     _check_out_options(out_dir, resume=resume, overwrite=overwrite)
+    _check_scheduler(executor, scheduler)
     loaded, points = _load(scenario, force=force)
     with _owned(out_dir, name=loaded.name, command="run", source=str(scenario), overwrite=overwrite):
         results, failed = _partial(lambda: _sweep(
@@ -168,6 +169,11 @@ def _check_out_options(out_dir: Path | None, *, resume: bool = False, overwrite:
         raise click.UsageError("--resume keeps the finished points in --out and --overwrite removes them; choose one")
 
 
+def _check_scheduler(executor: str, scheduler: str | None) -> None:
+    if scheduler is not None and executor != "dask":
+        raise SimnetError(f"{scheduler!r} is a Dask scheduler; give it with --executor dask", path="--scheduler")
+
+
 @contextlib.contextmanager
 def _owned(out_dir: Path | None, *, name: str, command: str, source: str, overwrite: bool) -> Iterator[None]:
     """Hold `out_dir` for the block (see :func:`simnet.outputs.claim`); nothing to hold without one."""
@@ -211,6 +217,8 @@ def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: st
         again = f"simnet run {scenario} --out {out_dir} --resume" if out_dir else "rerun with --out DIR"
         raise SweepInterrupted(f"{error.message}; resume with: {again}", source=str(scenario)) from None
     except SimnetError as error:
+        if error.path in ("scheduler", "executor") and not error.source:
+            raise SimnetError(error.message, path=f"--{error.path}") from None
         raise error.at(source=str(scenario)) from None
 
 
@@ -655,8 +663,7 @@ def _tune_executor(executor: str, workers: int, scheduler: str | None) -> Iterat
     """Where `tune` simulates: ``None`` (this process), local worker processes, or a Dask cluster's executor
     (the scheduler's, or a local cluster of `workers` processes). On any error or interrupt the local
     workers are ended at once."""
-    if scheduler is not None and executor != "dask":
-        raise SimnetError(f"{scheduler!r} is a Dask scheduler; give it with --executor dask", path="--scheduler")
+    _check_scheduler(executor, scheduler)
     if executor == "dask":
         try:
             from dask.distributed import Client, LocalCluster

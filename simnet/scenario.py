@@ -1168,6 +1168,25 @@ def _with_defaults(record: Algorithm, params: dict[str, Any], network: Network) 
     return {**record.defaults(functools.partial(hierarchy_factors, network.graph)), **params}
 
 
+def _shrinking(record: Algorithm, nranks: int, params: Mapping[str, Any]) -> list[str]:
+    """The whole-number parameters of `record` whose lowering to 1 lowers its transfer estimate on `nranks`
+    ranks, as ``"max_pieces (64 now)"``: the value given, else the builder's default; the name alone where the
+    run decides the value (NCCL's channels) or there is no default."""
+    estimate = record.transfers(nranks, params)
+    shrinking = []
+    for name, parameter in inspect.signature(record.builder).parameters.items():
+        if parameter.kind is not parameter.KEYWORD_ONLY:
+            continue
+        value = params.get(name, parameter.default)
+        known = isinstance(value, int) and not isinstance(value, bool)
+        if known and value <= 1 or not (known or value is None or value is parameter.empty):
+            continue
+        if record.transfers(nranks, {**params, name: 1}) < estimate:
+            shown = known and (name in params or name not in record.decided_by)
+            shrinking.append(f"{_yaml_key(name)} ({value} now)" if shown else _yaml_key(name))
+    return shrinking
+
+
 _LISTED = "<listed>"
 """Key of :func:`_algorithm_runs`' origins under which an algorithm's own key path (``collective.algorithms[i]``)
 is kept, for errors about no parameter the scenario gave."""
@@ -1309,7 +1328,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
         params = _with_defaults(record, params, network)
         transfers = record.transfers(nranks, params)
         check_fits(f"{name} on {nranks:,} ranks (about {transfers:,} transfers)",
-                   transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective")
+                   transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective",
+                   lower=_shrinking(record, nranks, params))
         base = params
         for size, payload in cases:
             given = base | ({"payload": payload} if payload is not None and takes_payload else {})
@@ -1546,8 +1566,9 @@ def _build_job(plan: JobPlan, *, force: bool) -> Job:
     record = ALGORITHMS[plan.algorithm]
     width = len(plan.communicators[0])
     transfers = record.transfers(width, plan.params) * len(plan.communicators) * plan.repeat
+    repeat = [f"repeat ({plan.repeat} now)"] if plan.repeat > 1 else []
     check_fits(f"job {plan.name} (about {transfers:,} transfers)", transfers * BYTES_PER_TRANSFER, force=force,
-               path=plan.path)
+               path=plan.path, lower=_shrinking(record, width, plan.params) + repeat)
     try:
         schedule = record.builder(width, plan.size_bytes, **plan.params)
     except SimnetError as error:

@@ -1560,7 +1560,7 @@ def plan_jobs(scenario: Scenario, network: Network) -> list[JobPlan]:
     return plans
 
 
-def _build_job(plan: JobPlan, *, force: bool) -> Job:
+def _build_job(plan: JobPlan, network: Network, *, force: bool) -> Job:
     if plan.flows is not None:
         return Job(plan.name, plan.communicators, flows=plan.flows, start_s=plan.start_s, repeat=plan.repeat)
     record = ALGORITHMS[plan.algorithm]
@@ -1575,7 +1575,22 @@ def _build_job(plan: JobPlan, *, force: bool) -> Job:
         key = _yaml_key(error.path).split(".")[0]
         where = plan.origins.get(key) or plan.origins.get({"nranks": "ranks"}.get(key, key)) or plan.origins["algorithm"]
         raise ScenarioError(error.message, path=where) from None
+    if schedule.switches:
+        _check_switches(plan, network, schedule)
     return Job(plan.name, plan.communicators, schedule=schedule, start_s=plan.start_s, repeat=plan.repeat)
+
+
+def _check_switches(plan: JobPlan, network: Network, schedule: Schedule) -> None:
+    """Refuse a job whose in-network reduction has no reduce-capable switch for one of its communicators, naming
+    the job (or its level of groups) and where its algorithm was given."""
+    origin = plan.origins["algorithm"]
+    for members in plan.communicators:
+        try:
+            network.place(members, schedule.switches)
+        except SimnetError as error:
+            if origin.startswith(f"{plan.path}."):
+                raise ScenarioError(f"{plan.algorithm}: {error.message}", path=origin) from None
+            raise ScenarioError(f"{plan.algorithm} (from {origin}): {error.message}", path=plan.path) from None
 
 
 def run_jobs_point(point: Point, *, force: bool = False) -> JobsResult:
@@ -1588,7 +1603,7 @@ def run_jobs_point(point: Point, *, force: bool = False) -> JobsResult:
     if scenario.jobs is None:
         raise ScenarioError("this scenario has no jobs; run it with run_point", path="jobs")
     network = scenario.built_network(force=force)
-    jobs = [_build_job(plan, force=force) for plan in plan_jobs(scenario, network)]
+    jobs = [_build_job(plan, network, force=force) for plan in plan_jobs(scenario, network)]
     options = scenario.network.simulate_kwargs(network.size)
     try:
         result = run_jobs(network, jobs, **options)

@@ -141,6 +141,8 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
                 click.echo(f"{loaded.name}: {where}, {results['job'].nunique()} jobs together, "
                            f"{results['network_model'].iloc[0]} links")
                 click.echo(analysis.display_jobs(results).to_string(index=False))
+                if (results["shared_s"] > 0).any():
+                    click.echo(analysis.JOBS_NOTE)
             else:
                 click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, "
                            f"{results['network_model'].iloc[0]} links")

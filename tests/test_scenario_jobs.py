@@ -238,3 +238,4 @@ def test_a_job_no_slower_than_alone_names_no_job_that_slowed_it():
     assert not_slowed.any() and (results.loc[not_slowed, "shared_s"] > 0).any()
     assert (results.loc[not_slowed, "slowed_by"].fillna("") == "").all()
     assert (results.loc[~not_slowed & (results["shared_s"] > 0), "slowed_by"] != "").all()
+    assert ((results["shared_link"].fillna("") != "") == (results["shared_s"] > 0)).all()

@@ -54,6 +54,7 @@ __all__ = [
     "link_summary",
     "markdown_summary",
     "display_jobs",
+    "JOBS_NOTE",
     "jobs_markdown",
     "nccl_key",
     "nccl_comparison",
@@ -910,6 +911,13 @@ def _nccl_pick(params: str) -> str:
     return f" ({chosen['nccl_algorithm']}/{chosen.get('protocol', 'simple')}{channels})"
 
 
+JOBS_NOTE = ("shared: time during which a link held the job back while another job had traffic on it; "
+             "most shared link: the link with the most of that time (whenever shared > 0); slowed by: the other job "
+             "with the most of it, named only if the job took longer than alone (slowdown > 1: sharing a link need "
+             "not delay a job's end).")
+"""How the jobs table's ``shared``, ``most shared link`` and ``slowed by`` columns are defined."""
+
+
 def display_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
     """A copy of a jobs frame (:data:`JOB_COLUMNS`) for people: times with units, ratios rounded."""
     shown = pd.DataFrame({
@@ -927,7 +935,7 @@ def display_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
         "busbw GB/s": jobs["busbw_GBps"].map("{:.2f}".format),
         "shared": jobs["shared_s"].map(format_time),
         "slowed by": jobs["slowed_by"].fillna(""),
-        "on link": jobs["shared_link"].fillna(""),
+        "most shared link": jobs["shared_link"].fillna(""),
     })
     if not jobs["point"].astype(bool).any():
         shown = shown.drop(columns="point")
@@ -954,8 +962,7 @@ def jobs_markdown(jobs: pd.DataFrame, interference: pd.DataFrame, *, title: str,
               f"- jobs: {', '.join(dict.fromkeys(jobs['job']))}", ""]
     lines += ["## Jobs", "",
               "`time`: from the job's start to the end of its last collective (background flows: the mean flow "
-              "completion time); `alone`: the same with the job alone on the fabric; `shared`: time during which a "
-              "link that also carried another job's traffic held the job back.", ""]
+              "completion time); `alone`: the same with the job alone on the fabric. " + JOBS_NOTE, ""]
     lines += [display_jobs(jobs).to_markdown(index=False), ""]
     lines += ["## Shared links", "",
               "Per job, the links that held it back while another job used them: `held` is how long the link held "

@@ -123,6 +123,7 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
     from simnet import analysis
 
     _check_out_options(out_dir, resume=resume, overwrite=overwrite)
+    _check_scheduler(executor, scheduler)
     loaded, points = _load(scenario, force=force)
     with _owned(out_dir, name=loaded.name, command="run", source=str(scenario), overwrite=overwrite):
         results, failed = _partial(lambda: _sweep(
@@ -140,6 +141,8 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
                 click.echo(f"{loaded.name}: {where}, {results['job'].nunique()} jobs together, "
                            f"{results['network_model'].iloc[0]} links")
                 click.echo(analysis.display_jobs(results).to_string(index=False))
+                if (results["shared_s"] > 0).any():
+                    click.echo(analysis.JOBS_NOTE)
             else:
                 click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, "
                            f"{results['network_model'].iloc[0]} links")
@@ -166,6 +169,11 @@ def _check_out_options(out_dir: Path | None, *, resume: bool = False, overwrite:
         raise click.UsageError("--overwrite needs --out DIR")
     if resume and overwrite:
         raise click.UsageError("--resume keeps the finished points in --out and --overwrite removes them; choose one")
+
+
+def _check_scheduler(executor: str, scheduler: str | None) -> None:
+    if scheduler is not None and executor != "dask":
+        raise SimnetError(f"{scheduler!r} is a Dask scheduler; give it with --executor dask", path="--scheduler")
 
 
 @contextlib.contextmanager
@@ -211,6 +219,8 @@ def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: st
         again = f"simnet run {scenario} --out {out_dir} --resume" if out_dir else "rerun with --out DIR"
         raise SweepInterrupted(f"{error.message}; resume with: {again}", source=str(scenario)) from None
     except SimnetError as error:
+        if error.path in ("scheduler", "executor") and not error.source:
+            raise SimnetError(error.message, path=f"--{error.path}") from None
         raise error.at(source=str(scenario)) from None
 
 
@@ -657,8 +667,7 @@ def _tune_executor(executor: str, workers: int, scheduler: str | None) -> Iterat
     """Where `tune` simulates: ``None`` (this process), local worker processes, or a Dask cluster's executor
     (the scheduler's, or a local cluster of `workers` processes). On any error or interrupt the local
     workers are ended at once."""
-    if scheduler is not None and executor != "dask":
-        raise SimnetError(f"{scheduler!r} is a Dask scheduler; give it with --executor dask", path="--scheduler")
+    _check_scheduler(executor, scheduler)
     if executor == "dask":
         try:
             from dask.distributed import Client, LocalCluster
@@ -1018,13 +1027,12 @@ def list_presets(fmt: str) -> None:
       simnet topo list
       simnet topo list --format csv
     """
-    import yaml
-
+    from simnet import yamlio
     from simnet.topology import PRESETS, gpus, load
 
     entries = []
     for path in sorted(PRESETS.glob("*.yaml")):
-        spec = yaml.safe_load(path.read_text())
+        spec = yamlio.safe_load(path.read_text(encoding="utf-8"))
         graph = load(path)
         ranks = gpus(graph)
         entries.append({

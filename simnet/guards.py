@@ -9,14 +9,21 @@ rounded up: schedules whose flows share links keep more state per transfer (the
 16 384-GPU BlueConnect of ``benchmarks/run.py`` peaks at about 400 B of resident
 memory per transfer, its topology included). A run whose estimate exceeds 80 % of
 the memory available now is refused with a :class:`ResourceError` that gives the
-estimate; ``force=True`` (``--force`` on the command line) runs it anyway.
+estimate and the algorithm's parameters that shrink it (``max_pieces``, ``channels``,
+``chunks``, ... with their values); ``force=True`` (``--force`` on the command line) runs it
+anyway.
+
+"Available" is ``MemAvailable`` of the machine that runs the simulation: under
+``--executor dask`` a worker's host, whatever the worker's own ``--memory-limit``
+(several workers on one host each see the host's free memory, so the guard admits a point
+that Dask may then stop for exceeding a worker's limit).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from simnet.errors import SimnetError
@@ -76,14 +83,19 @@ def estimate_gpus(spec: Mapping[str, Any]) -> int | None:
     return None
 
 
-def check_fits(what: str, needed_bytes: float, *, force: bool, path: str = "") -> None:
-    """Raise :class:`ResourceError` if `needed_bytes` exceed the usable memory, unless `force`."""
+def check_fits(what: str, needed_bytes: float, *, force: bool, path: str = "", lower: Sequence[str] = ()) -> None:
+    """Raise :class:`ResourceError` if `needed_bytes` exceed the usable memory, unless `force`.
+
+    `lower` names the parameters that shrink the run, with their values (``"max_pieces (64 now)"``); the error
+    offers them before ``--force``.
+    """
     if force:
         return
     available = available_memory_bytes()
     if needed_bytes > _USABLE_FRACTION * available:
+        fix = f"lower {' or '.join(lower)}, or pass --force" if lower else "pass --force"
         raise ResourceError(
             f"{what} needs an estimated {format_size(needed_bytes)} of memory but "
-            f"{format_size(available)} is available; pass --force (force=True) to run it anyway",
+            f"{format_size(available)} is available; {fix} (force=True) to run it anyway",
             path=path,
         )

@@ -612,10 +612,11 @@ class JobsResult:
         ``point``): ``time_s`` (collectives: from its start to its last collective's
         end; flows: the mean flow completion time), ``alone_s`` (the same, the job
         alone on the same fabric), ``slowdown = time_s / alone_s``, bandwidths per
-        collective, ``shared_s`` (time held back on links other jobs used), the link
-        that held it back longest (``shared_link``) and, if the job took longer than
-        alone, the job that held it back longest (``slowed_by``; sharing can also
-        reorder a job's transfers so that it finishes no later than alone).
+        collective, ``shared_s`` (time held back on links other jobs used), whenever
+        ``shared_s > 0`` the link with the most shared time (``shared_link``) and, only
+        if the job also took longer than alone, the other job with the most shared time
+        (``slowed_by``; sharing a link can delay some transfers of a job and not its
+        end); both empty otherwise.
     timeline : pandas.DataFrame
         :data:`TIMELINE_COLUMNS`: every collective (or round of flows) of every communicator.
     interference : pandas.DataFrame
@@ -769,8 +770,8 @@ def run_jobs(network: Network, jobs: Sequence[Job], *, model: str = "maxmin", sh
             "algbw_GBps": algbw,
             "busbw_GBps": algbw * busbw_factor(op, width) if job.schedule is not None else algbw,
             "shared_s": shared.get(index, 0.0),
-            "slowed_by": by_other.index[0] if len(by_other) and time_s > alone_times[index] else "",
-            "shared_link": _label(network, int(by_link.index[0])) if len(by_link) else "",
+            "slowed_by": by_other.index[0] if shared.get(index, 0.0) > 0 and time_s > alone_times[index] else "",
+            "shared_link": _label(network, int(by_link.index[0])) if shared.get(index, 0.0) > 0 else "",
         })
     timeline = pd.DataFrame(
         [(names[r.job], r.communicator, r.iteration, r.trace.begin_s, r.trace.begin_s + r.trace.time_s,

@@ -85,7 +85,7 @@ from pydantic import (
     ValidationError,
 )
 
-from simnet import engine, units
+from simnet import engine, units, yamlio
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.registry import Algorithm, resolved_changes
@@ -104,7 +104,7 @@ from simnet.schedule import COLLECTIVES, Schedule
 from simnet.topology import BUILDERS, ROUTINGS
 from simnet.topology import build as topology_build
 from simnet.topology.io import resolve as topology_resolve
-from simnet.topology.params import parse_quantity, written_fraction
+from simnet.topology.params import parse_quantity, written_number
 from simnet.traffic import MATRICES, PATTERNS, TrafficMatrix
 
 __all__ = [
@@ -547,7 +547,7 @@ def _parser(parameter: str, annotation: Any) -> tuple[Callable[[Any], Any], str]
 
     def parse(value: Any) -> Any:
         try:
-            value = written_fraction(parameter, value)
+            value = written_number(parameter, value, annotation)
             return adapter.validate_python(value, strict=True)
         except ValidationError as error:
             raise ScenarioError(f"{error.errors()[0]['msg'].lower()}, got {value!r}") from None
@@ -965,7 +965,7 @@ def _fields_at(loc: tuple) -> list[str]:
 def parse_scenario(data: Any, *, source: str = "", force: bool = False,
                    networks: NetworkCache | None = None, base_dir: str | Path | None = None,
                    programs: dict | None = None) -> Scenario:
-    """Validate a scenario given as plain data (e.g. from :func:`yaml.safe_load`).
+    """Validate a scenario given as plain data (e.g. from :func:`simnet.yamlio.safe_load`).
 
     Its network is built once, into `networks` (a new cache if not given), and
     reused by everything that runs the scenario or its sweep points. Every relative
@@ -1034,7 +1034,8 @@ def parse_network(data: Mapping[str, Any] | None, *, source: str = "") -> Networ
 
 
 def read_yaml(path: str | Path) -> Any:
-    """Read a YAML file as plain data with :func:`yaml.safe_load`; errors name the file and line."""
+    """Read a YAML file as plain data with :func:`simnet.yamlio.safe_load` (``2:1`` stays a string); errors name the
+    file and line."""
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -1045,7 +1046,7 @@ def read_yaml(path: str | Path) -> Any:
     except OSError as error:
         raise ScenarioError(f"cannot read: {error.strerror}", source=source) from None
     try:
-        data = yaml.safe_load(text)
+        data = yamlio.safe_load(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
@@ -1165,6 +1166,25 @@ def _with_defaults(record: Algorithm, params: dict[str, Any], network: Network) 
     if record.defaults is None:
         return params
     return {**record.defaults(functools.partial(hierarchy_factors, network.graph)), **params}
+
+
+def _shrinking(record: Algorithm, nranks: int, params: Mapping[str, Any]) -> list[str]:
+    """The whole-number parameters of `record` whose lowering to 1 lowers its transfer estimate on `nranks`
+    ranks, as ``"max_pieces (64 now)"``: the value given, else the builder's default; the name alone where the
+    run decides the value (NCCL's channels) or there is no default."""
+    estimate = record.transfers(nranks, params)
+    shrinking = []
+    for name, parameter in inspect.signature(record.builder).parameters.items():
+        if parameter.kind is not parameter.KEYWORD_ONLY:
+            continue
+        value = params.get(name, parameter.default)
+        known = isinstance(value, int) and not isinstance(value, bool)
+        if known and value <= 1 or not (known or value is None or value is parameter.empty):
+            continue
+        if record.transfers(nranks, {**params, name: 1}) < estimate:
+            shown = known and (name in params or name not in record.decided_by)
+            shrinking.append(f"{_yaml_key(name)} ({value} now)" if shown else _yaml_key(name))
+    return shrinking
 
 
 _LISTED = "<listed>"
@@ -1308,7 +1328,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
         params = _with_defaults(record, params, network)
         transfers = record.transfers(nranks, params)
         check_fits(f"{name} on {nranks:,} ranks (about {transfers:,} transfers)",
-                   transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective")
+                   transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective",
+                   lower=_shrinking(record, nranks, params))
         base = params
         for size, payload in cases:
             given = base | ({"payload": payload} if payload is not None and takes_payload else {})
@@ -1539,21 +1560,37 @@ def plan_jobs(scenario: Scenario, network: Network) -> list[JobPlan]:
     return plans
 
 
-def _build_job(plan: JobPlan, *, force: bool) -> Job:
+def _build_job(plan: JobPlan, network: Network, *, force: bool) -> Job:
     if plan.flows is not None:
         return Job(plan.name, plan.communicators, flows=plan.flows, start_s=plan.start_s, repeat=plan.repeat)
     record = ALGORITHMS[plan.algorithm]
     width = len(plan.communicators[0])
     transfers = record.transfers(width, plan.params) * len(plan.communicators) * plan.repeat
+    repeat = [f"repeat ({plan.repeat} now)"] if plan.repeat > 1 else []
     check_fits(f"job {plan.name} (about {transfers:,} transfers)", transfers * BYTES_PER_TRANSFER, force=force,
-               path=plan.path)
+               path=plan.path, lower=_shrinking(record, width, plan.params) + repeat)
     try:
         schedule = record.builder(width, plan.size_bytes, **plan.params)
     except SimnetError as error:
         key = _yaml_key(error.path).split(".")[0]
         where = plan.origins.get(key) or plan.origins.get({"nranks": "ranks"}.get(key, key)) or plan.origins["algorithm"]
         raise ScenarioError(error.message, path=where) from None
+    if schedule.switches:
+        _check_switches(plan, network, schedule)
     return Job(plan.name, plan.communicators, schedule=schedule, start_s=plan.start_s, repeat=plan.repeat)
+
+
+def _check_switches(plan: JobPlan, network: Network, schedule: Schedule) -> None:
+    """Refuse a job whose in-network reduction has no reduce-capable switch for one of its communicators, naming
+    the job (or its level of groups) and where its algorithm was given."""
+    origin = plan.origins["algorithm"]
+    for members in plan.communicators:
+        try:
+            network.place(members, schedule.switches)
+        except SimnetError as error:
+            if origin.startswith(f"{plan.path}."):
+                raise ScenarioError(f"{plan.algorithm}: {error.message}", path=origin) from None
+            raise ScenarioError(f"{plan.algorithm} (from {origin}): {error.message}", path=plan.path) from None
 
 
 def run_jobs_point(point: Point, *, force: bool = False) -> JobsResult:
@@ -1566,7 +1603,7 @@ def run_jobs_point(point: Point, *, force: bool = False) -> JobsResult:
     if scenario.jobs is None:
         raise ScenarioError("this scenario has no jobs; run it with run_point", path="jobs")
     network = scenario.built_network(force=force)
-    jobs = [_build_job(plan, force=force) for plan in plan_jobs(scenario, network)]
+    jobs = [_build_job(plan, network, force=force) for plan in plan_jobs(scenario, network)]
     options = scenario.network.simulate_kwargs(network.size)
     try:
         result = run_jobs(network, jobs, **options)

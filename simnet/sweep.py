@@ -151,8 +151,12 @@ def _dask(
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
-        raise SimnetError("the dask executor needs dask.distributed: pip install 'simnet[cluster]'") from None
-    client = Client(scheduler) if scheduler else Client(processes=False)
+        raise SimnetError("the dask executor needs dask.distributed: pip install 'simnet[cluster]'",
+                          path="executor") from None
+    try:
+        client = Client(scheduler) if scheduler else Client(processes=False)
+    except (OSError, TimeoutError) as error:
+        raise SimnetError(f"cannot reach the Dask scheduler at {scheduler!r}: {error}", path="scheduler") from None
     try:
         futures = {client.submit(_rows, point, force, key=f"simnet-point-{point.digest}", pure=False): point
                    for point in points}
@@ -214,6 +218,10 @@ def run_sweep(
         written first and held by the error (``results``); the error names the first
         failed point (``path="sweep"``, as a point's scenario errors are) and how many
         failed. A sweep of one point raises that point's own error.
+    SimnetError
+        For a `scheduler` that cannot be reached (``path="scheduler"``, within Dask's
+        ``distributed.comm.timeouts.connect``), or ``executor="dask"`` without
+        dask.distributed installed.
     """
     if executor not in ("local", "dask"):
         raise SimnetError(f"executor must be 'local' or 'dask', got {executor!r}", path="executor")

@@ -44,6 +44,7 @@ __all__ = [
     "parse_time",
     "parse_bandwidth",
     "parse_fraction",
+    "parse_ratio",
     "parse_count",
     "format_size",
     "format_size_span",
@@ -265,6 +266,38 @@ def parse_fraction(text: str | int | float) -> float:
                 raise UnitError(f"fraction {text!r} divides by zero")
             return top / bottom
     return _parse(text, {"": 1.0}, "fraction", "1/128")
+
+
+def parse_ratio(text: str | int | float) -> float:
+    """Parse a ratio such as an oversubscription: ``2``, ``1.5``, ``"2:1"`` (vendor notation, N:M is N/M),
+    ``"3/2"`` or ``"150%"``.
+
+    >>> parse_ratio("2:1"), parse_ratio("3:2"), parse_ratio("1:2"), parse_ratio("3/2"), parse_ratio("200%")
+    (2.0, 1.5, 0.5, 1.5, 2.0)
+
+    Raises
+    ------
+    UnitError
+        For text that is none of these forms, or a ratio that is not a finite number > 0, quoting the text.
+    """
+    expected = f"expected a ratio > 0 such as 2:1, 1.5, 3/2 or 150%, got {text!r}"
+    if isinstance(text, str) and ":" in text:
+        parts = text.split(":")
+        if len(parts) != 2:
+            raise UnitError(expected)
+        try:
+            top, bottom = (_parse(part, {"": 1.0}, "ratio", "2:1") for part in parts)
+        except UnitError:
+            raise UnitError(expected) from None
+        value = top / bottom if bottom > 0 else math.nan
+    else:
+        try:
+            value = parse_fraction(text)
+        except UnitError:
+            raise UnitError(expected) from None
+    if not (math.isfinite(value) and value > 0):
+        raise UnitError(expected)
+    return value
 
 
 def parse_count(text: str | int) -> int:

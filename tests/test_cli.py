@@ -192,8 +192,25 @@ def test_tune_on_worker_processes_or_dask_prints_the_table_of_one_process(capsys
 
 def test_tune_names_a_scheduler_it_cannot_use_in_one_line(capsys):
     import dask
+    import distributed  # noqa: F401 - its defaults enter dask's config before the timeout below, not inside it
 
     command = ["tune", "switch8", "--sizes", "1MiB", "-q"]
+    assert main([*command, "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert capsys.readouterr().err == ("error: --scheduler: 'tcp://127.0.0.1:1' is a Dask scheduler; give it with "
+                                       "--executor dask\n")
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        assert main([*command, "--executor", "dask", "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --scheduler: cannot reach the Dask scheduler at 'tcp://127.0.0.1:1': ")
+    assert err.count("\n") == 1
+
+
+def test_run_names_a_scheduler_it_cannot_use_in_one_line_as_tune_does(capsys, tmp_path):
+    """Study r22 F7: an unreachable scheduler gave a 74-line traceback and exit 1."""
+    import dask
+    import distributed  # noqa: F401 - as above
+
+    command = ["run", str(QUICKSTART), "-q", "-o", str(tmp_path / "out")]
     assert main([*command, "--scheduler", "tcp://127.0.0.1:1"]) == 2
     assert capsys.readouterr().err == ("error: --scheduler: 'tcp://127.0.0.1:1' is a Dask scheduler; give it with "
                                        "--executor dask\n")

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from simnet import plots, scenario
+from simnet import analysis, plots, scenario
 from simnet.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,8 +18,24 @@ def test_run_prints_one_row_per_job(capsys):
     assert main(["run", str(TP_DP)]) == 0
     out = capsys.readouterr().out
     assert "jobs_tp_dp: 2 sweep points, 2 jobs together, maxmin links" in out
-    rows = [line.split()[1] for line in out.splitlines()[2:]]
-    assert rows == ["train.tp", "train.dp"] * 2
+    *lines, note = out.splitlines()[2:]
+    assert [line.split()[1] for line in lines] == ["train.tp", "train.dp"] * 2
+    assert note == analysis.JOBS_NOTE
+
+
+def test_the_table_says_why_a_job_that_shared_a_link_names_no_job_that_slowed_it(capsys):
+    """Study r22 F4: a row no slower than alone showed ``shared`` and ``on link`` but a blank ``slowed by``, while
+    docs/concurrency.md said both columns name the other job and link of most shared time."""
+    assert main(["run", str(ROOT / "scenarios" / "jobs_tenants.yaml")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    header, *rows, note = out[1:]
+    assert header.split()[-6:] == ["shared", "slowed", "by", "most", "shared", "link"]
+    assert note == analysis.JOBS_NOTE
+    assert "named only if the job took longer than alone" in note and "whenever shared > 0" in note
+    not_slowed = [row.split() for row in rows if float(row.split()[-5]) <= 1]
+    assert not_slowed
+    for *_, shared, unit, link in not_slowed:
+        assert float(shared) > 0 and unit in ("us", "ms") and "->" in link, "no job named between shared and link"
 
 
 def test_out_writes_tables_plots_and_a_report_naming_the_shared_links(tmp_path, capsys):

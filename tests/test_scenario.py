@@ -479,3 +479,60 @@ def test_an_efficiency_of_a_topology_takes_a_fraction_as_written(spec):
     assert built("85%") == built("17/20") == built(0.85) != built(0.5)
     with pytest.raises(ScenarioError, match=r"nvls_efficiency: must be a fraction in \(0, 1\], got 1.85"):
         built("185%")
+
+
+def _uplink_Bps(graph) -> float:
+    return graph.edges["leaf0", "spine0"]["bandwidth_Bps"]
+
+
+OVERSUBSCRIBED = """name: os
+topology:
+  builder: cluster
+  node: dgx_h100
+  nodes: 4
+  rails: false
+  fabric: leaf_spine
+  fabric_params: {leaves: 2, spines: 2, hosts_per_leaf: 16, bandwidth: 400 Gbps, latency: 1 us, oversubscription: OS}
+collective: {op: allreduce, algorithms: [ring]}
+sizes: [1 MiB]
+"""
+
+
+def test_an_unquoted_vendor_ratio_is_the_oversubscription_it_says_not_a_base_60_number(tmp_path):
+    """Study r22 F6: PyYAML read an unquoted ``oversubscription: 2:1`` as 121 and simnet ran at 1/60 of the
+    uplink bandwidth meant; ``2:1`` is now the ratio 2 in a cluster's fabric_params as in calibrated_cluster."""
+    def uplink(value: str, text: str = OVERSUBSCRIBED) -> float:
+        path = tmp_path / "os.yaml"
+        path.write_text(text.replace("OS", value))
+        return _uplink_Bps(load_scenario(path).built_network().graph)
+
+    assert uplink("2:1") == uplink('"2:1"') == uplink("2") == uplink("200%") == uplink("4/2") == uplink("1") / 2
+    assert uplink("3:2") == uplink("1.5")
+    calibrated = "name: c\ntopology: {builder: calibrated_cluster, kind: dgx_h100, nodes: 2, oversubscription: OS}\n" \
+                 "collective: {op: allreduce, algorithms: [ring]}\nsizes: [1 MiB]\n"
+    assert uplink("2:1", calibrated) == uplink("2", calibrated) == uplink("1/2", calibrated) / 4
+
+
+@pytest.mark.parametrize(("topology", "path"), [
+    ({"builder": "calibrated_cluster", "kind": "dgx_h100", "nodes": 2, "oversubscription": "two"},
+     "topology.oversubscription"),
+    ({"builder": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 2, "bandwidth": "1 GB/s",
+      "latency": "1 us", "oversubscription": "2:1:1"}, "topology.oversubscription"),
+    ({"file": "dgx_h100_ndr_32", "nodes": 2, "fabric_params": {"oversubscription": "2:0"}},
+     "topology.fabric_params.oversubscription"),
+])
+def test_an_oversubscription_that_is_no_ratio_is_refused_naming_its_key(topology, path):
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario({**QUICKSTART, "topology": topology}, source="s.yaml")
+    value = topology.get("oversubscription") or topology["fabric_params"]["oversubscription"]
+    assert str(raised.value) == f"s.yaml: {path}: expected a ratio > 0 such as 2:1, 1.5, 3/2 or 150%, got {value!r}"
+
+
+def test_a_time_written_as_minutes_and_seconds_is_not_read_as_a_base_60_number(tmp_path):
+    """``1:30`` was the integer 90 to PyYAML; it stays the text written, which a time refuses by name."""
+    path = tmp_path / "t.yaml"
+    path.write_text("name: t\ntopology: {builder: switch, hosts: 4, bandwidth: 1 GB/s, latency: 1:30}\n"
+                    "collective: {op: allreduce, algorithms: [ring]}\nsizes: [1 MiB]\n")
+    with pytest.raises(ScenarioError) as raised:
+        load_scenario(path)
+    assert raised.value.path == "topology.latency" and "'1:30'" in raised.value.message

@@ -125,6 +125,29 @@ def test_build_errors_of_a_group_point_at_its_override():
     assert str(raised.value).startswith("jobs.train.groups.dp.chunks: must be an integer ≥ 1, got 0")
 
 
+@pytest.mark.parametrize(("job", "path", "prefix"), [
+    ({"ranks": 32, "groups": {"tp": 8, "dp": "rest"},
+      "collective": {"op": "allreduce", "algorithm": "nvls", "size": "1 MiB"}},
+     "jobs.a.groups.dp", "nvls (from jobs.a.collective.algorithm): ranks [0, 8, 16, 24] have"),
+    ({"ranks": 32, "groups": {"tp": 8, "dp": {"ranks": "rest", "algorithm": "nvls"}},
+      "collective": {"op": "allreduce", "algorithm": "ring", "size": "1 MiB"}},
+     "jobs.a.groups.dp.algorithm", "nvls: ranks [0, 8, 16, 24] have"),
+    ({"ranks": 16, "collective": {"op": "allreduce", "algorithm": "nvls", "size": "1 MiB"}},
+     "jobs.a.collective.algorithm", "nvls: ranks [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] have"),
+])
+def test_an_in_network_reduction_without_a_common_switch_names_its_job_and_level(job, path, prefix):
+    """Study r22 F8: NVLS across servers named the key path ``jobs.switches``, which does not exist."""
+    data = {"name": "j", "topology": {"builder": "calibrated_cluster", "kind": "dgx_h100", "nodes": 4},
+            "jobs": {"a": job}}
+    (point,) = expand(parse_scenario(data))
+    with pytest.raises(ScenarioError) as raised:
+        run_jobs_point(point)
+    assert raised.value.path == path
+    assert raised.value.message.startswith(prefix)
+    assert raised.value.message.endswith(" no reduce-capable switch in common (a switch with reduce: true that "
+                                         "reaches all of them); in-network reductions need one")
+
+
 def test_a_job_whose_gpus_break_the_hierarchy_must_say_its_gpus_per_node():
     data = with_changes("jobs.moe.ranks", [0, 1, 2, 8])
     with pytest.raises(ScenarioError, match="jobs.moe.collective.algorithm: cannot derive gpus_per_node"):
@@ -215,3 +238,4 @@ def test_a_job_no_slower_than_alone_names_no_job_that_slowed_it():
     assert not_slowed.any() and (results.loc[not_slowed, "shared_s"] > 0).any()
     assert (results.loc[not_slowed, "slowed_by"].fillna("") == "").all()
     assert (results.loc[~not_slowed & (results["shared_s"] > 0), "slowed_by"] != "").all()
+    assert ((results["shared_link"].fillna("") != "") == (results["shared_s"] > 0)).all()

@@ -14,6 +14,7 @@ from simnet.units import (
     format_time,
     parse_bandwidth,
     parse_fraction,
+    parse_ratio,
     parse_payload_size,
     parse_size,
     parse_size_range,
@@ -126,6 +127,20 @@ def test_fractions():
     assert parse_fraction(0.25) == 0.25
     with pytest.raises(UnitError):
         parse_fraction("1/0")
+
+
+@pytest.mark.parametrize(("text", "expected"), [("2:1", 2.0), ("3:2", 1.5), ("1:2", 0.5), (" 4 : 1 ", 4.0),
+                                              ("3/2", 1.5), ("200%", 2.0), ("1.5", 1.5), (2, 2), (0.5, 0.5)])
+def test_a_ratio_takes_vendor_notation_fractions_and_percentages(text, expected):
+    assert parse_ratio(text) == expected
+
+
+@pytest.mark.parametrize("text", ["two", "2:1:1", "2:", ":1", "2:0", "0:1", "-2:1", "0", "-1", "1/0", "inf", True,
+                                  None])
+def test_a_malformed_ratio_is_refused_quoting_it(text):
+    with pytest.raises(UnitError) as error:
+        parse_ratio(text)
+    assert error.value.message == f"expected a ratio > 0 such as 2:1, 1.5, 3/2 or 150%, got {text!r}"
 
 
 def test_formatting():

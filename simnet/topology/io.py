@@ -42,7 +42,8 @@ Explicit form
         - {from: gpu0, to: sw, bandwidth: 25 GB/s, latency: 1 us, tier: fabric}
         - {from: gpu1, to: sw, bandwidth: 25 GB/s, latency: 1 us, tier: fabric}
 
-Files are read with ``yaml.safe_load`` only. A malformed file raises one
+Files are read with :func:`simnet.yamlio.safe_load` only (``yaml.safe_load`` without base-60 numbers, so
+``oversubscription: 2:1`` stays the ratio ``"2:1"``). A malformed file raises one
 :class:`~simnet.errors.TopologyError` whose key path (``links[2].bandwidth``) and
 message name the offending node or link. :func:`save` writes the builder form when
 the graph was built by a builder and the explicit form otherwise, so that
@@ -60,6 +61,7 @@ from types import MappingProxyType
 import networkx as nx
 import yaml
 
+from simnet import yamlio
 from simnet.errors import SimnetError, TopologyError, UnitError, did_you_mean
 from simnet.topology.calibrated import calibrated_cluster, calibrated_node
 from simnet.topology.cluster import cluster
@@ -423,7 +425,7 @@ def find(name: str | Path, *, base: str | Path | None = None) -> Path:
 def _parse(text: str, source: str):
     """The YAML data of a topology file's `text` (not empty)."""
     try:
-        spec = yaml.safe_load(text)
+        spec = yamlio.safe_load(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""

@@ -12,12 +12,13 @@ and :func:`call` runs a builder, turning unknown or missing parameters into a
 from __future__ import annotations
 
 import inspect
+import typing
 from collections.abc import Callable, Mapping
 
 from simnet.errors import SimnetError, TopologyError, UnitError, did_you_mean
-from simnet.units import format_exact, parse_bandwidth, parse_fraction, parse_size, parse_time
+from simnet.units import format_exact, parse_bandwidth, parse_fraction, parse_ratio, parse_size, parse_time
 
-__all__ = ["SUFFIXES", "to_python", "to_yaml", "call", "quantity", "parse_quantity", "written_fraction"]
+__all__ = ["SUFFIXES", "to_python", "to_yaml", "call", "quantity", "parse_quantity", "written_number"]
 
 SUFFIXES = {"_Bps": parse_bandwidth, "_s": parse_time, "_bytes": parse_size}
 
@@ -59,16 +60,27 @@ def parse_quantity(suffix: str, value: object) -> float:
     return parsed
 
 
-def written_fraction(name: str, value: object) -> object:
-    """`value` of the parameter `name` as a number where `name` is an efficiency written as a fraction (``85%``,
+def written_number(name: str, value: object, annotation: object = None) -> object:
+    """`value` of the parameter `name` (of type `annotation`) as a number where it is text of a number: an
+    ``oversubscription`` as a ratio (:func:`~simnet.units.parse_ratio`: ``2:1``, ``3/2``, ``150%``), an efficiency
+    or another parameter of type ``float`` as a fraction (:func:`~simnet.units.parse_fraction`: ``85%``,
     ``17/20``); any other value as it is.
+
+    >>> written_number("oversubscription", "3:2"), written_number("nvls_efficiency", "85%"), written_number("x", "a")
+    (1.5, 0.85, 'a')
 
     Raises
     ------
     UnitError
-        For an efficiency written as a malformed fraction.
+        For such a parameter written as malformed text, quoting it.
     """
-    return parse_fraction(value) if name.endswith("efficiency") and isinstance(value, str) else value
+    if not isinstance(value, str):
+        return value
+    if name.endswith("oversubscription"):
+        return parse_ratio(value)
+    if name.endswith("efficiency") or annotation is float:
+        return parse_fraction(value)
+    return value
 
 
 def _parameters(builder: Callable) -> dict[str, inspect.Parameter]:
@@ -84,6 +96,7 @@ def to_python(builder: Callable, params: Mapping, path: str = "") -> dict:
         For a key the builder does not take (path ``path.key``) or a bad unit.
     """
     known = _parameters(builder)
+    annotations = typing.get_type_hints(builder)
     result = {}
     for key, value in params.items():
         where = f"{path}.{key}" if path else str(key)
@@ -99,7 +112,7 @@ def to_python(builder: Callable, params: Mapping, path: str = "") -> dict:
             if suffix:
                 value = parse_quantity(suffix, value)
             else:
-                value = written_fraction(name, value)
+                value = written_number(name, value, annotations.get(name))
         except UnitError as error:
             raise TopologyError(error.message, path=where) from None
         result[name] = value

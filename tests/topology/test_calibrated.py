@@ -24,6 +24,12 @@ def same_graph(a: nx.DiGraph, b: nx.DiGraph) -> bool:
          lambda: calibrated_cluster("dgx_h100", 8, pxn=True)),
         ("builder: calibrated_cluster\nkind: dgx_a100\nnodes: 3\nnic_share: 0.5\n",
          lambda: calibrated_cluster("dgx_a100", 3, nic_share=0.5)),
+        ("builder: calibrated_cluster\nkind: dgx_a100\nnodes: 3\nnic_share: 50%\n",
+         lambda: calibrated_cluster("dgx_a100", 3, nic_share=0.5)),
+        ("builder: calibrated_cluster\nkind: dgx_h100\nnodes: 2\noversubscription: 2:1\n",
+         lambda: calibrated_cluster("dgx_h100", 2, oversubscription=2.0)),
+        ("builder: calibrated_cluster\nkind: dgx_h100\nnodes: 2\noversubscription: 3:2\n",
+         lambda: calibrated_cluster("dgx_h100", 2, oversubscription=1.5)),
     ],
 )
 def test_the_file_form_builds_the_graph_of_the_python_call(text, call):
@@ -49,6 +55,8 @@ def test_a_calibrated_node_is_its_template_at_nccls_effective_rates():
         ("builder: calibrated_cluster\nkind: dgx_h100\nnodes: 2\nnic_share: 3\n", "nic_share",
          "must be at most 1, got 3: it is a GPU's share of one NIC port"),
         ("builder: calibrated_cluster\nkind: dgx_h100\n", "nodes", "missing parameter 'nodes'"),
+        ("builder: calibrated_cluster\nkind: dgx_h100\nnodes: 2\noversubscription: 2to1\n", "oversubscription",
+         "expected a ratio > 0 such as 2:1, 1.5, 3/2 or 150%, got '2to1'"),
     ],
 )
 def test_bad_parameters_name_their_key(text, path, needle):

@@ -1,0 +1,60 @@
+"""The memory guard: a run estimated not to fit is refused, naming the parameters that shrink it."""
+
+from __future__ import annotations
+
+import pytest
+
+from simnet import guards
+from simnet.errors import SimnetError
+from simnet.scenario import expand, parse_scenario, run, run_jobs_point
+
+SMALL = {"name": "g", "topology": {"builder": "calibrated_cluster", "kind": "dgx_h100", "nodes": 2},
+         "sizes": ["1 MiB"]}
+
+
+@pytest.fixture
+def little_memory(monkeypatch):
+    """A machine with 1 MB available: every run but the tiniest is refused."""
+    monkeypatch.setattr(guards, "available_memory_bytes", lambda: 10**6)
+
+
+def test_the_refusal_offers_the_parameters_that_shrink_the_run_before_force(little_memory):
+    with pytest.raises(guards.ResourceError) as error:
+        guards.check_fits("x", 10**9, force=False, lower=["max_pieces (64 now)", "channels (16 now)"])
+    assert error.value.message == ("x needs an estimated 1 GB of memory but 1 MB is available; lower max_pieces "
+                                   "(64 now) or channels (16 now), or pass --force (force=True) to run it anyway")
+    guards.check_fits("x", 10**9, force=True)
+
+
+@pytest.mark.parametrize(("algorithm", "offered"), [
+    ({"name": "nccl_ring", "protocol": "simple", "channels": 16}, "lower channels (16 now) or max_pieces (64 now), "),
+    ({"name": "nccl_tree", "protocol": "simple"}, "lower channels or max_pieces (256 now), "),
+    ("nvls", "lower max_pieces (64 now), "),
+    ({"name": "ring", "chunks": 4}, "lower chunks (4 now), "),
+])
+def test_a_collective_too_large_names_what_its_algorithm_takes_to_shrink(little_memory, algorithm, offered):
+    """Study r22 F2: the refusal said only --force though max_pieces: 4 made the run fit."""
+    data = SMALL | {"collective": {"op": "allreduce", "algorithms": [algorithm]}}
+    with pytest.raises(SimnetError) as error:
+        run(parse_scenario(data))
+    assert error.value.path == "collective"
+    assert f"is available; {offered}or pass --force (force=True) to run it anyway" in error.value.message
+
+
+def test_a_ring_of_one_chunk_offers_only_force(little_memory):
+    data = {**SMALL, "topology": {"builder": "calibrated_cluster", "kind": "dgx_h100", "nodes": 4},
+            "collective": {"op": "allreduce", "algorithms": ["ring"]}}
+    with pytest.raises(SimnetError, match=r"is available; pass --force \(force=True\)"):
+        run(parse_scenario(data))
+
+
+def test_a_job_too_large_names_its_collectives_parameters_and_repeat(little_memory):
+    data = {"name": "j", "topology": SMALL["topology"],
+            "jobs": {"a": {"ranks": 16, "repeat": 3,
+                           "collective": {"op": "allreduce", "algorithm": "nccl_ring", "protocol": "simple",
+                                          "size": "1 MiB"}}}}
+    [point] = expand(parse_scenario(data))
+    with pytest.raises(SimnetError) as error:
+        run_jobs_point(point)
+    assert error.value.path == "jobs.a"
+    assert "lower channels (16 now) or max_pieces (64 now) or repeat (3 now), or pass --force" in error.value.message

@@ -1205,18 +1205,29 @@ def _estimated_transfers(listed: list, network: Network) -> int:
 
 
 def _built(record: Algorithm, params: dict[str, Any], origins: dict[str, str], network: Network, size: int,
-           *, sized_by: str = "sizes") -> tuple[dict[str, Any], Schedule]:
+           *, sized_by: str = "sizes", fits: Callable[[dict[str, Any]], None] | None = None
+           ) -> tuple[dict[str, Any], Schedule]:
     """The parameters `record` resolves on the network and size, and ``record.builder(nranks, size, **them)``,
-    with errors at their scenario key paths."""
+    with errors at their scenario key paths; `fits` sees the resolved parameters before anything is built."""
     try:
         params = record.resolved(network, size, params)
+    except SimnetError as error:
+        raise _at_key(error, record, origins, sized_by) from None
+    if fits is not None:
+        fits(params)
+    try:
         return params, record.builder(network.size, size, **params)
     except SimnetError as error:
-        key = _yaml_key(error.path)
-        where = {"nranks": "topology", "size": sized_by}.get(key) or origins.get(key)
-        if where is None and _LISTED in origins:
-            raise ScenarioError(f"{record.name}: {error.message}", path=origins[_LISTED]) from None
-        raise ScenarioError(error.message, path=where or f"collective.{key}") from None
+        raise _at_key(error, record, origins, sized_by) from None
+
+
+def _at_key(error: SimnetError, record: Algorithm, origins: dict[str, str], sized_by: str) -> ScenarioError:
+    """`error` of resolving or building `record` as a :class:`ScenarioError` at its scenario key path."""
+    key = _yaml_key(error.path)
+    where = {"nranks": "topology", "size": sized_by}.get(key) or origins.get(key)
+    if where is None and _LISTED in origins:
+        return ScenarioError(f"{record.name}: {error.message}", path=origins[_LISTED])
+    return ScenarioError(error.message, path=where or f"collective.{key}")
 
 
 def build_schedule(point: Point, algorithm: str, size_bytes: int, *, force: bool = False) -> Schedule:
@@ -1326,15 +1337,19 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
         op = scenario.collective.op
         takes_payload = record.payload == "sparse"
         params = _with_defaults(record, params, network)
-        transfers = record.transfers(nranks, params)
-        check_fits(f"{name} on {nranks:,} ranks (about {transfers:,} transfers)",
-                   transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective",
-                   lower=_shrinking(record, nranks, params))
+
+        def fits(chosen: dict[str, Any], record: Algorithm = record, name: str = name) -> None:
+            transfers = record.transfers(nranks, chosen)
+            check_fits(f"{name} on {nranks:,} ranks (about {transfers:,} transfers)",
+                       transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective",
+                       lower=_shrinking(record, nranks, chosen))
+
+        fits(params)
         base = params
         for size, payload in cases:
             given = base | ({"payload": payload} if payload is not None and takes_payload else {})
             params, schedule = _built(record, given, origins, network, size,
-                                      sized_by="payload" if payload else "sizes")
+                                      sized_by="payload" if payload else "sizes", fits=fits)
             shown = _shown_params({k: _jsonable(v) for k, v in given.items() if k != "payload"} | shown_extra,
                                   payload)
             chosen = {_yaml_key(k): _jsonable(v) for k, v in resolved_changes(given, params).items()}

@@ -58,3 +58,26 @@ def test_a_job_too_large_names_its_collectives_parameters_and_repeat(little_memo
         run_jobs_point(point)
     assert error.value.path == "jobs.a"
     assert "lower channels (16 now) or max_pieces (64 now) or repeat (3 now), or pass --force" in error.value.message
+
+
+def test_the_estimate_counts_the_channels_nccl_launches_at_each_size(monkeypatch):
+    """nccl_ring given no channels was estimated with the builder's 2, though NCCL's launch at 1 GiB on 2 DGX
+    H100 is more: memory between the two estimates let a run 8x the estimate start. Each size is now checked
+    with the parameters resolved for it."""
+    from simnet.algorithms import ALGORITHMS
+
+    data = SMALL | {"sizes": ["1 GiB"],
+                    "collective": {"op": "allreduce", "algorithms": [{"name": "nccl_ring", "protocol": "simple"}]}}
+    scenario = parse_scenario(data)
+    network = scenario.built_network()
+    record = ALGORITHMS["nccl_ring"]
+    resolved = record.resolved(network, 2**30, {"protocol": "simple"})
+    two, launched = record.transfers(16, {"protocol": "simple"}), record.transfers(16, resolved)
+    assert launched > 2 * two
+    per_gpu = 16 * guards.BYTES_PER_GPU
+    middle = (two + launched) / 2 * guards.BYTES_PER_TRANSFER + per_gpu
+    monkeypatch.setattr(guards, "available_memory_bytes", lambda: int(middle / 0.8))
+    with pytest.raises(guards.ResourceError) as error:
+        run(scenario)
+    assert error.value.path == "collective"
+    assert f"(about {launched:,} transfers)" in error.value.message

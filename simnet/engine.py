@@ -125,9 +125,12 @@ def _per_rank(value: object, nranks: int, path: str, *, default: float, positive
     return np.array(value, dtype=float)
 
 
-def _column(values: array | Constant) -> np.ndarray:
-    """A per-transfer column as the compiled loop takes it: one value for all is an array of length 1."""
-    return np.array([values.value]) if isinstance(values, Constant) else view(values)
+def _column(values: array | np.ndarray | Constant) -> np.ndarray:
+    """A per-transfer column as the compiled loop takes it, read-only (a schedule's own column can be one): one
+    value for all is an array of length 1."""
+    column = np.array([values.value]) if isinstance(values, Constant) else view(values).view()
+    column.flags.writeable = False
+    return column
 
 
 def _pair_routes(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[RouteTable, np.ndarray]:
@@ -384,10 +387,12 @@ class Simulation:
         wire = columns.nbytes
         if switches:
             wire = wire / np.minimum(efficiency[src], efficiency[columns.dst])
-        self._nbytes = appended(self._nbytes, wire)
-        self._channels = appended(self._channels, columns.channel, "i")
+        adopt = self._deferred is not None
+        self._nbytes = appended(self._nbytes, wire, adopt=adopt)
+        self._channels = appended(self._channels, columns.channel, "i", adopt=adopt)
         self._not_before = appended(self._not_before, now + offset[src] if offset.any() else np.full(count, now))
-        self._overhead = appended(self._overhead, overhead_s * slow[src] + columns.delay_s)
+        self._overhead = appended(self._overhead, overhead_s * slow[src] + columns.delay_s if overhead_s
+                                  else columns.delay_s, adopt=adopt)
         self._reduction = appended(self._reduction, np.where(columns.reduce, columns.payload * gamma[columns.dst]
                                                               * slow[columns.dst], 0.0))
         waiting = np.diff(columns.dep_offsets)

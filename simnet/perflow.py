@@ -74,8 +74,14 @@ class Constant:
         return self.length
 
 
-def appended(column: array | Constant, values: np.ndarray, typecode: str = "d") -> array | Constant:
-    """`column` with `values` appended: still one value while they all have its bits, else an ``array``."""
+def appended(column: array | np.ndarray | Constant, values: np.ndarray, typecode: str = "d", *,
+             adopt: bool = False) -> array | np.ndarray | Constant:
+    """`column` with `values` appended: still one value while they all have its bits, else an ``array``.
+
+    With `adopt`, values given to an empty column become the column as they are (a read-only NumPy array,
+    no copy: a schedule's own column then serves the simulation); a later append copies them into an
+    ``array`` first.
+    """
     values = np.ascontiguousarray(values, dtype=TYPECODES[typecode])
     if isinstance(column, Constant):
         if not len(values):
@@ -84,7 +90,14 @@ def appended(column: array | Constant, values: np.ndarray, typecode: str = "d") 
         unsigned = f"u{values.itemsize}"
         if (values.view(unsigned) == first.view(unsigned)[0]).all():
             return Constant(first[0].item(), column.length + len(values))
+        if adopt and not column.length:
+            if values.flags.writeable:
+                values = values.view()
+                values.flags.writeable = False
+            return values
         column = array(typecode, [column.value]) * column.length
+    elif isinstance(column, np.ndarray):
+        column = array(typecode, column.tobytes())
     return grown(column, values)
 
 

@@ -35,3 +35,18 @@ def test_appended_keeps_one_value_while_it_can_then_an_array_that_grows_by_copy_
     held = view(column)
     longer = appended(column, np.array([4.0]))
     assert longer.tolist() == [2.0, 2.0, 3.0, 4.0] and held.tolist() == [2.0, 2.0, 3.0]
+
+
+def test_an_adopted_column_is_the_array_given_until_more_comes():
+    """A schedule's own read-only column serves as the simulation's, uncopied; a second schedule's values copy it
+    into an array that grows; values all alike stay one value."""
+    values = np.array([1.5, 2.5])
+    values.flags.writeable = False
+    column = appended(Constant(), values, adopt=True)
+    assert column is values
+    fresh = np.array([1, 2], dtype=np.int32)
+    taken = appended(Constant(0), fresh, "i", adopt=True)
+    assert np.shares_memory(taken, fresh) and not taken.flags.writeable
+    assert isinstance(appended(Constant(), np.array([3.0, 3.0]), adopt=True), Constant)
+    longer = appended(column, np.array([4.0]), adopt=True)
+    assert isinstance(longer, array) and longer.tolist() == [1.5, 2.5, 4.0] and values.tolist() == [1.5, 2.5]

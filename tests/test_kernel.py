@@ -234,6 +234,22 @@ def test_what_the_compiled_loop_returns_owns_its_memory(monkeypatch):
     del filler
 
 
+def test_the_history_keeps_a_time_per_instant_and_gives_one_per_change(monkeypatch):
+    """A 64-rank ring in 16 chunks changes rates at more than the 1024 instants the history starts with room
+    for, many flows at each: the loop keeps one time per instant, and its results give every change its
+    instant's time, as the Python engine records them."""
+    loops = recorded_loops(monkeypatch)
+    net = Network(switch(64, 12.5e9, 1e-6))
+    schedule = ALGORITHMS["ring"].build(64, 16 * MIB, chunks=16)
+    mine, theirs = compiled_and_python(monkeypatch, lambda: simulate(net, schedule))
+    assert_same_run(mine, theirs)
+    counters = loops[0].counters
+    instants, changes = int(counters[kernel._INSTANTS]), int(counters[kernel._HISTORY])
+    history_s = np.asarray(mine._links._history_s)
+    assert 1024 < instants < changes == len(history_s)
+    assert instants == len(np.unique(history_s)) and (np.diff(history_s) >= 0).all()
+
+
 def programs(data, net: Network, schedule: Schedule) -> list[tuple]:
     """SimPy processes that start `schedule` on drawn GPUs: after a delay (none, or a whole or half number of
     microseconds, so that starts meet the network's instants and each other), `repeat` times, each time

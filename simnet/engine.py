@@ -465,12 +465,13 @@ class Simulation:
             line = line.astype(np.int32)
             lines = int(line.max(initial=-1)) + 1
 
-        order, history_flow, history_s, history_rate, history_limit, blocked, started_s, finished_s = kernel.run(
+        (order, history_flow, history_instants, history_rate, history_limit, blocked, started_s,
+         finished_s) = kernel.run(
             float(self.env.now), initial, route, line, lines, _column(self._nbytes), _column(self._not_before),
             _column(self._overhead), _column(self._reduction), view(self._waiting), view(self._bounds),
             view(self._dependents), *links._kernel_routes(), view(self._ready_s), view(self._issue_s),
             view(self._end_s))
-        links._adopt(count, order, route, started_s, finished_s, history_flow, history_s, history_rate,
+        links._adopt(count, order, route, started_s, finished_s, history_flow, history_instants, history_rate,
                      history_limit, blocked)
         self._remaining[0] -= count - int(np.isnan(view(self._end_s)).sum())
         if self._remaining[0] == 0 and not self._jobs[0].done.triggered:
@@ -530,9 +531,9 @@ class Simulation:
                 break
             env.step()
         count = len(self._ready_s)
-        order, history_flow, history_s, history_rate, history_limit, blocked = loop.results()
+        order, history_flow, history_instants, history_rate, history_limit, blocked = loop.results()
         links._adopt(count, order, view(self._route_ids).copy(), loop.started_s[:count], loop.finished_s[:count],
-                     history_flow, history_s, history_rate, history_limit, blocked)
+                     history_flow, history_instants, history_rate, history_limit, blocked)
         left = loop.job_left
         self._remaining = [int(value) for value in left[:len(self._jobs)]]
         self._deferred = None

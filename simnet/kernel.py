@@ -865,11 +865,13 @@ def _history():
     return ints, reals, ends
 
 
-def _history_slices(ints, reals, ends, size: int, instants: int) -> tuple[np.ndarray, ...]:
-    """``(flow, time_s, rate_Bps, bottleneck)`` of the first `size` changes of rate, made in `instants`
-    instants (slices of their owners, but for the times: each instant's repeated for its changes)."""
-    counts = np.diff(ends[0][:instants], prepend=0)
-    return ints[0][:size], np.repeat(reals[0][:instants], counts), reals[1][:size], ints[1][:size]
+@njit(cache=True)
+def _history_slices(ints, reals, ends, size, instants):
+    """``(flow, (time_s, end), rate_Bps, bottleneck)`` of the first `size` changes of rate, made in `instants`
+    instants: slices of their owners, the times one per instant with the number of changes made up to its end
+    (:meth:`simnet.links.MaxMinLinks._history_times` lays them out per change when a trace needs them). Compiled
+    and cached: indexing the typed lists from Python compiles their methods in every process."""
+    return ints[0][:size], (reals[0][:instants], ends[0][:instants]), reals[1][:size], ints[1][:size]
 
 
 class Loop:
@@ -890,6 +892,7 @@ class Loop:
         self.history_ints, self.history_reals, self.history_ends = _history()
         self.width = 1
         self._transfers = self._slots = self._lines = self._jobs = 0
+        self._finished: np.ndarray | None = None
         self._arrays = {
             "link_head": np.full(nlinks, -1, dtype=np.int64), "link_tail": np.full(nlinks, -1, dtype=np.int64),
             "link_count": np.zeros(nlinks, dtype=np.int32), "seen_link": np.zeros(nlinks, dtype=np.int64),
@@ -926,6 +929,12 @@ class Loop:
         """Per job reserved, how many of its transfers have not completed."""
         return self._arrays["job_left"]
 
+    def share_finished(self, end_s: np.ndarray) -> None:
+        """Keep :attr:`finished_s` in `end_s`, a run's completion times per transfer, before the first
+        :meth:`reserve`: without reductions a transfer completes in the instant its last byte arrives, so
+        both are written with the same times (and both stay NaN for a transfer never reached)."""
+        self._finished = end_s
+
     def reserve(self, transfers: int, lines: int, width: int, job_sizes: np.ndarray) -> None:
         """Make room for `transfers` transfers on `lines` connections over routes of up to `width` links, and
         for the jobs whose sizes (transfers) `job_sizes` lists, those already known first; room that grows
@@ -942,6 +951,12 @@ class Loop:
         if transfers > self._transfers:
             room = max(transfers, 2 * self._transfers, 1)
             for name, kind, fill in _PER_TRANSFER:
+                if name == "finished_s" and self._finished is not None:
+                    if len(self._finished) < room:
+                        raise ValueError(f"the shared finished times hold {len(self._finished)} transfers, not "
+                                         f"{room}")
+                    arrays[name] = self._finished
+                    continue
                 arrays[name] = _longer(arrays[name], self._transfers, room, fill)
             self._transfers = room
         if lines > self._lines:
@@ -1022,20 +1037,15 @@ class Loop:
         """The transfers that waited for their connection, in the order they started draining."""
         return self._arrays["blocked"][:int(self.counters[_BLOCKED])]
 
-    def results(self) -> tuple[np.ndarray, ...]:
-        """``(order, history_flow, history_s, history_rate_Bps, history_limit, blocked)``, as in :func:`run`, once
-        the runs are over: the buffers only running needs are released first (the loop cannot advance after),
-        so that the history's times, kept once per instant, are laid out per change in their memory."""
+    def results(self) -> tuple:
+        """``(order, history_flow, history_instants, history_rate_Bps, history_limit, blocked)`` so far, as in
+        :func:`run`."""
         counters = self.counters
-        order, blocked = self._arrays["order"][:int(counters[_SUBMITTED])], self.blocked
-        self._arrays = {name: self._arrays[name] for name in _KEPT}
         history = _history_slices(self.history_ints, self.history_reals, self.history_ends, int(counters[_HISTORY]),
                                   int(counters[_INSTANTS]))
-        return (order,) + history + (blocked,)
+        return (self._arrays["order"][:int(counters[_SUBMITTED])],) + history + (self.blocked,)
 
 
-_KEPT = ("order", "blocked", "started_s", "finished_s", "job_left", "completed")
-"""The buffers of a :class:`Loop` that its results and properties read after :meth:`Loop.results`."""
 _FIRST_SLOTS = 4096
 """Slots for draining flows a :class:`Loop` makes room for before a run shows it needs more."""
 _PER_TRANSFER = (
@@ -1093,9 +1103,11 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
 
     Per-transfer columns (`nbytes`, `not_before`, `overhead`, `reduction`) of length 1 hold one value for
     all; `line` numbers each transfer's connection, of `lines`. `ready_s`, `issue_s` and `end_s` are filled in
-    place; `waiting` is consumed. Returns ``(order, history_flow, history_s, history_rate_Bps, history_limit,
-    blocked, started_s, finished_s)``: the transfers in the order they were submitted, each change of a flow's
-    rate or bottleneck in the order made, the flows that waited for their connection in the order they started
+    place; `waiting` is consumed. Returns ``(order, history_flow, history_instants, history_rate_Bps,
+    history_limit, blocked, started_s, finished_s)``: the transfers in the order they were submitted, each change
+    of a flow's rate or bottleneck in the order made (its time as ``history_instants``, the times of the instants
+    with changes and the number of changes made up to the end of each), the flows that waited for their
+    connection in the order they started
     draining (slices of longer buffers: copying them would double the peak), and when each transfer entered
     the network and when its last byte arrived (NaN for those never reached).
 
@@ -1106,6 +1118,8 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
     """
     count = len(route)
     loop = Loop(len(capacity_Bps))
+    if len(reduction) == 1 and reduction[0] == 0.0:
+        loop.share_finished(end_s)
     loop.reserve(count, lines, int(route_hops.max()) if len(route_hops) else 1, np.array([count]))
     columns = (route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, ready_s, issue_s,
                end_s, np.zeros(1, dtype=np.int32))

@@ -125,6 +125,8 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
     _check_out_options(out_dir, resume=resume, overwrite=overwrite)
     _check_scheduler(executor, scheduler)
     loaded, points = _load(scenario, force=force)
+    if not quiet:
+        _note_repeats(points, force=force)
     with _owned(out_dir, name=loaded.name, command="run", source=str(scenario), overwrite=overwrite):
         results, failed = _partial(lambda: _sweep(
             scenario, loaded, points, out_dir, executor=executor, workers=workers, scheduler=scheduler,
@@ -197,6 +199,20 @@ def _load(scenario: Path, *, force: bool = False, collective: str = ""):
         raise SimnetError(f"{collective} compares algorithms of one collective; run a jobs scenario with "
                           "`simnet run`", path="jobs", source=str(scenario))
     return loaded, expand(loaded, source=str(scenario), force=force)
+
+
+def _note_repeats(points, *, force: bool = False) -> None:
+    """Say on stderr, one line each, which listed algorithms run what an earlier entry runs (and so run once)."""
+    from simnet.scenario import repeated_algorithms
+
+    where: dict[tuple[int, int, str], list[int]] = {}
+    for point in points:
+        for repeat in repeated_algorithms(point.scenario, force=force):
+            where.setdefault(repeat, []).append(point.index)
+    for (index, first, choice), at in where.items():
+        some = f" at sweep points {', '.join(map(str, at))}" if len(at) < len(points) else ""
+        click.echo(f"note: collective.algorithms[{index}] is the same run as collective.algorithms[{first}] "
+                   f"({choice}){some}; it runs once", err=True)
 
 
 def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: str = "local", workers: int = 1,
@@ -377,6 +393,8 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
 
     _check_out_options(out_dir, overwrite=overwrite)
     loaded, points = _load(scenario, force=force, collective="compare")
+    if not quiet:
+        _note_repeats(points, force=force)
     if baseline is not None:
         listed = {entry.name for point in points for entry in point.scenario.collective.algorithms}
         try:
@@ -785,8 +803,9 @@ _TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "
                    "topology.hosts (default: size when sizes vary, else the first swept key).")
 @click.option("--baseline", help="For --kind speedup: the choice speedups are measured against (default: ring if "
                                   "it ran, else the first listed), as in compare.")
-@click.option("--algorithm", help="For links/gantt: which algorithm of the scenario, as result rows name it "
-                                   "(ring, msccl:<name>; default: the first).")
+@click.option("--algorithm", help="For links/gantt: which algorithm of the scenario, as results name it "
+                                   "(ring, msccl:<name>, 'blueconnect {\"factors\": [8, 4]}' or "
+                                   "'blueconnect factors=[8,4]'; default: the first listed).")
 @click.option("--size", "size_text", help="For links/gantt: which size (default: the largest).")
 @click.option("--density", "density_text", help="For links/gantt of a sparse payload: which density (default: the "
                                                  "first at that size).")
@@ -1111,7 +1130,9 @@ def export() -> None:
 
 @export.command("msccl")
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--algorithm", required=True, help="An algorithm the scenario lists, as result rows name it.")
+@click.option("--algorithm", required=True,
+              help="An algorithm the scenario lists, as results name it (ring, msccl:<name>, "
+                   "'blueconnect factors=[8,4]').")
 @click.option("--size", "size_text", help="Size to build the schedule for (default: the scenario's first size).")
 @click.option("-o", "--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="MSCCL XML file to write.")
@@ -1150,9 +1171,10 @@ def export_msccl(scenario: Path, algorithm: str, size_text: str | None, out_path
     except SimnetError as error:
         path = "--algorithm" if error.path == "algorithm" else error.path
         raise SimnetError(error.message, path=path, source=str(scenario)) from None
-    algorithm = schedule.algorithm if algorithm == "msccl" else algorithm
+    algorithm = schedule.algorithm if algorithm == "msccl" else algorithm.strip()
     try:
-        text = msccl.dumps(schedule, name=name or algorithm.removeprefix("msccl:"), proto=proto, exact=not serialize)
+        text = msccl.dumps(schedule, name=name or schedule.algorithm.removeprefix("msccl:"), proto=proto,
+                           exact=not serialize)
     except SimnetError as error:
         raise SimnetError(error.message, path=f"--{error.path}" if error.path in ("name", "proto") else "--algorithm",
                           source=str(scenario)) from None

@@ -511,6 +511,8 @@ def _topology_graph(topology: str):
               help="Simulate only the candidates whose model time is within this factor of the best time known "
                    "at each size: the best model time, or the best simulated time if larger ('inf': all).")
 @click.option("--top", hidden=True, type=int, help="Replaced by --prune-factor.")
+@click.option("--algorithms", "algorithm_text", metavar="NAMES",
+              help="Tune only these algorithms, comma-separated, e.g. 'blueconnect,ring' (default: all).")
 @click.option("--chunks", "chunk_text", default="1,4", show_default=True, help="Chunk counts to try.")
 @click.option("--channels", "channel_text", default="1,2,4,8", show_default=True, help="Ring channel counts to try.")
 @click.option("--network-model", type=click.Choice(_LINK_MODELS), default=None,
@@ -551,7 +553,8 @@ def _topology_graph(topology: str):
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
-def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | None, chunk_text: str, channel_text: str,
+def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | None, algorithm_text: str | None,
+         chunk_text: str, channel_text: str,
          network_model: str | None, routing: str | None, bundles: str | None, sharing: str | None,
          overhead: str | None, reduce_bandwidth: str | None, tier_efficiency: tuple[str, ...],
          straggler: tuple[str, ...], start_offset: tuple[str, ...], fmt: str, out_dir: Path | None,
@@ -577,6 +580,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
       simnet tune power9_ac922 --sizes 1MiB,64MiB --format json
       simnet tune dgx_h100 --tier-efficiency nvswitch=80% --overhead 5us --reduce-bandwidth 200GB/s
       simnet tune scenarios/blueconnect_dgx.yaml --prune-factor inf
+      simnet tune power9_cluster --algorithms blueconnect,ring --sizes 1MiB,256MiB
       simnet tune dgx_h100 --sizes 64KiB..4GiB:x4 --emit nccl-tuner nccl_tuner.conf
       simnet tune dgx_h100_ndr_32 --sizes 1MiB..1GiB:x32 --nccl --workers 2
     """
@@ -598,6 +602,12 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
         size_list = parse_size_range(sizes)
     except SimnetError as error:
         raise error.at(path="--sizes") from None
+    algorithms = None
+    if algorithm_text is not None:
+        algorithms = list(dict.fromkeys(part.strip() for part in algorithm_text.split(",") if part.strip()))
+        if not algorithms:
+            raise SimnetError(f"expected comma-separated algorithm names such as 'blueconnect,ring', got "
+                              f"{algorithm_text!r}", path="--algorithms")
     _check_out_options(out_dir, overwrite=overwrite)
     graph, block = _tune_target(topology)
     given = {key: value for key, value in (("model", network_model), ("routing", routing), ("bundles", bundles),
@@ -618,13 +628,16 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
             with _tune_executor(executor, workers, scheduler) as pool:
                 tuned = tune_sizes(graph, size_list, op=op, network=network, prune_factor=prune_factor,
                                    chunk_counts=counts["--chunks"], channel_counts=counts["--channels"],
-                                   nccl=nccl or emit is not None, progress=show_progress, executor=pool)
+                                   nccl=nccl or emit is not None, algorithms=algorithms, progress=show_progress,
+                                   executor=pool)
         except SimnetError as error:
             key, _, rest = error.path.removeprefix("network.").replace(".[key]", "").partition(".")
             if error.path.startswith("network.") and key in given:
                 raise SimnetError(error.message, path=" ".join(filter(None, (_NETWORK_OPTIONS[key], rest)))) from None
             if error.path.startswith("network"):
                 raise error.at(source=topology) from None
+            if error.path == "algorithms":
+                raise SimnetError(error.message, path="--algorithms") from None
             raise
         table = tuner_table(tuned)
         simulated = int((~tuned["pruned"]).sum())

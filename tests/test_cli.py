@@ -697,3 +697,15 @@ def test_run_says_in_one_note_that_an_entry_repeating_an_earlier_one_runs_once(t
     assert list(written["params"]) == ['{"factors": [8]}', '{"factors": [2, 4]}']
     assert main(["run", str(scenario), "-q"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_tune_algorithms_tunes_only_those_and_refuses_an_unknown_name_in_one_line(capsys):
+    assert main(["tune", "power9_cluster", "--sizes", "1MiB", "--algorithms", "blueconnect", "--chunks", "1",
+                 "--format", "csv"]) == 0
+    assert set(pd.read_csv(io.StringIO(capsys.readouterr().out))["algorithm"]) == {"blueconnect"}
+    assert main(["tune", "power9_cluster", "--sizes", "1MiB", "--algorithms", "ring,blueconect"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --algorithms: unknown algorithm 'blueconect' for allreduce; did you mean "
+                          "'blueconnect'?") and len(err.strip().splitlines()) == 1
+    assert main(["tune", "power9_cluster", "--sizes", "1MiB", "--algorithms", " , "]) == 2
+    assert "error: --algorithms: expected comma-separated algorithm names" in capsys.readouterr().err

@@ -47,6 +47,8 @@ __all__ = [
     "default_baseline",
     "baseline_runs",
     "baseline_algorithm",
+    "parse_choice",
+    "choice_matches",
     "speedups",
     "winners",
     "residuals",
@@ -492,7 +494,7 @@ def baseline_runs(results: pd.DataFrame, baseline: str) -> np.ndarray:
         If no run is that choice or of that algorithm (``path="baseline"``).
     """
     choices = _choice(results).to_numpy()
-    name, asked, exact = _baseline_parts(baseline)
+    name, asked, exact = parse_choice(baseline)
     algorithms = results["algorithm"].to_numpy()
     if asked is None:
         runs = choices == name
@@ -501,9 +503,7 @@ def baseline_runs(results: pd.DataFrame, baseline: str) -> np.ndarray:
     else:
         given = [{key: value for key, value in _params(text).items() if key != "payload"}
                  for text in results["params"]]
-        runs = np.array([algorithm == name and (values == asked if exact else
-                                                all(key in values and values[key] == value
-                                                    for key, value in asked.items()))
+        runs = np.array([algorithm == name and choice_matches(values, asked, exact)
                          for algorithm, values in zip(algorithms, given)], dtype=bool)
     if not runs.any():
         named, kind = (set(choices), "choices") if asked is not None else (set(results["algorithm"]), "algorithms")
@@ -521,20 +521,22 @@ def baseline_algorithm(baseline: str) -> str:
     SimnetError
         For parameters that are neither a JSON object nor ``key=value`` pairs (``path="baseline"``).
     """
-    return _baseline_parts(baseline)[0]
+    return parse_choice(baseline)[0]
 
 
-def _baseline_parts(baseline: str) -> tuple[str, dict | None, bool]:
-    """``(algorithm, parameters, exact)`` of a baseline as a user writes it: ``ring`` (no parameters);
+def parse_choice(choice: str, *, what: str = "baseline") -> tuple[str, dict | None, bool]:
+    """``(algorithm, parameters, exact)`` of a choice as a user writes it: ``ring`` (no parameters);
     ``ring {"channels": 2}`` (exactly these parameters, as the tables name a choice); ``ring channels=2`` (these
-    among its parameters, as a plot's legend names a choice by those that vary).
+    among its parameters, as a plot's legend and the run table's ``params`` name a choice).
+
+    `what` names the choice in messages and is their key path (``"baseline"``, ``"algorithm"``).
 
     Raises
     ------
     SimnetError
-        For parameters that are neither a JSON object nor ``key=value`` pairs (``path="baseline"``).
+        For parameters that are neither a JSON object nor ``key=value`` pairs (``path=what``).
     """
-    text = baseline.strip()
+    text = choice.strip()
     cut = min((at for at in (text.find(" "), text.find("{")) if at >= 0), default=len(text))
     name, rest = text[:cut], text[cut:].strip()
     if not rest:
@@ -543,22 +545,30 @@ def _baseline_parts(baseline: str) -> tuple[str, dict | None, bool]:
         try:
             values = json.loads(rest)
         except json.JSONDecodeError as error:
-            raise SimnetError(f"the parameters of baseline {baseline!r} are not a JSON object ({error.msg})",
-                              path="baseline") from None
+            raise SimnetError(f"the parameters of {what} {choice!r} are not a JSON object ({error.msg})",
+                              path=what) from None
         if not isinstance(values, dict):
-            raise SimnetError(f"the parameters of baseline {baseline!r} are not a JSON object", path="baseline")
+            raise SimnetError(f"the parameters of {what} {choice!r} are not a JSON object", path=what)
         return name, values, True
     values = {}
     for part in re.split(r"\s+(?=[A-Za-z_]\w*=)", rest):
         key, equals, written = part.partition("=")
         if not equals:
-            raise SimnetError(f"baseline {baseline!r}: expected key=value after the algorithm, got {part!r}",
-                              path="baseline")
+            raise SimnetError(f"{what} {choice!r}: expected key=value after the algorithm, got {part!r}",
+                              path=what)
         try:
             values[key] = json.loads(written)
         except json.JSONDecodeError:
             values[key] = written
     return name, values, False
+
+
+def choice_matches(params: dict, asked: dict, exact: bool) -> bool:
+    """Whether a run's `params` (its ``params`` column read as JSON, without the payload) are the parameters
+    :func:`parse_choice` read: all of them if `exact`, else `asked` among them."""
+    if exact:
+        return params == asked
+    return all(key in params and params[key] == value for key, value in asked.items())
 
 
 def speedups(results: pd.DataFrame, baseline: str = "ring") -> pd.DataFrame:

@@ -125,6 +125,8 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
     _check_out_options(out_dir, resume=resume, overwrite=overwrite)
     _check_scheduler(executor, scheduler)
     loaded, points = _load(scenario, force=force)
+    if not quiet:
+        _note_repeats(points, force=force)
     with _owned(out_dir, name=loaded.name, command="run", source=str(scenario), overwrite=overwrite):
         results, failed = _partial(lambda: _sweep(
             scenario, loaded, points, out_dir, executor=executor, workers=workers, scheduler=scheduler,
@@ -197,6 +199,20 @@ def _load(scenario: Path, *, force: bool = False, collective: str = ""):
         raise SimnetError(f"{collective} compares algorithms of one collective; run a jobs scenario with "
                           "`simnet run`", path="jobs", source=str(scenario))
     return loaded, expand(loaded, source=str(scenario), force=force)
+
+
+def _note_repeats(points, *, force: bool = False) -> None:
+    """Say on stderr, one line each, which listed algorithms run what an earlier entry runs (and so run once)."""
+    from simnet.scenario import repeated_algorithms
+
+    where: dict[tuple[int, int, str], list[int]] = {}
+    for point in points:
+        for repeat in repeated_algorithms(point.scenario, force=force):
+            where.setdefault(repeat, []).append(point.index)
+    for (index, first, choice), at in where.items():
+        some = f" at sweep points {', '.join(map(str, at))}" if len(at) < len(points) else ""
+        click.echo(f"note: collective.algorithms[{index}] is the same run as collective.algorithms[{first}] "
+                   f"({choice}){some}; it runs once", err=True)
 
 
 def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: str = "local", workers: int = 1,
@@ -377,6 +393,8 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
 
     _check_out_options(out_dir, overwrite=overwrite)
     loaded, points = _load(scenario, force=force, collective="compare")
+    if not quiet:
+        _note_repeats(points, force=force)
     if baseline is not None:
         listed = {entry.name for point in points for entry in point.scenario.collective.algorithms}
         try:
@@ -493,6 +511,8 @@ def _topology_graph(topology: str):
               help="Simulate only the candidates whose model time is within this factor of the best time known "
                    "at each size: the best model time, or the best simulated time if larger ('inf': all).")
 @click.option("--top", hidden=True, type=int, help="Replaced by --prune-factor.")
+@click.option("--algorithms", "algorithm_text", metavar="NAMES",
+              help="Tune only these algorithms, comma-separated, e.g. 'blueconnect,ring' (default: all).")
 @click.option("--chunks", "chunk_text", default="1,4", show_default=True, help="Chunk counts to try.")
 @click.option("--channels", "channel_text", default="1,2,4,8", show_default=True, help="Ring channel counts to try.")
 @click.option("--network-model", type=click.Choice(_LINK_MODELS), default=None,
@@ -533,7 +553,8 @@ def _topology_graph(topology: str):
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
-def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | None, chunk_text: str, channel_text: str,
+def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | None, algorithm_text: str | None,
+         chunk_text: str, channel_text: str,
          network_model: str | None, routing: str | None, bundles: str | None, sharing: str | None,
          overhead: str | None, reduce_bandwidth: str | None, tier_efficiency: tuple[str, ...],
          straggler: tuple[str, ...], start_offset: tuple[str, ...], fmt: str, out_dir: Path | None,
@@ -559,6 +580,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
       simnet tune power9_ac922 --sizes 1MiB,64MiB --format json
       simnet tune dgx_h100 --tier-efficiency nvswitch=80% --overhead 5us --reduce-bandwidth 200GB/s
       simnet tune scenarios/blueconnect_dgx.yaml --prune-factor inf
+      simnet tune power9_cluster --algorithms blueconnect,ring --sizes 1MiB,256MiB
       simnet tune dgx_h100 --sizes 64KiB..4GiB:x4 --emit nccl-tuner nccl_tuner.conf
       simnet tune dgx_h100_ndr_32 --sizes 1MiB..1GiB:x32 --nccl --workers 2
     """
@@ -580,6 +602,12 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
         size_list = parse_size_range(sizes)
     except SimnetError as error:
         raise error.at(path="--sizes") from None
+    algorithms = None
+    if algorithm_text is not None:
+        algorithms = list(dict.fromkeys(part.strip() for part in algorithm_text.split(",") if part.strip()))
+        if not algorithms:
+            raise SimnetError(f"expected comma-separated algorithm names such as 'blueconnect,ring', got "
+                              f"{algorithm_text!r}", path="--algorithms")
     _check_out_options(out_dir, overwrite=overwrite)
     graph, block = _tune_target(topology)
     given = {key: value for key, value in (("model", network_model), ("routing", routing), ("bundles", bundles),
@@ -600,13 +628,16 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
             with _tune_executor(executor, workers, scheduler) as pool:
                 tuned = tune_sizes(graph, size_list, op=op, network=network, prune_factor=prune_factor,
                                    chunk_counts=counts["--chunks"], channel_counts=counts["--channels"],
-                                   nccl=nccl or emit is not None, progress=show_progress, executor=pool)
+                                   nccl=nccl or emit is not None, algorithms=algorithms, progress=show_progress,
+                                   executor=pool)
         except SimnetError as error:
             key, _, rest = error.path.removeprefix("network.").replace(".[key]", "").partition(".")
             if error.path.startswith("network.") and key in given:
                 raise SimnetError(error.message, path=" ".join(filter(None, (_NETWORK_OPTIONS[key], rest)))) from None
             if error.path.startswith("network"):
                 raise error.at(source=topology) from None
+            if error.path == "algorithms":
+                raise SimnetError(error.message, path="--algorithms") from None
             raise
         table = tuner_table(tuned)
         simulated = int((~tuned["pruned"]).sum())
@@ -785,8 +816,9 @@ _TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "
                    "topology.hosts (default: size when sizes vary, else the first swept key).")
 @click.option("--baseline", help="For --kind speedup: the choice speedups are measured against (default: ring if "
                                   "it ran, else the first listed), as in compare.")
-@click.option("--algorithm", help="For links/gantt: which algorithm of the scenario, as result rows name it "
-                                   "(ring, msccl:<name>; default: the first).")
+@click.option("--algorithm", help="For links/gantt: which algorithm of the scenario, as results name it "
+                                   "(ring, msccl:<name>, 'blueconnect {\"factors\": [8, 4]}' or "
+                                   "'blueconnect factors=[8,4]'; default: the first listed).")
 @click.option("--size", "size_text", help="For links/gantt: which size (default: the largest).")
 @click.option("--density", "density_text", help="For links/gantt of a sparse payload: which density (default: the "
                                                  "first at that size).")
@@ -1111,7 +1143,9 @@ def export() -> None:
 
 @export.command("msccl")
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--algorithm", required=True, help="An algorithm the scenario lists, as result rows name it.")
+@click.option("--algorithm", required=True,
+              help="An algorithm the scenario lists, as results name it (ring, msccl:<name>, "
+                   "'blueconnect factors=[8,4]').")
 @click.option("--size", "size_text", help="Size to build the schedule for (default: the scenario's first size).")
 @click.option("-o", "--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="MSCCL XML file to write.")
@@ -1150,9 +1184,10 @@ def export_msccl(scenario: Path, algorithm: str, size_text: str | None, out_path
     except SimnetError as error:
         path = "--algorithm" if error.path == "algorithm" else error.path
         raise SimnetError(error.message, path=path, source=str(scenario)) from None
-    algorithm = schedule.algorithm if algorithm == "msccl" else algorithm
+    algorithm = schedule.algorithm if algorithm == "msccl" else algorithm.strip()
     try:
-        text = msccl.dumps(schedule, name=name or algorithm.removeprefix("msccl:"), proto=proto, exact=not serialize)
+        text = msccl.dumps(schedule, name=name or schedule.algorithm.removeprefix("msccl:"), proto=proto,
+                           exact=not serialize)
     except SimnetError as error:
         raise SimnetError(error.message, path=f"--{error.path}" if error.path in ("name", "proto") else "--algorithm",
                           source=str(scenario)) from None

@@ -65,6 +65,7 @@ import inspect
 import itertools
 import json
 import math
+import shlex
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -89,7 +90,7 @@ from simnet import engine, units, yamlio
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.registry import Algorithm, resolved_changes
-from simnet.analysis import RESULT_COLUMNS, result_row, sent_bytes_per_rank
+from simnet.analysis import RESULT_COLUMNS, choice_matches, parse_choice, result_row, sent_bytes_per_rank
 from simnet.engine import Trace, simulate
 from simnet.errors import ScenarioError, SimnetError, UnitError, did_you_mean
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
@@ -124,6 +125,7 @@ __all__ = [
     "run_point",
     "build_schedule",
     "algorithm_index",
+    "repeated_algorithms",
     "run_jobs_point",
     "point_tables",
     "parse_matrix",
@@ -1234,50 +1236,117 @@ def build_schedule(point: Point, algorithm: str, size_bytes: int, *, force: bool
     """The schedule the point's `algorithm` builds for `size_bytes`, with the point's parameters, unsimulated.
 
     `algorithm` names a listed algorithm as :func:`algorithm_index` reads it (as result
-    rows show it: ``ring``, ``msccl:<name>``).
+    rows and tables name it: ``ring``, ``msccl:<name>``, ``blueconnect {"factors": [8, 4]}``).
 
     Raises
     ------
     ScenarioError
-        If the point lists no such algorithm (see :func:`algorithm_index`), or its builder
-        refuses the size.
+        If the point lists no such algorithm, or several (see :func:`algorithm_index`), or its
+        builder refuses the size.
     """
     scenario = point.scenario
     network = scenario.built_network(force=force)
     listed = _algorithm_runs(scenario, network.size)
-    record, params, origins, _ = listed[_listed_index(scenario, listed, algorithm)]
+    record, params, origins, _ = listed[_listed_index(scenario, listed, network, algorithm)]
     return _built(record, _with_defaults(record, params, network), origins, network, size_bytes)[1]
 
 
 def algorithm_index(scenario: Scenario, algorithm: str, *, force: bool = False) -> int:
-    """Where in ``collective.algorithms`` the entry `algorithm` names is, the name as result rows show it.
+    """Where in ``collective.algorithms`` the entry `algorithm` names is, named as results name a choice.
 
-    `algorithm` is ``ring``, ``msccl:<name>`` (the ``name`` attribute of an MSCCL
-    file), or a bare ``msccl`` when the scenario lists exactly one MSCCL file; the
-    first listed entry of that name is meant.
+    `algorithm` is an algorithm's name (``ring``, ``msccl:<name>`` for the ``name``
+    attribute of an MSCCL file, or a bare ``msccl`` for the one MSCCL file listed),
+    optionally with parameters as :func:`simnet.analysis.parse_choice` reads them:
+    ``blueconnect {"factors": [8, 4]}`` (exactly the parameters of a run, topology-derived
+    defaults included, as the tables and ``compare --baseline`` name a choice) or
+    ``blueconnect factors=[8, 4]`` (these among them, as the run table's ``params``
+    column shows them). A bare name is the entry whose choice it is (``ring`` listed
+    without parameters), else the one entry of that algorithm; entries that run the same
+    choice are one (the first is meant).
 
     Raises
     ------
     ScenarioError
-        If the scenario lists no such algorithm, or `algorithm` is ``msccl`` and it
-        lists several MSCCL files (``path="algorithm"``; the message lists the names).
+        If the scenario lists no such choice, or `algorithm` fits several listed choices
+        (``path="algorithm"``; the message lists them as they would be typed).
     """
-    return _listed_index(scenario, _algorithm_runs(scenario, scenario.built_network(force=force).size), algorithm)
+    network = scenario.built_network(force=force)
+    return _listed_index(scenario, _algorithm_runs(scenario, network.size), network, algorithm)
 
 
-def _listed_index(scenario: Scenario, listed: list, algorithm: str) -> int:
+def _listed_choice(record: Algorithm, params: dict[str, Any], shown_extra: dict[str, Any], network: Network
+                   ) -> dict[str, Any]:
+    """The parameters of a listed entry's result rows (their ``params`` read as JSON, without a payload)."""
+    given = {k: _jsonable(v) for k, v in _with_defaults(record, params, network).items() if k != "payload"}
+    return json.loads(_shown_params(given | shown_extra, None))
+
+
+def _choice_text(name: str, params: dict[str, Any]) -> str:
+    return f"{name} {json.dumps(params, sort_keys=True)}" if params else name
+
+
+def repeated_algorithms(scenario: Scenario, *, force: bool = False) -> list[tuple[int, int, str]]:
+    """The entries of ``collective.algorithms`` that run what an earlier entry runs, once topology-derived
+    defaults are filled in (``blueconnect`` and ``{name: blueconnect, factors: [2, 2, 8]}`` where the
+    hierarchy's factors are ``[2, 2, 8]``): ``(index, earlier index, choice)``, the choice as the tables name it.
+
+    :func:`runs` runs such an entry once, under the earlier entry.
+    """
+    if scenario.collective is None:
+        return []
+    network = scenario.built_network(force=force)
+    listed = _algorithm_runs(scenario, network.size)
+    repeated = []
+    for index, first in _repeats(listed, network).items():
+        record, params, _, extra = listed[index]
+        repeated.append((index, first, _choice_text(record.name, _listed_choice(record, params, extra, network))))
+    return repeated
+
+
+def _repeats(listed: list, network: Network) -> dict[int, int]:
+    """Index of each entry of `listed` that runs what an earlier one runs → the earliest such entry's index:
+    the same algorithm with the same parameters as its result rows show them, and the same traffic matrices."""
+    seen: list[tuple[int, tuple]] = []
+    repeats = {}
+    for index, (record, params, _, extra) in enumerate(listed):
+        key = (record.name, _listed_choice(record, params, extra, network),
+               {k: v for k, v in params.items() if isinstance(v, TrafficMatrix)})
+        first = next((earlier for earlier, same in seen if same == key), None)
+        if first is None:
+            seen.append((index, key))
+        else:
+            repeats[index] = first
+    return repeats
+
+
+def _listed_index(scenario: Scenario, listed: list, network: Network, algorithm: str) -> int:
+    name, asked, exact = parse_choice(algorithm, what="algorithm")
     names = [record.name for record, *_ in listed]
-    if algorithm in names:
-        return names.index(algorithm)
+    choices = [_listed_choice(record, params, extra, network) for record, params, _, extra in listed]
+    texts = [_choice_text(n, c) for n, c in zip(names, choices)]
     files = [(index, f"{names[index]} ({entry.model_extra['msccl']})")
              for index, entry in enumerate(scenario.collective.algorithms) if _is_msccl(entry)]
-    if algorithm == "msccl" and len(files) == 1:
+    if name == "msccl" and asked is None and files:
+        if len(files) > 1:
+            raise ScenarioError(f"'msccl' is ambiguous: the scenario lists {len(files)} MSCCL files; name one as "
+                                f"result rows do: {', '.join(shown for _, shown in files)}", path="algorithm")
         return files[0][0]
-    if algorithm == "msccl" and files:
-        raise ScenarioError(f"'msccl' is ambiguous: the scenario lists {len(files)} MSCCL files; name one as result "
-                            f"rows do: {', '.join(shown for _, shown in files)}", path="algorithm")
-    raise ScenarioError(f"the scenario lists no algorithm {algorithm!r}{did_you_mean(algorithm, names)} (it lists "
-                        f"{', '.join(dict.fromkeys(names))})", path="algorithm")
+    if name not in names:
+        raise ScenarioError(f"the scenario lists no algorithm {name!r}{did_you_mean(name, names)} (it lists "
+                            f"{', '.join(dict.fromkeys(names))})", path="algorithm")
+    if asked is None and name in texts:
+        return texts.index(name)
+    fitting = [index for index, (listed_name, choice) in enumerate(zip(names, choices))
+               if listed_name == name and (asked is None or choice_matches(choice, asked, exact))]
+    distinct = list(dict.fromkeys(texts[index] for index in fitting))
+    if len(distinct) == 1:
+        return fitting[0]
+    if not fitting:
+        own = dict.fromkeys(text for text, listed_name in zip(texts, names) if listed_name == name)
+        raise ScenarioError(f"the scenario lists no {algorithm.strip()!r}; its {name} choices, as they would be "
+                            f"typed: {', '.join(map(shlex.quote, own))}", path="algorithm")
+    raise ScenarioError(f"{algorithm.strip()!r} is ambiguous: the scenario lists {len(distinct)} {name} choices; "
+                        f"name one as the tables do: {', '.join(map(shlex.quote, distinct))}", path="algorithm")
 
 
 def _is_msccl(entry: AlgorithmSpec) -> bool:
@@ -1314,6 +1383,8 @@ def _shown_params(params: dict[str, Any], payload: SparsePayload | None) -> str:
 def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     """Simulate every (algorithm, size) of one point, in scenario order, with its models.
 
+    An entry that runs what an earlier one runs (:func:`repeated_algorithms`) runs once, as the earlier one.
+
     A schedule estimated not to fit in memory is refused before it is built,
     unless `force` (see :mod:`simnet.guards`). The point's schedules are one batch for
     :data:`simnet.engine.COMPILED_IN_BATCHES_FROM` (the same traces, sooner).
@@ -1331,6 +1402,8 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
         cases = [(payload.size_bytes, payload) for payload in scenario.sparse_payloads()]
     references = _nccl_references(network, scenario.collective.op, [size for size, _ in cases])
     listed = _algorithm_runs(scenario, nranks)
+    repeats = _repeats(listed, network)
+    listed = [entry for index, entry in enumerate(listed) if index not in repeats]
     estimate = _estimated_transfers(listed, network) * len(cases)
     for record, params, origins, shown_extra in listed:
         name = record.name
@@ -1724,7 +1797,9 @@ def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *
             bases = list({p.dimension: p for p in payloads}.values())
             cases = [(base.size_bytes, dataclasses.replace(base, density=float(value)))
                      for base in bases for value in values]
-        for record, params, _, _ in _algorithm_runs(scenario, network.size):
+        listed = _algorithm_runs(scenario, network.size)
+        repeats = _repeats(listed, network)
+        for record, params, _, _ in (entry for index, entry in enumerate(listed) if index not in repeats):
             if record.model is None:
                 continue
             name = record.name

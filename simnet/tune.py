@@ -65,7 +65,7 @@ from simnet.algorithms.hierarchy import LEVELS, hierarchy_factors
 from simnet.algorithms.registry import resolved_changes
 from simnet.analysis import NCCL_COMPARISON_NOTE, nccl_key
 from simnet.engine import simulate
-from simnet.errors import SimnetError
+from simnet.errors import SimnetError, did_you_mean
 from simnet.models import NetworkCosts
 from simnet.models.nccl import network_tuning
 from simnet.scenario import parse_network
@@ -90,12 +90,13 @@ PRUNE_FACTOR = 1.5
 
 def candidates(
     graph: nx.DiGraph, *, op: str = "allreduce", chunk_counts: Sequence[int] = (1, 4),
-    channel_counts: Sequence[int] = (1, 2), nccl: bool = False,
+    channel_counts: Sequence[int] = (1, 2), nccl: bool = False, algorithms: Sequence[str] | None = None,
 ) -> list[tuple[str, dict]]:
     """Algorithm and parameter choices to consider on `graph`: every registered dense
     algorithm of collective `op` with its tuning variants (:attr:`Algorithm.variants`), in
     registry order; with `nccl`, also NCCL's schedules of `op` in every protocol they run
-    (:func:`nccl_variants`)."""
+    (:func:`nccl_variants`); only those of `algorithms` if given (names are not checked here;
+    :func:`tune` checks them)."""
     nranks = sum(1 for _, kind in graph.nodes(data="kind") if kind == "gpu")
     factors = functools.partial(hierarchy_factors, graph)
     try:
@@ -104,6 +105,8 @@ def candidates(
         factors = None
     choices: list[tuple[str, dict]] = []
     for name in ALGORITHMS.for_op(op):
+        if algorithms is not None and name not in algorithms:
+            continue
         record = ALGORITHMS[name]
         if record.payload == "dense":
             choices += [(name, params) for params in record.variants(nranks, factors, chunk_counts, channel_counts)]
@@ -146,6 +149,7 @@ def tune(
     chunk_counts: Sequence[int] = (1, 4),
     channel_counts: Sequence[int] = (1, 2),
     nccl: bool = False,
+    algorithms: Sequence[str] | None = None,
     progress: bool = False,
     executor: Executor | None = None,
 ) -> pd.DataFrame:
@@ -185,6 +189,9 @@ def tune(
         makes); one NCCL's model gives no time is not tried either. What is not
         tried, and why, is in the result's ``attrs["skipped"]``
         (:func:`skipped_note`).
+    algorithms : sequence of str, optional
+        Tune only these algorithms (``["blueconnect", "ring"]``); default: every one
+        with candidates for `op` on `graph`.
     progress : bool
         Show a tqdm progress bar of the simulations on standard error.
     executor : concurrent.futures.Executor, optional
@@ -216,18 +223,23 @@ def tune(
     Raises
     ------
     SimnetError
-        For a `prune_factor` below 1 (path ``prune_factor``) or a `network` block
-        that does not validate (path ``network.<key>``).
+        For a `prune_factor` below 1 (path ``prune_factor``), a `network` block
+        that does not validate (path ``network.<key>``), or a name of `algorithms` that
+        is no algorithm of `op` or has no candidate here (path ``algorithms``).
     """
     if not prune_factor >= 1:
         raise SimnetError(f"must be ≥ 1, got {prune_factor}", path="prune_factor")
+    if algorithms is not None:
+        _check_algorithms(graph, op, algorithms, chunk_counts=chunk_counts, channel_counts=channel_counts,
+                          nccl=nccl)
     spec = parse_network(network)
     net = spec.network(graph)
     nranks = net.size
     options = spec.simulate_kwargs(nranks)
     gamma = options["gamma_s_per_byte"]
     costs = NetworkCosts(net, overhead_s=[options["overhead_s"] * slowdown for slowdown in options["slowdown"]])
-    choices = candidates(graph, op=op, chunk_counts=chunk_counts, channel_counts=channel_counts, nccl=nccl)
+    choices = candidates(graph, op=op, chunk_counts=chunk_counts, channel_counts=channel_counts, nccl=nccl,
+                         algorithms=algorithms)
     tuning = network_tuning(net, NCCL_RELEASE) if nccl else None
     priced: dict[tuple[int, str], list[_Priced]] = {}
     why_not: dict[str, str] = {}
@@ -292,6 +304,28 @@ def tune(
     frame = pd.DataFrame(rows, columns=list(TUNE_COLUMNS))
     frame.attrs["skipped"] = skipped
     return frame
+
+
+def _check_algorithms(graph: nx.DiGraph, op: str, algorithms: Sequence[str], **options: Any) -> None:
+    """Refuse (path ``algorithms``) a name that is no algorithm of `op`, or one :func:`candidates` offers nothing
+    of that has a model (what :func:`tune` prices) on `graph` with `options`."""
+    if not algorithms:
+        raise SimnetError("must name at least one algorithm", path="algorithms")
+    known = ALGORITHMS.for_op(op)
+    tried = list(dict.fromkeys(name for name, _ in candidates(graph, op=op, **options)
+                               if ALGORITHMS[name].model is not None or name in _COLLNET))
+    for name in algorithms:
+        if name not in known:
+            raise SimnetError(f"unknown algorithm {name!r} for {op}{did_you_mean(name, tried or known)} (tune tries "
+                              f"{', '.join(tried)})", path="algorithms")
+        if name not in tried:
+            if name in NCCL_NAMES and not options["nccl"]:
+                why = "NCCL's schedules are tried with nccl (--nccl)"
+            elif ALGORITHMS[name].payload != "dense":
+                why = "it reduces sparse payloads, and tune tunes dense sizes"
+            else:
+                why = "it has no tuning variant with a model on this topology"
+            raise SimnetError(f"tune tries no {name!r} here: {why} (it tries {', '.join(tried)})", path="algorithms")
 
 
 def _cannot_run(net, name: str, resolved: dict, size: int) -> str | None:

@@ -680,3 +680,32 @@ def test_run_says_nccls_channels_fell_back_where_simnet_has_no_nccl_model(tmp_pa
     assert main(["run", str(scenario)]) == 0
     out = capsys.readouterr().out
     assert "channels fell back to 2 (nccl_ring) and protocol to simple (nccl_ring, nccl_tree)" in out
+
+
+def test_run_says_in_one_note_that_an_entry_repeating_an_earlier_one_runs_once(tmp_path, capsys):
+    scenario = tmp_path / "repeat.yaml"
+    scenario.write_text("name: repeat\ntopology: switch8\ncollective: {op: allreduce, algorithms: [blueconnect, "
+                        "{name: blueconnect, factors: [2, 4]}, {name: blueconnect, factors: [8]}]}\n"
+                        "sizes: [1 MiB]\n")
+    assert main(["run", str(scenario), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
+    out, err = capsys.readouterr()
+    assert 'note: collective.algorithms[2] is the same run as collective.algorithms[0] (blueconnect {"factors": ' \
+           '[8]}); it runs once\n' in err and err.count("note:") == 1
+    assert [line.split()[:2] for line in out.splitlines()[2:]] == [["blueconnect", "factors=[8]"],
+                                                                   ["blueconnect", "factors=[2,"]]
+    written = pd.read_csv(tmp_path / "out" / "results.csv")
+    assert list(written["params"]) == ['{"factors": [8]}', '{"factors": [2, 4]}']
+    assert main(["run", str(scenario), "-q"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_tune_algorithms_tunes_only_those_and_refuses_an_unknown_name_in_one_line(capsys):
+    assert main(["tune", "power9_cluster", "--sizes", "1MiB", "--algorithms", "blueconnect", "--chunks", "1",
+                 "--format", "csv"]) == 0
+    assert set(pd.read_csv(io.StringIO(capsys.readouterr().out))["algorithm"]) == {"blueconnect"}
+    assert main(["tune", "power9_cluster", "--sizes", "1MiB", "--algorithms", "ring,blueconect"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --algorithms: unknown algorithm 'blueconect' for allreduce; did you mean "
+                          "'blueconnect'?") and len(err.strip().splitlines()) == 1
+    assert main(["tune", "power9_cluster", "--sizes", "1MiB", "--algorithms", " , "]) == 2
+    assert "error: --algorithms: expected comma-separated algorithm names" in capsys.readouterr().err

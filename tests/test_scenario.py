@@ -8,7 +8,7 @@ import yaml
 from simnet.analysis import RESULT_COLUMNS
 from simnet.errors import ScenarioError
 from simnet.algorithms.dense import ring_allreduce_time
-from simnet.scenario import build_topology, expand, load_scenario, parse_scenario, run
+from simnet.scenario import build_topology, expand, load_scenario, parse_scenario, repeated_algorithms, run
 from simnet.topology import calibrated_cluster, dgx_h100
 from simnet.topology.calibrated import NVLINK_EFFECTIVE_Bps
 
@@ -139,6 +139,19 @@ def test_hierarchical_algorithms_take_factors_from_yaml_or_from_the_topology():
     with pytest.raises(ScenarioError) as error:
         run(parse_scenario(with_changes("collective.algorithms", [{"name": "blueconnect", "factors": [3, 3]}])))
     assert error.value.path == "collective.algorithms[0].factors"
+
+
+def test_an_entry_that_comes_to_an_earlier_ones_parameters_runs_once_under_the_earlier_one():
+    """The switch's own factors are [8]: the default blueconnect and an explicit [8] are one run."""
+    algorithms = ["blueconnect", {"name": "blueconnect", "factors": [2, 4]}, {"name": "blueconnect", "factors": [8]},
+                  "ring", "ring"]
+    scenario = parse_scenario(with_changes("collective.algorithms", algorithms))
+    assert repeated_algorithms(scenario) == [(2, 0, 'blueconnect {"chunks": 1, "factors": [8]}'),
+                                             (4, 3, 'ring {"chunks": 1}')]
+    results = run(scenario)
+    assert list(results["params"]) == ['{"chunks": 1, "factors": [8]}'] * 3 + ['{"chunks": 1, "factors": [2, 4]}'] * 3 \
+        + ['{"chunks": 1}'] * 3
+    assert repeated_algorithms(parse_scenario(with_changes("collective.algorithms", algorithms[:2]))) == []
 
 
 def test_nccl_rows_carry_nccls_choice_on_nvswitch_servers_only():

@@ -30,6 +30,30 @@ def test_candidates_follow_the_hierarchy():
     assert {"blueconnect", "hierarchical_ring", "torus_2d"} <= names
 
 
+def test_algorithms_restricts_the_candidates_and_the_tuned_rows():
+    graph = load(find("power9_cluster"))
+    tuned = tune(graph, [1 << 20], algorithms=["blueconnect", "ring"], chunk_counts=(1,), channel_counts=(1,))
+    assert set(tuned["algorithm"]) == {"ring", "blueconnect"}
+    factors = {tuple(json.loads(p)["factors"]) for a, p in zip(tuned["algorithm"], tuned["params"])
+               if a == "blueconnect"}
+    assert factors == {(2, 2, 8), (2, 8, 2), (8, 2, 2), (4, 8), (8, 4), (2, 16), (16, 2)}
+    assert candidates(graph, algorithms=["ring"]) == [c for c in candidates(graph) if c[0] == "ring"]
+
+
+@pytest.mark.parametrize(("names", "nccl", "message"), [
+    (["blueconect"], False, "unknown algorithm 'blueconect' for allreduce; did you mean 'blueconnect'? (tune tries "
+                            "ring, recursive_doubling, binomial_tree, double_binary_tree, halving_doubling, "
+                            "hierarchical_ring, torus_2d, blueconnect)"),
+    (["ring", "sparse_ring"], False, "tune tries no 'sparse_ring' here: it reduces sparse payloads"),
+    (["nccl_ring"], False, "tune tries no 'nccl_ring' here: NCCL's schedules are tried with nccl (--nccl)"),
+    ([], False, "must name at least one algorithm"),
+])
+def test_algorithms_names_an_algorithm_it_cannot_tune_in_one_line(names, nccl, message):
+    with pytest.raises(SimnetError) as raised:
+        tune(load(find("power9_cluster")), [1 << 20], algorithms=names, nccl=nccl)
+    assert raised.value.path == "algorithms" and message in raised.value.message
+
+
 def slow_power9_cluster():
     """Four AC922 nodes whose InfiniBand ports run at 10 Gb/s: the inter-node level is the bottleneck."""
     return cluster("power9_ac922", 4, node_params={"nic_bandwidth_Bps": 1.25e9},

@@ -139,6 +139,59 @@ def test_plot_takes_a_bare_msccl_when_the_scenario_lists_one_file(msccl_dir, tmp
     assert drawn == ["msccl:pairs_x"]
 
 
+@pytest.fixture(scope="module")
+def variants_dir(tmp_path_factory):
+    """Results of a scenario listing three BlueConnect factorisations on a switch of 8 (whose own factors are
+    [8]) beside ring."""
+    out = tmp_path_factory.mktemp("variants")
+    scenario = out / "variants.yaml"
+    scenario.write_text("name: variants\ntopology: switch8\ncollective: {op: allreduce, algorithms: [ring, "
+                        "blueconnect, {name: blueconnect, factors: [2, 4]}, {name: blueconnect, factors: [4, 2]}]}\n"
+                        "sizes: [1 MiB]\n")
+    assert main(["run", str(scenario), "--out", str(out / "results"), "--no-plots", "-q"]) == 0
+    return out / "results"
+
+
+@pytest.mark.parametrize("kind", ["gantt", "links"])
+@pytest.mark.parametrize(("name", "params"), [
+    ('blueconnect {"factors": [4, 2]}', {"factors": [4, 2]}),
+    ('blueconnect{"factors":[2,4]}', {"factors": [2, 4]}),
+    ("blueconnect  factors=[4,2]", {"factors": [4, 2]}),
+    ("blueconnect factors=[2, 4]", {"factors": [2, 4]}),
+    ("blueconnect factors=[8]", {"factors": [8]}),
+    ("ring", {}),
+])
+def test_plot_draws_the_variant_named_as_the_tables_or_the_run_table_name_it(variants_dir, tmp_path, kind, name,
+                                                                             params):
+    drawn = []
+    draw = "gantt" if kind == "gantt" else "link_utilization"
+    with mock.patch.object(plots, draw, lambda trace, path, **_: drawn.append(trace.schedule)):
+        assert main(["plot", str(variants_dir), "--kind", kind, "--algorithm", name,
+                     "-o", str(tmp_path / "x.png")]) == 0
+    (schedule,) = drawn
+    assert schedule.algorithm == name.partition("{")[0].split()[0] and params.items() <= schedule.params.items()
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("blueconnect", "--algorithm: 'blueconnect' is ambiguous: the scenario lists 3 blueconnect choices; name one as "
+                    "the tables do: 'blueconnect {\"factors\": [8]}', 'blueconnect {\"factors\": [2, 4]}', "
+                    "'blueconnect {\"factors\": [4, 2]}'"),
+    ('blueconnect {"chunks": 4, "factors": [2, 4]}',
+     "--algorithm: the scenario lists no 'blueconnect {\"chunks\": 4, "),
+    ('blueconnect {"factors": [2, 2, 2]}', "--algorithm: the scenario lists no 'blueconnect {\"factors\": [2, 2, 2]}'; "
+                                           "its blueconnect choices, as they would be typed: 'blueconnect {"),
+    ("blueconnect {factors: [2, 4]}", "--algorithm: the parameters of algorithm 'blueconnect {factors: [2, 4]}' are "
+                                      "not a JSON object"),
+    ("blueconect factors=[2, 4]", "--algorithm: the scenario lists no algorithm 'blueconect'; did you mean "
+                                  "'blueconnect'?"),
+])
+def test_plot_refuses_a_name_that_fits_several_variants_or_none_in_one_line(variants_dir, tmp_path, capsys, name,
+                                                                           message):
+    assert main(["plot", str(variants_dir), "--kind", "gantt", "--algorithm", name, "-o", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
 def test_plot_says_precisely_what_a_directory_lacks(sparse_dir, tmp_path, capsys):
     (tmp_path / "results.csv").write_text((sparse_dir / "results.csv").read_text())
     assert main(["plot", str(tmp_path), "--kind", "gantt"]) == 2

@@ -1467,7 +1467,12 @@ def _job_ranks_of(spec: JobSpec, where: str, network: Network, taken: list[int],
     if placement.kind == "explicit":
         raise ScenarioError("an explicit placement needs its list of ranks", path=f"{where}.placement.ranks")
     blocked = taken if collective else ()
-    count = spec.ranks if spec.ranks is not None else network.size - len(set(blocked))
+    free = network.size - len(set(blocked))
+    count = spec.ranks if spec.ranks is not None else free
+    if placement.kind == "random" and count == free:
+        raise ScenarioError(f"a random placement of all {free} free GPUs is the contiguous one whatever its seed "
+                            "(random picks which GPUs, then ranks them in GPU order); use kind shuffled for a "
+                            "seeded random rank order, or ask for fewer GPUs", path=f"{where}.placement")
     try:
         return place(network, placement.kind, count, taken=blocked, seed=placement.seed, stride=placement.stride)
     except SimnetError as error:

@@ -42,6 +42,7 @@ __all__ = [
     "factors",
     "NOT_SET",
     "swept_keys",
+    "keys_together",
     "numeric_values",
     "format_fraction",
     "default_baseline",
@@ -405,6 +406,35 @@ def factors(results: pd.DataFrame) -> pd.DataFrame:
 def swept_keys(frame: pd.DataFrame) -> list[str]:
     """Columns of a :func:`factors` frame other than ``choice`` that take more than one value."""
     return [key for key in frame.columns if key != "choice" and frame[key].map(str).nunique() > 1]
+
+
+def keys_together(frame: pd.DataFrame) -> list[list[str]]:
+    """Swept keys of a :func:`factors` frame that always change together, in groups of two or more.
+
+    Two keys change together when each one's value fixes the other's in every row (a sweep of
+    ``points`` that sets a switch's and a NIC's bandwidth alike): plotted apart, each would be
+    an axis along which the other stays put. ``size`` and ``payload.density`` are axes of their
+    own and never grouped. Keys keep their column order, in groups and within a group.
+
+    >>> frame = pd.DataFrame({"choice": ["ring"] * 3, "size": [1.0] * 3, "a": [1, 2, 4], "b": ["x", "y", "z"],
+    ...                       "c": [1, 1, 2]})
+    >>> keys_together(frame)
+    [['a', 'b']]
+    """
+    keys = [key for key in swept_keys(frame) if key not in ("size", "payload.density")]
+    codes = {key: pd.factorize(frame[key].map(str))[0] for key in keys}
+    groups: list[list[str]] = []
+    grouped: set[str] = set()
+    for index, key in enumerate(keys):
+        if key in grouped:
+            continue
+        distinct = len(set(codes[key]))
+        group = [key] + [other for other in keys[index + 1:] if other not in grouped
+                         and len(set(codes[other])) == distinct == len(set(zip(codes[key], codes[other])))]
+        if len(group) > 1:
+            groups.append(group)
+            grouped.update(group)
+    return groups
 
 
 _PARSERS = (("size", units.parse_size), ("time", units.parse_time), ("bandwidth", units.parse_bandwidth))

@@ -303,7 +303,8 @@ def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | 
     """Plots (if `draw`) and results.md next to results.csv / results.json.
 
     time and busbw against the size (``time_vs_size.png``, ``busbw_vs_size.png``)
-    when sizes vary, and against every other swept key (``time_vs_<key>.png``),
+    when sizes vary, and against every other swept key (``time_vs_<key>.png``; of keys
+    that change together, the first, see :func:`simnet.plots.plotted_axes`),
     the α-β model drawn over the whole range; speedup bars when an algorithm ran
     beside the baseline.
     """
@@ -313,7 +314,7 @@ def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | 
     written = [out_dir / "results.csv", out_dir / "results.json"]
     baseline = baseline or analysis.default_baseline(results)
     if draw:
-        against = _swept(results)
+        against = plots.plotted_axes(results)
         for key in against:
             curves = _curves(points, results, key)
             for metric in plots.METRICS:
@@ -328,14 +329,6 @@ def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | 
     _record_files(out_dir, written)
     if not quiet:
         click.echo("wrote " + ", ".join(str(path) for path in written), err=True)
-
-
-def _swept(results) -> list[str]:
-    """The x axes worth a plot: ``size`` when sizes vary (or nothing does), then every other swept key."""
-    from simnet import analysis
-
-    keys = analysis.swept_keys(analysis.factors(results))
-    return ["size", *[k for k in keys if k != "size"]] if "size" in keys or not keys else keys
 
 
 def _compared(results, baseline: str) -> bool:

@@ -56,7 +56,7 @@ __all__ = [
     "TIMELINE_COLUMNS",
 ]
 
-PLACEMENTS = ("contiguous", "strided", "random", "rail_aligned")
+PLACEMENTS = ("contiguous", "strided", "random", "shuffled", "rail_aligned")
 """Ways :func:`place` picks a job's GPUs (an explicit list of ranks is the other way)."""
 
 INTERFERENCE_COLUMNS = ("job", "other", "link", "src", "dst", "tier", "held_s", "shared_s", "other_bytes")
@@ -170,17 +170,21 @@ def _attribute(network: Network, rank: int, names: Sequence[str], default):
 
 def place(network: Network, kind: str, count: int, *, taken: Sequence[int] = (), seed: int = 0,
           stride: int | None = None) -> tuple[int, ...]:
-    """Pick `count` GPUs for a job among those not `taken`, in rank order.
+    """Pick `count` GPUs for a job among those not `taken`, in rank order (``shuffled``: in a random order).
 
     Parameters
     ----------
     network : Network
         The fabric (GPU attributes ``host``, ``rail`` / ``local_rank`` are used when present).
-    kind : {"contiguous", "strided", "random", "rail_aligned"}
+    kind : {"contiguous", "strided", "random", "shuffled", "rail_aligned"}
         ``contiguous``: the first free GPUs. ``strided``: every `stride`-th rank
         first (ranks ``r`` ordered by ``(r mod stride, r)``; default stride: GPUs per
         host, so one GPU per server before a second one). ``random``: a seeded
-        uniform choice. ``rail_aligned``: rails first (ordered by ``(rail, host, r)``),
+        uniform choice, in rank order (so all free GPUs are ``contiguous`` whatever
+        the seed). ``shuffled``: the GPUs ``random`` picks with the same seed, in the
+        order drawn, so the job's ranks are a seeded random permutation of them
+        (of all free GPUs if `count` takes them all). ``rail_aligned``: rails first
+        (ordered by ``(rail, host, r)``),
         so that a job gets the same rails, hence the same NICs and rail switches,
         on every server it uses.
     count : int
@@ -188,14 +192,14 @@ def place(network: Network, kind: str, count: int, *, taken: Sequence[int] = (),
     taken : sequence of int, optional
         GPUs of earlier jobs.
     seed : int, optional
-        Seed of ``random``.
+        Seed of ``random`` and ``shuffled``.
     stride : int, optional
         Stride of ``strided`` (≥ 1).
 
     Returns
     -------
     tuple of int
-        Network ranks, ascending (the job's rank ``i`` is the ``i``-th).
+        Network ranks, ascending but for ``shuffled`` (the job's rank ``i`` is the ``i``-th).
 
     Raises
     ------
@@ -217,8 +221,9 @@ def place(network: Network, kind: str, count: int, *, taken: Sequence[int] = (),
         if not isinstance(stride, int) or isinstance(stride, bool) or stride < 1:
             raise SimnetError(f"must be an integer ≥ 1, got {stride!r}", path="stride")
         chosen = free[np.lexsort((free, free % stride))][:count]
-    elif kind == "random":
-        chosen = np.random.default_rng(seed).choice(free, size=count, replace=False)
+    elif kind in ("random", "shuffled"):
+        drawn = tuple(int(r) for r in np.random.default_rng(seed).choice(free, size=count, replace=False))
+        return drawn if kind == "shuffled" else tuple(sorted(drawn))
     else:
         rails = np.array([_attribute(network, int(r), ("rail", "local_rank"), 0) for r in free])
         hosts = np.array([_attribute(network, int(r), ("host",), int(r)) for r in free])

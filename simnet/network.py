@@ -52,6 +52,10 @@ class Network:
     routing : str, optional
         Routing rule, one of :data:`~simnet.topology.ROUTINGS`, overriding the
         graph's ``routing`` attribute (see :mod:`simnet.topology.routing`).
+    hash_seed : int, optional
+        Seed of the ``ecmp_hash`` routing's hash (default 0, CRC-32; see
+        :class:`~simnet.topology.Router`); other seeds break the ties of equal-cost
+        paths by other hash functions. Refused under another routing.
     bundles : {"cables", "merged"}, optional
         ``"cables"`` (default): every cable of a bundle that is not striped is a link
         of its own, ``bandwidth_Bps / cables``, and each route uses the one its
@@ -79,6 +83,8 @@ class Network:
         Per-link tier.
     routing : str
         The routing rule in force.
+    hash_seed : int
+        Seed of the ``ecmp_hash`` hash.
     bundles : str
         How bundles are modelled.
     """
@@ -89,6 +95,7 @@ class Network:
         *,
         tier_efficiency: Mapping[str, float] | None = None,
         routing: str | None = None,
+        hash_seed: int = 0,
         bundles: str = "cables",
         ranks: Sequence[Hashable] | None = None,
     ) -> None:
@@ -111,8 +118,9 @@ class Network:
         self.efficiency = _efficiency(self.tiers, tier_efficiency)
         self.bandwidth_Bps = np.array(line_rate, dtype=float) * self.efficiency
         self.latency_s = np.array([graph.edges[u, v]["latency_s"] for u, v, _ in self.links], dtype=float)
-        self._router = Router(graph, routing=routing)
+        self._router = Router(graph, routing=routing, hash_seed=hash_seed)
         self.routing = self._router.routing
+        self.hash_seed = self._router.hash_seed
         self._routes: dict[tuple[int, int], tuple[int, ...]] = {}
         self._stretch_links: dict[tuple, tuple[int, ...]] = {}
         self._rails: tuple[np.ndarray, np.ndarray] | tuple[()] | None = None

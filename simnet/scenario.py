@@ -241,7 +241,9 @@ class NetworkSpec(_Strict):
     (``{rank: slowdown factor}`` of its overhead and γ) and ``start_offset``
     (``{rank: time}`` before which the rank sends nothing); see :func:`simnet.engine.simulate`.
     ``routing`` overrides the topology's routing rule (``dmodk``, ``ecmp_hash``,
-    ``shortest``, ``dimension_order``, ``simgrid``) and ``bundles`` (``cables`` or
+    ``shortest``, ``dimension_order``, ``simgrid``), ``hash_seed`` seeds ``ecmp_hash``'s
+    hash (0, the default, is its CRC-32; a sweep over seeds averages over hash luck;
+    refused under another routing) and ``bundles`` (``cables`` or
     ``merged``) says how bundles of parallel cables are modelled (see
     :class:`simnet.network.Network`); ``sharing`` (``equal`` or ``rtt_weighted``, the
     latter ``maxmin`` only) how max-min sharing weighs flows (see :mod:`simnet.links`).
@@ -249,6 +251,7 @@ class NetworkSpec(_Strict):
 
     model: Literal[tuple(LINK_MODELS)] = "maxmin"  # type: ignore[valid-type]
     routing: Literal[ROUTINGS] | None = None  # type: ignore[valid-type]
+    hash_seed: int = Field(0, ge=0, lt=2**64)
     bundles: Literal[BUNDLES] = "cables"  # type: ignore[valid-type]
     sharing: Literal[SHARING] = "equal"  # type: ignore[valid-type]
     overhead: Time = 0.0
@@ -258,9 +261,10 @@ class NetworkSpec(_Strict):
     start_offset: dict[int, Time] = {}
 
     def network(self, graph) -> Network:
-        """The :class:`Network` of `graph` with these tier efficiencies, routing and bundles."""
+        """The :class:`Network` of `graph` with these tier efficiencies, routing, hash seed and bundles."""
         try:
-            network = Network(graph, tier_efficiency=self.tier_efficiency, routing=self.routing, bundles=self.bundles)
+            network = Network(graph, tier_efficiency=self.tier_efficiency, routing=self.routing,
+                              hash_seed=self.hash_seed, bundles=self.bundles)
             if self.routing is not None and network.size > 1:
                 network.route(0, network.size - 1)
         except SimnetError as error:
@@ -302,7 +306,7 @@ class NetworkCache:
     """The networks of a scenario and of its sweep points: each distinct topology is built once.
 
     Keyed by the SHA-256 of the topology spec, the directory its relative file paths start from, the
-    tier efficiencies, the routing and how bundles are modelled (what :meth:`NetworkSpec.network`
+    tier efficiencies, the routing, its hash seed and how bundles are modelled (what :meth:`NetworkSpec.network`
     builds from). A cache
     travels with its scenario (and the scenario's points) but not to other
     processes: a worker of a sweep builds what it needs once itself.
@@ -313,11 +317,11 @@ class NetworkCache:
 
     def network(self, topology: Mapping[str, Any], spec: NetworkSpec, *, force: bool = False,
                 base: Path | None = None) -> Network:
-        """The network of `topology` with `spec`'s tier efficiencies, routing and bundles, built on first use;
-        a relative topology file starts at `base` (see :func:`build_topology`)."""
+        """The network of `topology` with `spec`'s tier efficiencies, routing, hash seed and bundles, built on
+        first use; a relative topology file starts at `base` (see :func:`build_topology`)."""
         key = hashlib.sha256(json.dumps([topology, None if base is None else str(base), spec.tier_efficiency,
-                                         spec.routing, spec.bundles], sort_keys=True, default=str).encode()
-                             ).hexdigest()
+                                         spec.routing, spec.hash_seed, spec.bundles], sort_keys=True,
+                                        default=str).encode()).hexdigest()
         network = self._networks.get(key)
         if network is None:
             network = self._networks[key] = spec.network(build_topology(topology, force=force, base=base))
@@ -1536,7 +1540,12 @@ def _job_ranks_of(spec: JobSpec, where: str, network: Network, taken: list[int],
     if placement.kind == "explicit":
         raise ScenarioError("an explicit placement needs its list of ranks", path=f"{where}.placement.ranks")
     blocked = taken if collective else ()
-    count = spec.ranks if spec.ranks is not None else network.size - len(set(blocked))
+    free = network.size - len(set(blocked))
+    count = spec.ranks if spec.ranks is not None else free
+    if placement.kind == "random" and count == free:
+        raise ScenarioError(f"a random placement of all {free} free GPUs is the contiguous one whatever its seed "
+                            "(random picks which GPUs, then ranks them in GPU order); use kind shuffled for a "
+                            "seeded random rank order, or ask for fewer GPUs", path=f"{where}.placement")
     try:
         return place(network, placement.kind, count, taken=blocked, seed=placement.seed, stride=placement.stride)
     except SimnetError as error:

@@ -170,6 +170,17 @@ def test_placements_pick_distinct_free_gpus_and_follow_their_seed(count, kind, s
     assert chosen == place(network, kind, count, taken=taken, seed=seed)
     if kind == "contiguous":
         assert chosen == tuple(r for r in range(64) if r not in set(taken))[:count]
+    if kind == "random":
+        shuffled = place(network, "shuffled", count, taken=taken, seed=seed)
+        assert sorted(shuffled) == list(chosen)
+        assert shuffled == place(network, "shuffled", count, taken=taken, seed=seed)
+
+
+def test_a_shuffled_placement_of_every_gpu_is_a_seeded_permutation_of_the_ranks():
+    orders = {place(FAT_TREE, "shuffled", FAT_TREE.size, seed=seed) for seed in range(4)}
+    assert len(orders) == 4
+    assert all(sorted(order) == list(range(FAT_TREE.size)) for order in orders)
+    assert {place(FAT_TREE, "random", FAT_TREE.size, seed=seed) for seed in range(4)} == {tuple(range(FAT_TREE.size))}
 
 
 RAILS = Network(cluster("dgx_a100", 8, fabric="leaf_spine",

@@ -67,7 +67,7 @@ def test_a_jobs_point_runs_and_names_its_scenario_and_point():
 
 def test_a_sweep_over_placement_and_load_writes_every_table(tmp_path):
     data = with_changes("sweep", {"grid": {"jobs.moe.placement": ["contiguous", {"kind": "random", "seed": 2}],
-                                           "jobs.noise.flows.load": ["10%", "50%"]}})
+                                           "jobs.noise.flows.load": ["10%", "50%"]}}, with_changes("jobs.moe.ranks", 4))
     points = expand(parse_scenario(data))
     assert len(points) == 4
     results = run_sweep(points, out_dir=tmp_path)
@@ -239,3 +239,30 @@ def test_a_job_no_slower_than_alone_names_no_job_that_slowed_it():
     assert (results.loc[not_slowed, "slowed_by"].fillna("") == "").all()
     assert (results.loc[~not_slowed & (results["shared_s"] > 0), "slowed_by"] != "").all()
     assert ((results["shared_link"].fillna("") != "") == (results["shared_s"] > 0)).all()
+
+
+FULL_MACHINE = {
+    "name": "full",
+    "topology": {"builder": "fat_tree", "k": 4, "bandwidth": "100 Gbps", "latency": "1 us"},
+    "network": {"routing": "dmodk"},
+    "jobs": {"hd": {"ranks": 16, "placement": {"kind": "random", "seed": 1},
+                    "collective": {"op": "allreduce", "algorithm": "halving_doubling", "size": "1 MiB"}}},
+}
+
+
+@pytest.mark.parametrize("ranks", [16, None])
+def test_a_random_placement_of_every_free_gpu_is_refused_as_its_seed_changes_nothing(ranks):
+    data = with_changes("jobs.hd.ranks", ranks, FULL_MACHINE)
+    with pytest.raises(ScenarioError, match="random placement of all 16 free GPUs is the contiguous one") as error:
+        parse_scenario(data)
+    assert error.value.path == "jobs.hd.placement"
+
+
+def test_a_sweep_over_the_seed_of_a_shuffled_full_machine_placement_permutes_the_ranks():
+    data = with_changes("jobs.hd.placement", {"kind": "shuffled", "seed": 1}, FULL_MACHINE)
+    data["sweep"] = {"grid": {"jobs.hd.placement.seed": [1, 2, 3]}}
+    points = expand(parse_scenario(data))
+    orders = [plan_jobs(p.scenario, p.scenario.built_network())[0].communicators[0] for p in points]
+    assert len(set(orders)) == 3 and all(sorted(order) == list(range(16)) for order in orders)
+    contiguous = run(parse_scenario(with_changes("jobs.hd.placement", "contiguous", FULL_MACHINE)))["time_s"].iloc[0]
+    assert (run_sweep(points)["time_s"] > contiguous).any()

@@ -99,3 +99,25 @@ def test_a_routing_the_topology_cannot_take_is_an_error_at_validation():
         with pytest.raises(ScenarioError) as error:
             parse_scenario(BASE | {"topology": topology, "network": {"routing": routing}})
         assert error.value.path == "network.routing" and "\n" not in str(error.value)
+
+
+def test_a_sweep_over_the_ecmp_hash_seed_varies_the_hash_luck_and_seed_0_is_the_default_hash():
+    """Recursive doubling over two cables per leaf pair: which flows share a cable depends on the hash, so
+    some seed gives another time than CRC-32, and seed 0 is the hash without a seed."""
+    base = BASE | {"topology": TWO_CABLES, "collective": {"algorithms": ["recursive_doubling"]},
+                   "network": {"routing": "ecmp_hash"}}
+    unseeded = run(parse_scenario(base))["sim_time_s"].iloc[0]
+    swept = run(parse_scenario(base | {"sweep": {"grid": {"network.hash_seed": [0, 1, 2, 3, 4, 5]}}}))
+    times = swept.set_index("point")["sim_time_s"]
+    assert times["network.hash_seed=0"] == unseeded
+    assert len(set(times)) > 1
+
+
+@pytest.mark.parametrize(("network", "message"), [
+    ({"hash_seed": 3}, "only routing 'ecmp_hash' hashes, and the routing is 'dmodk'"),
+    ({"routing": "ecmp_hash", "hash_seed": -1}, "≥ 0"),
+])
+def test_a_hash_seed_that_would_change_nothing_or_is_no_seed_is_refused(network, message):
+    with pytest.raises(ScenarioError, match=message) as error:
+        parse_scenario(BASE | {"topology": TWO_CABLES, "network": network})
+    assert error.value.path == "network.hash_seed"

@@ -18,13 +18,15 @@ A tier has one colour in every plot that colours tiers (:data:`TIER_COLORS`, :fu
 
 from simnet.plots._figure import TIER_COLORS, tier_colors
 from simnet.plots.jobs import jobs_gantt, slowdown_bars
-from simnet.plots.results import METRICS, busbw_vs_size, default_against, metric_plot, speedup_bars, time_vs_size
+from simnet.plots.results import (METRICS, busbw_vs_size, default_against, metric_plot, plotted_axes, speedup_bars,
+                                  time_vs_size)
 from simnet.plots.topology import draw_topology, link_utilization
 from simnet.plots.traces import gantt
 
 __all__ = [
     "METRICS",
     "default_against",
+    "plotted_axes",
     "metric_plot",
     "time_vs_size",
     "busbw_vs_size",

@@ -6,7 +6,10 @@ varies) other than the x axis is either a line or a panel. Lines get the first
 say (one line per size when the x axis is a swept key, one per algorithm when it
 is the size), and variables move to panels, algorithms first, until a panel holds
 at most :data:`MAX_SERIES` lines, so no legend has more than
-:data:`~simnet.plots._figure.MAX_LEGEND` entries and no colour repeats.
+:data:`~simnet.plots._figure.MAX_LEGEND` entries and no colour repeats. Swept keys
+that always change together (:func:`simnet.analysis.keys_together`) are one
+variable, named by the first of them (or by the x axis, when that is one of them)
+and labelled on the axis with the others.
 """
 
 from __future__ import annotations
@@ -23,14 +26,14 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from simnet.algorithms.nccl import NCCL_CHOICES, NCCL_NAMES
-from simnet.analysis import (baseline_runs, busbw_factor, factors, format_fraction, numeric_values, speedups,
-                             swept_keys)
+from simnet.analysis import (baseline_runs, busbw_factor, factors, format_fraction, keys_together, numeric_values,
+                             speedups, swept_keys)
 from simnet.errors import SimnetError
 from simnet.plots._figure import new_figure, save, size_axis, time_axis, value_axis, wrap
 from simnet.units import format_bandwidth, format_size, format_time
 
-__all__ = ["METRICS", "MAX_SERIES", "MAX_PANELS", "Layout", "layout", "default_against", "metric_plot",
-           "time_vs_size", "busbw_vs_size", "speedup_bars", "category_labels"]
+__all__ = ["METRICS", "MAX_SERIES", "MAX_PANELS", "Layout", "layout", "default_against", "plotted_axes",
+           "metric_plot", "time_vs_size", "busbw_vs_size", "speedup_bars", "category_labels"]
 
 METRICS = ("time", "busbw")
 """Metrics :func:`metric_plot` draws: completion time, bus bandwidth."""
@@ -193,11 +196,19 @@ def _select(frame: pd.DataFrame, column: str, values: tuple[str, ...]) -> pd.Ser
     return frame[column] == "\x1f".join(values)
 
 
-def _with_factors(results: pd.DataFrame, labels: dict[str, dict[str, str]] | None = None) -> pd.DataFrame:
+def _with_factors(results: pd.DataFrame, labels: dict[str, dict[str, str]] | None = None,
+                  x: str | None = None) -> pd.DataFrame:
     """`results` beside its :func:`~simnet.analysis.factors`, whose names are kept in ``attrs["variables"]``;
     a variable whose values are mappings (a sweep point's whole topology) shows each by :func:`category_labels`
-    (or by `labels`, ``{variable: {value: label}}``, kept in ``attrs["labels"]``)."""
+    (or by `labels`, ``{variable: {value: label}}``, kept in ``attrs["labels"]``). Of keys that always change
+    together only `x`, if it is one of them, else the first, is a variable; ``attrs["with"]`` maps it to the
+    others."""
     variables = factors(results)
+    together = {}
+    for group in keys_together(variables):
+        kept = x if x in group else group[0]
+        together[kept] = [key for key in group if key != kept]
+        variables = variables.drop(columns=together[kept])
     if labels is None:
         labels = {}
         for column in variables.columns:
@@ -210,6 +221,7 @@ def _with_factors(results: pd.DataFrame, labels: dict[str, dict[str, str]] | Non
     frame = pd.concat([results.drop(columns=[c for c in variables if c in results]), variables], axis=1)
     frame.attrs["variables"] = list(variables.columns)
     frame.attrs["labels"] = labels
+    frame.attrs["with"] = together
     return frame
 
 
@@ -273,8 +285,16 @@ _UPRIGHT = 32
 
 def default_against(results: pd.DataFrame) -> str:
     """The x axis a results frame is best shown against: ``size`` when sizes vary, else the first swept key."""
-    swept = swept_keys(factors(results))
-    return "size" if "size" in swept or not swept else swept[0]
+    return plotted_axes(results)[0]
+
+
+def plotted_axes(results: pd.DataFrame) -> list[str]:
+    """The x axes worth a plot: ``size`` when sizes vary (or nothing does), then every other swept key but those
+    that change together with an earlier one (:func:`simnet.analysis.keys_together`)."""
+    variables = factors(results)
+    companions = {key for group in keys_together(variables) for key in group[1:]}
+    keys = [key for key in swept_keys(variables) if key not in companions]
+    return ["size", *[k for k in keys if k != "size"]] if "size" in keys or not keys else keys
 
 
 def _context(results: pd.DataFrame) -> str:
@@ -329,7 +349,8 @@ def _x_values(frame: pd.DataFrame, x: str, order: list[str], rows: pd.DataFrame 
     return np.array([position[str(v)] for v in rows[x]], dtype=float), None
 
 
-def _x_axis(axes, frame: pd.DataFrame, x: str, sparse: bool, most: int, width_in: float) -> None:
+def _x_axis(axes, frame: pd.DataFrame, x: str, sparse: bool, most: int, width_in: float,
+            together: tuple[str, ...] = ()) -> None:
     order = _ordered(frame, x)
     values, kind = _x_values(frame, x, order)
     if x == "size":
@@ -349,15 +370,18 @@ def _x_axis(axes, frame: pd.DataFrame, x: str, sparse: bool, most: int, width_in
                         "fraction": format_fraction}.get(kind, lambda v: f"{v:g}")
         log = bool(distinct.min() > 0 and distinct.max() / distinct.min() >= 8)
         value_axis(axes.xaxis, distinct, [format_value(v) for v in distinct], log=log)
-    axes.set_xlabel(_axis_label(x, sparse, frame.get("op")))
+    axes.set_xlabel(_axis_label(x, sparse, frame.get("op"), together))
 
 
-def _axis_label(x: str, sparse: bool, ops: pd.Series | None = None) -> str:
+def _axis_label(x: str, sparse: bool, ops: pd.Series | None = None, together: tuple[str, ...] = ()) -> str:
+    """The x axis' label; keys that change together with `x` follow it (``a (with b)``)."""
     if x == "size":
         if ops is not None and len(ops) and (ops == "all_gather").all():
             return "gathered result per rank"
         return "dense payload per rank (sparse: N × value bytes)" if sparse else "payload per rank"
-    return "payload density (nonzeros / N)" if x == "payload.density" else x
+    if x == "payload.density":
+        return "payload density (nonzeros / N)"
+    return f"{x} (with {', '.join(together)})" if together else x
 
 
 def _metric(frame: pd.DataFrame, metric: str, column: str) -> np.ndarray:
@@ -415,7 +439,8 @@ def metric_plot(
     if metric not in METRICS:
         raise SimnetError(f"must be one of {', '.join(METRICS)}, got {metric!r}", path="metric")
     results = results.reset_index(drop=True)
-    frame = _with_factors(results)
+    frame = _with_factors(results, x=against)
+    together = tuple(frame.attrs["with"].get(against, ()))
     if against not in frame.attrs["variables"] or against == "choice":
         options = ", ".join(["size", *[k for k in swept_keys(factors(results)) if k != "size"]])
         raise SimnetError(f"{against!r} is not a variable of these runs (choose from: {options})", path="against")
@@ -423,7 +448,7 @@ def metric_plot(
     frame = _keyed(frame, plan)
     model = None
     if curves is not None and len(curves) and against in ("size", "payload.density"):
-        model = _keyed(_with_factors(curves.reset_index(drop=True), frame.attrs["labels"]), plan)
+        model = _keyed(_with_factors(curves.reset_index(drop=True), frame.attrs["labels"], x=against), plan)
     sparse = bool(_is_sparse(results).any())
     categorical = _x_values(frame, against, _ordered(frame, against))[1] is None
     panel_in = (4.0, 3.0) if len(plan.panels) > 1 else (7.0, 4.4)
@@ -454,8 +479,10 @@ def metric_plot(
                 axes.plot(xs[sort], _metric(rows_, metric, "model_time_s")[sort], linestyle="", marker="_",
                           markersize=size + 8, markeredgewidth=1.6, color=colour, alpha=0.75)
             else:
+                alone = len(xs) == 1
                 axes.plot(xs[sort], _metric(rows_, metric, "model_time_s")[sort], linestyle=style, color=colour,
-                          alpha=0.75, linewidth=1.3)
+                          alpha=0.75, linewidth=1.3, marker="_" if alone else "",
+                          markersize=size + 8 if alone else 0, markeredgewidth=1.6)
             legend[_label(plan.lines, line)] = Line2D([], [], color=colour, marker=marker, markersize=size,
                                                       linestyle="" if categorical else style, linewidth=1.3)
         if not plan.shared_legend:
@@ -467,7 +494,7 @@ def metric_plot(
     for axes in grid.flat[len(plan.panels):]:
         axes.set_axis_off()
     first = grid.flat[0]
-    _x_axis(first, frame, against, sparse, 9 if len(plan.panels) == 1 else 6, panel_in[0])
+    _x_axis(first, frame, against, sparse, 9 if len(plan.panels) == 1 else 6, panel_in[0], together)
     for axes in grid.flat[: len(plan.panels)]:
         axes.tick_params(axis="x", labelsize="small", labelbottom=True)
         axes.tick_params(axis="y", labelsize="small")
@@ -557,8 +584,10 @@ def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ri
         beside it in any case.
     """
     results = results.reset_index(drop=True)
-    frame = _with_factors(results).assign(speedup=speedups(results, baseline)["speedup"].to_numpy())
     against = against or default_against(results)
+    frame = _with_factors(results, x=against)
+    together = tuple(frame.attrs["with"].get(against, ()))
+    frame = frame.assign(speedup=speedups(results, baseline)["speedup"].to_numpy())
     if against not in frame.attrs["variables"] or against == "choice":
         raise SimnetError(f"{against!r} is not a variable of these runs", path="against")
     own = baseline_runs(results, baseline)
@@ -608,7 +637,8 @@ def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ri
     for axes in grid[:, 0]:
         axes.set_ylabel(f"speedup over {baseline}\n(simulated; > 1 is faster)", fontsize="small")
     for axes in grid[-1, :]:
-        axes.set_xlabel(_axis_label(against, bool(_is_sparse(results).any()), results.get("op")), fontsize="small")
+        axes.set_xlabel(_axis_label(against, bool(_is_sparse(results).any()), results.get("op"), together),
+                        fontsize="small")
     if plan.shared_legend:
         _legend(grid[0, min(len(plan.panels), grid.shape[1]) - 1], handles, _legend_title(plan.lines))
     _title(figure, title, results, plan)

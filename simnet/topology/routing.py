@@ -19,7 +19,12 @@ in every run and process whatever ``PYTHONHASHSEED`` is.
     ``crc32("s|t|node") mod k`` of the predecessors sorted by name (then by type
     name, should two names print alike), and over a bundle the cable
     ``crc32("s|t|u|v") mod cables``, ``s`` and ``t`` being the route's end points.
-    Different pairs spread over the equal-cost paths, with the hash's luck.
+    Different pairs spread over the equal-cost paths, with the hash's luck. A
+    ``hash_seed`` other than 0 (the default) stands for another switch's hash
+    function: the same keys hashed by BLAKE2b keyed with the seed (first 4 bytes of
+    the digest, little-endian) instead of CRC-32. A salted CRC would not do: CRC is
+    affine, so a salt only relabels the paths of keys of one length and keeps
+    which pairs collide.
 ``"dmodk"``
     Up/down destination-mod-k on fat-trees and leaf-spines, as an InfiniBand subnet
     manager programs them (:mod:`simnet.topology.updown`): between two nodes cabled
@@ -72,6 +77,7 @@ SimGrid 3.32 source: src/kernel/routing/TorusZone.cpp, FatTreeZone.cpp.
 
 from __future__ import annotations
 
+import hashlib
 import zlib
 from collections.abc import Callable, Hashable, Sequence
 from heapq import heappop, heappush
@@ -102,10 +108,17 @@ def _cost(data) -> int:
     return round(data["latency_s"] * 1e12) * _HOP_SCALE + 1
 
 
-def _hashed(choices: list, source: Hashable, target: Hashable, node: Hashable):
+def _digest(key: str, seed: int) -> int:
+    """The ECMP hash of `key`: CRC-32 for seed 0, else BLAKE2b keyed with the seed (4 bytes, little-endian)."""
+    if seed == 0:
+        return zlib.crc32(key.encode())
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=4, key=seed.to_bytes(8, "little")).digest(),
+                          "little")
+
+
+def _hashed(choices: list, source: Hashable, target: Hashable, node: Hashable, seed: int = 0):
     ordered = sorted(choices, key=lambda node: (str(node), type(node).__name__))
-    digest = zlib.crc32(f"{source}|{target}|{node}".encode())
-    return ordered[digest % len(ordered)]
+    return ordered[_digest(f"{source}|{target}|{node}", seed) % len(ordered)]
 
 
 def _over_links(links: list, distance: Callable, source: Hashable, stubs: frozenset) -> tuple[int | None, list]:
@@ -324,12 +337,17 @@ class Router:
     pxn : bool, optional
         Send to other servers through the NIC of the destination's rail (default the
         graph's ``pxn`` attribute, else False).
+    hash_seed : int, optional
+        Seed of the ``ecmp_hash`` tie-breaking hash, in ``[0, 2**64)``: 0 (default)
+        is CRC-32, any other value another hash function (see the module docstring).
+        Only ``ecmp_hash`` hashes.
 
     Raises
     ------
     TopologyError
         For an unknown `routing`, or dimension-order routing on a graph that is no
-        torus (path ``routing``).
+        torus (path ``routing``); for a `hash_seed` that is no such integer, or one
+        other than 0 under another routing than ``ecmp_hash`` (path ``hash_seed``).
 
     Examples
     --------
@@ -338,15 +356,22 @@ class Router:
     ['gpu0', 'switch', 'gpu3']
     """
 
-    def __init__(self, graph: nx.DiGraph, *, routing: str | None = None, pxn: bool | None = None) -> None:
+    def __init__(self, graph: nx.DiGraph, *, routing: str | None = None, pxn: bool | None = None,
+                 hash_seed: int = 0) -> None:
         mode = graph.graph.get("routing", "shortest") if routing is None else routing
         if not isinstance(mode, str) or mode not in ROUTINGS:
             raise TopologyError(f"must be one of {list(ROUTINGS)}, got {mode!r}", path="routing")
+        if not isinstance(hash_seed, (int, np.integer)) or isinstance(hash_seed, bool) or not 0 <= hash_seed < 2**64:
+            raise TopologyError(f"must be an integer in [0, 2**64), got {hash_seed!r}", path="hash_seed")
+        if hash_seed and mode != "ecmp_hash":
+            raise TopologyError(f"only routing 'ecmp_hash' hashes, and the routing is {mode!r}: seed {hash_seed} "
+                                "would change nothing", path="hash_seed")
         pxn = graph.graph.get("pxn", False) if pxn is None else pxn
         if pxn not in (True, False):
             raise TopologyError(f"must be true or false, got {pxn!r}", path="pxn")
         self.routing: str = mode
         self.pxn: bool = bool(pxn)
+        self.hash_seed: int = int(hash_seed)
         self._graph = graph
         self._searches: dict[tuple, _Search | _Composite] = {}
         self._fabrics: dict[Hashable, _Search] = {}
@@ -493,7 +518,7 @@ class Router:
         if len(choices) == 1:
             return choices[0]
         if self.routing == "ecmp_hash":
-            return _hashed(choices, source, target, node)
+            return _hashed(choices, source, target, node, self.hash_seed)
         return min(choices, key=self._order.__getitem__)
 
     def _pin(self, nodes: Sequence, source: Hashable, target: Hashable) -> tuple[int, ...]:
@@ -510,7 +535,7 @@ class Router:
             if bundle == 1:
                 cables.append(0)
             elif self.routing == "ecmp_hash":
-                cables.append(zlib.crc32(f"{source}|{target}|{u}|{v}".encode()) % bundle)
+                cables.append(_digest(f"{source}|{target}|{u}|{v}", self.hash_seed) % bundle)
             else:
                 cables.append(self._order[target] % bundle)
         return tuple(cables)

@@ -225,3 +225,43 @@ def test_long_category_labels_are_wrapped_or_rotated_so_they_do_not_overlap(tmp_
     boxes = [label.get_window_extent(renderer) for label in labels]
     assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:]))
     assert_readable(figure, path)
+
+
+BANDWIDTHS = [f'topology.fabric_params.bandwidth={b} Gbps,topology.node_params={{"nic_bandwidth": "{b} Gbps"}}'
+              for b in (25, 100, 400, 1600)]
+
+
+@pytest.mark.parametrize("metric", ["time", "busbw"])
+def test_keys_that_change_together_are_one_axis_with_one_curve_per_algorithm(metric, tmp_path):
+    """A sweep of ``points`` setting a switch's and a NIC's bandwidth alike was drawn against each key apart,
+    faceted by the other: a grid of panels with one point each and no curve. Now the keys are one axis."""
+    results = rows(BANDWIDTHS, ["ring", "tree"], [2**26])
+    assert plots.plotted_axes(results) == ["topology.fabric_params.bandwidth"]
+    path = tmp_path / "o.png"
+    figure = plots.metric_plot(results, path, metric=metric, against="topology.fabric_params.bandwidth")
+    (axes,) = [axes for axes in figure.axes if axes.get_visible() and axes.axison]
+    assert axes.get_xlabel() == "topology.fabric_params.bandwidth (with topology.node_params)"
+    assert all(len(line.get_xdata()) == 4 for line in axes.get_lines())
+    assert len(axes.get_lines()) == 4
+    assert_readable(figure, path)
+    other = plots.metric_plot(results, tmp_path / "n.png", metric=metric, against="topology.node_params")
+    assert other.axes[0].get_xlabel() == "topology.node_params (with topology.fabric_params.bandwidth)"
+    bars = plots.speedup_bars(results, tmp_path / "s.png", baseline="ring")
+    assert bars.axes[0].get_xlabel() == "topology.fabric_params.bandwidth (with topology.node_params)"
+    assert [label.get_text() for label in bars.axes[0].get_xticklabels()] == ["25 Gbps", "100 Gbps", "400 Gbps",
+                                                                              "1600 Gbps"]
+
+
+def test_keys_that_only_sometimes_change_together_stay_apart():
+    points = [f"topology.hosts={h},topology.bw={b}" for h, b in ((4, 1), (8, 2), (8, 1))]
+    assert plots.plotted_axes(rows(points, ["ring"], [2**20])) == ["topology.hosts", "topology.bw"]
+
+
+def test_a_line_with_one_run_still_shows_its_model(tmp_path):
+    """On a numeric axis the model was a line through the runs: a line of one run drew nothing, though the
+    legend listed the model."""
+    points = [f"topology.hosts={h},topology.latency={lat}" for h, lat in ((4, 1), (8, 2), (4, 2))]
+    figure = plots.metric_plot(rows(points, ["ring"], [2**20]), tmp_path / "o.png", against="topology.hosts")
+    lines = figure.axes[0].get_lines()
+    single = [line for line in lines if len(line.get_xdata()) == 1]
+    assert single and all(line.get_marker() not in ("None", "", None) for line in single)

@@ -3,6 +3,7 @@ dimension order on tori, relays, rails; every route against a plain Dijkstra."""
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import itertools
 import json
@@ -294,13 +295,21 @@ def _dijkstra(graph: nx.DiGraph, source, target, allowed, expands, tie) -> list:
     return nodes
 
 
-def _reference_path(graph: nx.DiGraph, source, target, routing: str = "ecmp_hash") -> list:
+def _reference_hash(key: str, seed: int) -> int:
+    if seed == 0:
+        return zlib.crc32(key.encode())
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=4, key=seed.to_bytes(8, "little")).digest(),
+                          "little")
+
+
+def _reference_path(graph: nx.DiGraph, source, target, routing: str = "ecmp_hash", seed: int = 0) -> list:
     """The route by the rules of :mod:`simnet.topology.routing`, from plain Dijkstras over the whole graph.
 
     Between rails of two servers: the source's server to its rail NIC, the fabric (nodes
     without a host) to the destination's rail NIC, its server to the destination. Otherwise
     one Dijkstra over every node (with ``host_transit = False``: no host, or the host of
-    `source` or `target`). Ties by CRC-32 (``ecmp_hash``) or graph order (``shortest``).
+    `source` or `target`). Ties by CRC-32 (``ecmp_hash``; BLAKE2b keyed with `seed` for a seed other than 0)
+    or graph order (``shortest``).
     """
     if source == target:
         return [source]
@@ -309,7 +318,7 @@ def _reference_path(graph: nx.DiGraph, source, target, routing: str = "ecmp_hash
     def tie(choices, node):
         if routing == "ecmp_hash":
             ranked = sorted(choices, key=str)
-            return ranked[zlib.crc32(f"{source}|{target}|{node}".encode()) % len(ranked)]
+            return ranked[_reference_hash(f"{source}|{target}|{node}", seed) % len(ranked)]
         return min(choices, key=order.__getitem__)
 
     hosts = dict(graph.nodes(data="host"))
@@ -611,3 +620,39 @@ def test_up_down_routing_between_fabric_endpoints_of_one_server_still_climbs_the
     add_cable(graph, "g0", "g1", bandwidth_Bps=1e9, latency_s=0.5e-6, tier="nvlink")
     assert Router(graph, routing=routing).path("g0", "g1") == ["g0", "sw", "g1"]
     assert Router(graph, routing="shortest").path("g0", "g1") == ["g0", "g1"]
+
+
+@pytest.mark.parametrize("seed", [1, 7, 2**64 - 1])
+def test_a_hash_seed_breaks_ecmp_ties_by_the_keyed_hash(seed):
+    graph = cluster("dgx_a100", 4, fabric="fat_tree", fabric_params={"k": 8, **_LINK})
+    router = Router(graph, routing="ecmp_hash", hash_seed=seed)
+    nodes = gpus(graph)[::3]
+    for a in nodes:
+        for b in nodes:
+            assert router.path(a, b) == _reference_path(graph, a, b, seed=seed), (a, b)
+
+
+def test_hash_seeds_spread_pairs_over_other_cores_and_pins_over_other_cables():
+    graph = fat_tree(4, 1e9, 1e-6)
+    ranks = gpus(graph)
+    pairs = [(a, b) for a in ranks[:4] for b in ranks[12:]]
+    cores = {seed: [Router(graph, routing="ecmp_hash", hash_seed=seed).path(a, b)[3] for a, b in pairs]
+             for seed in range(4)}
+    assert len({tuple(chosen) for chosen in cores.values()}) == 4
+    bundled = leaf_spine(2, 1, 4, 1e9, 1e-6, parallel=4)
+    hosts = gpus(bundled)
+    pins = {seed: [[cable for _, _, cable in Router(bundled, routing="ecmp_hash", hash_seed=seed).hops(a, b)]
+                   for a in hosts[:4] for b in hosts[4:]] for seed in (0, 1)}
+    assert pins[0] != pins[1]
+
+
+@pytest.mark.parametrize(("routing", "seed", "message"), [
+    ("dmodk", 1, "only routing 'ecmp_hash' hashes, and the routing is 'dmodk'"),
+    ("ecmp_hash", -1, r"must be an integer in \[0, 2\*\*64\)"),
+    ("ecmp_hash", 2**64, r"must be an integer in \[0, 2\*\*64\)"),
+    ("ecmp_hash", True, "must be an integer"),
+])
+def test_a_hash_seed_is_refused_where_it_would_change_nothing_or_is_no_seed(routing, seed, message):
+    with pytest.raises(TopologyError, match=message) as error:
+        Router(fat_tree(4, 1e9, 1e-6), routing=routing, hash_seed=seed)
+    assert error.value.path == "hash_seed"

@@ -72,14 +72,18 @@ def assert_simulation_confirms(tuned):
 
 
 def test_tuner_picks_a_blueconnect_factorization_on_a_power9_cluster_with_slow_links_and_names_it():
-    """Halving-doubling is BlueConnect with every factor 2 (Cho et al. 2019), so either names its factors."""
+    """Halving-doubling is BlueConnect with every factor 2 (Cho et al. 2019), so either names its factors.
+
+    The model ranks the winner first or level with it: with 4 chunks halving-doubling and BlueConnect [4, 2, 2]
+    are both bound by the slow inter-node link's load, the same time (the name breaks the tie)."""
     tuned = tune(slow_power9_cluster(), [2**12, 2**24], channel_counts=(1, 2))
     table = assert_simulation_confirms(tuned)
     large = table[table["to_bytes"] == 2**24].iloc[0]
     assert large["algorithm"] in ("blueconnect", "halving_doubling")
     assert large["blueconnect_factors"]
     assert large["algorithm"] == "halving_doubling" or large["blueconnect_factors"] in large["choice"]
-    assert large["model_first"]
+    at_large = tuned[tuned["size_bytes"] == 2**24]
+    assert large["predicted_s"] == at_large["predicted_s"].min()
     assert large["simulated_s"] < tuned[(tuned["size_bytes"] == 2**24) & (tuned["algorithm"] == "ring")][
         "predicted_s"].min()
 

@@ -44,6 +44,7 @@ __all__ = [
     "power_of_two_members",
     "fold",
     "ring_allreduce_time",
+    "ring_chain_times",
     "recursive_doubling_time",
     "binomial_tree_time",
     "double_binary_tree_time",
@@ -347,14 +348,37 @@ def ring_allreduce_time(
         return max(latency_bound, steps * chunks * occupancy + alpha_s)
     alphas = np.broadcast_to(np.asarray(alpha_s, dtype=float), (nranks,))
     betas = np.broadcast_to(np.asarray(beta_s_per_byte, dtype=float), (nranks,))
-    hop = np.tile(alphas + message * betas, 3)
-    prefix = np.concatenate([[0.0], np.cumsum(hop)])
-    g = np.arange(nranks) + nranks
-    chains = (prefix[g + nranks - 1] - prefix[g]) + (prefix[g + nranks - 2] - prefix[g - 1])
+    chains = ring_chain_times(alphas + message * betas)
     slowest = int(np.lexsort((alphas, betas))[-1])
     occupancy = message * betas[slowest]
     latency_bound = float(chains.max()) + reductions + (chunks - 1) * occupancy
     return max(latency_bound, steps * chunks * occupancy + float(alphas[slowest]))
+
+
+def ring_chain_times(hop_s: np.ndarray) -> np.ndarray:
+    """Time of one piece of each segment through a ring all-reduce whose hop ``h -> h + 1`` takes ``hop_s[h]``.
+
+    Segment ``g`` is reduced over hops ``g .. g+p-2`` and gathered over hops
+    ``g-1 .. g+p-3`` (indices mod ``p``, :func:`ring_allreduce`), so its chain is
+    the sum of ``hop_s`` over both runs.
+
+    Parameters
+    ----------
+    hop_s : numpy.ndarray
+        Seconds per hop, shape ``(..., p)``: the last axis runs around one ring,
+        leading axes index independent rings.
+
+    Returns
+    -------
+    numpy.ndarray
+        Seconds per segment, the shape of `hop_s`.
+    """
+    hop_s = np.asarray(hop_s, dtype=float)
+    p = hop_s.shape[-1]
+    hop = np.tile(hop_s, (1,) * (hop_s.ndim - 1) + (3,))
+    prefix = np.concatenate([np.zeros(hop_s.shape[:-1] + (1,)), np.cumsum(hop, axis=-1)], axis=-1)
+    g = np.arange(p) + p
+    return (prefix[..., g + p - 1] - prefix[..., g]) + (prefix[..., g + p - 2] - prefix[..., g - 1])
 
 
 def _folds(nranks: int) -> tuple[int, int]:

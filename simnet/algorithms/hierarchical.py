@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from simnet.algorithms.builder import ScheduleBuilder
-from simnet.algorithms.dense import fold, fold_time, power_of_two_members
+from simnet.algorithms.dense import fold, fold_time, power_of_two_members, ring_chain_times
 from simnet.algorithms.primitives import (
     _THAKUR,
     Block,
@@ -473,25 +473,63 @@ def hierarchical_ring_allreduce(
     return builder.schedule("allreduce", "hierarchical_ring", {"factors": list(factors), "chunks": chunks})
 
 
-def _level_stage(group_size: int, message_bytes: float, alpha: float, beta: float, sharing: float, chunks: int,
+def _slowest_hop(alpha, beta, sharing) -> tuple[float, float, float, np.ndarray | None]:
+    """``(α, β, s)`` of a level's slowest hop (largest ``β s``, then largest ``α``) and the hop arrays.
+
+    The arrays, stacked ``(α, β, s)`` of shape ``(3, groups, p_i)``, are ``None`` when
+    every hop has the same ``α``, ``β`` and ``s`` (given as scalars or not).
+    """
+    hops = np.broadcast_arrays(*(np.atleast_2d(np.asarray(x, dtype=float)) for x in (alpha, beta, sharing)))
+    if all((h == h.flat[0]).all() for h in hops):
+        return float(hops[0].flat[0]), float(hops[1].flat[0]), float(hops[2].flat[0]), None
+    alphas, betas, shares = (h.ravel() for h in hops)
+    slowest = int(np.lexsort((alphas, betas * shares))[-1])
+    return float(alphas[slowest]), float(betas[slowest]), float(shares[slowest]), np.stack(hops)
+
+
+def _one_piece(steps: int, message_bytes: float, hops: np.ndarray) -> float:
+    """One piece through a level whose groups' hops differ: the slowest group's chain or bottleneck hop.
+
+    Per group, as for one ring (:func:`simnet.algorithms.dense.ring_allreduce_time`): the
+    slowest chain of per-hop ``α_h + m β_h`` plus ``(s - 1) m β`` of its slowest hop, or that
+    hop busy ``S s m β + α``; a group whose hops are all alike gives ``S (α + m β)`` itself.
+    """
+    alphas, betas, shares = hops
+    slowest = np.lexsort((alphas, betas * shares), axis=-1)[:, -1:]
+    alpha, beta, share = (np.take_along_axis(h, slowest, axis=-1)[:, 0] for h in hops)
+    occupancy = message_bytes * beta
+    alike = np.all(hops == hops[..., :1], axis=(0, 2))
+    chain = np.where(alike, steps * (alpha + occupancy), ring_chain_times(alphas + message_bytes * betas).max(axis=-1))
+    return float(np.maximum(chain + (share - 1) * occupancy, steps * share * occupancy + alpha).max())
+
+
+def _level_stage(group_size: int, message_bytes: float, alpha, beta, sharing, chunks: int,
                  gamma: float) -> Stage:
-    """One BlueConnect level (a ring reduce-scatter and all-gather in every group) as a pipeline stage."""
+    """One BlueConnect level (a ring reduce-scatter and all-gather in every group) as a pipeline stage.
+
+    `alpha`, `beta` and `sharing` are scalars, or per hop of every group, shape
+    ``(groups, group_size)`` (hop ``h`` from a group's member ``h`` to member ``h + 1``).
+    """
     steps = 2 * (group_size - 1)
     if steps == 0:
         return Stage(0.0, 0.0, 0.0)
+    alpha, beta, sharing, hops = _slowest_hop(alpha, beta, sharing)
     occupancy = message_bytes * beta
     reductions = (group_size - 1) * message_bytes * gamma
-    one_piece = max(steps * (alpha + occupancy) + (sharing - 1) * occupancy, steps * sharing * occupancy + alpha)
+    if hops is None:
+        one_piece = max(steps * (alpha + occupancy) + (sharing - 1) * occupancy, steps * sharing * occupancy + alpha)
+    else:
+        one_piece = _one_piece(steps, message_bytes, hops)
     return Stage(one_piece + reductions, sharing * occupancy, steps * chunks * sharing * occupancy + alpha)
 
 
 def blueconnect_time(
     size_bytes: int,
     factors: Sequence[int],
-    alphas_s: Sequence[float],
-    betas_s_per_byte: Sequence[float],
+    alphas_s: Sequence[float | np.ndarray],
+    betas_s_per_byte: Sequence[float | np.ndarray],
     *,
-    sharing: Sequence[float] | None = None,
+    sharing: Sequence[float | np.ndarray] | None = None,
     chunks: int = 1,
     gamma_s_per_byte: float = 0.0,
     load_s: float = 0.0,
@@ -518,16 +556,31 @@ def blueconnect_time(
     halving-doubling. Cho et al.'s per-step form ``S_i (α_i + m_i β_i s_i)`` is the
     upper bound that also charges the latency ``s_i`` times.
 
+    When a level's hops differ (``α_h``, ``β_h``, ``s_h`` per hop of each group's
+    ring), each group is costed as the ring's closed form costs its hops
+    (:func:`simnet.algorithms.dense.ring_allreduce_time`): a piece of segment ``g``
+    crosses hops ``g .. g+p_i-2`` reducing and ``g-1 .. g+p_i-3`` gathering, so the
+    first term of ``P_i`` becomes the group's slowest chain ``Σ_chain (α_h + m_i β_h)``
+    plus ``(s - 1) m_i β`` of its slowest hop (largest ``β_h s_h``), the second that
+    hop busy, and ``P_i`` takes the slowest group; ``α_i``, ``β_i``, ``s_i`` in the
+    pipelining terms are the level's slowest hop's. One level ``(p,)`` without link
+    sharing then gives :func:`~simnet.algorithms.dense.ring_allreduce_time` of the
+    same hops exactly for ``γ = 0``; with ``γ > 0`` also, unless the slowest hop busy
+    outlasts the slowest chain, where ``P_1`` adds ``(p - 1) m γ`` that the ring's
+    bandwidth term leaves out.
+
     Parameters
     ----------
     size_bytes : int
         Payload per rank ``n``, bytes.
     factors : sequence of int
         ``p_1 .. p_k``.
-    alphas_s, betas_s_per_byte : sequence of float
-        ``α_i`` (s) and ``β_i`` (s/byte) per level.
-    sharing : sequence of float, optional
-        ``s_i`` per level (default all 1).
+    alphas_s, betas_s_per_byte : sequence of float or numpy.ndarray
+        ``α_i`` (s) and ``β_i`` (s/byte) per level: one value, or one per hop of
+        every group, shape ``(p / p_i, p_i)`` (hop ``h`` from a group's member ``h``
+        to member ``h + 1``, groups as :func:`level_groups` lists them).
+    sharing : sequence of float or numpy.ndarray, optional
+        ``s_i`` per level, likewise (default all 1).
     chunks : int, optional
         Pipelined sub-chunks per leaf segment ``C``.
     gamma_s_per_byte : float, optional
@@ -627,18 +680,23 @@ def hierarchical_ring_time(
     return pipelined_time(stages, chunks)
 
 
-def _level_alpha_beta(costs: PairCosts, members: Sequence[int], factors: Sequence[int], size_bytes: int,
-                      chunks: int = 1) -> tuple[list[float], list[float], list[float]]:
+def _level_alpha_beta(costs: PairCosts, members: Sequence[int],
+                      factors: Sequence[int]) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """Per level, ``α``, ``β`` and sharing of every hop of its group rings, each of shape ``(groups, p_i)``."""
     alphas, betas, sharing = [], [], []
-    share = size_bytes
     for level, p_i in enumerate(factors):
-        share = math.ceil(share / p_i)
-        pairs = [pair for positions in level_groups(factors, level) for pair in ring_pairs([members[q] for q in positions])]
-        alpha, beta, s = costs.step(pairs, math.ceil(share / chunks)) if pairs else (0.0, 0.0, 1.0)
-        alphas.append(alpha)
-        betas.append(beta)
-        sharing.append(s)
+        pairs = [pair for positions in level_groups(factors, level)
+                 for pair in ring_pairs([members[q] for q in positions])]
+        hops = np.array(costs.pairs(pairs), dtype=float).reshape(-1, p_i, 3) if pairs else np.zeros((1, 1, 3))
+        alphas.append(hops[..., 0])
+        betas.append(hops[..., 1])
+        sharing.append(hops[..., 2] if pairs else np.ones((1, 1)))
     return alphas, betas, sharing
+
+
+def _smallest_alpha(alphas: Sequence[np.ndarray]) -> float:
+    """The smallest hop latency over all levels (a level without hops counts 0), seconds."""
+    return min((float(a.min()) for a in alphas), default=0.0)
 
 
 def _level_traffic(members: Sequence[int], factors: Sequence[int], size_bytes: int,
@@ -680,19 +738,22 @@ def blueconnect_levels(
     pandas.DataFrame
         One row per level: ``level`` (1-based), ``group_size`` ``p_i``, ``groups``
         (``p / p_i`` concurrent groups), ``message_bytes`` ``m_i``, ``alpha_s``,
-        ``beta_s_per_byte``, ``sharing`` ``s_i``, ``reduce_scatter_s`` and
-        ``all_gather_s`` (half the level's communication time each, plus
-        ``(p_i - 1) m_i γ`` for the reduce-scatter) and ``time_s`` (their sum). The
-        column ``time_s`` sums to :func:`blueconnect_time` with ``chunks = 1``.
+        ``beta_s_per_byte`` and ``sharing`` ``s_i`` of the level's slowest hop (largest
+        ``β s``; every hop's when they are all alike), ``reduce_scatter_s`` and
+        ``all_gather_s`` (half the level's communication time each, from the per-hop
+        chains of :func:`blueconnect_time`, plus ``(p_i - 1) m_i γ`` for the
+        reduce-scatter) and ``time_s`` (their sum). The column ``time_s`` sums to
+        :func:`blueconnect_time` with ``chunks = 1``.
     """
     import pandas as pd
 
     factors = check_factors(nranks, factors)
-    alphas, betas, sharing = _level_alpha_beta(costs, range(nranks), factors, size_bytes)
+    alphas, betas, sharing = _level_alpha_beta(costs, range(nranks), factors)
     rows, share = [], size_bytes
-    for level, (p_i, alpha, beta, s) in enumerate(zip(factors, alphas, betas, sharing)):
+    for level, (p_i, hop_alphas, hop_betas, hop_sharing) in enumerate(zip(factors, alphas, betas, sharing)):
         share = math.ceil(share / p_i)
-        communication = _level_stage(p_i, share, alpha, beta, s, 1, 0.0).path_s
+        communication = _level_stage(p_i, share, hop_alphas, hop_betas, hop_sharing, 1, 0.0).path_s
+        alpha, beta, s, _ = _slowest_hop(hop_alphas, hop_betas, hop_sharing)
         reduce_scatter_s = communication / 2 + (p_i - 1) * share * gamma_s_per_byte
         all_gather_s = communication / 2
         rows.append({
@@ -713,10 +774,10 @@ def blueconnect_levels(
 def _blueconnect_model(costs: PairCosts, nranks: int, size_bytes: int, *, factors: Sequence[int] | None = None,
                        chunks: int = 1, gamma_s_per_byte: float = 0.0) -> float:
     factors = check_factors(nranks, factors)
-    alphas, betas, sharing = _level_alpha_beta(costs, range(nranks), factors, size_bytes, chunks)
+    alphas, betas, sharing = _level_alpha_beta(costs, range(nranks), factors)
     interval = costs.load(_level_traffic(range(nranks), factors, size_bytes, chunks))
     return blueconnect_time(size_bytes, factors, alphas, betas, sharing=sharing, chunks=chunks,
-                            gamma_s_per_byte=gamma_s_per_byte, load_s=chunks * interval + min(alphas))
+                            gamma_s_per_byte=gamma_s_per_byte, load_s=chunks * interval + _smallest_alpha(alphas))
 
 
 def _torus_2d_model(costs: PairCosts, nranks: int, size_bytes: int, *, factors: Sequence[int] | None = None,
@@ -729,11 +790,11 @@ def _halving_doubling_model(costs: PairCosts, nranks: int, size_bytes: int, *, c
                             gamma_s_per_byte: float = 0.0) -> float:
     rem, members = power_of_two_members(nranks)
     factors = [2] * (len(members).bit_length() - 1)
-    alphas, betas, sharing = _level_alpha_beta(costs, members, factors, size_bytes, chunks)
+    alphas, betas, sharing = _level_alpha_beta(costs, members, factors)
     interval = costs.load(_level_traffic(members, factors, size_bytes, chunks))
     return fold_time(costs, rem, size_bytes, gamma_s_per_byte) + blueconnect_time(
         size_bytes, factors, alphas, betas, sharing=sharing, chunks=chunks, gamma_s_per_byte=gamma_s_per_byte,
-        load_s=chunks * interval + min(alphas, default=0.0))
+        load_s=chunks * interval + _smallest_alpha(alphas))
 
 
 def _hierarchical_ring_model(costs: PairCosts, nranks: int, size_bytes: int, *,

@@ -92,7 +92,8 @@ def pipelined_time(stages: Sequence[Stage], pieces: int, *, interval_s: float | 
     interval = max(s.interval_s for s in stages) if interval_s is None else interval_s
     latency_bound = sum(s.path_s for s in stages) + (pieces - 1) * interval
     total_first = sum(firsts)
-    bandwidth_bound = max(s.busy_s + total_first - first for s, first in zip(stages, firsts))
+    bandwidth_bound = max(s.busy_s + total_first - first if total_first != first else s.busy_s
+                          for s, first in zip(stages, firsts))
     return max(latency_bound, bandwidth_bound, load_s)
 
 

@@ -807,14 +807,38 @@ def _encoding(payload: SparsePayload) -> dict:
 
 
 def sparse_ring_allreduce_time(
-    nranks: int, payload: SparsePayload, alpha_s: float, beta_s_per_byte: float, *, gamma_s_per_byte: float = 0.0
+    nranks: int,
+    payload: SparsePayload,
+    alpha_s: float | Sequence[float],
+    beta_s_per_byte: float | Sequence[float],
+    *,
+    gamma_s_per_byte: float = 0.0,
 ) -> float:
     """Ring reduce-scatter + all-gather on sparse segments, seconds.
 
     With ``p`` ranks and segments of ``n = N / p`` entries, reduce-scatter step ``s``
     carries the sum of ``s`` vectors and the all-gather the sum of all ``p``::
 
-        T = Σ_{s=1}^{p-1} (α + S(N/p, s) β) + (p - 1) (α + S(N/p, p) β)
+        T = Σ_{s=1}^{p-1} (α + S(N/p, s) (β + γ)) + (p - 1) (α + S(N/p, p) β)
+
+    When the hops differ (``α_h``, ``β_h`` for hop ``h -> h + 1``), segment ``g``
+    crosses hop ``g + s - 1`` at reduce-scatter step ``s`` and hops ``g-1 .. g+p-3``
+    gathering, as in :func:`simnet.algorithms.dense.ring_allreduce_time`: ``T`` is the
+    slowest such chain, or the slowest hop (largest ``β_h``) busy with one message
+    of every step, ``(Σ_s S(N/p, s) + (p - 1) S(N/p, p)) β_h + α_h``, if that is longer.
+
+    Parameters
+    ----------
+    nranks : int
+        Ranks ``p`` ≥ 2.
+    payload : SparsePayload
+        Dimension, density and encoding of the ranks' vectors.
+    alpha_s : float or sequence of float
+        Latency of a ring hop, seconds (or one per hop ``h -> h + 1``).
+    beta_s_per_byte : float or sequence of float
+        Inverse bandwidth of a ring hop, seconds per byte (or one per hop).
+    gamma_s_per_byte : float, optional
+        Reduction cost ``γ``, seconds per byte.
 
     References
     ----------
@@ -822,9 +846,23 @@ def sparse_ring_allreduce_time(
     sparse/dense switch; Nguyen, Wahib & Takano (2019), Sec. III, for the fill-in.
     """
     d, n, enc = payload.k / payload.dimension, payload.dimension / nranks, _encoding(payload)
-    reduce = beta_s_per_byte + gamma_s_per_byte
-    steps = sum(alpha_s + sparse_message_bytes(n, d, s, **enc) * reduce for s in range(1, nranks))
-    return steps + (nranks - 1) * (alpha_s + sparse_message_bytes(n, d, nranks, **enc) * beta_s_per_byte)
+    if isinstance(alpha_s, (int, float)) and isinstance(beta_s_per_byte, (int, float)):
+        reduce = beta_s_per_byte + gamma_s_per_byte
+        steps = sum(alpha_s + sparse_message_bytes(n, d, s, **enc) * reduce for s in range(1, nranks))
+        return steps + (nranks - 1) * (alpha_s + sparse_message_bytes(n, d, nranks, **enc) * beta_s_per_byte)
+    p = nranks
+    alphas = np.broadcast_to(np.asarray(alpha_s, dtype=float), (p,))
+    betas = np.broadcast_to(np.asarray(beta_s_per_byte, dtype=float), (p,))
+    scatter = np.array([sparse_message_bytes(n, d, s, **enc) for s in range(1, p)])
+    gather = sparse_message_bytes(n, d, p, **enc)
+    segment, step = np.arange(p)[:, None], np.arange(p - 1)[None, :]
+    reducing = (segment + step) % p
+    gathering = (segment - 1 + step) % p
+    chains = ((alphas[reducing] + scatter * (betas[reducing] + gamma_s_per_byte)).sum(axis=1)
+              + (alphas[gathering] + gather * betas[gathering]).sum(axis=1))
+    slowest = int(np.lexsort((alphas, betas))[-1])
+    busy = (scatter.sum() + (p - 1) * gather) * betas[slowest] + alphas[slowest]
+    return float(max(chains.max(), busy))
 
 
 def sparse_ring_ring_allreduce_time(
@@ -913,8 +951,11 @@ def _shifts(nranks: int) -> list[list[tuple[int, int]]]:
 
 def _sparse_ring_model(costs: PairCosts, nranks: int, size_bytes: int, *, payload: SparsePayload,
                        gamma_s_per_byte: float = 0.0) -> float:
-    return sparse_ring_allreduce_time(nranks, payload, *_worst(costs, _shifts(nranks)[:1]),
-                                      gamma_s_per_byte=gamma_s_per_byte)
+    hops = costs.pairs(_shifts(nranks)[0])
+    alphas, betas = [a for a, _, _ in hops], [b * s for _, b, s in hops]
+    if len(set(alphas)) == 1 and len(set(betas)) == 1:
+        alphas, betas = alphas[0], betas[0]
+    return sparse_ring_allreduce_time(nranks, payload, alphas, betas, gamma_s_per_byte=gamma_s_per_byte)
 
 
 def _sparse_ring_ring_model(costs: PairCosts, nranks: int, size_bytes: int, *, payload: SparsePayload,

@@ -2,6 +2,7 @@
 
 import math
 
+import networkx as nx
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,13 +13,16 @@ from simnet.algorithms.builder import ScheduleBuilder
 from simnet.algorithms.dense import ring_allreduce
 from simnet.algorithms.hierarchical import (
     blueconnect_allreduce,
+    blueconnect_levels,
+    blueconnect_time,
     halving_doubling_allreduce,
     level_groups,
     torus_2d_allreduce,
 )
 from simnet.engine import simulate
+from simnet.models import NetworkCosts, predict
 from simnet.network import Network
-from simnet.topology import ring, switch
+from simnet.topology import add_cable, load, ring, switch, validate
 from tests.algorithms.fabrics import dgx_cluster
 from tests.algorithms.orders import assert_same_schedule, wire
 
@@ -116,3 +120,75 @@ def test_blueconnect_builds_65536_ranks_from_its_structure():
     assert len(schedule) == 2 * k * 2**k
     assert len(table.deps) == 2**k * (2 * k**2 - k)
     assert len(table.deps_of(len(schedule) - 1)) == 2 * k - 1
+
+
+def uneven_switch(hosts: int = 8) -> nx.DiGraph:
+    """One switch whose GPU cables differ: latency ``(0.5 + i)`` µs and bandwidth ``12.5 (1 + i mod 3)`` GB/s."""
+    graph = nx.DiGraph(name=f"uneven_switch({hosts})")
+    graph.add_node("switch", kind="switch")
+    for i in range(hosts):
+        graph.add_node(f"gpu{i}", kind="gpu", host=i)
+        add_cable(graph, f"gpu{i}", "switch", 12.5e9 * (1 + i % 3), (0.5 + i) * 1e-6, "fabric")
+    return validate(graph)
+
+
+UNEVEN = {
+    "power9_cluster": Network(load("power9_cluster")),
+    "dgx_cluster": Network(dgx_cluster(4, 8)),
+    "uneven_switch": Network(uneven_switch()),
+}
+
+
+@pytest.mark.parametrize("name", UNEVEN)
+@pytest.mark.parametrize("size", [1, 1000, 65536, 10**6 + 7, 2**26])
+@pytest.mark.parametrize("chunks", [1, 4])
+def test_blueconnect_with_one_factor_is_the_ring_in_the_model_too(name, size, chunks):
+    """The same transfers get the same closed form on hops that differ: the ring's per-hop chains (study F1)."""
+    network = UNEVEN[name]
+    p = network.size
+    hops = NetworkCosts(network).pairs([(r, (r + 1) % p) for r in range(p)])
+    assert len({alpha for alpha, _, _ in hops}) > 1 and {sharing for _, _, sharing in hops} == {1.0}
+    ring_model = predict("ring", network, p, size, chunks=chunks)
+    assert predict("blueconnect", network, p, size, factors=[p], chunks=chunks) == ring_model
+    assert predict("torus_2d", network, p, size, factors=[p, 1], chunks=chunks) == ring_model
+
+
+@pytest.mark.parametrize("name", UNEVEN)
+def test_blueconnect_with_one_factor_and_reductions_is_the_ring_unless_the_slowest_hop_bounds_it(name):
+    """With γ the level adds ``(p - 1) m γ`` to whichever of its chain and its slowest hop is longer; the ring adds it
+    to the chain only, so the two agree when the chain is the longer (small messages)."""
+    network = UNEVEN[name]
+    p, gamma = network.size, 1e-10
+    small = predict("ring", network, p, 1000, gamma_s_per_byte=gamma)
+    assert predict("blueconnect", network, p, 1000, factors=[p], gamma_s_per_byte=gamma) == small
+    large = predict("ring", network, p, 2**26, gamma_s_per_byte=gamma)
+    blue = predict("blueconnect", network, p, 2**26, factors=[p], gamma_s_per_byte=gamma)
+    assert large < blue <= large + (p - 1) * math.ceil(2**26 / p) * gamma
+
+
+@pytest.mark.parametrize("factors", [[32], [8, 4], [4, 8], [2, 2, 8]])
+def test_blueconnect_levels_sum_to_the_model_on_uneven_levels(factors):
+    network = UNEVEN["power9_cluster"]
+    levels = blueconnect_levels(NetworkCosts(network), 32, 65536, factors, gamma_s_per_byte=1e-11)
+    assert levels["time_s"].sum() == pytest.approx(
+        predict("blueconnect", network, 32, 65536, factors=factors, gamma_s_per_byte=1e-11), rel=1e-12)
+
+
+def test_blueconnect_model_follows_the_simulation_when_a_level_spans_two_nodes():
+    """power9_cluster, factors [8, 4] at 64 KiB: level 1 rings cross a node boundary twice; charging all 14 of
+    their steps the cross-node α gave 90 µs against 54 µs simulated (study F1)."""
+    network = UNEVEN["power9_cluster"]
+    simulated = simulate(network, blueconnect_allreduce(32, 65536, factors=[8, 4])).time_s
+    assert predict("blueconnect", network, 32, 65536, factors=[8, 4]) == pytest.approx(simulated, rel=0.01)
+
+
+def test_blueconnect_time_takes_per_hop_costs_and_alike_hops_give_the_per_level_form():
+    n, factors, alphas, betas, sharing = 10**6, [4, 3], [1e-6, 5e-6], [1e-11, 8e-11], [1.0, 3.0]
+    per_level = blueconnect_time(n, factors, alphas, betas, sharing=sharing, chunks=2, gamma_s_per_byte=1e-12)
+    per_hop = [[np.full((12 // f, f), x) for f, x in zip(factors, values)] for values in (alphas, betas, sharing)]
+    assert blueconnect_time(n, factors, per_hop[0], per_hop[1], sharing=per_hop[2], chunks=2,
+                            gamma_s_per_byte=1e-12) == per_level
+    slower = [a.copy() for a in per_hop[0]]
+    slower[0][1, 2] = 2e-6
+    assert blueconnect_time(n, factors, slower, per_hop[1], sharing=per_hop[2]) == pytest.approx(
+        blueconnect_time(n, factors, alphas, betas, sharing=sharing) + 2 * 1e-6)

@@ -190,27 +190,14 @@ def test_tune_on_worker_processes_or_dask_prints_the_table_of_one_process(capsys
     assert capsys.readouterr().out == alone
 
 
-def test_tune_names_a_scheduler_it_cannot_use_in_one_line(capsys):
+@pytest.mark.parametrize("command", [["tune", "switch8", "--sizes", "1MiB", "-q"], ["run", str(QUICKSTART), "-q"]],
+                         ids=["tune", "run"])
+def test_a_scheduler_that_cannot_be_used_is_named_in_one_line(capsys, tmp_path, command):
+    """Study r22 F7: run gave a 74-line traceback and exit 1 for an unreachable scheduler, where tune gave one line."""
     import dask
     import distributed  # noqa: F401 - its defaults enter dask's config before the timeout below, not inside it
 
-    command = ["tune", "switch8", "--sizes", "1MiB", "-q"]
-    assert main([*command, "--scheduler", "tcp://127.0.0.1:1"]) == 2
-    assert capsys.readouterr().err == ("error: --scheduler: 'tcp://127.0.0.1:1' is a Dask scheduler; give it with "
-                                       "--executor dask\n")
-    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
-        assert main([*command, "--executor", "dask", "--scheduler", "tcp://127.0.0.1:1"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("error: --scheduler: cannot reach the Dask scheduler at 'tcp://127.0.0.1:1': ")
-    assert err.count("\n") == 1
-
-
-def test_run_names_a_scheduler_it_cannot_use_in_one_line_as_tune_does(capsys, tmp_path):
-    """Study r22 F7: an unreachable scheduler gave a 74-line traceback and exit 1."""
-    import dask
-    import distributed  # noqa: F401 - as above
-
-    command = ["run", str(QUICKSTART), "-q", "-o", str(tmp_path / "out")]
+    command = [*command, "-o", str(tmp_path / "out")] if command[0] == "run" else command
     assert main([*command, "--scheduler", "tcp://127.0.0.1:1"]) == 2
     assert capsys.readouterr().err == ("error: --scheduler: 'tcp://127.0.0.1:1' is a Dask scheduler; give it with "
                                        "--executor dask\n")

@@ -707,7 +707,7 @@ def _tune_executor(executor: str, workers: int, scheduler: str | None) -> Iterat
                 address = scheduler
             try:
                 client = stack.enter_context(Client(address))
-            except (OSError, TimeoutError) as error:
+            except (OSError, TimeoutError, ValueError) as error:
                 raise SimnetError(f"cannot reach the Dask scheduler at {address!r}: {error}",
                                   path="--scheduler") from None
             yield client.get_executor()

@@ -155,7 +155,7 @@ def _dask(
                           path="executor") from None
     try:
         client = Client(scheduler) if scheduler else Client(processes=False)
-    except (OSError, TimeoutError) as error:
+    except (OSError, TimeoutError, ValueError) as error:
         raise SimnetError(f"cannot reach the Dask scheduler at {scheduler!r}: {error}", path="scheduler") from None
     try:
         futures = {client.submit(_rows, point, force, key=f"simnet-point-{point.digest}", pure=False): point

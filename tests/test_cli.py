@@ -206,6 +206,11 @@ def test_a_scheduler_that_cannot_be_used_is_named_in_one_line(capsys, tmp_path, 
     err = capsys.readouterr().err
     assert err.startswith("error: --scheduler: cannot reach the Dask scheduler at 'tcp://127.0.0.1:1': ")
     assert err.count("\n") == 1
+    for malformed in ("127.0.0.1", "bogus://x:1"):
+        assert main([*command, "--executor", "dask", "--scheduler", malformed]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: --scheduler: cannot reach the Dask scheduler at {malformed!r}: ")
+        assert err.count("\n") == 1
 
 
 def test_tune_workers_end_at_once_when_the_command_fails():

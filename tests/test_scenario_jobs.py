@@ -258,6 +258,20 @@ def test_a_random_placement_of_every_free_gpu_is_refused_as_its_seed_changes_not
     assert error.value.path == "jobs.hd.placement"
 
 
+@pytest.mark.parametrize("algorithm", ["nccl_ring", "collnet_direct"])
+def test_nccls_schedules_refuse_ranks_not_laid_out_server_by_server(algorithm):
+    """Review r22: a shuffled placement on 2 DGX H100 built NCCL's ring as if its 16 ranks were one server (8x
+    slower than contiguous), and CollNet said they were one server; NCCL lays its rings out by the topology."""
+    data = {"name": "js", "topology": {"builder": "calibrated_cluster", "kind": "dgx_h100", "nodes": 2, "sharp": True},
+            "jobs": {"a": {"placement": {"kind": "shuffled", "seed": 1},
+                           "collective": {"op": "allreduce", "algorithm": algorithm, "size": "64 MiB"}}}}
+    with pytest.raises(ScenarioError, match="take the ranks server by server.*16 ranks on 2 servers are not") as error:
+        [run_jobs_point(point) for point in expand(parse_scenario(data))]
+    assert error.value.path == "jobs.a.collective.algorithm"
+    data["jobs"]["a"]["placement"] = "contiguous"
+    assert [run_jobs_point(point) for point in expand(parse_scenario(data))]
+
+
 def test_a_sweep_over_the_seed_of_a_shuffled_full_machine_placement_permutes_the_ranks():
     data = with_changes("jobs.hd.placement", {"kind": "shuffled", "seed": 1}, FULL_MACHINE)
     data["sweep"] = {"grid": {"jobs.hd.placement.seed": [1, 2, 3]}}

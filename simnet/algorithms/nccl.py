@@ -1215,11 +1215,17 @@ def _tuning(network, version: str, ranks=None):
 def _gpus_per_node(network, ranks=None) -> int:
     from simnet.algorithms.hierarchy import hierarchy_factors
 
-    gpus = None if ranks is None else [network.ranks[rank] for rank in ranks]
+    gpus = list(network.ranks) if ranks is None else [network.ranks[rank] for rank in ranks]
     try:
-        return hierarchy_factors(network.graph, ["host"], ranks=gpus)[0]
+        return hierarchy_factors(network.graph, ["host"], ranks=None if ranks is None else gpus)[0]
     except SimnetError:
-        return network.size if ranks is None else len(ranks)
+        hosts = {network.graph.nodes[gpu].get("host") for gpu in gpus}
+        if len(hosts) > 1 and None not in hosts:
+            raise SimnetError(f"NCCL's schedules take the ranks server by server, the same number on each (NCCL lays "
+                              f"its rings and trees out by the topology; simnet builds them from rank order), and these "
+                              f"{len(gpus)} ranks on {len(hosts)} servers are not: place them server by server (e.g. "
+                              f"placement contiguous or rail_aligned)", path="ranks") from None
+        return len(gpus)
 
 
 def _leaf_servers(network, ranks, g: int, heads: int | None) -> list[int] | None:

@@ -426,6 +426,7 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
 _NETWORK_OPTIONS = {
     "model": "--network-model",
     "routing": "--routing",
+    "hash_seed": "--hash-seed",
     "bundles": "--bundles",
     "sharing": "--sharing",
     "overhead": "--overhead",
@@ -512,6 +513,8 @@ def _topology_graph(topology: str):
               help="Link sharing model, as network.model of a scenario [default: maxmin].")
 @click.option("--routing", type=click.Choice(_ROUTINGS), default=None,
               help="Routing rule instead of the topology's own (network.routing).")
+@click.option("--hash-seed", type=int, default=None,
+              help="Seed of ecmp_hash's hash, 0 its default (network.hash_seed): to see another hash's luck.")
 @click.option("--bundles", type=click.Choice(_BUNDLES), default=None,
               help="Parallel cables as separate links or one merged link (network.bundles).")
 @click.option("--sharing", type=click.Choice(_SHARING), default=None,
@@ -548,7 +551,8 @@ def _topology_graph(topology: str):
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no notes on stderr.")
 def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | None, algorithm_text: str | None,
          chunk_text: str, channel_text: str,
-         network_model: str | None, routing: str | None, bundles: str | None, sharing: str | None,
+         network_model: str | None, routing: str | None, hash_seed: int | None, bundles: str | None,
+         sharing: str | None,
          overhead: str | None, reduce_bandwidth: str | None, tier_efficiency: tuple[str, ...],
          straggler: tuple[str, ...], start_offset: tuple[str, ...], fmt: str, out_dir: Path | None,
          overwrite: bool, nccl: bool, emit: tuple[str, Path] | None, executor: str, workers: int,
@@ -603,8 +607,8 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
                               f"{algorithm_text!r}", path="--algorithms")
     _check_out_options(out_dir, overwrite=overwrite)
     graph, block = _tune_target(topology)
-    given = {key: value for key, value in (("model", network_model), ("routing", routing), ("bundles", bundles),
-                                           ("sharing", sharing), ("overhead", overhead),
+    given = {key: value for key, value in (("model", network_model), ("routing", routing), ("hash_seed", hash_seed),
+                                           ("bundles", bundles), ("sharing", sharing), ("overhead", overhead),
                                            ("reduce_bandwidth", reduce_bandwidth)) if value is not None}
     for key, values, example in (("tier_efficiency", tier_efficiency, "TIER=FRACTION such as 'nvlink=80%'"),
                                  ("stragglers", straggler, "RANK=FACTOR such as '3=1.5'"),

@@ -701,3 +701,17 @@ def test_tune_algorithms_tunes_only_those_and_refuses_an_unknown_name_in_one_lin
                           "'blueconnect'?") and len(err.strip().splitlines()) == 1
     assert main(["tune", "power9_cluster", "--sizes", "1MiB", "--algorithms", " , "]) == 2
     assert "error: --algorithms: expected comma-separated algorithm names" in capsys.readouterr().err
+
+
+def test_tune_takes_the_ecmp_hash_seed_as_run_does(capsys):
+    """tune had --routing but no --hash-seed: its ECMP results were those of one hash's luck only."""
+    command = ["tune", "fat_tree_k4", "--sizes", "4MiB", "--algorithms", "recursive_doubling", "--chunks", "1",
+               "-q", "--format", "csv"]
+    times = []
+    for seed in (0, 1):
+        assert main([*command, "--routing", "ecmp_hash", "--hash-seed", str(seed)]) == 0
+        times.append(capsys.readouterr().out.strip().splitlines()[-1])
+    assert times[0] != times[1]
+    assert main([*command, "--hash-seed", "3"]) == 2
+    assert capsys.readouterr().err == ("error: --hash-seed: only routing 'ecmp_hash' hashes, and the routing is "
+                                       "'dmodk': seed 3 would change nothing\n")

@@ -699,6 +699,8 @@ def _tune_executor(executor: str, workers: int, scheduler: str | None) -> Iterat
     if executor == "dask":
         try:
             from dask.distributed import Client, LocalCluster
+
+            from simnet.sweep import _collect_failed_client
         except ImportError:
             raise SimnetError("the dask executor needs dask.distributed: pip install 'simnet[cluster]'",
                               path="--executor") from None
@@ -712,6 +714,7 @@ def _tune_executor(executor: str, workers: int, scheduler: str | None) -> Iterat
             try:
                 client = stack.enter_context(Client(address))
             except (OSError, TimeoutError, ValueError) as error:
+                _collect_failed_client()
                 raise SimnetError(f"cannot reach the Dask scheduler at {address!r}: {error}",
                                   path="--scheduler") from None
             yield client.get_executor()

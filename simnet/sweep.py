@@ -25,6 +25,7 @@ its points also write ``interference.csv`` and ``timeline.csv`` (see
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import os
@@ -145,6 +146,13 @@ def _local(points: list[Point], workers: int, force: bool, stop: _StopRequest) -
     pool.shutdown(wait=True)
 
 
+def _collect_failed_client() -> None:
+    """Collect a Dask ``Client`` whose construction failed, now: left to a later collection, its ``__del__``
+    can run inside the next ``Client``'s start and wait forever on that client's loop runner (seen with
+    distributed 2026.8.0, in a test process that tried several unusable schedulers)."""
+    gc.collect()
+
+
 def _dask(
     points: list[Point], scheduler: str | None, force: bool, stop: _StopRequest
 ) -> Iterator[tuple[Point, list[dict]]]:
@@ -156,6 +164,7 @@ def _dask(
     try:
         client = Client(scheduler) if scheduler else Client(processes=False)
     except (OSError, TimeoutError, ValueError) as error:
+        _collect_failed_client()
         raise SimnetError(f"cannot reach the Dask scheduler at {scheduler!r}: {error}", path="scheduler") from None
     try:
         futures = {client.submit(_rows, point, force, key=f"simnet-point-{point.digest}", pure=False): point

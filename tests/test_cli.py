@@ -192,8 +192,10 @@ def test_tune_on_worker_processes_or_dask_prints_the_table_of_one_process(capsys
 
 @pytest.mark.parametrize("command", [["tune", "switch8", "--sizes", "1MiB", "-q"], ["run", str(QUICKSTART), "-q"]],
                          ids=["tune", "run"])
-def test_a_scheduler_that_cannot_be_used_is_named_in_one_line(capsys, tmp_path, command):
-    """Study r22 F7: run gave a 74-line traceback and exit 1 for an unreachable scheduler, where tune gave one line."""
+def test_a_scheduler_that_cannot_be_used_is_named_in_one_line(capsys, tmp_path, monkeypatch, command):
+    """Study r22 F7: run gave a 74-line traceback and exit 1 for an unreachable scheduler, where tune gave one line;
+    a malformed address (Dask's ValueError, stood in for here: a second failed Client in one process can deadlock
+    Dask's loop runner as the first is collected) printed a traceback in both."""
     import dask
     import distributed  # noqa: F401 - its defaults enter dask's config before the timeout below, not inside it
 
@@ -206,11 +208,14 @@ def test_a_scheduler_that_cannot_be_used_is_named_in_one_line(capsys, tmp_path, 
     err = capsys.readouterr().err
     assert err.startswith("error: --scheduler: cannot reach the Dask scheduler at 'tcp://127.0.0.1:1': ")
     assert err.count("\n") == 1
-    for malformed in ("127.0.0.1", "bogus://x:1"):
-        assert main([*command, "--executor", "dask", "--scheduler", malformed]) == 2
-        err = capsys.readouterr().err
-        assert err.startswith(f"error: --scheduler: cannot reach the Dask scheduler at {malformed!r}: ")
-        assert err.count("\n") == 1
+
+    def malformed(address, *args, **kwargs):
+        raise ValueError(f"missing port number in address {address!r}")
+
+    monkeypatch.setattr("dask.distributed.Client", malformed)
+    assert main([*command, "--executor", "dask", "--scheduler", "127.0.0.1"]) == 2
+    assert capsys.readouterr().err == ("error: --scheduler: cannot reach the Dask scheduler at '127.0.0.1': missing "
+                                       "port number in address '127.0.0.1'\n")
 
 
 def test_tune_workers_end_at_once_when_the_command_fails():

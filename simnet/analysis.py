@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -47,8 +47,8 @@ __all__ = [
     "format_fraction",
     "default_baseline",
     "baseline_runs",
-    "baseline_algorithm",
     "parse_choice",
+    "choice_text",
     "choice_matches",
     "speedups",
     "winners",
@@ -481,15 +481,16 @@ def format_fraction(value: float) -> str:
 _RUN_KEY = ["point", "size_bytes", "payload"]
 
 
-def _without_payload(params: str) -> str:
-    values = _params(params)
-    values.pop("payload", None)
-    return json.dumps(values, sort_keys=True) if values else ""
+def choice_text(algorithm: str, params: Mapping) -> str:
+    """A choice as tables name it and :func:`parse_choice` reads it: ``ring``, ``ring {"channels": 8}``."""
+    return f"{algorithm} {json.dumps(params, sort_keys=True)}" if params else algorithm
 
 
 def _choice(frame: pd.DataFrame) -> pd.Series:
     """Algorithm and parameters (a sparse payload is the case, not the choice)."""
-    return frame["algorithm"] + frame["params"].map(lambda p: f" {shown}" if (shown := _without_payload(p)) else "")
+    return pd.Series([choice_text(algorithm, {k: v for k, v in _params(params).items() if k != "payload"})
+                      for algorithm, params in zip(frame["algorithm"], frame["params"])], index=frame.index,
+                     dtype=object)
 
 
 def _with_payload(results: pd.DataFrame) -> pd.DataFrame:
@@ -540,18 +541,6 @@ def baseline_runs(results: pd.DataFrame, baseline: str) -> np.ndarray:
         raise SimnetError(f"baseline {baseline!r} is not among the {kind} run ({', '.join(sorted(named))})",
                           path="baseline")
     return runs
-
-
-def baseline_algorithm(baseline: str) -> str:
-    """The algorithm a baseline names (``ring`` of ``ring {"channels": 8}`` or ``ring channels=8``), its
-    parameters checked as :func:`baseline_runs` reads them.
-
-    Raises
-    ------
-    SimnetError
-        For parameters that are neither a JSON object nor ``key=value`` pairs (``path="baseline"``).
-    """
-    return parse_choice(baseline)[0]
 
 
 def parse_choice(choice: str, *, what: str = "baseline") -> tuple[str, dict | None, bool]:

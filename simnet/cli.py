@@ -391,7 +391,7 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
     if baseline is not None:
         listed = {entry.name for point in points for entry in point.scenario.collective.algorithms}
         try:
-            name = analysis.baseline_algorithm(baseline)
+            name = analysis.parse_choice(baseline)[0]
         except SimnetError as error:
             raise SimnetError(error.message, path="--baseline", source=str(scenario)) from None
         if name.partition(":")[0] not in listed:

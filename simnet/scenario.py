@@ -90,7 +90,8 @@ from simnet import engine, units, yamlio
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.registry import Algorithm, resolved_changes
-from simnet.analysis import RESULT_COLUMNS, choice_matches, parse_choice, result_row, sent_bytes_per_rank
+from simnet.analysis import (RESULT_COLUMNS, choice_matches, choice_text, parse_choice, result_row,
+                             sent_bytes_per_rank)
 from simnet.engine import Trace, simulate
 from simnet.errors import ScenarioError, SimnetError, UnitError, did_you_mean
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
@@ -1285,10 +1286,6 @@ def _listed_choice(record: Algorithm, params: dict[str, Any], shown_extra: dict[
     return json.loads(_shown_params(given | shown_extra, None))
 
 
-def _choice_text(name: str, params: dict[str, Any]) -> str:
-    return f"{name} {json.dumps(params, sort_keys=True)}" if params else name
-
-
 def repeated_algorithms(scenario: Scenario, *, force: bool = False) -> list[tuple[int, int, str]]:
     """The entries of ``collective.algorithms`` that run what an earlier entry runs, once topology-derived
     defaults are filled in (``blueconnect`` and ``{name: blueconnect, factors: [2, 2, 8]}`` where the
@@ -1303,7 +1300,7 @@ def repeated_algorithms(scenario: Scenario, *, force: bool = False) -> list[tupl
     repeated = []
     for index, first in _repeats(listed, network).items():
         record, params, _, extra = listed[index]
-        repeated.append((index, first, _choice_text(record.name, _listed_choice(record, params, extra, network))))
+        repeated.append((index, first, choice_text(record.name, _listed_choice(record, params, extra, network))))
     return repeated
 
 
@@ -1327,7 +1324,7 @@ def _listed_index(scenario: Scenario, listed: list, network: Network, algorithm:
     name, asked, exact = parse_choice(algorithm, what="algorithm")
     names = [record.name for record, *_ in listed]
     choices = [_listed_choice(record, params, extra, network) for record, params, _, extra in listed]
-    texts = [_choice_text(n, c) for n, c in zip(names, choices)]
+    texts = [choice_text(n, c) for n, c in zip(names, choices)]
     files = [(index, f"{names[index]} ({entry.model_extra['msccl']})")
              for index, entry in enumerate(scenario.collective.algorithms) if _is_msccl(entry)]
     if name == "msccl" and asked is None and files:

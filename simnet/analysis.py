@@ -248,7 +248,11 @@ def records(frame: pd.DataFrame) -> list[dict]:
 
 
 def _compact(params: str) -> str:
-    """``{"chunks": 4, "payload": {...}}`` as ``chunks=4 N=1000000 d=1/16``, for tables."""
+    """``{"chunks": 4, "payload": {...}}`` as ``chunks=4 N=1000000 d=1/16``, for tables; a long list is cut.
+
+    >>> _compact('{"channels": 16, "exits": [[1], [0], [3], [2], [5], [4], [7], [6]]}')
+    'channels=16 exits=[[1],[0],[3],…(8)'
+    """
     try:
         values = json.loads(params) if params else {}
     except json.JSONDecodeError:
@@ -259,9 +263,15 @@ def _compact(params: str) -> str:
             density = value.get("density")
             fraction = format_fraction(density) if isinstance(density, (int, float)) and density > 0 else density
             shown.append(f"N={value.get('dimension')} d={fraction}")
+        elif isinstance(value, list) and len(text := json.dumps(value, separators=(",", ":"))) > _LONGEST_VALUE:
+            shown.append(f"{key}={text[:_LONGEST_VALUE - 8].rsplit(',', 1)[0]},…({len(value)})")
         else:
             shown.append(f"{key}={json.dumps(value)}")
     return " ".join(shown)
+
+
+_LONGEST_VALUE = 24
+"""Characters of a list parameter a table shows before it cuts it (``exits=[[1],[0],[3],…(8)``); files keep all."""
 
 
 def _sparse_rows(results: pd.DataFrame) -> pd.Series:

@@ -266,6 +266,25 @@ class Network:
                                and nodes[hop[1]].get("reduce") and nodes[hop[1]].get("host") is None), root))
         return found
 
+    def exit_rail(self, src: int, dst: int) -> Hashable | None:
+        """The rail of the NIC that the route from rank `src` to rank `dst` leaves its server through.
+
+        Defined for routes between the rails of two servers (see :mod:`simnet.topology.routing`) that leave
+        without relaying over another GPU: through the NIC of the source's rail, or of the target's rail where
+        that NIC is as near to the source. None for any other route (inside a server, relayed by PXN, or without
+        rails).
+        """
+        try:
+            ends = self._router.rail_ends(self.node(int(src)), self.node(int(dst)))
+        except TopologyError:
+            return None
+        if ends is None:
+            return None
+        nodes = ends[0][0]
+        if any(self.graph.nodes[node].get("kind") == "gpu" for node in nodes[1:]):
+            return None
+        return self.graph.nodes[nodes[-1]].get("rail")
+
     def _off_rail(self, gpu: Hashable, route: Sequence[tuple]) -> bool:
         """Whether `route` from `gpu` leaves through a NIC of another rail than the GPU's."""
         nodes = self.graph.nodes
@@ -424,7 +443,7 @@ class Network:
         if len(chosen) == 0:
             return none
         rails = int(rail.max()) + 1
-        firsts, first_at = unique_inverse(a * rails + rail[b] if self._router.pxn else a * rails)
+        firsts, first_at = unique_inverse(a * rails + rail[b] if self._router.exits_by_target else a * rails)
         lasts, last_at = unique_inverse(b)
         heads = self._ends(self._heads, firsts, a, b, first_at, 0)
         tails = self._ends(self._tails, lasts, a, b, last_at, 1)
@@ -550,7 +569,7 @@ class Network:
             kind, place, _, width = self._server_kinds()
             server, rail = self._rails
             shape = (kind[end] * width + place[end]) * (int(rail.max()) + 2)
-            if which == 0 and self._router.pxn:
+            if which == 0 and self._router.exits_by_target:
                 shape += rail[far] + 1
             shapes, shape_at = unique_inverse(np.where(kind[end] >= 0, shape, -1 - np.arange(len(new))))
             firsts = _one_of_each(shape_at, len(shapes))

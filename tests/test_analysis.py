@@ -344,3 +344,15 @@ def test_winners_and_speedups_tell_sparse_payloads_apart():
     assert list(best["payload"]) == ["N=1000 d=1/2", "N=1000 d=1/8"]
     assert list(best["winner"]) == ["ring", "gtopk"]
     assert list(speedups(rows, "ring")["speedup"]) == [1.0, 1.0, 0.5, 4.0]
+
+
+def test_tables_cut_long_list_parameters_and_files_keep_them():
+    """A network-derived parameter such as NCCL ring's ``exits`` (one list per GPU of a server) is cut in tables."""
+    import doctest
+
+    from simnet import analysis
+
+    assert doctest.testmod(analysis).failed == 0
+    params = json.dumps({"exits": [[x ^ 1] for x in range(72)], "factors": [4, 2, 16, 32]})
+    shown = analysis._compact(params)
+    assert shown == "exits=[[1],[0],[3],…(72) factors=[4, 2, 16, 32]"

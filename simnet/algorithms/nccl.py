@@ -8,11 +8,13 @@ data is cut, what crosses the wire and what each message waits for:
 ``nccl_ring``
     ``channels`` rings. Channel ``c`` enters every server at its GPU
     ``e = c mod g`` (the GPU of rail ``e``), visits the server's GPUs in the order
-    ``e, e+1, ...`` (``e, e-1, ...`` for the second channel of a rail) and leaves
-    for the next server's GPU ``e``, so consecutive servers talk over rail ``e``
-    (NCCL's graph search with ``crossNic = 0``, research notes §10.3; on a
-    cluster built with ``pxn=True`` the last GPU reaches the NIC of rail ``e``
-    over NVLink, as NCCL's PXN does). Each channel all-reduces its share of the
+    ``e, e+1, ...`` (``e, e-1, ...`` for the second channel of a rail), ending at a
+    GPU that reaches the NIC of rail ``e`` over PCIe (``exits``, from the network),
+    and leaves for the next server's GPU ``e``, so consecutive servers talk over
+    rail ``e`` (NCCL's graph search with ``crossNic = 0``, ``ncclTopoSearchCheckNet``
+    in ``src/graph/search.cc``; where no GPU but ``e`` reaches that NIC, a cluster
+    built with ``pxn=True`` relays the last hop over NVLink, as NCCL's PXN does).
+    Each channel all-reduces its share of the
     payload as a ring reduce-scatter then all-gather, its blocks cut into slices
     that pipeline over the ring.
 ``nccl_tree``
@@ -233,23 +235,45 @@ def _pieces(nbytes: int, piece_bytes: int, max_pieces: int) -> list[int]:
     return split_bytes(nbytes, count)
 
 
-def rail_ring_orders(nranks: int, gpus_per_node: int, channels: int) -> list[list[int]]:
+def rail_ring_orders(nranks: int, gpus_per_node: int, channels: int,
+                     exits: Sequence[Sequence[int]] | None = None) -> list[list[int]]:
     """Rank order of each NCCL ring channel on servers of `gpus_per_node` GPUs.
 
     Channel ``c`` enters every server at its GPU ``e = c mod g`` and visits the
     server's GPUs ``e, e+1, ..., e-1`` (for ``(c // g)`` odd: ``e, e-1, ..., e+1``)
-    before the next server's GPU ``e``.
+    before the next server's GPU ``e``. With `exits`, the ring leaves each server
+    from the last GPU of that order that is in ``exits[e]``, moved to the end (the
+    others keep their order); where none is, from the last of the order.
 
     >>> rail_ring_orders(8, 4, 2)
     [[0, 1, 2, 3, 4, 5, 6, 7], [1, 2, 3, 0, 5, 6, 7, 4]]
+    >>> rail_ring_orders(8, 4, 2, exits=[[1], [0], [3], [2]])
+    [[0, 2, 3, 1, 4, 6, 7, 5], [1, 2, 3, 0, 5, 6, 7, 4]]
     """
     g = gpus_per_node
     orders = []
     for c in range(channels):
         entry, step = c % g, 1 if (c // g) % 2 == 0 else -1
         local = [(entry + step * i) % g for i in range(g)]
+        if exits is not None:
+            last = next((gpu for gpu in reversed(local[1:]) if gpu in exits[entry]), local[-1])
+            local = [gpu for gpu in local if gpu != last] + [last]
         orders.append([node * g + r for node in range(nranks // g) for r in local])
     return orders
+
+
+def _check_exits(exits: Sequence[Sequence[int]] | None, g: int) -> list[list[int]] | None:
+    """Validate `exits` (see :func:`nccl_ring_allreduce`) for servers of `g` GPUs; return it as lists."""
+    if exits is None:
+        return None
+    expected = f"{g} lists (one per GPU of a server) of GPUs in [0, {g})"
+    if not isinstance(exits, (list, tuple)) or len(exits) != g:
+        raise ScheduleError(f"must be {expected}, got {exits!r}", path="exits")
+    for e, gpus in enumerate(exits):
+        if not isinstance(gpus, (list, tuple)) or not all(
+                isinstance(x, int) and not isinstance(x, bool) and 0 <= x < g for x in gpus):
+            raise ScheduleError(f"must be a list of GPUs in [0, {g}), got {gpus!r}", path=f"exits[{e}]")
+    return [list(gpus) for gpus in exits]
 
 
 def _annotate(schedule: Schedule, protocol: Protocol, node_of: np.ndarray, base_s: float,
@@ -282,7 +306,7 @@ def _ranks_node_of(nranks: int, g: int, extra: Sequence[int] = ()) -> np.ndarray
 @gc_paused()
 def nccl_ring_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None, channels: int = 2,
                         protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 64,
-                        version: str = NCCL_RELEASE) -> Schedule:
+                        version: str = NCCL_RELEASE, exits: Sequence[Sequence[int]] | None = None) -> Schedule:
     """NCCL's ring all-reduce: `channels` rail-aligned rings, each on its share of the payload.
 
     Parameters
@@ -304,6 +328,15 @@ def nccl_ring_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
         At most this many pipelined slices per ring block.
     version : str, optional
         NCCL release of the latency constants.
+    exits : list of list of int, optional
+        Per GPU ``e`` of a server, the GPUs of the server whose messages to the
+        next server's GPU ``e`` leave through the NIC of ``e``'s rail without a
+        relay: the ring entering at ``e`` leaves from one of them, so it stays on
+        one rail (NCCL's graph search with ``crossNic = 0`` ends the server's chain
+        at a GPU whose path to the NIC it entered through is PIX or PXB:
+        ``ncclTopoSearchCheckNet`` in ``src/graph/search.cc``). A network gives it
+        (the registry's ``resolve``, from :meth:`simnet.network.Network.exit_rail`);
+        default: the order of :func:`rail_ring_orders` without it.
 
     Returns
     -------
@@ -313,12 +346,13 @@ def nccl_ring_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
     """
     g, nodes = _check(nranks, size_bytes, gpus_per_node, protocol, intra, max_pieces)
     _check_count(channels, "channels")
+    exits = _check_exits(exits, g)
     channels = min(channels, size_bytes)
     proto = PROTOCOLS[protocol]
     chunk_bytes: list[int] = []
     chunk_channel: list[int] = []
     groups = []
-    for channel, (members, part) in enumerate(zip(rail_ring_orders(nranks, g, channels),
+    for channel, (members, part) in enumerate(zip(rail_ring_orders(nranks, g, channels, exits),
                                                  split_bytes(size_bytes, channels))):
         blocks = []
         for block_bytes in split_bytes(part, nranks):
@@ -331,7 +365,7 @@ def nccl_ring_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
     ring_reduce_scatter(builder, groups, "reduce_scatter")
     ring_all_gather(builder, groups, "all_gather")
     params = dict(gpus_per_node=g, channels=channels, protocol=protocol, intra=intra, max_pieces=max_pieces,
-                  version=version)
+                  version=version, **({} if exits is None else {"exits": exits}))
     schedule = builder.schedule("allreduce", "nccl_ring", params)
     base, intra_s, inter_s = _latencies_s(version, "ring", protocol, intra, g)
     return _annotate(schedule, proto, _ranks_node_of(nranks, g), base,
@@ -339,7 +373,8 @@ def nccl_ring_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
 
 
 def _ring_phase(collective: str, nranks: int, size_bytes: int, gpus_per_node: int | None, channels: int,
-                protocol: str, intra: str, max_pieces: int, version: str) -> Schedule:
+                protocol: str, intra: str, max_pieces: int, version: str,
+                exits: Sequence[Sequence[int]] | None) -> Schedule:
     """NCCL's ring all-gather or reduce-scatter: one ring phase per channel over every rank's share.
 
     Rank ``r``'s share (its contribution to an all-gather, its result of a
@@ -352,6 +387,7 @@ def _ring_phase(collective: str, nranks: int, size_bytes: int, gpus_per_node: in
     """
     g, _ = _check(nranks, size_bytes, gpus_per_node, protocol, intra, max_pieces)
     _check_count(channels, "channels")
+    exits = _check_exits(exits, g)
     shares = split_bytes(size_bytes, nranks)
     channels = max(1, min(channels, min(shares)))
     proto = PROTOCOLS[protocol]
@@ -367,7 +403,7 @@ def _ring_phase(collective: str, nranks: int, size_bytes: int, gpus_per_node: in
             chunk_channel.extend([channel] * len(slices))
             owners.extend([rank] * len(slices))
     groups = []
-    for channel, members in enumerate(rail_ring_orders(nranks, g, channels)):
+    for channel, members in enumerate(rail_ring_orders(nranks, g, channels, exits)):
         blocks: list[list[tuple[int, ...]]] = [[] for _ in members]
         for position, rank in enumerate(members):
             blocks[(position + 1) % nranks] = parts[rank, channel]
@@ -375,7 +411,7 @@ def _ring_phase(collective: str, nranks: int, size_bytes: int, gpus_per_node: in
     builder = ScheduleBuilder(chunk_bytes, nranks)
     (ring_all_gather if collective == "all_gather" else ring_reduce_scatter)(builder, groups, collective)
     params = dict(gpus_per_node=g, channels=channels, protocol=protocol, intra=intra, max_pieces=max_pieces,
-                  version=version)
+                  version=version, **({} if exits is None else {"exits": exits}))
     schedule = builder.schedule(collective, f"nccl_ring_{collective}", params, owners=tuple(owners))
     base, intra_s, inter_s = _latencies_s(version, "ring", protocol, intra, g)
     return _annotate(schedule, proto, _ranks_node_of(nranks, g), base,
@@ -385,7 +421,8 @@ def _ring_phase(collective: str, nranks: int, size_bytes: int, gpus_per_node: in
 @gc_paused()
 def nccl_ring_all_gather(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None, channels: int = 2,
                          protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 64,
-                         version: str = NCCL_RELEASE) -> Schedule:
+                         version: str = NCCL_RELEASE,
+                         exits: Sequence[Sequence[int]] | None = None) -> Schedule:
     """NCCL's ring all-gather: ``p - 1`` steps on each of `channels` rail-aligned rings.
 
     Parameters
@@ -395,18 +432,19 @@ def nccl_ring_all_gather(nranks: int, size_bytes: int, *, gpus_per_node: int | N
     size_bytes : int
         Size of the gathered result, bytes (nccl-tests' size): rank ``r`` contributes
         part ``r`` of ``p``.
-    gpus_per_node, channels, protocol, intra, max_pieces, version
+    gpus_per_node, channels, protocol, intra, max_pieces, version, exits
         As :func:`nccl_ring_allreduce`; channels are at most the bytes of the
         smallest contribution.
     """
     return _ring_phase("all_gather", nranks, size_bytes, gpus_per_node, channels, protocol, intra, max_pieces,
-                       version)
+                       version, exits)
 
 
 @gc_paused()
 def nccl_ring_reduce_scatter(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None, channels: int = 2,
                              protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 64,
-                             version: str = NCCL_RELEASE) -> Schedule:
+                             version: str = NCCL_RELEASE,
+                             exits: Sequence[Sequence[int]] | None = None) -> Schedule:
     """NCCL's ring reduce-scatter: ``p - 1`` steps on each of `channels` rail-aligned rings.
 
     Parameters
@@ -416,12 +454,12 @@ def nccl_ring_reduce_scatter(nranks: int, size_bytes: int, *, gpus_per_node: int
     size_bytes : int
         Payload per rank, bytes (nccl-tests' size): rank ``r`` ends with part ``r``
         of ``p``, summed over the ranks.
-    gpus_per_node, channels, protocol, intra, max_pieces, version
+    gpus_per_node, channels, protocol, intra, max_pieces, version, exits
         As :func:`nccl_ring_allreduce`; channels are at most the bytes of the
         smallest part.
     """
     return _ring_phase("reduce_scatter", nranks, size_bytes, gpus_per_node, channels, protocol, intra, max_pieces,
-                       version)
+                       version, exits)
 
 
 def pat_chunk_bytes(collective: str, size_bytes: int, channels: int) -> int:
@@ -632,7 +670,8 @@ def nccl_pat_reduce_scatter(nranks: int, size_bytes: int, *, gpus_per_node: int 
 
 
 def _ring_chain(collective: str, nranks: int, size_bytes: int, root: int, gpus_per_node: int | None, channels: int,
-                protocol: str, intra: str, max_pieces: int, version: str) -> Schedule:
+                protocol: str, intra: str, max_pieces: int, version: str,
+                exits: Sequence[Sequence[int]] | None) -> Schedule:
     """NCCL's ring broadcast or reduce: the data flows once around each channel's ring.
 
     A broadcast leaves `root` and is forwarded by every rank to the next of the
@@ -647,13 +686,14 @@ def _ring_chain(collective: str, nranks: int, size_bytes: int, root: int, gpus_p
     _check_count(channels, "channels")
     if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < nranks:
         raise ScheduleError(f"must be a rank in [0, {nranks}), got {root!r}", path="root")
+    exits = _check_exits(exits, g)
     channels = min(channels, size_bytes)
     proto = PROTOCOLS[protocol]
     step = proto.tree_chunk_bytes if protocol == "simple" else proto.ring_slice_bytes
     chunk_bytes: list[int] = []
     chunk_channel: list[int] = []
     chains = []
-    for channel, (order, part) in enumerate(zip(rail_ring_orders(nranks, g, channels),
+    for channel, (order, part) in enumerate(zip(rail_ring_orders(nranks, g, channels, exits),
                                                split_bytes(size_bytes, channels))):
         at = order.index(root)
         chain = order[at:] + order[:at] if collective == "broadcast" else order[at + 1:] + order[:at + 1]
@@ -669,7 +709,7 @@ def _ring_chain(collective: str, nranks: int, size_bytes: int, root: int, gpus_p
         pieces = [builder.piece((chunk,)) for _, chunks in chains for chunk in chunks]
         builder.send_batch(src, dst, pieces, op, collective)
     params = dict(root=root, gpus_per_node=g, channels=channels, protocol=protocol, intra=intra,
-                  max_pieces=max_pieces, version=version)
+                  max_pieces=max_pieces, version=version, **({} if exits is None else {"exits": exits}))
     schedule = builder.schedule(collective, f"nccl_ring_{collective}", params, root=root)
     base, intra_s, inter_s = _latencies_s(version, "ring", protocol, intra, g)
     return _annotate(schedule, proto, _ranks_node_of(nranks, g), base,
@@ -679,7 +719,8 @@ def _ring_chain(collective: str, nranks: int, size_bytes: int, root: int, gpus_p
 @gc_paused()
 def nccl_ring_broadcast(nranks: int, size_bytes: int, *, root: int = 0, gpus_per_node: int | None = None,
                         channels: int = 2, protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 64,
-                        version: str = NCCL_RELEASE) -> Schedule:
+                        version: str = NCCL_RELEASE,
+                        exits: Sequence[Sequence[int]] | None = None) -> Schedule:
     """NCCL's ring broadcast from `root`: a pipelined chain around each of `channels` rail-aligned rings.
 
     Parameters
@@ -690,17 +731,18 @@ def nccl_ring_broadcast(nranks: int, size_bytes: int, *, root: int = 0, gpus_per
         Payload, bytes (nccl-tests' size).
     root : int, optional
         Rank that holds the data.
-    gpus_per_node, channels, protocol, intra, max_pieces, version
+    gpus_per_node, channels, protocol, intra, max_pieces, version, exits
         As :func:`nccl_ring_allreduce`.
     """
     return _ring_chain("broadcast", nranks, size_bytes, root, gpus_per_node, channels, protocol, intra, max_pieces,
-                       version)
+                       version, exits)
 
 
 @gc_paused()
 def nccl_ring_reduce(nranks: int, size_bytes: int, *, root: int = 0, gpus_per_node: int | None = None,
                      channels: int = 2, protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 64,
-                     version: str = NCCL_RELEASE) -> Schedule:
+                     version: str = NCCL_RELEASE,
+                     exits: Sequence[Sequence[int]] | None = None) -> Schedule:
     """NCCL's ring reduce to `root`: a pipelined chain of additions around each of `channels` rings.
 
     Parameters
@@ -711,11 +753,11 @@ def nccl_ring_reduce(nranks: int, size_bytes: int, *, root: int = 0, gpus_per_no
         Payload per rank, bytes (nccl-tests' size).
     root : int, optional
         Rank that ends with the sum.
-    gpus_per_node, channels, protocol, intra, max_pieces, version
+    gpus_per_node, channels, protocol, intra, max_pieces, version, exits
         As :func:`nccl_ring_allreduce`.
     """
     return _ring_chain("reduce", nranks, size_bytes, root, gpus_per_node, channels, protocol, intra, max_pieces,
-                       version)
+                       version, exits)
 
 
 def _tree_parents(nranks: int, g: int, channel: int, channels: int) -> list[int | None]:
@@ -1261,6 +1303,28 @@ def _leaf_servers(network, ranks, g: int, heads: int | None) -> list[int] | None
     return network.derived(("collnet_leaf_servers", tuple(members), g, heads), derive)
 
 
+def _ring_exits(network, ranks, g: int) -> list[list[int]] | None:
+    """The rings' ``exits`` on the network (or the communicator of `ranks`, network ranks): per GPU ``e`` of a
+    server, the server's other GPUs whose route to the next server's GPU ``e`` leaves on ``e``'s rail without a
+    relay (:meth:`simnet.network.Network.exit_rail`), read off the communicator's first two servers; None on
+    one server, or where no GPU leaves on another's rail (no rails)."""
+    members = list(range(network.size)) if ranks is None else [int(rank) for rank in ranks]
+    if not isinstance(g, int) or g < 2 or len(members) % g or len(members) < 2 * g:
+        return None
+
+    def derive() -> list[list[int]] | None:
+        nodes = network.graph.nodes
+        exits = []
+        for e in range(g):
+            target = members[g + e]
+            rail = nodes[network.node(target)].get("rail")
+            exits.append([x for x in range(g) if x != e and rail is not None
+                          and network.exit_rail(members[x], target) == rail])
+        return exits if any(exits) else None
+
+    return network.derived(("nccl_ring_exits", tuple(members[:2 * g]), g), derive)
+
+
 def _keywords(builder) -> set[str]:
     import inspect
 
@@ -1299,6 +1363,10 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
         keywords = _keywords(builders[chosen])
         if "gpus_per_node" in keywords:
             params.setdefault("gpus_per_node", _gpus_per_node(network, ranks))
+        if "exits" in keywords and "exits" not in params:
+            exits = _ring_exits(network, ranks, params["gpus_per_node"])
+            if exits is not None:
+                params["exits"] = exits
         if "leaf_servers" in keywords and "leaf_servers" not in params:
             leaves = _leaf_servers(network, ranks, params["gpus_per_node"], params.get("heads"))
             if leaves is not None:
@@ -1472,6 +1540,8 @@ _NETWORK_DECIDED = {
                 "ll or ll128 to force it, as NCCL_PROTO does)",
     "channels": "the channels NCCL launches at that size where simnet has NCCL's model of the topology, else 2 "
                 "(give a number to force it)",
+    "exits": "per GPU of a server, the GPUs whose route to the next server's GPU leaves on its rail without a relay "
+             "(Network.exit_rail); none on one server or without rails",
     "leaf_servers": "the servers under each leaf of SHARP's aggregation tree where a rail spans several leaves, "
                     "else one leaf (Network.aggregation_switches)",
 }

@@ -47,15 +47,20 @@ in every run and process whatever ``PYTHONHASHSEED`` is.
     FatTreeZone's d-mod-k (see :mod:`simnet.topology.updown`).
 
 Servers and rails: a route between GPUs (or any nodes with ``rail``) of two
-different servers leaves its server through the NIC of the source's rail and
-enters the other through the NIC of the destination's rail: NCCL's GPU-NIC
-affinity, each GPU using the NIC closest to it (on its PCIe switch), which a
-rail-optimised fabric is built for. The two stretches inside the servers are
-shortest paths over the server's own nodes, the stretch between the NICs follows
-the fabric's rule. With the graph attribute ``pxn`` (NCCL's PXN, "PCI x NVLink")
-the source first moves the data over NVLink to the GPU of its own server on the
-destination's rail (the first such GPU in graph order) and sends through that
-GPU's NIC, so a message crosses the fabric between NICs of one rail.
+different servers enters the other server through the NIC of the destination's
+rail. It leaves its server through the NIC of the destination's rail where that
+NIC is as near to a source GPU as the GPU's own (cabled to the GPU, or to the PCIe
+switch or CPU the GPU and its own NIC hang off), else through the NIC of the
+source's rail: NCCL's GPU-NIC affinity, each GPU using a NIC closest to it (on its
+PCIe switch), and its graph search keeping a ring on one rail where such a NIC
+allows (``crossNic = 0``, ``ncclTopoSearchCheckNet`` in ``src/graph/search.cc``),
+which a rail-optimised fabric is built for. The two stretches inside the servers
+are shortest paths over the server's own nodes, the stretch between the NICs
+follows the fabric's rule. With the graph attribute ``pxn`` (NCCL's PXN, "PCI x
+NVLink") a source GPU with no NIC of the destination's rail that near first moves
+the data over NVLink to the GPU of its own server on the destination's rail (the
+first such GPU in graph order) and sends through that GPU's NIC, so a message
+crosses the fabric between NICs of one rail.
 
 Three optional attributes of the contract (:mod:`simnet.topology.contract`)
 restrict the shortest paths:
@@ -442,6 +447,7 @@ class Router:
                     self._nics.setdefault((self._host[node], rail), node)
                 elif kind == "gpu":
                     self._rail_gpus.setdefault((self._host[node], rail), node)
+        self._near_rails = self._local_nic_rails(graph)
         self._dims = None
         if mode == "dimension_order" or (mode == "simgrid" and "dims" in graph.graph):
             if "dims" not in graph.graph:
@@ -754,6 +760,41 @@ class Router:
             self._middles[first, last] = found
         return found
 
+    def _local_nic_rails(self, graph: nx.DiGraph) -> dict[Hashable, frozenset]:
+        """Per GPU of a rail whose server has NICs of other rails as near as its own, the rails of those NICs.
+
+        As near: no more hops from the GPU, where its own NIC is one or two hops away (cabled to the GPU, or
+        to a relaying node the GPU is cabled to: its PCIe switch or CPU), over nodes of its server.
+        """
+        near: dict[Hashable, frozenset] = {}
+        nodes = graph.nodes
+        hubs: dict[Hashable, list] = {}
+        for (host, _), nic in self._nics.items():
+            for hub in graph.predecessors(nic):
+                if hub not in self._gpus and nodes[hub].get("forward", True) and self._host.get(hub) == host:
+                    hubs.setdefault(hub, []).append(nic)
+        for gpu in self._gpus:
+            home = self._host.get(gpu)
+            own = self._nics.get((home, self._rail.get(gpu)))
+            if own is None:
+                continue
+            found = [nic for nic in graph.successors(gpu) if self._rail_kinds.get(nic) == "nic"
+                     and self._nics.get((home, self._rail[nic])) == nic]
+            if own not in found:
+                found += [nic for hub in graph.successors(gpu) for nic in hubs.get(hub, ())]
+                if own not in found:
+                    continue
+            rails = frozenset(self._rail[nic] for nic in found if self._host.get(nic) == home) - {self._rail[gpu]}
+            if rails:
+                near[gpu] = rails
+        return near
+
+    @property
+    def exits_by_target(self) -> bool:
+        """Whether the NIC a route between servers leaves through can depend on the target's rail (:attr:`pxn`,
+        or a GPU with NICs of other rails as near as its own), not on its source alone."""
+        return self.pxn or bool(self._near_rails)
+
     def _rails(self, source: Hashable, target: Hashable) -> tuple | None:
         """Exit NIC, entry NIC and relaying GPU of a route between the rails of two servers, or None."""
         home, host = self._host.get(source), self._host.get(target)
@@ -763,7 +804,9 @@ class Router:
         if out is None or into is None:
             return None
         relay = source
-        if self.pxn and out != into and source in self._gpus:
+        if out != into and into in self._near_rails.get(source, ()):
+            out = into
+        elif self.pxn and out != into and source in self._gpus:
             relay = self._rail_gpus.get((home, into), source)
             out = into if relay != source else out
         exit_nic, entry_nic = self._nics.get((home, out)), self._nics.get((host, into))
@@ -794,7 +837,7 @@ class Router:
         where the fabric has no up/down rule to serve them (:meth:`fabric`: ``shortest``, ``ecmp_hash``, tori).
 
         A route between the rails of two servers is three stretches (:meth:`stretches`): the first depends
-        only on its source (and with :attr:`pxn` on the target's rail), the last only on its target, the
+        only on its source (and, where :attr:`exits_by_target`, on the target's rail), the last only on its target, the
         middle only on the NICs they end and start at; but where the first crosses a bundle of separate
         cables (:meth:`crosses_bundle`), the route's target picks the cable.
         """

@@ -31,7 +31,8 @@ from simnet.models.nccl import (NCCL_VERSIONS, algo_time_s, choose, cost_table, 
                                 tune_model)
 from simnet.network import Network
 from simnet.schedule import check
-from simnet.topology import cluster, switch
+from simnet.topology import Router, cluster, switch
+from simnet.topology import build as build_topology
 
 MIB = 1 << 20
 V = NCCL_VERSIONS["2.30.7"]
@@ -50,6 +51,71 @@ def test_ring_channels_enter_and_leave_every_server_on_one_rail(g, nodes, channe
         for k in range(nodes):
             assert order[k * g] == k * g + entry
             assert {r // g for r in order[k * g:(k + 1) * g]} == {k}
+
+
+@settings(max_examples=40, deadline=None)
+@given(g=st.integers(2, 8), nodes=st.integers(1, 4), channels=st.integers(1, 20), data=st.data())
+def test_ring_channels_leave_every_server_from_a_gpu_of_their_exits(g, nodes, channels, data):
+    """With `exits`, each ring still enters at GPU e and visits each server's GPUs once, and leaves from the
+    last GPU of the plain order that is in exits[e] (the plain order's last where none is)."""
+    exits = [data.draw(st.lists(st.integers(0, g - 1), max_size=3)) for _ in range(g)]
+    plain = rail_ring_orders(g * nodes, g, channels)
+    for c, (order, before) in enumerate(zip(rail_ring_orders(g * nodes, g, channels, exits), plain)):
+        entry, local, was = c % g, [r % g for r in order[:g]], [r % g for r in before[:g]]
+        assert local[0] == entry and sorted(local) == list(range(g))
+        candidates = [x for x in was[1:] if x in exits[entry]]
+        assert local[-1] == (candidates[-1] if candidates else was[-1])
+        assert [x for x in local if x != local[-1]] == [x for x in was if x != local[-1]]
+        assert order == [k * g + r for k in range(nodes) for r in local]
+
+
+def test_exits_that_do_not_fit_the_servers_are_refused():
+    with pytest.raises(ScheduleError) as error:
+        nccl_ring_allreduce(16, MIB, gpus_per_node=8, exits=[[1]] * 4)
+    assert error.value.path == "exits" and "8 lists" in error.value.message
+    with pytest.raises(ScheduleError) as error:
+        nccl_ring_allreduce(16, MIB, gpus_per_node=8, exits=[[1]] * 7 + [[8]])
+    assert error.value.path == "exits[7]" and "[8]" in error.value.message
+
+
+@pytest.mark.parametrize("pxn", [False, True])
+@pytest.mark.parametrize("name", ["nccl_ring", "nccl_ring_all_gather", "nccl_ring_broadcast"])
+def test_nccl_rings_stay_on_their_rails_and_no_spine_oversubscription_slows_them(name, pxn):
+    """DGX A100 servers put two GPUs and their two NICs on each PCIe switch. NCCL's search (crossNic 0) ends each
+    server's ring at the GPU beside the NIC it entered through, which reaches that NIC over PCIe: every message
+    between servers leaves and enters on one rail (no spine on a leaf-per-rail fabric, no NVLink relay), with
+    or without PXN, and a 4:1 spine takes nothing from the ring."""
+    times = []
+    for ratio in ("1:1", "4:1"):
+        net = Network(build_topology({"file": "dgx_a100_superpod_slice", "pxn": pxn,
+                             "fabric_params": {"oversubscription": ratio}}))
+        record = ALGORITHMS[name]
+        params = record.resolved(net, 64 * MIB, {"protocol": "simple"})
+        assert params["exits"] == [[1], [0], [3], [2], [5], [4], [7], [6]]
+        schedule = record.build(net.size, 64 * MIB, **params)
+        table = schedule.transfers
+        nodes = net.graph.nodes
+        between = np.flatnonzero(table.src // 8 != table.dst // 8)
+        pairs = {(int(a), int(b)) for a, b in zip(table.src[between], table.dst[between])}
+        links = net.links_frame()
+        for a, b in pairs:
+            hops = [node for link in net.route(a, b) for node in links.loc[link, ["src", "dst"]]]
+            assert not any("spine" in str(node) for node in hops), (a, b)
+            assert [n for n in hops if nodes[n]["kind"] == "gpu"] == [net.node(a), net.node(b)]
+            assert net.exit_rail(a, b) == nodes[net.node(b)]["rail"]
+        times.append(simulate(net, schedule).time_s)
+    assert times[0] == times[1]
+
+
+def test_a_gpu_leaves_through_the_nic_of_the_destinations_rail_when_it_shares_its_pcie_switch():
+    net = Network(build_topology({"file": "dgx_a100_superpod_slice", "nodes": 2}))
+    route = Router(net.graph)
+    assert route.path("n0.gpu0", "n1.gpu1")[:3] == ["n0.gpu0", "n0.pcie0", "n0.nic1"]
+    assert route.path("n0.gpu0", "n1.gpu2")[:3] == ["n0.gpu0", "n0.pcie0", "n0.nic0"]
+    assert (net.exit_rail(0, 9), net.exit_rail(0, 10), net.exit_rail(0, 1)) == (1, 0, None)
+    relayed = Network(build_topology({"file": "dgx_a100_superpod_slice", "nodes": 2, "pxn": True}))
+    assert Router(relayed.graph).path("n0.gpu0", "n1.gpu2")[:4] == ["n0.gpu0", "n0.nvswitch0", "n0.gpu2", "n0.pcie1"]
+    assert relayed.exit_rail(0, 10) is None and relayed.exit_rail(0, 9) == 1
 
 
 BUILDERS = {

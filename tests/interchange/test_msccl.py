@@ -349,9 +349,10 @@ EXPORTED = [name for name, record in ALGORITHMS.items()
             if record.payload == "dense" and set(record.ops) & {"allreduce", "all_gather", "reduce_scatter"}]
 
 
-SERVED_IN_FILE_ORDER = {("nccl_ring_reduce_scatter", "cluster")}
-"""Exports whose per-transfer times may change on import: the two channel rings both cross GPU 5 -> 6, so
-two transfers are ready on that connection at once, and an MSCCL file has no global order (the import takes its
+SERVED_IN_FILE_ORDER = {("nccl_ring_reduce_scatter", "cluster"), ("nccl_ring_all_gather", "cluster")}
+"""Exports whose per-transfer times may change on import: the two channel rings both cross GPU 2 -> 3 of each
+server (each ring leaves its server from the GPU that shares the NIC of its entry rail), so two transfers are
+ready on that connection at once, and an MSCCL file has no global order (the import takes its
 canonical one, :func:`simnet.interchange.msccl._canonical_order`), which serves the other first. The makespan
 is the same up to rounding."""
 

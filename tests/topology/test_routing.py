@@ -305,8 +305,9 @@ def _reference_hash(key: str, seed: int) -> int:
 def _reference_path(graph: nx.DiGraph, source, target, routing: str = "ecmp_hash", seed: int = 0) -> list:
     """The route by the rules of :mod:`simnet.topology.routing`, from plain Dijkstras over the whole graph.
 
-    Between rails of two servers: the source's server to its rail NIC, the fabric (nodes
-    without a host) to the destination's rail NIC, its server to the destination. Otherwise
+    Between rails of two servers: the source's server to its rail NIC (a GPU: to the destination's rail NIC
+    where that is as near), the fabric (nodes without a host) to the destination's rail NIC, its server to the
+    destination. Otherwise
     one Dijkstra over every node (with ``host_transit = False``: no host, or the host of
     `source` or `target`). Ties by CRC-32 (``ecmp_hash``; BLAKE2b keyed with `seed` for a seed other than 0)
     or graph order (``shortest``).
@@ -330,6 +331,8 @@ def _reference_path(graph: nx.DiGraph, source, target, routing: str = "ecmp_hash
             if kind == "nic" and rails[node] is not None:
                 nics.setdefault((hosts[node], rails[node]), node)
         out, into = nics[home, rails[source]], nics[host, rails[target]]
+        if graph.nodes[source]["kind"] == "gpu" and (home, rails[target]) in nics:
+            out = _nearest_nic(graph, source, out, nics[home, rails[target]])
         first = _dijkstra(graph, source, out, lambda v: hosts[v] == home, lambda u: True, tie)
         middle = _dijkstra(graph, out, into, lambda v: hosts[v] is None or v == into, lambda u: hosts[u] is None, tie)
         last = _dijkstra(graph, into, target, lambda v: hosts[v] == host, lambda u: True, tie)
@@ -342,6 +345,18 @@ def _reference_path(graph: nx.DiGraph, source, target, routing: str = "ecmp_hash
     if graph.graph.get("routing") == "dimension_order":
         nodes = Router(graph)._reroute(nodes)
     return nodes
+
+
+def _nearest_nic(graph: nx.DiGraph, gpu, own, other):
+    """`other` where it is no more hops from `gpu` than `own`, and `own` one or two hops away, over the GPU's
+    server without passing another GPU or a node that relays nothing; else `own`."""
+    home = graph.nodes[gpu]["host"]
+    inside = graph.subgraph(n for n, data in graph.nodes(data=True) if data.get("host") == home and (
+        n in (gpu, own, other) or (data["kind"] != "gpu" and data.get("forward", True))))
+    ends = nx.DiGraph(inside)
+    ends.remove_edges_from(list(ends.out_edges([own] + ([] if graph.nodes[other].get("forward", True) else [other]))))
+    hops = nx.single_source_shortest_path_length(ends, gpu, cutoff=2)
+    return other if own in hops and hops.get(other, 3) <= hops[own] else own
 
 
 def _assert_all_pairs_match_reference(graph: nx.DiGraph, nodes=None, routing: str = "ecmp_hash") -> None:

@@ -39,6 +39,7 @@ against the stored copies where marked.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -1087,7 +1088,7 @@ class CurveSimulator:
         """
         params = self.resolved(curve, size_bytes)
         key = (curve.machine, curve.nodes, curve.gpus_per_node, curve.nic_share, curve.algorithm, size_bytes,
-               tuple(sorted(params.items())))
+               json.dumps(params, sort_keys=True))
         if key in self._runs:
             return self._runs[key]
         algorithm = params.get("nccl_algorithm", NCCL_NAMES.get(curve.algorithm))

@@ -129,7 +129,7 @@ def layout(frame: pd.DataFrame, x: str, *, primary: str | None = None) -> Layout
         lines += [key for key in varying if key not in lines]
         lines = lines or ["choice"]
         facets = []
-        for key in [k for k in ("choice", *varying) if k != primary and k in lines]:
+        for key in [k for k in dict.fromkeys(("choice", *varying)) if k != primary and k in lines]:
             if len(_combinations(frame, lines)) <= MAX_SERIES:
                 break
             lines.remove(key)

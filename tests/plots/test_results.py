@@ -54,6 +54,20 @@ def test_against_the_size_algorithms_are_lines_and_other_keys_panels():
     assert len(plan.panels) == 3
 
 
+def test_four_swept_keys_and_two_algorithms_lay_out_against_each_key():
+    """Four keys of two values and two algorithms: too many lines for one panel whichever key is the x-axis
+    (this raised ValueError: list.remove(x), and the run lost its plots and results.md)."""
+    keys = {"topology.hosts": (4, 8), "topology.bandwidth": ("100 Gbps", "200 Gbps"),
+            "topology.latency": ("1 us", "2 us"), "network.overhead": ("0 us", "1 us")}
+    points = [",".join(f"{k}={v}" for k, v in zip(keys, values))
+              for values in np.array(np.meshgrid(*keys.values())).T.reshape(-1, 4)]
+    results = rows(points, ["ring", "recursive_doubling"], [2**20, 2**26])
+    for against in ("size", *keys):
+        plan = planned(results, against)
+        assert all(len(series) <= MAX_SERIES for _, series in plan.panels) and plan.panels
+        assert "choice" in plan.facets + plan.lines
+
+
 @pytest.mark.parametrize("algorithms", [20, 40])
 def test_legends_and_panels_stay_bounded(algorithms):
     names = [f"algo{i:02d}" for i in range(algorithms)]

@@ -142,15 +142,16 @@ def busbw_factor(op: str, nranks: int) -> float:
 
 
 def sent_bytes_per_rank(schedule: Schedule) -> np.ndarray:
-    """Bytes each rank sends over the network in `schedule` (copies inside a rank excluded).
+    """Bytes each rank sends over the network in `schedule` (copies inside a rank excluded; what switch endpoints
+    of an in-network reduction send, such as an NVSwitch's multicast, is no rank's).
 
     >>> from simnet.algorithms import ALGORITHMS
     >>> sent_bytes_per_rank(ALGORITHMS["ring"].builder(4, 4096)).tolist()
     [6144.0, 6144.0, 6144.0, 6144.0]
     """
     table = schedule.transfers
-    remote = table.src != table.dst
-    return np.bincount(table.src[remote], weights=table.nbytes[remote], minlength=schedule.nranks)
+    sent = (table.src != table.dst) & (table.src < schedule.nranks)
+    return np.bincount(table.src[sent], weights=table.nbytes[sent], minlength=schedule.nranks)
 
 
 def result_row(

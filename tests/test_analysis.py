@@ -356,3 +356,20 @@ def test_tables_cut_long_list_parameters_and_files_keep_them():
     params = json.dumps({"exits": [[x ^ 1] for x in range(72)], "factors": [4, 2, 16, 32]})
     shown = analysis._compact(params)
     assert shown == "exits=[[1],[0],[3],…(72) factors=[4, 2, 16, 32]"
+
+
+@pytest.mark.parametrize("name", ["nvls_tree", "collnet_direct"])
+def test_bytes_sent_per_rank_leave_out_the_switches_of_an_in_network_reduction(name):
+    """The switch endpoints' multicast is not a rank's: one value per rank, and every GPU of an NVLSTree or
+    CollNet all-reduce sends its part up once (NVLSTree: also to the tree over the network)."""
+    from simnet.algorithms import ALGORITHMS
+    from simnet.analysis import sent_bytes_per_rank
+
+    schedule = ALGORITHMS[name].build(16, 2**20, gpus_per_node=8)
+    assert schedule.switches
+    sent = sent_bytes_per_rank(schedule)
+    assert len(sent) == 16
+    assert sent.max() < 2 * 2**20
+    table = schedule.transfers
+    ranks = table.src < 16
+    assert sent.sum() == table.nbytes[ranks & (table.src != table.dst)].sum()

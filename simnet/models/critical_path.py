@@ -196,8 +196,10 @@ def critical_path_time(
     :func:`critical_path_finish_s`, which takes the options of
     :func:`simnet.engine.simulate` that change a transfer's cost). It ignores that
     transfers sharing a link slow each other down, so it is a lower bound of the
-    simulated time with the same options, and equal to it when no two transfers
-    use a link at the same time.
+    simulated time with the same options, and equal to it when no transfer waits
+    for another: none uses a link with another at the same time, and none queues
+    behind an earlier transfer of its connection (same source, destination and
+    channel), which the critical path does not model.
     """
     finish = critical_path_finish_s(network, schedule, gamma_s_per_byte=gamma_s_per_byte, overhead_s=overhead_s,
                                     start_offset_s=start_offset_s, slowdown=slowdown)

@@ -638,12 +638,17 @@ def nccl_tuner_rows(tuned: pd.DataFrame, network, *, op: str = "allreduce",
         high = _UINT64_MAX if last == len(picks) - 1 else math.isqrt(picks[last][0] * picks[last + 1][0])
         rows.append(TunerRow(op, low, high, *key, n_nodes=n_nodes, n_ranks=nranks))
     sizes = [nbytes for nbytes, _ in picks]
+    candidates = tuned[tuned["algorithm"].isin(list(NCCL_NAMES))]
+    pruned = int(candidates["pruned"].sum()) if "pruned" in candidates else 0
     comments = [
         f"written by simnet tune: NCCL {version} schedules simulated on {network.name}, {nranks} ranks on "
         f"{n_nodes} node(s)",
         f"fastest simulated NCCL algorithm/protocol at {len(sizes)} size{'s' if len(sizes) > 1 else ''}, "
         f"{format_size_span(sizes[0], sizes[-1])}; bounds halfway (geometric) between them, first from 0, last to "
         "2^64-1",
+        *([f"fastest of the NCCL schedules simulated: {pruned} NCCL candidate(s) at these sizes were not simulated, "
+           "their NCCL model time over the prune factor times the best (simnet tune --prune-factor inf simulates "
+           "them all)"] if pruned else []),
         "load with NCCL_TUNER_PLUGIN=<example plugin> NCCL_TUNER_CONFIG_FILE=<this file>",
         *([f"rows of {' and '.join(collnet)} need CollNet enabled (NCCL_COLLNET_ENABLE=1 and a SHARP (CollNet) "
            "network plugin); where NCCL has no CollNet, the plugin skips them and such sizes run on one channel"]

@@ -262,6 +262,10 @@ def test_the_emitted_nccl_tuner_file_parses_and_runs_each_size_on_its_fastest_si
         if "channels" in values:
             assert row.channels == values["channels"]
     assert comments[0].startswith("written by simnet tune: NCCL 2.30.7 schedules simulated on dgx_h100()")
+    pruned = int(tuned.loc[tuned["algorithm"].isin(list(NCCL_NAMES)), "pruned"].sum())
+    assert pruned and f"fastest of the NCCL schedules simulated: {pruned} NCCL candidate(s)" in " ".join(comments)
+    _, unpruned = nccl_tuner_rows(tuned.assign(pruned=False), network)
+    assert not any("were not simulated" in line for line in unpruned)
 
 
 def test_the_tuner_files_fastest_candidate_is_the_tables_winner_ties_included():

@@ -1315,11 +1315,10 @@ def _ring_exits(network, ranks, g: int) -> list[list[int]] | None:
     def derive() -> list[list[int]] | None:
         nodes = network.graph.nodes
         exits = []
-        for e in range(g):
-            target = members[g + e]
+        for e, target in enumerate(members[g:2 * g]):
             rail = nodes[network.node(target)].get("rail")
-            exits.append([x for x in range(g) if x != e and rail is not None
-                          and network.exit_rail(members[x], target) == rail])
+            exits.append([] if rail is None else
+                         [x for x in range(g) if x != e and network.exit_rail(members[x], target) == rail])
         return exits if any(exits) else None
 
     return network.derived(("nccl_ring_exits", tuple(members[:2 * g]), g), derive)

@@ -157,6 +157,34 @@ def test_nccl_ring_on_dgx_h100_servers_is_within_ten_percent_of_nccls_model(node
     result = ring_against_model(nodes, size)
     assert result["resolved"]["protocol"] == "simple" and result["resolved"]["channels"] == 16
     assert result["busbw_GBps"] == pytest.approx(result["model_busbw_GBps"], rel=0.10)
+    text = DOC.read_text(encoding="utf-8")
+    assert f"simnet / NCCL model busbw: {result['busbw_GBps'] / result['model_busbw_GBps'] - 1:+.1%}" in text
+    assert f"busbw {result['busbw_GBps']:7.1f} GB/s" in text
+
+
+def test_the_prose_on_runs_simnet_cannot_know_about_quotes_the_table(table):
+    """The ranges docs/validation.md gives for gj-aion's multi-server runs (nccl-tests#309) are the table's."""
+    def rows(curves, low, high=float("inf")):
+        return table[table["curve"].isin(curves) & (table["size_bytes"] >= low) & (table["size_bytes"] <= high)]
+
+    def span(values, scale=100.0):
+        values = sorted(abs(v) * scale for v in values)
+        return f"{values[0]:.1f}-{values[-1]:.1f}"
+
+    text = " ".join(DOC.read_text(encoding="utf-8").split())
+    defaults = rows(["h100_309_8_nodes", "h100_309_4_of_8_nodes"], 4 * GiB)
+    ctas = rows(["h100_309_8_nodes_ctas24"], 4 * GiB)
+    ring = rows(["h100_309_2_nodes_ring_ctas24"], 256 * MiB)
+    quoted = [
+        f"simnet (ring) is {span(defaults['error'])} % above and NCCL's model {span(defaults['model_error'])} % above",
+        f"reaches {span(ctas['published_GBps'], 1)} GB/s from 4 GiB, {span(ctas['error'])} % above simnet",
+        f"(at 1-2 GiB, {span(rows(['h100_309_8_nodes_ctas24'], GiB, 2 * GiB)['error'])} % above)",
+        f"reach {ring['simnet_GBps'].max():.1f} GB/s",
+        f"It stays within {100 * ring['error'].abs().max():.1f} %.",
+    ]
+    for snippet in quoted:
+        assert snippet in text, snippet
+    assert (defaults["error"] > 0).all() and (ctas["error"] < 0).all()
 
 
 def test_docs_show_the_nccl_curves_section(table):

@@ -1175,11 +1175,11 @@ def _with_defaults(record: Algorithm, params: dict[str, Any], network: Network) 
     return {**record.defaults(functools.partial(hierarchy_factors, network.graph)), **params}
 
 
-def _shrinking(record: Algorithm, nranks: int, params: Mapping[str, Any]) -> list[str]:
+def _shrinking(record: Algorithm, nranks: int, size_bytes: int, params: Mapping[str, Any]) -> list[str]:
     """The whole-number parameters of `record` whose lowering to 1 lowers its transfer estimate on `nranks`
-    ranks, as ``"max_pieces (64 now)"``: the value given, else the builder's default; the name alone where the
-    run decides the value (NCCL's channels) or there is no default."""
-    estimate = record.transfers(nranks, params)
+    ranks at `size_bytes`, as ``"max_pieces (64 now)"``: the value given, else the builder's default; the name
+    alone where the run decides the value (NCCL's channels) or there is no default."""
+    estimate = record.transfers(nranks, size_bytes, params)
     shrinking = []
     for name, parameter in inspect.signature(record.builder).parameters.items():
         if parameter.kind is not parameter.KEYWORD_ONLY:
@@ -1188,7 +1188,7 @@ def _shrinking(record: Algorithm, nranks: int, params: Mapping[str, Any]) -> lis
         known = isinstance(value, int) and not isinstance(value, bool)
         if known and value <= 1 or not (known or value is None or value is parameter.empty):
             continue
-        if record.transfers(nranks, {**params, name: 1}) < estimate:
+        if record.transfers(nranks, size_bytes, {**params, name: 1}) < estimate:
             shown = known and (name in params or name not in record.decided_by)
             shrinking.append(f"{_yaml_key(name)} ({value} now)" if shown else _yaml_key(name))
     return shrinking
@@ -1199,29 +1199,31 @@ _LISTED = "<listed>"
 is kept, for errors about no parameter the scenario gave."""
 
 
-def _estimated_transfers(listed: list, network: Network) -> int:
+def _estimated_transfers(listed: list, network: Network, sizes: Sequence[int]) -> int:
     """Transfers the algorithms `listed` (as :func:`_algorithm_runs` gives them) are estimated to send at
-    one size, in all; an algorithm whose parameters do not resolve counts none (its own run reports why)."""
+    `sizes`, in all; an algorithm whose parameters do not resolve counts none (its own run reports why)."""
     total = 0
     for record, params, _, _ in listed:
-        try:
-            total += record.transfers(network.size, _with_defaults(record, params, network))
-        except SimnetError:
-            continue
+        for size in sizes:
+            try:
+                total += record.transfers(network.size, size, _with_defaults(record, params, network))
+            except SimnetError:
+                continue
     return total
 
 
 def _built(record: Algorithm, params: dict[str, Any], origins: dict[str, str], network: Network, size: int,
-           *, sized_by: str = "sizes", fits: Callable[[dict[str, Any]], None] | None = None
+           *, sized_by: str = "sizes", fits: Callable[[dict[str, Any], int], None] | None = None
            ) -> tuple[dict[str, Any], Schedule]:
     """The parameters `record` resolves on the network and size, and ``record.builder(nranks, size, **them)``,
-    with errors at their scenario key paths; `fits` sees the resolved parameters before anything is built."""
+    with errors at their scenario key paths; `fits` sees the resolved parameters and the size before anything is
+    built."""
     try:
         params = record.resolved(network, size, params)
     except SimnetError as error:
         raise _at_key(error, record, origins, sized_by) from None
     if fits is not None:
-        fits(params)
+        fits(params, size)
     try:
         return params, record.builder(network.size, size, **params)
     except SimnetError as error:
@@ -1405,20 +1407,20 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     listed = _algorithm_runs(scenario, nranks)
     repeats = _repeats(listed, network)
     listed = [entry for index, entry in enumerate(listed) if index not in repeats]
-    estimate = _estimated_transfers(listed, network) * len(cases)
+    estimate = _estimated_transfers(listed, network, [size for size, _ in cases])
     for record, params, origins, shown_extra in listed:
         name = record.name
         op = scenario.collective.op
         takes_payload = record.payload == "sparse"
         params = _with_defaults(record, params, network)
 
-        def fits(chosen: dict[str, Any], record: Algorithm = record, name: str = name) -> None:
-            transfers = record.transfers(nranks, chosen)
+        def fits(chosen: dict[str, Any], size: int, record: Algorithm = record, name: str = name) -> None:
+            transfers = record.transfers(nranks, size, chosen)
             check_fits(f"{name} on {nranks:,} ranks (about {transfers:,} transfers)",
                        transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective",
-                       lower=_shrinking(record, nranks, chosen))
+                       lower=_shrinking(record, nranks, size, chosen))
 
-        fits(params)
+        fits(params, max(size for size, _ in cases))
         base = params
         for size, payload in cases:
             given = base | ({"payload": payload} if payload is not None and takes_payload else {})
@@ -1659,10 +1661,10 @@ def _build_job(plan: JobPlan, network: Network, *, force: bool) -> Job:
         return Job(plan.name, plan.communicators, flows=plan.flows, start_s=plan.start_s, repeat=plan.repeat)
     record = ALGORITHMS[plan.algorithm]
     width = len(plan.communicators[0])
-    transfers = record.transfers(width, plan.params) * len(plan.communicators) * plan.repeat
+    transfers = record.transfers(width, plan.size_bytes, plan.params) * len(plan.communicators) * plan.repeat
     repeat = [f"repeat ({plan.repeat} now)"] if plan.repeat > 1 else []
     check_fits(f"job {plan.name} (about {transfers:,} transfers)", transfers * BYTES_PER_TRANSFER, force=force,
-               path=plan.path, lower=_shrinking(record, width, plan.params) + repeat)
+               path=plan.path, lower=_shrinking(record, width, plan.size_bytes, plan.params) + repeat)
     try:
         schedule = record.builder(width, plan.size_bytes, **plan.params)
     except SimnetError as error:

@@ -387,7 +387,7 @@ def _batch(nranks: int, priced: dict[tuple[int, str], list[_Priced]], within: di
     for key, count in within.items():
         for entry in priced[key][:count]:
             try:
-                total += ALGORITHMS[entry.name].transfers(nranks, entry.resolved)
+                total += ALGORITHMS[entry.name].transfers(nranks, key[0], entry.resolved)
             except SimnetError:
                 continue
     return total

@@ -643,21 +643,21 @@ def _chunked(nranks: int, params) -> int:
     return int(params.get("chunks", 1))
 
 
-def _direct_transfers(nranks: int, params) -> int:
+def _direct_transfers(nranks: int, size_bytes: int, params) -> int:
     return nranks * (nranks - 1) * _chunked(nranks, params)
 
 
-def _bruck_transfers(nranks: int, params) -> int:
+def _bruck_transfers(nranks: int, size_bytes: int, params) -> int:
     return nranks * _steps_of(nranks) * _chunked(nranks, params)
 
 
-def _hierarchical_transfers(nranks: int, params) -> int:
+def _hierarchical_transfers(nranks: int, size_bytes: int, params) -> int:
     g = int(params.get("gpus_per_node", 1))
     m = nranks // g
     return (2 * m * (g - 1) + m * (m - 1)) * _chunked(nranks, params)
 
 
-def _rail_transfers(nranks: int, params) -> int:
+def _rail_transfers(nranks: int, size_bytes: int, params) -> int:
     g = int(params.get("gpus_per_node", 1))
     return nranks * (g - 1 + nranks // g - 1) * _chunked(nranks, params)
 

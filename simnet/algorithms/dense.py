@@ -566,11 +566,11 @@ def _ring_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
     return [{"chunks": chunks, "channels": channels} for chunks in chunk_counts for channels in channel_counts]
 
 
-def _exchange_transfers(nranks: int, params) -> int:
+def _exchange_transfers(nranks: int, size_bytes: int, params) -> int:
     return (2 * nranks * max(1, math.ceil(math.log2(nranks))) + 2 * nranks) * int(params.get("chunks", 1))
 
 
-def _tree_allreduce_transfers(nranks: int, params) -> int:
+def _tree_allreduce_transfers(nranks: int, size_bytes: int, params) -> int:
     return 4 * nranks * int(params.get("chunks", 1))
 
 

@@ -845,16 +845,16 @@ def _blueconnect_variants(nranks, factors, chunk_counts, channel_counts) -> list
     return [{"factors": list(order), "chunks": chunks} for order in factorizations(levels) for chunks in chunk_counts]
 
 
-def _staged_transfers(nranks: int, params) -> int:
+def _staged_transfers(nranks: int, size_bytes: int, params) -> int:
     factors = params.get("factors") or (nranks,)
     return 2 * sum(f - 1 for f in factors) * nranks * int(params.get("chunks", 1))
 
 
-def _halving_doubling_transfers(nranks: int, params) -> int:
+def _halving_doubling_transfers(nranks: int, size_bytes: int, params) -> int:
     return (2 * nranks * max(1, math.ceil(math.log2(nranks))) + 2 * nranks) * int(params.get("chunks", 1))
 
 
-def _hierarchical_ring_transfers(nranks: int, params) -> int:
+def _hierarchical_ring_transfers(nranks: int, size_bytes: int, params) -> int:
     return 4 * nranks * int(params.get("chunks", 1)) + 2 * nranks * nranks * int(params.get("chunks", 1))
 
 

@@ -75,7 +75,7 @@ COMHPC '16.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -1392,17 +1392,54 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
     return resolve
 
 
-def _ring_transfers(nranks: int, params) -> int:
-    pieces = int(params.get("max_pieces", 64))
-    return 2 * nranks * (nranks - 1) * int(params.get("channels", 2)) * pieces
+def _piece_bound(size_bytes: int, parts: int, piece_bytes: int, max_pieces: int) -> int:
+    """Pieces when :func:`split_bytes` splits `size_bytes` into `parts` parts (or parts of those, all differing by
+    at most a byte) and :func:`_pieces` cuts each: at most ``parts`` times those of the largest part,
+    ``ceil(size_bytes / parts)`` bytes."""
+    largest = -(-size_bytes // parts)
+    return parts * min(max_pieces, max(1, -(-largest // piece_bytes)))
 
 
-def _tree_transfers(nranks: int, params) -> int:
-    return 2 * nranks * int(params.get("channels", 2)) * int(params.get("max_pieces", 256))
+def _channels(params) -> int:
+    return int(params.get("channels", 2))
 
 
-def _switch_transfers(nranks: int, params) -> int:
-    return 4 * nranks * nranks * int(params.get("max_pieces", 64))
+def _max_pieces(params, default: int = 64) -> int:
+    return int(params.get("max_pieces", default))
+
+
+def _protocol(params) -> Protocol:
+    return PROTOCOLS.get(params.get("protocol"), PROTOCOLS["ll"])
+
+
+def _ring_transfers(nranks: int, size_bytes: int, params) -> int:
+    """``2 (p - 1)`` messages per slice of each channel's ``p`` blocks."""
+    slices = _piece_bound(size_bytes, _channels(params) * nranks, _protocol(params).ring_slice_bytes,
+                          _max_pieces(params))
+    return 2 * (nranks - 1) * slices
+
+
+def _tree_transfers(nranks: int, size_bytes: int, params) -> int:
+    """At most ``2 p`` messages (up and down every tree edge) per chunk of each channel."""
+    return 2 * nranks * _piece_bound(size_bytes, _channels(params), _protocol(params).tree_chunk_bytes,
+                                     _max_pieces(params, 256))
+
+
+def _switch_transfers(nranks: int, size_bytes: int, params) -> int:
+    """``2 p + 1`` messages per chunk of each rank's part: ``p`` into the switch, the sum to its owner, the owner's
+    store into the switch and ``p - 1`` multicast copies."""
+    return (2 * nranks + 1) * _piece_bound(size_bytes, nranks, NVLS_CHUNK_BYTES, _max_pieces(params))
+
+
+def _head_transfers(chunk_bytes: int) -> Callable[..., int]:
+    """Estimate of a schedule cutting each head's part into chunks of `chunk_bytes`: at most ``6 p`` messages per
+    chunk (to and from the switches inside servers, up and down the tree or aggregation between them)."""
+    def transfers(nranks: int, size_bytes: int, params) -> int:
+        heads = params.get("heads") or params.get("gpus_per_node")
+        if not isinstance(heads, int) or heads < 1:
+            return 6 * nranks * min(nranks * _max_pieces(params), size_bytes // chunk_bytes + nranks)
+        return 6 * nranks * _piece_bound(size_bytes, heads, chunk_bytes, _max_pieces(params))
+    return transfers
 
 
 _NCCL = ("NVIDIA NCCL 2.30.7 (src/graph/tuning.cc, trees.cc, connect.cc, src/device/all_reduce.h, enqueue.cc); "
@@ -1438,7 +1475,7 @@ _RECORDS = {
         "nvls_tree", ("allreduce",), nvls_tree_allreduce,
         "NVLSTree: NVLS inside servers, double binary tree between their head GPUs",
         "NCCL model: hw_nvls + 2 log2 N·hw_net + n / bw",
-        model=_model("nvls_tree"), citation=_NCCL, transfers=_switch_transfers,
+        model=_model("nvls_tree"), citation=_NCCL, transfers=_head_transfers(NVLS_CHUNK_BYTES),
         resolve=_resolver("nvls_tree"),
         supports=lambda nranks: nranks >= 4,
     ),
@@ -1447,7 +1484,8 @@ _RECORDS = {
         "CollNet Direct: InfiniBand SHARP sums the servers' head GPUs along the fabric's aggregation tree, "
         "direct intra-server reduce/broadcast",
         "NCCL model: 2(hw_intra + (ppn-1)·0.4 us) + hw_net + n / bw",
-        model=_model("collnet_direct"), citation=_NCCL + "; Graham et al. (2016), SHArP", transfers=_switch_transfers,
+        model=_model("collnet_direct"), citation=_NCCL + "; Graham et al. (2016), SHArP",
+        transfers=_head_transfers(COLLNET_DIRECT_CHUNK_BYTES),
         resolve=_resolver("collnet_direct"),
         supports=lambda nranks: nranks >= 4,
     ),
@@ -1456,7 +1494,8 @@ _RECORDS = {
         "CollNet Chain: InfiniBand SHARP sums the heads of chains through each server along the fabric's "
         "aggregation tree",
         "NCCL model: 2(ppn-1)·hw_intra + hw_net + n / bw",
-        model=_model("collnet_chain"), citation=_NCCL + "; Graham et al. (2016), SHArP", transfers=_switch_transfers,
+        model=_model("collnet_chain"), citation=_NCCL + "; Graham et al. (2016), SHArP",
+        transfers=_head_transfers(COLLNET_CHAIN_CHUNK_BYTES),
         resolve=_resolver("collnet_chain"),
         supports=lambda nranks: nranks >= 4,
     ),
@@ -1491,13 +1530,26 @@ _COLLECTIVE_BUILDERS = {collective: {"ring": ring, **({"pat": _PATS[collective]}
 """NCCL's algorithm names -> builders, per collective other than all-reduce."""
 
 
-def _phase_transfers(nranks: int, params) -> int:
-    """``p (p - 1)`` messages per channel and piece: a ring phase's count, and PAT's at most (one block each)."""
-    return nranks * (nranks - 1) * int(params.get("channels", 2)) * int(params.get("max_pieces", 64))
+def _phase_transfers(nranks: int, size_bytes: int, params) -> int:
+    """``p - 1`` messages per slice of each share's channel parts: a ring phase's count."""
+    slices = _piece_bound(size_bytes, _channels(params) * nranks, _protocol(params).ring_slice_bytes,
+                          _max_pieces(params))
+    return (nranks - 1) * slices
 
 
-def _chain_transfers(nranks: int, params) -> int:
-    return (nranks - 1) * int(params.get("channels", 2)) * int(params.get("max_pieces", 64))
+def _pat_transfers(nranks: int, size_bytes: int, params) -> int:
+    """At most ``p (p - 1)`` messages per channel and sweep (one block each), a sweep per chunk of the largest
+    share's channel part (chunks are :func:`pat_chunk_bytes`, all-gather's the smaller)."""
+    channels = _channels(params)
+    chunk_bytes = pat_chunk_bytes("all_gather", size_bytes, channels)
+    return (nranks - 1) * _piece_bound(size_bytes, nranks * channels, chunk_bytes, _max_pieces(params))
+
+
+def _chain_transfers(nranks: int, size_bytes: int, params) -> int:
+    """``p - 1`` messages per slice of each channel's part."""
+    protocol = _protocol(params)
+    step = protocol.tree_chunk_bytes if protocol.name == "simple" else protocol.ring_slice_bytes
+    return (nranks - 1) * _piece_bound(size_bytes, _channels(params), step, _max_pieces(params))
 
 
 _PHASE_FORMULA = ("NCCL model: lat + n / bw, lat = base + (p-1 - (N-1))·hw_intra + (N-1)·hw_net, "
@@ -1507,6 +1559,16 @@ _RING_FORMULAS = {"all_gather": _PHASE_FORMULA, "reduce_scatter": _PHASE_FORMULA
                   "broadcast": _CHAIN_FORMULA, "reduce": _CHAIN_FORMULA}
 _RING_TRANSFERS = {"all_gather": _phase_transfers, "reduce_scatter": _phase_transfers,
                    "broadcast": _chain_transfers, "reduce": _chain_transfers}
+
+
+def _chosen_transfers(estimates: Mapping[str, Callable[..., int]]) -> Callable[..., int]:
+    """The estimate of the algorithm NCCL chose (``nccl_algorithm``), the largest of `estimates` before it is."""
+    def transfers(nranks: int, size_bytes: int, params) -> int:
+        chosen = params.get("nccl_algorithm")
+        if chosen in estimates:
+            return estimates[chosen](nranks, size_bytes, params)
+        return max(estimate(nranks, size_bytes, params) for estimate in estimates.values())
+    return transfers
 
 
 _PAT_FORMULA = ("NCCL model: lat + n / bw, lat = 8 us + log2(N)·hw_net/3.5 + 2.8 us·p, "
@@ -1559,7 +1621,8 @@ ALGORITHMS = (
         "nccl", ("allreduce",), nccl_allreduce,
         "what NCCL runs: its own choice of algorithm, protocol and channels per size, from its cost model",
         "NCCL model of the chosen algorithm and protocol",
-        model=_model("ring"), citation=_NCCL, transfers=_tree_transfers,
+        model=_model("ring"), citation=_NCCL,
+        transfers=_chosen_transfers({NCCL_NAMES[name]: record.transfers for name, record in _RECORDS.items()}),
         resolve=_resolver("nccl"), decided_by={"nccl_algorithm": _decided_by(_BUILDERS)},
     ),
     *(Algorithm(
@@ -1574,7 +1637,7 @@ ALGORITHMS = (
         f"NCCL's PAT {collective.replace('_', '-')}: parallel binomial trees, farthest dimension first, "
         "aggregated up to its buffer (Simple)",
         _PAT_FORMULA, model=_model("pat", collective),
-        citation=_NCCL + "; Jeaugey, S. (2025), PAT, arXiv:2506.20252", transfers=_phase_transfers,
+        citation=_NCCL + "; Jeaugey, S. (2025), PAT, arXiv:2506.20252", transfers=_pat_transfers,
         resolve=_resolver("pat", collective),
     ) for collective, builder in _PATS.items()),
     *(Algorithm(
@@ -1582,7 +1645,9 @@ ALGORITHMS = (
         f"what NCCL runs for {collective.replace('_', '-')}: its own choice per size "
         f"(simnet builds {' and '.join(_COLLECTIVE_BUILDERS[collective])})",
         "NCCL model of the chosen algorithm and protocol",
-        model=_model("ring", collective), citation=_NCCL, transfers=_RING_TRANSFERS[collective],
+        model=_model("ring", collective), citation=_NCCL,
+        transfers=_chosen_transfers({"ring": _RING_TRANSFERS[collective],
+                                     **({"pat": _pat_transfers} if collective in _PATS else {})}),
         resolve=_resolver("nccl", collective),
         decided_by={"nccl_algorithm": _decided_by(_COLLECTIVE_BUILDERS[collective])},
     ) for collective, builder in (("all_gather", nccl_all_gather), ("reduce_scatter", nccl_reduce_scatter),

@@ -398,11 +398,11 @@ def _rooted_model(op: str):
     return model
 
 
-def _tree_transfers(nranks: int, params) -> int:
+def _tree_transfers(nranks: int, size_bytes: int, params) -> int:
     return (nranks - 1) * int(params.get("chunks", 1))
 
 
-def _ring_phase_transfers(nranks: int, params) -> int:
+def _ring_phase_transfers(nranks: int, size_bytes: int, params) -> int:
     return nranks * (nranks - 1) * int(params.get("chunks", 1))
 
 

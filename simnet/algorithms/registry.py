@@ -160,7 +160,7 @@ def chunk_variants(nranks: int, factors: Callable[[Sequence[str]], tuple[int, ..
     return [{"chunks": chunks} for chunks in chunk_counts]
 
 
-def _ring_shaped(nranks: int, params: Mapping[str, Any]) -> int:
+def _ring_shaped(nranks: int, size_bytes: int, params: Mapping[str, Any]) -> int:
     return 2 * nranks * (nranks - 1) * int(params.get("chunks", 1)) * int(params.get("channels", 1))
 
 
@@ -199,8 +199,9 @@ class Algorithm:
         the parameter choices the tuner tries (``factors`` is ``None`` on a flat
         topology); empty when the algorithm is not tuned.
     transfers : callable, optional
-        ``transfers(nranks, params) -> int``: an upper estimate of the number of
-        transfers, for the memory guard (default: a ring's ``2 p (p - 1) C K``).
+        ``transfers(nranks, size_bytes, params) -> int``: an upper estimate of the
+        number of transfers of the schedule built at `size_bytes`, for the memory
+        guard (default: a ring's ``2 p (p - 1) C K``).
     payload : {"dense", "sparse"}
         Whether the builder takes a sparse ``payload`` instead of dense sizes.
     supports : callable, optional
@@ -227,7 +228,7 @@ class Algorithm:
     citation: str = ""
     defaults: Callable[[Callable[[Sequence[str]], tuple[int, ...]]], dict] | None = None
     variants: Callable[..., list[dict]] = _no_variants
-    transfers: Callable[[int, Mapping[str, Any]], int] = _ring_shaped
+    transfers: Callable[[int, int, Mapping[str, Any]], int] = _ring_shaped
     payload: str = "dense"
     supports: Callable[[int], bool] = field(default=lambda nranks: nranks >= 2)
     resolve: Callable[..., dict] | None = None

@@ -1048,7 +1048,7 @@ def fill_in(schedule: Schedule):
     return frame.reset_index()
 
 
-def _sparse_transfers(nranks: int, params) -> int:
+def _sparse_transfers(nranks: int, size_bytes: int, params) -> int:
     return 2 * nranks * nranks
 
 

@@ -871,7 +871,7 @@ class Program:
             name=f"msccl:{self.name}", ops=(self.collective,), builder=builder,
             description=f"MSCCL program {self.source} ({self.coll}, {self.proto}, {self.nchannels} channels)",
             no_model="an imported MSCCL program has no closed form; the critical path and the simulation time it",
-            citation=self.source, transfers=lambda nranks, params: 2 * self.steps,
+            citation=self.source, transfers=lambda nranks, size_bytes, params: 2 * self.steps,
             supports=lambda nranks: nranks == self.ngpus)
 
     def _translated(self, inplace: bool | None, root: int) -> tuple[TransferTable, tuple[int, ...] | None, bool]:

@@ -88,7 +88,7 @@ def test_the_transfer_estimate_bounds_the_schedule(name):
     for nranks in (2, 5, 8, 16):
         size, params = parameters(name, nranks, chunks=2)
         schedule = record.build(nranks, size, **params)
-        assert len(schedule) <= record.transfers(nranks, params), nranks
+        assert len(schedule) <= record.transfers(nranks, size, params), nranks
 
 
 DGX = dgx_cluster(2, 4)
@@ -109,7 +109,7 @@ def test_every_tuning_variant_builds_and_is_priced(name):
     factors = functools.partial(hierarchy_factors, DGX)
     for params in record.variants(8, factors, (1, 2), (1, 2)):
         schedule = record.build(8, 4096, **params)
-        assert len(schedule) <= record.transfers(8, params)
+        assert len(schedule) <= record.transfers(8, 4096, params)
         if record.model is not None:
             assert math.isfinite(record.predict(costs, 8, 4096, **params))
 

@@ -824,9 +824,10 @@ _TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "
                                                  "first at that size).")
 @click.option("--point", "point_index", type=int, default=0, show_default=True,
               help="For links/gantt/jobs: which sweep point.")
-@click.option("--metric", type=click.Choice(["load", "busy"]),
-              help="For links: colour each link by its load, bytes / (capacity x time), which is highest on the "
-                   "bottleneck (the default), or by its busy time / time.")
+@click.option("--metric", type=click.Choice(["load", "busy", "held"]),
+              help="For links: colour each link by its load, bytes / (capacity x time), highest on the link that "
+                   "carried the most for its capacity (the default); by the time it held transfers back below "
+                   "their lone rate / time, highest where they competed (held); or by its busy time / time.")
 def plot(source: Path, kind: str, output: Path | None, against: str | None, baseline: str | None, algorithm: str | None,
          size_text: str | None, density_text: str | None, point_index: int, metric: str | None) -> None:
     """Draw one plot from a results directory (written by `simnet run --out`) or a scenario.
@@ -843,6 +844,7 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
       simnet plot scenarios/blueconnect_dgx.yaml --kind gantt --algorithm ring --size 64MiB
       simnet plot scenarios/sparse_quick.yaml --kind links --algorithm gtopk --density 1/128
       simnet plot results/quickstart --kind links --metric busy
+      simnet plot results/quickstart --kind links --metric held
       simnet plot scenarios/jobs_tp_dp.yaml --kind slowdown
     """
     from simnet import analysis, plots

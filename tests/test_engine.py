@@ -152,6 +152,26 @@ def test_links_frame_counts_bytes_busy_time_and_peak_flows():
     assert idle["bytes"] == 0 and idle["busy_s"] == 0 and idle["peak_flows"] == 0
 
 
+def test_held_back_time_is_the_time_an_oversubscribed_uplink_kept_transfers_below_their_lone_rate():
+    """Halving-doubling on 8 hosts of two leaves under one spine at 4:1 (uplink 12.5 GB/s, the NIC rate): the
+    distance-4 steps of its reduce-scatter and all-gather each send 4 transfers of S/8 over each uplink at a
+    quarter of their lone rate, so the downlinks progressive filling names hold them back for
+    2 x 4 x 4 (S/8) / B in all; no host link holds anything back though each carries more for its capacity."""
+    from simnet.topology import build
+
+    bandwidth_Bps = 12.5e9
+    graph = build({"builder": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 4,
+                   "bandwidth": "100 Gbps", "latency": "1 us", "oversubscription": "4:1"})
+    trace = simulate(Network(graph), ALGORITHMS["halving_doubling"].build(8, MIB))
+    links = trace.links().set_index(["src", "dst"])
+    for leaf in ("leaf0", "leaf1"):
+        assert links.loc[("spine0", leaf), "held_s"] == pytest.approx(2 * 4 * 4 * (MIB / 8) / bandwidth_Bps,
+                                                                      rel=1e-12)
+    hosts = links[[str(dst).startswith("gpu") or str(src).startswith("gpu") for src, dst in links.index]]
+    assert hosts["held_s"].max() == 0 and hosts["load"].min() > links.loc[("spine0", "leaf0"), "load"]
+    assert links["held_s"].sum() == pytest.approx(sum(end - start for _, _, start, end in zip(*trace.limits)))
+
+
 def test_fifo_timeline_shows_busy_intervals_back_to_back():
     net = Network(switch(3, B, LAT))
     schedule = independent([(0, 2), (1, 2)], MIB)

@@ -70,6 +70,8 @@ LINK_METRICS = {
     "load": ("load", "load", "most loaded",
              "load of the most loaded link it stands for: bytes / (capacity × completion time)"),
     "busy": ("utilization", "busy time", "busiest", "busy time of the busiest link it stands for / completion time"),
+    "held": ("held", "held back", "most contended",
+             "transfers held back on average by the link it stands for: held_s / completion time"),
 }
 """What :func:`link_utilization` colours by: metric -> (column of :meth:`simnet.engine.Trace.links`, short name,
 superlative, colour bar label)."""
@@ -521,10 +523,15 @@ def link_utilization(trace: Trace, path: str | Path, *, title: str = "", metric:
 
     ``metric="load"`` (the default) colours by a link's load, the bytes it carried
     over what it could carry in the run, ``bytes / (bandwidth_Bps * time_s)``: the
-    bottleneck is the link (or tier) with the highest load. ``metric="busy"``
-    colours by its busy time over the completion time (``utilization``), which is
-    high for any link that carries a trickle all along. Both are columns of
-    :meth:`simnet.engine.Trace.links`. A line shows the largest value among the
+    link that carried the most for its capacity, which is often a GPU's or host's
+    own link that every step uses, not where transfers competed. ``metric="held"``
+    colours by the time the link held transfers back (below their lone rate, or
+    waiting to start), summed over the transfers, over the completion time
+    (``held_s / time_s``, the number of transfers it held back on average): the
+    link where contention cost time, an oversubscribed uplink or an ECMP hot spot.
+    ``metric="busy"`` colours by its busy time over the completion time
+    (``utilization``), which is high for any link that carries a trickle all along.
+    All come from :meth:`simnet.engine.Trace.links`. A line shows the largest value among the
     links (both directions, every cable) it stands for, idle ones in light grey
     (named in the legend); the lines holding the largest value of the run get a
     halo, and the legend names that link and each tier's largest value. An
@@ -540,7 +547,7 @@ def link_utilization(trace: Trace, path: str | Path, *, title: str = "", metric:
     title : str, optional
         Figure title (default: algorithm, collective, size per rank, topology,
         simulated time and link model).
-    metric : {"load", "busy"}, optional
+    metric : {"load", "busy", "held"}, optional
         What colours the lines (see :data:`LINK_METRICS`).
 
     Returns
@@ -558,20 +565,30 @@ def link_utilization(trace: Trace, path: str | Path, *, title: str = "", metric:
     graph = trace.network.graph
     drawing = _drawing(graph)
     links = trace.links()
+    if metric == "held":
+        links["held"] = links["held_s"] / trace.time_s if trace.time_s > 0 else 0.0
     values = links[column].to_numpy(dtype=float)
     level_of: dict = {}
-    for u, v, value in zip(links["src"], links["dst"], values):
+    carried_by: set = set()
+    for u, v, value, carried in zip(links["src"], links["dst"], values, links["bytes"] > 0):
         level_of[(u, v)] = max(level_of.get((u, v), 0.0), float(value))
-    cmap, norm = ListedColormap(colormaps["inferno_r"](np.linspace(0.2, 1.0, 256))), Normalize(0.0, 1.0)
+        if carried:
+            carried_by.add((u, v))
+    top = float(values.max()) if len(values) else 0.0
+    cmap = ListedColormap(colormaps["inferno_r"](np.linspace(0.2, 1.0, 256)))
+    norm = Normalize(0.0, max(1.0, top) if metric == "held" else 1.0)
 
     def level(members: list) -> float:
         return max((level_of.get((str(u), str(v)), 0.0) for u, v in members), default=0.0)
 
+    def carried(members: list) -> bool:
+        return any((str(u), str(v)) in carried_by for u, v in members)
+
     levels = [level(e.members) for e in drawing.edges]
-    colors = [cmap(norm(value)) if value > 0 else _IDLE for value in levels]
+    colors = [cmap(norm(value)) if value > 0 or carried(e.members) else _IDLE
+              for value, e in zip(levels, drawing.edges)]
     faces = {i: cmap(norm(level(members))) for i, members in drawing.internal.items() if level(members) > 0}
     legend = [_width_note(drawing)]
-    top = float(values.max()) if len(values) else 0.0
     marked = frozenset(i for i, value in enumerate(levels) if top > 0 and value >= top * (1 - 1e-9))
     if top > 0:
         first = int(np.argmax(values))

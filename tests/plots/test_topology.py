@@ -143,8 +143,24 @@ def test_links_are_coloured_by_load_so_the_nics_of_a_nic_bound_ring_are_the_dark
     assert f"busiest link, busy time {peak.loc['ib', 'utilization']:.2f}:" in legend_of(busy)[1]
     assert "busy time of the busiest link" in busy.axes[1].get_xlabel()
     assert_readable(busy, tmp_path / "busy.png")
-    with pytest.raises(SimnetError, match="must be one of load, busy, got 'bytes'"):
+    with pytest.raises(SimnetError, match="must be one of load, busy, held, got .bytes."):
         plots.link_utilization(nic_bound_ring, tmp_path / "x.png", metric="bytes")
+
+
+def test_links_coloured_by_held_back_time_name_the_oversubscribed_uplink_not_the_most_loaded_host_link(tmp_path):
+    """Study r23 F2: on a 4:1 leaf-spine, halving-doubling loses its time where four transfers share an uplink,
+    yet the load plot named a host link; held back time names the uplink."""
+    graph = build({"builder": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 4,
+                   "bandwidth": "100 Gbps", "latency": "1 us", "oversubscription": "4:1"})
+    trace = simulate(Network(graph), ALGORITHMS["halving_doubling"].build(8, 2**20))
+    links = trace.links()
+    assert links.loc[links["load"].idxmax(), "src"] == "leaf0"
+    assert str(links.loc[links["load"].idxmax(), "dst"]).startswith("gpu")
+    figure = plots.link_utilization(trace, tmp_path / "held.png", metric="held")
+    held = links["held_s"].max() / trace.time_s
+    assert f"most contended link, held back {held:.2f}:\nspine0 → leaf0 (fabric)" in legend_of(figure)[1]
+    assert "transfers held back on average" in figure.axes[1].get_xlabel()
+    assert_readable(figure, tmp_path / "held.png")
 
 
 def test_one_server_too_large_for_detail_is_drawn_inside_with_its_kinds_on_rows_and_grouped():

@@ -492,7 +492,9 @@ def tuner_table(tuned: pd.DataFrame) -> pd.DataFrame:
         slower the runner-up simulated there; ``model_first`` whether the model
         alone would have chosen the winner at every size of the range;
         ``blueconnect_factors`` the factorization the choice amounts to (see
-        :func:`as_blueconnect`).
+        :func:`as_blueconnect`). ``attrs["note"]`` is :func:`comparison_note`: where
+        a schedule outside NCCL's family won a range while NCCL's schedules were
+        simulated beside it, that the winner paid link latencies only.
     """
     per_size = []
     for size, group in tuned.groupby("size_bytes", sort=True):
@@ -527,14 +529,22 @@ def tuner_table(tuned: pd.DataFrame) -> pd.DataFrame:
             **{key: last[key] for key in ("predicted_s", "simulated_s", "runner_up", "margin")},
             "model_first": all(row["model_first"] for row in run),
         })
-    return pd.DataFrame(ranges, columns=["from_bytes", "to_bytes", "sizes", "choice", "blueconnect_factors",
-                                         "algorithm", "params", "resolved", "at_bytes", "predicted_s", "simulated_s",
-                                         "runner_up", "margin", "model_first"])
+    table = pd.DataFrame(ranges, columns=["from_bytes", "to_bytes", "sizes", "choice", "blueconnect_factors",
+                                          "algorithm", "params", "resolved", "at_bytes", "predicted_s",
+                                          "simulated_s", "runner_up", "margin", "model_first"])
+    table.attrs["note"] = comparison_note(tuned, table)
+    return table
 
 
 def display_tuner_table(table: pd.DataFrame) -> pd.DataFrame:
-    """:func:`tuner_table` for people: times with units, margins in percent, the size they are for."""
-    return pd.DataFrame({
+    """:func:`tuner_table` for people: times with units, margins in percent, the size they are for.
+
+    Where the table carries :func:`comparison_note` (a schedule outside NCCL's family
+    won beside simulated NCCL schedules), a ``costs`` column says what each winner
+    paid: ``"NCCL's"`` (protocol, kernel and launch costs) or ``"links only"``, and
+    the note is kept in ``attrs["note"]``.
+    """
+    shown = pd.DataFrame({
         "sizes": table["sizes"],
         "choice": [choice + (f" x{channels} ch" if (channels := json.loads(r or "{}").get("channels")) else "")
                    for choice, r in zip(table["choice"], table["resolved"])],
@@ -546,6 +556,10 @@ def display_tuner_table(table: pd.DataFrame) -> pd.DataFrame:
         "margin": table["margin"].map(lambda m: "" if m != m else f"{m:.1%}".replace("-0.0%", "0.0%")),
         "model agrees": table["model_first"].map({True: "yes", False: "no"}),
     })
+    if note := table.attrs.get("note"):
+        shown["costs"] = ["NCCL's" if name in NCCL_NAMES else "links only" for name in table["algorithm"]]
+        shown.attrs["note"] = note
+    return shown
 
 
 _UINT64_MAX = 2**64 - 1

@@ -242,6 +242,23 @@ def test_nccl_candidates_are_pruned_among_themselves_and_leave_the_others_unchan
         assert group["resolved"].str.contains('"channels"').any()
 
 
+def test_the_python_table_says_what_a_winner_outside_nccls_family_paid():
+    """Study r23: in Python, tune() named halving_doubling the best at 1 MiB beside NCCL's schedules with no word
+    that it paid link latencies only; the command line printed that note."""
+    from simnet.analysis import NCCL_COMPARISON_NOTE
+    from simnet.algorithms.nccl import NCCL_NAMES
+
+    _, _, with_nccl, without = _tuned_dgx_h100()
+    table = tuner_table(with_nccl)
+    assert not table["algorithm"].isin(list(NCCL_NAMES)).all()
+    assert table.attrs["note"] == NCCL_COMPARISON_NOTE
+    shown = display_tuner_table(table)
+    assert shown.attrs["note"] == NCCL_COMPARISON_NOTE
+    assert shown["costs"].tolist() == ["NCCL's" if name in NCCL_NAMES else "links only" for name in table["algorithm"]]
+    plain = display_tuner_table(tuner_table(without))
+    assert "costs" not in plain and not plain.attrs.get("note")
+
+
 def test_the_emitted_nccl_tuner_file_parses_and_runs_each_size_on_its_fastest_simulated_nccl_schedule():
     from simnet.algorithms.nccl import NCCL_NAMES
     from simnet.models.nccl import parse_tuner_csv, tuner_lookup, tuner_rows_to_csv

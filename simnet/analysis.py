@@ -62,6 +62,8 @@ __all__ = [
     "nccl_key",
     "nccl_comparison",
     "nccl_without_model",
+    "nccl_comparison_note",
+    "nccl_switched_off",
     "display_nccl_comparison",
     "NCCL_COMPARISON_NOTE",
 ]
@@ -719,6 +721,43 @@ NCCL_COMPARISON_NOTE = ("Schedules outside NCCL's family (ring, trees, BlueConne
 """What the NCCL comparison's reader must know about its "simnet's best" column."""
 
 
+def nccl_comparison_note(results: pd.DataFrame) -> str:
+    """:data:`NCCL_COMPARISON_NOTE` where a schedule outside NCCL's family ran beside NCCL's choice (``""`` where
+    only NCCL's schedules ran, or no row has an NCCL choice)."""
+    if "nccl_choice" not in results:
+        return ""
+    chosen = results[results["nccl_choice"].astype(str) != ""]
+    outside = ~chosen["algorithm"].isin([*NCCL_NAMES, *NCCL_CHOICES])
+    return NCCL_COMPARISON_NOTE if outside.any() else ""
+
+
+def nccl_switched_off(results: pd.DataFrame) -> str:
+    """A note naming NCCL's schedules that ran where NCCL's own model has them off (``""`` if none did).
+
+    On a system simnet models NCCL on, a schedule a scenario forces (``nccl_algorithm:
+    pat``, ``nccl_tree``, ...) runs even where NCCL's cost model gives it no time,
+    as NCCL would not launch it there: its model column is empty. PAT is the usual
+    case: NCCL enables it only with one GPU per server (``ncclPatEnable``,
+    ``src/graph/tuning.cc`` of NCCL 2.30.7) unless ``NCCL_PAT_ENABLE=1``.
+    """
+    if "nccl_choice" not in results:
+        return ""
+    resolved = results["resolved"] if "resolved" in results else pd.Series("", index=results.index)
+    keys = pd.Series([nccl_key(algorithm, str(params or ""), str(text or "")) for algorithm, params, text in
+                      zip(results["algorithm"], results["params"], resolved.fillna(""))], index=results.index)
+    off = (results["nccl_choice"].astype(str) != "") & results["model_time_s"].isna() & (keys != "")
+    if not off.any():
+        return ""
+    named = dict.fromkeys(f"{algorithm} ({key})" for algorithm, key, is_off in
+                          zip(results["algorithm"], keys, off) if is_off)
+    algorithms = {key.split("/")[0] for key, is_off in zip(keys, off) if is_off}
+    why = ("NCCL enables PAT only with one GPU per server unless NCCL_PAT_ENABLE=1 (ncclPatEnable, tuning.cc)"
+           if algorithms == {"pat"} else
+           "NCCL's cost model has it off here, so NCCL would not launch it (PAT, for one, only with one GPU per "
+           "server unless NCCL_PAT_ENABLE=1)")
+    return f"{', '.join(named)} ran where NCCL's own model gives no time: {why}; its model column is empty."
+
+
 def nccl_without_model(results: pd.DataFrame) -> str:
     """A note naming NCCL's schedules that ran where simnet has no NCCL cost model (``""`` if none did).
 
@@ -931,10 +970,11 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
         lines += ["## NCCL's choice beside simnet's", "",
                   "What NCCL's own cost model picks per size and predicts (`simnet.models.nccl`), beside the fastest "
                   "simulated run, the fastest simulated NCCL schedule and, where it ran, the simulated time of NCCL's "
-                  f"choice. {NCCL_COMPARISON_NOTE}", "",
+                  f"choice. {nccl_comparison_note(results)}".rstrip(), "",
                   display_nccl_comparison(results).to_markdown(index=False), ""]
-    if note := nccl_without_model(results):
-        lines += [note, ""]
+    for note in (nccl_without_model(results), nccl_switched_off(results)):
+        if note:
+            lines += [note, ""]
     lines += ["## Models against the simulation", "",
               "`sim/model − 1` and `sim/critical path − 1`: positive when the simulation is slower.", ""]
     lines += [residuals(results).to_markdown(index=False, floatfmt=".2e"), ""]

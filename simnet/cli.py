@@ -153,9 +153,10 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
                 if len(comparison):
                     click.echo("\nNCCL's own choice (its cost model) beside simnet's simulated best:")
                     click.echo(comparison.to_string(index=False))
-                    click.echo(analysis.NCCL_COMPARISON_NOTE)
-                if note := analysis.nccl_without_model(results):
-                    click.echo(note)
+                for note in (analysis.nccl_comparison_note(results), analysis.nccl_without_model(results),
+                             analysis.nccl_switched_off(results)):
+                    if note:
+                        click.echo(note)
         if out_dir is not None and loaded.jobs is not None:
             _write_jobs_report(out_dir, loaded.name, results, draw=draw, quiet=quiet)
         elif out_dir is not None:

@@ -231,6 +231,32 @@ def test_nccl_schedules_without_an_nccl_model_are_named_in_a_note():
     assert nccl_without_model(modelled) == "" and nccl_without_model(TABLE) == ""
 
 
+def test_a_forced_nccl_schedule_nccls_model_has_off_is_named_with_why():
+    """Study r23: PAT forced on 8 GPUs per server ran with an empty model column and no word why; NCCL enables
+    PAT only with one GPU per server. Rows with a model time, or no NCCL choice, get no such note."""
+    from simnet.analysis import nccl_switched_off
+
+    rows = nccl_rows([("nccl_all_gather", '{"nccl_algorithm": "pat"}', 1 << 26, 2.0, "ring/ll128", 1.0),
+                      ("nccl_all_gather", "{}", 1 << 26, 1.0, "ring/ll128", 1.0)])
+    rows = rows.assign(model_time_s=[float("nan"), 1.0])
+    note = nccl_switched_off(rows)
+    assert note.startswith("nccl_all_gather (pat/simple) ran where NCCL's own model gives no time: NCCL enables "
+                           "PAT only with one GPU per server unless NCCL_PAT_ENABLE=1")
+    assert nccl_switched_off(rows.assign(model_time_s=1.0)) == ""
+    assert nccl_switched_off(rows.assign(model_time_s=float("nan"), nccl_choice="")) == ""
+
+
+def test_the_comparison_note_is_given_only_where_a_schedule_outside_nccls_family_ran():
+    from simnet.analysis import NCCL_COMPARISON_NOTE, nccl_comparison_note
+
+    nccl_only = nccl_rows([("nccl_ring", '{"protocol": "ll"}', 1024, 3.0, "ring/ll", 2.5),
+                           ("nccl", "{}", 1024, 3.0, "ring/ll", 2.5)])
+    assert nccl_comparison_note(nccl_only) == ""
+    mixed = nccl_rows([("nccl_ring", '{"protocol": "ll"}', 1024, 3.0, "ring/ll", 2.5),
+                       ("blueconnect", "{}", 1024, 2.0, "ring/ll", 2.5)])
+    assert nccl_comparison_note(mixed) == NCCL_COMPARISON_NOTE
+
+
 def test_the_note_says_which_of_nccls_decisions_fell_back_to_what():
     """Where NCCL's model is missing, the channels and protocol NCCL would have chosen fall back to simnet's
     defaults; the note names each with its value and the schedules it applies to, from the rows' ``resolved``,

@@ -952,13 +952,13 @@ class Trace:
         """One row per directed link: what it carried and how busy it was.
 
         Columns: ``link, src, dst, cable, tier, bandwidth_Bps, bytes, busy_s,
-        utilization, load, peak_flows, held_s`` (``cable`` numbers the cables of a
+        utilization, load, peak_flows, held_flow_s`` (``cable`` numbers the cables of a
         bundle). ``bytes`` counts the wire bytes of every transfer routed over the
         link; ``busy_s`` is the time during which at least one transfer drained bytes
         through it (latency phases do not count); ``utilization = busy_s / time_s``;
         ``load = bytes / (bandwidth_Bps * time_s)`` is the fraction of its capacity
         used over the run; ``peak_flows`` is the largest number of transfers
-        draining through it at once; ``held_s`` sums, over the transfers, the time
+        draining through it at once; ``held_flow_s`` sums, over the transfers, the time
         the link held each back (:meth:`limits`: drained below its lone rate at the
         rate the link set, or waited to start for it), the link where transfers
         competed rather than the one that carried the most.
@@ -990,7 +990,7 @@ class Trace:
         frame["load"] = carried / (net.bandwidth_Bps * makespan) if makespan > 0 else 0.0
         frame["peak_flows"] = peak
         held_link, _, held_start, held_end = self.limits
-        frame["held_s"] = np.bincount(held_link, weights=held_end - held_start, minlength=count)
+        frame["held_flow_s"] = np.bincount(held_link, weights=held_end - held_start, minlength=count)
         return frame
 
     def timeline(self):

@@ -165,11 +165,11 @@ def test_held_back_time_is_the_time_an_oversubscribed_uplink_kept_transfers_belo
     trace = simulate(Network(graph), ALGORITHMS["halving_doubling"].build(8, MIB))
     links = trace.links().set_index(["src", "dst"])
     for leaf in ("leaf0", "leaf1"):
-        assert links.loc[("spine0", leaf), "held_s"] == pytest.approx(2 * 4 * 4 * (MIB / 8) / bandwidth_Bps,
+        assert links.loc[("spine0", leaf), "held_flow_s"] == pytest.approx(2 * 4 * 4 * (MIB / 8) / bandwidth_Bps,
                                                                       rel=1e-12)
     hosts = links[[str(dst).startswith("gpu") or str(src).startswith("gpu") for src, dst in links.index]]
-    assert hosts["held_s"].max() == 0 and hosts["load"].min() > links.loc[("spine0", "leaf0"), "load"]
-    assert links["held_s"].sum() == pytest.approx(sum(end - start for _, _, start, end in zip(*trace.limits)))
+    assert hosts["held_flow_s"].max() == 0 and hosts["load"].min() > links.loc[("spine0", "leaf0"), "load"]
+    assert links["held_flow_s"].sum() == pytest.approx(sum(end - start for _, _, start, end in zip(*trace.limits)))
 
 
 def test_fifo_timeline_shows_busy_intervals_back_to_back():

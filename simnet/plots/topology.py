@@ -71,7 +71,7 @@ LINK_METRICS = {
              "load of the most loaded link it stands for: bytes / (capacity × completion time)"),
     "busy": ("utilization", "busy time", "busiest", "busy time of the busiest link it stands for / completion time"),
     "held": ("held", "held back", "most contended",
-             "transfers held back on average by the link it stands for: held_s / completion time"),
+             "transfers held back on average by the link it stands for: held_flow_s / completion time"),
 }
 """What :func:`link_utilization` colours by: metric -> (column of :meth:`simnet.engine.Trace.links`, short name,
 superlative, colour bar label)."""
@@ -527,7 +527,7 @@ def link_utilization(trace: Trace, path: str | Path, *, title: str = "", metric:
     own link that every step uses, not where transfers competed. ``metric="held"``
     colours by the time the link held transfers back (below their lone rate, or
     waiting to start), summed over the transfers, over the completion time
-    (``held_s / time_s``, the number of transfers it held back on average): the
+    (``held_flow_s / time_s``, the number of transfers it held back on average): the
     link where contention cost time, an oversubscribed uplink or an ECMP hot spot.
     ``metric="busy"`` colours by its busy time over the completion time
     (``utilization``), which is high for any link that carries a trickle all along.
@@ -566,7 +566,7 @@ def link_utilization(trace: Trace, path: str | Path, *, title: str = "", metric:
     drawing = _drawing(graph)
     links = trace.links()
     if metric == "held":
-        links["held"] = links["held_s"] / trace.time_s if trace.time_s > 0 else 0.0
+        links["held"] = links["held_flow_s"] / trace.time_s if trace.time_s > 0 else 0.0
     values = links[column].to_numpy(dtype=float)
     level_of: dict = {}
     carried_by: set = set()

@@ -157,7 +157,7 @@ def test_links_coloured_by_held_back_time_name_the_oversubscribed_uplink_not_the
     assert links.loc[links["load"].idxmax(), "src"] == "leaf0"
     assert str(links.loc[links["load"].idxmax(), "dst"]).startswith("gpu")
     figure = plots.link_utilization(trace, tmp_path / "held.png", metric="held")
-    held = links["held_s"].max() / trace.time_s
+    held = links["held_flow_s"].max() / trace.time_s
     assert f"most contended link, held back {held:.2f}:\nspine0 → leaf0 (fabric)" in legend_of(figure)[1]
     assert "transfers held back on average" in figure.axes[1].get_xlabel()
     assert_readable(figure, tmp_path / "held.png")

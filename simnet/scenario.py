@@ -1749,7 +1749,9 @@ def run(scenario: Scenario, *, force: bool = False) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per (point, algorithm, size) with the columns of
-        :data:`simnet.analysis.RESULT_COLUMNS`.
+        :data:`simnet.analysis.RESULT_COLUMNS`; for a ``jobs:`` scenario one row per
+        (point, job) with :data:`simnet.analysis.JOB_COLUMNS`, whose per-link tables
+        (``interference``, ``timeline``) and traces :func:`run_jobs_point` gives.
     """
     frames = [run_point(point, force=force) for point in expand(scenario, force=force)]
     return pd.concat(frames, ignore_index=True)

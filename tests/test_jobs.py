@@ -409,3 +409,20 @@ def test_every_communicators_pairs_are_routed_in_one_table(monkeypatch):
     assert calls[:2] == [16 * 15, 16 * 15]
     pd.testing.assert_frame_equal(ahead.jobs, apart.jobs)
     pd.testing.assert_frame_equal(ahead.timeline, apart.timeline)
+
+
+def test_the_documented_python_route_to_a_jobs_scenarios_tables():
+    """Study r23: docs/concurrency.md showed jobs built by hand only; a scenario's interference table was not
+    reachable from the documented API. simnet.run gives every point's job rows, run_jobs_point each point's
+    rows with its tables, the same rows."""
+    import simnet
+    from simnet.analysis import JOB_COLUMNS
+    from simnet.scenario import expand, run_jobs_point
+
+    scenario = simnet.load_scenario("scenarios/jobs_tp_dp.yaml")
+    rows = simnet.run(scenario)
+    assert list(rows.columns) == list(JOB_COLUMNS)
+    results = [run_jobs_point(point) for point in expand(scenario)]
+    pd.testing.assert_frame_equal(rows, pd.concat([result.jobs for result in results], ignore_index=True))
+    assert any(len(result.interference) for result in results)
+    assert "jobs_tp_dp.yaml" in open("docs/concurrency.md").read()

@@ -30,11 +30,13 @@ import pandas as pd
 import pytest
 
 __all__ = ["KEY_COLUMNS", "LABEL_COLUMNS", "TIME_COLUMNS", "JOB_KEY_COLUMNS", "JOB_TIME_COLUMNS", "timing_changes",
-           "assert_timings", "Golden", "simnet_golden"]
+           "assert_timings", "assert_under", "Golden", "simnet_golden"]
 
 KEY_COLUMNS = ("scenario", "point", "algorithm", "params", "network_model", "ranks", "size_bytes")
 TIME_COLUMNS = ("sim_time_s", "model_time_s", "critical_path_s")
-LABEL_COLUMNS = ("topology",)
+LABEL_COLUMNS = ("topology", "resolved")
+"""Columns compared as text: the topology's name, and what an algorithm chose at run time (NCCL's algorithm,
+protocol and channels); a table written before ``resolved`` was kept is compared without it."""
 JOB_KEY_COLUMNS = ("scenario", "point", "job", "algorithm", "params", "network_model", "ranks", "size_bytes")
 JOB_TIME_COLUMNS = ("time_s", "alone_s", "shared_s")
 """Key and time columns of a ``jobs:`` scenario's rows (:data:`simnet.analysis.JOB_COLUMNS`)."""
@@ -47,10 +49,13 @@ def _columns(frame: pd.DataFrame) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
     keys, times = _columns(frame)
-    missing = [c for c in (*keys, *LABEL_COLUMNS, *times) if c not in frame.columns]
+    labels = [c for c in LABEL_COLUMNS if c != "resolved" or c in frame.columns]
+    missing = [c for c in (*keys, *labels, *times) if c not in frame.columns]
     if missing:
         raise ValueError(f"timings need the columns {missing}")
-    keyed = frame.loc[:, [*keys, *LABEL_COLUMNS, *times]]
+    keyed = frame.loc[:, [*keys, *labels, *times]]
+    if "resolved" in keyed:
+        keyed["resolved"] = keyed["resolved"].fillna("").astype(str)
     keyed = keyed.astype({"point": str, "ranks": "int64", "size_bytes": "int64"})
     for column in times:
         keyed[column] = pd.to_numeric(keyed[column].replace("", float("nan")), errors="raise")
@@ -76,8 +81,12 @@ def timing_changes(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float 
         ``relative_change`` (``NaN`` for added or removed rows) and ``change``.
     """
     key_columns, time_columns = _columns(actual)
-    merged = _keyed(expected).merge(
-        _keyed(actual), on=list(key_columns), how="outer", suffixes=("_expected", "_actual"), indicator=True
+    expected, actual = _keyed(expected), _keyed(actual)
+    label_columns = [c for c in LABEL_COLUMNS if c in expected and c in actual]
+    expected, actual = (frame.drop(columns=[c for c in LABEL_COLUMNS if c in frame and c not in label_columns])
+                        for frame in (expected, actual))
+    merged = expected.merge(
+        actual, on=list(key_columns), how="outer", suffixes=("_expected", "_actual"), indicator=True
     )
     changes = []
     for row in merged.to_dict(orient="records"):
@@ -87,7 +96,7 @@ def timing_changes(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float 
             changes.append(keys | {"column": "", "expected": None, "actual": None,
                                    "relative_change": float("nan"), "change": change})
             continue
-        for column in LABEL_COLUMNS:
+        for column in label_columns:
             old, new = row[f"{column}_expected"], row[f"{column}_actual"]
             if old != new:
                 changes.append(keys | {"column": column, "expected": old, "actual": new,
@@ -107,14 +116,41 @@ def timing_changes(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float 
     return pd.DataFrame(changes, columns=[*key_columns, "column", "expected", "actual", "relative_change", "change"])
 
 
+def _differing(old: str, new: str, context: int = 12) -> tuple[str, str]:
+    """`old` and `new` with their common beginning and end cut to `context` characters beside what differs."""
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    head = max(0, start - context)
+
+    def cut(text: str) -> str:
+        tail = len(text) - max(0, end - context)
+        return ("…" if head else "") + text[head:tail] + ("…" if tail < len(text) else "")
+    return cut(old), cut(new)
+
+
 def _describe(changes: pd.DataFrame) -> str:
     labels = ["scenario", "point", *(["job"] if "job" in changes.columns else []), "algorithm", "params", "size_bytes"]
     shown = changes.loc[:, [*labels, "column", "expected", "actual", "relative_change",
                             "change"]].astype({"expected": object, "actual": object})
+    relabelled = shown["change"] == "relabelled"
+    for index in shown.index[relabelled]:
+        shown.loc[index, ["expected", "actual"]] = _differing(str(shown.at[index, "expected"]),
+                                                              str(shown.at[index, "actual"]))
     buffer = io.StringIO()
     with pd.option_context("display.width", 200, "display.max_colwidth", 40, "display.max_rows", 200):
         buffer.write(shown.to_string(index=False, float_format=lambda x: f"{x:.9g}"))
     return buffer.getvalue()
+
+
+def _counted(changes: pd.DataFrame) -> str:
+    """``"9 timing(s) changed"``, with ``", 3 label(s) changed"`` where topologies or choices were relabelled."""
+    labels = int((changes["change"] == "relabelled").sum())
+    text = f"{len(changes) - labels} timing(s) changed"
+    return text + (f", {labels} label(s) changed" if labels else "")
 
 
 def assert_timings(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float = 1e-9) -> None:
@@ -127,7 +163,38 @@ def assert_timings(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float 
     """
     changes = timing_changes(actual, expected, rtol=rtol)
     if len(changes):
-        raise AssertionError(f"{len(changes)} timing(s) changed (rtol={rtol:g}):\n{_describe(changes)}")
+        raise AssertionError(f"{_counted(changes)} (rtol={rtol:g}):\n{_describe(changes)}")
+
+
+def assert_under(results: pd.DataFrame, limit: str | float, *, column: str = "sim_time_s") -> None:
+    """Fail with a readable table if any row's `column` exceeds `limit`: a budget rather than a golden value.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Rows as :func:`simnet.run` returns them (or any frame with `column`).
+    limit : str or float
+        The budget: ``"6.5 ms"`` (any time :func:`simnet.units.parse_time` reads), or seconds.
+    column : str, optional
+        The time column to bound (``"time_s"`` for the rows of a ``jobs:`` scenario).
+
+    Raises
+    ------
+    AssertionError
+        Listing the rows over the budget with their time.
+    """
+    from simnet.units import format_time, parse_time
+
+    limit_s = parse_time(limit) if isinstance(limit, str) else float(limit)
+    if column not in results:
+        raise ValueError(f"no column {column!r} to bound; the rows have {list(results.columns)}")
+    over = results[results[column] > limit_s]
+    if len(over):
+        labels = [c for c in ("scenario", "point", "job", "algorithm", "params", "size_bytes") if c in over]
+        shown = over.loc[:, labels].assign(**{column: over[column].map(format_time)})
+        with pd.option_context("display.width", 200, "display.max_colwidth", 40):
+            table = shown.to_string(index=False)
+        raise AssertionError(f"{len(over)} row(s) over {format_time(limit_s)} in {column}:\n{table}")
 
 
 class Golden:
@@ -177,7 +244,8 @@ class Golden:
         current = _keyed(results)
         if not path.exists():
             if not self.update:
-                pytest.fail(f"no golden table {path}; run pytest with --simnet-update-golden to create it")
+                pytest.fail(f"no golden table {path}; run pytest with --simnet-update-golden to create it",
+                            pytrace=False)
             changes = timing_changes(current, current.iloc[0:0], rtol=rtol)
         else:
             try:
@@ -197,8 +265,7 @@ class Golden:
                 print(f"\n{path}: {len(changes)} change(s)\n{_describe(changes)}")
             return changes
         if len(changes):
-            pytest.fail(f"{path}: {len(changes)} timing(s) changed (rtol={rtol:g}):\n{_describe(changes)}",
-                        pytrace=False)
+            pytest.fail(f"{path}: {_counted(changes)} (rtol={rtol:g}):\n{_describe(changes)}", pytrace=False)
         return changes
 
 

@@ -35,12 +35,15 @@ def test_a_latency_change_fails_the_golden_check_naming_the_scenario(tmp_path, q
     with pytest.raises(pytest.fail.Exception) as failed:
         Golden(tmp_path).check("quickstart", slower)
     message = str(failed.value)
-    assert "quickstart.csv: 12 timing(s) changed" in message
+    assert "quickstart.csv: 9 timing(s) changed, 3 label(s) changed" in message
     lines = message.splitlines()
     assert all(line.split()[0] == "quickstart" for line in lines[2:])
     assert sum("sim_time_s" in line and "moved" in line for line in lines) == 3
     assert sum("critical_path_s" in line and "moved" in line for line in lines) == 3
-    assert sum("latency=1.1 us" in line and "relabelled" in line for line in lines) == 3
+    relabelled = [line for line in lines if "relabelled" in line]
+    assert len(relabelled) == 3 and all("…s, latency=1 us)" in line and "…s, latency=1.1 us)" in line
+                                        for line in relabelled)
+    assert max(map(len, lines)) < 200, "study r23: a relabelled topology printed 420-character lines"
 
 
 def test_update_mode_writes_and_reports(tmp_path, quickstart, capsys):
@@ -88,3 +91,35 @@ def test_one_check_can_loosen_the_tolerance(tmp_path, quickstart):
     with pytest.raises(pytest.fail.Exception, match=r"rtol=1e-09"):
         Golden(tmp_path).check("q", moved)
     assert Golden(tmp_path).check("q", moved, rtol=1e-5).empty
+
+
+def test_a_changed_nccl_choice_is_reported_beside_the_times_it_moved():
+    """Study r23: a golden table did not say when NCCL's choice changed (nvls_tree to ring), only that the
+    `nccl` row's times moved. `resolved` is compared as a label; a table written without it still compares."""
+    from simnet.analysis import result_row
+
+    def row(resolved: str, time_s: float) -> dict:
+        return result_row(scenario="s", point="", topology="t", op="allreduce", algorithm="nccl", params="{}",
+                          network_model="maxmin", ranks=16, size_bytes=2**30, sim_time_s=time_s,
+                          model_time_s=time_s, critical_path_s=time_s, resolved=resolved)
+
+    before = pd.DataFrame([row('{"channels": 16, "nccl_algorithm": "nvls_tree", "protocol": "simple"}', 1.0)])
+    after = pd.DataFrame([row('{"channels": 16, "nccl_algorithm": "ring", "protocol": "simple"}', 1.5)])
+    changes = timing_changes(after, before)
+    relabelled = changes[changes["change"] == "relabelled"]
+    assert relabelled["column"].tolist() == ["resolved"]
+    with pytest.raises(AssertionError, match=r"3 timing\(s\) changed, 1 label\(s\) changed") as failed:
+        assert_timings(after, before)
+    assert 'nvls_tree' in str(failed.value) and '"ring"' in str(failed.value)
+    assert timing_changes(after, before.drop(columns=["resolved"]))["change"].tolist() == ["moved"] * 3
+
+
+def test_a_budget_names_the_rows_over_it(quickstart):
+    from simnet.testing import assert_under
+
+    assert_under(quickstart, "10 ms")
+    with pytest.raises(AssertionError, match=r"1 row\(s\) over 5 ms in sim_time_s:") as failed:
+        assert_under(quickstart, "5 ms")
+    assert "ring" in str(failed.value) and "67108864" in str(failed.value)
+    with pytest.raises(ValueError, match="no column 'time_s'"):
+        assert_under(quickstart, 1.0, column="time_s")

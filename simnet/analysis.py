@@ -636,6 +636,10 @@ def speedups(results: pd.DataFrame, baseline: str = "ring") -> pd.DataFrame:
                   "speedup"]]
 
 
+_PROTOCOL_CHOSEN = ("ring", "tree")
+"""NCCL's algorithms that run in more than one protocol (the others are Simple only)."""
+
+
 def winners(results: pd.DataFrame) -> pd.DataFrame:
     """The fastest simulated choice per (point, size, sparse payload), the runner-up and the margin.
 
@@ -648,7 +652,8 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
         ranks the same choice first (``None`` when the winner has no closed form,
         e.g. an imported MSCCL program); ``payload`` as in :func:`speedups`. Ties go
         to the earlier row. A choice of NCCL's schedules whose name does not say what ran
-        is labelled with it (``nccl (nvls/simple)``, ``nccl_ring {"protocol": "auto"} (ring/ll128)``),
+        is labelled with it (``nccl (nvls/simple)``, ``nccl_ring {"protocol": "auto"} (ring/ll128)``,
+        ``nccl_tree (tree/simple)`` where the protocol was its default),
         and the runner-up is never the winner's own schedule run under another name (``nvls``
         when ``nccl`` picked NVLS: the same NCCL algorithm and protocol in the same time).
     """
@@ -658,8 +663,9 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
         best = ordered.iloc[0]
         labels = _choice(ordered)
         ran = _ran(ordered)
-        shown = [label + (f" ({key})" if key and (algorithm in NCCL_CHOICES or key != nccl_key(algorithm, params))
-                          else "")
+        shown = [label + (f" ({key})" if key and (algorithm in NCCL_CHOICES or key != nccl_key(algorithm, params)
+                                                   or key.split("/")[0] in _PROTOCOL_CHOSEN
+                                                   and "protocol" not in _params(params)) else "")
                  for label, key, algorithm, params in zip(labels, ran, ordered["algorithm"], ordered["params"])]
         times = ordered["sim_time_s"].tolist()
         second = next((k for k in range(1, len(ordered)) if not (ran[k] and ran[k] == ran[0] and times[k] == times[0])),

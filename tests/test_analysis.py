@@ -399,3 +399,18 @@ def test_bytes_sent_per_rank_leave_out_the_switches_of_an_in_network_reduction(n
     table = schedule.transfers
     ranks = table.src < 16
     assert sent.sum() == table.nbytes[ranks & (table.src != table.dst)].sum()
+
+
+def test_an_nccl_ring_or_tree_at_its_default_protocol_says_the_protocol_too():
+    """Study r23: compare's runner-up read "nccl_tree (tree/ll128)" at 64 MiB and "nccl_tree" at 1 GiB, where
+    the protocol was the default simple; ring and tree now always say theirs, NVLS (Simple only) does not."""
+    from simnet.analysis import winners
+
+    rows = nccl_rows([("nccl_ring", "{}", 1 << 30, 1.0, "ring/simple", 1.0),
+                      ("nccl_tree", "{}", 1 << 30, 2.0, "ring/simple", 1.0),
+                      ("nvls", "{}", 1 << 30, 3.0, "ring/simple", 1.0)])
+    rows = rows.assign(resolved=['{"protocol": "simple"}', '{"protocol": "simple"}', ""])
+    table = winners(rows)
+    assert table[["winner", "runner_up"]].values.tolist() == [["nccl_ring (ring/simple)", "nccl_tree (tree/simple)"]]
+    assert winners(rows.iloc[[2, 0]])["winner"].tolist() == ["nccl_ring (ring/simple)"]
+    assert winners(rows.iloc[[2]])["winner"].tolist() == ["nvls"]

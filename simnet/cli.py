@@ -628,6 +628,10 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
                                    chunk_counts=counts["--chunks"], channel_counts=counts["--channels"],
                                    nccl=nccl or emit is not None, algorithms=algorithms, progress=show_progress,
                                    executor=pool)
+        except KeyboardInterrupt:
+            raise SweepInterrupted(f"tune writes its table once every size is tuned, so nothing of this run is "
+                                   f"kept; tune fewer sizes at a time (--sizes, {len(size_list)} now) to keep "
+                                   "answers as they come") from None
         except SimnetError as error:
             key, _, rest = error.path.removeprefix("network.").replace(".[key]", "").partition(".")
             if error.path.startswith("network.") and key in given:

@@ -720,3 +720,17 @@ def test_tune_takes_the_ecmp_hash_seed_as_run_does(capsys):
     assert main([*command, "--hash-seed", "3"]) == 2
     assert capsys.readouterr().err == ("error: --hash-seed: only routing 'ecmp_hash' hashes, and the routing is "
                                        "'dmodk': seed 3 would change nothing\n")
+
+
+def test_an_interrupted_tune_says_what_is_kept_and_how_to_keep_more(capsys, monkeypatch):
+    """Study r23: Ctrl-C of simnet tune printed only 'aborted'."""
+    from simnet import tune
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tune, "tune", interrupted)
+    assert main(["tune", "switch8", "--sizes", "1KiB,1MiB"]) == 130
+    assert capsys.readouterr().err == ("interrupted: tune writes its table once every size is tuned, so nothing of "
+                                       "this run is kept; tune fewer sizes at a time (--sizes, 2 now) to keep answers "
+                                       "as they come\n")

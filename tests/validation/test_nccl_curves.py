@@ -187,6 +187,31 @@ def test_the_prose_on_runs_simnet_cannot_know_about_quotes_the_table(table):
     assert (defaults["error"] > 0).all() and (ctas["error"] < 0).all()
 
 
+def test_the_family_bullets_quote_the_family_table(table):
+    """Each family's bullet under the family table opens with its medians (simnet's against NCCL's model's, then
+    from 1 MiB where it says so) and counts the curves meeting their bar as the table does: a bullet left at
+    20.8 % after the table moved to 21.2 % fails."""
+    import re
+
+    text = DOC.read_text(encoding="utf-8")
+    checked = 0
+    for row in family_summary(table).itertuples():
+        match = re.search(r"^\* \*\*" + re.escape(row.family) + r"\*\*(.*?)(?=^\* \*\*|^$)", text, re.M | re.S)
+        assert match, row.family
+        bullet = " ".join(match.group(1).split())
+        pairs = re.findall(r"(\d+\.\d) % against (?:NCCL's model's )?(\d+\.\d) %( from 1 MiB)?", bullet)
+        if not pairs:
+            continue
+        assert pairs[0][:2] == (f"{100 * row.median:.1f}", f"{100 * row.model_median:.1f}"), row.family
+        later = [pair[:2] for pair in pairs[1:] if pair[2]]
+        if later:
+            assert later[0] == (f"{100 * row.median_ge_1MiB:.1f}", f"{100 * row.model_median_ge_1MiB:.1f}"), row.family
+        for held, judged in re.findall(r"(\d+) of (\d+) curves? meets? the bar", bullet):
+            assert (int(held), int(judged)) == (row.holding, row.judged), row.family
+        checked += 1
+    assert checked >= 5
+
+
 def test_docs_show_the_nccl_curves_section(table):
     """docs/validation.md carries the `nccl_curves` section line for line, docs/nccl.md its family table."""
     for doc, section in ((DOC, nccl_curves_markdown(table)), (NCCL_DOC, nccl_families_markdown(table))):

@@ -13,16 +13,17 @@ estimate and the algorithm's parameters that shrink it (``max_pieces``, ``channe
 ``chunks``, ... with their values); ``force=True`` (``--force`` on the command line) runs it
 anyway.
 
-"Available" is ``MemAvailable`` of the machine that runs the simulation: under
-``--executor dask`` a worker's host, whatever the worker's own ``--memory-limit``
-(several workers on one host each see the host's free memory, so the guard admits a point
-that Dask may then stop for exceeding a worker's limit).
+"Available" is ``MemAvailable`` of the machine that runs the simulation; inside a Dask
+worker (``--executor dask``) with a memory limit, the smaller of that and what the worker
+may still use, its ``--memory-limit`` less its process's resident memory, so a point is
+refused before Dask stops the worker for exceeding its limit.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,8 +42,7 @@ class ResourceError(SimnetError):
     """A run estimated to need more memory than the machine has."""
 
 
-def available_memory_bytes() -> int:
-    """Memory available to a new allocation now, bytes (``MemAvailable`` on Linux)."""
+def _host_available_bytes() -> int:
     try:
         with open("/proc/meminfo", encoding="ascii") as meminfo:
             for line in meminfo:
@@ -51,6 +51,30 @@ def available_memory_bytes() -> int:
     except OSError:
         pass
     return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def _dask_worker_budget_bytes() -> int | None:
+    """What the Dask worker running this call may still use (its memory limit less its process's resident
+    memory), bytes; ``None`` outside a worker or without a limit. Dask is not imported for it."""
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return None
+    try:
+        worker = distributed.get_worker()
+    except ValueError:
+        return None
+    limit = getattr(getattr(worker, "memory_manager", None), "memory_limit", None)
+    if not limit:
+        return None
+    return max(0, int(limit) - int(worker.monitor.get_process_memory()))
+
+
+def available_memory_bytes() -> int:
+    """Memory available to a new allocation now, bytes: ``MemAvailable`` on Linux, and within a Dask worker's
+    memory limit inside one."""
+    host = _host_available_bytes()
+    budget = _dask_worker_budget_bytes()
+    return host if budget is None else min(host, budget)
 
 
 def _positive_int(value: Any) -> int | None:

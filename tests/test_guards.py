@@ -90,3 +90,16 @@ def test_the_estimate_counts_the_channels_nccl_launches_at_each_size(monkeypatch
         run(scenario)
     assert error.value.path == "collective"
     assert f"(about {launched:,} transfers)" in error.value.message
+
+
+def test_inside_a_dask_worker_the_guard_counts_the_workers_memory_limit():
+    """The guard compared with the host's free memory inside a Dask worker, admitting points Dask then stopped
+    for exceeding the worker's --memory-limit; it now takes the smaller of the two."""
+    distributed = pytest.importorskip("distributed")
+
+    limit = 3 * 10**9
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, memory_limit=limit,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        inside = client.submit(guards.available_memory_bytes, pure=False).result()
+    assert 0 < inside < limit
+    assert guards._dask_worker_budget_bytes() is None

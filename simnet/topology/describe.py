@@ -10,8 +10,20 @@ Bisection bandwidth
     max-flow/min-cut theorem it is the capacity of the smallest cut between the
     halves). Flows may use any node, so it bounds what any routing achieves. As
     builders number hosts hierarchy-major, the halves are the natural ones: half
-    the pods of a fat-tree (``k^3/8`` links), half of the first dimension of a
-    torus, half the servers of a cluster.
+    the pods of a fat-tree (``k^3/8`` links), half the servers of a cluster.
+    On a torus whose GPUs sit on (or are) its routers, the rank halves cut across
+    dimension 0 only, so the value would depend on the order of ``dims``; there it
+    is the smallest maximum flow over one cut across each dimension of extent
+    ``d ≥ 2``: the ranks ordered by their coordinate ``c_i`` (rank order among
+    equals), first ``⌊p/2⌋`` against the rest. For an even ``d`` these halves are
+    ``c_i < d/2`` and ``c_i ≥ d/2``, ``2 p / d`` cables each way for ``d ≥ 3``; for
+    an odd ``d`` they are ``⌊d/2⌋`` slices plus the first half (rank order) of the
+    middle slice. The label names the cut reaching the minimum (on a tie the
+    exactly balanced one of an even dimension, then the longest, then the first).
+    With the longest dimension even this is the bisection of Dally and Towles
+    (2004, sec. 3.3), ``2 p / k_max`` cables; with odd extents it is the smallest
+    of these cuts, an upper bound on the minimum over all balanced cuts. Other
+    families, and clusters whose servers hang off a torus, keep the rank halves.
 Diameter
     The longest route between two GPUs, in hops and in latency, over every ordered
     GPU pair, with the routes :class:`~simnet.topology.Router` chooses (``p (p-1)``
@@ -19,6 +31,11 @@ Diameter
 In-switch reduction
     The switches that can reduce in flight and multicast (``reduce = True``:
     NVSwitch NVLS, InfiniBand SHARP), grouped by ``reduce_efficiency``.
+
+References
+----------
+Dally, W. J. and Towles, B. (2004). Principles and Practices of Interconnection
+Networks, sec. 3.3 (bisection) and ch. 5 (tori). Morgan Kaufmann.
 """
 
 from __future__ import annotations
@@ -31,21 +48,79 @@ from simnet.topology.contract import NODE_KINDS, gpus, reduce_efficiency, reduci
 from simnet.topology.routing import Router
 from simnet.units import format_bandwidth, format_time
 
-__all__ = ["describe", "bisection_bandwidth_Bps", "format_description"]
+__all__ = ["describe", "bisection", "bisection_bandwidth_Bps", "format_description"]
 
 _KIND_ORDER = ("gpu", "nic", "cpu", "switch")
 
 
-def bisection_bandwidth_Bps(graph: nx.DiGraph) -> float:
-    """Maximum flow from the first half of the GPUs (rank order) to the second, bytes/s."""
+def bisection(graph: nx.DiGraph) -> tuple[float, str]:
+    """Bisection bandwidth of `graph` and the cut it was measured across.
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+        A topology (see :mod:`simnet.topology.contract`).
+
+    Returns
+    -------
+    tuple of (float, str)
+        The maximum flow in bytes/s between the halves (see the module docstring)
+        and which halves: ``"first half of ranks -> second"``, or on a torus e.g.
+        ``"cut across torus dimension 1 of [4, 8]: c1 < 4 -> c1 ≥ 4"``.
+    """
     ranks = gpus(graph)
-    half = len(ranks) // 2
+    coords = _torus_coordinates(graph, ranks)
+    if coords is None:
+        return _max_flow_Bps(graph, ranks), "first half of ranks -> second"
+    dims = [int(size) for size in graph.graph["dims"]]
+    flows = {axis: _max_flow_Bps(graph, sorted(ranks, key=lambda node: coords[node][axis]))
+             for axis, size in enumerate(dims) if size >= 2}
+    least = min(flows.values())
+    axis = min((axis for axis, value in flows.items() if value <= least * (1 + 1e-12)),
+               key=lambda axis: (dims[axis] % 2, -dims[axis], axis))
+    return least, _torus_cut(dims, axis, len(ranks))
+
+
+def bisection_bandwidth_Bps(graph: nx.DiGraph) -> float:
+    """Bisection bandwidth of `graph`, bytes/s (the first element of :func:`bisection`)."""
+    return bisection(graph)[0]
+
+
+def _max_flow_Bps(graph: nx.DiGraph, order: list) -> float:
+    """Maximum flow from the first ``⌊p/2⌋`` GPUs of `order` to the others, links capped at their bandwidth."""
+    half = len(order) // 2
     flow = nx.DiGraph()
     flow.add_edges_from((u, v, {"capacity": data["bandwidth_Bps"]}) for u, v, data in graph.edges(data=True))
     source, sink = ("bisection", "source"), ("bisection", "sink")
-    flow.add_edges_from((source, node) for node in ranks[:half])
-    flow.add_edges_from((node, sink) for node in ranks[half:])
+    flow.add_edges_from((source, node) for node in order[:half])
+    flow.add_edges_from((node, sink) for node in order[half:])
     return float(nx.maximum_flow_value(flow, source, sink))
+
+
+def _torus_coordinates(graph: nx.DiGraph, ranks: list) -> dict | None:
+    """GPU -> torus coordinate of its router (its own with ``gpu_routers``); None unless every GPU has one."""
+    if "dims" not in graph.graph:
+        return None
+    coords = {}
+    for node in ranks:
+        coord = graph.nodes[node].get("coord")
+        if coord is None:
+            routers = [graph.nodes[v]["coord"] for v in graph.successors(node) if "coord" in graph.nodes[v]]
+            if len(routers) != 1:
+                return None
+            coord = routers[0]
+        coords[node] = tuple(coord)
+    return coords
+
+
+def _torus_cut(dims: list[int], axis: int, nranks: int) -> str:
+    """Label of the halves :func:`bisection` takes across dimension `axis` of a torus of `nranks` GPUs."""
+    size, half = dims[axis], dims[axis] // 2
+    if size % 2 == 0:
+        return f"cut across torus dimension {axis} of {dims}: c{axis} < {half} -> c{axis} ≥ {half}"
+    extra = nranks // 2 - half * (nranks // size)
+    return (f"cut across torus dimension {axis} of {dims}: c{axis} < {half} plus {_count(extra, 'rank')} of "
+            f"c{axis} = {half} -> the rest")
 
 
 def describe(graph: nx.DiGraph) -> dict:
@@ -86,6 +161,7 @@ def describe(graph: nx.DiGraph) -> dict:
                 hops = max(hops, len(path) - 1)
                 latency = max(latency, sum(graph.edges[e]["latency_s"] for e in zip(path, path[1:])))
     hosts = {graph.nodes[node].get("host") for node in ranks}
+    bisection_Bps, cut = bisection(graph)
     reducing: dict[float, list] = {}
     for node in reducing_switches(graph):
         reducing.setdefault(reduce_efficiency(graph, node), []).append(node)
@@ -96,7 +172,8 @@ def describe(graph: nx.DiGraph) -> dict:
         "nodes": {kind: kinds[kind] for kind in _KIND_ORDER if kind in NODE_KINDS and kinds[kind]},
         "tiers": dict(sorted(tiers.items())),
         "routing": router.routing,
-        "bisection_Bps": bisection_bandwidth_Bps(graph),
+        "bisection_Bps": bisection_Bps,
+        "bisection_cut": cut,
         "diameter_hops": hops,
         "diameter_s": latency,
         "reduce_switches": dict(sorted(reducing.items())),
@@ -114,7 +191,8 @@ def format_description(info: dict) -> str:
             f"{format_bandwidth(entry['bandwidth_Bps'])} per direction in all"
         )
     lines.append(f"  routing: {info['routing']}")
-    lines.append(f"  bisection bandwidth: {format_bandwidth(info['bisection_Bps'])} (first half of ranks -> second)")
+    cut = info.get("bisection_cut", "first half of ranks -> second")
+    lines.append(f"  bisection bandwidth: {format_bandwidth(info['bisection_Bps'])} ({cut})")
     lines.append(f"  diameter: {info['diameter_hops']} hops, {format_time(info['diameter_s'])} (longest GPU-to-GPU route)")
     groups = info.get("reduce_switches", {})
     if groups:

@@ -578,8 +578,10 @@ def torus(
     networkx.DiGraph
         ``prod(dims)`` routers and as many GPUs (or ``prod(dims)`` GPU routers).
         With every ``d_i ≥ 3`` the routers form a ``2 len(dims)``-regular graph
-        whose diameter is ``sum(d_i // 2)`` hops; the bisection (cutting the first
-        dimension in half, ``d_0`` even) is ``2 prod(dims) / d_0`` cables.
+        whose diameter is ``sum(d_i // 2)`` hops; cutting dimension ``i`` in half
+        (``d_i`` even) takes ``2 prod(dims) / d_i`` cables, so the bisection cuts a
+        longest dimension: ``2 prod(dims) / max(dims)`` when that is even
+        (:func:`simnet.topology.describe.bisection`).
 
     References
     ----------

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+
+import networkx as nx
 import pytest
 
-from simnet.topology import cluster, describe, dgx1, dgx_a100, dgx_h100, format_description, leaf_spine, switch
+from simnet.topology import (
+    PRESETS, cluster, describe, dgx1, dgx_a100, dgx_h100, format_description, gpus, leaf_spine, load, switch,
+    torus,
+)
 
 
 def test_dgx1_counts_tiers_and_diameter():
@@ -44,3 +51,80 @@ def test_reduce_capable_switches_are_listed_by_efficiency():
     assert line == ("  in-switch reduction (NVLS/SHARP): 2 switches at 85% of port bandwidth "
                     "(n0.nvswitch0 .. n1.nvswitch0); 1 switch at 100% of port bandwidth (switch)")
     assert format_description(describe(dgx1())).splitlines()[-1] == "  in-switch reduction (NVLS/SHARP): none"
+
+
+@pytest.mark.parametrize("dims, links", [
+    ([4, 8], 8), ([8, 4], 8), ([4, 4], 8), ([6, 4], 8), ([4, 6], 8),
+    ([2, 4, 8], 16), ([8, 4, 2], 16), ([4, 8, 2], 16), ([4, 4, 4], 32),
+    ([3, 4], 6), ([4, 3], 6), ([5, 8], 10), ([8, 5], 10),
+])
+def test_torus_bisection_cuts_across_the_longest_even_dimension_in_any_order(dims, links):
+    """Dally and Towles (2004), sec. 3.3: a k-ary n-cube's bisection cuts across a dimension of largest even
+    extent k, 2 N / k cables each way; which position that dimension has in `dims` does not matter."""
+    info = describe(torus(dims, 25e9, 1e-6))
+    nranks, longest = math.prod(dims), max(d for d in dims if d % 2 == 0)
+    assert links == 2 * nranks // longest
+    assert info["bisection_Bps"] == pytest.approx(links * 25e9, rel=1e-12)
+    axis = dims.index(longest)
+    half = longest // 2
+    assert info["bisection_cut"] == (f"cut across torus dimension {axis} of {dims}: "
+                                     f"c{axis} < {half} -> c{axis} ≥ {half}")
+
+
+@pytest.mark.parametrize("dims", [[3, 5], [5, 3], [3, 3, 3], [7, 4], [4, 7], [5, 5]])
+def test_torus_bisection_with_odd_extents_is_the_same_in_every_dimension_order(dims):
+    """A dimension of odd extent is cut through its middle slice (halves one rank apart at most), so odd and
+    all-odd tori get a value too; it is the same for every permutation of `dims` and never above the cut
+    across the longest even dimension."""
+    values = {describe(torus(list(order), 25e9, 1e-6))["bisection_Bps"] for order in itertools.permutations(dims)}
+    assert len(values) == 1
+    (value,) = values
+    even = [d for d in dims if d % 2 == 0]
+    if even:
+        assert value <= 2 * math.prod(dims) // max(even) * 25e9
+
+
+def test_odd_torus_bisection_counts_the_middle_slice():
+    """[7, 4]: 2 x 4 cables across dimension 0 at its two cuts plus 2 inside the middle ring of 4 (10) are
+    fewer than the 14 across the even dimension; [3, 5] and [5, 3]: across the 5, 2 x 3 ring cables, and the
+    one rank of the middle ring of 3 on the first side is cheaper to cut at its GPU cable (7)."""
+    assert describe(torus([7, 4], 25e9, 1e-6))["bisection_Bps"] == pytest.approx(10 * 25e9, rel=1e-12)
+    info = describe(torus([3, 5], 25e9, 1e-6))
+    assert info["bisection_Bps"] == pytest.approx(7 * 25e9, rel=1e-12)
+    assert info["bisection_cut"] == "cut across torus dimension 1 of [3, 5]: c1 < 2 plus 1 rank of c1 = 2 -> the rest"
+
+
+def test_gpu_router_and_double_link_tori_cut_their_own_cables():
+    assert describe(torus([2, 8], 25e9, 1e-6, gpu_routers=True))["bisection_Bps"] == pytest.approx(4 * 25e9)
+    assert describe(torus([8, 2], 25e9, 1e-6, double_links=True))["bisection_Bps"] == pytest.approx(4 * 25e9)
+    assert describe(torus([2, 2], 25e9, 1e-6, double_links=True))["bisection_Bps"] == pytest.approx(2 * 25e9)
+
+
+def test_other_families_keep_the_rank_halves():
+    info = describe(switch(8, 1e9, 1e-6))
+    assert info["bisection_cut"] == "first half of ranks -> second"
+    assert "bisection bandwidth: 4 GB/s (first half of ranks -> second)" in format_description(info)
+
+
+def _flow_Bps(graph, first, second):
+    """Maximum flow from the GPUs `first` to the GPUs `second`, every link capped at its bandwidth."""
+    flow = nx.DiGraph()
+    flow.add_edges_from((u, v, {"capacity": bw}) for u, v, bw in graph.edges(data="bandwidth_Bps"))
+    flow.add_edges_from(("source", node) for node in first)
+    flow.add_edges_from((node, "sink") for node in second)
+    return nx.maximum_flow_value(flow, "source", "sink")
+
+
+@pytest.mark.parametrize("name", ["abci_node", "power9_ac922", "dgx1", "dgx_a100", "dgx_h100", "ring8", "switch8"])
+def test_rank_halves_are_the_smallest_balanced_cut_of_the_small_presets(name):
+    """docs/topology.md: on the shipped presets of up to 8 GPUs no other balanced split of the GPUs has a
+    smaller maximum flow than the rank halves describe() reports."""
+    graph = load(PRESETS / f"{name}.yaml")
+    ranks = gpus(graph)
+    flows = []
+    for rest in itertools.combinations(ranks[1:], len(ranks) // 2 - 1):
+        first = {ranks[0], *rest}
+        flows.append(_flow_Bps(graph, first, [node for node in ranks if node not in first]))
+    info = describe(graph)
+    assert info["bisection_cut"] == "first half of ranks -> second"
+    assert info["bisection_Bps"] == pytest.approx(min(flows), rel=1e-12)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+import networkx as nx
 import pytest
 import yaml
 
@@ -48,7 +49,7 @@ from simnet.network import Network
 from simnet.scenario import load_scenario, parse_scenario, run
 from simnet.smpi import as_mpi
 from simnet.testing import KEY_COLUMNS, Golden
-from simnet.topology import build, dgx_a100, fat_tree, find, gpus, leaf_spine, load, torus
+from simnet.topology import build, describe, dgx_a100, fat_tree, find, gpus, leaf_spine, load, torus
 from simnet.units import format_size, parse_size_range
 from tests.validation.test_simgrid import CLUSTERS, SHUFFLED, cluster_network
 
@@ -363,7 +364,43 @@ def sparse_quick_effective_busbw_GBps(algorithm: str, density: float) -> float:
     return found[0]
 
 
+# -- docs/algorithms.md: torus_2d on a torus ---------------------------------------------------------
+
+
+def torus_graph(dims: tuple):
+    return torus(list(dims), 25e9, 1e-6)
+
+
+def torus_default(dims: tuple, levels: tuple | None = None) -> list[int]:
+    """torus_2d's default factors on a torus of `dims`, or the hierarchy factors of `levels`."""
+    graph = torus_graph(dims)
+    if levels is not None:
+        return list(hierarchy_factors(graph, levels))
+    return list(ALGORITHMS["torus_2d"].defaults(functools.partial(hierarchy_factors, graph))["factors"])
+
+
+@functools.cache
+def torus_allreduce_s(dims: tuple, algorithm: str, factors: tuple | None = None) -> float:
+    """A 64 MiB all-reduce of `algorithm` (its default factors unless given) on a 25 GB/s, 1 us torus of `dims`."""
+    entry = algorithm if factors is None else {"name": algorithm, "factors": list(factors)}
+    topology = {"builder": "torus", "dims": list(dims), "bandwidth": "25 GB/s", "latency": "1 us"}
+    frame = run(parse_scenario({"name": "torus", "topology": topology,
+                                "collective": {"op": "allreduce", "algorithms": [entry]}, "sizes": ["64 MiB"]}))
+    return float(frame["sim_time_s"].iloc[0])
+
+
 # -- docs/topology.md ---------------------------------------------------------------------------------
+
+
+def rank_halves_GBps(dims: tuple) -> float:
+    """The maximum flow from the first half of a 25 GB/s torus' ranks to the second, GB/s (no cut chosen)."""
+    graph = torus_graph(dims)
+    ranks = gpus(graph)
+    flow = nx.DiGraph()
+    flow.add_edges_from((u, v, {"capacity": bw}) for u, v, bw in graph.edges(data="bandwidth_Bps"))
+    flow.add_edges_from(("source", node) for node in ranks[: len(ranks) // 2])
+    flow.add_edges_from((node, "sink") for node in ranks[len(ranks) // 2:])
+    return nx.maximum_flow_value(flow, "source", "sink") / 1e9
 
 
 @functools.cache
@@ -513,6 +550,23 @@ CLAIMS = [
             ("37-72", lambda: busbw_span("ecmp_hash", (8, 16, 32, 64)), span(0, 100))),
     *claims("docs/algorithms.md", "(every peer at once) 99.96-99.99 %",
             ("99.96-99.99", lambda: busbw_span("ecmp_hash", (8, 16, 32, 64), full_window=True), span(2, 100))),
+    *claims("docs/algorithms.md", "rings along the first: `dims: [4, 8]` gets `[8, 4]`",
+            ("[8, 4]", lambda: torus_default((4, 8)))),
+    *claims("docs/algorithms.md", "On `dims: [4, 4]` at 25 GB/s and 1 us a 64 MiB all-reduce takes 5.069 ms",
+            ("5.069", lambda: torus_allreduce_s((4, 4), "torus_2d"), ms(3))),
+    *claims("docs/algorithms.md", "`[1, 16]`, a plain ring, took 5.131 ms",
+            ("[1, 16]", lambda: torus_default((4, 4), ("host",))),
+            ("5.131", lambda: torus_allreduce_s((4, 4), "torus_2d", (1, 16)), ms(3))),
+    *claims("docs/algorithms.md", "`[4, 4, 4]` gets `[4, 16]`, 5.401 ms against 5.703 ms for `[1, 64]`",
+            ("[4, 16]", lambda: torus_default((4, 4, 4))),
+            ("5.401", lambda: torus_allreduce_s((4, 4, 4), "torus_2d"), ms(3)),
+            ("5.703", lambda: torus_allreduce_s((4, 4, 4), "torus_2d", (1, 64)), ms(3))),
+    *claims("docs/algorithms.md", "`[8, 8]` (5.373 ms) beats the other fold, `[32, 2]` (5.485 ms)",
+            ("[8, 8]", lambda: torus_default((2, 4, 8))),
+            ("5.373", lambda: torus_allreduce_s((2, 4, 8), "torus_2d"), ms(3)),
+            ("5.485", lambda: torus_allreduce_s((2, 4, 8), "torus_2d", (32, 2)), ms(3))),
+    *claims("docs/algorithms.md", "(`[4, 4, 4]`: 5.339 ms)",
+            ("5.339", lambda: torus_allreduce_s((4, 4, 4), "blueconnect", (4, 4, 4)), ms(3))),
     *claims("docs/algorithms.md", "give 0.923 ms at 64 MiB against the ring's 5.20 ms",
             ("0.923", lambda: sim_s("blueconnect_dgx", "blueconnect", 64 * MIB, factors=[4, 2, 4]), ms(3)),
             ("5.20", lambda: sim_s("blueconnect_dgx", "ring", 64 * MIB), ms(2))),
@@ -572,6 +626,15 @@ CLAIMS = [
             ("scenario, point, algorithm, params, network_model, ranks, size_bytes", lambda: ", ".join(KEY_COLUMNS),
              identity)),
     # docs/topology.md
+    *claims("docs/topology.md", "`[4, 8]` and `[8, 4]` would differ (400 vs 200 GB/s at 25 GB/s)",
+            ("400", lambda: rank_halves_GBps((4, 8)), fixed(0)),
+            ("200", lambda: rank_halves_GBps((8, 4)), fixed(0))),
+    *claims("docs/topology.md", "orders of `[4, 8]`: 200 GB/s)",
+            ("200", lambda: {describe(torus_graph(d))["bisection_Bps"] / 1e9 for d in ((4, 8), (8, 4))},
+             lambda values: " or ".join(f"{v:.0f}" for v in sorted(values)))),
+    *claims("docs/topology.md", "(`cut across torus dimension 1 of [4, 8]: c1 < 4 -> c1 ≥ 4`;",
+            ("cut across torus dimension 1 of [4, 8]: c1 < 4 -> c1 ≥ 4",
+             lambda: describe(torus_graph((4, 8)))["bisection_cut"], identity)),
     *claims("docs/topology.md", "a GPU pair then uses a single plane (1/6 of an A100's links)",
             ("1/6", a100_plane_share, identity)),
     *claims("docs/topology.md", "a DGX H100 ring reaches 18 × 25 =\n450 GB/s of busbw",

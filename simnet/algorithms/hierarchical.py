@@ -23,6 +23,7 @@ import numpy as np
 
 from simnet.algorithms.builder import ScheduleBuilder
 from simnet.algorithms.dense import fold, fold_time, power_of_two_members, ring_chain_times
+from simnet.algorithms.hierarchy import TORUS
 from simnet.algorithms.primitives import (
     _THAKUR,
     Block,
@@ -824,6 +825,15 @@ def _two_level_defaults(factors: Callable[[Sequence[str]], tuple[int, ...]]) -> 
     return {"factors": list((1, *found) if len(found) == 1 else found)}
 
 
+def _torus_2d_defaults(factors: Callable[[Sequence[str]], tuple[int, ...]]) -> dict:
+    """On a torus of at least two dimensions above 1, X its last dimension and Y the others (so X rings, which carry
+    the most bytes, are torus rings, and on a 2-D torus Y rings too); elsewhere ``[GPUs per host, hosts]``."""
+    dims = [size for size in factors((TORUS,)) if size > 1]
+    if len(dims) >= 2:
+        return {"factors": [dims[0], math.prod(dims[1:])]}
+    return _two_level_defaults(factors)
+
+
 def _hierarchical(factors) -> list[int]:
     """The hierarchy's factors above 1 (empty on a flat topology)."""
     return [] if factors is None else [f for f in factors(("socket", "host", "leaf")) if f > 1]
@@ -880,7 +890,7 @@ ALGORITHMS = (
         model=_torus_2d_model,
         citation="Mikami, H. et al. (2018). Massively distributed SGD: ImageNet/ResNet-50 training in a flash. "
                  "arXiv:1811.05233.",
-        defaults=_two_level_defaults, variants=_two_level_variants, transfers=_staged_transfers,
+        defaults=_torus_2d_defaults, variants=_two_level_variants, transfers=_staged_transfers,
     ),
     Algorithm(
         "blueconnect", ("allreduce",), blueconnect_allreduce,

@@ -23,6 +23,9 @@ then of a leaf, consecutively, as the topology builders do) and every group of a
 level must have the same size; otherwise :class:`~simnet.errors.TopologyError`
 says which rank breaks it.
 
+A torus is a hierarchy too, read off the routers the GPUs sit on rather than a GPU
+attribute: :data:`TORUS`, asked for alone, gives its ``dims`` innermost first.
+
 Examples
 --------
 >>> from simnet.topology import switch
@@ -32,16 +35,21 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
+
 import networkx as nx
 
 from simnet.errors import TopologyError
-from simnet.topology import gpus
+from simnet.topology import gpus, torus_coordinates
 
-__all__ = ["LEVELS", "hierarchy_factors", "rank_coordinates"]
+__all__ = ["LEVELS", "TORUS", "hierarchy_factors", "rank_coordinates"]
 
 LEVELS = ("socket", "host", "leaf")
 """GPU attributes that name hierarchy levels, innermost first."""
+
+TORUS = "torus"
+"""The level :func:`hierarchy_factors` reads off torus coordinates instead of a GPU attribute."""
 
 def _present(graph: nx.DiGraph, ranks: list, levels: Sequence[str]) -> list[str]:
     used = []
@@ -114,19 +122,31 @@ def hierarchy_factors(graph: nx.DiGraph, levels: Sequence[str] = LEVELS, ranks: 
         GPU nodes in rank order (default: every GPU of `graph`), e.g. the GPUs of a
         job, whose hierarchy its algorithms follow.
 
+    ``levels=(TORUS,)`` reads the torus the GPUs sit on (or are, ``gpu_routers``;
+    :func:`simnet.topology.torus_coordinates`) instead: when the ranks are all its
+    GPUs in row-major order of their coordinates (the last dimension fastest, as
+    :func:`simnet.topology.torus` numbers them) the factors are ``dims`` reversed,
+    ``(d_{n-1}, ..., d_0)``; otherwise, as for an attribute no GPU carries,
+    ``(p,)``.
+
     Returns
     -------
     tuple of int
         The ``factors`` parameter of ``blueconnect``, ``torus_2d`` (with
-        ``levels=("host",)``) and ``hierarchical_ring``.
+        ``levels=("host",)``, or ``(TORUS,)`` on a torus) and ``hierarchical_ring``.
 
     Raises
     ------
     TopologyError
         When the ranks are not numbered hierarchy-major or a level's groups differ
-        in size, naming the first offending GPU.
+        in size, naming the first offending GPU; when :data:`TORUS` comes with
+        other levels.
     """
     ranks = gpus(graph) if ranks is None else list(ranks)
+    if TORUS in levels:
+        if len(levels) != 1:
+            raise TopologyError(f"{TORUS!r} is a level of its own, got {list(levels)}", path="levels")
+        return _torus_factors(graph, ranks)
     _check_local_ranks(graph, ranks)
     coordinates = rank_coordinates(graph, levels, ranks)
     depth = len(coordinates[0])
@@ -154,3 +174,15 @@ def hierarchy_factors(graph: nx.DiGraph, levels: Sequence[str] = LEVELS, ranks: 
             )
         sizes.append(runs[0])
     return (sizes[depth], *(sizes[i] // sizes[i + 1] for i in reversed(range(depth))))
+
+
+def _torus_factors(graph: nx.DiGraph, ranks: list) -> tuple[int, ...]:
+    """``dims`` innermost first when `ranks` are the torus' GPUs in row-major order, else ``(p,)``."""
+    coords = torus_coordinates(graph, ranks)
+    if coords is None:
+        return (len(ranks),)
+    dims = [int(size) for size in graph.graph["dims"]]
+    if [coords[node] for node in ranks] != list(itertools.product(*(range(size) for size in dims))):
+        return (len(ranks),)
+    return tuple(reversed(dims))
+

@@ -192,8 +192,9 @@ class Algorithm:
     defaults : callable, optional
         ``defaults(factors) -> dict``: parameters derived from the topology's
         hierarchy, where ``factors(levels)`` gives the group size per hierarchy
-        level (:func:`simnet.algorithms.hierarchy.hierarchy_factors`), e.g. the
-        ``factors`` of BlueConnect.
+        level (:func:`simnet.algorithms.hierarchy.hierarchy_factors`; the level
+        ``"torus"`` gives a torus' ``dims`` innermost first), e.g. the ``factors``
+        of BlueConnect.
     variants : callable, optional
         ``variants(nranks, factors, chunk_counts, channel_counts) -> list of dict``:
         the parameter choices the tuner tries (``factors`` is ``None`` on a flat

@@ -12,7 +12,8 @@ from __future__ import annotations
 from simnet.topology.calibrated import calibrated_cluster, calibrated_node
 from simnet.topology.cluster import cluster
 from simnet.topology.contract import (
-    NODE_KINDS, ROUTINGS, gpus, reduce_efficiency, reducing_switches, separate_cables, striped, validate,
+    NODE_KINDS, ROUTINGS, gpus, reduce_efficiency, reducing_switches, separate_cables, striped, torus_coordinates,
+    validate,
 )
 from simnet.topology.describe import describe, format_description
 from simnet.topology.fabrics import FABRICS, add_cable, fat_tree, leaf_spine, pgft, ring, switch, torus
@@ -34,6 +35,7 @@ __all__ = [
     "separate_cables",
     "reducing_switches",
     "reduce_efficiency",
+    "torus_coordinates",
     "add_cable",
     "switch",
     "ring",

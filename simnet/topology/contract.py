@@ -93,7 +93,7 @@ from simnet.errors import TopologyError
 
 __all__ = [
     "NODE_KINDS", "ROUTINGS", "validate", "gpus", "striped", "separate_cables", "reducing_switches",
-    "reduce_efficiency", "switch_capability_error",
+    "reduce_efficiency", "switch_capability_error", "torus_coordinates",
 ]
 
 NODE_KINDS = frozenset({"gpu", "nic", "cpu", "switch"})
@@ -105,6 +105,37 @@ ROUTINGS = ("shortest", "ecmp_hash", "dmodk", "dimension_order", "simgrid")
 def gpus(graph: nx.DiGraph) -> list:
     """Return the GPU nodes in the order the graph lists them (the rank order)."""
     return [node for node, kind in graph.nodes(data="kind") if kind == "gpu"]
+
+
+def torus_coordinates(graph: nx.DiGraph, ranks: list | None = None) -> dict | None:
+    """The torus coordinate of every GPU: its own ``coord`` (GPUs that are routers) or its one router's.
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+        A topology.
+    ranks : list, optional
+        GPU nodes (default: all, :func:`gpus`).
+
+    Returns
+    -------
+    dict or None
+        GPU -> ``coord`` tuple; ``None`` unless `graph` carries ``dims`` and every GPU
+        of `ranks` is a router or is cabled to exactly one (not so in a cluster,
+        whose GPUs reach a torus through NICs).
+    """
+    if "dims" not in graph.graph:
+        return None
+    coords = {}
+    for node in gpus(graph) if ranks is None else ranks:
+        coord = graph.nodes[node].get("coord")
+        if coord is None:
+            routers = [graph.nodes[v]["coord"] for v in graph.successors(node) if "coord" in graph.nodes[v]]
+            if len(routers) != 1:
+                return None
+            coord = routers[0]
+        coords[node] = tuple(coord)
+    return coords
 
 
 def striped(graph: nx.DiGraph, u, v) -> bool:

@@ -44,7 +44,9 @@ from collections import Counter
 
 import networkx as nx
 
-from simnet.topology.contract import NODE_KINDS, gpus, reduce_efficiency, reducing_switches, validate
+from simnet.topology.contract import (
+    NODE_KINDS, gpus, reduce_efficiency, reducing_switches, torus_coordinates, validate,
+)
 from simnet.topology.routing import Router
 from simnet.units import format_bandwidth, format_time
 
@@ -69,7 +71,7 @@ def bisection(graph: nx.DiGraph) -> tuple[float, str]:
         ``"cut across torus dimension 1 of [4, 8]: c1 < 4 -> c1 ≥ 4"``.
     """
     ranks = gpus(graph)
-    coords = _torus_coordinates(graph, ranks)
+    coords = torus_coordinates(graph, ranks)
     if coords is None:
         return _max_flow_Bps(graph, ranks), "first half of ranks -> second"
     dims = [int(size) for size in graph.graph["dims"]]
@@ -95,22 +97,6 @@ def _max_flow_Bps(graph: nx.DiGraph, order: list) -> float:
     flow.add_edges_from((source, node) for node in order[:half])
     flow.add_edges_from((node, sink) for node in order[half:])
     return float(nx.maximum_flow_value(flow, source, sink))
-
-
-def _torus_coordinates(graph: nx.DiGraph, ranks: list) -> dict | None:
-    """GPU -> torus coordinate of its router (its own with ``gpu_routers``); None unless every GPU has one."""
-    if "dims" not in graph.graph:
-        return None
-    coords = {}
-    for node in ranks:
-        coord = graph.nodes[node].get("coord")
-        if coord is None:
-            routers = [graph.nodes[v]["coord"] for v in graph.successors(node) if "coord" in graph.nodes[v]]
-            if len(routers) != 1:
-                return None
-            coord = routers[0]
-        coords[node] = tuple(coord)
-    return coords
 
 
 def _torus_cut(dims: list[int], axis: int, nranks: int) -> str:

@@ -1,5 +1,7 @@
 """The hierarchical all-reduce algorithms: BlueConnect's special cases are what Cho et al. (2019) say."""
 
+import functools
+import json
 import math
 
 import networkx as nx
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 
 from simnet.algorithms import ALGORITHMS, hierarchical
 from simnet.algorithms.builder import ScheduleBuilder
+from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.dense import ring_allreduce
 from simnet.algorithms.hierarchical import (
     blueconnect_allreduce,
@@ -22,7 +25,8 @@ from simnet.algorithms.hierarchical import (
 from simnet.engine import simulate
 from simnet.models import NetworkCosts, predict
 from simnet.network import Network
-from simnet.topology import add_cable, load, ring, switch, validate
+from simnet.scenario import parse_scenario, run
+from simnet.topology import add_cable, load, ring, switch, torus, validate
 from tests.algorithms.fabrics import dgx_cluster
 from tests.algorithms.orders import assert_same_schedule, wire
 
@@ -192,3 +196,22 @@ def test_blueconnect_time_takes_per_hop_costs_and_alike_hops_give_the_per_level_
     slower[0][1, 2] = 2e-6
     assert blueconnect_time(n, factors, slower, per_hop[1], sharing=per_hop[2]) == pytest.approx(
         blueconnect_time(n, factors, alphas, betas, sharing=sharing) + 2 * 1e-6)
+
+
+@pytest.mark.parametrize("dims, explicit", [([4, 4], [4, 4]), ([4, 8], [8, 4]), ([8, 4], [4, 8])])
+def test_torus_2d_by_default_on_a_2d_torus_runs_its_rings_on_the_torus_rings(dims, explicit):
+    """A scenario on a 2-D torus that gives torus_2d no factors runs the explicit [d1, d0] (on [4, 4] it ran the
+    plain ring [1, 16], 5.131 ms against 5.069 ms at 64 MiB), and every transfer crosses one torus cable
+    (GPU -> router -> router -> GPU)."""
+    rows = [run(parse_scenario({
+        "name": "t", "topology": {"builder": "torus", "dims": dims, "bandwidth": "25 GB/s", "latency": "1 us"},
+        "collective": {"op": "allreduce", "algorithms": [algorithm]}, "sizes": ["64 MiB"]})).iloc[0]
+        for algorithm in ("torus_2d", {"name": "torus_2d", "factors": explicit})]
+    assert [json.loads(row["params"])["factors"] for row in rows] == [explicit, explicit]
+    assert rows[0]["sim_time_s"] == rows[1]["sim_time_s"]
+    for gpu_routers, links in ((False, 3), (True, 1)):
+        network = Network(torus(dims, 25e9, 1e-6, gpu_routers=gpu_routers))
+        defaults = ALGORITHMS["torus_2d"].defaults(functools.partial(hierarchy_factors, network.graph))
+        schedule = torus_2d_allreduce(network.size, 2**20, **defaults)
+        pairs = set(zip(schedule.transfers.src.tolist(), schedule.transfers.dst.tolist()))
+        assert {len(network.route(src, dst)) for src, dst in pairs} == {links}

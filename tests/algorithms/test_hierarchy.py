@@ -1,6 +1,7 @@
 """Hierarchy factors read off GPU attributes."""
 
 import functools
+import math
 
 import networkx as nx
 import pytest
@@ -8,7 +9,7 @@ import pytest
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors, rank_coordinates
 from simnet.errors import TopologyError
-from simnet.topology import add_cable, switch, validate
+from simnet.topology import add_cable, switch, torus, validate
 from tests.algorithms.fabrics import dgx_cluster
 
 
@@ -71,3 +72,34 @@ def test_partial_attributes_are_refused():
     del graph.nodes["n0g1"]["leaf"]
     with pytest.raises(TopologyError, match="n0g1"):
         hierarchy_factors(graph)
+
+
+@pytest.mark.parametrize("dims, found", [([4, 8], (8, 4)), ([8, 4], (4, 8)), ([2, 4, 8], (8, 4, 2)),
+                                         ([1, 16], (16, 1))])
+def test_the_torus_level_is_the_dims_innermost_first(dims, found):
+    """Ranks run row-major over the torus coordinates (the last dimension fastest), so the group sizes of the
+    ``torus`` level, innermost first, are the dims reversed; the GPUs may be the routers themselves."""
+    assert hierarchy_factors(torus(dims, 25e9, 1e-6), ("torus",)) == found
+    assert hierarchy_factors(torus(dims, 25e9, 1e-6, gpu_routers=True), ("torus",)) == found
+
+
+def test_the_torus_level_is_absent_off_a_whole_torus():
+    assert hierarchy_factors(switch(16, 12.5e9, 1e-6), ("torus",)) == (16,)
+    graph = torus([4, 4], 25e9, 1e-6)
+    assert hierarchy_factors(graph, ("torus",), ranks=[f"gpu{i}" for i in range(8)]) == (8,)
+    assert hierarchy_factors(graph, ("torus",), ranks=[f"gpu{i}" for i in reversed(range(16))]) == (16,)
+    with pytest.raises(TopologyError, match="torus"):
+        hierarchy_factors(graph, ("torus", "host"))
+
+
+@pytest.mark.parametrize("dims, factors", [
+    ([4, 4], (4, 4)), ([4, 8], (8, 4)), ([8, 4], (4, 8)), ([3, 5], (5, 3)), ([1, 16], (1, 16)), ([16, 1], (1, 16)),
+    ([4, 4, 4], (4, 16)), ([2, 4, 8], (8, 8)), ([2, 1, 3, 4], (4, 6)),
+])
+def test_torus_2d_on_a_torus_defaults_to_its_dims(dims, factors):
+    """On a torus torus_2d's X rings run along the last dimension (ranks r = x + X y); on a 2-D torus its Y rings
+    along the first, on more dimensions over all the others in rank order. The other algorithms keep the hosts."""
+    graph = torus(dims, 25e9, 1e-6)
+    assert default_factors(graph, "torus_2d") == factors
+    assert default_factors(graph, "hierarchical_ring") == (1, math.prod(dims))
+    assert default_factors(graph, "blueconnect") == (math.prod(dims),)

@@ -403,6 +403,25 @@ def rank_halves_GBps(dims: tuple) -> float:
     return nx.maximum_flow_value(flow, "source", "sink") / 1e9
 
 
+NDR_64_SLOWER = ("leaf_spine(leaves=16, spines=4, hosts_per_leaf=32, parallel=8, bandwidth=50 GB/s, latency=1 us, "
+                 "sharp=True, oversubscription=2.0; 32 uplink cables of 25 GB/s per leaf)")
+NDR_64_FEWER = (NDR_64_SLOWER.replace("parallel=8", "parallel=4")
+                .replace("32 uplink cables of 25", "16 uplink cables of 50"))
+
+
+@functools.cache
+def ndr_64_fabric(parallel: int | None) -> tuple[int, float, str]:
+    """dgx_h100_ndr_32 on 64 servers (16 leaves) at 2:1: a leaf's uplink cables, their rate in GB/s, the fabric's
+    name."""
+    fabric = {"leaves": 16, "oversubscription": "2:1", **({} if parallel is None else {"parallel": parallel})}
+    graph = build({"file": "dgx_h100_ndr_32", "nodes": 64, "fabric_params": fabric})
+    edges = [graph.edges["leaf0", v] for v in graph.successors("leaf0") if v.startswith("spine")]
+    rates = {edge["bandwidth_Bps"] / edge["cables"] / 1e9 for edge in edges}
+    assert len(rates) == 1
+    name = re.search(r"leaf_spine\([^)]*\)", graph.graph["name"]).group(0)
+    return sum(edge["cables"] for edge in edges), rates.pop(), name
+
+
 @functools.cache
 def preset_counts(name: str) -> tuple[int, int]:
     """(servers, GPUs) of a preset in simnet/topology/presets/."""
@@ -635,6 +654,14 @@ CLAIMS = [
     *claims("docs/topology.md", "(`cut across torus dimension 1 of [4, 8]: c1 < 4 -> c1 ≥ 4`;",
             ("cut across torus dimension 1 of [4, 8]: c1 < 4 -> c1 ≥ 4",
              lambda: describe(torus_graph((4, 8)))["bisection_cut"], identity)),
+    *claims("docs/topology.md", "32 cables per leaf at 25 GB/s, half the NDR rate",
+            ("32", lambda: ndr_64_fabric(None)[0]), ("25", lambda: ndr_64_fabric(None)[1], fixed(0))),
+    *claims("docs/topology.md", "gives 16 cables of 50 GB/s. Both carry 800 GB/s up per leaf",
+            ("16", lambda: ndr_64_fabric(4)[0]), ("50", lambda: ndr_64_fabric(4)[1], fixed(0)),
+            ("800", lambda: {ndr_64_fabric(p)[0] * ndr_64_fabric(p)[1] for p in (None, 4)},
+             lambda totals: " or ".join(f"{t:.0f}" for t in sorted(totals)))),
+    *claims("docs/topology.md", NDR_64_SLOWER, (NDR_64_SLOWER, lambda: ndr_64_fabric(None)[2], identity)),
+    *claims("docs/topology.md", NDR_64_FEWER, (NDR_64_FEWER, lambda: ndr_64_fabric(4)[2], identity)),
     *claims("docs/topology.md", "a GPU pair then uses a single plane (1/6 of an A100's links)",
             ("1/6", a100_plane_share, identity)),
     *claims("docs/topology.md", "a DGX H100 ring reaches 18 × 25 =\n450 GB/s of busbw",

@@ -61,7 +61,8 @@ def cluster(
     at the lower of the NIC's ``port_bandwidth_Bps`` and the fabric's
     ``bandwidth_Bps``, as an InfiniBand or Ethernet link trains at the fastest rate
     both of its ports support, with the fabric's latency and tier; the graph's name
-    prints that rate. Unused ports stay empty.
+    prints that rate, and a leaf-spine fabric's name the uplink cables of a leaf
+    (count and rate). Unused ports stay empty.
 
     Parameters
     ----------

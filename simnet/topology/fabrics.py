@@ -147,6 +147,10 @@ _QUIET_DEFAULTS = MappingProxyType(
 
 
 def _label(builder: str, **params) -> str:
+    """Name of a graph of `builder` with `params`: the parameters not at a quiet default, and for a leaf-spine
+    the uplink cables a leaf gets (:func:`_leaf_spine_uplinks`), e.g.
+    ``leaf_spine(leaves=4, spines=2, hosts_per_leaf=4, bandwidth=1 GB/s, latency=1 us; 2 uplink cables of 2 GB/s
+    per leaf)``."""
     shown = []
     for key, value in params.items():
         if key in _QUIET_DEFAULTS and value == _QUIET_DEFAULTS[key]:
@@ -157,7 +161,39 @@ def _label(builder: str, **params) -> str:
             shown.append(f"{key.removesuffix('_s')}={format_time(value)}")
         else:
             shown.append(f"{key}={value}")
+    if builder == "leaf_spine":
+        cables, cable_Bps = _leaf_spine_uplinks(**params)
+        shown[-1] += f"; {cables} uplink cable{'s' if cables != 1 else ''} of {format_bandwidth(cable_Bps)} per leaf"
     return f"{builder}({', '.join(shown)})"
+
+
+def _leaf_spine_uplinks(
+    spines: int, hosts_per_leaf: int, bandwidth_Bps: float, oversubscription: float = 1.0, parallel: int = 1, **_
+) -> tuple[int, float]:
+    """Uplink cables of one leaf of :func:`leaf_spine` and the bandwidth of each, per direction.
+
+    Parameters
+    ----------
+    spines, hosts_per_leaf, bandwidth_Bps, oversubscription, parallel
+        As :func:`leaf_spine` takes them; other parameters are ignored.
+
+    Returns
+    -------
+    tuple of (int, float)
+        ``spines * parallel`` cables of ``hosts_per_leaf * bandwidth_Bps /
+        (oversubscription * spines * parallel)`` bytes/s each: `oversubscription`
+        lowers every cable's rate and keeps their count; halving `parallel` as well
+        keeps the rate and halves the cables.
+
+    Examples
+    --------
+    >>> _leaf_spine_uplinks(spines=4, hosts_per_leaf=32, bandwidth_Bps=50e9, oversubscription=2.0, parallel=8)
+    (32, 25000000000.0)
+    >>> _leaf_spine_uplinks(spines=4, hosts_per_leaf=32, bandwidth_Bps=50e9, oversubscription=2.0, parallel=4)
+    (16, 50000000000.0)
+    """
+    cables = spines * parallel
+    return cables, hosts_per_leaf * bandwidth_Bps / (oversubscription * cables)
 
 
 def _new_graph(builder: str, **params) -> nx.DiGraph:
@@ -401,7 +437,7 @@ def _leaf_spine_fabric(
         0 < oversubscription < float("inf")
     ):
         raise TopologyError(f"must be a finite ratio > 0, got {oversubscription!r}", path="oversubscription")
-    cable_Bps = hosts_per_leaf * bandwidth_Bps / (oversubscription * spines * parallel)
+    cable_Bps = _leaf_spine_uplinks(spines, hosts_per_leaf, bandwidth_Bps, oversubscription, parallel)[1]
     for s in range(spines):
         graph.add_node(f"spine{s}", kind="switch", level="spine", **_capability(sharp))
     ports = []
@@ -433,6 +469,9 @@ def leaf_spine(
     ``hosts_per_leaf * bandwidth_Bps / oversubscription`` per direction, split
     evenly over the spines and cables: each leaf-spine cable has
     ``hosts_per_leaf * bandwidth_Bps / (oversubscription * spines * parallel)``.
+    `oversubscription` thus lowers every cable's rate and keeps their number; fewer
+    cables at the same rate take a smaller `parallel` too. The graph's name ends
+    with a leaf's uplinks, e.g. ``; 8 uplink cables of 12.5 GB/s per leaf``.
 
     Parameters
     ----------

@@ -326,3 +326,21 @@ def test_the_calibrated_cluster_keeps_one_leaf_per_rail_for_any_number_of_server
     for nodes in (1, 2, 3, 5):
         by_rail, by_leaf = _rail_leaves(calibrated_cluster(kind, nodes))
         assert by_rail == {rail: {f"leaf{rail}"} for rail in by_rail} and len(by_leaf) == len(by_rail)
+
+
+def test_the_name_of_a_leaf_spine_cluster_tells_fewer_cables_from_slower_ones():
+    """On dgx_h100_ndr_32 grown to 64 servers, 2:1 lowers each of a leaf's 32 spine cables to 25 GB/s; 2:1 with
+    parallel halved keeps 16 cables at the NDR rate of 50 GB/s. Both carry 800 GB/s up per leaf; a lone flow
+    between the two leaves of rail 0 gets one cable's rate (docs/topology.md). The names tell them apart."""
+    names, uplinks, flows = [], [], []
+    for fabric in ({"leaves": 16, "oversubscription": "2:1"}, {"leaves": 16, "oversubscription": "2:1", "parallel": 4}):
+        graph = build({"file": "dgx_h100_ndr_32", "nodes": 64, "fabric_params": fabric})
+        names.append(graph.graph["name"])
+        edges = [graph.edges["leaf0", f"spine{s}"] for s in range(4)]
+        uplinks.append((sum(e["cables"] for e in edges), {e["bandwidth_Bps"] / e["cables"] for e in edges}))
+        network = Network(graph)
+        flows.append(network.route_bandwidth_Bps(network.endpoint("n0.gpu0"), network.endpoint("n63.gpu0")))
+    assert uplinks == [(32, {25e9}), (16, {50e9})]
+    assert flows == [25e9, 50e9]
+    assert "; 32 uplink cables of 25 GB/s per leaf), NIC cables 50 GB/s" in names[0]
+    assert "; 16 uplink cables of 50 GB/s per leaf), NIC cables 50 GB/s" in names[1]

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from simnet.errors import TopologyError
 from simnet.topology import describe, fat_tree, gpus, leaf_spine, pgft, ring, switch, torus
 from simnet.topology.describe import bisection_bandwidth_Bps
+from simnet.units import format_bandwidth
 
 
 @given(st.integers(min_value=2, max_value=200))
@@ -205,7 +206,23 @@ def test_leaf_spine_parallel_cables_split_the_uplink_capacity():
     graph = leaf_spine(2, 2, 8, 25e9, 1e-6, oversubscription=2.0, parallel=4)
     assert graph.edges["leaf0", "spine1"]["cables"] == 4
     assert graph.edges["leaf0", "spine1"]["bandwidth_Bps"] == 8 * 25e9 / 2 / 2
-    assert graph.graph["name"].endswith("oversubscription=2.0, parallel=4)")
+    assert graph.graph["name"].endswith("oversubscription=2.0, parallel=4; 8 uplink cables of 12.5 GB/s per leaf)")
+
+
+@pytest.mark.parametrize("kwargs, cables, rate", [
+    ({}, 2, "16 GB/s"), ({"oversubscription": 2.0}, 2, "8 GB/s"), ({"parallel": 4}, 8, "4 GB/s"),
+    ({"oversubscription": 2.0, "parallel": 2}, 4, "4 GB/s"), ({"spines": 1}, 1, "32 GB/s"),
+])
+def test_leaf_spine_name_shows_the_uplink_cables_of_a_leaf(kwargs, cables, rate):
+    """The name says how many cables leave a leaf and at what rate, which oversubscription lowers and parallel
+    splits: 8 hosts of 4 GB/s over 2 spines."""
+    params = {"spines": 2, **kwargs}
+    graph = leaf_spine(2, params.pop("spines"), 8, 4e9, 1e-6, **params)
+    suffix = f"; {cables} uplink cable{'s' if cables > 1 else ''} of {rate} per leaf)"
+    assert graph.graph["name"].endswith(suffix)
+    uplinks = [graph.edges["leaf0", v] for v in graph.successors("leaf0") if v.startswith("spine")]
+    assert sum(edge["cables"] for edge in uplinks) == cables
+    assert {format_bandwidth(edge["bandwidth_Bps"] / edge["cables"]) for edge in uplinks} == {rate}
 
 
 def test_torus_with_gpu_routers_has_no_injection_cable():

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from simnet.algorithms.nccl import NCCL_CHOICES, NCCL_NAMES
 from simnet.analysis import (baseline_runs, busbw_factor, factors, format_fraction, keys_together, numeric_values,
@@ -605,7 +606,7 @@ def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ri
     figure = new_figure(width, height)
     grid = figure.subplots(rows, columns, sharey=True, squeeze=False)
     colours: dict[tuple, int] = {}
-    handles: dict[str, Line2D] = {}
+    handles: dict[str, Patch] = {}
     step = 0.8 / bars
     for (facet, series), heading, axes in zip(plan.panels, _panel_titles(plan), grid.flat):
         mine = frame[_select(frame, "_panel", facet)]
@@ -615,9 +616,8 @@ def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ri
             position = {value: i for i, value in enumerate(order)}
             xs = np.array([position[str(v)] for v in rows_[against]], dtype=float)
             offset = (index - (len(series) - 1) / 2) * step
-            patches = axes.bar(xs + offset, rows_["speedup"], step, color=f"C{colour_index % 10}",
-                               label=_label(plan.lines, line))
-            handles.setdefault(_label(plan.lines, line), patches)
+            axes.bar(xs + offset, rows_["speedup"], step, color=f"C{colour_index % 10}", label=_label(plan.lines, line))
+            handles.setdefault(_label(plan.lines, line), Patch(color=f"C{colour_index % 10}"))
         axes.axhline(1.0, linestyle="--", color="black", linewidth=1)
         labels = [_shown(against, value, (against,)) if against in ("size", "payload.density") else value
                   for value in order]

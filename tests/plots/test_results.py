@@ -149,6 +149,20 @@ def test_speedup_bars_leave_out_the_baseline_and_compare_case_by_case(tmp_path):
     assert all(to_rgba(p.get_facecolor()) == to_rgba("C0") for axes in figure.axes for p in axes.patches)
 
 
+def test_the_speedup_legend_has_each_choices_colour_when_the_first_panel_lacks_one(tmp_path):
+    """nvls could not run at the DGX A100 point, the first panel: the legend took nvls's handle from that panel's
+    empty bars and drew it in nccl's blue."""
+    results = rows(["topology=dgx_a100", "topology=dgx_h100"], ["ring", "nccl", "nvls"], [2**20, 2**26])
+    results = results[~((results["point"] == "topology=dgx_a100") & (results["algorithm"] == "nvls"))]
+    figure = plots.speedup_bars(results, tmp_path / "speedup.png", against="size")
+    (legend,) = legends(figure)
+    shown = {text.get_text(): to_rgba(handle.get_facecolor())
+             for text, handle in zip(legend.get_texts(), legend.legend_handles)}
+    assert shown == {"nccl": to_rgba("C0"), "nvls": to_rgba("C1")}
+    drawn = {to_rgba(patch.get_facecolor()) for patch in figure.axes[1].patches}
+    assert drawn == set(shown.values())
+
+
 def test_results_from_a_csv_without_the_sparse_columns_still_plot(quickstart, tmp_path):
     _, _, results = quickstart
     legacy = results.drop(columns=["payload_kind", "effective_busbw_GBps", "sent_bytes_per_rank_max",

@@ -130,6 +130,7 @@ __all__ = [
     "repeated_algorithms",
     "run_jobs_point",
     "point_tables",
+    "swept_columns",
     "parse_matrix",
     "scenario_path",
     "JobSpec",
@@ -527,12 +528,16 @@ class Point:
         First 16 hex digits of the SHA-256 of the point's full scenario.
     scenario : Scenario
         The point's validated scenario, without a sweep.
+    values : tuple of (str, object)
+        The overridden keys and their values as the sweep wrote them, in the label's order
+        (see :func:`swept_columns`); empty for a scenario without a sweep.
     """
 
     index: int
     label: str
     digest: str
     scenario: Scenario
+    values: tuple[tuple[str, Any], ...] = ()
 
     @property
     def filename(self) -> str:
@@ -1136,8 +1141,60 @@ def expand(scenario: Scenario, *, source: str = "", force: bool = False) -> list
         except SimnetError as error:
             raise ScenarioError(f"point {index} ({label}): {error}", path="sweep", source=source) from None
         digest = hashlib.sha256(point.model_dump_json().encode()).hexdigest()[:16]
-        points.append(Point(index, label, digest, point))
+        points.append(Point(index, label, digest, point, tuple(overrides)))
     return points
+
+
+def _cell(value: Any) -> Any:
+    """A swept value in a table: a number as itself, a string as written, anything else (a list, a mapping, a
+    boolean) as the JSON text the point's label shows."""
+    if isinstance(value, (int, float, str)) and not isinstance(value, bool):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def swept_columns(table: pd.DataFrame, points: Sequence[Point]) -> pd.DataFrame:
+    """`table` with one column per key the sweep of `points` sets, right after its ``point`` column.
+
+    Each column is named by the key's dotted path (``topology.hosts``); a key that is already a column of
+    `table` (``topology``, when a sweep varies whole topologies) is named ``sweep.<key>``. A row's cell is the
+    value its point gives the key (matched by the ``point`` label): a number as a number, a string as written
+    (``"100 Gbps"``), a list or mapping as the JSON text the label shows, and ``None`` where the point leaves
+    the key as the scenario has it (a sweep of ``points`` may set different keys at each). The ``point``
+    label itself is kept.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Rows with a ``point`` column (result rows, a ``jobs:`` scenario's tables).
+    points : sequence of Point
+        The sweep's points (:func:`expand`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A new frame; `table` itself when no point sets a key.
+
+    Examples
+    --------
+    >>> points = [Point(0, "topology.hosts=4", "", None, (("topology.hosts", 4),)),
+    ...           Point(1, "topology.hosts=8", "", None, (("topology.hosts", 8),))]
+    >>> swept_columns(pd.DataFrame({"point": ["topology.hosts=8", "topology.hosts=4"], "x": [1, 2]}), points)
+                  point topology.hosts  x
+    0  topology.hosts=8              8  1
+    1  topology.hosts=4              4  2
+    """
+    keys = list(dict.fromkeys(key for point in points for key, _ in point.values))
+    if not keys:
+        return table
+    given = {point.label: dict(point.values) for point in points}
+    frame = table.copy()
+    at = list(frame.columns).index("point") + 1
+    for offset, key in enumerate(keys):
+        cells = [_cell(given[label][key]) if key in given.get(label, {}) else None for label in frame["point"]]
+        frame.insert(at + offset, f"sweep.{key}" if key in table.columns else key,
+                     pd.Series(cells, index=frame.index, dtype=object))
+    return frame
 
 
 @dataclass(frozen=True)
@@ -1841,10 +1898,12 @@ def run(scenario: Scenario, *, force: bool = False) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per (point, algorithm, size) with the columns of
-        :data:`simnet.analysis.RESULT_COLUMNS`.
+        :data:`simnet.analysis.RESULT_COLUMNS` (:data:`~simnet.analysis.JOB_COLUMNS` for a
+        ``jobs:`` scenario), and after ``point`` one per swept key (:func:`swept_columns`).
     """
-    frames = [run_point(point, force=force) for point in expand(scenario, force=force)]
-    return pd.concat(frames, ignore_index=True)
+    points = expand(scenario, force=force)
+    frames = [run_point(point, force=force) for point in points]
+    return swept_columns(pd.concat(frames, ignore_index=True), points)
 
 
 CURVE_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "payload_kind", "ranks", "size_bytes",

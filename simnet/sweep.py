@@ -20,7 +20,9 @@ killed process leaves either the whole file or none, and at most a temporary fil
 which the next run into the directory removes); the digest identifies the
 point's full scenario, so ``resume=True`` reuses exactly the points that are
 unchanged and finished. The combined ``results.csv`` and ``results.json`` are
-rewritten atomically from the point files whenever a run ends, even by Ctrl-C. A
+rewritten atomically from the point files whenever a run ends, even by Ctrl-C; beside
+the ``point`` label they have one column per swept key, named by its key path
+(:func:`simnet.scenario.swept_columns`). A
 ``jobs:`` scenario's rows are one per job (:data:`simnet.analysis.JOB_COLUMNS`), and
 its points also write ``interference.csv`` and ``timeline.csv`` (see
 :func:`simnet.scenario.point_tables`).
@@ -45,7 +47,7 @@ from tqdm import tqdm
 from simnet.analysis import FAILURE_COLUMNS, JOB_COLUMNS, RESULT_COLUMNS, records
 from simnet.errors import ScenarioError, SimnetError, SweepFailed, SweepInterrupted
 from simnet.jobs import INTERFERENCE_COLUMNS, TIMELINE_COLUMNS
-from simnet.scenario import Point, point_tables
+from simnet.scenario import Point, point_tables, swept_columns
 
 __all__ = ["SweepInterrupted", "run_sweep", "write_atomic"]
 
@@ -304,7 +306,7 @@ def run_sweep(
     jobs = bool(points) and points[0].scenario.jobs is not None
     ran = any(tables["rows"] for tables in finished.values())
     results = _write_results(out_dir if ran or not failures else None, finished,
-                             JOB_COLUMNS if jobs else RESULT_COLUMNS, _TABLES if jobs else {})
+                             JOB_COLUMNS if jobs else RESULT_COLUMNS, _TABLES if jobs else {}, points)
     if stop.requested and len(finished) + len(whole) < len(points):
         raise SweepInterrupted(
             f"interrupted after {len(finished)} of {len(points)} points; the finished ones are kept"
@@ -315,14 +317,17 @@ def run_sweep(
 
 
 def _write_results(out_dir: Path | None, finished: dict[int, dict[str, list[dict]]], columns: tuple[str, ...],
-                   tables: dict[str, tuple[str, ...]]) -> pd.DataFrame:
+                   tables: dict[str, tuple[str, ...]], points: list[Point]) -> pd.DataFrame:
+    """The rows of the `finished` points, in point order, with a column per swept key
+    (:func:`simnet.scenario.swept_columns`), written with the other `tables` into `out_dir` if given."""
     rows = [row for index in sorted(finished) for row in finished[index]["rows"]]
-    results = pd.DataFrame(rows, columns=list(columns))
+    results = swept_columns(pd.DataFrame(rows, columns=list(columns)), points)
     if out_dir is not None:
         write_atomic(out_dir / "results.csv", results.to_csv(index=False, lineterminator="\n"))
         write_atomic(out_dir / "results.json", json.dumps(records(results), indent=2) + "\n")
         for name, table_columns in tables.items():
             table = pd.DataFrame([row for index in sorted(finished) for row in finished[index].get(name, [])],
                                  columns=list(table_columns))
+            table = swept_columns(table, points)
             write_atomic(out_dir / f"{name}.csv", table.to_csv(index=False, lineterminator="\n"))
     return results

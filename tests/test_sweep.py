@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from simnet.analysis import RESULT_COLUMNS
 from simnet.errors import ScenarioError, SweepFailed
 from simnet.scenario import expand, parse_scenario, run
 from simnet.sweep import SweepInterrupted, run_sweep
@@ -87,6 +88,44 @@ def test_two_hundred_points_locally_and_on_dask_give_identical_results(tmp_path)
     assert (tmp_path / "local" / "results.csv").read_bytes() == (tmp_path / "dask" / "results.csv").read_bytes()
     sequential = run(parse_scenario(sweep_scenario(grid=GRID_200, sizes=["4 KiB", "1 MiB"])))
     pd.testing.assert_frame_equal(local, sequential)
+
+
+def test_results_have_a_column_per_swept_key_holding_its_value(tmp_path):
+    """The new-user study: results.csv and results.json held the swept values only inside the ``point`` label,
+    whose values may hold commas. Each swept key is now a column named by its key path: numbers as numbers,
+    strings as written, lists as the label's JSON, empty where a point leaves the key; ``point`` stays."""
+    data = sweep_scenario(grid={"topology.hosts": [4, 8], "topology.bandwidth": ["100 Gbps", "200 Gbps"]},
+                          points=[{"collective.chunks": 2}, {"topology.latency": "2 us"}], sizes=["1 MiB"])
+    points = expand(parse_scenario(data))
+    results = run_sweep(points, out_dir=tmp_path)
+    assert list(results.columns[:6]) == ["scenario", "point", "topology.hosts", "topology.bandwidth",
+                                         "collective.chunks", "topology.latency"]
+    assert list(results.columns[6:]) == [c for c in RESULT_COLUMNS if c not in ("scenario", "point")]
+    assert results[["topology.hosts", "topology.bandwidth", "collective.chunks", "topology.latency"]].values.tolist() \
+        == [[hosts, bandwidth, *extra] for hosts in (4, 8) for bandwidth in ("100 Gbps", "200 Gbps")
+            for extra in ([2, None], [None, "2 us"])]
+    pd.testing.assert_frame_equal(results, run(parse_scenario(data)))
+    written = pd.read_csv(tmp_path / "results.csv")
+    assert written["topology.hosts"].tolist() == [4] * 4 + [8] * 4
+    assert written["collective.chunks"].isna().tolist()[:2] == [False, True]
+    assert (tmp_path / "results.csv").read_text().splitlines()[1].startswith(
+        'quickstart,"topology.hosts=4,topology.bandwidth=100 Gbps,collective.chunks=2",4,100 Gbps,2,,')
+    first = json.loads((tmp_path / "results.json").read_text())[0]
+    assert [first[key] for key in ("topology.hosts", "topology.bandwidth", "collective.chunks", "topology.latency")] \
+        == [4, "100 Gbps", 2, None]
+    assert first["point"] == "topology.hosts=4,topology.bandwidth=100 Gbps,collective.chunks=2"
+
+
+def test_a_swept_key_that_is_a_result_column_is_named_as_swept_and_lists_stay_json():
+    data = sweep_scenario(grid={"topology": ["switch8", {"builder": "switch", "hosts": 4, "bandwidth": "1 GB/s",
+                                                          "latency": "1 us"}]}, sizes=["1 MiB"])
+    results = run(parse_scenario(data))
+    assert list(results.columns[:4]) == ["scenario", "point", "sweep.topology", "topology"]
+    assert results["sweep.topology"].tolist() == [
+        "switch8", '{"bandwidth": "1 GB/s", "builder": "switch", "hosts": 4, "latency": "1 us"}']
+    assert results["topology"].tolist()[1].startswith("switch(hosts=4")
+    unswept = run(parse_scenario(json.loads(json.dumps(QUICKSTART))))
+    assert list(unswept.columns) == list(RESULT_COLUMNS)
 
 
 def test_resume_reuses_only_unchanged_finished_points(tmp_path):

@@ -1159,7 +1159,8 @@ def swept_columns(table: pd.DataFrame, points: Sequence[Point]) -> pd.DataFrame:
     Each column is named by the key's dotted path (``topology.hosts``); a key that is already a column of
     `table` (``topology``, when a sweep varies whole topologies) is named ``sweep.<key>``. A row's cell is the
     value its point gives the key (matched by the ``point`` label): a number as a number, a string as written
-    (``"100 Gbps"``), a list or mapping as the JSON text the label shows, and ``None`` where the point leaves
+    (``"100 Gbps"``), a boolean, list or mapping as the JSON text the label shows (``"false"``, ``"[4, 2]"``),
+    and ``None`` where the point leaves
     the key as the scenario has it (a sweep of ``points`` may set different keys at each). The ``point``
     label itself is kept.
 

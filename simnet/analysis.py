@@ -33,6 +33,7 @@ from simnet.units import format_size, format_time
 __all__ = [
     "RESULT_COLUMNS",
     "JOB_COLUMNS",
+    "FAILURE_COLUMNS",
     "busbw_factor",
     "sent_bytes_per_rank",
     "result_row",
@@ -122,6 +123,12 @@ JOB_COLUMNS = (
 """Columns of a job's result row (see :func:`simnet.jobs.run_jobs`): ``gpus`` of the job, ``communicators``
 of ``ranks`` each, ``repeat`` collectives each (rounds for background flows), ``time_s`` and ``alone_s``,
 bandwidths per collective, time held back on shared links and by whom."""
+
+FAILURE_COLUMNS = ("index", "point", "algorithm", "entry", "sizes", "path", "message")
+"""Columns of what a sweep could not run (:class:`simnet.errors.SweepFailed`, ``results.md``), one row per
+algorithm and error of a point: the sweep point's ``index`` and label (``point``), the ``algorithm`` and its
+``entry``'s key path (``collective.algorithms[1]``; both empty when the whole point failed), the ``sizes`` it
+failed at (``"all"``, or ``"1 KiB, 4 KiB"``), and the error's key path (``path``) and ``message``."""
 
 _BUSBW_FACTORS = {
     "allreduce": lambda p: 2 * (p - 1) / p,
@@ -932,8 +939,42 @@ def link_summary(trace: Trace, *, top: int = 10) -> pd.DataFrame:
     return frame.sort_values(["utilization", "bytes", "link"], ascending=[False, False, True]).head(top)
 
 
-def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None = None) -> str:
-    """A short Markdown report of a results frame: winners, models' residuals, results.
+def _failed_count(failures: pd.DataFrame) -> str:
+    """``1 algorithm at 1 point, 2 whole points``: what `failures` (:data:`FAILURE_COLUMNS`) count."""
+    def counted(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
+    whole = failures["entry"].fillna("").eq("")
+    parts = []
+    if (~whole).any():
+        chosen = failures[~whole]
+        pairs = chosen[["index", "entry"]].drop_duplicates()
+        points = chosen["point"].nunique()
+        at = f" at {counted(points, 'point')}" if chosen["point"].fillna("").astype(bool).any() else ""
+        parts.append(counted(len(pairs), "algorithm") + at)
+    if whole.any():
+        parts.append(counted(failures.loc[whole, "index"].nunique(), "whole point"))
+    return ", ".join(parts)
+
+
+def _failed_section(failures: pd.DataFrame) -> list[str]:
+    """The ``## Failed`` section of a report: each algorithm a point could not run (or point that failed as a
+    whole), the sizes and the one-line error."""
+    error = [": ".join(part for part in (path, message) if part)
+             for path, message in zip(failures["path"].fillna(""), failures["message"].fillna(""))]
+    algorithm = [f"{name} ({entry})" if entry else "every algorithm (the point failed)"
+                 for name, entry in zip(failures["algorithm"].fillna(""), failures["entry"].fillna(""))]
+    shown = pd.DataFrame({"point": failures["point"].fillna(""), "algorithm": algorithm,
+                          "sizes": failures["sizes"].fillna(""), "error": [e.replace("|", "\\|") for e in error]})
+    if not shown["point"].astype(bool).any():
+        shown = shown.drop(columns="point")
+    return ["## Failed", "", "What the input made fail: it has no rows in the tables of this report, and the run "
+            "exited with an error.", "", shown.to_markdown(index=False), ""]
+
+
+def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None = None,
+                     failures: pd.DataFrame | None = None) -> str:
+    """A short Markdown report of a results frame: what failed, winners, models' residuals, results.
 
     Parameters
     ----------
@@ -944,12 +985,21 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
     baseline : str, optional
         The choice speedups are measured against (:func:`baseline_runs`; default:
         :func:`default_baseline`), shown wherever more than one choice ran.
+    failures : pandas.DataFrame, optional
+        What failed (:data:`FAILURE_COLUMNS`, as :class:`simnet.errors.SweepFailed` holds it): counted in
+        the header and listed first, under ``## Failed``.
     """
     lines = [f"# {title}", ""]
     topologies = sorted(set(results["topology"]))
     lines += [f"- topology: {', '.join(topologies)}", f"- collective: {', '.join(sorted(set(results['op'])))}",
               f"- link model: {', '.join(sorted(set(results['network_model'])))}",
-              f"- runs: {len(results)}", ""]
+              f"- runs: {len(results)}"]
+    failed = failures is not None and len(failures) > 0
+    if failed:
+        lines += [f"- failed: {_failed_count(failures)} (listed under Failed, below)"]
+    lines += [""]
+    if failed:
+        lines += _failed_section(failures)
     lines += ["## Fastest choice per size", ""]
     best = winners(results)
     shown = pd.DataFrame({
@@ -1028,7 +1078,8 @@ def display_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-def jobs_markdown(jobs: pd.DataFrame, interference: pd.DataFrame, *, title: str, top: int = 10) -> str:
+def jobs_markdown(jobs: pd.DataFrame, interference: pd.DataFrame, *, title: str, top: int = 10,
+                  failures: pd.DataFrame | None = None) -> str:
     """A Markdown report of jobs run together: their times, slowdowns, and the shared links that slowed them.
 
     Parameters
@@ -1041,11 +1092,20 @@ def jobs_markdown(jobs: pd.DataFrame, interference: pd.DataFrame, *, title: str,
         First heading.
     top : int, optional
         Shared links listed per job (largest ``shared_s`` first).
+    failures : pandas.DataFrame, optional
+        Sweep points that failed (:data:`FAILURE_COLUMNS`): counted in the header and listed under
+        ``## Failed``.
     """
     lines = [f"# {title}", ""]
     lines += [f"- topology: {', '.join(sorted(set(jobs['topology'])))}",
               f"- link model: {', '.join(sorted(set(jobs['network_model'])))}",
-              f"- jobs: {', '.join(dict.fromkeys(jobs['job']))}", ""]
+              f"- jobs: {', '.join(dict.fromkeys(jobs['job']))}"]
+    failed = failures is not None and len(failures) > 0
+    if failed:
+        lines += [f"- failed: {_failed_count(failures)} (listed under Failed, below)"]
+    lines += [""]
+    if failed:
+        lines += _failed_section(failures)
     lines += ["## Jobs", "",
               "`time`: from the job's start to the end of its last collective (background flows: the mean flow "
               "completion time); `alone`: the same with the job alone on the fabric. " + JOBS_NOTE, ""]

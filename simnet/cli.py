@@ -11,6 +11,7 @@ import errno
 import json
 import os
 import sys
+import typing
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -138,7 +139,7 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
         else:
             where = f"{len(points)} sweep points" if len(points) > 1 else results["topology"].iloc[0]
             if failed is not None:
-                where = f"{results['point'].nunique()} of {where}"
+                where = _with_failures(where, results, points, failed)
             if loaded.jobs is not None:
                 click.echo(f"{loaded.name}: {where}, {results['job'].nunique()} jobs together, "
                            f"{results['network_model'].iloc[0]} links")
@@ -157,12 +158,14 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
                              analysis.nccl_switched_off(results)):
                     if note:
                         click.echo(note)
+        failures = failed.failures if failed is not None else None
         if out_dir is not None and loaded.jobs is not None:
-            _write_jobs_report(out_dir, loaded.name, results, draw=draw, quiet=quiet)
+            _write_jobs_report(out_dir, loaded.name, results, draw=draw, quiet=quiet, failures=failures)
         elif out_dir is not None:
-            _write_report(out_dir, loaded.name, results, _ran(points, results), draw=draw, quiet=quiet)
+            _write_report(out_dir, loaded.name, results, _ran(points, results), draw=draw, quiet=quiet,
+                          failures=failures)
         if failed is not None:
-            raise failed
+            _raise_failures(failed, out_dir)
 
 
 def _check_out_options(out_dir: Path | None, *, resume: bool = False, overwrite: bool = False) -> None:
@@ -248,14 +251,39 @@ def _ran(points: list, results: pd.DataFrame) -> list:
 
 
 def _partial(run: Callable[[], pd.DataFrame]) -> tuple[pd.DataFrame, SweepFailed | None]:
-    """The results of a sweep, and the error of the points that failed (None if none did), when some ran: a
-    command reports those before it fails."""
+    """The results of a sweep, and the error of what failed (None if nothing did), when something ran: a
+    command reports that before it fails (:func:`_raise_failures`)."""
     try:
         return run(), None
     except SweepFailed as error:
         if error.results is None or not len(error.results):
-            raise
+            _raise_failures(error, None)
         return error.results, error
+
+
+def _with_failures(where: str, results: pd.DataFrame, points: list, failed: SweepFailed) -> str:
+    """`where` a table's heading says it ran (``4 sweep points``), with how much of it ran and how many failures
+    follow on stderr."""
+    count = len(failed.failures) if failed.failures is not None else 1
+    ran = f"{results['point'].nunique()} of {where}" if len(points) > 1 else where
+    return f"{ran} ({count} failure{'' if count == 1 else 's'}, on stderr)"
+
+
+def _raise_failures(failed: SweepFailed, out_dir: Path | None) -> typing.NoReturn:
+    """Print one ``error:`` line per failure of `failed` (a point that failed, or an algorithm a point could not
+    run), then raise the line saying how many failed, where they are listed and what ran."""
+    failures = failed.failures
+    if failures is None or not len(failures):
+        raise failed
+    sweep = failed.path == "sweep"
+    for failure in failures.itertuples(index=False):
+        inner = ": ".join(part for part in (failure.path, failure.message) if part)
+        line = SimnetError(f"point {failure.index} ({failure.point}): {inner}", path="sweep", source=failed.source) \
+            if sweep else SimnetError(failure.message, path=failure.path, source=failed.source)
+        click.echo(f"error: {line}", err=True)
+    listed = f" (also listed in {out_dir / 'results.md'})" if out_dir is not None and len(failed.results) else ""
+    raise SimnetError(f"{len(failures)} failure{'' if len(failures) == 1 else 's'}{listed}; {failed.summary}",
+                      path="sweep" if sweep else "", source=failed.source)
 
 
 def _run_scenario(scenario: Path, out_dir: Path | None, *, executor: str = "local", workers: int = 1,
@@ -277,8 +305,10 @@ def _record_files(out_dir: Path, written: list[Path]) -> None:
     write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
 
 
-def _write_jobs_report(out_dir: Path, name: str, results, *, draw: bool = True, quiet: bool = False) -> None:
-    """Gantt and slowdown bars (if `draw`) and results.md of a jobs scenario, next to the tables run_sweep wrote."""
+def _write_jobs_report(out_dir: Path, name: str, results, *, draw: bool = True, quiet: bool = False,
+                       failures=None) -> None:
+    """Gantt and slowdown bars (if `draw`) and results.md of a jobs scenario, next to the tables run_sweep wrote;
+    results.md lists the `failures` (:data:`simnet.analysis.FAILURE_COLUMNS`)."""
     import pandas as pd
 
     from simnet import analysis, plots
@@ -292,7 +322,8 @@ def _write_jobs_report(out_dir: Path, name: str, results, *, draw: bool = True, 
         plots.jobs_gantt(timeline, out_dir / "jobs_gantt.png", title=name)
         plots.slowdown_bars(results, out_dir / "slowdown.png", title=name)
         written += [out_dir / "jobs_gantt.png", out_dir / "slowdown.png"]
-    write_atomic(out_dir / "results.md", analysis.jobs_markdown(results, interference, title=name))
+    write_atomic(out_dir / "results.md", analysis.jobs_markdown(results, interference, title=name,
+                                                                failures=failures))
     written.append(out_dir / "results.md")
     _record_files(out_dir, written)
     if not quiet:
@@ -300,8 +331,9 @@ def _write_jobs_report(out_dir: Path, name: str, results, *, draw: bool = True, 
 
 
 def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | None = None, draw: bool = True,
-                  quiet: bool = False) -> None:
-    """Plots (if `draw`) and results.md next to results.csv / results.json.
+                  quiet: bool = False, failures=None) -> None:
+    """Plots (if `draw`) and results.md next to results.csv / results.json; results.md lists the `failures`
+    (:data:`simnet.analysis.FAILURE_COLUMNS`) first.
 
     time and busbw against the size (``time_vs_size.png``, ``busbw_vs_size.png``)
     when sizes vary, and against every other swept key (``time_vs_<key>.png``; of keys
@@ -325,7 +357,8 @@ def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | 
         if baseline is not None and _compared(results, baseline):
             plots.speedup_bars(results, out_dir / "speedup.png", baseline=baseline, against=against[0], title=name)
             written.append(out_dir / "speedup.png")
-    write_atomic(out_dir / "results.md", analysis.markdown_summary(results, title=name, baseline=baseline))
+    write_atomic(out_dir / "results.md", analysis.markdown_summary(results, title=name, baseline=baseline,
+                                                                   failures=failures))
     written.append(out_dir / "results.md")
     _record_files(out_dir, written)
     if not quiet:
@@ -407,7 +440,7 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
             gains = analysis.speedups(results, baseline)
         except SimnetError as error:
             if failed is not None:
-                raise failed from None
+                _raise_failures(failed, None)
             path = "--baseline" if error.path == "baseline" else error.path
             raise SimnetError(error.message, path=path, source=str(scenario)) from None
         if fmt == "json":
@@ -417,11 +450,14 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
             click.echo(best.to_csv(index=False, lineterminator="\n"), nl=False)
         else:
             click.echo(f"{loaded.name}: fastest choice per size (simulated), speedups over {baseline}")
-            click.echo(analysis.markdown_summary(results, title=loaded.name, baseline=baseline).split("## All runs")[0])
+            failures = failed.failures if failed is not None else None
+            click.echo(analysis.markdown_summary(results, title=loaded.name, baseline=baseline,
+                                                 failures=failures).split("## All runs")[0])
         if out_dir is not None:
-            _write_report(out_dir, loaded.name, results, _ran(points, results), baseline=baseline, quiet=quiet)
+            _write_report(out_dir, loaded.name, results, _ran(points, results), baseline=baseline, quiet=quiet,
+                          failures=failed.failures if failed is not None else None)
         if failed is not None:
-            raise failed
+            _raise_failures(failed, out_dir)
 
 
 _NETWORK_OPTIONS = {

@@ -66,24 +66,32 @@ class SweepInterrupted(SimnetError):
 
 
 class SweepFailed(SimnetError):
-    """Sweep points the input made fail (the error of the first), after the others ran.
+    """Runs of a sweep the input made fail (the error of the first), after the others ran.
 
     Parameters
     ----------
     message, path, source
         As :class:`SimnetError`.
     results : pandas.DataFrame, optional
-        The result rows of the points that ran.
+        The result rows of what ran.
+    failures : pandas.DataFrame, optional
+        What failed, one row per algorithm and error of a point, or per point that failed as a whole
+        (:data:`simnet.analysis.FAILURE_COLUMNS`).
+    summary : str, optional
+        How many failed and what ran, without the first error (the end of `message`).
     """
 
-    def __init__(self, message: str, *, path: str = "", source: str = "", results=None) -> None:
+    def __init__(self, message: str, *, path: str = "", source: str = "", results=None, failures=None,
+                 summary: str = "") -> None:
         super().__init__(message, path=path, source=source)
         self.results = results
+        self.failures = failures
+        self.summary = summary
 
     def at(self, path: str = "", source: str = "") -> "SweepFailed":
-        """As :meth:`SimnetError.at`, keeping :attr:`results`."""
+        """As :meth:`SimnetError.at`, keeping :attr:`results`, :attr:`failures` and :attr:`summary`."""
         clone = super().at(path, source)
-        clone.results = self.results
+        clone.results, clone.failures, clone.summary = self.results, self.failures, self.summary
         return clone
 
 

@@ -90,7 +90,7 @@ from simnet import engine, units, yamlio
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.registry import Algorithm, resolved_changes
-from simnet.analysis import (RESULT_COLUMNS, choice_matches, choice_text, parse_choice, result_row,
+from simnet.analysis import (RESULT_COLUMNS, choice_matches, choice_text, format_fraction, parse_choice, result_row,
                              sent_bytes_per_rank)
 from simnet.engine import Trace, simulate
 from simnet.errors import ScenarioError, SimnetError, UnitError, did_you_mean
@@ -124,11 +124,13 @@ __all__ = [
     "Run",
     "runs",
     "run_point",
+    "Failure",
     "build_schedule",
     "algorithm_index",
     "repeated_algorithms",
     "run_jobs_point",
     "point_tables",
+    "swept_columns",
     "parse_matrix",
     "scenario_path",
     "JobSpec",
@@ -526,12 +528,16 @@ class Point:
         First 16 hex digits of the SHA-256 of the point's full scenario.
     scenario : Scenario
         The point's validated scenario, without a sweep.
+    values : tuple of (str, object)
+        The overridden keys and their values as the sweep wrote them, in the label's order
+        (see :func:`swept_columns`); empty for a scenario without a sweep.
     """
 
     index: int
     label: str
     digest: str
     scenario: Scenario
+    values: tuple[tuple[str, Any], ...] = ()
 
     @property
     def filename(self) -> str:
@@ -1135,8 +1141,61 @@ def expand(scenario: Scenario, *, source: str = "", force: bool = False) -> list
         except SimnetError as error:
             raise ScenarioError(f"point {index} ({label}): {error}", path="sweep", source=source) from None
         digest = hashlib.sha256(point.model_dump_json().encode()).hexdigest()[:16]
-        points.append(Point(index, label, digest, point))
+        points.append(Point(index, label, digest, point, tuple(overrides)))
     return points
+
+
+def _cell(value: Any) -> Any:
+    """A swept value in a table: a number as itself, a string as written, anything else (a list, a mapping, a
+    boolean) as the JSON text the point's label shows."""
+    if isinstance(value, (int, float, str)) and not isinstance(value, bool):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def swept_columns(table: pd.DataFrame, points: Sequence[Point]) -> pd.DataFrame:
+    """`table` with one column per key the sweep of `points` sets, right after its ``point`` column.
+
+    Each column is named by the key's dotted path (``topology.hosts``); a key that is already a column of
+    `table` (``topology``, when a sweep varies whole topologies) is named ``sweep.<key>``. A row's cell is the
+    value its point gives the key (matched by the ``point`` label): a number as a number, a string as written
+    (``"100 Gbps"``), a boolean, list or mapping as the JSON text the label shows (``"false"``, ``"[4, 2]"``),
+    and ``None`` where the point leaves
+    the key as the scenario has it (a sweep of ``points`` may set different keys at each). The ``point``
+    label itself is kept.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Rows with a ``point`` column (result rows, a ``jobs:`` scenario's tables).
+    points : sequence of Point
+        The sweep's points (:func:`expand`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A new frame; `table` itself when no point sets a key.
+
+    Examples
+    --------
+    >>> points = [Point(0, "topology.hosts=4", "", None, (("topology.hosts", 4),)),
+    ...           Point(1, "topology.hosts=8", "", None, (("topology.hosts", 8),))]
+    >>> swept_columns(pd.DataFrame({"point": ["topology.hosts=8", "topology.hosts=4"], "x": [1, 2]}), points)
+                  point topology.hosts  x
+    0  topology.hosts=8              8  1
+    1  topology.hosts=4              4  2
+    """
+    keys = list(dict.fromkeys(key for point in points for key, _ in point.values))
+    if not keys:
+        return table
+    given = {point.label: dict(point.values) for point in points}
+    frame = table.copy()
+    at = list(frame.columns).index("point") + 1
+    for offset, key in enumerate(keys):
+        cells = [_cell(given[label][key]) if key in given.get(label, {}) else None for label in frame["point"]]
+        frame.insert(at + offset, f"sweep.{key}" if key in table.columns else key,
+                     pd.Series(cells, index=frame.index, dtype=object))
+    return frame
 
 
 @dataclass(frozen=True)
@@ -1391,6 +1450,55 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     A schedule estimated not to fit in memory is refused before it is built,
     unless `force` (see :mod:`simnet.guards`). The point's schedules are one batch for
     :data:`simnet.engine.COMPILED_IN_BATCHES_FROM` (the same traces, sooner).
+
+    Raises
+    ------
+    ScenarioError
+        The first error of the point, after the runs before it were yielded
+        (:func:`point_tables` goes on past an algorithm's error and records it instead).
+    """
+    for attempt in _attempts(point, force=force):
+        if isinstance(attempt, Failure):
+            raise attempt.error
+        yield attempt
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An (algorithm, case) of a point that raised an error: the network cannot run it, or its parameters
+    do not fit the size.
+
+    Attributes
+    ----------
+    algorithm : str
+        The algorithm's name.
+    entry : str
+        Key path of its entry in the scenario (``collective.algorithms[1]``).
+    case : str
+        The size (and sparse density) it failed at (``"1 MiB"``); ``""`` when it failed before any size
+        (its memory estimate, or parameters derived from the topology).
+    error : SimnetError
+        The error, its key path in the scenario.
+    """
+
+    algorithm: str
+    entry: str
+    case: str
+    error: SimnetError
+
+
+def _case_text(size: int, payload: SparsePayload | None) -> str:
+    """A case as failures name it: ``1 MiB``, or ``128 MiB density 1/128`` for a sparse payload."""
+    if payload is None:
+        return units.format_size(size)
+    return f"{units.format_size(size)} density {format_fraction(payload.density)}"
+
+
+def _attempts(point: Point, *, force: bool = False) -> Iterator[Run | Failure]:
+    """Every (algorithm, size) of one point as :func:`runs` simulates it, an error of one algorithm (at one
+    size, or at all) as a :class:`Failure` in its place, and the point's other runs after it.
+
+    Errors of the point as a whole (its network, its ``network:`` options, its list of algorithms) are raised.
     """
     scenario = point.scenario
     if scenario.jobs is not None:
@@ -1398,7 +1506,6 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     network = scenario.built_network(force=force)
     nranks = network.size
     options = scenario.network.simulate_kwargs(nranks)
-    gamma = options["gamma_s_per_byte"]
     costs = NetworkCosts(network, overhead_s=[options["overhead_s"] * slowdown for slowdown in options["slowdown"]])
     cases = [(size, None) for size in scenario.sizes]
     if scenario.payload is not None:
@@ -1406,58 +1513,75 @@ def runs(point: Point, *, force: bool = False) -> Iterator[Run]:
     references = _nccl_references(network, scenario.collective.op, [size for size, _ in cases])
     listed = _algorithm_runs(scenario, nranks)
     repeats = _repeats(listed, network)
-    listed = [entry for index, entry in enumerate(listed) if index not in repeats]
-    estimate = _estimated_transfers(listed, network, [size for size, _ in cases])
-    for record, params, origins, shown_extra in listed:
-        name = record.name
-        op = scenario.collective.op
-        takes_payload = record.payload == "sparse"
-        params = _with_defaults(record, params, network)
+    kept = [(index, entry) for index, entry in enumerate(listed) if index not in repeats]
+    estimate = _estimated_transfers([entry for _, entry in kept], network, [size for size, _ in cases])
+    for index, (record, params, origins, shown_extra) in kept:
+        where = f"collective.algorithms[{index}]"
 
-        def fits(chosen: dict[str, Any], size: int, record: Algorithm = record, name: str = name) -> None:
+        def fits(chosen: dict[str, Any], size: int, record: Algorithm = record) -> None:
             transfers = record.transfers(nranks, size, chosen)
-            check_fits(f"{name} on {nranks:,} ranks (about {transfers:,} transfers)",
+            check_fits(f"{record.name} on {nranks:,} ranks (about {transfers:,} transfers)",
                        transfers * BYTES_PER_TRANSFER + nranks * BYTES_PER_GPU, force=force, path="collective",
                        lower=_shrinking(record, nranks, size, chosen))
 
-        fits(params, max(size for size, _ in cases))
-        base = params
+        try:
+            base = _with_defaults(record, params, network)
+            fits(base, max(size for size, _ in cases))
+        except SimnetError as error:
+            yield Failure(record.name, where, "", error)
+            continue
         for size, payload in cases:
-            given = base | ({"payload": payload} if payload is not None and takes_payload else {})
-            params, schedule = _built(record, given, origins, network, size,
-                                      sized_by="payload" if payload else "sizes", fits=fits)
-            shown = _shown_params({k: _jsonable(v) for k, v in given.items() if k != "payload"} | shown_extra,
-                                  payload)
-            chosen = {_yaml_key(k): _jsonable(v) for k, v in resolved_changes(given, params).items()}
             try:
-                trace = simulate(network, schedule, **options,
-                                 compiled=engine._batch_compiled(options["model"], estimate, len(schedule)))
+                yield _one_run(point, network, options, costs, estimate, references, (record, base, origins,
+                                                                                      shown_extra),
+                               size, payload, fits)
             except SimnetError as error:
-                if error.path in _OPTION_PATHS or _LISTED not in origins:
-                    raise ScenarioError(error.message, path=_OPTION_PATHS.get(error.path, error.path)) from None
-                raise ScenarioError(f"{name} on this topology: {error.message}", path=origins[_LISTED]) from None
-            row = result_row(
-                scenario=scenario.name,
-                point=point.label,
-                topology=network.name,
-                op=op,
-                algorithm=name,
-                params=shown,
-                resolved=json.dumps(chosen, sort_keys=True) if chosen else "",
-                network_model=scenario.network.model,
-                ranks=nranks,
-                size_bytes=size,
-                sim_time_s=trace.time_s,
-                model_time_s=record.predict(costs, nranks, size, gamma_s_per_byte=gamma, **params),
-                critical_path_s=critical_path_time(network, schedule, gamma, overhead_s=options["overhead_s"],
-                                                   start_offset_s=options["start_offset_s"],
-                                                   slowdown=options["slowdown"]),
-                nccl_choice=references.get(size, ("", math.nan))[0],
-                nccl_model_s=references.get(size, ("", math.nan))[1],
-                payload_kind=record.payload,
-                sent_bytes_per_rank=sent_bytes_per_rank(schedule),
-            )
-            yield Run(name, params, size, trace, row)
+                yield Failure(record.name, where, _case_text(size, payload), error)
+
+
+def _one_run(point: Point, network: Network, options: dict[str, Any], costs: NetworkCosts, estimate: int,
+             references: dict[int, tuple[str, float]], listed: tuple, size: int, payload: SparsePayload | None,
+             fits: Callable[[dict[str, Any], int], None]) -> Run:
+    """Build, simulate and model one listed algorithm (as :func:`_algorithm_runs` gives it, topology-derived
+    defaults filled in) at one case of `point`; errors at their scenario key paths."""
+    scenario = point.scenario
+    record, base, origins, shown_extra = listed
+    name, op, nranks = record.name, scenario.collective.op, network.size
+    gamma = options["gamma_s_per_byte"]
+    given = base | ({"payload": payload} if payload is not None and record.payload == "sparse" else {})
+    params, schedule = _built(record, given, origins, network, size, sized_by="payload" if payload else "sizes",
+                              fits=fits)
+    shown = _shown_params({k: _jsonable(v) for k, v in given.items() if k != "payload"} | shown_extra, payload)
+    chosen = {_yaml_key(k): _jsonable(v) for k, v in resolved_changes(given, params).items()}
+    try:
+        trace = simulate(network, schedule, **options,
+                         compiled=engine._batch_compiled(options["model"], estimate, len(schedule)))
+    except SimnetError as error:
+        if error.path in _OPTION_PATHS or _LISTED not in origins:
+            raise ScenarioError(error.message, path=_OPTION_PATHS.get(error.path, error.path)) from None
+        raise ScenarioError(f"{name} on this topology: {error.message}", path=origins[_LISTED]) from None
+    row = result_row(
+        scenario=scenario.name,
+        point=point.label,
+        topology=network.name,
+        op=op,
+        algorithm=name,
+        params=shown,
+        resolved=json.dumps(chosen, sort_keys=True) if chosen else "",
+        network_model=scenario.network.model,
+        ranks=nranks,
+        size_bytes=size,
+        sim_time_s=trace.time_s,
+        model_time_s=record.predict(costs, nranks, size, gamma_s_per_byte=gamma, **params),
+        critical_path_s=critical_path_time(network, schedule, gamma, overhead_s=options["overhead_s"],
+                                           start_offset_s=options["start_offset_s"],
+                                           slowdown=options["slowdown"]),
+        nccl_choice=references.get(size, ("", math.nan))[0],
+        nccl_model_s=references.get(size, ("", math.nan))[1],
+        payload_kind=record.payload,
+        sent_bytes_per_rank=sent_bytes_per_rank(schedule),
+    )
+    return Run(name, params, size, trace, row)
 
 
 def _jsonable(value: Any) -> Any:
@@ -1713,10 +1837,38 @@ def run_jobs_point(point: Point, *, force: bool = False) -> JobsResult:
 
 
 def point_tables(point: Point, *, force: bool = False) -> dict[str, list[dict]]:
-    """The result rows of one point as plain records: ``{"rows": [...]}``, and for a ``jobs:`` scenario
-    also ``"interference"`` and ``"timeline"`` (see :func:`run_jobs_point`)."""
+    """The result rows of one point as plain records: ``{"rows": [...], "failed": [...]}``, and for a ``jobs:``
+    scenario ``"rows"``, ``"interference"`` and ``"timeline"`` (see :func:`run_jobs_point`).
+
+    An algorithm the point cannot run (an error of building, resolving or simulating its schedule, or of its
+    memory estimate) does not stop the others: its error is one record of ``"failed"``
+    (:data:`simnet.analysis.FAILURE_COLUMNS`) per algorithm and error, naming the sizes it failed at, and the
+    sizes it ran at keep their rows.
+
+    Raises
+    ------
+    SimnetError
+        An error of the point as a whole: its network, its ``network:`` options, its list of algorithms, or
+        any error of a ``jobs:`` scenario.
+    """
     if point.scenario.jobs is None:
-        return {"rows": run_point(point, force=force).to_dict(orient="records")}
+        rows, failed = [], {}
+        cases = len(point.scenario.sizes) or len(point.scenario.sparse_payloads())
+        for attempt in _attempts(point, force=force):
+            if isinstance(attempt, Run):
+                rows.append(attempt.row)
+                continue
+            error = attempt.error
+            key = (attempt.entry, error.path, error.message)
+            failed.setdefault(key, {"index": point.index, "point": point.label, "algorithm": attempt.algorithm,
+                                    "entry": attempt.entry, "sizes": [], "path": error.path,
+                                    "message": error.message})
+            if attempt.case:
+                failed[key]["sizes"].append(attempt.case)
+        for record in failed.values():
+            record["sizes"] = ", ".join(record["sizes"]) if 0 < len(record["sizes"]) < cases else "all"
+        frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+        return {"rows": frame.to_dict(orient="records"), "failed": list(failed.values())}
     result = run_jobs_point(point, force=force)
     return {"rows": result.jobs.to_dict(orient="records"),
             "interference": result.interference.to_dict(orient="records"),
@@ -1751,10 +1903,12 @@ def run(scenario: Scenario, *, force: bool = False) -> pd.DataFrame:
         One row per (point, algorithm, size) with the columns of
         :data:`simnet.analysis.RESULT_COLUMNS`; for a ``jobs:`` scenario one row per
         (point, job) with :data:`simnet.analysis.JOB_COLUMNS`, whose per-link tables
-        (``interference``, ``timeline``) and traces :func:`run_jobs_point` gives.
+        (``interference``, ``timeline``) and traces :func:`run_jobs_point` gives; after
+        ``point``, one column per swept key (:func:`swept_columns`).
     """
-    frames = [run_point(point, force=force) for point in expand(scenario, force=force)]
-    return pd.concat(frames, ignore_index=True)
+    points = expand(scenario, force=force)
+    frames = [run_point(point, force=force) for point in points]
+    return swept_columns(pd.concat(frames, ignore_index=True), points)
 
 
 CURVE_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "payload_kind", "ranks", "size_bytes",

@@ -11,13 +11,18 @@ dotted path (see :func:`simnet.scenario.expand`)::
         - {collective.chunks: 1}
         - {collective.chunks: 4, network.model: fifo}
 
+A point's algorithm that its network cannot run fails alone: the point's other
+algorithms run, and what failed is recorded (see :func:`run_sweep`).
+
 Results survive interruptions. With an output directory, every finished point is
 written at once to ``points/<index>-<digest>.json`` (temporary file + rename, so a
 killed process leaves either the whole file or none, and at most a temporary file,
 which the next run into the directory removes); the digest identifies the
 point's full scenario, so ``resume=True`` reuses exactly the points that are
 unchanged and finished. The combined ``results.csv`` and ``results.json`` are
-rewritten atomically from the point files whenever a run ends, even by Ctrl-C. A
+rewritten atomically from the point files whenever a run ends, even by Ctrl-C; beside
+the ``point`` label they have one column per swept key, named by its key path
+(:func:`simnet.scenario.swept_columns`). A
 ``jobs:`` scenario's rows are one per job (:data:`simnet.analysis.JOB_COLUMNS`), and
 its points also write ``interference.csv`` and ``timeline.csv`` (see
 :func:`simnet.scenario.point_tables`).
@@ -39,10 +44,10 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from simnet.analysis import JOB_COLUMNS, RESULT_COLUMNS, records
-from simnet.errors import SimnetError, SweepFailed, SweepInterrupted
+from simnet.analysis import FAILURE_COLUMNS, JOB_COLUMNS, RESULT_COLUMNS, records
+from simnet.errors import ScenarioError, SimnetError, SweepFailed, SweepInterrupted
 from simnet.jobs import INTERFERENCE_COLUMNS, TIMELINE_COLUMNS
-from simnet.scenario import Point, point_tables
+from simnet.scenario import Point, point_tables, swept_columns
 
 __all__ = ["SweepInterrupted", "run_sweep", "write_atomic"]
 
@@ -59,25 +64,41 @@ def _rows(point: Point, force: bool = False) -> dict[str, list[dict]] | SimnetEr
         return error
 
 
-def _failed(points: list[Point], failures: dict[int, SimnetError], finished: int,
-            out_dir: Path | None, results: pd.DataFrame) -> SimnetError:
-    """One error naming the first failed point of a sweep (as a point's scenario errors are named), how many
-    failed, and where the others' results are (:class:`SweepFailed`, holding them)."""
-    index = min(failures)
-    error = failures[index]
+def _point_failure(point: Point, error: SimnetError) -> dict:
+    """The failure record (:data:`simnet.analysis.FAILURE_COLUMNS`) of a point that failed as a whole."""
+    return {"index": point.index, "point": point.label, "algorithm": "", "entry": "", "sizes": "all",
+            "path": error.path, "message": error.message}
+
+
+def _failed(points: list[Point], failures: list[dict], whole: dict[int, SimnetError],
+            finished: dict[int, dict[str, list[dict]]], out_dir: Path | None, results: pd.DataFrame) -> SimnetError:
+    """One error naming the first failure of a sweep (a failed point's as a point's scenario errors are named),
+    how many more failed, and what ran and where its results are (:class:`SweepFailed`, holding both).
+
+    A sweep of one point of which nothing ran raises that point's own error."""
+    failures = sorted(failures, key=lambda failure: failure["index"])
+    first = failures[0]
+    inner = ": ".join(part for part in (first["path"], first["message"]) if part)
+    if len(points) == 1 and not len(results):
+        return whole.get(first["index"]) or ScenarioError(first["message"], path=first["path"])
+    more = f"{len(failures) - 1} more failed; " if len(failures) > 1 else ""
+    where = f", results in {out_dir / 'results.csv'}" if out_dir is not None and len(results) else ""
     if len(points) == 1:
-        return error
-    label = next(point.label for point in points if point.index == index)
-    inner = ": ".join(part for part in (error.path, error.message) if part)
-    more = f"; {len(failures) - 1} more of the {len(points)} points failed" if len(failures) > 1 else ""
-    if not finished:
+        summary = f"the other algorithms ran{where}"
+        return SweepFailed(f"{first['message']}; {more}{summary}", path=first["path"], results=results,
+                           failures=pd.DataFrame(failures, columns=list(FAILURE_COLUMNS)), summary=summary)
+    failed_points = {failure["index"] for failure in failures}
+    ran = [index for index, tables in finished.items() if tables["rows"]]
+    partly = sum(index in failed_points for index in ran)
+    if not ran:
         kept = "no point ran"
-    elif out_dir is not None:
-        kept = f"{finished} of the {len(points)} points ran, results in {out_dir / 'results.csv'}"
     else:
-        kept = f"{finished} of the {len(points)} points ran"
-    return SweepFailed(f"point {index} ({label}): {inner}{more}; {kept}", path="sweep", source=error.source,
-                       results=results)
+        kept = f"{len(ran)} of the {len(points)} points ran" + (f", {partly} of them in part" if partly else "")
+    summary = f"{kept}{where}"
+    error = whole.get(first["index"])
+    return SweepFailed(f"point {first['index']} ({first['point']}): {inner}; {more}{summary}", path="sweep",
+                       source=error.source if error is not None else "", results=results,
+                       failures=pd.DataFrame(failures, columns=list(FAILURE_COLUMNS)), summary=summary)
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -96,7 +117,7 @@ def _load_finished(points_dir: Path, points: list[Point]) -> dict[int, list[dict
         path = points_dir / point.filename
         if path.exists():
             record = json.loads(path.read_text(encoding="utf-8"))
-            if record.get("digest") == point.digest:
+            if record.get("digest") == point.digest and not record.get("failed"):
                 finished[point.index] = {"rows": record["rows"], **record.get("tables", {})}
     return finished
 
@@ -222,11 +243,16 @@ def run_sweep(
         one, the second aborts them; either way every finished point and the
         combined results are written first.
     SweepFailed
-        When the input made a point of several fail (an algorithm the point's
-        topology cannot run, say): the other points still run and their results are
-        written first and held by the error (``results``); the error names the first
-        failed point (``path="sweep"``, as a point's scenario errors are) and how many
-        failed. A sweep of one point raises that point's own error.
+        When the input made something fail, after everything else ran and was written
+        (and is held by the error, ``results``). An algorithm a point cannot run (``nvls``
+        on a server whose NVSwitch does not reduce, say) fails alone, at that point: the
+        point's other algorithms run and keep their rows. An error of the point as a
+        whole (its topology, its ``network:`` options) fails the point. The error lists
+        what failed (``failures``, :data:`simnet.analysis.FAILURE_COLUMNS`), names the
+        first (in a sweep of several points as a point's scenario errors are:
+        ``path="sweep"``, ``point <index> (<label>): <key path>: <message>``; of one, at
+        its key path) and says how many more failed and what ran (``summary``). A sweep
+        of one point of which nothing ran raises that point's own error.
     SimnetError
         For a `scheduler` that cannot be reached (``path="scheduler"``, within Dask's
         ``distributed.comm.timeouts.connect``), or ``executor="dask"`` without
@@ -247,20 +273,27 @@ def run_sweep(
     stream = _local(todo, workers, force, stop) if executor == "local" else _dask(todo, scheduler, force, stop)
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, stop) if in_main_thread else None
-    failures: dict[int, SimnetError] = {}
+    failures: list[dict] = []
+    whole: dict[int, SimnetError] = {}
     try:
         for point, tables in stream:
             if isinstance(tables, SimnetError):
-                failures[point.index] = tables
+                whole[point.index] = tables
+                failures.append(_point_failure(point, tables))
                 bar.update(1)
                 continue
+            failed = tables.get("failed", [])
+            tables = {name: rows for name, rows in tables.items() if name != "failed"}
             if points_dir is not None:
                 record = {"index": point.index, "label": point.label, "digest": point.digest, "rows": tables["rows"]}
                 extra = {name: rows for name, rows in tables.items() if name != "rows"}
                 if extra:
                     record["tables"] = extra
+                if failed:
+                    record["failed"] = failed
                 write_atomic(points_dir / point.filename, json.dumps(record, indent=1) + "\n")
             finished[point.index] = tables
+            failures.extend(failed)
             bar.update(1)
             if on_point is not None:
                 on_point(point)
@@ -271,26 +304,30 @@ def run_sweep(
             signal.signal(signal.SIGINT, previous)
         bar.close()
     jobs = bool(points) and points[0].scenario.jobs is not None
-    results = _write_results(out_dir if finished or not failures else None, finished,
-                             JOB_COLUMNS if jobs else RESULT_COLUMNS, _TABLES if jobs else {})
-    if stop.requested and len(finished) + len(failures) < len(points):
+    ran = any(tables["rows"] for tables in finished.values())
+    results = _write_results(out_dir if ran or not failures else None, finished,
+                             JOB_COLUMNS if jobs else RESULT_COLUMNS, _TABLES if jobs else {}, points)
+    if stop.requested and len(finished) + len(whole) < len(points):
         raise SweepInterrupted(
             f"interrupted after {len(finished)} of {len(points)} points; the finished ones are kept"
         )
     if failures:
-        raise _failed(points, failures, len(finished), out_dir, results)
+        raise _failed(points, failures, whole, finished, out_dir, results)
     return results
 
 
 def _write_results(out_dir: Path | None, finished: dict[int, dict[str, list[dict]]], columns: tuple[str, ...],
-                   tables: dict[str, tuple[str, ...]]) -> pd.DataFrame:
+                   tables: dict[str, tuple[str, ...]], points: list[Point]) -> pd.DataFrame:
+    """The rows of the `finished` points, in point order, with a column per swept key
+    (:func:`simnet.scenario.swept_columns`), written with the other `tables` into `out_dir` if given."""
     rows = [row for index in sorted(finished) for row in finished[index]["rows"]]
-    results = pd.DataFrame(rows, columns=list(columns))
+    results = swept_columns(pd.DataFrame(rows, columns=list(columns)), points)
     if out_dir is not None:
         write_atomic(out_dir / "results.csv", results.to_csv(index=False, lineterminator="\n"))
         write_atomic(out_dir / "results.json", json.dumps(records(results), indent=2) + "\n")
         for name, table_columns in tables.items():
             table = pd.DataFrame([row for index in sorted(finished) for row in finished[index].get(name, [])],
                                  columns=list(table_columns))
+            table = swept_columns(table, points)
             write_atomic(out_dir / f"{name}.csv", table.to_csv(index=False, lineterminator="\n"))
     return results

@@ -112,6 +112,30 @@ def test_markdown_summary_names_winners_and_speedups():
     assert "## Speedup over ring" in text and "## Models against the simulation" in text
 
 
+def test_markdown_summary_counts_and_lists_what_failed_first():
+    """The new-user study: a failed (point, algorithm) left no trace in results.md."""
+    from simnet.analysis import FAILURE_COLUMNS, markdown_summary
+
+    failures = pd.DataFrame([
+        (1, "hosts=4", "nvls", "collective.algorithms[2]", "all", "collective.algorithms[2]",
+         "nvls on this topology: x|y"),
+        (2, "hosts=8", "nvls", "collective.algorithms[2]", "1 KiB", "collective.algorithms[2]", "refused"),
+        (3, "hosts=16", "", "", "all", "topology", "cannot build"),
+    ], columns=list(FAILURE_COLUMNS))
+    text = markdown_summary(TABLE, title="study", failures=failures)
+    header, rest = text.split("## Failed")
+    assert header.endswith("- runs: 6\n- failed: 2 algorithms at 2 points, 1 whole point (listed under Failed, "
+                           "below)\n\n")
+    section = rest.split("## Fastest choice per size")[0]
+    assert "| hosts=4  | nvls (collective.algorithms[2])    | all     | collective.algorithms[2]: nvls on this " \
+           "topology: x\\|y |" in section
+    assert "| hosts=16 | every algorithm (the point failed) | all     | topology: cannot build" in section
+    assert "## Failed" not in markdown_summary(TABLE, title="study", failures=failures.iloc[:0])
+    one = failures.iloc[:1].assign(point="")
+    assert "| algorithm " in markdown_summary(TABLE, title="study", failures=one).split("## Failed")[1].split("\n")[4]
+    assert "- failed: 1 algorithm (listed" in markdown_summary(TABLE, title="study", failures=one)
+
+
 def test_speedups_are_over_ring_if_it_ran_else_over_the_first_algorithm():
     from simnet.analysis import default_baseline, markdown_summary
 

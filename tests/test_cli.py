@@ -642,30 +642,49 @@ def test_emit_says_in_one_line_when_its_file_cannot_be_written(tmp_path, capsys,
     assert link.is_symlink() and not (tmp_path / "later").exists() and fifo.is_fifo() and kept.read_text() == "mine"
 
 
-def test_run_reports_the_points_that_ran_before_it_names_the_one_that_failed(tmp_path, capsys, monkeypatch):
-    """NVLS on DGX H100 and DGX A100: the table, results.md and the plots of the H100 point (with its model
-    curves only), then one error line naming the A100 point, exit code 2."""
-    from simnet import cli
-
-    modelled = []
-    curves = cli._curves
-    monkeypatch.setattr(cli, "_curves", lambda points, *a, **k: (modelled.append([p.label for p in points]),
-                                                                 curves(points, *a, **k))[1])
+def test_run_keeps_what_a_point_could_run_and_lists_what_failed(tmp_path, capsys):
+    """NVLS on DGX H100 and DGX A100 (the new-user study): the A100 point keeps its ring in the table, results and
+    plots; results.md counts and lists the failed (point, nvls); stderr has one error
+    line per failure and one saying what ran, exit code 2."""
     scenario = tmp_path / "nvls.yaml"
     scenario.write_text("name: nvls_by_server\ntopology: dgx_h100\ncollective: {op: allreduce, algorithms: [ring, "
                         "nvls]}\nsizes: [1 MiB]\nsweep: {grid: {topology: [dgx_h100, dgx_a100]}}\n")
     out = tmp_path / "out"
     assert main(["run", str(scenario), "--out", str(out), "-q"]) == 2
     captured = capsys.readouterr()
-    assert captured.out.startswith("nvls_by_server: 1 of 2 sweep points, allreduce, maxmin links")
-    assert captured.err.startswith(f"error: {scenario}: sweep: point 1 (topology=dgx_a100): collective.algorithms[1]")
-    assert captured.err.count("\n") == 1
-    assert (out / "results.md").is_file() and (out / "busbw_vs_size.png").is_file()
-    assert modelled and all(labels == ["topology=dgx_h100"] for labels in modelled)
+    assert captured.out.startswith("nvls_by_server: 2 of 2 sweep points (1 failure, on stderr), allreduce, maxmin")
+    assert "topology=dgx_a100      ring" in captured.out
+    first, last = captured.err.splitlines()
+    assert first.startswith(f"error: {scenario}: sweep: point 1 (topology=dgx_a100): collective.algorithms[1]: nvls "
+                            "on this topology: ranks [0, 1, 2, 3, 4, 5, 6, 7] have no reduce-capable switch")
+    assert last == (f"error: {scenario}: sweep: 1 failure (also listed in {out / 'results.md'}); 2 of the 2 points "
+                    f"ran, 1 of them in part, results in {out / 'results.csv'}")
+    report = (out / "results.md").read_text()
+    assert "- runs: 3\n- failed: 1 algorithm at 1 point (listed under Failed, below)\n" in report
+    failed = report.split("## Failed")[1].split("##")[0]
+    assert "| topology=dgx_a100 | nvls (collective.algorithms[1]) | all     | collective.algorithms[1]: nvls on " \
+           "this topology: ranks [0, 1, 2, 3, 4, 5, 6, 7] have no reduce-capable switch" in failed
+    assert sorted(set(pd.read_csv(out / "results.csv")["point"])) == ["topology=dgx_a100", "topology=dgx_h100"]
+    assert (out / "busbw_vs_topology.png").is_file() and (out / "speedup.png").is_file()
     assert main(["compare", str(scenario), "--baseline", "nvls", "-q"]) == 2
-    assert capsys.readouterr().err.startswith(f"error: {scenario}: sweep: point 1 (topology=dgx_a100)"), \
+    captured = capsys.readouterr()
+    assert "## Failed" in captured.out
+    assert captured.err.startswith(f"error: {scenario}: sweep: point 1 (topology=dgx_a100)"), \
         "the sweep's error, not that the baseline did not run"
-
+    alone = tmp_path / "alone.yaml"
+    alone.write_text("name: a100\ntopology: dgx_a100\ncollective: {op: allreduce, algorithms: [ring, nvls]}\n"
+                     "sizes: [1 MiB]\n")
+    assert main(["run", str(alone), "--format", "csv"]) == 2
+    captured = capsys.readouterr()
+    assert set(pd.read_csv(io.StringIO(captured.out))["algorithm"]) == {"ring"}
+    first, last = captured.err.splitlines()
+    assert first.startswith(f"error: {alone}: collective.algorithms[1]: nvls on this topology: ")
+    assert last == f"error: {alone}: 1 failure; the other algorithms ran"
+    alone.write_text("name: a100\ntopology: dgx_a100\ncollective: {op: allreduce, algorithms: [nvls]}\n"
+                     "sizes: [1 MiB]\n")
+    assert main(["run", str(alone)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {alone}: collective.algorithms[0]: nvls on this topology") and err.count("\n") == 1
 
 
 def test_run_says_nccls_channels_fell_back_where_simnet_has_no_nccl_model(tmp_path, capsys):

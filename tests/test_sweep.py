@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from simnet.analysis import RESULT_COLUMNS
 from simnet.errors import ScenarioError, SweepFailed
 from simnet.scenario import expand, parse_scenario, run
 from simnet.sweep import SweepInterrupted, run_sweep
@@ -89,6 +90,44 @@ def test_two_hundred_points_locally_and_on_dask_give_identical_results(tmp_path)
     pd.testing.assert_frame_equal(local, sequential)
 
 
+def test_results_have_a_column_per_swept_key_holding_its_value(tmp_path):
+    """The new-user study: results.csv and results.json held the swept values only inside the ``point`` label,
+    whose values may hold commas. Each swept key is now a column named by its key path: numbers as numbers,
+    strings as written, lists as the label's JSON, empty where a point leaves the key; ``point`` stays."""
+    data = sweep_scenario(grid={"topology.hosts": [4, 8], "topology.bandwidth": ["100 Gbps", "200 Gbps"]},
+                          points=[{"collective.chunks": 2}, {"topology.latency": "2 us"}], sizes=["1 MiB"])
+    points = expand(parse_scenario(data))
+    results = run_sweep(points, out_dir=tmp_path)
+    assert list(results.columns[:6]) == ["scenario", "point", "topology.hosts", "topology.bandwidth",
+                                         "collective.chunks", "topology.latency"]
+    assert list(results.columns[6:]) == [c for c in RESULT_COLUMNS if c not in ("scenario", "point")]
+    assert results[["topology.hosts", "topology.bandwidth", "collective.chunks", "topology.latency"]].values.tolist() \
+        == [[hosts, bandwidth, *extra] for hosts in (4, 8) for bandwidth in ("100 Gbps", "200 Gbps")
+            for extra in ([2, None], [None, "2 us"])]
+    pd.testing.assert_frame_equal(results, run(parse_scenario(data)))
+    written = pd.read_csv(tmp_path / "results.csv")
+    assert written["topology.hosts"].tolist() == [4] * 4 + [8] * 4
+    assert written["collective.chunks"].isna().tolist()[:2] == [False, True]
+    assert (tmp_path / "results.csv").read_text().splitlines()[1].startswith(
+        'quickstart,"topology.hosts=4,topology.bandwidth=100 Gbps,collective.chunks=2",4,100 Gbps,2,,')
+    first = json.loads((tmp_path / "results.json").read_text())[0]
+    assert [first[key] for key in ("topology.hosts", "topology.bandwidth", "collective.chunks", "topology.latency")] \
+        == [4, "100 Gbps", 2, None]
+    assert first["point"] == "topology.hosts=4,topology.bandwidth=100 Gbps,collective.chunks=2"
+
+
+def test_a_swept_key_that_is_a_result_column_is_named_as_swept_and_lists_stay_json():
+    data = sweep_scenario(grid={"topology": ["switch8", {"builder": "switch", "hosts": 4, "bandwidth": "1 GB/s",
+                                                          "latency": "1 us"}]}, sizes=["1 MiB"])
+    results = run(parse_scenario(data))
+    assert list(results.columns[:4]) == ["scenario", "point", "sweep.topology", "topology"]
+    assert results["sweep.topology"].tolist() == [
+        "switch8", '{"bandwidth": "1 GB/s", "builder": "switch", "hosts": 4, "latency": "1 us"}']
+    assert results["topology"].tolist()[1].startswith("switch(hosts=4")
+    unswept = run(parse_scenario(json.loads(json.dumps(QUICKSTART))))
+    assert list(unswept.columns) == list(RESULT_COLUMNS)
+
+
 def test_resume_reuses_only_unchanged_finished_points(tmp_path):
     points = expand(parse_scenario(sweep_scenario(grid={"topology.hosts": [2, 3, 4, 5]})))
     calls = []
@@ -104,31 +143,116 @@ def test_resume_reuses_only_unchanged_finished_points(tmp_path):
     assert [p.index for p in calls] == [0, 1, 2, 3]
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_a_point_the_input_makes_fail_leaves_the_others_run_and_written(tmp_path, workers):
-    """NVLS on DGX H100, DGX A100 (no reducing NVSwitch) and DGX B200: the A100 point fails, the others run and
-    are written; the error names the point as a point's scenario errors are, and where the results are."""
-    data = sweep_scenario(grid={"topology": ["dgx_h100", "dgx_a100", "dgx_b200", "dgx1"]}, topology="dgx_h100",
-                          collective={"op": "allreduce", "algorithms": ["ring", "nvls"]})
-    points = expand(parse_scenario(data))
+NVLS_SERVERS = sweep_scenario(grid={"topology": ["dgx_h100", "dgx_a100", "dgx_b200", "dgx1"]}, topology="dgx_h100",
+                              collective={"op": "allreduce", "algorithms": ["ring", "nvls"]})
+"""NVLS on DGX H100, DGX A100 and DGX-1 (no reducing NVSwitch: nvls cannot run) and DGX B200."""
+
+NVLS_ERROR = ("collective.algorithms[1]: nvls on this topology: ranks [0, 1, 2, 3, 4, 5, 6, 7] have no "
+              "reduce-capable switch")
+
+
+@pytest.mark.parametrize("executor", ["local", "local-2", "dask"])
+def test_an_algorithm_a_point_cannot_run_fails_alone(tmp_path, executor):
+    """The new-user study: nvls failing on the A100 point took ring with it, so the A100 point vanished from
+    results.csv and the plots. Now every point's ring runs and is written, each (point, nvls) that cannot run
+    is one failure, and the error names the first and says what ran; local processes and Dask agree."""
+    points = expand(parse_scenario(NVLS_SERVERS))
+    options = {"local": {}, "local-2": {"workers": 2}, "dask": {"executor": "dask"}}[executor]
     with pytest.raises(SweepFailed) as raised:
-        run_sweep(points, out_dir=tmp_path, workers=workers)
-    assert raised.value.path == "sweep"
-    assert sorted(set(raised.value.results["point"])) == ["topology=dgx_b200", "topology=dgx_h100"]
-    assert raised.value.message.startswith("point 1 (topology=dgx_a100): collective.algorithms[1]: nvls on this "
-                                           "topology: ranks [0, 1, 2, 3, 4, 5, 6, 7] have no reduce-capable switch")
-    assert raised.value.message.endswith(f"; 1 more of the 4 points failed; 2 of the 4 points ran, results in "
-                                         f"{tmp_path / 'results.csv'}")
+        run_sweep(points, out_dir=tmp_path, **options)
+    error = raised.value
+    assert error.path == "sweep"
+    assert error.message.startswith(f"point 1 (topology=dgx_a100): {NVLS_ERROR}")
+    assert error.message.endswith(f"; 1 more failed; 4 of the 4 points ran, 2 of them in part, results in "
+                                  f"{tmp_path / 'results.csv'}")
+    assert error.summary == f"4 of the 4 points ran, 2 of them in part, results in {tmp_path / 'results.csv'}"
+    assert error.failures[["index", "point", "algorithm", "entry", "sizes", "path"]].values.tolist() == [
+        [1, "topology=dgx_a100", "nvls", "collective.algorithms[1]", "all", "collective.algorithms[1]"],
+        [3, "topology=dgx1", "nvls", "collective.algorithms[1]", "all", "collective.algorithms[1]"]]
+    assert error.failures["message"].str.startswith("nvls on this topology: ").all()
+    ran = {point: sorted(set(rows["algorithm"])) for point, rows in error.results.groupby("point")}
+    assert ran == {"topology=dgx_h100": ["nvls", "ring"], "topology=dgx_a100": ["ring"],
+                   "topology=dgx_b200": ["nvls", "ring"], "topology=dgx1": ["ring"]}
     written = pd.read_csv(tmp_path / "results.csv", keep_default_na=False)
-    assert sorted(set(written["point"])) == ["topology=dgx_b200", "topology=dgx_h100"]
-    assert len(list((tmp_path / "points").iterdir())) == 2
-    with pytest.raises(ScenarioError, match=r"^collective.algorithms\[1\]: nvls on this topology") as alone:
+    assert written[["point", "algorithm"]].values.tolist() == error.results[["point", "algorithm"]].values.tolist()
+    records = {path.name[:5]: json.loads(path.read_text()) for path in (tmp_path / "points").iterdir()}
+    assert sorted(records) == ["00000", "00001", "00002", "00003"]
+    assert [failure["index"] for failure in records["00001"]["failed"]] == [1] and "failed" not in records["00000"]
+    assert error.at(source="s.yaml").failures is error.failures
+
+
+def test_resume_runs_again_only_the_points_that_had_failures(tmp_path):
+    points = expand(parse_scenario(NVLS_SERVERS))
+    with pytest.raises(SweepFailed):
+        run_sweep(points, out_dir=tmp_path)
+    calls = []
+    with pytest.raises(SweepFailed) as again:
+        run_sweep(points, out_dir=tmp_path, resume=True, on_point=calls.append)
+    assert [point.index for point in calls] == [1, 3]
+    assert len(again.value.failures) == 2 and len(again.value.results) == 6 * len(QUICKSTART["sizes"])
+
+
+def test_one_point_keeps_the_algorithms_that_ran_and_raises_its_own_error_when_none_did(tmp_path):
+    points = expand(parse_scenario(NVLS_SERVERS))
+    with pytest.raises(SweepFailed) as partly:
+        run_sweep(points[1:2], out_dir=tmp_path / "partly")
+    assert partly.value.path == "collective.algorithms[1]" and str(partly.value).startswith(NVLS_ERROR)
+    assert partly.value.summary == f"the other algorithms ran, results in {tmp_path / 'partly' / 'results.csv'}"
+    assert set(pd.read_csv(tmp_path / "partly" / "results.csv")["algorithm"]) == {"ring"}
+    only_nvls = NVLS_SERVERS | {"collective": {"op": "allreduce", "algorithms": ["nvls"]}}
+    points = expand(parse_scenario(only_nvls))
+    with pytest.raises(ScenarioError, match=r"^collective.algorithms\[0\]: nvls on this topology") as alone:
         run_sweep(points[1:2], out_dir=tmp_path / "alone")
-    assert alone.value.path == "collective.algorithms[1]"
+    assert alone.value.path == "collective.algorithms[0]"
     assert not (tmp_path / "alone" / "results.csv").exists(), "no empty table over what was there"
-    assert raised.value.at(source="s.yaml").results is raised.value.results
-    with pytest.raises(SweepFailed, match=r"; 1 more of the 2 points failed; no point ran$"):
+    with pytest.raises(SweepFailed, match=r"; 1 more failed; no point ran$"):
         run_sweep([points[1], points[3]])
+
+
+def test_an_algorithm_failing_at_some_sizes_keeps_the_others(tmp_path, monkeypatch):
+    """An algorithm that fails at one size (here the simulation refuses halving_doubling at 1 MiB) keeps its rows
+    at the sizes it ran; the failure names the size."""
+    from simnet import scenario
+    from simnet.errors import ScheduleError
+
+    simulate = scenario.simulate
+
+    def refusing(network, schedule, **options):
+        if schedule.algorithm == "halving_doubling" and schedule.size_bytes == 2**20:
+            raise ScheduleError("refused at this size")
+        return simulate(network, schedule, **options)
+
+    monkeypatch.setattr(scenario, "simulate", refusing)
+    data = sweep_scenario(grid={"topology.hosts": [4, 8]},
+                          collective={"op": "allreduce", "algorithms": ["ring", "halving_doubling"]})
+    with pytest.raises(SweepFailed) as raised:
+        run_sweep(expand(parse_scenario(data)), out_dir=tmp_path)
+    failures = raised.value.failures
+    assert failures[["index", "algorithm", "sizes", "path", "message"]].values.tolist() == [
+        [index, "halving_doubling", "1 MiB", "collective.algorithms[1]",
+         "halving_doubling on this topology: refused at this size"] for index in (0, 1)]
+    results = raised.value.results
+    assert len(results) == 2 * (3 + 2)
+    assert sorted(set(results.loc[results["algorithm"] == "halving_doubling", "size_bytes"])) == [1024, 64 * 2**20]
+
+
+def test_a_point_that_fails_as_a_whole_is_one_failure(tmp_path, monkeypatch):
+    """An error of the point itself (raised by point_tables, not recorded per algorithm) fails the point."""
+    from simnet import sweep
+
+    points = expand(parse_scenario(sweep_scenario(grid={"topology.hosts": [2, 3, 4]})))
+    tables = sweep.point_tables
+
+    def broken(point, force=False):
+        if point.index == 1:
+            raise ScenarioError("cannot build", path="topology")
+        return tables(point, force=force)
+
+    monkeypatch.setattr(sweep, "point_tables", broken)
+    with pytest.raises(SweepFailed) as raised:
+        run_sweep(points, out_dir=tmp_path)
+    assert raised.value.message.startswith("point 1 (topology.hosts=3): topology: cannot build; 2 of the 3 points ran")
+    assert raised.value.failures[["index", "algorithm", "entry", "sizes"]].values.tolist() == [[1, "", "", "all"]]
 
 
 def test_keyboard_interrupt_keeps_finished_points(tmp_path):

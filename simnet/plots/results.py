@@ -9,7 +9,9 @@ at most :data:`MAX_SERIES` lines, so no legend has more than
 :data:`~simnet.plots._figure.MAX_LEGEND` entries and no colour repeats. Swept keys
 that always change together (:func:`simnet.analysis.keys_together`) are one
 variable, named by the first of them (or by the x axis, when that is one of them)
-and labelled on the axis with the others.
+and labelled on the axis with the others. A figure holds at most :data:`MAX_PANELS` panels; beyond them
+variables join the lines, then the panels drawn are chosen so that every value of every variable is in one.
+Panel titles wrap to their panel's width.
 """
 
 from __future__ import annotations
@@ -23,13 +25,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from simnet.algorithms.nccl import NCCL_CHOICES, NCCL_NAMES
 from simnet.analysis import (baseline_runs, busbw_factor, factors, format_fraction, keys_together, numeric_values,
                              speedups, swept_keys)
 from simnet.errors import SimnetError
-from simnet.plots._figure import new_figure, save, size_axis, time_axis, value_axis, wrap
+from simnet.plots._figure import MAX_SIZE_IN, new_figure, save, size_axis, time_axis, value_axis, wrap
 from simnet.units import format_bandwidth, format_size, format_time
 
 __all__ = ["METRICS", "MAX_SERIES", "MAX_PANELS", "Layout", "layout", "default_against", "plotted_axes",
@@ -42,7 +46,10 @@ MAX_SERIES = 8
 """Most lines (or bars) in one panel."""
 
 MAX_PANELS = 16
-"""Most panels in one figure; the rest are left out and the title says how many."""
+"""Most panels in one figure (4 x 4 panels of 4 x 3 inches fill :data:`~simnet.plots._figure.MAX_SIZE_IN`).
+Beyond it, variables join the lines while a panel keeps at most :data:`MAX_SERIES` of them; panels still
+beyond it are left out so that every value of every panel variable stays in some panel, and the title says
+how many were left out (see :func:`layout`)."""
 
 _MARKERS = "osD^v<>Ph"
 _LINE_STYLES = ("-", "--", "-.", ":")
@@ -66,11 +73,14 @@ class Layout:
         ``(facet values, series)`` per panel drawn: the facets' values (as text)
         and the series (tuples of the lines' values, as text) it shows.
     hidden : int
-        Panels left out beyond :data:`MAX_PANELS`.
+        Panels left out beyond :data:`MAX_PANELS` (those drawn still show every value of every facet).
     shared_legend : bool
         Whether every panel uses the same series and colours (one legend for the
         figure) or each has its own legend (a variable with more values than
         :data:`MAX_SERIES` is split over several panels).
+    every_value : bool
+        Whether the panels drawn show every value of every facet (always, unless
+        a facet has more values than :data:`MAX_PANELS`).
     """
 
     x: str
@@ -79,6 +89,7 @@ class Layout:
     panels: list[tuple[tuple[str, ...], list[tuple[str, ...]]]]
     hidden: int
     shared_legend: bool
+    every_value: bool = True
 
 
 def _ordered(frame: pd.DataFrame, key: str) -> list[str]:
@@ -110,14 +121,26 @@ def layout(frame: pd.DataFrame, x: str, *, primary: str | None = None) -> Layout
     x : str
         The x-axis variable.
     primary : str, optional
-        The only line variable, every other one a panel (speedup bars: one bar per
-        ``choice``). By default ``size`` when `x` is another variable and sizes
-        vary, else ``choice``, is a line whatever the count, and other variables are
-        lines too as long as a panel keeps at most :data:`MAX_SERIES` of them.
+        The line variable, every other one a panel (speedup bars: one bar per
+        ``choice``) unless that makes more than :data:`MAX_PANELS` panels. By default
+        ``size`` when `x` is another variable and sizes vary, else ``choice``, is a line
+        whatever the count, and other variables are lines too as long as a panel keeps
+        at most :data:`MAX_SERIES` of them.
 
     Returns
     -------
     Layout
+
+    Notes
+    -----
+    A figure holds at most :data:`MAX_PANELS` panels. Beyond that, panel variables
+    join the lines, fewest values first, while a panel keeps at most
+    :data:`MAX_SERIES` lines; if panels are still too many, those drawn are chosen so
+    that every value of every panel variable is in at least one, as evenly as they
+    can (each next panel the one whose values are drawn least so far, earliest on
+    ties), in their order, and :attr:`Layout.hidden` counts the others. A reader
+    then sees every machine, size and setting, if not every combination; the tables
+    hold all of them.
     """
     variables = frame[frame.attrs.get("variables", list(frame.columns))]
     varying = [key for key in (["choice"] if frame["choice"].nunique() > 1 else []) + swept_keys(variables) if key != x]
@@ -135,6 +158,7 @@ def layout(frame: pd.DataFrame, x: str, *, primary: str | None = None) -> Layout
             lines.remove(key)
             facets.append(key)
         facets.sort(key=varying.index)
+    _fold(frame, facets, lines)
     series = _combinations(frame, lines)
     shared = len(series) <= MAX_SERIES
     panels = []
@@ -144,7 +168,43 @@ def layout(frame: pd.DataFrame, x: str, *, primary: str | None = None) -> Layout
         shown = [s for s in series if s in present]
         for start in range(0, len(shown), MAX_SERIES):
             panels.append((combo, shown[start:start + MAX_SERIES] if not shared else series))
-    return Layout(x, tuple(facets), tuple(lines), panels[:MAX_PANELS], max(0, len(panels) - MAX_PANELS), shared)
+    drawn = _covering(panels, MAX_PANELS)
+    every_value = all({combo[i] for combo, _ in drawn} == {combo[i] for combo, _ in panels}
+                      for i in range(len(facets)))
+    return Layout(x, tuple(facets), tuple(lines), drawn, len(panels) - len(drawn), shared, every_value)
+
+
+def _fold(frame: pd.DataFrame, facets: list[str], lines: list[str]) -> None:
+    """Move panel variables of `facets` to `lines` (in place) while there are more than :data:`MAX_PANELS`
+    panels and the lines stay within :data:`MAX_SERIES`: the variable with the fewest values first, the last
+    written on ties."""
+    while len(_combinations(frame, facets)) > MAX_PANELS:
+        fitting = [key for key in facets if len(_combinations(frame, [*lines, key])) <= MAX_SERIES]
+        if not fitting:
+            return
+        key = min(reversed(fitting), key=lambda k: frame[k].map(str).nunique())
+        facets.remove(key)
+        lines.append(key)
+
+
+def _covering(panels: list, most: int) -> list:
+    """At most `most` of `panels` (``(facet values, series)``), in their order: each next one the panel whose
+    facet values are drawn least so far (earliest on ties), so every value of every facet is drawn if `most`
+    allows and the values are drawn about equally often."""
+    if len(panels) <= most:
+        return panels
+    drawn: dict[tuple[int, str], int] = {}
+    chosen: set[int] = set()
+    for _ in range(most):
+        def rarity(index: int) -> float:
+            return sum(1.0 / (1 + drawn.get((position, value), 0))
+                       for position, value in enumerate(panels[index][0]))
+
+        best = max((index for index in range(len(panels)) if index not in chosen), key=lambda i: (rarity(i), -i))
+        chosen.add(best)
+        for position, value in enumerate(panels[best][0]):
+            drawn[(position, value)] = drawn.get((position, value), 0) + 1
+    return [panel for index, panel in enumerate(panels) if index in chosen]
 
 
 def _panel_titles(plan: Layout) -> list[str]:
@@ -159,6 +219,22 @@ def _panel_titles(plan: Layout) -> list[str]:
         part = f"part {seen[facet]}/{parts[facet]}" if parts[facet] > 1 else ""
         titles.append(" ".join(t for t in ((_label(plan.facets, facet) if plan.facets else ""), part) if t))
     return titles
+
+
+def _panel_width_in(width_in: float, legend_in: float, columns: int) -> float:
+    """The width of one of `columns` panels in a figure asked to be `width_in` wide (as
+    :func:`~simnet.plots._figure.new_figure` clips it) beside a legend `legend_in` wide, less the axis labels."""
+    return max(1.0, (min(width_in, MAX_SIZE_IN[0]) - legend_in - _AXIS_LABELS_IN) / columns)
+
+
+_AXIS_LABELS_IN = 0.8
+"""Width the y-axis label and ticks of the first column of panels take, inches."""
+
+
+def _fitted(heading: str, width_in: float) -> str:
+    """A panel title broken between words into lines narrower than its panel (`width_in`), so that titles
+    of neighbouring panels never overlap."""
+    return wrap(heading, 0.9 * width_in, points=FontProperties(size="small").get_size_in_points())
 
 
 def _short(key: str, keys: tuple[str, ...]) -> str:
@@ -315,7 +391,8 @@ def _context(results: pd.DataFrame) -> str:
 def _title(figure: Figure, title: str, results: pd.DataFrame, plan: Layout) -> None:
     parts = [f"{title}: {_context(results)}" if title else _context(results)]
     if plan.hidden:
-        parts.append(f"({len(plan.panels)} of {len(plan.panels) + plan.hidden} panels shown)")
+        covering = ", covering every value of each variable" if plan.every_value else ""
+        parts.append(f"({len(plan.panels)} of {len(plan.panels) + plan.hidden} panels shown{covering})")
     figure.suptitle(wrap(" ".join(parts), figure.get_figwidth(), points=10), fontsize=10)
 
 
@@ -453,6 +530,7 @@ def metric_plot(
     categorical = _x_values(frame, against, _ordered(frame, against))[1] is None
     panel_in = (4.0, 3.0) if len(plan.panels) > 1 else (7.0, 4.4)
     rows, columns, width, height = _grid(len(plan.panels), panel_in, 2.8)
+    title_in = _panel_width_in(width, 2.8, columns)
     figure = new_figure(width, height)
     shared = metric == "time"
     grid = figure.subplots(rows, columns, sharex=True, sharey=shared, squeeze=False)
@@ -489,7 +567,7 @@ def metric_plot(
             _legend(axes, {label: legend.pop(label) for label in list(legend)}
                     | _styles(model, against, results, categorical),
                     _legend_title(plan.lines))
-        axes.set_title(heading, fontsize="small")
+        axes.set_title(_fitted(heading, title_in), fontsize="small")
         axes.grid(True, which="major", alpha=0.3)
     for axes in grid.flat[len(plan.panels):]:
         axes.set_axis_off()
@@ -602,10 +680,11 @@ def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ri
     bars = max(len(series) for _, series in plan.panels)
     panel_width = min(9.0, max(4.0, 0.22 * len(order) * bars + 1.2))
     rows, columns, width, height = _grid(len(plan.panels), (panel_width, 3.2), 2.8)
+    title_in = _panel_width_in(width, 2.8, columns)
     figure = new_figure(width, height)
     grid = figure.subplots(rows, columns, sharey=True, squeeze=False)
     colours: dict[tuple, int] = {}
-    handles: dict[str, Line2D] = {}
+    handles: dict[str, Patch] = {}
     step = 0.8 / bars
     for (facet, series), heading, axes in zip(plan.panels, _panel_titles(plan), grid.flat):
         mine = frame[_select(frame, "_panel", facet)]
@@ -615,9 +694,8 @@ def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ri
             position = {value: i for i, value in enumerate(order)}
             xs = np.array([position[str(v)] for v in rows_[against]], dtype=float)
             offset = (index - (len(series) - 1) / 2) * step
-            patches = axes.bar(xs + offset, rows_["speedup"], step, color=f"C{colour_index % 10}",
-                               label=_label(plan.lines, line))
-            handles.setdefault(_label(plan.lines, line), patches)
+            axes.bar(xs + offset, rows_["speedup"], step, color=f"C{colour_index % 10}", label=_label(plan.lines, line))
+            handles.setdefault(_label(plan.lines, line), Patch(color=f"C{colour_index % 10}"))
         axes.axhline(1.0, linestyle="--", color="black", linewidth=1)
         labels = [_shown(against, value, (against,)) if against in ("size", "payload.density") else value
                   for value in order]
@@ -627,7 +705,7 @@ def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ri
                         ha="right" if rotation == 30 else "center")
         axes.set_xlim(-0.6, len(order) - 0.4)
         axes.tick_params(axis="y", labelsize="small")
-        axes.set_title(heading, fontsize="small")
+        axes.set_title(_fitted(heading, title_in), fontsize="small")
         if not plan.shared_legend:
             _legend(axes, {label: handles[label] for label in (_label(plan.lines, line) for line in series)},
                     _legend_title(plan.lines))

@@ -40,9 +40,20 @@ def clipped(figure: Figure) -> list[str]:
     return found
 
 
+def overlapping_titles(figure: Figure) -> list[tuple[str, str]]:
+    """Pairs of axes titles whose drawn text overlaps (neighbouring panels' titles too long for their panels)."""
+    figure.set_dpi(DPI)
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    boxes = [(axes.title.get_text(), axes.title.get_window_extent(renderer)) for axes in figure.axes
+             if axes.title.get_visible() and axes.title.get_text().strip()]
+    return [(first, second) for index, (first, box) in enumerate(boxes) for second, other in boxes[index + 1:]
+            if box.overlaps(other)]
+
+
 def assert_readable(figure: Figure, path: Path) -> None:
     width, height = png_size(path)
     assert 300 <= width <= MAX_PIXELS[0] and 200 <= height <= MAX_PIXELS[1], f"{path.name}: {width} x {height} px"
     for legend in legends(figure):
         assert len(legend.get_texts()) <= MAX_LEGEND, f"{path.name}: {len(legend.get_texts())} legend entries"
     assert not clipped(figure), f"{path.name}: clipped {clipped(figure)}"
+    assert not overlapping_titles(figure), f"{path.name}: overlapping titles {overlapping_titles(figure)}"

@@ -1,11 +1,13 @@
 """simnet.plots.results: which variables become panels and lines, and what the plots draw."""
 
+import itertools
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_rgba
 
 from simnet import plots
@@ -14,7 +16,7 @@ from simnet.errors import SimnetError
 from simnet.models import predict
 from simnet.plots.results import MAX_PANELS, MAX_SERIES, layout
 from simnet.scenario import expand, load_scenario, model_curves, run
-from tests.plots.checks import assert_readable, legends
+from tests.plots.checks import assert_readable, legends, overlapping_titles
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,6 +80,75 @@ def test_legends_and_panels_stay_bounded(algorithms):
     assert sum(len(series) for _, series in plan.panels) == algorithms
     many = planned(rows(points, names[:2] + names[:0], [2**10, 2**20]), "topology.hosts")
     assert len(many.panels) <= MAX_PANELS
+
+
+FOUR_KEYS = {"topology.kind": ("dgx_a100", "dgx_h100", "dgx_b200"), "topology.nodes": (2, 4),
+             "network.model": ("maxmin", "fifo"), "topology.latency": ("1 us", "2 us")}
+"""The new-user study's sweep: 24 points of four keys."""
+
+FOUR_KEY_POINTS = [",".join(f"{k}={v}" for k, v in zip(FOUR_KEYS, values))
+                   for values in itertools.product(*FOUR_KEYS.values())]
+
+
+def drawn_values(plan) -> dict[str, set[str]]:
+    return {facet: {combo[i] for combo, _ in plan.panels} for i, facet in enumerate(plan.facets)}
+
+
+def test_panels_beyond_the_cap_fold_into_the_bars_before_any_is_left_out():
+    """Speedups of nccl over ring at 24 points made 24 panels, one bar each; the 8 beyond the cap were those of
+    dgx_b200, left out. One key joins the bars and every point is drawn."""
+    results = rows(FOUR_KEY_POINTS, ["ring", "nccl"], [2**20, 2**26])
+    frame = factors(results)
+    plan = layout(frame[frame["choice"] != "ring"], "size", primary="choice")
+    assert plan.hidden == 0 and len(plan.panels) == 12
+    assert plan.lines == ("choice", "topology.latency") and plan.every_value
+    assert drawn_values(plan)["topology.kind"] == set(FOUR_KEYS["topology.kind"])
+
+
+def test_panels_left_out_still_show_every_value_of_every_key_about_equally(tmp_path):
+    """Eight algorithms fill a panel's lines, so the 24 points are 24 panels: the 16 drawn show each value of
+    each key, no value more than once more often than another of its key, and the title says so."""
+    results = rows(FOUR_KEY_POINTS, [f"algorithm{i}" for i in range(8)], [2**20, 2**26])
+    plan = planned(results, "size")
+    assert plan.facets == tuple(FOUR_KEYS) and len(plan.panels) == MAX_PANELS and plan.hidden == 8
+    assert drawn_values(plan) == {key: {str(v) for v in values} for key, values in FOUR_KEYS.items()}
+    for i, key in enumerate(plan.facets):
+        counts = pd.Series([combo[i] for combo, _ in plan.panels]).value_counts()
+        assert counts.max() - counts.min() <= 1, (key, counts.to_dict())
+    drawn = [combo for combo, _ in plan.panels]
+    assert drawn == sorted(drawn, key=lambda combo: [[str(v) for v in values].index(value)
+                                                     for values, value in zip(FOUR_KEYS.values(), combo)]), \
+        "drawn in the order of the values"
+    figure = plots.metric_plot(results, tmp_path / "time.png", against="size", title="four_keys")
+    assert "(16 of 24 panels shown, covering every value of each variable)" in figure.get_suptitle()
+    assert_readable(figure, tmp_path / "time.png")
+    many = planned(rows([f"topology.hosts={h}" for h in range(2, 22)], [f"a{i}" for i in range(8)], [2**20]),
+                   "size")
+    assert many.hidden == 4 and not many.every_value
+    assert "covering" not in plots.metric_plot(
+        rows([f"topology.hosts={h}" for h in range(2, 22)], [f"a{i}" for i in range(8)], [2**20]),
+        tmp_path / "many.png").get_suptitle()
+
+
+@pytest.mark.parametrize("kind", ["speedup", "time"])
+def test_long_panel_titles_wrap_within_their_panel(tmp_path, kind):
+    """Four long keys made titles wider than their panels, written over each other."""
+    keys = {"topology.node_params.nic_bandwidth": ["100 Gbps", "200 Gbps", "400 Gbps"],
+            "topology.fabric_params.oversubscription": [1, 2], "network.tier_efficiency.nvswitch": ["80%", "90%"],
+            "topology.node_params.nvlink_bandwidth": ["25 GB/s", "50 GB/s"]}
+    points = [",".join(f"{k}={v}" for k, v in zip(keys, values)) for values in itertools.product(*keys.values())]
+    if kind == "speedup":
+        figure = plots.speedup_bars(rows(points, ["ring", "nccl"], [2**20, 2**26]), tmp_path / "plot.png",
+                                    against="size")
+    else:
+        figure = plots.metric_plot(rows(points, [f"a{i}" for i in range(8)], [2**20, 2**26]), tmp_path / "plot.png")
+    assert not overlapping_titles(figure)
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    for axes in figure.axes:
+        if axes.title.get_text():
+            assert axes.title.get_window_extent(renderer).width <= axes.get_window_extent(renderer).width
+    assert any("\n" in axes.title.get_text() for axes in figure.axes)
+    assert_readable(figure, tmp_path / "plot.png")
 
 
 @pytest.fixture(scope="module")
@@ -147,6 +218,20 @@ def test_speedup_bars_leave_out_the_baseline_and_compare_case_by_case(tmp_path):
     assert texts == ["tree"]
     assert [axes.get_title() for axes in figure.axes] == ["hosts=4", "hosts=8"]
     assert all(to_rgba(p.get_facecolor()) == to_rgba("C0") for axes in figure.axes for p in axes.patches)
+
+
+def test_the_speedup_legend_has_each_choices_colour_when_the_first_panel_lacks_one(tmp_path):
+    """nvls could not run at the DGX A100 point, the first panel: the legend took nvls's handle from that panel's
+    empty bars and drew it in nccl's blue."""
+    results = rows(["topology=dgx_a100", "topology=dgx_h100"], ["ring", "nccl", "nvls"], [2**20, 2**26])
+    results = results[~((results["point"] == "topology=dgx_a100") & (results["algorithm"] == "nvls"))]
+    figure = plots.speedup_bars(results, tmp_path / "speedup.png", against="size")
+    (legend,) = legends(figure)
+    shown = {text.get_text(): to_rgba(handle.get_facecolor())
+             for text, handle in zip(legend.get_texts(), legend.legend_handles)}
+    assert shown == {"nccl": to_rgba("C0"), "nvls": to_rgba("C1")}
+    drawn = {to_rgba(patch.get_facecolor()) for patch in figure.axes[1].patches}
+    assert drawn == set(shown.values())
 
 
 def test_results_from_a_csv_without_the_sparse_columns_still_plot(quickstart, tmp_path):

@@ -31,6 +31,8 @@ from simnet.schedule import Schedule
 from simnet.units import format_size, format_time
 
 __all__ = [
+    "HASH_SEED",
+    "hash_seed_spread",
     "RESULT_COLUMNS",
     "JOB_COLUMNS",
     "FAILURE_COLUMNS",
@@ -520,6 +522,50 @@ def _with_payload(results: pd.DataFrame) -> pd.DataFrame:
         return _compact(json.dumps({"payload": payload})) if isinstance(payload, dict) else ""
 
     return results.assign(payload=results["params"].map(described))
+
+
+HASH_SEED = "network.hash_seed"
+"""The swept key whose values :func:`hash_seed_spread` reads as draws of the ECMP hash."""
+
+
+def hash_seed_spread(results: pd.DataFrame) -> pd.DataFrame:
+    """Simulated time over the ECMP hash seeds a sweep tried, per choice, size and other swept values.
+
+    Under ``routing: ecmp_hash`` a result is one draw of the hash (``docs/topology.md``); a
+    sweep of ``network.hash_seed`` makes several. This sets them side by side.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Rows with one column per swept key (:func:`simnet.scenario.swept_columns`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The other swept keys' columns, then ``choice, size_bytes, seeds, best_s, median_s, worst_s,
+        worst_over_best, best_seed, worst_seed``: per case, the number of seeds and the fastest, median and
+        slowest simulated time with the seeds that gave them (the first seed on ties). Empty unless at least
+        two seeds ran; points that leave the seed unset (another routing) are not counted.
+    """
+    columns = ["choice", "size_bytes", "seeds", "best_s", "median_s", "worst_s", "worst_over_best", "best_seed",
+               "worst_seed"]
+    if HASH_SEED not in results:
+        return pd.DataFrame(columns=columns)
+    seeded = results[results[HASH_SEED].notna()]
+    if seeded[HASH_SEED].nunique() < 2:
+        return pd.DataFrame(columns=columns)
+    others = [c for c in results.columns if c not in RESULT_COLUMNS and c != HASH_SEED and seeded[c].notna().any()]
+    frame = seeded.assign(choice=_choice(seeded))
+    rows = []
+    for key, group in frame.groupby([*others, "choice", "size_bytes"], sort=False, dropna=False):
+        times = group["sim_time_s"].to_numpy(dtype=float)
+        seeds = group[HASH_SEED].tolist()
+        best, worst = int(times.argmin()), int(times.argmax())
+        rows.append(dict(zip([*others, "choice", "size_bytes"], key)) | {
+            "seeds": len(group), "best_s": times[best], "median_s": float(pd.Series(times).median()),
+            "worst_s": times[worst], "worst_over_best": times[worst] / times[best],
+            "best_seed": seeds[best], "worst_seed": seeds[worst]})
+    return pd.DataFrame(rows, columns=[*others, *columns])
 
 
 def default_baseline(results: pd.DataFrame) -> str | None:
@@ -1022,6 +1068,19 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
                                   values="speedup", sort=False).reset_index().drop(columns=["size_bytes"])
         pivot = pivot.drop(columns=[c for c in ("point", "payload") if not pivot[c].astype(bool).any()])
         lines += [f"## Speedup over {baseline}", "", pivot.to_markdown(index=False, floatfmt=".3f"), ""]
+    spread = hash_seed_spread(results)
+    if len(spread):
+        shown = spread.assign(size=spread["size_bytes"].map(format_size),
+                              **{name: spread[f"{name}_s"].map(format_time) for name in ("best", "median", "worst")})
+        shown = shown.assign(**{"worst/best": spread["worst_over_best"]})
+        others = [c for c in spread.columns if c not in ("choice", "size_bytes", "seeds", "best_s", "median_s",
+                                                         "worst_s", "worst_over_best", "best_seed", "worst_seed")]
+        shown = shown[[*others, "choice", "size", "seeds", "best", "best_seed", "median", "worst", "worst_seed",
+                       "worst/best"]].rename(columns={"best_seed": "seed", "worst_seed": "seed "})
+        lines += ["## Over ECMP hash seeds", "",
+                  "Each `network.hash_seed` is one draw of the ECMP hash: the fastest, median and slowest simulated "
+                  "time over the seeds run, with the seeds that gave them.", "",
+                  shown.to_markdown(index=False, floatfmt=".3f"), ""]
     if "nccl_choice" in results and results["nccl_choice"].astype(str).ne("").any():
         lines += ["## NCCL's choice beside simnet's", "",
                   "What NCCL's own cost model picks per size and predicts (`simnet.models.nccl`), beside the fastest "

@@ -438,3 +438,21 @@ def test_an_nccl_ring_or_tree_at_its_default_protocol_says_the_protocol_too():
     assert table[["winner", "runner_up"]].values.tolist() == [["nccl_ring (ring/simple)", "nccl_tree (tree/simple)"]]
     assert winners(rows.iloc[[2, 0]])["winner"].tolist() == ["nccl_ring (ring/simple)"]
     assert winners(rows.iloc[[2]])["winner"].tolist() == ["nvls"]
+
+
+def test_the_spread_over_hash_seeds_gives_best_median_and_worst_with_their_seeds():
+    """Study r23 F7: hash luck was measurable only by post-processing results.csv; a sweep of
+    network.hash_seed now gets the spread per case, points of another routing left out."""
+    from simnet.analysis import hash_seed_spread, markdown_summary
+
+    times = {0: 3.0, 1: 1.0, 2: 2.0, 3: 5.0}
+    rows = nccl_rows([("halving_doubling", "{}", 1024, t, "", float("nan")) for t in times.values()]
+                     + [("halving_doubling", "{}", 1024, 0.5, "", float("nan"))])
+    rows.insert(2, "network.routing", [None] * 4 + ["dmodk"])
+    rows.insert(3, "network.hash_seed", [*times, None])
+    spread = hash_seed_spread(rows)
+    assert spread.to_dict(orient="records") == [{
+        "choice": "halving_doubling", "size_bytes": 1024, "seeds": 4, "best_s": 1.0, "median_s": 2.5, "worst_s": 5.0,
+        "worst_over_best": 5.0, "best_seed": 1, "worst_seed": 3}]
+    assert "## Over ECMP hash seeds" in markdown_summary(rows, title="t")
+    assert hash_seed_spread(rows.iloc[[0, 4]]).empty and hash_seed_spread(nccl_rows([])).empty

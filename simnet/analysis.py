@@ -797,7 +797,8 @@ def nccl_switched_off(results: pd.DataFrame) -> str:
     pat``, ``nccl_tree``, ...) runs even where NCCL's cost model gives it no time,
     as NCCL would not launch it there: its model column is empty. PAT is the usual
     case: NCCL enables it only with one GPU per server (``ncclPatEnable``,
-    ``src/graph/tuning.cc`` of NCCL 2.30.7) unless ``NCCL_PAT_ENABLE=1``.
+    ``src/graph/tuning.cc`` of NCCL 2.30.7) unless ``NCCL_PAT_ENABLE=1``. CollNet has no
+    model time for another reason, said apart: simnet's twin derives no CollNet graphs.
     """
     if "nccl_choice" not in results:
         return ""
@@ -807,14 +808,20 @@ def nccl_switched_off(results: pd.DataFrame) -> str:
     off = (results["nccl_choice"].astype(str) != "") & results["model_time_s"].isna() & (keys != "")
     if not off.any():
         return ""
-    named = dict.fromkeys(f"{algorithm} ({key})" for algorithm, key, is_off in
-                          zip(results["algorithm"], keys, off) if is_off)
-    algorithms = {key.split("/")[0] for key, is_off in zip(keys, off) if is_off}
-    why = ("NCCL enables PAT only with one GPU per server unless NCCL_PAT_ENABLE=1 (ncclPatEnable, tuning.cc)"
-           if algorithms == {"pat"} else
-           "NCCL's cost model has it off here, so NCCL would not launch it (PAT, for one, only with one GPU per "
-           "server unless NCCL_PAT_ENABLE=1)")
-    return f"{', '.join(named)} ran where NCCL's own model gives no time: {why}; its model column is empty."
+    reasons = {"pat": "NCCL enables PAT only with one GPU per server unless NCCL_PAT_ENABLE=1 (ncclPatEnable, "
+                      "tuning.cc)",
+               "collnet_direct": _NO_COLLNET, "collnet_chain": _NO_COLLNET}
+    named: dict[str, list[str]] = {}
+    for algorithm, key, is_off in zip(results["algorithm"], keys, off):
+        if is_off:
+            why = reasons.get(key.split("/")[0], "NCCL's cost model has it off here, so NCCL would not launch it")
+            runs = named.setdefault(why, [])
+            runs += [f"{algorithm} ({key})"] if f"{algorithm} ({key})" not in runs else []
+    return " ".join(f"{', '.join(runs)} ran without a model time: {why}." for why, runs in named.items())
+
+
+_NO_COLLNET = ("simnet's twin of NCCL's model derives no CollNet graphs, so it prices no CollNet (NCCL itself does "
+               "where SHARP is enabled)")
 
 
 def nccl_without_model(results: pd.DataFrame) -> str:

@@ -264,8 +264,12 @@ def test_a_forced_nccl_schedule_nccls_model_has_off_is_named_with_why():
                       ("nccl_all_gather", "{}", 1 << 26, 1.0, "ring/ll128", 1.0)])
     rows = rows.assign(model_time_s=[float("nan"), 1.0])
     note = nccl_switched_off(rows)
-    assert note.startswith("nccl_all_gather (pat/simple) ran where NCCL's own model gives no time: NCCL enables "
-                           "PAT only with one GPU per server unless NCCL_PAT_ENABLE=1")
+    assert note.startswith("nccl_all_gather (pat/simple) ran without a model time: NCCL enables PAT only with one "
+                           "GPU per server unless NCCL_PAT_ENABLE=1")
+    collnet = nccl_rows([("collnet_direct", "{}", 1 << 26, 2.0, "nvls_tree/simple", 1.0)])
+    assert nccl_switched_off(collnet.assign(model_time_s=float("nan"))) == (
+        "collnet_direct (collnet_direct/simple) ran without a model time: simnet's twin of NCCL's model derives no "
+        "CollNet graphs, so it prices no CollNet (NCCL itself does where SHARP is enabled).")
     assert nccl_switched_off(rows.assign(model_time_s=1.0)) == ""
     assert nccl_switched_off(rows.assign(model_time_s=float("nan"), nccl_choice="")) == ""
 

@@ -1077,13 +1077,14 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
         lines += [f"## Speedup over {baseline}", "", pivot.to_markdown(index=False, floatfmt=".3f"), ""]
     spread = hash_seed_spread(results)
     if len(spread):
-        shown = spread.assign(size=spread["size_bytes"].map(format_size),
-                              **{name: spread[f"{name}_s"].map(format_time) for name in ("best", "median", "worst")})
-        shown = shown.assign(**{"worst/best": spread["worst_over_best"]})
+        shown = spread.assign(size=spread["size_bytes"].map(format_size), median=spread["median_s"].map(format_time),
+                              **{"worst/best": spread["worst_over_best"]},
+                              **{f"{name} (seed)": [f"{format_time(time_s)} ({seed})" for time_s, seed in
+                                                    zip(spread[f"{name}_s"], spread[f"{name}_seed"])]
+                                 for name in ("best", "worst")})
         others = [c for c in spread.columns if c not in ("choice", "size_bytes", "seeds", "best_s", "median_s",
                                                          "worst_s", "worst_over_best", "best_seed", "worst_seed")]
-        shown = shown[[*others, "choice", "size", "seeds", "best", "best_seed", "median", "worst", "worst_seed",
-                       "worst/best"]].rename(columns={"best_seed": "seed", "worst_seed": "seed "})
+        shown = shown[[*others, "choice", "size", "seeds", "best (seed)", "median", "worst (seed)", "worst/best"]]
         lines += ["## Over ECMP hash seeds", "",
                   "Each `network.hash_seed` is one draw of the ECMP hash: the fastest, median and slowest simulated "
                   "time over the seeds run, with the seeds that gave them.", "",

@@ -119,7 +119,7 @@ def check_fits(what: str, needed_bytes: float, *, force: bool, path: str = "", l
     if needed_bytes > _USABLE_FRACTION * available:
         fix = f"lower {' or '.join(lower)}, or pass --force" if lower else "pass --force"
         raise ResourceError(
-            f"{what} needs an estimated {format_size(needed_bytes)} of memory, more than "
-            f"{_USABLE_FRACTION:.0%} of the {format_size(available)} available; {fix} (force=True) to run it anyway",
+            f"{what} needs an estimated {format_size(needed_bytes, decimal=True)} of memory, more than "
+            f"{_USABLE_FRACTION:.0%} of the {format_size(available, decimal=True)} available; {fix} (force=True) to run it anyway",
             path=path,
         )

@@ -1526,7 +1526,6 @@ def _attempts(point: Point, *, force: bool = False) -> Iterator[Run | Failure]:
 
         try:
             base = _with_defaults(record, params, network)
-            fits(base, max(size for size, _ in cases))
         except SimnetError as error:
             yield Failure(record.name, where, "", error)
             continue

@@ -75,16 +75,16 @@ def _failed(points: list[Point], failures: list[dict], whole: dict[int, SimnetEr
     """One error naming the first failure of a sweep (a failed point's as a point's scenario errors are named),
     how many more failed, and what ran and where its results are (:class:`SweepFailed`, holding both).
 
-    A sweep of one point of which nothing ran raises that point's own error."""
+    A sweep of one point of which nothing ran, for one reason, raises that point's own error."""
     failures = sorted(failures, key=lambda failure: failure["index"])
     first = failures[0]
     inner = ": ".join(part for part in (first["path"], first["message"]) if part)
-    if len(points) == 1 and not len(results):
+    if len(points) == 1 and not len(results) and (len(failures) == 1 or first["index"] in whole):
         return whole.get(first["index"]) or ScenarioError(first["message"], path=first["path"])
     more = f"{len(failures) - 1} more failed; " if len(failures) > 1 else ""
     where = f", results in {out_dir / 'results.csv'}" if out_dir is not None and len(results) else ""
     if len(points) == 1:
-        summary = f"the other algorithms ran{where}"
+        summary = f"the other algorithms ran{where}" if len(results) else "no algorithm ran"
         return SweepFailed(f"{first['message']}; {more}{summary}", path=first["path"], results=results,
                            failures=pd.DataFrame(failures, columns=list(FAILURE_COLUMNS)), summary=summary)
     failed_points = {failure["index"] for failure in failures}

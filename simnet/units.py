@@ -326,15 +326,17 @@ def _scaled(value: float, steps: list[tuple[float, str]], digits: int) -> str:
     return f"{text} {unit}"
 
 
-def format_size(size_bytes: float) -> str:
-    """Format bytes with the largest binary prefix when exact, otherwise a decimal one.
+def format_size(size_bytes: float, *, decimal: bool = False) -> str:
+    """Format bytes with the largest binary prefix when exact, otherwise (or if `decimal`) a decimal one.
 
     >>> format_size(1024), format_size(1_000_000), format_size(3), format_size(1536 * 2**20)
     ('1 KiB', '1 MB', '3 B', '1.5 GiB')
+    >>> format_size(1536 * 2**20, decimal=True)
+    '1.611 GB'
     """
     size = float(size_bytes)
     for factor, unit in ((2.0**50, "PiB"), (2.0**40, "TiB"), (2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB")):
-        if size >= factor:
+        if size >= factor and not decimal:
             mantissa = size / factor
             if mantissa * 1000 == round(mantissa * 1000) and mantissa < 1024:
                 return f"{mantissa:g} {unit}"

@@ -685,6 +685,13 @@ def test_run_keeps_what_a_point_could_run_and_lists_what_failed(tmp_path, capsys
     assert main(["run", str(alone)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {alone}: collective.algorithms[0]: nvls on this topology") and err.count("\n") == 1
+    alone.write_text("name: a100\ntopology: dgx_a100\ncollective: {op: allreduce, algorithms: [nvls, "
+                     "{name: ring, chunks: 0}]}\nsizes: [1 MiB]\n")
+    assert main(["run", str(alone)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 3, "review: the second failure of a point where nothing ran went unsaid"
+    assert lines[1] == f"error: {alone}: collective.algorithms[1].chunks: must be an integer ≥ 1, got 0"
+    assert lines[2] == f"error: {alone}: 2 failures; no algorithm ran"
 
 
 def test_run_says_nccls_channels_fell_back_where_simnet_has_no_nccl_model(tmp_path, capsys):

@@ -105,8 +105,8 @@ def _torus_cut(dims: list[int], axis: int, nranks: int) -> str:
     if size % 2 == 0:
         return f"cut across torus dimension {axis} of {dims}: c{axis} < {half} -> c{axis} ≥ {half}"
     extra = nranks // 2 - half * (nranks // size)
-    return (f"cut across torus dimension {axis} of {dims}: c{axis} < {half} plus {_count(extra, 'rank')} of "
-            f"c{axis} = {half} -> the rest")
+    middle = f" plus {_count(extra, 'rank')} of c{axis} = {half}" if extra else ""
+    return f"cut across torus dimension {axis} of {dims}: c{axis} < {half}{middle} -> the rest"
 
 
 def describe(graph: nx.DiGraph) -> dict:

@@ -120,6 +120,7 @@ def check_fits(what: str, needed_bytes: float, *, force: bool, path: str = "", l
         fix = f"lower {' or '.join(lower)}, or pass --force" if lower else "pass --force"
         raise ResourceError(
             f"{what} needs an estimated {format_size(needed_bytes, decimal=True)} of memory, more than "
-            f"{_USABLE_FRACTION:.0%} of the {format_size(available, decimal=True)} available; {fix} (force=True) to run it anyway",
+            f"{_USABLE_FRACTION:.0%} of the {format_size(available, decimal=True)} available; {fix} (force=True) "
+            "to run it anyway",
             path=path,
         )

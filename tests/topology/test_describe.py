@@ -92,7 +92,8 @@ def test_odd_torus_bisection_counts_the_middle_slice():
     info = describe(torus([3, 5], 25e9, 1e-6))
     assert info["bisection_Bps"] == pytest.approx(7 * 25e9, rel=1e-12)
     assert info["bisection_cut"] == "cut across torus dimension 1 of [3, 5]: c1 < 2 plus 1 rank of c1 = 2 -> the rest"
-    assert describe(torus([3], 25e9, 1e-6))["bisection_cut"] == "cut across torus dimension 0 of [3]: c0 < 1 -> the rest"
+    assert describe(torus([3], 25e9, 1e-6))["bisection_cut"] == ("cut across torus dimension 0 of [3]: c0 < 1 -> "
+                                                                  "the rest")
 
 
 def test_gpu_router_and_double_link_tori_cut_their_own_cables():

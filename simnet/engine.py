@@ -139,7 +139,7 @@ def _pair_routes(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[Ro
         return RouteTable.of([]), np.zeros(0, dtype=np.int64)
     span = int(max(src.max(), dst.max())) + 1
     pairs, inverse = unique_inverse(src.astype(np.int64) * span + dst)
-    return network.route_table(pairs // span, pairs % span), inverse
+    return network.route_table(pairs // span, pairs % span, keep=False), inverse
 
 
 PAIRS_AT_ONCE = 2**19
@@ -153,7 +153,9 @@ def _interned_routes(network: Network, links, src: np.ndarray, dst: np.ndarray) 
 
     The distinct pairs are routed and interned in order, in blocks of about :data:`PAIRS_AT_ONCE`: a route is
     numbered when it first appears and looked up afterwards, and every route is the one
-    :meth:`~simnet.network.Network.route` gives, so the numbers are those of interning all routes at once.
+    :meth:`~simnet.network.Network.route` gives, so the numbers are those of interning all routes at once. The
+    network does not keep the pairs it composes here (see :meth:`~simnet.network.Network.route_table`): `links`
+    keeps their routes.
     """
     if len(src) == 0:
         return np.zeros(0, dtype=np.int32)
@@ -164,7 +166,7 @@ def _interned_routes(network: Network, links, src: np.ndarray, dst: np.ndarray) 
     bounds = [len(pairs) * block // blocks for block in range(blocks + 1)]
     for low, high in zip(bounds[:-1], bounds[1:]):
         part = pairs[low:high]
-        ids[low:high] = links.intern(network.route_table(part // span, part % span))
+        ids[low:high] = links.intern(network.route_table(part // span, part % span, keep=False))
     del pairs
     return ids[inverse]
 

@@ -139,7 +139,36 @@ def _pair_routes(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[Ro
         return RouteTable.of([]), np.zeros(0, dtype=np.int64)
     span = int(max(src.max(), dst.max())) + 1
     pairs, inverse = unique_inverse(src.astype(np.int64) * span + dst)
-    return network.route_table(pairs // span, pairs % span), inverse
+    return network.route_table(pairs // span, pairs % span, keep=False), inverse
+
+
+PAIRS_AT_ONCE = 2**19
+"""Distinct (src, dst) pairs :func:`_interned_routes` routes and interns at a time (bounds the scratch memory of
+routing and numbering to that many routes: an all-to-all routes every pair of GPUs once)."""
+
+
+def _interned_routes(network: Network, links, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """The number `links` gives (:meth:`~simnet.links.LinkModel.intern`) the route of every pair ``(src[i],
+    dst[i])`` of network endpoints, int32.
+
+    The distinct pairs are routed and interned in order, in blocks of about :data:`PAIRS_AT_ONCE`: a route is
+    numbered when it first appears and looked up afterwards, and every route is the one
+    :meth:`~simnet.network.Network.route` gives, so the numbers are those of interning all routes at once. The
+    network does not keep the pairs it composes here (see :meth:`~simnet.network.Network.route_table`): `links`
+    keeps their routes.
+    """
+    if len(src) == 0:
+        return np.zeros(0, dtype=np.int32)
+    span = int(max(src.max(), dst.max())) + 1
+    pairs, inverse = unique_inverse(src.astype(np.int64) * span + dst)
+    ids = np.empty(len(pairs), dtype=np.int32)
+    blocks = -(-len(pairs) // PAIRS_AT_ONCE)
+    bounds = [len(pairs) * block // blocks for block in range(blocks + 1)]
+    for low, high in zip(bounds[:-1], bounds[1:]):
+        part = pairs[low:high]
+        ids[low:high] = links.intern(network.route_table(part // span, part % span, keep=False))
+    del pairs
+    return ids[inverse]
 
 
 FIRST = -1
@@ -382,8 +411,8 @@ class Simulation:
             self._flow_job = grown(self._flow_job, np.full(count, len(self._jobs) - 1))
         columns = schedule.columns
         src = columns.src.astype(np.int64)
-        distinct, pair = _pair_routes(network, placed[src], placed[columns.dst])
-        self._route_ids = grown(self._route_ids, self._links.intern(distinct)[pair])
+        self._route_ids = grown(self._route_ids, _interned_routes(network, self._links, placed[src],
+                                                                  placed[columns.dst]))
         wire = columns.nbytes
         if switches:
             wire = wire / np.minimum(efficiency[src], efficiency[columns.dst])

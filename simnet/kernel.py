@@ -866,6 +866,16 @@ def _history():
 
 
 @njit(cache=True)
+def _history_room(ints, reals, size, need):
+    """Grow the per-change arrays of the rate history (:func:`_history`) to room for at least `need` changes,
+    keeping the first `size`."""
+    if need > len(ints[0]):
+        for which in range(2):
+            ints[which] = _grown(ints[which], size, need)
+        reals[1] = _grown(reals[1], size, need)
+
+
+@njit(cache=True)
 def _history_slices(ints, reals, ends, size, instants):
     """``(flow, (time_s, end), rate_Bps, bottleneck)`` of the first `size` changes of rate, made in `instants`
     instants: slices of their owners, the times one per instant with the number of changes made up to its end
@@ -938,7 +948,7 @@ class Loop:
     def reserve(self, transfers: int, lines: int, width: int, job_sizes: np.ndarray) -> None:
         """Make room for `transfers` transfers on `lines` connections over routes of up to `width` links, and
         for the jobs whose sizes (transfers) `job_sizes` lists, those already known first; room that grows
-        at least doubles.
+        at least doubles. The rate history gets room for :data:`_CHANGES_PER_TRANSFER` changes per transfer.
 
         A connection drains one flow at a time, so at most ``min(lines, transfers)`` flows drain at once; the
         slots that hold them grow here (at least doubling) up to :data:`_FIRST_SLOTS` and beyond only when a
@@ -959,6 +969,8 @@ class Loop:
                     continue
                 arrays[name] = _longer(arrays[name], self._transfers, room, fill)
             self._transfers = room
+            _history_room(self.history_ints, self.history_reals, int(self.counters[_HISTORY]),
+                          _CHANGES_PER_TRANSFER * room)
         if lines > self._lines:
             room = max(lines, 2 * self._lines)
             for name, kind, fill in _PER_LINE:
@@ -1046,6 +1058,11 @@ class Loop:
         return (self._arrays["order"][:int(counters[_SUBMITTED])],) + history + (self.blocked,)
 
 
+_CHANGES_PER_TRANSFER = 2
+"""Changes of rate per transfer the rate history makes room for when a :class:`Loop` makes room for transfers.
+Its pages are written only as changes are made, so room never used takes no memory, while growing a full history
+held it twice for a moment: an all-to-all of 16.8 M transfers makes a change or so per transfer (its history, 16
+bytes a change, doubled to 2**25 changes for its last few thousand), a ring about 1.7."""
 _FIRST_SLOTS = 4096
 """Slots for draining flows a :class:`Loop` makes room for before a run shows it needs more."""
 _PER_TRANSFER = (

@@ -623,7 +623,7 @@ class MaxMinLinks:
         self._route_limit = array("i")
         self._route_blocker = array("i")
         self._route_weight = array("d")
-        self._route_line = array("q")
+        self._route_line = array("i")
         self._route_first = array("q")
         self._route_hops = array("i")
         self._route_flat = array("i")
@@ -692,8 +692,8 @@ class MaxMinLinks:
         self._at = None
 
     def intern(self, routes: RouteTable | Sequence[tuple[int, ...]]) -> np.ndarray:
-        """Number `routes` (each once): the latency, the rate and bottleneck of a flow alone on its links, the
-        weight of each new one.
+        """Number `routes` (each once): the latency, the rate and bottleneck of a flow alone on its links, and
+        under RTT-weighted sharing the weight of each new one (equal sharing weighs every flow 1 and keeps none).
 
         Alone, progressive filling fixes the flow at the smallest ``bandwidth / 1`` of
         its route, on the link of lowest index among the slowest (the heap order of
@@ -769,10 +769,10 @@ class MaxMinLinks:
         self._route_rate_Bps = grown(self._route_rate_Bps, rate)
         self._route_limit = grown(self._route_limit, limit)
         self._route_blocker = grown(self._route_blocker, blocker)
-        weight = (np.where(total_s > 0, 1.0 / np.where(total_s > 0, total_s, 1.0), 1.0) if self._weighted
-                  else np.ones(len(fresh)))
-        self._route_weight = grown(self._route_weight, weight)
-        self._route_line = grown(self._route_line, b"\xff" * (8 * len(fresh)))
+        if self._weighted:
+            self._route_weight = grown(self._route_weight, np.where(total_s > 0, 1.0 / np.where(total_s > 0, total_s,
+                                                                                                  1.0), 1.0))
+        self._route_line = grown(self._route_line, b"\xff" * (4 * len(fresh)))
         self._route_first = grown(self._route_first, len(self._route_flat) + starts[:-1])
         self._route_hops = grown(self._route_hops, width)
         self._route_flat = grown(self._route_flat, flat)
@@ -1227,7 +1227,8 @@ class MaxMinLinks:
 
     def _kernel_routes(self) -> tuple:
         """What :func:`simnet.kernel.run` needs of the routes and links: ``(route_first, route_hops, route_flat,
-        route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps, weighted)``."""
+        route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps, weighted)``; `route_weight` is
+        empty unless `weighted`."""
         return (view(self._route_first), view(self._route_hops), view(self._route_flat), view(self._route_latency_s),
                 view(self._route_rate_Bps), view(self._route_limit), view(self._route_weight),
                 np.asarray(self._bandwidth_Bps, dtype=np.float64), self._weighted)

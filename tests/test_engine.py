@@ -745,3 +745,52 @@ def test_a_copy_on_one_gpu_without_links_takes_no_time(model):
     schedule = Schedule("all_gather", 1, (8,), [Transfer(src=0, dst=0, chunks=(0,), nbytes=8, src_buffer="input",
                                                          dst_buffer="work")], owners=(0,))
     assert simulate(Network(graph), schedule, model=model).time_s == 0.0
+
+
+def interned(sim: Simulation) -> tuple:
+    """Every route number of a simulation's transfers and the link model's route columns it reads them in."""
+    links = sim._links
+    return (np.array(sim._route_ids).tolist(),) + tuple(np.asarray(column).tolist() for column in (
+        links._route_first, links._route_hops, links._route_flat, links._route_latency_s, links._route_rate_Bps,
+        links._route_limit, links._route_blocker))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_routes_interned_in_blocks_are_numbered_as_all_at_once(monkeypatch, data):
+    """A schedule's distinct pairs are routed and interned a block at a time (`simnet.engine.PAIRS_AT_ONCE`): in
+    blocks of one pair, of three and all at once, every route number, route column and trace is the same."""
+    net, schedule, options = random_run(data)
+    sharing = data.draw(st.sampled_from(["equal", "rtt_weighted"]), label="sharing")
+
+    def run():
+        sim = Simulation(simpy.Environment(), Network(net.graph), sharing=sharing)
+        done = sim.run(schedule, **options)
+        sim.env.run()
+        return interned(sim), done.value
+
+    *mine, theirs = under_each(monkeypatch, "simnet.engine.PAIRS_AT_ONCE", (1, 3, 10**9), run)
+    for numbers, trace in mine:
+        assert numbers == theirs[0]
+        assert_identical(trace, theirs[1])
+
+
+def test_an_all_to_all_composed_in_blocks_numbers_its_routes_as_all_at_once(monkeypatch):
+    """Blocks of 100 pairs (each composed from its pieces by the network) and of 7 (each routed pair by pair)
+    give the routes, numbers and trace of routing the 992 pairs of 4 DGX A100 at once."""
+    net = Network(cluster("dgx_a100", 4, fabric="fat_tree",
+                          fabric_params={"k": 8, "bandwidth_Bps": 25e9, "latency_s": 1e-6}))
+    schedule = ALGORITHMS["direct"].build(net.size, 4 * MIB)
+
+    def run():
+        sim = Simulation(simpy.Environment(), Network(net.graph))
+        done = sim.run(schedule)
+        sim.env.run()
+        return interned(sim), done.value
+
+    *mine, theirs = under_each(monkeypatch, "simnet.engine.PAIRS_AT_ONCE", (7, 100, 10**9), run)
+    assert len(set(theirs[0][0])) == net.size * (net.size - 1)
+    for numbers, trace in mine:
+        assert numbers == theirs[0]
+        assert_identical(trace, theirs[1])

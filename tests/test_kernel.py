@@ -209,8 +209,8 @@ def test_the_compiled_loop_refuses_a_simulation_of_several_schedules():
 def test_what_the_compiled_loop_returns_owns_its_memory(monkeypatch):
     """The loop works through views that own nothing; what it returns must hold its memory (an array over a
     view neither owns its data nor has a base), grown history included (a 64-rank ring changes rates far
-    more than the 1024 entries the history starts with), and keep its values once the trace is dropped and
-    memory is reused."""
+    more than the 1024 entries the history starts with, here given no room ahead), and keep its values once the
+    trace is dropped and memory is reused."""
     captured = []
     run = kernel.run
 
@@ -222,6 +222,7 @@ def test_what_the_compiled_loop_returns_owns_its_memory(monkeypatch):
 
     monkeypatch.setattr(kernel, "run", keeping)
     monkeypatch.setattr("simnet.engine.COMPILED_FROM", 0)
+    monkeypatch.setattr(kernel, "_CHANGES_PER_TRANSFER", 0)
     net = Network(cluster("dgx_h100", 8, fabric="switch", fabric_params={"bandwidth_Bps": 50e9, "latency_s": 1e-6}))
     trace = simulate(net, ALGORITHMS["ring"].build(64, 64 * MIB))
     history = captured[1]
@@ -249,6 +250,22 @@ def test_the_history_keeps_a_time_per_instant_and_gives_one_per_change(monkeypat
     history_s = np.asarray(mine._links._history_times())
     assert 1024 < instants < changes == len(history_s)
     assert instants == len(np.unique(history_s)) and (np.diff(history_s) >= 0).all()
+
+
+def test_a_loop_makes_room_in_its_rate_history_for_the_changes_of_its_transfers():
+    """Room for the history is made with room for transfers (untouched pages cost nothing), so that it rarely
+    grows, which holds a full history twice for a moment; room already made keeps its changes."""
+    loop = kernel.Loop(4)
+    loop.reserve(5000, 1, 1, np.array([5000]))
+    flow, _, rate, limit = kernel._history_slices(loop.history_ints, loop.history_reals, loop.history_ends,
+                                                  kernel._CHANGES_PER_TRANSFER * 5000, 0)
+    assert len(flow) == len(rate) == len(limit) == kernel._CHANGES_PER_TRANSFER * 5000 >= 5000
+    flow[:3] = [7, 8, 9]
+    loop.counters[kernel._HISTORY] = 3
+    loop.reserve(20_000, 1, 1, np.array([20_000]))
+    grown, *_ = kernel._history_slices(loop.history_ints, loop.history_reals, loop.history_ends,
+                                       kernel._CHANGES_PER_TRANSFER * 20_000, 0)
+    assert len(grown) == kernel._CHANGES_PER_TRANSFER * 20_000 and grown[:3].tolist() == [7, 8, 9]
 
 
 def test_finished_times_shared_with_the_completions_must_hold_every_transfer():

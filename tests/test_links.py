@@ -255,8 +255,9 @@ def test_interning_routes_gives_each_the_lone_flow_figures_of_its_links_in_order
         else:
             assert (links._route_rate_Bps[route_id], links._route_limit[route_id]) == (math.inf, -1)
             assert links._route_blocker[route_id] == -1
-        weighted = sharing == "rtt_weighted" and total > 0
-        assert links._route_weight[route_id] == (1.0 / total if weighted else 1.0)
+        if sharing == "rtt_weighted":
+            assert links._route_weight[route_id] == (1.0 / total if total > 0 else 1.0)
+    assert len(links._route_weight) == (len(numbers) if sharing == "rtt_weighted" else 0)
 
 
 @given(st.lists(st.lists(st.integers(0, 50), max_size=6).map(tuple), max_size=12))

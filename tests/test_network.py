@@ -212,6 +212,31 @@ def test_routes_of_many_pairs_are_route_of_each(name, options):
             == any(piece >= 0 for piece, _ in batched._tails.values()) == composes)
 
 
+@pytest.mark.parametrize("name", list(BATCHED))
+def test_routes_composed_without_keeping_them_per_pair_are_route_of_each(name):
+    """With ``keep=False`` the pairs composed from pieces are not kept per pair (every other pair is) and are
+    composed again when asked again; pairs route() found before, fewer or more than those asked, are taken
+    from it (and kept as pieces of their own); kept afterwards, all are looked up. Each route is route()'s
+    throughout."""
+    loose, single = Network(BATCHED[name]()), Network(BATCHED[name]())
+    n = loose.size
+    src, dst = np.divmod(np.random.default_rng(3).permutation(n * n), n)
+    expected = [single.route(a, b) for a, b in zip(src.tolist(), dst.tolist())]
+    fresh = Network(BATCHED[name]())
+    railed = fresh._has_rails()
+    composed = len(fresh._composed(src, dst)[0]) if railed else 0
+    assert loose.route_table(src, dst, keep=False).tuples() == expected
+    assert len(loose._kept_routes.values) == (n * n - composed if railed else 0)
+    for a, b in zip(src[:5].tolist(), dst[:5].tolist()):
+        loose.route(a, b)
+    assert loose.route_table(src, dst, keep=False).tuples() == expected
+    for a, b in zip(src[-300:].tolist(), dst[-300:].tolist()):
+        loose.route(a, b)
+    assert loose.route_table(src[-200:], dst[-200:], keep=False).tuples() == expected[-200:]
+    assert loose.route_table(src, dst).tuples() == expected
+    assert len(loose._kept_routes.values) == (n * n if railed else 0)
+
+
 def test_servers_route_alike_inside_only_where_their_ways_out_and_in_cost_alike():
     """The servers of :func:`_exits_differ` are built alike, but a route inside server 1 is searched over the
     fabric too, and one inside server 0 or 2 is not: server 1 is of another kind, and each pair inside a server

@@ -1025,6 +1025,16 @@ def _failed_section(failures: pd.DataFrame) -> list[str]:
             "exited with an error.", "", shown.to_markdown(index=False), ""]
 
 
+def _headed(title: str, facts: list[str], failures: pd.DataFrame | None) -> list[str]:
+    """A report's title and `facts`, the failures' count among them, and the failures' section when any failed."""
+    failed = failures is not None and len(failures) > 0
+    lines = [f"# {title}", "", *facts]
+    if failed:
+        lines += [f"- failed: {_failed_count(failures)} (listed under Failed, below)"]
+    lines += [""]
+    return lines + (_failed_section(failures) if failed else [])
+
+
 def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None = None,
                      failures: pd.DataFrame | None = None) -> str:
     """A short Markdown report of a results frame: what failed, winners, models' residuals, results.
@@ -1042,17 +1052,11 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
         What failed (:data:`FAILURE_COLUMNS`, as :class:`simnet.errors.SweepFailed` holds it): counted in
         the header and listed first, under ``## Failed``.
     """
-    lines = [f"# {title}", ""]
     topologies = sorted(set(results["topology"]))
-    lines += [f"- topology: {', '.join(topologies)}", f"- collective: {', '.join(sorted(set(results['op'])))}",
-              f"- link model: {', '.join(sorted(set(results['network_model'])))}",
-              f"- runs: {len(results)}"]
-    failed = failures is not None and len(failures) > 0
-    if failed:
-        lines += [f"- failed: {_failed_count(failures)} (listed under Failed, below)"]
-    lines += [""]
-    if failed:
-        lines += _failed_section(failures)
+    lines = _headed(title, [f"- topology: {', '.join(topologies)}",
+                            f"- collective: {', '.join(sorted(set(results['op'])))}",
+                            f"- link model: {', '.join(sorted(set(results['network_model'])))}",
+                            f"- runs: {len(results)}"], failures)
     lines += ["## Fastest choice per size", ""]
     best = winners(results)
     shown = pd.DataFrame({
@@ -1163,16 +1167,9 @@ def jobs_markdown(jobs: pd.DataFrame, interference: pd.DataFrame, *, title: str,
         Sweep points that failed (:data:`FAILURE_COLUMNS`): counted in the header and listed under
         ``## Failed``.
     """
-    lines = [f"# {title}", ""]
-    lines += [f"- topology: {', '.join(sorted(set(jobs['topology'])))}",
-              f"- link model: {', '.join(sorted(set(jobs['network_model'])))}",
-              f"- jobs: {', '.join(dict.fromkeys(jobs['job']))}"]
-    failed = failures is not None and len(failures) > 0
-    if failed:
-        lines += [f"- failed: {_failed_count(failures)} (listed under Failed, below)"]
-    lines += [""]
-    if failed:
-        lines += _failed_section(failures)
+    lines = _headed(title, [f"- topology: {', '.join(sorted(set(jobs['topology'])))}",
+                            f"- link model: {', '.join(sorted(set(jobs['network_model'])))}",
+                            f"- jobs: {', '.join(dict.fromkeys(jobs['job']))}"], failures)
     lines += ["## Jobs", "",
               "`time`: from the job's start to the end of its last collective (background flows: the mean flow "
               "completion time); `alone`: the same with the job alone on the fabric. " + JOBS_NOTE, ""]

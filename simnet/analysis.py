@@ -993,7 +993,8 @@ def link_summary(trace: Trace, *, top: int = 10) -> pd.DataFrame:
 
 
 def _failed_count(failures: pd.DataFrame) -> str:
-    """``1 algorithm at 1 point, 2 whole points``: what `failures` (:data:`FAILURE_COLUMNS`) count."""
+    """``1 algorithm at 2 points, 2 whole points``: what `failures` (:data:`FAILURE_COLUMNS`) count (the
+    algorithms as the scenario lists them, the points where any of them failed)."""
     def counted(count: int, word: str) -> str:
         return f"{count} {word}{'' if count == 1 else 's'}"
 
@@ -1001,10 +1002,9 @@ def _failed_count(failures: pd.DataFrame) -> str:
     parts = []
     if (~whole).any():
         chosen = failures[~whole]
-        pairs = chosen[["index", "entry"]].drop_duplicates()
         points = chosen["point"].nunique()
         at = f" at {counted(points, 'point')}" if chosen["point"].fillna("").astype(bool).any() else ""
-        parts.append(counted(len(pairs), "algorithm") + at)
+        parts.append(counted(chosen["entry"].nunique(), "algorithm") + at)
     if whole.any():
         parts.append(counted(failures.loc[whole, "index"].nunique(), "whole point"))
     return ", ".join(parts)
@@ -1013,8 +1013,9 @@ def _failed_count(failures: pd.DataFrame) -> str:
 def _failed_section(failures: pd.DataFrame) -> list[str]:
     """The ``## Failed`` section of a report: each algorithm a point could not run (or point that failed as a
     whole), the sizes and the one-line error."""
-    error = [": ".join(part for part in (path, message) if part)
-             for path, message in zip(failures["path"].fillna(""), failures["message"].fillna(""))]
+    error = [": ".join(part for part in (path if path != entry else "", message) if part)
+             for path, entry, message in zip(failures["path"].fillna(""), failures["entry"].fillna(""),
+                                              failures["message"].fillna(""))]
     algorithm = [f"{name} ({entry})" if entry else "every algorithm (the point failed)"
                  for name, entry in zip(failures["algorithm"].fillna(""), failures["entry"].fillna(""))]
     shown = pd.DataFrame({"point": failures["point"].fillna(""), "algorithm": algorithm,

@@ -124,11 +124,11 @@ def test_markdown_summary_counts_and_lists_what_failed_first():
     ], columns=list(FAILURE_COLUMNS))
     text = markdown_summary(TABLE, title="study", failures=failures)
     header, rest = text.split("## Failed")
-    assert header.endswith("- runs: 6\n- failed: 2 algorithms at 2 points, 1 whole point (listed under Failed, "
+    assert header.endswith("- runs: 6\n- failed: 1 algorithm at 2 points, 1 whole point (listed under Failed, "
                            "below)\n\n")
     section = rest.split("## Fastest choice per size")[0]
-    assert "| hosts=4  | nvls (collective.algorithms[2])    | all     | collective.algorithms[2]: nvls on this " \
-           "topology: x\\|y |" in section
+    assert "| hosts=4  | nvls (collective.algorithms[2])    | all     | nvls on this topology: x\\|y" in section, \
+        "review: the error repeated the key path the algorithm column gives"
     assert "| hosts=16 | every algorithm (the point failed) | all     | topology: cannot build" in section
     assert "## Failed" not in markdown_summary(TABLE, title="study", failures=failures.iloc[:0])
     one = failures.iloc[:1].assign(point="")

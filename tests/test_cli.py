@@ -662,7 +662,7 @@ def test_run_keeps_what_a_point_could_run_and_lists_what_failed(tmp_path, capsys
     report = (out / "results.md").read_text()
     assert "- runs: 3\n- failed: 1 algorithm at 1 point (listed under Failed, below)\n" in report
     failed = report.split("## Failed")[1].split("##")[0]
-    assert "| topology=dgx_a100 | nvls (collective.algorithms[1]) | all     | collective.algorithms[1]: nvls on " \
+    assert "| topology=dgx_a100 | nvls (collective.algorithms[1]) | all     | nvls on " \
            "this topology: ranks [0, 1, 2, 3, 4, 5, 6, 7] have no reduce-capable switch" in failed
     assert sorted(set(pd.read_csv(out / "results.csv")["point"])) == ["topology=dgx_a100", "topology=dgx_h100"]
     assert (out / "busbw_vs_topology.png").is_file() and (out / "speedup.png").is_file()

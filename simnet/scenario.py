@@ -103,7 +103,7 @@ from simnet.links import LINK_MODELS, SHARING
 from simnet.network import BUNDLES, Network
 from simnet.payloads import DISTRIBUTIONS, SparsePayload
 from simnet.schedule import COLLECTIVES, Schedule
-from simnet.topology import BUILDERS, ROUTINGS
+from simnet.topology import BUILDERS, ROUTINGS, tiers_by_level
 from simnet.topology import build as topology_build
 from simnet.topology.io import resolve as topology_resolve
 from simnet.topology.params import parse_quantity, written_number
@@ -681,8 +681,15 @@ def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bo
     (``topology.node_params.nic_bandwidth``). ``cluster`` and files go through
     :func:`simnet.topology.build`, which parses their nested unit strings. A fabric
     too large for this machine's memory is refused before it is built, unless
-    `force` (see :mod:`simnet.guards`).
+    `force` (see :mod:`simnet.guards`). ``tiers: per_level`` beside them names the fabric's cables by the
+    levels they join (:func:`simnet.topology.tiers_by_level`).
     """
+    if "tiers" in spec:
+        if spec["tiers"] != "per_level":
+            raise ScenarioError(f"must be 'per_level' (a tier per level of the fabric), got {spec['tiers']!r}",
+                                path=f"{path}.tiers")
+        rest = {key: value for key, value in spec.items() if key != "tiers"}
+        return tiers_by_level(build_topology(rest, path=path, force=force, base=base))
     try:
         resolved = topology_resolve(spec, base=base) if "file" in spec else spec
     except SimnetError:

@@ -121,3 +121,14 @@ def test_a_hash_seed_that_would_change_nothing_or_is_no_seed_is_refused(network,
     with pytest.raises(ScenarioError, match=message) as error:
         parse_scenario(BASE | {"topology": TWO_CABLES, "network": network})
     assert error.value.path == "network.hash_seed"
+
+
+def test_a_scenario_takes_per_level_tiers_and_names_a_bad_value():
+    data = {"name": "t", "topology": {"builder": "fat_tree", "k": 4, "bandwidth": "100 Gbps", "latency": "1 us",
+                                      "tiers": "per_level"},
+            "collective": {"op": "allreduce", "algorithms": ["ring"]}, "sizes": ["1 MiB"]}
+    plain = {**data, "topology": {k: v for k, v in data["topology"].items() if k != "tiers"}}
+    assert run(parse_scenario(data))["sim_time_s"].tolist() == run(parse_scenario(plain))["sim_time_s"].tolist()
+    with pytest.raises(ScenarioError, match="must be .per_level.") as error:
+        run(parse_scenario({**data, "topology": {**data["topology"], "tiers": "levels"}}))
+    assert error.value.path == "topology.tiers"

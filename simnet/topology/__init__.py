@@ -16,7 +16,8 @@ from simnet.topology.contract import (
     validate,
 )
 from simnet.topology.describe import describe, format_description
-from simnet.topology.fabrics import FABRICS, add_cable, fat_tree, leaf_spine, pgft, ring, switch, torus
+from simnet.topology.fabrics import (FABRICS, add_cable, fat_tree, leaf_spine, pgft, ring, switch, tiers_by_level,
+                                     torus)
 from simnet.topology.io import BUILDERS, PRESETS, build, dumps, export_graphml, find, load, loads, resolve, save
 from simnet.topology.nodes import (
     NODES, abci_node, dgx1, dgx2, dgx_a100, dgx_b200, dgx_h100, gb200_nvl72, power9_ac922,
@@ -37,6 +38,7 @@ __all__ = [
     "reduce_efficiency",
     "torus_coordinates",
     "add_cable",
+    "tiers_by_level",
     "switch",
     "ring",
     "fat_tree",

@@ -22,7 +22,7 @@ from simnet.errors import TopologyError
 from simnet.topology.contract import ROUTINGS, validate
 from simnet.units import format_bandwidth, format_time
 
-__all__ = ["switch", "ring", "fat_tree", "leaf_spine", "torus", "pgft", "add_cable", "FABRICS"]
+__all__ = ["switch", "ring", "fat_tree", "leaf_spine", "torus", "pgft", "add_cable", "tiers_by_level", "FABRICS"]
 
 
 def add_cable(
@@ -85,6 +85,45 @@ def add_cable(
             )
         if striped is not None:
             graph.edges[a, b]["striped"] = striped
+
+
+_LEVEL_ORDER = {"host": 0, "edge": 1, "leaf": 1, "router": 1, "aggregation": 2, "spine": 2, "core": 3}
+
+
+def _level_rank(level: str) -> tuple[int, str]:
+    if level in _LEVEL_ORDER:
+        return _LEVEL_ORDER[level], level
+    digits = level.removeprefix("level")
+    return (int(digits), level) if digits.isdigit() else (len(_LEVEL_ORDER), level)
+
+
+def tiers_by_level(graph: nx.DiGraph) -> nx.DiGraph:
+    """A copy of `graph` whose fabric cables carry a tier per level: ``"<tier>:<lower>-<upper>"``.
+
+    A cable with a switch of the fabric at one end (a switch with a ``level``: ``leaf``/``spine``,
+    ``edge``/``aggregation``/``core``, a torus ``router``, a PGFT's ``levelN``) is named by its tier and
+    the levels it joins, lower first, an endpoint without a level (a GPU, a NIC) being ``host``:
+    ``fabric:host-edge``, ``fabric:edge-aggregation``, ``ib:leaf-spine``. Cables inside servers keep their
+    tier. The breakdowns by tier (:meth:`simnet.engine.Trace.tiers`, the Gantt plot, ``tier_efficiency``)
+    then tell the fabric's levels apart. The YAML form is ``tiers: per_level`` beside a topology's keys.
+
+    >>> g = tiers_by_level(fat_tree(4, 12.5e9, 1e-6))
+    >>> sorted({d["tier"] for _, _, d in g.edges(data=True)})
+    ['fabric:aggregation-core', 'fabric:edge-aggregation', 'fabric:host-edge']
+    """
+    out = graph.copy()
+
+    def level(node) -> str | None:
+        data = out.nodes[node]
+        return data.get("level") if data.get("kind") == "switch" else None
+
+    for u, v, data in out.edges(data=True):
+        ends = (level(u), level(v))
+        if ends == (None, None):
+            continue
+        lower, upper = sorted((end or "host" for end in ends), key=_level_rank)
+        data["tier"] = f"{data['tier']}:{lower}-{upper}"
+    return out
 
 
 def _check_int(value: object, path: str, minimum: int) -> None:

@@ -66,7 +66,7 @@ from simnet.errors import SimnetError, TopologyError, UnitError, did_you_mean
 from simnet.topology.calibrated import calibrated_cluster, calibrated_node
 from simnet.topology.cluster import cluster
 from simnet.topology.contract import NODE_KINDS, switch_capability_error, validate
-from simnet.topology.fabrics import FABRICS, fat_tree, leaf_spine, pgft, ring, switch, torus
+from simnet.topology.fabrics import FABRICS, fat_tree, leaf_spine, pgft, ring, switch, tiers_by_level, torus
 from simnet.topology.nodes import NODES
 from simnet.topology.params import SUFFIXES, _yaml_name, call, quantity, to_python, to_yaml
 from simnet.units import parse_bandwidth, parse_time
@@ -268,6 +268,12 @@ def build(spec: Mapping, *, base: str | Path | None = None, including: tuple[Pat
     """
     if not isinstance(spec, Mapping):
         raise TopologyError(f"a topology must be a mapping with 'builder', 'nodes' or 'file', got {spec!r}")
+    if "tiers" in spec:
+        if spec["tiers"] != "per_level":
+            raise TopologyError(f"must be 'per_level' (a tier per level of the fabric), got {spec['tiers']!r}",
+                                path="tiers")
+        rest = {key: value for key, value in spec.items() if key != "tiers"}
+        return tiers_by_level(build(rest, base=base, including=including))
     if "file" in spec:
         if set(spec) != {"file"}:
             return _overridden(spec, base, including)

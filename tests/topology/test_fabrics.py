@@ -273,3 +273,49 @@ def test_sharp_must_be_a_boolean(build):
     with pytest.raises(TopologyError, match="must be true or false") as error:
         build()
     assert error.value.path == "sharp"
+
+
+def test_tiers_by_level_name_each_cable_by_the_levels_it_joins():
+    """Study r23 F3: every fabric cable was one tier, so the breakdown by tier could not tell edge, aggregation
+    and core apart."""
+    from simnet.topology import build, tiers_by_level
+
+    tiers = {d["tier"] for _, _, d in tiers_by_level(fat_tree(4, 12.5e9, 1e-6)).edges(data=True)}
+    assert tiers == {"fabric:host-edge", "fabric:edge-aggregation", "fabric:aggregation-core"}
+    tiers = {d["tier"] for _, _, d in tiers_by_level(leaf_spine(2, 2, 4, 12.5e9, 1e-6)).edges(data=True)}
+    assert tiers == {"fabric:host-leaf", "fabric:leaf-spine"}
+    cluster = build({"file": "dgx_h100_ndr_32", "nodes": 2, "tiers": "per_level"})
+    plain = build({"file": "dgx_h100_ndr_32", "nodes": 2})
+    assert {d["tier"] for _, _, d in cluster.edges(data=True)} == {"ib:host-leaf", "ib:leaf-spine", "nvswitch",
+                                                                   "pcie", "upi"}
+    assert [(u, v) for u, v in cluster.edges] == [(u, v) for u, v in plain.edges]
+    assert all(cluster.edges[e]["bandwidth_Bps"] == plain.edges[e]["bandwidth_Bps"] for e in plain.edges)
+    with pytest.raises(TopologyError, match="tiers: must be 'per_level'"):
+        build({"builder": "switch", "hosts": 2, "bandwidth": "1 GB/s", "latency": "1 us", "tiers": "yes"})
+
+
+def test_per_level_tiers_split_the_critical_path_as_a_relabelled_graph_does_and_move_no_time():
+    """The study's workaround, relabelling the edges in Python, gives the same breakdown (host 48.1 %,
+    edge-aggregation 31.6 %, aggregation-core 20.3 % for halving-doubling on ECMP seed 1), and the times are
+    those of the plain fat-tree."""
+    from simnet.algorithms import ALGORITHMS
+    from simnet.engine import simulate
+    from simnet.network import Network
+    from simnet.topology import tiers_by_level
+
+    plain = fat_tree(4, 12.5e9, 1e-6)
+    relabelled = plain.copy()
+    for u, v, data in relabelled.edges(data=True):
+        names = (str(u)[:3], str(v)[:3])
+        data["tier"] = "host" if "gpu" in names else ("edge-agg" if "edg" in names else "agg-core")
+    schedule = ALGORITHMS["halving_doubling"].build(16, 16 * 2**20)
+    traces = [simulate(Network(graph, routing="ecmp_hash", hash_seed=1), schedule)
+              for graph in (plain, tiers_by_level(plain), relabelled)]
+    assert traces[0].time_s == traces[1].time_s == traces[2].time_s
+    ours = traces[1].tiers().set_index("tier")["fraction"]
+    theirs = traces[2].tiers().set_index("tier")["fraction"]
+    assert ours.rename({"fabric:host-edge": "host", "fabric:edge-aggregation": "edge-agg",
+                        "fabric:aggregation-core": "agg-core"}).sort_index().tolist() == \
+        pytest.approx(theirs.sort_index().tolist(), rel=1e-12)
+    assert [round(ours[f"fabric:{level}"], 3) for level in ("host-edge", "edge-aggregation", "aggregation-core")] \
+        == [0.481, 0.316, 0.203], "the figures docs/topology.md quotes"

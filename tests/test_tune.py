@@ -511,3 +511,14 @@ def test_nccl_schedules_the_topology_cannot_run_are_not_tried_and_named():
     assert "nvls" in off.attrs["skipped"] and not (off["algorithm"] == "nvls").any()
     assert off[off["algorithm"] == "nccl_ring"]["simulated_s"].notna().any()
     assert tune(dgx_h100(), [64 << 20]).attrs["skipped"] == {}
+
+
+def test_tune_tries_torus_2d_on_the_dims_of_a_torus():
+    """torus_2d's tuning choices came from the host hierarchy, which a torus lacks, so tune never tried it
+    there; on a 4 x 4 torus at 64 MiB it is now a candidate, one ring per torus dimension, and wins."""
+    from simnet.topology import torus
+
+    tuned = tune(torus([4, 4], 25e9, 1e-6), [64 * 2**20])
+    torus_2d = tuned[tuned["algorithm"] == "torus_2d"]
+    assert set(torus_2d["params"]) == {'{"chunks": 1, "factors": [4, 4]}', '{"chunks": 4, "factors": [4, 4]}'}
+    assert tuner_table(tuned)["algorithm"].tolist() == ["torus_2d"]

@@ -848,6 +848,14 @@ def _two_level_variants(nranks, factors, chunk_counts, channel_counts) -> list[d
     return [{"factors": default, "chunks": chunks} for chunks in chunk_counts]
 
 
+def _torus_2d_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
+    """On a torus of at least two dimensions above 1, its default factors (:func:`_torus_2d_defaults`) with each
+    chunk count; elsewhere the two-level factors of hosts."""
+    if factors is not None and sum(size > 1 for size in factors((TORUS,))) >= 2:
+        return [{"factors": _torus_2d_defaults(factors)["factors"], "chunks": chunks} for chunks in chunk_counts]
+    return _two_level_variants(nranks, factors, chunk_counts, channel_counts)
+
+
 def _blueconnect_variants(nranks, factors, chunk_counts, channel_counts) -> list[dict]:
     levels = _hierarchical(factors)
     if len(levels) < 2:
@@ -890,7 +898,7 @@ ALGORITHMS = (
         model=_torus_2d_model,
         citation="Mikami, H. et al. (2018). Massively distributed SGD: ImageNet/ResNet-50 training in a flash. "
                  "arXiv:1811.05233.",
-        defaults=_torus_2d_defaults, variants=_two_level_variants, transfers=_staged_transfers,
+        defaults=_torus_2d_defaults, variants=_torus_2d_variants, transfers=_staged_transfers,
     ),
     Algorithm(
         "blueconnect", ("allreduce",), blueconnect_allreduce,

@@ -527,6 +527,10 @@ def _with_payload(results: pd.DataFrame) -> pd.DataFrame:
 HASH_SEED = "network.hash_seed"
 """The swept key whose values :func:`hash_seed_spread` reads as draws of the ECMP hash."""
 
+_SPREAD_COLUMNS = ("choice", "size_bytes", "seeds", "best_s", "median_s", "worst_s", "worst_over_best", "best_seed",
+                   "worst_seed")
+"""Columns of :func:`hash_seed_spread` after the other swept keys'."""
+
 
 def hash_seed_spread(results: pd.DataFrame) -> pd.DataFrame:
     """Simulated time over the ECMP hash seeds a sweep tried, per choice, size and other swept values.
@@ -547,13 +551,11 @@ def hash_seed_spread(results: pd.DataFrame) -> pd.DataFrame:
         slowest simulated time with the seeds that gave them (the first seed on ties). Empty unless at least
         two seeds ran; points that leave the seed unset (another routing) are not counted.
     """
-    columns = ["choice", "size_bytes", "seeds", "best_s", "median_s", "worst_s", "worst_over_best", "best_seed",
-               "worst_seed"]
     if HASH_SEED not in results:
-        return pd.DataFrame(columns=columns)
+        return pd.DataFrame(columns=list(_SPREAD_COLUMNS))
     seeded = results[results[HASH_SEED].notna()]
     if seeded[HASH_SEED].nunique() < 2:
-        return pd.DataFrame(columns=columns)
+        return pd.DataFrame(columns=list(_SPREAD_COLUMNS))
     others = [c for c in results.columns if c not in RESULT_COLUMNS and c != HASH_SEED and seeded[c].notna().any()]
     frame = seeded.assign(choice=_choice(seeded))
     rows = []
@@ -565,7 +567,7 @@ def hash_seed_spread(results: pd.DataFrame) -> pd.DataFrame:
             "seeds": len(group), "best_s": times[best], "median_s": float(pd.Series(times).median()),
             "worst_s": times[worst], "worst_over_best": times[worst] / times[best],
             "best_seed": seeds[best], "worst_seed": seeds[worst]})
-    return pd.DataFrame(rows, columns=[*others, *columns])
+    return pd.DataFrame(rows, columns=[*others, *_SPREAD_COLUMNS])
 
 
 def default_baseline(results: pd.DataFrame) -> str | None:
@@ -1087,8 +1089,7 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
                               **{f"{name} (seed)": [f"{format_time(time_s)} ({seed})" for time_s, seed in
                                                     zip(spread[f"{name}_s"], spread[f"{name}_seed"])]
                                  for name in ("best", "worst")})
-        others = [c for c in spread.columns if c not in ("choice", "size_bytes", "seeds", "best_s", "median_s",
-                                                         "worst_s", "worst_over_best", "best_seed", "worst_seed")]
+        others = [c for c in spread.columns if c not in _SPREAD_COLUMNS]
         shown = shown[[*others, "choice", "size", "seeds", "best (seed)", "median", "worst (seed)", "worst/best"]]
         lines += ["## Over ECMP hash seeds", "",
                   "Each `network.hash_seed` is one draw of the ECMP hash: the fastest, median and slowest simulated "

@@ -133,12 +133,19 @@ def _column(values: array | np.ndarray | Constant) -> np.ndarray:
     return column
 
 
+def _distinct_pairs(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+    """The distinct (src, dst) pairs of network endpoints as keys ``src * span + dst``, `span`, and the pair of
+    every one of `src`, `dst` (not empty). One int64 key per pair, where sources and destinations would take two."""
+    span = int(max(src.max(), dst.max())) + 1
+    pairs, inverse = unique_inverse(src.astype(np.int64) * span + dst)
+    return pairs, span, inverse
+
+
 def _pair_routes(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[RouteTable, np.ndarray]:
     """The routes of the distinct (src, dst) pairs (network endpoints) and the pair of every transfer."""
     if len(src) == 0:
         return RouteTable.of([]), np.zeros(0, dtype=np.int64)
-    span = int(max(src.max(), dst.max())) + 1
-    pairs, inverse = unique_inverse(src.astype(np.int64) * span + dst)
+    pairs, span, inverse = _distinct_pairs(src, dst)
     return network.route_table(pairs // span, pairs % span, keep=False), inverse
 
 
@@ -159,8 +166,7 @@ def _interned_routes(network: Network, links, src: np.ndarray, dst: np.ndarray) 
     """
     if len(src) == 0:
         return np.zeros(0, dtype=np.int32)
-    span = int(max(src.max(), dst.max())) + 1
-    pairs, inverse = unique_inverse(src.astype(np.int64) * span + dst)
+    pairs, span, inverse = _distinct_pairs(src, dst)
     ids = np.empty(len(pairs), dtype=np.int32)
     blocks = -(-len(pairs) // PAIRS_AT_ONCE)
     bounds = [len(pairs) * block // blocks for block in range(blocks + 1)]

@@ -106,6 +106,7 @@ from simnet.schedule import COLLECTIVES, Schedule
 from simnet.topology import BUILDERS, ROUTINGS, tiers_by_level
 from simnet.topology import build as topology_build
 from simnet.topology.io import resolve as topology_resolve
+from simnet.topology.io import split_tiers
 from simnet.topology.params import parse_quantity, written_number
 from simnet.traffic import MATRICES, PATTERNS, TrafficMatrix
 
@@ -684,11 +685,11 @@ def build_topology(spec: Mapping[str, Any], *, path: str = "topology", force: bo
     `force` (see :mod:`simnet.guards`). ``tiers: per_level`` beside them names the fabric's cables by the
     levels they join (:func:`simnet.topology.tiers_by_level`).
     """
-    if "tiers" in spec:
-        if spec["tiers"] != "per_level":
-            raise ScenarioError(f"must be 'per_level' (a tier per level of the fabric), got {spec['tiers']!r}",
-                                path=f"{path}.tiers")
-        rest = {key: value for key, value in spec.items() if key != "tiers"}
+    try:
+        rest, per_level = split_tiers(spec)
+    except SimnetError as error:
+        _raise_translated(error, path)
+    if per_level:
         return tiers_by_level(build_topology(rest, path=path, force=force, base=base))
     try:
         resolved = topology_resolve(spec, base=base) if "file" in spec else spec
@@ -1270,11 +1271,11 @@ def _estimated_transfers(listed: list, network: Network, sizes: Sequence[int]) -
     `sizes`, in all; an algorithm whose parameters do not resolve counts none (its own run reports why)."""
     total = 0
     for record, params, _, _ in listed:
-        for size in sizes:
-            try:
-                total += record.transfers(network.size, size, _with_defaults(record, params, network))
-            except SimnetError:
-                continue
+        try:
+            params = _with_defaults(record, params, network)
+            total += sum(record.transfers(network.size, size, params) for size in sizes)
+        except SimnetError:
+            continue
     return total
 
 

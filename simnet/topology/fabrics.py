@@ -104,8 +104,10 @@ def tiers_by_level(graph: nx.DiGraph) -> nx.DiGraph:
     ``edge``/``aggregation``/``core``, a torus ``router``, a PGFT's ``levelN``) is named by its tier and
     the levels it joins, lower first, an endpoint without a level (a GPU, a NIC) being ``host``:
     ``fabric:host-edge``, ``fabric:edge-aggregation``, ``ib:leaf-spine``. Cables inside servers keep their
-    tier. The breakdowns by tier (:meth:`simnet.engine.Trace.tiers`, the Gantt plot, ``tier_efficiency``)
-    then tell the fabric's levels apart. The YAML form is ``tiers: per_level`` beside a topology's keys.
+    tier. :meth:`simnet.engine.Trace.tiers`, the critical path and ``tier_efficiency`` then tell the fabric's
+    levels apart (the Gantt plot colours a transfer by its route's slowest cable, the first on ties, so on a
+    fabric of equal cables it still shows the host level). The YAML form is ``tiers: per_level`` beside a
+    topology's keys.
 
     >>> g = tiers_by_level(fat_tree(4, 12.5e9, 1e-6))
     >>> sorted({d["tier"] for _, _, d in g.edges(data=True)})

@@ -71,8 +71,8 @@ from simnet.topology.nodes import NODES
 from simnet.topology.params import SUFFIXES, _yaml_name, call, quantity, to_python, to_yaml
 from simnet.units import parse_bandwidth, parse_time
 
-__all__ = ["BUILDERS", "PRESETS", "find", "build", "resolve", "load", "loads", "save", "dumps", "to_spec",
-           "export_graphml", "server_template"]
+__all__ = ["BUILDERS", "PRESETS", "find", "build", "split_tiers", "resolve", "load", "loads", "save", "dumps",
+           "to_spec", "export_graphml", "server_template"]
 
 PRESETS = Path(__file__).resolve().parent / "presets"
 """Directory of the preset topology files shipped with simnet."""
@@ -240,6 +240,23 @@ def _from_explicit(spec: Mapping) -> nx.DiGraph:
     return validate(graph)
 
 
+def split_tiers(spec: Mapping) -> tuple[Mapping, bool]:
+    """`spec` without its ``tiers`` key, and whether that asked for a tier per fabric level
+    (``tiers: per_level``, :func:`simnet.topology.tiers_by_level`).
+
+    Raises
+    ------
+    TopologyError
+        For another value (``path="tiers"``).
+    """
+    if "tiers" not in spec:
+        return spec, False
+    if spec["tiers"] != "per_level":
+        raise TopologyError(f"must be 'per_level' (a tier per level of the fabric), got {spec['tiers']!r}",
+                            path="tiers")
+    return {key: value for key, value in spec.items() if key != "tiers"}, True
+
+
 def build(spec: Mapping, *, base: str | Path | None = None, including: tuple[Path, ...] = ()) -> nx.DiGraph:
     """Build a topology from a mapping in either file form, or ``{file: PATH}``.
 
@@ -268,11 +285,8 @@ def build(spec: Mapping, *, base: str | Path | None = None, including: tuple[Pat
     """
     if not isinstance(spec, Mapping):
         raise TopologyError(f"a topology must be a mapping with 'builder', 'nodes' or 'file', got {spec!r}")
-    if "tiers" in spec:
-        if spec["tiers"] != "per_level":
-            raise TopologyError(f"must be 'per_level' (a tier per level of the fabric), got {spec['tiers']!r}",
-                                path="tiers")
-        rest = {key: value for key, value in spec.items() if key != "tiers"}
+    rest, per_level = split_tiers(spec)
+    if per_level:
         return tiers_by_level(build(rest, base=base, including=including))
     if "file" in spec:
         if set(spec) != {"file"}:

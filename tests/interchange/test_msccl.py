@@ -16,6 +16,7 @@ from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.cli import main
 from simnet.engine import simulate
+from simnet.errors import SimnetError
 from simnet.interchange import msccl
 from simnet.interchange.msccl import EXPORT_LIMITS, MscclDefect, MscclError, MscclUnsupported
 from simnet.network import Network
@@ -69,6 +70,20 @@ def test_comments_and_extra_attributes_are_ignored_and_missing_optional_attribut
     prog = msccl.reads(text)
     assert (prog.outofplace, prog.min_bytes, prog.max_bytes, prog.redop) == (False, 0, 0, "nop")
     assert prog.covers(1) and prog.covers(2**40)
+
+
+def test_verify_prints_the_size_range_exactly_in_binary_units(tmp_path, capsys):
+    """minBytes 2030 KiB and maxBytes 32 MiB - 1 (as Azure/msccl-scheduler's files have them) printed in one unit
+    system that shows the boundary: not ``2.079 MB .. 33.55 MB``."""
+    path = tmp_path / "ranged.xml"
+    path.write_text(program(ring(2), nchunks=2, min_bytes=2030 * 2**10, max_bytes=2**25 - 1))
+    assert main(["verify", "msccl", str(path)]) == 0
+    assert "sizes 2030 KiB .. 32 MiB - 1 B)" in capsys.readouterr().out
+    scenario = tmp_path / "ranged.yaml"
+    scenario.write_text("name: ranged\ntopology: {builder: switch, hosts: 2, bandwidth: 25 GB/s, latency: 1 us}\n"
+                        "collective: {op: allreduce, algorithms: [{msccl: ranged.xml}]}\nsizes: [1 MiB]\n")
+    with pytest.raises(SimnetError, match=re.escape("is selected for 2030 KiB .. 32 MiB - 1 B (minBytes/maxBytes)")):
+        load_scenario(scenario)
 
 
 def test_size_range_is_inclusive_and_zero_max_is_unbounded():

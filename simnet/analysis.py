@@ -776,9 +776,10 @@ def nccl_key(algorithm: str, params: str, resolved: str = "") -> str:
     return f"{name}/{values.get('protocol', 'simple')}"
 
 
-NCCL_COMPARISON_NOTE = ("Schedules outside NCCL's family (ring, trees, BlueConnect, ...) pay link latencies "
-                        "only, none of NCCL's protocol, kernel or launch costs: NCCL's choice is best compared with "
-                        "the best NCCL schedule.")
+NCCL_COMPARISON_NOTE = ("Schedules outside NCCL's family (ring, trees, BlueConnect, imported MSCCL programs, ...) "
+                        "pay link latencies only, none of NCCL's per-step, kernel or launch latencies (an MSCCL "
+                        "program pays only its LL or LL128 wire bytes): NCCL's choice is best compared with the "
+                        "best NCCL schedule.")
 """What the NCCL comparison's reader must know about its "simnet's best" column."""
 
 
@@ -881,8 +882,8 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         schedule with the algorithm/protocol it ran, ``nccl (nvls/simple)``) and its
         time; the fastest simulated run of an NCCL schedule (``""`` and ``nan`` if none
         ran) and its time, the fair comparison for NCCL's choice, since schedules
-        outside NCCL's family carry link latencies only, none of NCCL's protocol
-        costs; what NCCL's
+        outside NCCL's family carry link latencies only, none of NCCL's latencies
+        (an imported MSCCL program carries its LL or LL128 wire bytes); what NCCL's
         cost model picks (``"algorithm/protocol"``, with the release simnet builds by
         default, :data:`~simnet.algorithms.nccl.NCCL_RELEASE`) and predicts; the simulated
         time of that choice where a run of it with that release is in `results` (``nan``

@@ -1266,15 +1266,15 @@ def verify_msccl(file: Path, inplace: bool | None, root: int) -> None:
       simnet verify msccl allgather.xml --outofplace
     """
     from simnet.interchange import msccl
-    from simnet.units import format_size
+    from simnet.units import format_size_bound
 
     program = msccl.read(file)
     schedule = program.schedule(program.nchunksperloop, inplace=inplace, root=root)
     mode = "in-place" if schedule.params["inplace"] else "out-of-place"
-    upper = format_size(program.max_bytes) if program.max_bytes else "no limit"
+    upper = format_size_bound(program.max_bytes) if program.max_bytes else "no limit"
     click.echo(f"{file}: {program.name}, {program.collective} on {program.ngpus} GPUs ({mode}, {program.proto}, "
                f"{program.nchannels} channel{'s' if program.nchannels != 1 else ''}, {program.nchunksperloop} chunks, "
-               f"sizes {format_size(program.min_bytes)}"
+               f"sizes {format_size_bound(program.min_bytes)}"
                f" .. {upper}): {program.threadblocks} thread blocks, {program.steps} steps -> {len(schedule)} "
                f"transfers; passes check()")
 

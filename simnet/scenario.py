@@ -843,8 +843,8 @@ def _imported(scenario: Scenario, own: dict[str, Any], where: str, nranks: int) 
     sizes = scenario.sizes or [payload.size_bytes for payload in scenario.sparse_payloads()]
     outside = [size for size in sizes if not program.covers(size)]
     if outside and own.get("range", "enforce") == "enforce":
-        upper = units.format_size(program.max_bytes) if program.max_bytes else "any size"
-        raise ScenarioError(f"{file} is selected for {units.format_size(program.min_bytes)} .. {upper} "
+        upper = units.format_size_bound(program.max_bytes) if program.max_bytes else "any size"
+        raise ScenarioError(f"{file} is selected for {units.format_size_bound(program.min_bytes)} .. {upper} "
                             f"(minBytes/maxBytes); {', '.join(units.format_size(size) for size in outside)} "
                             f"{'is' if len(outside) == 1 else 'are'} outside: list sizes in range, or add "
                             f"'range: ignore' to simulate it there anyway", path=f"{where}.msccl")

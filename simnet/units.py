@@ -48,6 +48,7 @@ __all__ = [
     "parse_count",
     "format_size",
     "format_size_span",
+    "format_size_bound",
     "format_time",
     "format_bandwidth",
     "format_exact",
@@ -354,6 +355,26 @@ def format_size_span(first_bytes: float, last_bytes: float) -> str:
     if first_bytes == last_bytes:
         return format_size(first_bytes)
     return f"{format_size(first_bytes)} .. {format_size(last_bytes)}"
+
+
+def format_size_bound(size_bytes: int) -> str:
+    """Exactly `size_bytes`, in binary units only: the largest binary unit that holds it whole, one byte less than
+    such a size as ``"32 MiB - 1 B"``, else bytes (for bounds such as MSCCL's minBytes/maxBytes).
+
+    >>> format_size_bound(16 * 2**20), format_size_bound(2030 * 2**10), format_size_bound(32 * 2**20 - 1)
+    ('16 MiB', '2030 KiB', '32 MiB - 1 B')
+    >>> format_size_bound(0), format_size_bound(1023), format_size_bound(1_000_000)
+    ('0 B', '1 KiB - 1 B', '1000000 B')
+    """
+    size = int(size_bytes)
+
+    def whole(n: int) -> str | None:
+        for shift, unit in ((50, "PiB"), (40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")):
+            if n >= 1 << shift and n % (1 << shift) == 0:
+                return f"{n >> shift} {unit}"
+        return None
+
+    return whole(size) or (f"{whole(size + 1)} - 1 B" if whole(size + 1) else f"{size} B")
 
 
 def format_time(time_s: float) -> str:

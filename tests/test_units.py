@@ -10,6 +10,7 @@ from simnet.units import (
     format_bandwidth,
     format_exact,
     format_size,
+    format_size_bound,
     format_size_span,
     format_time,
     parse_bandwidth,
@@ -214,6 +215,20 @@ def test_a_range_or_list_of_sizes_holds_payloads_of_at_least_one_byte(text, bad)
 def test_a_span_of_one_size_is_that_size():
     assert format_size_span(1024, 1 << 30) == "1 KiB .. 1 GiB"
     assert format_size_span(64 << 20, 64 << 20) == "64 MiB"
+
+
+@given(st.integers(min_value=0, max_value=2**52))
+def test_a_size_bound_is_exact_and_binary(size_bytes):
+    """MSCCL's minBytes/maxBytes as ``verify msccl`` prints them: never a decimal prefix, and the value itself."""
+    text = format_size_bound(size_bytes)
+    assert not any(unit in text for unit in (" kB", " MB", " GB", " TB", " PB"))
+    whole, _, less = text.partition(" - ")
+    assert parse_size(whole) - (1 if less else 0) == size_bytes and less in ("", "1 B")
+
+
+def test_size_bounds_show_the_boundary():
+    assert [format_size_bound(n) for n in (2**25 - 1, 2030 * 2**10, 20 * 2**20, 3 * 2**20 + 1)] == [
+        "32 MiB - 1 B", "2030 KiB", "20 MiB", "3145729 B"]
 
 
 def test_the_help_example_range_ends_at_its_upper_bound():

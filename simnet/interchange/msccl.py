@@ -46,6 +46,17 @@ once its data has arrived *and* its thread block got there. Sends are eager, as 
 the runtime's connection FIFOs: a program whose every GPU sends before it receives
 does not deadlock.
 
+Protocol: the runtimes run a program's steps on NCCL's primitives with the file's
+``proto`` (microsoft/msccl ``src/collectives/device/custom_collective.h`` instantiates
+its interpreter with ``ProtoSimple``, ``ProtoLL`` and ``ProtoLL128``), so a hop of an
+``LL`` file puts 16-byte lines of 8 payload bytes on the wire and one of an ``LL128``
+file 128-byte lines of 120 (:data:`simnet.algorithms.nccl.PROTOCOLS`): its transfers
+carry those wire bytes (:attr:`simnet.schedule.TransferTable.wire_bytes`); local
+``cpy``/``re`` steps cross no connection and carry their payload. NCCL's per-hop and
+base latencies are not charged: they are constants of NCCL's cost model for its own
+algorithms (``src/graph/tuning.cc`` has none for MSCCL, whose runtimes pick a file by
+``minBytes``/``maxBytes``, not by a cost).
+
 References
 ----------
 Cowan, M. et al. (2023). MSCCLang: Microsoft Collective Communication Language.
@@ -71,6 +82,7 @@ from pathlib import Path
 
 import numpy as np
 
+from simnet.algorithms.nccl import PROTOCOLS as NCCL_PROTOCOLS
 from simnet.algorithms.registry import Algorithm
 from simnet.errors import ScheduleError, SimnetError
 from simnet.schedule import (
@@ -751,8 +763,8 @@ class Program:
     source : str
         The file (or ``"<string>"``), for messages.
     name, coll, proto : str
-        ``<algo>`` attributes as written (``proto`` is kept in the schedule's
-        ``params`` for a protocol model to use).
+        ``<algo>`` attributes as written (``proto`` sets the wire bytes of the
+        schedule's hops and is kept in its ``params``).
     collective : str
         The simnet collective of ``coll`` (:data:`COLLECTIVE_NAMES`).
     nchannels, nchunksperloop, ngpus : int
@@ -829,7 +841,9 @@ class Program:
             Named ``msccl:<name>``; ``params`` holds the file, ``name``, ``proto``,
             ``nchannels``, ``nchunksperloop``, ``inplace``, ``min_bytes``,
             ``max_bytes`` and ``selected`` (whether the runtime selects the
-            algorithm for `size_bytes`, :meth:`covers`). Translations are cached per
+            algorithm for `size_bytes`, :meth:`covers`). Under ``proto`` ``LL`` or
+            ``LL128`` the hops between ranks carry that protocol's wire bytes (2× and
+            128/120× their payload, whole lines; see :mod:`simnet.interchange.msccl`). Translations are cached per
             buffer mode and root, so other sizes cost only the byte counts.
 
         Raises
@@ -854,7 +868,9 @@ class Program:
         params = {"file": self.source, "name": self.name, "proto": self.proto, "nchannels": self.nchannels,
                   "nchunksperloop": self.nchunksperloop, "inplace": mode, "min_bytes": self.min_bytes,
                   "max_bytes": self.max_bytes, "selected": self.covers(size_bytes)}
-        return Schedule(self.collective, self.ngpus, tuple(chunk_bytes.tolist()), table.replace(nbytes=nbytes),
+        wire = _wire_bytes(self.proto, table.src, table.dst, nbytes)
+        return Schedule(self.collective, self.ngpus, tuple(chunk_bytes.tolist()),
+                        table.replace(nbytes=nbytes, wire_bytes=wire),
                         algorithm=f"msccl:{self.name}", root=root if self.collective in ("broadcast", "reduce")
                         else None, owners=owners, params=params,
                         targets=layout.targets(self.nchunksperloop, self.ngpus))
@@ -906,6 +922,15 @@ class Program:
                                   source=self.source) from None
             self._translations[key] = (table, owners, mode)
         return self._translations[key]
+
+
+def _wire_bytes(proto: str, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray) -> np.ndarray | None:
+    """Bytes on the wire of transfers of `nbytes` under the file's `proto` (``None`` for Simple): whole lines of
+    NCCL's LL or LL128 on every hop between two ranks, the payload on a local transfer."""
+    protocol = NCCL_PROTOCOLS[proto.lower()]
+    if protocol.line_bytes == 1:
+        return None
+    return np.where(src != dst, protocol.wire_bytes(nbytes), nbytes)
 
 
 def _build(program: Program, inplace: bool | None, root: int, nranks: int, size_bytes: int) -> Schedule:

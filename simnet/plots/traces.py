@@ -35,7 +35,10 @@ def gantt(trace: Trace, path: str | Path, *, title: str = "", max_ranks: int = 6
     A bar spans ``[start_s, end_s]`` of the transfer (first byte in to completion);
     its colour is the tier of its route's slowest link, so waits on InfiniBand
     stand out from NVLink traffic; a tier has the same colour in every plot
-    (:data:`simnet.plots.TIER_COLORS`). Times are counted from the run's start.
+    (:data:`simnet.plots.TIER_COLORS`). Each tier has its own lane of a rank's
+    row, in the legend's order, and bars are opaque: a rank that sends on two
+    tiers at once shows both lanes filled, never a blend of their colours. Times
+    are counted from the run's start.
 
     Parameters
     ----------
@@ -65,19 +68,22 @@ def gantt(trace: Trace, path: str | Path, *, title: str = "", max_ranks: int = 6
     names = list(colors)
     figure = new_figure(10, min(12.0, 2.0 + 0.22 * shown))
     axes = figure.subplots()
-    for tier in names:
+    lane = 0.8 / max(1, len(names))
+    for index, tier in enumerate(names):
         pick = tiers == tier
         rows, lo, hi = src[pick], start[pick], end[pick]
-        boxes = np.stack([np.stack([lo, rows - 0.4], 1), np.stack([hi, rows - 0.4], 1),
-                          np.stack([hi, rows + 0.4], 1), np.stack([lo, rows + 0.4], 1)], 1)
-        axes.add_collection(PolyCollection(boxes, facecolors=colors[tier], alpha=0.55, linewidths=0))
+        top = rows - 0.4 + index * lane
+        boxes = np.stack([np.stack([lo, top], 1), np.stack([hi, top], 1),
+                          np.stack([hi, top + lane], 1), np.stack([lo, top + lane], 1)], 1)
+        axes.add_collection(PolyCollection(boxes, facecolors=colors[tier], linewidths=0))
     axes.set_xlim(0, max(float(end.max()) if len(end) else 0.0, trace.time_s) * 1.01 or 1e-9)
     axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_time(x)))
     axes.set_xlabel("simulated time since the run's start")
     axes.set_ylabel("sending rank")
     axes.set_ylim(shown - 0.5, -0.5)
-    axes.legend(handles=[Patch(color=colors[t], alpha=0.55, label=t) for t in names], fontsize="small",
-                title="bottleneck tier", title_fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0),
+    axes.legend(handles=[Patch(color=colors[t], label=t) for t in names], fontsize="small",
+                title="bottleneck tier\n(one lane each,\ntop to bottom)" if len(names) > 1 else "bottleneck tier",
+                title_fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0),
                 borderaxespad=0)
     more = f" (ranks 0–{shown - 1} of {trace.schedule.nranks} shown)" if shown < trace.schedule.nranks else ""
     figure.suptitle(wrap((title or run_title(trace)) + more, figure.get_figwidth(), points=10), fontsize=10)

@@ -16,6 +16,7 @@ from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.cli import main
 from simnet.engine import simulate
+from simnet.errors import SimnetError
 from simnet.interchange import msccl
 from simnet.interchange.msccl import EXPORT_LIMITS, MscclDefect, MscclError, MscclUnsupported
 from simnet.network import Network
@@ -71,11 +72,61 @@ def test_comments_and_extra_attributes_are_ignored_and_missing_optional_attribut
     assert prog.covers(1) and prog.covers(2**40)
 
 
+def test_verify_prints_the_size_range_exactly_in_binary_units(tmp_path, capsys):
+    """minBytes 2030 KiB and maxBytes 32 MiB - 1 (as Azure/msccl-scheduler's files have them) printed in one unit
+    system that shows the boundary: not ``2.079 MB .. 33.55 MB``."""
+    path = tmp_path / "ranged.xml"
+    path.write_text(program(ring(2), nchunks=2, min_bytes=2030 * 2**10, max_bytes=2**25 - 1))
+    assert main(["verify", "msccl", str(path)]) == 0
+    assert "sizes 2030 KiB .. 32 MiB - 1 B)" in capsys.readouterr().out
+    scenario = tmp_path / "ranged.yaml"
+    scenario.write_text("name: ranged\ntopology: {builder: switch, hosts: 2, bandwidth: 25 GB/s, latency: 1 us}\n"
+                        "collective: {op: allreduce, algorithms: [{msccl: ranged.xml}]}\nsizes: [1 MiB]\n")
+    with pytest.raises(SimnetError, match=re.escape("is selected for 2030 KiB .. 32 MiB - 1 B (minBytes/maxBytes)")):
+        load_scenario(scenario)
+
+
 def test_size_range_is_inclusive_and_zero_max_is_unbounded():
     prog = msccl.reads(program(ring(2), nchunks=2, min_bytes=512, max_bytes=4096))
     assert [prog.covers(n) for n in (511, 512, 4096, 4097)] == [False, True, True, False]
     schedule = prog.schedule(8192)
     assert schedule.params["selected"] is False and schedule.params["proto"] == "Simple"
+
+
+@pytest.mark.parametrize("proto, line_bytes, line_payload_bytes", [("LL", 16, 8), ("LL128", 128, 120)])
+def test_ll_and_ll128_hops_carry_the_protocols_wire_bytes_and_local_steps_their_payload(proto, line_bytes,
+                                                                                       line_payload_bytes):
+    text = program(allpairs(4), nchunks=4)
+    simple = msccl.loads(text, 4 * 1000 + 3)
+    table = msccl.loads(text.replace('proto="Simple"', f'proto="{proto}"'), 4 * 1000 + 3).transfers
+    hops = table.src != table.dst
+    assert simple.transfers.wire_bytes is None and hops.any() and (~hops).any()
+    assert np.array_equal(table.nbytes, simple.transfers.nbytes)
+    lines = -(-table.nbytes[hops] // line_payload_bytes)
+    assert np.array_equal(table.wire_bytes[hops], lines * line_bytes)
+    assert np.array_equal(table.wire_bytes[~hops], table.nbytes[~hops])
+    assert table.delay_s is None and table.channel is None
+
+
+def ring_busbw_GBps(proto: str) -> float:
+    """Bus bandwidth of MSCCLang's 8-GPU ring all-reduce with `proto` at 16 MiB on one DGX H100."""
+    from simnet.analysis import busbw_factor
+    from simnet.topology import dgx_h100
+
+    size = 16 * 2**20
+    trace = simulate(Network(dgx_h100()), msccl.loads(program(ring(8), nchunks=8, proto=proto), size))
+    return size / trace.time_s * busbw_factor("allreduce", 8) / 1e9
+
+
+def test_an_ll_program_stays_under_half_the_nvlink_rate_and_docs_quote_its_busbw():
+    """LL moves 8 payload bytes per 16 on the wire: an LL ring cannot exceed half of DGX H100's 450 GB/s NVLink,
+    while the same ring under Simple reaches 406 GB/s at 16 MiB; docs/interchange.md quotes the three."""
+    busbw = {proto: ring_busbw_GBps(proto) for proto in msccl.PROTOCOLS}
+    assert busbw["LL"] < 450 / 2 < busbw["LL128"] < min(busbw["Simple"], 450 * 120 / 128)
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "interchange.md").read_text()
+    quoted = (f"busbw {busbw['Simple']:.1f} GB/s under `Simple`, {busbw['LL128']:.1f} under `LL128` and "
+              f"{busbw['LL']:.1f} under `LL`")
+    assert quoted in " ".join(doc.split())
 
 
 # ----------------------------------------------------------------------------------------------
@@ -376,10 +427,11 @@ def built(name: str, net: Network, size: int, **params) -> Schedule:
 
 
 def program_only(schedule: Schedule) -> Schedule:
-    """`schedule` without the NCCL family's protocol annotations (wire bytes, NCCL latencies, connections),
-    which are simnet's model of NCCL's runtime and not part of an MSCCL program."""
+    """`schedule` without the NCCL family's latencies and connections, which are simnet's model of NCCL's runtime
+    and not part of an MSCCL program; the wire bytes of LL and LL128 stay, as the file's ``proto`` carries them."""
     table = schedule.transfers
-    return schedule.replace(transfers=table.replace(wire_bytes=None, delay_s=None, channel=None))
+    wire = table.wire_bytes if schedule.params.get("protocol") in ("ll", "ll128") else None
+    return schedule.replace(transfers=table.replace(wire_bytes=wire, delay_s=None, channel=None))
 
 SPLIT_ON_EXPORT = {"nccl_pat_all_gather", "nccl_pat_reduce_scatter"}
 """Exports whose messages carry chunks that no one buffer layout keeps contiguous: PAT aggregates the blocks of
@@ -510,6 +562,25 @@ def scenario_dir(tmp_path: Path, algorithms: str, sizes: str = "[1 KiB, 1 MiB]")
         f"collective: {{op: allreduce, algorithms: {algorithms}}}\n"
         f"sizes: {sizes}\n")
     return path
+
+
+def test_the_nccl_comparison_note_names_an_ll_import_and_what_it_pays(tmp_path, capsys):
+    """An LL program beats NCCL's ring/LL at 32 KiB on a DGX H100 only by NCCL's latencies, which it does not pay:
+    the note under the comparison says so, and the program's row pays the LL wire bytes at 16 MiB."""
+    from simnet.analysis import NCCL_COMPARISON_NOTE
+
+    (tmp_path / "ring_ll.xml").write_text(program(ring(8), nchunks=8, proto="LL", name="ring_ll"))
+    path = tmp_path / "ll.yaml"
+    path.write_text("name: ll\ntopology: {file: dgx_h100}\n"
+                    "collective: {op: allreduce, algorithms: [{msccl: ring_ll.xml}, {name: nccl_ring, protocol: ll}]}\n"
+                    "sizes: [32 KiB, 16 MiB]\n")
+    assert main(["run", str(path), "-o", str(tmp_path / "out"), "--no-plots"]) == 0
+    out = capsys.readouterr().out
+    assert NCCL_COMPARISON_NOTE in out.splitlines()
+    assert "imported MSCCL programs" in NCCL_COMPARISON_NOTE and "LL or LL128 wire bytes" in NCCL_COMPARISON_NOTE
+    rows = json.loads((tmp_path / "out" / "results.json").read_text())
+    busbw = {(row["algorithm"], row["size_bytes"]): row["busbw_GBps"] for row in rows}
+    assert busbw["msccl:ring_ll", 16 * 2**20] < 450 / 2
 
 
 def test_scenarios_run_msccl_files_beside_registered_algorithms(tmp_path):

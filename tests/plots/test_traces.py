@@ -60,3 +60,27 @@ def test_tiers_simnet_does_not_know_keep_their_colour_and_never_share_one_in_a_p
     assert plots.tier_colors(["roce", "nvswitch"])["roce"] == plots.tier_colors(["roce"])["roce"]
     colors = plots.tier_colors(["qpi", "upi", "nvswitch", *(f"t{i}" for i in range(8))])
     assert len(set(colors.values())) == len(colors) and colors["nvswitch"] == plots.TIER_COLORS["nvswitch"]
+
+
+def test_two_tiers_of_one_rank_take_separate_lanes_in_opaque_colours_the_legend_names(tmp_path):
+    """Overlapping bars of two tiers on one rank never blend into a colour the legend lacks (they used to be
+    translucent and drawn over each other: blue over orange read as a grey third tier)."""
+    network = Network(cluster("dgx_h100", 2, fabric_params={"bandwidth_Bps": 50e9, "latency_s": 1e-6}))
+    figure = plots.gantt(simulate(network, ALGORITHMS["blueconnect"].builder(network.size, 2**20, factors=[8, 2])),
+                         tmp_path / "gantt.png")
+    legend = tier_legend(figure)
+    assert set(legend) == {"ib", "nvswitch"}
+    lanes = {}
+    for collection in figure.axes[0].collections:
+        assert collection.get_alpha() in (None, 1.0)
+        (colour,) = {to_rgb(face) for face in collection.get_facecolors()}
+        (tier,) = [name for name, rgb in legend.items() if rgb == colour]
+        for path in collection.get_paths():
+            row = int(round(float(path.vertices[:, 1].mean())))
+            lanes.setdefault(row, {}).setdefault(tier, set()).add(
+                (float(path.vertices[:, 1].min()), float(path.vertices[:, 1].max())))
+    both = [row for row, tiers in lanes.items() if len(tiers) == 2]
+    assert both
+    for row in both:
+        (ib,), (nvswitch,) = lanes[row]["ib"], lanes[row]["nvswitch"]
+        assert ib[1] <= nvswitch[0] or nvswitch[1] <= ib[0]

@@ -166,7 +166,9 @@ def test_placements_pick_distinct_free_gpus_and_follow_their_seed(count, kind, s
             place(network, kind, count, taken=taken, seed=seed)
         return
     chosen = place(network, kind, count, taken=taken, seed=seed)
-    assert len(set(chosen)) == count and not set(chosen) & set(taken) and list(chosen) == sorted(chosen)
+    assert len(set(chosen)) == count and not set(chosen) & set(taken)
+    order = {"strided": lambda r: (r % 8, r), "rail_aligned": lambda r: (r % 8, r // 8, r)}.get(kind, lambda r: r)
+    assert list(chosen) == sorted(chosen, key=order)
     assert chosen == place(network, kind, count, taken=taken, seed=seed)
     if kind == "contiguous":
         assert chosen == tuple(r for r in range(64) if r not in set(taken))[:count]
@@ -196,6 +198,17 @@ def test_rail_aligned_jobs_keep_to_their_rails_and_strided_ones_spread_over_serv
     assert rails == [{0, 1}, {2, 3}]
     assert {r // 8 for r in first} == set(range(8))
     assert [r // 8 for r in place(RAILS, "strided", 8)] == list(range(8))
+
+
+@pytest.mark.parametrize("kind", ["strided", "rail_aligned"])
+def test_strided_and_rail_aligned_placements_of_every_gpu_order_the_jobs_ranks_across_servers(kind):
+    """Study r25 F1: both sorted the GPUs they picked, so over all GPUs they were ``contiguous`` and a DP group of
+    ``groups: {dp: 8, ...}`` sat inside one server; job ranks 0..7 are now one GPU (of one rail) per server."""
+    chosen = place(RAILS, kind, RAILS.size)
+    assert chosen[:10] == (0, 8, 16, 24, 32, 40, 48, 56, 1, 9)
+    dp = communicators(chosen, {"dp": 8, "local": "rest"})["dp"]
+    assert all(sorted(r // 8 for r in group) == list(range(8)) and len({r % 8 for r in group}) == 1 for group in dp)
+    assert place(RAILS, kind, 16, stride=8) == place(RAILS, kind, 16) == chosen[:16]
 
 
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.data())

@@ -110,6 +110,13 @@ def test_a_sweep_over_placement_and_load_writes_every_table(tmp_path):
     ("jobs.noise.groups", {"a": 2, "b": "rest"}, "jobs.noise.groups: background flows have no communicator groups"),
     ("jobs.train.colective", 1, "jobs.train.colective: unknown key; did you mean 'collective'?"),
     ("jobs.train.repeat", 0, "jobs.train.repeat: must be ≥ 1, got 0"),
+    ("jobs.train.collective.algorithm", "sparse_ring",
+     "jobs.train.collective.algorithm: 'sparse_ring' is a sparse all-reduce and needs a sparse payload, which a job "
+     "cannot give; use a dense algorithm in jobs"),
+    ("jobs.train.groups.dp.algorithm", "gtopk", "jobs.train.groups.dp.algorithm: 'gtopk' is a sparse all-reduce"),
+    ("jobs.train.collective.payload", {"kind": "sparse", "dimension": "1M", "density": "1/128"},
+     "jobs.train.collective.payload: a job takes no sparse payload"),
+    ("payload", {"kind": "sparse", "dimension": "1M"}, "payload: jobs take no sparse payload"),
 ])
 def test_job_errors_name_the_key_path(path, value, message):
     with pytest.raises(ScenarioError) as raised:

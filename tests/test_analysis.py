@@ -392,12 +392,33 @@ def test_winners_and_speedups_tell_sparse_payloads_apart():
 
     rows = results_frame([("", "ring", params(0.5), 4000, 4.0, 4.0, 4.0),
                           ("", "ring", params(0.125), 4000, 4.0, 4.0, 4.0),
-                          ("", "gtopk", params(0.5), 4000, 8.0, 8.0, 8.0),
-                          ("", "gtopk", params(0.125), 4000, 1.0, 1.0, 1.0)])
+                          ("", "sparse_ring", params(0.5), 4000, 8.0, 8.0, 8.0),
+                          ("", "sparse_ring", params(0.125), 4000, 1.0, 1.0, 1.0)])
     best = winners(rows)
     assert list(best["payload"]) == ["N=1000 d=1/2", "N=1000 d=1/8"]
-    assert list(best["winner"]) == ["ring", "gtopk"]
+    assert list(best["winner"]) == ["ring", "sparse_ring"]
     assert list(speedups(rows, "ring")["speedup"]) == [1.0, 1.0, 0.5, 4.0]
+
+
+def test_a_lossy_algorithm_is_never_the_fastest_beside_exact_ones_and_is_labelled_wherever_it_shows():
+    """Study r25 F3: gtopk (a global top-k, not the sum) was the "winner" and "simnet's best" of sparse_quick."""
+    from simnet.analysis import factors, markdown_summary, nccl_comparison, winners
+
+    payload = json.dumps({"payload": {"dimension": 1000, "density": 0.125}})
+    rows = results_frame([("", "ring", payload, 4000, 4.0, 4.0, 4.0),
+                          ("", "sparse_ring", payload, 4000, 2.0, 2.0, 2.0),
+                          ("", "gtopk", payload, 4000, 1.0, 1.0, 1.0)])
+    best = winners(rows)
+    assert best[["winner", "runner_up"]].values.tolist() == [["sparse_ring", "ring"]]
+    assert list(display_table(rows)["algorithm"]) == ["ring", "sparse_ring", "gtopk (lossy)"]
+    assert list(factors(rows)["choice"]) == ["ring", "sparse_ring", "gtopk (lossy)"]
+    summary = markdown_summary(rows, title="t", baseline="ring")
+    assert "gtopk (lossy): lossy by design, not an exact allreduce" in summary
+    assert "gtopk (lossy)" in summary.split("## Speedup over ring\n\n")[1].splitlines()[0]
+    assert winners(rows[rows["algorithm"] == "gtopk"])["winner"].tolist() == ["gtopk (lossy)"]
+    nccl = nccl_rows([("gtopk", payload, 4000, 1.0, "ring/ll", 2.5), ("nccl_ring", '{"protocol": "ll"}', 4000, 3.0,
+                                                                        "ring/ll", 2.5)])
+    assert nccl_comparison(nccl)["simnet_best"].tolist() == ["nccl_ring {\"protocol\": \"ll\"} (ring/ll)"]
 
 
 def test_tables_cut_long_list_parameters_and_files_keep_them():

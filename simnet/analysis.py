@@ -901,13 +901,14 @@ setting each where there is no model."""
 
 
 def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
-    """Per point and size, simnet's simulated winner beside NCCL's own choice.
+    """Per point, size and sparse payload, simnet's simulated winner beside NCCL's own choice.
 
     Returns
     -------
     pandas.DataFrame
-        ``point, size_bytes, simnet_best, simnet_best_s, nccl_best, nccl_best_s, nccl_choice,
-        nccl_model_s, nccl_simulated_s, agree``: the fastest simulated run of an exact
+        ``point, size_bytes, payload, simnet_best, simnet_best_s, nccl_best, nccl_best_s, nccl_choice,
+        nccl_model_s, nccl_simulated_s, agree`` (``payload`` as in :func:`winners`): the fastest simulated
+        run of an exact
         algorithm (lossy ones, :func:`lossy_rows`, are not competitors; an NCCL
         schedule with the algorithm/protocol it ran, ``nccl (nvls/simple)``) and its
         time; the fastest simulated run of an NCCL schedule (``""`` and ``nan`` if none
@@ -921,11 +922,11 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         simnet's winner is NCCL's choice. Empty where no row has an NCCL choice (the
         topology is not one simnet models NCCL on).
     """
-    columns = ["point", "size_bytes", "simnet_best", "simnet_best_s", "nccl_best", "nccl_best_s", "nccl_choice",
-               "nccl_model_s", "nccl_simulated_s", "agree"]
+    columns = ["point", "size_bytes", "payload", "simnet_best", "simnet_best_s", "nccl_best", "nccl_best_s",
+               "nccl_choice", "nccl_model_s", "nccl_simulated_s", "agree"]
     rows = []
     chosen = results[results["nccl_choice"].astype(str) != ""] if "nccl_choice" in results else results.iloc[:0]
-    for (point, size), group in chosen.groupby(["point", "size_bytes"], sort=False):
+    for (point, size, payload), group in _with_payload(chosen).groupby(_RUN_KEY, sort=False):
         ordered = _exact_first(group).sort_values("sim_time_s", kind="stable")
         best = ordered.iloc[0]
         keys = _ran(ordered)
@@ -938,6 +939,7 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "point": point,
             "size_bytes": size,
+            "payload": payload,
             "simnet_best": labels.iloc[0] + (f" ({keys[0]})" if keys[0] else ""),
             "simnet_best_s": best["sim_time_s"],
             "nccl_best": f"{labels.iloc[family[0]]} ({keys[family[0]]})" if family else "",
@@ -956,6 +958,7 @@ def display_nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
     shown = pd.DataFrame({
         "point": frame["point"],
         "size": frame["size_bytes"].map(format_size),
+        "payload": frame["payload"],
         "simnet's best (simulated)": frame["simnet_best"].map(lambda label: label.replace('"', "")),
         "time": frame["simnet_best_s"].map(format_time),
         "best NCCL schedule (simulated)": frame["nccl_best"].map(lambda label: label.replace('"', "") or "none run"),
@@ -965,9 +968,7 @@ def display_nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         "simulated": frame["nccl_simulated_s"].map(lambda t: "not run" if t != t else format_time(t)),
         "same": frame["agree"].map({True: "yes", False: "no"}),
     })
-    if not frame["point"].astype(bool).any():
-        shown = shown.drop(columns="point")
-    return shown
+    return shown.drop(columns=[c for c in ("point", "payload") if not frame[c].astype(bool).any()])
 
 
 def residuals(results: pd.DataFrame) -> pd.DataFrame:
@@ -1133,7 +1134,8 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
                   shown.to_markdown(index=False, floatfmt=".3f"), ""]
     if "nccl_choice" in results and results["nccl_choice"].astype(str).ne("").any():
         lines += ["## NCCL's choice beside simnet's", "",
-                  "What NCCL's own cost model picks per size and predicts (`simnet.models.nccl`), beside the fastest "
+                  "What NCCL's own cost model picks per size (and sparse payload) and predicts "
+                  "(`simnet.models.nccl`), beside the fastest "
                   "simulated run, the fastest simulated NCCL schedule and, where it ran, the simulated time of NCCL's "
                   f"choice. {nccl_comparison_note(results)}".rstrip(), "",
                   display_nccl_comparison(results).to_markdown(index=False), ""]

@@ -440,3 +440,34 @@ def test_the_documented_python_route_to_a_jobs_scenarios_tables():
                                   pd.concat([result.jobs for result in results], ignore_index=True))
     assert any(len(result.interference) for result in results)
     assert "jobs_tp_dp.yaml" in open("docs/concurrency.md").read()
+
+
+def test_every_python_block_of_docs_concurrency_runs_as_written(monkeypatch):
+    """Study r25 F6: the hand-built run_jobs example used a `network` it never built (NameError)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    blocks = re.findall(r"```python\n(.*?)```", (root / "docs" / "concurrency.md").read_text(), re.S)
+    assert len(blocks) == 2
+    for index, block in enumerate(blocks):
+        namespace: dict = {}
+        exec(compile(block, f"docs/concurrency.md block {index}", "exec"), namespace)
+    traces = namespace["result"].traces
+    assert isinstance(traces["tp"], list) and len(traces["tp"]) == 4 and len(traces["dp"]) == 8
+
+
+def test_a_missing_builder_parameter_is_named_as_its_caller_writes_it():
+    """Study r25 F6: from Python, an unknown `bandwidth` was told 'did you mean bandwidth_Bps' and a missing one
+    'missing parameter bandwidth'."""
+    from simnet.topology.io import build
+
+    params = {"leaves": 8, "spines": 2, "hosts_per_leaf": 4, "latency_s": 1e-6}
+    with pytest.raises(SimnetError) as error:
+        cluster("dgx_a100", 4, fabric="leaf_spine", fabric_params=params)
+    assert str(error.value) == ("fabric_params.bandwidth: missing parameter 'bandwidth_Bps' (bandwidth in a "
+                                "scenario file)")
+    with pytest.raises(SimnetError) as error:
+        build({"builder": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 2, "bandwidth": "1 GB/s"})
+    assert str(error.value) == "latency: missing parameter 'latency' (latency_s)"

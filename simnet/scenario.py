@@ -1673,6 +1673,9 @@ def _job_ranks_of(spec: JobSpec, where: str, network: Network, taken: list[int],
         raise ScenarioError("an explicit placement needs its list of ranks", path=f"{where}.placement.ranks")
     blocked = taken if collective else ()
     free = network.size - len(set(blocked))
+    if spec.ranks is None and free == 0:
+        raise ScenarioError(f"ranks: all, but earlier jobs took all {network.size} GPUs; give an explicit list of "
+                            "ranks to share GPUs with them (ranks: [0, 1, ...])", path=f"{where}.ranks")
     count = spec.ranks if spec.ranks is not None else free
     if placement.kind == "random" and count == free:
         raise ScenarioError(f"a random placement of all {free} free GPUs is the contiguous one whatever its seed "

@@ -124,6 +124,15 @@ def test_job_errors_name_the_key_path(path, value, message):
     assert str(raised.value).startswith(f"s.yaml: {message}")
 
 
+def test_ranks_all_with_no_gpu_left_says_earlier_jobs_took_them_and_how_to_share():
+    """Study r25 F7: a second `ranks: all` job was told it 'asks for 0 GPUs but 0 of 4 are free'."""
+    data = with_changes("jobs.moe.ranks", "all", with_changes("jobs.train.ranks", 16))
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(data, source="s.yaml")
+    assert str(raised.value) == ("s.yaml: jobs.moe.ranks: ranks: all, but earlier jobs took all 16 GPUs; give an "
+                                 "explicit list of ranks to share GPUs with them (ranks: [0, 1, ...])")
+
+
 def test_build_errors_of_a_group_point_at_its_override():
     data = with_changes("jobs.train.groups.dp", {"ranks": "rest", "chunks": 0})
     (point,) = expand(parse_scenario(data))

@@ -296,3 +296,15 @@ def test_a_sweep_over_the_seed_of_a_shuffled_full_machine_placement_permutes_the
     assert len(set(orders)) == 3 and all(sorted(order) == list(range(16)) for order in orders)
     contiguous = run(parse_scenario(with_changes("jobs.hd.placement", "contiguous", FULL_MACHINE)))["time_s"].iloc[0]
     assert (run_sweep(points)["time_s"] > contiguous).any()
+
+
+def test_an_all_gather_jobs_size_is_the_whole_output_buffer_as_the_docs_say():
+    """Study r25 F8: docs/concurrency.md called a job's size 'per rank'; an all-gather's is the whole output."""
+    from pathlib import Path
+
+    data = {"name": "ag", "topology": {"builder": "switch", "hosts": 4, "bandwidth": "1 GB/s", "latency": "1 us"},
+            "jobs": {"ag": {"collective": {"op": "all_gather", "algorithm": "all_gather", "size": "4 MB"}}}}
+    (row,) = run(parse_scenario(data)).to_dict(orient="records")
+    assert row["time_s"] == pytest.approx(3 * (2e-6 + 1e6 / 1e9), rel=1e-9)
+    text = (Path(__file__).resolve().parents[1] / "docs" / "concurrency.md").read_text()
+    assert "whole *output* buffer for `all_gather`" in text and "(per rank; for all-to-all" not in text

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from simnet import units
+from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.nccl import NCCL_CHOICES, NCCL_NAMES, NCCL_RELEASE
 from simnet.engine import Trace
 from simnet.errors import SimnetError
@@ -69,6 +70,8 @@ __all__ = [
     "nccl_switched_off",
     "display_nccl_comparison",
     "NCCL_COMPARISON_NOTE",
+    "LOSSY_LABEL",
+    "lossy_rows",
 ]
 
 RESULT_COLUMNS = (
@@ -292,6 +295,28 @@ def _sparse_rows(results: pd.DataFrame) -> pd.Series:
     return results["payload_kind"] == "sparse"
 
 
+LOSSY_LABEL = " (lossy)"
+"""What tables, legends and reports append to a lossy algorithm (:attr:`Algorithm.lossy`, ``gtopk``)."""
+
+
+def lossy_rows(results: pd.DataFrame) -> pd.Series:
+    """Whether each row ran a lossy algorithm (:attr:`simnet.algorithms.Algorithm.lossy`): not an exact collective,
+    so never the fastest choice beside exact ones (:func:`winners`, :func:`nccl_comparison`)."""
+    lossy = {name for name, record in ALGORITHMS.items() if record.lossy}
+    return results["algorithm"].isin(lossy)
+
+
+def _exact_first(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of exact algorithms where any ran, else all of them (lossy ones alone: they are the case)."""
+    lossy = lossy_rows(rows)
+    return rows[~lossy] if (~lossy).any() else rows
+
+
+def _marked(labels: Sequence[str], rows: pd.DataFrame) -> list[str]:
+    """`labels` of `rows` with :data:`LOSSY_LABEL` after those of lossy algorithms."""
+    return [label + (LOSSY_LABEL if lossy else "") for label, lossy in zip(labels, lossy_rows(rows))]
+
+
 def _bandwidth(values: pd.Series) -> pd.Series:
     return values.map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
 
@@ -308,7 +333,7 @@ def display_table(results: pd.DataFrame) -> pd.DataFrame:
     shown = pd.DataFrame(
         {
             "point": results["point"],
-            "algorithm": results["algorithm"],
+            "algorithm": _marked(results["algorithm"], results),
             "params": results["params"].map(_compact),
             "ranks": results["ranks"],
             "size": results["size_bytes"].map(format_size),
@@ -388,7 +413,7 @@ def _choices(results: pd.DataFrame, params: list[dict], density: pd.Series) -> l
     for i, algorithm in enumerate(frame["algorithm"]):
         shown = [f"{key}={json.dumps(params[i][key])}" for key in shown_keys[algorithm] if key in params[i]]
         labels.append(" ".join([algorithm, *shown]))
-    return labels
+    return _marked(labels, results)
 
 
 NOT_SET = "(scenario's)"
@@ -698,6 +723,9 @@ _PROTOCOL_CHOSEN = ("ring", "tree")
 def winners(results: pd.DataFrame) -> pd.DataFrame:
     """The fastest simulated choice per (point, size, sparse payload), the runner-up and the margin.
 
+    Lossy algorithms (:func:`lossy_rows`, ``gtopk``) compete only where nothing exact ran, and are then labelled
+    ``gtopk (lossy)``.
+
     Returns
     -------
     pandas.DataFrame
@@ -714,6 +742,7 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     for (point, size, payload), group in _with_payload(results).groupby(_RUN_KEY, sort=False):
+        group = _exact_first(group)
         ordered = group.sort_values("sim_time_s", kind="stable")
         best = ordered.iloc[0]
         labels = _choice(ordered)
@@ -721,7 +750,8 @@ def winners(results: pd.DataFrame) -> pd.DataFrame:
         shown = [label + (f" ({key})" if key and (algorithm in NCCL_CHOICES or key != nccl_key(algorithm, params)
                                                    or key.split("/")[0] in _PROTOCOL_CHOSEN
                                                    and "protocol" not in _params(params)) else "")
-                 for label, key, algorithm, params in zip(labels, ran, ordered["algorithm"], ordered["params"])]
+                 for label, key, algorithm, params in zip(_marked(labels, ordered), ran, ordered["algorithm"],
+                                                          ordered["params"])]
         times = ordered["sim_time_s"].tolist()
         second = next((k for k in range(1, len(ordered)) if not (ran[k] and ran[k] == ran[0] and times[k] == times[0])),
                       None)
@@ -872,13 +902,15 @@ setting each where there is no model."""
 
 
 def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
-    """Per point and size, simnet's simulated winner beside NCCL's own choice.
+    """Per point, size and sparse payload, simnet's simulated winner beside NCCL's own choice.
 
     Returns
     -------
     pandas.DataFrame
-        ``point, size_bytes, simnet_best, simnet_best_s, nccl_best, nccl_best_s, nccl_choice,
-        nccl_model_s, nccl_simulated_s, agree``: the fastest simulated run (an NCCL
+        ``point, size_bytes, payload, simnet_best, simnet_best_s, nccl_best, nccl_best_s, nccl_choice,
+        nccl_model_s, nccl_simulated_s, agree`` (``payload`` as in :func:`winners`): the fastest simulated
+        run of an exact
+        algorithm (lossy ones, :func:`lossy_rows`, are not competitors; an NCCL
         schedule with the algorithm/protocol it ran, ``nccl (nvls/simple)``) and its
         time; the fastest simulated run of an NCCL schedule (``""`` and ``nan`` if none
         ran) and its time, the fair comparison for NCCL's choice, since schedules
@@ -891,12 +923,12 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         simnet's winner is NCCL's choice. Empty where no row has an NCCL choice (the
         topology is not one simnet models NCCL on).
     """
-    columns = ["point", "size_bytes", "simnet_best", "simnet_best_s", "nccl_best", "nccl_best_s", "nccl_choice",
-               "nccl_model_s", "nccl_simulated_s", "agree"]
+    columns = ["point", "size_bytes", "payload", "simnet_best", "simnet_best_s", "nccl_best", "nccl_best_s",
+               "nccl_choice", "nccl_model_s", "nccl_simulated_s", "agree"]
     rows = []
     chosen = results[results["nccl_choice"].astype(str) != ""] if "nccl_choice" in results else results.iloc[:0]
-    for (point, size), group in chosen.groupby(["point", "size_bytes"], sort=False):
-        ordered = group.sort_values("sim_time_s", kind="stable")
+    for (point, size, payload), group in _with_payload(chosen).groupby(_RUN_KEY, sort=False):
+        ordered = _exact_first(group).sort_values("sim_time_s", kind="stable")
         best = ordered.iloc[0]
         keys = _ran(ordered)
         choice = str(best["nccl_choice"])
@@ -908,6 +940,7 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "point": point,
             "size_bytes": size,
+            "payload": payload,
             "simnet_best": labels.iloc[0] + (f" ({keys[0]})" if keys[0] else ""),
             "simnet_best_s": best["sim_time_s"],
             "nccl_best": f"{labels.iloc[family[0]]} ({keys[family[0]]})" if family else "",
@@ -926,6 +959,7 @@ def display_nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
     shown = pd.DataFrame({
         "point": frame["point"],
         "size": frame["size_bytes"].map(format_size),
+        "payload": frame["payload"],
         "simnet's best (simulated)": frame["simnet_best"].map(lambda label: label.replace('"', "")),
         "time": frame["simnet_best_s"].map(format_time),
         "best NCCL schedule (simulated)": frame["nccl_best"].map(lambda label: label.replace('"', "") or "none run"),
@@ -935,9 +969,7 @@ def display_nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         "simulated": frame["nccl_simulated_s"].map(lambda t: "not run" if t != t else format_time(t)),
         "same": frame["agree"].map({True: "yes", False: "no"}),
     })
-    if not frame["point"].astype(bool).any():
-        shown = shown.drop(columns="point")
-    return shown
+    return shown.drop(columns=[c for c in ("point", "payload") if not frame[c].astype(bool).any()])
 
 
 def residuals(results: pd.DataFrame) -> pd.DataFrame:
@@ -1075,10 +1107,15 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
     })
     shown = shown.drop(columns=[c for c in ("point", "payload") if not shown[c].astype(bool).any()])
     lines += [shown.to_markdown(index=False), ""]
+    lossy = lossy_rows(results)
+    if lossy.any() and (~lossy).any():
+        names = ", ".join(dict.fromkeys(results.loc[lossy, "algorithm"]))
+        lines += [f"{names}{LOSSY_LABEL}: lossy by design, not an exact {', '.join(dict.fromkeys(results['op']))}, "
+                  "so never named the fastest beside exact choices; its rows are labelled.", ""]
     baseline = baseline or default_baseline(results)
     if baseline is not None and _choice(results).nunique() > 1:
         table = speedups(results, baseline)
-        pivot = table.assign(choice=_choice(table), size=table["size_bytes"].map(format_size))
+        pivot = table.assign(choice=_marked(_choice(table), table), size=table["size_bytes"].map(format_size))
         pivot = pivot.pivot_table(index=["point", "size_bytes", "size", "payload"], columns="choice",
                                   values="speedup", sort=False).reset_index().drop(columns=["size_bytes"])
         pivot = pivot.drop(columns=[c for c in ("point", "payload") if not pivot[c].astype(bool).any()])
@@ -1098,7 +1135,8 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
                   shown.to_markdown(index=False, floatfmt=".3f"), ""]
     if "nccl_choice" in results and results["nccl_choice"].astype(str).ne("").any():
         lines += ["## NCCL's choice beside simnet's", "",
-                  "What NCCL's own cost model picks per size and predicts (`simnet.models.nccl`), beside the fastest "
+                  "What NCCL's own cost model picks per size (and sparse payload) and predicts "
+                  "(`simnet.models.nccl`), beside the fastest "
                   "simulated run, the fastest simulated NCCL schedule and, where it ran, the simulated time of NCCL's "
                   f"choice. {nccl_comparison_note(results)}".rstrip(), "",
                   display_nccl_comparison(results).to_markdown(index=False), ""]

@@ -230,7 +230,9 @@ def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: st
         manifest = {"simnet_version": __version__, "scenario": str(scenario), "name": loaded.name,
                     "base_dir": str(Path(scenario).parent.resolve()),
                     "points": [{"index": p.index, "label": p.label, "digest": p.digest,
-                                "scenario": p.scenario.model_dump(mode="json", exclude_none=True)} for p in points]}
+                                "scenario": p.scenario.model_dump(mode="json", exclude_none=True,
+                                                                  exclude={"sizes"} if p.scenario.jobs else None)}
+                               for p in points]}
         write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
     try:
         return run_sweep(points, out_dir=out_dir, executor=executor, workers=workers, scheduler=scheduler,
@@ -898,12 +900,16 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
         _plot_jobs(source, kind, output, point_index)
         return
     if source.is_dir():
+        if _recorded_jobs(source):
+            raise SimnetError(_NO_SINGLE_RUN, path="--kind", source=str(source))
         name, points = _recorded(source, required=kind in _TRACE_PLOTS)
         target = output or source / f"{kind}.png"
         _writable(target, "--out")
         results = _read_results(source) if kind in _RESULT_PLOTS else None
     elif source.suffix in (".yaml", ".yml") and source.is_file():
         loaded = load_scenario(source)
+        if loaded.jobs is not None:
+            raise SimnetError(_NO_SINGLE_RUN, path="--kind", source=str(source))
         name, points = loaded.name, expand(loaded, source=str(source))
         target = output or Path(f"{kind}.png")
         _writable(target, "--out")
@@ -951,6 +957,18 @@ def _read_results(directory: Path):
     return results.fillna({c: "" for c in _TEXT_COLUMNS if c in results})
 
 
+_NO_SINGLE_RUN = "a jobs scenario has no single run to draw; use --kind jobs or --kind slowdown"
+
+
+def _recorded_jobs(directory: Path) -> bool:
+    """Whether a results directory's manifest.json records a ``jobs:`` scenario (False without a readable one)."""
+    try:
+        recorded = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+        return any("jobs" in point["scenario"] for point in recorded["points"])
+    except (OSError, json.JSONDecodeError, KeyError, TypeError):
+        return False
+
+
 def _recorded(directory: Path, *, required: bool):
     """The scenario name and sweep points a results directory's manifest.json records (points None if absent)."""
     from simnet.scenario import NetworkCache, Point, parse_scenario
@@ -987,8 +1005,7 @@ def _one_run(points, index: int, algorithm: str | None, size_text: str | None, d
     point = points[index]
     chosen = point.scenario
     if chosen.jobs is not None:
-        raise SimnetError("a jobs scenario has no single run to draw; use --kind jobs or --kind slowdown",
-                          path="--kind", source=source)
+        raise SimnetError(_NO_SINGLE_RUN, path="--kind", source=source)
     try:
         listed = algorithm_index(chosen, algorithm) if algorithm else 0
     except SimnetError as error:

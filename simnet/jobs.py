@@ -170,23 +170,25 @@ def _attribute(network: Network, rank: int, names: Sequence[str], default):
 
 def place(network: Network, kind: str, count: int, *, taken: Sequence[int] = (), seed: int = 0,
           stride: int | None = None) -> tuple[int, ...]:
-    """Pick `count` GPUs for a job among those not `taken`, in rank order (``shuffled``: in a random order).
+    """Pick `count` GPUs for a job among those not `taken`, in the job's rank order (the placement's order).
 
     Parameters
     ----------
     network : Network
         The fabric (GPU attributes ``host``, ``rail`` / ``local_rank`` are used when present).
     kind : {"contiguous", "strided", "random", "shuffled", "rail_aligned"}
-        ``contiguous``: the first free GPUs. ``strided``: every `stride`-th rank
-        first (ranks ``r`` ordered by ``(r mod stride, r)``; default stride: GPUs per
-        host, so one GPU per server before a second one). ``random``: a seeded
-        uniform choice, in rank order (so all free GPUs are ``contiguous`` whatever
-        the seed). ``shuffled``: the GPUs ``random`` picks with the same seed, in the
-        order drawn, so the job's ranks are a seeded random permutation of them
-        (of all free GPUs if `count` takes them all). ``rail_aligned``: rails first
-        (ordered by ``(rail, host, r)``),
-        so that a job gets the same rails, hence the same NICs and rail switches,
-        on every server it uses.
+        ``contiguous``: the first free GPUs, in rank order. ``strided``: every
+        `stride`-th rank first: the job's ranks are the free GPUs ``r`` ordered by
+        ``(r mod stride, r)`` (default stride: GPUs per host, so one GPU per server
+        before a second one, and job ranks ``0 .. servers - 1`` sit on different
+        servers). ``random``: a seeded uniform choice, in rank order (so all free
+        GPUs are ``contiguous`` whatever the seed). ``shuffled``: the GPUs
+        ``random`` picks with the same seed, in the order drawn, so the job's ranks
+        are a seeded random permutation of them (of all free GPUs if `count` takes
+        them all). ``rail_aligned``: rails first: the job's ranks are the free GPUs
+        ordered by ``(rail, host, r)``, so that a job gets the same rails, hence the
+        same NICs and rail switches, on every server it uses, and consecutive job
+        ranks are the GPUs of one rail on successive servers.
     count : int
         GPUs wanted, ≥ 1.
     taken : sequence of int, optional
@@ -199,7 +201,8 @@ def place(network: Network, kind: str, count: int, *, taken: Sequence[int] = (),
     Returns
     -------
     tuple of int
-        Network ranks, ascending but for ``shuffled`` (the job's rank ``i`` is the ``i``-th).
+        Network ranks in the job's rank order (the job's rank ``i`` is the ``i``-th):
+        ascending for ``contiguous`` and ``random``, as ordered above otherwise.
 
     Raises
     ------
@@ -228,7 +231,7 @@ def place(network: Network, kind: str, count: int, *, taken: Sequence[int] = (),
         rails = np.array([_attribute(network, int(r), ("rail", "local_rank"), 0) for r in free])
         hosts = np.array([_attribute(network, int(r), ("host",), int(r)) for r in free])
         chosen = free[np.lexsort((free, hosts, rails))][:count]
-    return tuple(sorted(int(r) for r in chosen))
+    return tuple(int(r) for r in chosen)
 
 
 def communicators(ranks: Sequence[int], groups: Mapping[str, int | str] | None = None

@@ -1600,8 +1600,10 @@ def _check_jobs_scenario(scenario: Scenario, data: dict) -> None:
         raise ScenarioError("a scenario runs either one collective over sizes or jobs, not both; remove collective "
                             "or jobs", path="jobs")
     if "sizes" in data or scenario.payload is not None:
-        key = "sizes" if "sizes" in data else "payload"
-        raise ScenarioError(f"every job gives its own size; remove {key}", path=key)
+        if "sizes" in data:
+            raise ScenarioError("every job gives its own size; remove sizes", path="sizes")
+        raise ScenarioError("jobs take no sparse payload (sparse algorithms run alone, with one collective: "
+                            "docs/sparse.md); remove payload", path="payload")
     if not scenario.jobs:
         raise ScenarioError("must list at least one job", path="jobs")
 
@@ -1671,6 +1673,9 @@ def _job_ranks_of(spec: JobSpec, where: str, network: Network, taken: list[int],
         raise ScenarioError("an explicit placement needs its list of ranks", path=f"{where}.placement.ranks")
     blocked = taken if collective else ()
     free = network.size - len(set(blocked))
+    if spec.ranks is None and free == 0:
+        raise ScenarioError(f"ranks: all, but earlier jobs took all {network.size} GPUs; give an explicit list of "
+                            "ranks to share GPUs with them (ranks: [0, 1, ...])", path=f"{where}.ranks")
     count = spec.ranks if spec.ranks is not None else free
     if placement.kind == "random" and count == free:
         raise ScenarioError(f"a random placement of all {free} free GPUs is the contiguous one whatever its seed "
@@ -1695,6 +1700,13 @@ def _job_collective(raw: dict[str, tuple[Any, str]], network: Network, members: 
     if op not in record.ops:
         raise ScenarioError(f"algorithm {name!r} computes {', '.join(record.ops)}, not {op} "
                             f"(algorithms for {op}: {', '.join(ALGORITHMS.for_op(op))})", path=name_path)
+    if record.payload == "sparse":
+        raise ScenarioError(f"{name!r} is a sparse all-reduce and needs a sparse payload, which a job cannot give; "
+                            "use a dense algorithm in jobs, or run it alone with a top-level payload "
+                            "(docs/sparse.md)", path=name_path)
+    if "payload" in raw:
+        raise ScenarioError("a job takes no sparse payload (sparse algorithms run alone, with a top-level "
+                            "payload: docs/sparse.md); remove payload", path=raw["payload"][1])
     size, size_path = raw["size"]
     try:
         size_bytes = units.parse_payload_size(size)

@@ -190,6 +190,24 @@ def test_nccl_comparison_sets_simnets_winner_beside_nccls_choice():
         "a pick the results do not record is not taken for ring/simple"
 
 
+def test_nccl_comparison_has_one_row_per_size_and_sparse_payload():
+    """Study r25 F4: densities 1/16 and 1/1024 of one dense size made one row, the 1/1024 run's time unlabelled."""
+    from simnet.analysis import display_nccl_comparison, nccl_comparison
+
+    def params(density):
+        return json.dumps({"payload": {"dimension": 1000, "density": density}})
+
+    frame = nccl_rows([("sparse_ring_ring", params(1 / 16), 4000, 3.0, "ring/simple", 2.5),
+                       ("nccl_ring", params(1 / 16), 4000, 2.0, "ring/simple", 2.5),
+                       ("sparse_ring_ring", params(1 / 1024), 4000, 1.0, "ring/simple", 2.5),
+                       ("nccl_ring", params(1 / 1024), 4000, 2.0, "ring/simple", 2.5)])
+    table = nccl_comparison(frame)
+    assert table[["payload", "simnet_best_s", "nccl_best_s", "agree"]].values.tolist() == [
+        ["N=1000 d=1/16", 2.0, 2.0, True], ["N=1000 d=1/1024", 1.0, 2.0, False]]
+    assert list(display_nccl_comparison(frame)["payload"]) == ["N=1000 d=1/16", "N=1000 d=1/1024"]
+    assert "payload" not in display_nccl_comparison(nccl_rows([("nccl_ring", "{}", 4000, 2.0, "ring/simple", 2.5)]))
+
+
 def test_nccls_choice_is_timed_by_a_run_of_the_release_whose_model_chose_it():
     """Beside NCCL's choice (the default release's model), a run of another release is not its simulated time."""
     from simnet.analysis import nccl_comparison
@@ -392,12 +410,32 @@ def test_winners_and_speedups_tell_sparse_payloads_apart():
 
     rows = results_frame([("", "ring", params(0.5), 4000, 4.0, 4.0, 4.0),
                           ("", "ring", params(0.125), 4000, 4.0, 4.0, 4.0),
-                          ("", "gtopk", params(0.5), 4000, 8.0, 8.0, 8.0),
-                          ("", "gtopk", params(0.125), 4000, 1.0, 1.0, 1.0)])
+                          ("", "sparse_ring", params(0.5), 4000, 8.0, 8.0, 8.0),
+                          ("", "sparse_ring", params(0.125), 4000, 1.0, 1.0, 1.0)])
     best = winners(rows)
     assert list(best["payload"]) == ["N=1000 d=1/2", "N=1000 d=1/8"]
-    assert list(best["winner"]) == ["ring", "gtopk"]
+    assert list(best["winner"]) == ["ring", "sparse_ring"]
     assert list(speedups(rows, "ring")["speedup"]) == [1.0, 1.0, 0.5, 4.0]
+
+
+def test_a_lossy_algorithm_is_never_the_fastest_beside_exact_ones_and_is_labelled_wherever_it_shows():
+    """Study r25 F3: gtopk (a global top-k, not the sum) was the "winner" and "simnet's best" of sparse_quick."""
+    from simnet.analysis import factors, markdown_summary, nccl_comparison, winners
+
+    payload = json.dumps({"payload": {"dimension": 1000, "density": 0.125}})
+    rows = results_frame([("", "ring", payload, 4000, 4.0, 4.0, 4.0),
+                          ("", "sparse_ring", payload, 4000, 2.0, 2.0, 2.0),
+                          ("", "gtopk", payload, 4000, 1.0, 1.0, 1.0)])
+    best = winners(rows)
+    assert best[["winner", "runner_up"]].values.tolist() == [["sparse_ring", "ring"]]
+    assert list(display_table(rows)["algorithm"]) == ["ring", "sparse_ring", "gtopk (lossy)"]
+    assert list(factors(rows)["choice"]) == ["ring", "sparse_ring", "gtopk (lossy)"]
+    summary = markdown_summary(rows, title="t", baseline="ring")
+    assert "gtopk (lossy): lossy by design, not an exact allreduce" in summary
+    assert "gtopk (lossy)" in summary.split("## Speedup over ring\n\n")[1].splitlines()[0]
+    assert winners(rows[rows["algorithm"] == "gtopk"])["winner"].tolist() == ["gtopk (lossy)"]
+    nccl = nccl_rows([("gtopk", payload, 4000, 1.0, "ring/ll", 2.5), ("nccl_ring", payload, 4000, 3.0, "ring/ll", 2.5)])
+    assert nccl_comparison(nccl)["simnet_best"].tolist() == ["nccl_ring (ring/simple)"]
 
 
 def test_tables_cut_long_list_parameters_and_files_keep_them():

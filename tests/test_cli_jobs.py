@@ -83,6 +83,27 @@ def test_plot_draws_the_jobs_gantt_from_a_scenario(tmp_path, capsys, monkeypatch
     assert "--point: no point 2; the sweep has 2" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("kind", ["time", "busbw", "speedup", "links", "gantt"])
+def test_plots_of_one_run_refuse_a_jobs_results_directory_as_they_refuse_its_scenario(tmp_path, capsys, kind):
+    """Study r25 F5: a jobs run's directory blamed the `sizes: []` its manifest.json recorded, which simnet wrote."""
+    loaded = scenario.load_scenario(TP_DP)
+    recorded = {"name": loaded.name, "points": [{"index": 0, "label": "", "digest": "0",
+                                                 "scenario": loaded.model_dump(mode="json", exclude_none=True)}]}
+    (tmp_path / "manifest.json").write_text(json.dumps(recorded))
+    message = "--kind: a jobs scenario has no single run to draw; use --kind jobs or --kind slowdown"
+    for source in (tmp_path, TP_DP):
+        assert main(["plot", str(source), "--kind", kind, "-o", str(tmp_path / "x.png")]) == 2
+        assert capsys.readouterr().err == f"error: {source}: {message}\n"
+
+
+def test_a_jobs_runs_manifest_records_points_that_parse_again(tmp_path):
+    out = tmp_path / "tp_dp"
+    assert main(["run", str(TP_DP), "--out", str(out), "--format", "csv"]) == 0
+    for point in json.loads((out / "manifest.json").read_text())["points"]:
+        assert "sizes" not in point["scenario"]
+        assert scenario.parse_scenario(point["scenario"]).jobs
+
+
 def test_commands_for_one_collective_refuse_jobs_scenarios(tmp_path, capsys):
     assert main(["compare", str(TP_DP)]) == 2
     assert capsys.readouterr().err.startswith(f"error: {TP_DP}: jobs: compare compares algorithms of one collective")

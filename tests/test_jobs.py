@@ -166,7 +166,9 @@ def test_placements_pick_distinct_free_gpus_and_follow_their_seed(count, kind, s
             place(network, kind, count, taken=taken, seed=seed)
         return
     chosen = place(network, kind, count, taken=taken, seed=seed)
-    assert len(set(chosen)) == count and not set(chosen) & set(taken) and list(chosen) == sorted(chosen)
+    assert len(set(chosen)) == count and not set(chosen) & set(taken)
+    order = {"strided": lambda r: (r % 8, r), "rail_aligned": lambda r: (r % 8, r // 8, r)}.get(kind, lambda r: r)
+    assert list(chosen) == sorted(chosen, key=order)
     assert chosen == place(network, kind, count, taken=taken, seed=seed)
     if kind == "contiguous":
         assert chosen == tuple(r for r in range(64) if r not in set(taken))[:count]
@@ -196,6 +198,17 @@ def test_rail_aligned_jobs_keep_to_their_rails_and_strided_ones_spread_over_serv
     assert rails == [{0, 1}, {2, 3}]
     assert {r // 8 for r in first} == set(range(8))
     assert [r // 8 for r in place(RAILS, "strided", 8)] == list(range(8))
+
+
+@pytest.mark.parametrize("kind", ["strided", "rail_aligned"])
+def test_strided_and_rail_aligned_placements_of_every_gpu_order_the_jobs_ranks_across_servers(kind):
+    """Study r25 F1: both sorted the GPUs they picked, so over all GPUs they were ``contiguous`` and a DP group of
+    ``groups: {dp: 8, ...}`` sat inside one server; job ranks 0..7 are now one GPU (of one rail) per server."""
+    chosen = place(RAILS, kind, RAILS.size)
+    assert chosen[:10] == (0, 8, 16, 24, 32, 40, 48, 56, 1, 9)
+    dp = communicators(chosen, {"dp": 8, "local": "rest"})["dp"]
+    assert all(sorted(r // 8 for r in group) == list(range(8)) and len({r % 8 for r in group}) == 1 for group in dp)
+    assert place(RAILS, kind, 16, stride=8) == place(RAILS, kind, 16) == chosen[:16]
 
 
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.data())
@@ -427,3 +440,34 @@ def test_the_documented_python_route_to_a_jobs_scenarios_tables():
                                   pd.concat([result.jobs for result in results], ignore_index=True))
     assert any(len(result.interference) for result in results)
     assert "jobs_tp_dp.yaml" in open("docs/concurrency.md").read()
+
+
+def test_every_python_block_of_docs_concurrency_runs_as_written(monkeypatch):
+    """Study r25 F6: the hand-built run_jobs example used a `network` it never built (NameError)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    blocks = re.findall(r"```python\n(.*?)```", (root / "docs" / "concurrency.md").read_text(), re.S)
+    assert len(blocks) == 2
+    for index, block in enumerate(blocks):
+        namespace: dict = {}
+        exec(compile(block, f"docs/concurrency.md block {index}", "exec"), namespace)
+    traces = namespace["result"].traces
+    assert isinstance(traces["tp"], list) and len(traces["tp"]) == 4 and len(traces["dp"]) == 8
+
+
+def test_a_missing_builder_parameter_is_named_as_its_caller_writes_it():
+    """Study r25 F6: from Python, an unknown `bandwidth` was told 'did you mean bandwidth_Bps' and a missing one
+    'missing parameter bandwidth'."""
+    from simnet.topology.io import build
+
+    params = {"leaves": 8, "spines": 2, "hosts_per_leaf": 4, "latency_s": 1e-6}
+    with pytest.raises(SimnetError) as error:
+        cluster("dgx_a100", 4, fabric="leaf_spine", fabric_params=params)
+    assert str(error.value) == ("fabric_params.bandwidth: missing parameter 'bandwidth_Bps' (bandwidth in a "
+                                "scenario file)")
+    with pytest.raises(SimnetError) as error:
+        build({"builder": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 2, "bandwidth": "1 GB/s"})
+    assert str(error.value) == "latency: missing parameter 'latency' (latency_s)"

@@ -110,11 +110,27 @@ def test_a_sweep_over_placement_and_load_writes_every_table(tmp_path):
     ("jobs.noise.groups", {"a": 2, "b": "rest"}, "jobs.noise.groups: background flows have no communicator groups"),
     ("jobs.train.colective", 1, "jobs.train.colective: unknown key; did you mean 'collective'?"),
     ("jobs.train.repeat", 0, "jobs.train.repeat: must be ≥ 1, got 0"),
+    ("jobs.train.collective.algorithm", "sparse_ring",
+     "jobs.train.collective.algorithm: 'sparse_ring' is a sparse all-reduce and needs a sparse payload, which a job "
+     "cannot give; use a dense algorithm in jobs"),
+    ("jobs.train.groups.dp.algorithm", "gtopk", "jobs.train.groups.dp.algorithm: 'gtopk' is a sparse all-reduce"),
+    ("jobs.train.collective.payload", {"kind": "sparse", "dimension": "1M", "density": "1/128"},
+     "jobs.train.collective.payload: a job takes no sparse payload"),
+    ("payload", {"kind": "sparse", "dimension": "1M"}, "payload: jobs take no sparse payload"),
 ])
 def test_job_errors_name_the_key_path(path, value, message):
     with pytest.raises(ScenarioError) as raised:
         parse_scenario(with_changes(path, value), source="s.yaml")
     assert str(raised.value).startswith(f"s.yaml: {message}")
+
+
+def test_ranks_all_with_no_gpu_left_says_earlier_jobs_took_them_and_how_to_share():
+    """Study r25 F7: a second `ranks: all` job was told it 'asks for 0 GPUs but 0 of 4 are free'."""
+    data = with_changes("jobs.moe.ranks", "all", with_changes("jobs.train.ranks", 16))
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(data, source="s.yaml")
+    assert str(raised.value) == ("s.yaml: jobs.moe.ranks: ranks: all, but earlier jobs took all 16 GPUs; give an "
+                                 "explicit list of ranks to share GPUs with them (ranks: [0, 1, ...])")
 
 
 def test_build_errors_of_a_group_point_at_its_override():
@@ -280,3 +296,15 @@ def test_a_sweep_over_the_seed_of_a_shuffled_full_machine_placement_permutes_the
     assert len(set(orders)) == 3 and all(sorted(order) == list(range(16)) for order in orders)
     contiguous = run(parse_scenario(with_changes("jobs.hd.placement", "contiguous", FULL_MACHINE)))["time_s"].iloc[0]
     assert (run_sweep(points)["time_s"] > contiguous).any()
+
+
+def test_an_all_gather_jobs_size_is_the_whole_output_buffer_as_the_docs_say():
+    """Study r25 F8: docs/concurrency.md called a job's size 'per rank'; an all-gather's is the whole output."""
+    from pathlib import Path
+
+    data = {"name": "ag", "topology": {"builder": "switch", "hosts": 4, "bandwidth": "1 GB/s", "latency": "1 us"},
+            "jobs": {"ag": {"collective": {"op": "all_gather", "algorithm": "all_gather", "size": "4 MB"}}}}
+    (row,) = run(parse_scenario(data)).to_dict(orient="records")
+    assert row["time_s"] == pytest.approx(3 * (2e-6 + 1e6 / 1e9), rel=1e-9)
+    text = (Path(__file__).resolve().parents[1] / "docs" / "concurrency.md").read_text()
+    assert "whole *output* buffer for `all_gather`" in text and "(per rank; for all-to-all" not in text

@@ -205,6 +205,10 @@ class Algorithm:
         guard (default: a ring's ``2 p (p - 1) C K``).
     payload : {"dense", "sparse"}
         Whether the builder takes a sparse ``payload`` instead of dense sizes.
+    lossy : bool, optional
+        Whether its result differs from the exact collective by design (``gtopk``: a
+        global top-k, not the sum); result tables never name it the fastest beside
+        exact choices and label it ``(lossy)``.
     supports : callable, optional
         ``supports(nranks) -> bool`` (default: every ``nranks ≥ 2``).
     resolve : callable, optional
@@ -231,6 +235,7 @@ class Algorithm:
     variants: Callable[..., list[dict]] = _no_variants
     transfers: Callable[[int, int, Mapping[str, Any]], int] = _ring_shaped
     payload: str = "dense"
+    lossy: bool = False
     supports: Callable[[int], bool] = field(default=lambda nranks: nranks >= 2)
     resolve: Callable[..., dict] | None = None
     decided_by: Mapping[str, str] = field(default_factory=dict, hash=False)

@@ -1086,7 +1086,7 @@ ALGORITHMS = (
         "Shi et al.: binomial-tree reduce re-selecting the top-k, then broadcast (lossy)",
         "2⌈log2 p⌉(α + S_k β)   [S_k = h + k(b_i+b_v)]",
         model=_gtopk_model, citation="Shi et al. (2019), gTop-k S-SGD, ICDCS 2019.", payload="sparse",
-        transfers=_sparse_transfers,
+        transfers=_sparse_transfers, lossy=True,
     ),
     Algorithm(
         "sparse_ring", ("allreduce",), sparse_ring,

@@ -128,7 +128,7 @@ def _from_builder(spec: Mapping) -> nx.DiGraph:
     given = {key: value for key, value in spec.items() if key not in ("builder", *_META)}
     params = to_python(builder, given)
     params = _nested(name, params, to_python)
-    return call(builder, params)
+    return call(builder, params, written="yaml")
 
 
 def _link_where(index: int, link: Mapping) -> str:

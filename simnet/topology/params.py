@@ -141,8 +141,14 @@ def to_yaml(builder: Callable, params: Mapping, *, keep_defaults: bool = False) 
     return result
 
 
-def call(builder: Callable, params: Mapping, path: str = ""):
-    """Call `builder(**params)`, naming missing parameters and prefixing error paths with `path`."""
+def call(builder: Callable, params: Mapping, path: str = "", *, written: str = "python"):
+    """Call `builder(**params)`, naming missing parameters and prefixing error paths with `path`.
+
+    A missing parameter is named as its caller writes it, the other name beside it: ``'bandwidth_Bps' (bandwidth
+    in a scenario file)`` for a call from Python (`written` ``"python"``, as an unknown parameter is named), and
+    ``'bandwidth' (bandwidth_Bps)`` for parameters read from a file (``"yaml"``). Its key path is the file's
+    (``fabric_params.bandwidth``) either way: a file's nested parameters reach this call under Python names.
+    """
     known = _parameters(builder)
     for name in params:
         if name not in known:
@@ -151,8 +157,10 @@ def call(builder: Callable, params: Mapping, path: str = ""):
                                 f"{sorted(known)})", path=where)
     for name, parameter in known.items():
         if parameter.default is inspect.Parameter.empty and name not in params:
+            shown, other = (_yaml_name(name), name) if written == "yaml" else (name, f"{_yaml_name(name)} in a "
+                                                                                       "scenario file")
             where = f"{path}.{_yaml_name(name)}" if path else _yaml_name(name)
-            raise TopologyError(f"missing parameter {_yaml_name(name)!r} ({name})", path=where)
+            raise TopologyError(f"missing parameter {shown!r} ({other})", path=where)
     try:
         return builder(**params)
     except SimnetError as error:

@@ -682,23 +682,12 @@ def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, 
                 flow = passing[position]
                 connection = line[flow]
                 if busy[connection]:
-                    tail = queue_tail[connection]
-                    if tail < 0 or tail < flow:
-                        queue_next[flow] = -1
-                        if tail >= 0:
-                            queue_next[tail] = flow
-                        else:
-                            queue_head[connection] = flow
-                        queue_tail[connection] = flow
-                        continue
-                    before, after = -1, queue_head[connection]
-                    while after < flow:
-                        before, after = after, queue_next[after]
-                    queue_next[flow] = after
-                    if before < 0:
-                        queue_head[connection] = flow
+                    queue_next[flow] = -1
+                    if queue_tail[connection] >= 0:
+                        queue_next[queue_tail[connection]] = flow
                     else:
-                        queue_next[before] = flow
+                        queue_head[connection] = flow
+                    queue_tail[connection] = flow
                     continue
                 busy[connection] = True
                 nfree -= 1

@@ -24,6 +24,7 @@ from __future__ import annotations
 import heapq
 import math
 from array import array
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -542,12 +543,11 @@ class MaxMinLinks:
 
     Transfers between the same two end points (the same route) and of the same
     channel (a schedule's :attr:`~simnet.schedule.TransferTable.channel`, default 0)
-    form one connection and drain one at a time, as on one NCCL channel or one MPI
-    queue pair:
-    a transfer whose latency has elapsed while another one of its connection is
+    form one connection and drain in order, one at a time, as on one NCCL channel
+    or one MPI queue pair:
+    a transfer whose latency has elapsed while an earlier one of its connection is
     still draining waits, and starts draining the instant that one finishes (its
-    latency overlapped the wait, as in a pipeline); of several waiting, the lowest
-    numbered goes next, whatever order their latencies elapsed in. Its ``started_s`` is then
+    latency overlapped the wait, as in a pipeline). Its ``started_s`` is then
     ``L`` before it starts draining, and it is ``blocked_by`` the route's slowest
     link. Transfers of different connections (other end points, or other channels
     between the same ones) share links max-min fairly. Hence a
@@ -628,7 +628,7 @@ class MaxMinLinks:
         self._route_hops = array("i")
         self._route_flat = array("i")
         self._line_ids: dict[tuple[int, int], int] = {}
-        self._lines: list[list[int]] = []
+        self._lines: list[deque[int]] = []
         self._busy = bytearray()
         self._queued = array("i")
         self._load = array("i", bytes(4 * len(bandwidth_Bps)))
@@ -794,7 +794,7 @@ class MaxMinLinks:
         line = self._line_ids.get((route_id, channel))
         if line is None:
             line = self._line_ids[(route_id, channel)] = len(self._lines)
-            self._lines.append([])
+            self._lines.append(deque())
             self._busy = grown(self._busy, bytes(1))
             self._queued = grown(self._queued, bytes(4))
             if channel == 0:
@@ -916,7 +916,7 @@ class MaxMinLinks:
                     line = line_of[flow]
                     if queued[line]:
                         queued[line] -= 1
-                        successor = heapq.heappop(lines[line])
+                        successor = lines[line].popleft()
                         simple &= self._drain(successor, now_s)
                         joined.append(successor)
                     else:
@@ -924,7 +924,7 @@ class MaxMinLinks:
             for flow in started:
                 line = line_of[flow]
                 if busy[line]:
-                    heapq.heappush(lines[line], flow)
+                    lines[line].append(flow)
                     queued[line] += 1
                     continue
                 busy[line] = True

@@ -303,17 +303,6 @@ def test_wire_bytes_occupy_the_links_and_payload_bytes_are_reduced(model):
     assert trace.links()["bytes"].max() == 2 * MIB
 
 
-@pytest.mark.parametrize("compiled", [False, True])
-def test_a_connection_drains_the_lowest_numbered_waiting_transfer_first(compiled):
-    """Transfers 1 and 2 wait behind 0 on one connection; 2's latency elapses first, 1 still drains first."""
-    net = Network(switch(2, B, LAT))
-    transfers = (Transfer(0, 1, (0,), MIB), Transfer(0, 1, (1,), MIB, delay_s=2e-6),
-                 Transfer(0, 1, (2,), MIB, delay_s=1e-6))
-    trace = simulate(net, Schedule(collective="allreduce", nranks=2, chunk_bytes=(1, 1, 1), transfers=transfers),
-                     compiled=compiled)
-    assert trace.end_s == pytest.approx([2 * LAT + k * MIB / B for k in (1, 2, 3)], rel=1e-12)
-
-
 def test_channels_between_the_same_endpoints_share_links_and_one_channel_keeps_order():
     net = Network(switch(2, B, LAT))
     transfers = tuple(Transfer(0, 1, (c,), MIB, channel=c) for c in range(2))

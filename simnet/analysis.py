@@ -65,6 +65,7 @@ __all__ = [
     "jobs_markdown",
     "nccl_key",
     "nccl_comparison",
+    "nccl_release",
     "nccl_without_model",
     "nccl_comparison_note",
     "nccl_switched_off",
@@ -901,55 +902,69 @@ _FALLBACKS = {"channels": "e.g. one per NIC of a server: each channel crosses se
 setting each where there is no model."""
 
 
+def nccl_release(algorithm: str, params: str) -> str:
+    """The NCCL release a run of an NCCL-family schedule builds (its ``version``, else
+    :data:`~simnet.algorithms.nccl.NCCL_RELEASE`), ``""`` for a schedule outside NCCL's family.
+
+    >>> nccl_release("nccl", '{"version": "2.26.2"}'), nccl_release("nvls", "{}"), nccl_release("ring", "{}")
+    ('2.26.2', '2.30.7', '')
+    """
+    if algorithm not in NCCL_NAMES and algorithm not in NCCL_CHOICES:
+        return ""
+    return str(_params(params).get("version", NCCL_RELEASE))
+
+
 def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
-    """Per point, size and sparse payload, simnet's simulated winner beside NCCL's own choice.
+    """Per point, size, sparse payload and NCCL release, simnet's simulated winner beside NCCL's own choice.
 
     Returns
     -------
     pandas.DataFrame
-        ``point, size_bytes, payload, simnet_best, simnet_best_s, nccl_best, nccl_best_s, nccl_choice,
-        nccl_model_s, nccl_simulated_s, agree`` (``payload`` as in :func:`winners`): the fastest simulated
-        run of an exact
-        algorithm (lossy ones, :func:`lossy_rows`, are not competitors; an NCCL
-        schedule with the algorithm/protocol it ran, ``nccl (nvls/simple)``) and its
-        time; the fastest simulated run of an NCCL schedule (``""`` and ``nan`` if none
-        ran) and its time, the fair comparison for NCCL's choice, since schedules
-        outside NCCL's family carry link latencies only, none of NCCL's latencies
-        (an imported MSCCL program carries its LL or LL128 wire bytes); what NCCL's
-        cost model picks (``"algorithm/protocol"``, with the release simnet builds by
-        default, :data:`~simnet.algorithms.nccl.NCCL_RELEASE`) and predicts; the simulated
-        time of that choice where a run of it with that release is in `results` (``nan``
-        otherwise); whether
-        simnet's winner is NCCL's choice. Empty where no row has an NCCL choice (the
-        topology is not one simnet models NCCL on).
+        ``point, size_bytes, payload, simnet_best, simnet_best_s, nccl_release, nccl_best, nccl_best_s,
+        nccl_choice, nccl_model_s, nccl_simulated_s, agree`` (``payload`` as in :func:`winners`): the fastest
+        simulated run of an exact algorithm (lossy ones, :func:`lossy_rows`, are not competitors; an NCCL
+        schedule with the algorithm/protocol it ran, ``nccl (nvls/simple)``) and its time; the NCCL release
+        of the row, one row per release the NCCL schedules of the point ran (their ``version``, else
+        :data:`~simnet.algorithms.nccl.NCCL_RELEASE`; the release the other rows' choice was priced with where
+        no NCCL schedule ran); the fastest simulated run of an NCCL schedule of that release (``""`` and
+        ``nan`` if none ran) and its time, the fair comparison for NCCL's choice, since schedules outside
+        NCCL's family carry link latencies only, none of NCCL's latencies (an imported MSCCL program carries
+        its LL or LL128 wire bytes); what that release's cost model picks (``"algorithm/protocol"``) and
+        predicts; the simulated time of that choice where a run of it with that release is in `results`
+        (``nan`` otherwise); whether simnet's winner is NCCL's choice (a run of it with that release). Empty
+        where no row has an NCCL choice (the topology is not one simnet models NCCL on).
     """
-    columns = ["point", "size_bytes", "payload", "simnet_best", "simnet_best_s", "nccl_best", "nccl_best_s",
-               "nccl_choice", "nccl_model_s", "nccl_simulated_s", "agree"]
+    columns = ["point", "size_bytes", "payload", "simnet_best", "simnet_best_s", "nccl_release", "nccl_best",
+               "nccl_best_s", "nccl_choice", "nccl_model_s", "nccl_simulated_s", "agree"]
     rows = []
     chosen = results[results["nccl_choice"].astype(str) != ""] if "nccl_choice" in results else results.iloc[:0]
     for (point, size, payload), group in _with_payload(chosen).groupby(_RUN_KEY, sort=False):
-        ordered = _exact_first(group).sort_values("sim_time_s", kind="stable")
+        releases = [nccl_release(algorithm, params) for algorithm, params in zip(group["algorithm"], group["params"])]
+        ordered = _exact_first(group.assign(_release=releases)).sort_values("sim_time_s", kind="stable")
         best = ordered.iloc[0]
         keys = _ran(ordered)
-        choice = str(best["nccl_choice"])
-        releases = [_params(text).get("version", NCCL_RELEASE) for text in ordered["params"]]
-        matching = [t for key, t, release in zip(keys, ordered["sim_time_s"], releases)
-                    if key == choice and release == NCCL_RELEASE]
-        family = [k for k, key in enumerate(keys) if key]
         labels = _choice(ordered)
-        rows.append({
-            "point": point,
-            "size_bytes": size,
-            "payload": payload,
-            "simnet_best": labels.iloc[0] + (f" ({keys[0]})" if keys[0] else ""),
-            "simnet_best_s": best["sim_time_s"],
-            "nccl_best": f"{labels.iloc[family[0]]} ({keys[family[0]]})" if family else "",
-            "nccl_best_s": ordered["sim_time_s"].iloc[family[0]] if family else math.nan,
-            "nccl_choice": choice,
-            "nccl_model_s": best["nccl_model_s"],
-            "nccl_simulated_s": min(matching) if matching else math.nan,
-            "agree": keys[0] == choice,
-        })
+        ran = list(dict.fromkeys(release for release in ordered["_release"] if release))
+        for release in ran or [""]:
+            own = ordered[ordered["_release"] == release] if release else ordered
+            family = [k for k, (key, of) in enumerate(zip(keys, ordered["_release"])) if key and of == release]
+            choice = str(own.iloc[0]["nccl_choice"])
+            matching = [t for key, t, of in zip(keys, ordered["sim_time_s"], ordered["_release"])
+                        if key == choice and of == release]
+            rows.append({
+                "point": point,
+                "size_bytes": size,
+                "payload": payload,
+                "simnet_best": labels.iloc[0] + (f" ({keys[0]})" if keys[0] else ""),
+                "simnet_best_s": best["sim_time_s"],
+                "nccl_release": release,
+                "nccl_best": f"{labels.iloc[family[0]]} ({keys[family[0]]})" if family else "",
+                "nccl_best_s": ordered["sim_time_s"].iloc[family[0]] if family else math.nan,
+                "nccl_choice": choice,
+                "nccl_model_s": own.iloc[0]["nccl_model_s"],
+                "nccl_simulated_s": min(matching) if matching else math.nan,
+                "agree": bool(keys[0]) and keys[0] == choice and best["_release"] == release,
+            })
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -964,6 +979,7 @@ def display_nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         "time": frame["simnet_best_s"].map(format_time),
         "best NCCL schedule (simulated)": frame["nccl_best"].map(lambda label: label.replace('"', "") or "none run"),
         "its time": frame["nccl_best_s"].map(lambda t: "—" if t != t else format_time(t)),
+        "NCCL release": frame["nccl_release"].map(lambda release: release or "—"),
         "NCCL's choice": frame["nccl_choice"],
         "NCCL model": frame["nccl_model_s"].map(format_time),
         "simulated": frame["nccl_simulated_s"].map(lambda t: "not run" if t != t else format_time(t)),

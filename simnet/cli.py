@@ -522,15 +522,45 @@ def _tune_target(topology: str) -> tuple[object, dict]:
     return _topology_graph(topology), {}
 
 
-def _topology_graph(topology: str):
-    """The graph of a TOPOLOGY argument (a file or a preset name); a name that is neither is an error of TOPOLOGY."""
+def _topology_graph(topology: str, point_text: str = "0"):
+    """The graph of a TOPOLOGY argument (a file or a preset name, or a scenario file: the topology of its sweep
+    point `point_text`, overrides applied); a name that is none of them is an error of TOPOLOGY."""
     from simnet.topology import find, load
 
+    if _is_scenario_file(topology):
+        from simnet.scenario import expand, load_scenario
+
+        points = expand(load_scenario(Path(topology)), source=topology)
+        index = _point_number(point_text, [point.label for point in points], source=topology)
+        if len(points) > 1:
+            click.echo(f"{topology}: the topology of sweep point {index} {points[index].label!r} (of {len(points)}, "
+                       "--point picks another)", err=True)
+        return points[index].scenario.built_network().graph
+    if point_text.strip() != "0":
+        raise SimnetError(f"picks a sweep point of a scenario file, got {point_text!r} with a topology",
+                          path="--point", source=topology)
     try:
         path = find(topology)
     except SimnetError as error:
         raise type(error)(error.message, path="TOPOLOGY") from None
     return load(path)
+
+
+def _is_scenario_file(text: str) -> bool:
+    """Whether `text` is a YAML file of a scenario (a mapping with ``topology`` beside ``collective`` or ``jobs``)
+    rather than of a topology."""
+    import yaml
+
+    from simnet import yamlio
+
+    path = Path(text)
+    if path.suffix not in (".yaml", ".yml") or not path.is_file():
+        return False
+    try:
+        data = yamlio.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SimnetError, yaml.YAMLError):
+        return False
+    return isinstance(data, dict) and "topology" in data and ("collective" in data or "jobs" in data)
 
 
 @cli.command()
@@ -865,14 +895,15 @@ _TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "
 @click.option("--size", "size_text", help="For links/gantt: which size (default: the largest).")
 @click.option("--density", "density_text", help="For links/gantt of a sparse payload: which density (default: the "
                                                  "first at that size).")
-@click.option("--point", "point_index", type=int, default=0, show_default=True,
-              help="For links/gantt/jobs: which sweep point.")
+@click.option("--point", "point_text", default="0", show_default=True,
+              help="For links/gantt/jobs: which sweep point, by index (counted from 0) or by its label as tables "
+                   "and results.csv name it ('topology.hosts=8').")
 @click.option("--metric", type=click.Choice(["load", "busy", "held"]),
               help="For links: colour each link by its load, bytes / (capacity x time), highest on the link that "
                    "carried the most for its capacity (the default); by the time it held transfers back below "
                    "their lone rate / time, highest where they competed (held); or by its busy time / time.")
 def plot(source: Path, kind: str, output: Path | None, against: str | None, baseline: str | None, algorithm: str | None,
-         size_text: str | None, density_text: str | None, point_index: int, metric: str | None) -> None:
+         size_text: str | None, density_text: str | None, point_text: str, metric: str | None) -> None:
     """Draw one plot from a results directory (written by `simnet run --out`) or a scenario.
 
     links and gantt need per-transfer detail, so they re-run one (algorithm, size)
@@ -897,7 +928,7 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
         raise SimnetError(f"only --kind links is coloured by a metric, not {kind}", path="--metric",
                           source=str(source))
     if kind in _JOB_PLOTS:
-        _plot_jobs(source, kind, output, point_index)
+        _plot_jobs(source, kind, output, point_text)
         return
     if source.is_dir():
         if _recorded_jobs(source):
@@ -922,7 +953,8 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
                           "expected a results directory (written by `simnet run --out`) or a scenario .yaml file",
                           source=str(source))
     if kind in _TRACE_PLOTS:
-        only = _one_run(points, point_index, algorithm, size_text, density_text, source=str(source))
+        index = _point_number(point_text, [point.label for point in points], source=str(source))
+        only = _one_run(points, index, algorithm, size_text, density_text, source=str(source))
         with _writing(target, "--out"):
             if kind == "links":
                 plots.link_utilization(only.trace, target, metric=metric or "load")
@@ -943,6 +975,37 @@ def plot(source: Path, kind: str, output: Path | None, against: str | None, base
         path = {"against": "--against", "baseline": "--baseline"}.get(error.path, error.path)
         raise SimnetError(error.message, path=path, source=str(source)) from None
     click.echo(f"wrote {target}", err=True)
+
+
+def _point_number(text: str, labels: list[str], *, source: str) -> int:
+    """The index of the sweep point `text` names: an index counted from 0, or a point's label as tables and
+    results.csv show it (spaces aside).
+
+    Raises
+    ------
+    SimnetError
+        At ``--point``, listing the points by index and label, for a number out of range or a label of no point.
+    """
+    text = text.strip()
+    shown = "; ".join(f"{index} = {label!r}" for index, label in enumerate(labels[:_POINTS_LISTED]) if label)
+    more = f"; ... ({len(labels) - _POINTS_LISTED} more)" if len(labels) > _POINTS_LISTED else ""
+    listing = f" (points: {shown}{more})" if shown else ""
+    if text.lstrip("-").isdigit():
+        index = int(text)
+        if not 0 <= index < len(labels):
+            raise SimnetError(f"no point {index}; the sweep has {len(labels)}{listing}", path="--point",
+                              source=source)
+        return index
+    squashed = "".join(text.split())
+    found = [index for index, label in enumerate(labels) if "".join(label.split()) == squashed]
+    if not found:
+        raise SimnetError(f"no point {text!r}; give an index from 0 to {len(labels) - 1} or a label{listing}",
+                          path="--point", source=source)
+    return found[0]
+
+
+_POINTS_LISTED = 20
+"""Most points a --point error lists."""
 
 
 def _read_results(directory: Path):
@@ -1046,7 +1109,7 @@ def _one_run(points, index: int, algorithm: str | None, size_text: str | None, d
     return only
 
 
-def _plot_jobs(source: Path, kind: str, output: Path | None, point: int) -> None:
+def _plot_jobs(source: Path, kind: str, output: Path | None, point_text: str) -> None:
     """The per-job Gantt (of sweep point `point`) or the slowdown bars (of every point), from a results directory
     or by running a jobs scenario."""
     import pandas as pd
@@ -1055,7 +1118,7 @@ def _plot_jobs(source: Path, kind: str, output: Path | None, point: int) -> None
     from simnet.outputs import owner_of
     from simnet.scenario import expand, load_scenario, run_jobs_point
 
-    if kind != "jobs" and point != 0:
+    if kind != "jobs" and point_text.strip() != "0":
         raise SimnetError(f"{kind} draws every sweep point; --point picks one for jobs, links and gantt",
                           path="--point", source=str(source))
     if source.is_dir():
@@ -1065,6 +1128,8 @@ def _plot_jobs(source: Path, kind: str, output: Path | None, point: int) -> None
                               source=str(source))
         table = pd.read_csv(needed, keep_default_na=False)
         title, target = (owner_of(source) or {}).get("name", source.name), output or source / f"{kind}.png"
+        labels = list(dict.fromkeys(table["point"].astype(str))) if "point" in table else [""]
+        point = _point_number(point_text, labels, source=str(source)) if kind == "jobs" else 0
     elif source.suffix in (".yaml", ".yml"):
         loaded = load_scenario(source)
         points = expand(loaded, source=str(source))
@@ -1073,9 +1138,7 @@ def _plot_jobs(source: Path, kind: str, output: Path | None, point: int) -> None
                               source=str(source))
         title, target = loaded.name, output or Path(f"{kind}.png")
         if kind == "jobs":
-            if not 0 <= point < len(points):
-                raise SimnetError(f"no point {point}; the sweep has {len(points)}", path="--point",
-                                  source=str(source))
+            point = _point_number(point_text, [one.label for one in points], source=str(source))
             if len(points) > 1:
                 title += f"\n{points[point].label} (sweep point {point} of {len(points)}, counted from 0)"
             points, point = [points[point]], 0
@@ -1148,20 +1211,28 @@ def list_presets(fmt: str) -> None:
             click.echo(f"    {item['description']}")
 
 
+_SCENARIO_POINT = click.option("--point", "point_text", default="0", show_default=True,
+                                help="For a scenario file: which sweep point's topology, by index (counted from 0) "
+                                     "or by its label ('topology.hosts=8').")
+
+
 @topo.command()
 @click.argument("topology")
 @_format_option()
-def show(topology: str, fmt: str) -> None:
-    """Counts per node kind and tier, bisection bandwidth and diameter.
+@_SCENARIO_POINT
+def show(topology: str, fmt: str, point_text: str) -> None:
+    """Counts per node kind and tier, bisection bandwidth and diameter, of a topology file, a preset, or a
+    scenario's topology (its overrides applied).
 
     \b
     Example:
       simnet topo show dgx_a100_superpod_slice
       simnet topo show fat_tree_k4 --format json
+      simnet topo show scenarios/quickstart.yaml
     """
     from simnet.topology import describe, format_description
 
-    info = describe(_topology_graph(topology))
+    info = describe(_topology_graph(topology, point_text))
     if fmt == "json":
         click.echo(json.dumps(info, indent=2))
     elif fmt == "csv":
@@ -1174,7 +1245,8 @@ def show(topology: str, fmt: str) -> None:
 @click.argument("topology")
 @click.option("-o", "--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="PNG file to write.")
-def draw(topology: str, out_path: Path) -> None:
+@_SCENARIO_POINT
+def draw(topology: str, out_path: Path, point_text: str) -> None:
     """Draw a topology: in layers node by node when small; servers as boxes, large switch levels as
     groups and cables summed when large; a torus as grids of routers.
 
@@ -1185,7 +1257,7 @@ def draw(topology: str, out_path: Path) -> None:
     """
     from simnet import plots
 
-    graph = _topology_graph(topology)
+    graph = _topology_graph(topology, point_text)
     with _writing(out_path, "--out"):
         plots.draw_topology(graph, out_path)
     click.echo(f"wrote {out_path}", err=True)
@@ -1212,11 +1284,12 @@ def export() -> None:
 @click.option("--proto", type=click.Choice(["Simple", "LL", "LL128"]),
               help="proto attribute of the file (default: the schedule's NCCL protocol, else Simple).")
 @click.option("--name", help="name attribute of the file (default: the algorithm's name).")
-@click.option("--point", "point_index", type=int, default=0, show_default=True, help="Which sweep point.")
+@click.option("--point", "point_text", default="0", show_default=True,
+              help="Which sweep point, by index (counted from 0) or by its label ('topology.hosts=8').")
 @click.option("--serialize", is_flag=True,
               help="Fit the runtime's limits by running transfers that may overlap one after the other.")
 def export_msccl(scenario: Path, algorithm: str, size_text: str | None, out_path: Path, proto: str,
-                 name: str | None, point_index: int, serialize: bool) -> None:
+                 name: str | None, point_text: str, serialize: bool) -> None:
     """Write the schedule of one of a scenario's algorithms as an MSCCL XML algorithm file.
 
     The file runs on the MSCCL executor for NCCL and on microsoft/msccl (RCCL does not
@@ -1232,9 +1305,7 @@ def export_msccl(scenario: Path, algorithm: str, size_text: str | None, out_path
     from simnet.units import parse_size
 
     points = expand(load_scenario(scenario), source=str(scenario))
-    if not 0 <= point_index < len(points):
-        raise SimnetError(f"no point {point_index}; the sweep has {len(points)}", path="--point", source=str(scenario))
-    point = points[point_index]
+    point = points[_point_number(point_text, [one.label for one in points], source=str(scenario))]
     try:
         size = parse_size(size_text) if size_text else point.scenario.sizes[0]
     except SimnetError as error:

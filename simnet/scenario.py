@@ -89,6 +89,7 @@ from pydantic import (
 from simnet import engine, units, yamlio
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
+from simnet.algorithms.nccl import NCCL_CHOICES, NCCL_NAMES, NCCL_RELEASE
 from simnet.algorithms.registry import Algorithm, resolved_changes
 from simnet.analysis import (RESULT_COLUMNS, choice_matches, choice_text, format_fraction, parse_choice, result_row,
                              sent_bytes_per_rank)
@@ -1423,15 +1424,20 @@ def _is_msccl(entry: AlgorithmSpec) -> bool:
     return entry.name == "msccl" and "msccl" in (entry.model_extra or {})
 
 
-def _nccl_references(network: Network, op: str, sizes: Sequence[int]) -> dict[int, tuple[str, float]]:
-    """NCCL's own choice (``"algorithm/protocol"``) and model time per size, where simnet models NCCL on the network.
+def _nccl_references(network: Network, op: str, sizes: Sequence[int],
+                     version: str = NCCL_RELEASE) -> dict[int, tuple[str, float]]:
+    """NCCL's own choice (``"algorithm/protocol"``) and model time per size with NCCL release `version`, where
+    simnet models NCCL on the network (none for a release NCCL's model does not know: the run says so).
 
     simnet's size of an all-gather (the gathered result) and of a reduce-scatter (each rank's input) is
     already the total NCCL feeds its model (:func:`~simnet.models.nccl.model_nbytes` of the per-rank count).
     """
     from simnet.models.nccl import choose, network_tuning
 
-    tuning = network_tuning(network)
+    try:
+        tuning = network_tuning(network, version)
+    except SimnetError:
+        return {}
     if tuning is None:
         return {}
     references = {}
@@ -1442,6 +1448,13 @@ def _nccl_references(network: Network, op: str, sizes: Sequence[int]) -> dict[in
             continue
         references[size] = (f"{pick.algorithm}/{pick.protocol}", pick.time_s)
     return references
+
+
+def _nccl_release(record: Algorithm, params: dict[str, Any]) -> str:
+    """The NCCL release an NCCL-family entry builds (its ``version``, else the default), ``""`` for another."""
+    if record.name not in NCCL_NAMES and record.name not in NCCL_CHOICES:
+        return ""
+    return str(params.get("version", NCCL_RELEASE))
 
 
 def _shown_params(params: dict[str, Any], payload: SparsePayload | None) -> str:
@@ -1518,13 +1531,18 @@ def _attempts(point: Point, *, force: bool = False) -> Iterator[Run | Failure]:
     cases = [(size, None) for size in scenario.sizes]
     if scenario.payload is not None:
         cases = [(payload.size_bytes, payload) for payload in scenario.sparse_payloads()]
-    references = _nccl_references(network, scenario.collective.op, [size for size, _ in cases])
     listed = _algorithm_runs(scenario, nranks)
     repeats = _repeats(listed, network)
     kept = [(index, entry) for index, entry in enumerate(listed) if index not in repeats]
+    releases = [_nccl_release(record, params) for _, (record, params, _, _) in kept]
+    pinned = set(filter(None, releases))
+    others = pinned.pop() if len(pinned) == 1 else NCCL_RELEASE
+    priced = {release: _nccl_references(network, scenario.collective.op, [size for size, _ in cases], release)
+              for release in {release or others for release in releases}}
     estimate = _estimated_transfers([entry for _, entry in kept], network, [size for size, _ in cases])
-    for index, (record, params, origins, shown_extra) in kept:
+    for (index, (record, params, origins, shown_extra)), release in zip(kept, releases):
         where = f"collective.algorithms[{index}]"
+        references = priced[release or others]
 
         def fits(chosen: dict[str, Any], size: int, record: Algorithm = record) -> None:
             transfers = record.transfers(nranks, size, chosen)

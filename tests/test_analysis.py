@@ -209,17 +209,26 @@ def test_nccl_comparison_has_one_row_per_size_and_sparse_payload():
 
 
 def test_nccls_choice_is_timed_by_a_run_of_the_release_whose_model_chose_it():
-    """Beside NCCL's choice (the default release's model), a run of another release is not its simulated time."""
-    from simnet.analysis import nccl_comparison
+    """One row per release the NCCL schedules ran, each with its release's choice (study r25: a pinned release
+    was priced with the default one's model); a run of another release is not its simulated time."""
+    from simnet.analysis import display_nccl_comparison, nccl_comparison
 
     frame = nccl_rows([
-        ("nccl", '{"nccl_algorithm": "nvls", "version": "2.18.3"}', 1 << 26, 2.0, "nvls/simple", 3.0),
+        ("nccl", '{"nccl_algorithm": "nvls", "version": "2.18.3"}', 1 << 26, 2.0, "ring/simple", 4.0),
         ("nccl", '{"nccl_algorithm": "nvls"}', 1 << 26, 2.5, "nvls/simple", 3.0),
+        ("ring", "{}", 1 << 26, 1.5, "nvls/simple", 3.0),
         ("nvls", '{"version": "2.18.3"}', 1 << 20, 1.0, "nvls/simple", 3.0),
     ])
     table = nccl_comparison(frame)
-    assert table["nccl_simulated_s"][0] == 2.5 and table["nccl_best_s"][0] == 2.0
-    assert math.isnan(table["nccl_simulated_s"][1])
+    assert table[["size_bytes", "nccl_release", "nccl_choice", "nccl_model_s"]].values.tolist() == [
+        [1 << 26, "2.18.3", "ring/simple", 4.0], [1 << 26, "2.30.7", "nvls/simple", 3.0],
+        [1 << 20, "2.18.3", "nvls/simple", 3.0]]
+    assert math.isnan(table["nccl_simulated_s"][0]) and table["nccl_best_s"][0] == 2.0
+    assert table["nccl_simulated_s"][1] == 2.5 and table["nccl_best_s"][1] == 2.5
+    assert table["nccl_simulated_s"][2] == 1.0 and table["agree"].tolist() == [False, False, True]
+    assert display_nccl_comparison(frame)["NCCL release"].tolist() == ["2.18.3", "2.30.7", "2.18.3"]
+    shown = display_nccl_comparison(frame.iloc[:1])
+    assert shown.iloc[0][["simulated", "same"]].tolist() == ["not run", "no"], "not run is never the same"
 
 
 def test_the_winner_says_what_nccl_ran_and_its_runner_up_is_not_that_schedule_again():

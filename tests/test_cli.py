@@ -362,6 +362,28 @@ def test_topo_show_describes_the_current_machines_and_their_nvls(topology, facts
     assert list(info["reduce_switches"].values()) == [["nvswitch0"]]
 
 
+def test_topo_show_and_draw_a_scenarios_topology_at_a_sweep_point(capsys, tmp_path, monkeypatch):
+    """Study r25 finding 7: `simnet topo show scenario.yaml` failed with "a topology needs 'builder' ... or
+    'file'"; it shows the scenario's topology with its overrides, at the point --point names (index or label)."""
+    monkeypatch.chdir(ROOT)
+    sweep = "scenarios/ring_chunks_sweep.yaml"
+    assert main(["topo", "show", sweep]) == 0
+    shown = capsys.readouterr()
+    assert "switch(hosts=4, bandwidth=25 GB/s" in shown.out and "GPUs: 4 on 4 host(s)" in shown.out
+    assert "sweep point 0 'topology.hosts=4,collective.chunks=1' (of 12" in shown.err
+    assert main(["topo", "show", sweep, "--point", "topology.hosts=16, collective.chunks=1", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["gpus"] == 16
+    scenario = tmp_path / "cluster.yaml"
+    scenario.write_text("name: c\ntopology: {file: dgx_h100_ndr_32, nodes: 4, fabric_params: {leaves: 2}}\n"
+                        "collective: {op: allreduce, algorithms: [ring]}\nsizes: [1 MiB]\n")
+    assert main(["topo", "show", str(scenario)]) == 0
+    out = capsys.readouterr().out
+    assert "leaves=2" in out and "GPUs: 32 on 4 host(s)" in out
+    assert main(["topo", "draw", str(scenario), "-o", str(tmp_path / "c.png")]) == 0 and (tmp_path / "c.png").is_file()
+    assert main(["topo", "show", "dgx1", "--point", "1"]) == 2
+    assert "--point: picks a sweep point of a scenario file, got '1' with a topology" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("command", [["topo", "show", "dgx_h10"], ["topo", "draw", "dgx_h10", "-o", "x.png"],
                                      ["tune", "dgx_h10", "--sizes", "1MiB"]])
 def test_a_misspelt_topology_argument_is_named_as_the_argument_with_the_closest_preset(command, capsys, tmp_path,

@@ -549,3 +549,29 @@ def test_a_time_written_as_minutes_and_seconds_is_not_read_as_a_base_60_number(t
     with pytest.raises(ScenarioError) as raised:
         load_scenario(path)
     assert raised.value.path == "topology.latency" and "'1:30'" in raised.value.message
+
+
+def test_nccls_choice_is_priced_with_the_release_each_nccl_entry_pinned():
+    """Study r25 finding 2: with ``{name: nccl, version: "2.26.2"}`` the comparison priced the default release
+    (271.7 us instead of 276.7 us) and called the run of that choice "not run" beside "same: yes". Each NCCL
+    entry's rows carry its release's choice; another schedule's rows the one release the entries pinned."""
+    from simnet.analysis import nccl_comparison
+
+    text = """
+name: releases
+topology: dgx_h100
+collective: {op: allreduce, algorithms: [{name: nccl, version: "2.26.2"}, ring]}
+sizes: [64 MiB]
+"""
+    results = run(parse_scenario(yaml.safe_load(text)))
+    pinned = results[results["algorithm"] == "nccl"].iloc[0]
+    assert pinned["nccl_model_s"] == pytest.approx(pinned["model_time_s"]) == pytest.approx(276.66e-6, rel=1e-3)
+    assert results["nccl_model_s"].nunique() == 1, "the ring's rows are priced with the release nccl pinned"
+    table = nccl_comparison(results)
+    assert table[["nccl_release", "nccl_choice", "agree"]].values.tolist() == [["2.26.2", "nvls/simple", True]]
+    assert table["nccl_simulated_s"][0] == pinned["sim_time_s"]
+    both = run(parse_scenario(yaml.safe_load(text.replace("ring]", "nccl]"))))
+    table = nccl_comparison(both)
+    assert table["nccl_release"].tolist() == ["2.26.2", "2.30.7"]
+    assert table["nccl_model_s"][1] == pytest.approx(271.72e-6, rel=1e-3)
+    assert not table["nccl_simulated_s"].isna().any()

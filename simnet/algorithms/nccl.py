@@ -88,6 +88,7 @@ from simnet.algorithms.registry import Algorithm, PairCosts
 from simnet.errors import ScheduleError, SimnetError, did_you_mean
 from simnet.schedule import Schedule, split_bytes
 from simnet.speed import gc_paused
+from simnet.units import format_size
 
 __all__ = [
     "PROTOCOLS",
@@ -1358,7 +1359,10 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
                                       f"(simnet builds NCCL's {collective} as: {', '.join(builders)})",
                                       path="nccl_algorithm")
                 built = "" if collective == "allreduce" else f" for {collective} (it builds {' and '.join(builders)})"
-                raise SimnetError(f"NCCL chose {chosen!r}, which simnet does not build{built}", path="nccl_algorithm")
+                ring = "nccl_ring" if collective == "allreduce" else f"nccl_ring_{collective}"
+                raise SimnetError(f"NCCL {version} chose {chosen!r} at {format_size(size_bytes)}, which simnet does "
+                                  f"not build{built}; give nccl_algorithm: ring (or list {ring}) to run NCCL's ring "
+                                  f"there, or another version", path="nccl_algorithm")
         keywords = _keywords(builders[chosen])
         if "gpus_per_node" in keywords:
             params.setdefault("gpus_per_node", _gpus_per_node(network, ranks))

@@ -120,16 +120,50 @@ def size_axis(axis, low: float, high: float, *, most: int = 8, at: np.ndarray | 
     axis.set_minor_formatter(NullFormatter())
 
 
+def time_ticks(low: float, high: float) -> list[float]:
+    """Labelled ticks of a log time axis from `low` to `high` seconds, from the tick at or below `low` to the
+    tick at or above `high`, so that every value between has a labelled tick on each side.
+
+    Ticks are at 1, 2, 3 and 5 times powers of ten when the range spans less than
+    one and a half decades, at 1, 2 and 5 times them when it spans less than three,
+    at powers of ten otherwise.
+
+    >>> [format_time(t) for t in time_ticks(248e-6, 2.6e-3)]
+    ['200 us', '300 us', '500 us', '1 ms', '2 ms', '3 ms']
+    >>> [format_time(t) for t in time_ticks(1e-6, 1e-2)]
+    ['1 us', '10 us', '100 us', '1 ms', '10 ms']
+    """
+    if not (0 < low <= high and math.isfinite(high)):
+        return []
+    decades = math.log10(high / low)
+    subs = (1.0, 2.0, 3.0, 5.0) if decades < 1.5 else (1.0, 2.0, 5.0) if decades < 3 else (1.0,)
+    candidates = sorted(sub * 10.0**power for power in range(math.floor(math.log10(low)) - 1,
+                                                             math.ceil(math.log10(high)) + 1) for sub in subs)
+    first = max(t for t in candidates if t <= low * (1 + 1e-9))
+    last = min(t for t in candidates if t >= high * (1 - 1e-9))
+    return [t for t in candidates if first <= t <= last]
+
+
 def time_axis(axis, low: float, high: float) -> None:
     """A log axis of seconds from `low` to `high` with unit-carrying labels (``10 us``, ``20 us``, ``1 ms``).
 
-    Ticks are at 1, 2 and 5 times powers of ten when the range spans less than
-    three decades, at powers of ten otherwise.
+    The axis runs from the :func:`time_ticks` tick at or below `low` to the one at or above `high` (a little
+    beyond, so that a point on them is whole), so every point lies between two labelled ticks.
     """
-    decades = math.log10(high / low) if low > 0 and high > low else 0.0
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades < 3 else (1.0,)))
+    ticks = time_ticks(low, high)
+    axis.axes.set_xscale("log") if axis.axis_name == "x" else axis.axes.set_yscale("log")
+    if len(ticks) < 2:
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    else:
+        axis.set_major_locator(FixedLocator(ticks))
+        limits = (ticks[0] / _TIME_MARGIN, ticks[-1] * _TIME_MARGIN)
+        axis.axes.set_xlim(*limits) if axis.axis_name == "x" else axis.axes.set_ylim(*limits)
     axis.set_major_formatter(FuncFormatter(lambda value, _: format_time(value)))
     axis.set_minor_formatter(NullFormatter())
+
+
+_TIME_MARGIN = 1.06
+"""How far a time axis runs beyond its outer ticks (a factor), so that a marker on one is not cut."""
 
 
 def value_axis(axis, values: np.ndarray, labels: list[str], *, log: bool) -> None:

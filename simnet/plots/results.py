@@ -494,9 +494,12 @@ def metric_plot(
     path : str or pathlib.Path
         PNG file to write.
     metric : {"time", "busbw"}
-        Completion time (log axis, shared by all panels), or nccl-tests' bus
-        bandwidth in GB/s from 0 (each panel its own range; for sparse algorithms
-        the dense-equivalent figure, labelled so).
+        Completion time (log axis), or nccl-tests' bus bandwidth in GB/s from 0
+        (for sparse algorithms the dense-equivalent figure, labelled so). All
+        panels share the y axis, so values compare across panels; a time axis
+        runs between labelled ticks (:func:`~simnet.plots._figure.time_ticks`).
+        Series without a model value are drawn as points alone, and the legend
+        shows no model line then.
     against : str
         x axis: ``size``, ``payload.density`` or a swept key (a column of
         :func:`simnet.analysis.factors`).
@@ -532,12 +535,13 @@ def metric_plot(
     rows, columns, width, height = _grid(len(plan.panels), panel_in, 2.8)
     title_in = _panel_width_in(width, 2.8, columns)
     figure = new_figure(width, height)
-    shared = metric == "time"
-    grid = figure.subplots(rows, columns, sharex=True, sharey=shared, squeeze=False)
+    grid = figure.subplots(rows, columns, sharex=True, sharey=True, squeeze=False)
     colours: dict[tuple, int] = {}
     legend: dict[str, Line2D] = {}
+    modelled: dict[str, bool] = {}
     for (facet, series), heading, axes in zip(plan.panels, _panel_titles(plan), grid.flat):
         mine = _select(frame, "_panel", facet)
+        panel_modelled = False
         for index, line in enumerate(series):
             colour_index = colours.setdefault(line, len(colours)) if plan.shared_legend else index
             colour, marker = f"C{colour_index % 10}", _MARKERS[colour_index % len(_MARKERS)]
@@ -551,21 +555,28 @@ def metric_plot(
             if model is not None:
                 fitted = model[_select(model, "_panel", facet) & _select(model, "_line", line)]
                 fitted = fitted.sort_values("size_bytes" if against == "size" else against)
-                axes.plot(fitted[against].astype(float), _metric(fitted, metric, "model_time_s"), linestyle=style,
+                modelled_y = _metric(fitted, metric, "model_time_s")
+                axes.plot(fitted[against].astype(float), modelled_y, linestyle=style,
                           color=colour, alpha=0.75, linewidth=1.3)
             elif categorical:
-                axes.plot(xs[sort], _metric(rows_, metric, "model_time_s")[sort], linestyle="", marker="_",
+                modelled_y = _metric(rows_, metric, "model_time_s")[sort]
+                axes.plot(xs[sort], modelled_y, linestyle="", marker="_",
                           markersize=size + 8, markeredgewidth=1.6, color=colour, alpha=0.75)
             else:
                 alone = len(xs) == 1
-                axes.plot(xs[sort], _metric(rows_, metric, "model_time_s")[sort], linestyle=style, color=colour,
+                modelled_y = _metric(rows_, metric, "model_time_s")[sort]
+                axes.plot(xs[sort], modelled_y, linestyle=style, color=colour,
                           alpha=0.75, linewidth=1.3, marker="_" if alone else "",
                           markersize=size + 8 if alone else 0, markeredgewidth=1.6)
-            legend[_label(plan.lines, line)] = Line2D([], [], color=colour, marker=marker, markersize=size,
-                                                      linestyle="" if categorical else style, linewidth=1.3)
+            label = _label(plan.lines, line)
+            drawn = bool(np.isfinite(np.asarray(modelled_y, dtype=float)).any())
+            panel_modelled |= drawn
+            modelled[label] = modelled.get(label, False) or drawn
+            legend[label] = Line2D([], [], color=colour, marker=marker, markersize=size,
+                                   linestyle=style if modelled[label] and not categorical else "", linewidth=1.3)
         if not plan.shared_legend:
             _legend(axes, {label: legend.pop(label) for label in list(legend)}
-                    | _styles(model, against, results, categorical),
+                    | _styles(model, against, results, categorical, modelled=panel_modelled),
                     _legend_title(plan.lines))
         axes.set_title(_fitted(heading, title_in), fontsize="small")
         axes.grid(True, which="major", alpha=0.3)
@@ -576,15 +587,17 @@ def metric_plot(
     for axes in grid.flat[: len(plan.panels)]:
         axes.tick_params(axis="x", labelsize="small", labelbottom=True)
         axes.tick_params(axis="y", labelsize="small")
+    drawn_y = [y[np.isfinite(y) & (y > 0)] for axes in grid.flat[: len(plan.panels)]
+               for y in (np.asarray(line.get_ydata(), dtype=float) for line in axes.get_lines())]
+    drawn_y = [y for y in drawn_y if len(y)]
     if metric == "time":
         first.set_yscale("log")
-        time_axis(first.yaxis, *first.dataLim.intervaly)
+        if drawn_y:
+            time_axis(first.yaxis, min(float(y.min()) for y in drawn_y), max(float(y.max()) for y in drawn_y))
         ylabel = "completion time"
     else:
-        for axes in grid.flat[: len(plan.panels)]:
-            finite = [np.asarray(line.get_ydata(), dtype=float) for line in axes.get_lines()]
-            top = max((float(y[np.isfinite(y)].max()) for y in finite if np.isfinite(y).any()), default=1.0)
-            axes.set_ylim(0, 1.08 * top if top > 0 else 1.0)
+        top = max((float(y.max()) for y in drawn_y), default=1.0)
+        first.set_ylim(0, 1.08 * top)
         ylabel = "busbw (GB/s)\nsparse algorithms: dense-equivalent" if sparse else "bus bandwidth, busbw (GB/s)"
     for axes in grid[:, 0]:
         axes.set_ylabel(ylabel, fontsize="small")
@@ -594,19 +607,22 @@ def metric_plot(
         axes.set_xlabel(label if last_row else "", fontsize="small")
     if plan.shared_legend:
         _legend(grid[0, min(len(plan.panels), grid.shape[1]) - 1],
-                legend | _styles(model, against, results, categorical),
+                legend | _styles(model, against, results, categorical, modelled=any(modelled.values())),
                 _legend_title(plan.lines))
     _title(figure, title, results, plan)
     return save(figure, path)
 
 
 def _styles(model: pd.DataFrame | None, against: str, results: pd.DataFrame,
-            categorical: bool = False) -> dict[str, Line2D]:
+            categorical: bool = False, *, modelled: bool = True) -> dict[str, Line2D]:
     """Legend entries for the two ways a series is drawn: simulated points, the model's line (a dash at each
-    category on a categorical axis, where a line between categories would mean nothing).
+    category on a categorical axis, where a line between categories would mean nothing); the model's only
+    where one was drawn (`modelled`).
 
     NCCL's schedules are drawn against NCCL's own cost model, which the label says.
     """
+    if not modelled:
+        return {"simulated": Line2D([], [], color="0.3", marker="o", linestyle="")}
     dense = model is not None or against not in ("size", "payload.density")
     name = "α-β model" + (" (NCCL's own for NCCL's schedules)" if _has_nccl(results) else "")
     if categorical:

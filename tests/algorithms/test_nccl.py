@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,7 +32,7 @@ from simnet.models.nccl import (NCCL_VERSIONS, algo_time_s, choose, cost_table, 
                                 tune_model)
 from simnet.network import Network
 from simnet.schedule import check
-from simnet.topology import Router, cluster, switch
+from simnet.topology import Router, cluster, dgx_h100, switch
 from simnet.topology import build as build_topology
 
 MIB = 1 << 20
@@ -687,3 +688,41 @@ def test_the_memory_estimate_of_nccls_ring_on_16_dgx_h100_is_its_transfer_count(
     resolved = record.resolved(Network(network), 2**30, {})
     assert resolved["channels"] == 16 and resolved["protocol"] == "simple"
     assert record.transfers(128, 2**30, resolved) == 2 * 127 * 16 * 128 == 520_192
+
+
+@pytest.mark.parametrize("version,per_rank_bytes,picked", [
+    ("2.26.2", 579_600, "nvls"), ("2.23.4", 579_600, "nvls"), ("2.19.1", 300_000, "nvls"),
+    ("2.26.2", 1 << 20, "ring"), ("2.21.5", 579_600, "ring"), ("2.27.3", 579_600, "ring"), ("2.30.7", 579_600, "ring"),
+])
+def test_nccls_all_gather_on_one_h100_server_is_ring_except_a_band_of_older_releases(version, per_rank_bytes, picked):
+    """Study r25 finding 3: docs/nccl.md said Ring at every size; 2.26.2 picks NVLS at 579600 B per rank
+    (nccl#1906's row), as the doc now says release by release."""
+    from simnet.models.nccl import choose, network_tuning
+
+    tuning = network_tuning(Network(dgx_h100()), version)
+    for collective in ("all_gather", "reduce_scatter"):
+        assert choose(tuning, collective, 8 * per_rank_bytes).algorithm == picked
+    doc = " ".join((Path(__file__).resolve().parents[2] / "docs" / "nccl.md").read_text().split())
+    assert "576-595 kB per rank with 2.23-2.26" in doc and "every size with 2.21-2.22 and from 2.27 on" in doc
+
+
+def test_nccls_choice_simnet_does_not_build_names_the_release_and_size_and_a_way_out():
+    """Study r25 finding 3: the error names NCCL's release and the size and says what to pin; in a run over
+    sizes only that size fails."""
+    from simnet.scenario import expand, parse_scenario, point_tables
+
+    net = Network(dgx_h100())
+    with pytest.raises(SimnetError) as error:
+        ALGORITHMS["nccl_all_gather"].resolved(net, 8 * 579_600, {"version": "2.26.2"})
+    assert error.value.path == "nccl_algorithm"
+    assert error.value.message.startswith("NCCL 2.26.2 chose 'nvls' at 4.637 MB, which simnet does not build for "
+                                          "all_gather (it builds ring and pat); give nccl_algorithm: ring (or list "
+                                          "nccl_ring_all_gather)")
+    assert ALGORITHMS["nccl_all_gather"].resolved(net, 8 * 579_600, {"version": "2.26.2", "nccl_algorithm": "ring"})
+    [point] = expand(parse_scenario({
+        "name": "band", "topology": "dgx_h100",
+        "collective": {"op": "all_gather", "algorithms": [{"name": "nccl_all_gather", "version": "2.26.2"}]},
+        "sizes": ["4636800 B", "1 MiB"]}))
+    tables = point_tables(point)
+    assert [row["size_bytes"] for row in tables["rows"]] == [1 << 20]
+    assert [failure["sizes"] for failure in tables["failed"]] == ["4.637 MB"]

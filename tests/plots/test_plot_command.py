@@ -226,3 +226,23 @@ def test_speedups_of_results_without_ring_are_over_the_first_algorithm_as_in_com
     assert png_size(target)[0] > 0
     assert main(["plot", str(out), "--kind", "speedup", "--baseline", "ring", "-o", str(target)]) == 2
     assert "--baseline: baseline 'ring' is not among the algorithms run" in capsys.readouterr().err
+
+
+def test_plot_point_takes_a_label_as_the_tables_show_it(sweep_dir, tmp_path, capsys):
+    """Study r25 finding 7: `--point 'topology.fabric_params.oversubscription=2:1'` was 'not a valid integer',
+    though tables and results.csv name points by label. A label (spaces aside) picks the same run as its
+    index; a wrong one is an error listing the points."""
+    import pandas as pd
+
+    labels = list(dict.fromkeys(pd.read_csv(sweep_dir / "results.csv")["point"]))
+    by_index, by_label = tmp_path / "index.png", tmp_path / "label.png"
+    assert main(["plot", str(sweep_dir), "--kind", "links", "--point", "2", "-o", str(by_index)]) == 0
+    assert main(["plot", str(sweep_dir), "--kind", "links", "--point", labels[2].replace(",", ", "),
+                 "-o", str(by_label)]) == 0
+    assert by_index.read_bytes() == by_label.read_bytes()
+    capsys.readouterr()
+    assert main(["plot", str(sweep_dir), "--kind", "links", "--point", "topology.hosts=9", "-o",
+                 str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert (f"--point: no point 'topology.hosts=9'; give an index from 0 to 3 or a label (points: 0 = {labels[0]!r}; "
+            f"1 = {labels[1]!r}") in err and len(err.strip().splitlines()) == 1

@@ -364,3 +364,37 @@ def test_a_line_with_one_run_still_shows_its_model(tmp_path):
     lines = figure.axes[0].get_lines()
     single = [line for line in lines if len(line.get_xdata()) == 1]
     assert single and all(line.get_marker() not in ("None", "", None) for line in single)
+
+
+def test_panels_of_one_figure_share_the_y_axis(tmp_path):
+    """Study r25 finding 6a: the 1:1 panel ran 0-550 GB/s and the 2:1 panel 0-400, so 379 looked as high as
+    512. Panels of a busbw (and time) plot have one y range."""
+    results = rows([f"topology.hosts={h}" for h in (4, 8, 16)], ["ring", "tree", "hd", "bruck", "direct"],
+                   [2**20, 2**26])
+    results.loc[results["algorithm"] == "hd", ["sim_time_s", "model_time_s"]] *= 3
+    for metric in ("busbw", "time"):
+        figure = plots.metric_plot(results, tmp_path / f"{metric}.png", metric=metric, against="topology.hosts")
+        panels = [axes for axes in figure.axes if axes.get_visible() and axes.get_lines()]
+        assert len(panels) >= 2 and len({tuple(axes.get_ylim()) for axes in panels}) == 1, metric
+
+
+def test_a_time_axis_has_labelled_ticks_around_every_point_and_no_model_legend_without_a_model(tmp_path):
+    """Study r25 finding 6b/6c: GB200 points at 248 and 313 us sat below the lowest label (500 us), and the
+    legend listed the α-β model and line styles although no model line was drawn."""
+    from simnet.plots._figure import time_ticks
+
+    results = rows(["topology.hosts=4", "topology.hosts=8"], ["nvls_tree", "collnet_direct"], [2**26, 2**30])
+    results["sim_time_s"] = [313e-6, 1.95e-3, 248e-6, 2.4e-3] * 2
+    results["model_time_s"] = math.nan
+    figure = plots.time_vs_size(results, tmp_path / "time.png")
+    FigureCanvasAgg(figure).draw()
+    axes = figure.axes[0]
+    low, high = axes.get_ylim()
+    labelled = [tick for tick, text in zip(axes.get_yticks(), axes.get_yticklabels())
+                if text.get_text() and low <= tick <= high]
+    assert min(labelled) <= 248e-6 and max(labelled) >= 2.4e-3 and len(labelled) >= 4
+    assert [round(t * 1e6) for t in time_ticks(248e-6, 313e-6)] == [200, 300, 500]
+    texts = [t.get_text() for legend in legends(figure) for t in legend.get_texts()]
+    assert not any("model" in text for text in texts), texts
+    assert all(handle.get_linestyle() in ("None", "", " ") for legend in legends(figure)
+               for handle in legend.legend_handles), "no line style where no line is drawn"

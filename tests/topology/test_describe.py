@@ -29,6 +29,14 @@ def test_bisection_of_a_switch_and_an_oversubscribed_leaf_spine():
     assert describe(graph)["bisection_Bps"] == pytest.approx(2e9, rel=1e-12)
 
 
+@pytest.mark.parametrize("ratio", [1.0, 2.0, 4.0, 3.0])
+def test_bisection_of_two_leaves_is_one_leafs_uplink_capacity_however_oversubscription_is_built(ratio):
+    """Closed form: two leaves of 8 hosts at 25 GB/s split into halves by leaf, so the cut is one leaf's uplinks,
+    8 * 25 GB/s / ratio, whether the ratio removes cables (2, 4 of 8) or slows them (3)."""
+    graph = leaf_spine(2, 2, 8, 25e9, 1e-6, parallel=4, oversubscription=ratio)
+    assert describe(graph)["bisection_Bps"] == pytest.approx(8 * 25e9 / ratio, rel=1e-12)
+
+
 def test_dgx_a100_bisection_is_the_nvswitch_bandwidth_of_half_the_gpus():
     assert describe(dgx_a100())["bisection_Bps"] >= 4 * 300e9
 

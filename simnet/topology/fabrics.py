@@ -556,7 +556,8 @@ def leaf_spine(
     routing : str, optional
         Routing rule (graph attribute ``routing``; default ``"dmodk"``: a leaf
         sends to GPU ``d`` through up-port ``d mod (spines * parallel)``, spine
-        ``d mod spines``, cable ``⌊d / spines⌋ mod parallel``).
+        ``d mod spines``, cable ``⌊d / spines⌋ mod parallel``; with ``U`` up-ports left
+        by `oversubscription`, up-port ``d mod U``).
     sharp : bool, optional
         Mark every switch as able to reduce in flight (``reduce = True``, see
         :mod:`simnet.topology.contract`), as InfiniBand SHARP does on NVIDIA Quantum,

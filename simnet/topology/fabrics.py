@@ -231,7 +231,7 @@ def _leaf_spine_uplinks(
     -------
     tuple of (int, float, bool)
         Non-blocking, a leaf has ``C = spines * parallel`` cables of ``hosts_per_leaf *
-        bandwidth_Bps / C`` each. When `oversubscription` ``r`` divides ``C`` into a whole
+        bandwidth_Bps / C`` each. When `oversubscription` ``r > 1`` divides ``C`` into a whole
         number, ``C / r`` of them remain at that rate (as oversubscribed fabrics are built:
         fewer uplinks at line rate) and the flag is True; otherwise all ``C`` remain, each
         at ``1 / r`` of that rate, and the flag is False.
@@ -245,7 +245,7 @@ def _leaf_spine_uplinks(
     """
     cables = spines * parallel
     kept = cables / oversubscription
-    if oversubscription != 1 and kept >= 1 and math.isclose(kept, round(kept), rel_tol=0, abs_tol=1e-9):
+    if oversubscription > 1 and kept >= 1 and math.isclose(kept, round(kept), rel_tol=0, abs_tol=1e-9):
         return round(kept), hosts_per_leaf * bandwidth_Bps / cables, True
     return cables, hosts_per_leaf * bandwidth_Bps / (oversubscription * cables), False
 
@@ -525,7 +525,7 @@ def leaf_spine(
     spine ``spine{s}`` by `parallel` cables. The uplinks of a leaf carry in total
     ``hosts_per_leaf * bandwidth_Bps / oversubscription`` per direction. Non-blocking,
     a leaf has ``C = spines * parallel`` uplink cables of ``hosts_per_leaf * bandwidth_Bps / C``
-    each. An `oversubscription` ``r`` that divides ``C`` into a whole number removes cables
+    each. An `oversubscription` ``r > 1`` that divides ``C`` into a whole number removes cables
     and keeps that rate, as oversubscribed fabrics are built (fewer uplinks at line rate):
     a leaf keeps its up-ports ``0 .. C/r - 1`` in d-mod-k's numbering (port ``p + j·spines``
     is cable ``j`` to ``spine{p}``), so every spine keeps ``parallel / r`` cables when ``r``

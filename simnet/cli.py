@@ -128,6 +128,7 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
     loaded, points = _load(scenario, force=force)
     if not quiet:
         _note_repeats(points, force=force)
+        _note_ports(points, force=force)
     with _owned(out_dir, name=loaded.name, command="run", source=str(scenario), overwrite=overwrite):
         results, failed = _partial(lambda: _sweep(
             scenario, loaded, points, out_dir, executor=executor, workers=workers, scheduler=scheduler,
@@ -166,6 +167,29 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
                           failures=failures)
         if failed is not None:
             _raise_failures(failed, out_dir)
+
+
+def _note_ports(points, *, force: bool = False) -> None:
+    """Say on stderr, one line per topology, which fabric switches have more cables than the ports of the switch
+    model the topology file names (``switch_ports``); topologies without it are not built here."""
+    from simnet.scenario import build_topology, split_tiers
+    from simnet.topology.describe import ports_warning
+    from simnet.topology.io import resolve
+
+    where: dict[str, list[int]] = {}
+    for point in points:
+        spec = point.scenario.topology
+        try:
+            if "switch_ports" not in resolve(split_tiers(spec)[0], base=point.scenario.base_dir):
+                continue
+            warning = ports_warning(build_topology(spec, force=force, base=point.scenario.base_dir))
+        except SimnetError:
+            continue
+        if warning:
+            where.setdefault(warning, []).append(point.index)
+    for warning, at in where.items():
+        some = f" (sweep point{'s' if len(at) > 1 else ''} {', '.join(map(str, at))})" if len(at) < len(points) else ""
+        click.echo(f"{warning}{some}", err=True)
 
 
 def _check_out_options(out_dir: Path | None, *, resume: bool = False, overwrite: bool = False) -> None:

@@ -782,3 +782,40 @@ def test_an_interrupted_tune_says_what_is_kept_and_how_to_keep_more(capsys, monk
     assert capsys.readouterr().err == ("interrupted: tune writes its table once every size is tuned, so nothing of "
                                        "this run is kept; tune fewer sizes at a time (--sizes, 2 now) to keep answers "
                                        "as they come\n")
+
+
+SMALL_LEAF_SPINE = ("builder: leaf_spine\nswitch_ports: 12\nleaves: 2\nspines: 2\nhosts_per_leaf: 8\nparallel: 4\n"
+                    "bandwidth: 25 GB/s\nlatency: 1 us\n")
+
+
+@pytest.mark.parametrize("ratio, bisection, cables, warned", [
+    ("1", "200 GB/s", "8 uplink cables of 25 GB/s per leaf)", True),
+    ("2:1", "100 GB/s", "4 uplink cables of 25 GB/s per leaf (2:1 keeps 4 of 8 at full rate))", False),
+    ("3:1", "66.67 GB/s", "8 uplink cables of 8.333 GB/s per leaf (3:1 does not divide 8 cables", True),
+])
+def test_topo_show_of_an_oversubscribed_leaf_spine(ratio, bisection, cables, warned, capsys, tmp_path):
+    """Study r25 F1 and F4: two leaves of 8 hosts at 25 GB/s, 4 cables to each of 2 spines. The bisection is one
+    leaf's uplinks, 200 GB/s / ratio; 2:1 keeps 4 full-rate cables, so a leaf has 8 + 4 = 12 cables and fits the
+    file's 12-port switch model, while 1:1 and 3:1 keep 16 cables per leaf and are warned about (and still shown)."""
+    path = tmp_path / "ls.yaml"
+    path.write_text(f"{SMALL_LEAF_SPINE}oversubscription: {ratio}\n")
+    assert main(["topo", "show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert cables in out.splitlines()[0]
+    assert f"bisection bandwidth: {bisection} (first half of ranks -> second)" in out
+    warning = ("warning: 2 switches (leaf0 .. leaf1) have up to 16 cables, more than the 12 ports of the topology's "
+               "switch model (switch_ports)")
+    assert (warning in out) == warned
+
+
+def test_run_warns_on_stderr_about_switches_with_more_cables_than_ports_and_still_runs(capsys, tmp_path):
+    (tmp_path / "ls.yaml").write_text(SMALL_LEAF_SPINE)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("name: s\ntopology: {file: ls.yaml}\ncollective: {op: allreduce, algorithms: [ring]}\n"
+                        "sizes: [1 MiB]\nsweep: {points: [{topology.oversubscription: 1}, "
+                        "{topology.oversubscription: '2:1'}]}\n")
+    assert main(["run", str(scenario), "--no-plots"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("warning: 2 switches (leaf0 .. leaf1) have up to 16 cables") == 1
+    assert "(sweep point 0)" in captured.err
+    assert "2 sweep points" in captured.out

@@ -403,23 +403,24 @@ def rank_halves_GBps(dims: tuple) -> float:
     return nx.maximum_flow_value(flow, "source", "sink") / 1e9
 
 
+NDR_64_FEWER = ("leaf_spine(leaves=16, spines=4, hosts_per_leaf=32, parallel=8, bandwidth=50 GB/s, latency=1 us, "
+                "sharp=True, oversubscription=2.0; 16 uplink cables of 50 GB/s per leaf (2:1 keeps 16 of 32 at full "
+                "rate))")
 NDR_64_SLOWER = ("leaf_spine(leaves=16, spines=4, hosts_per_leaf=32, parallel=8, bandwidth=50 GB/s, latency=1 us, "
-                 "sharp=True, oversubscription=2.0; 32 uplink cables of 25 GB/s per leaf)")
-NDR_64_FEWER = (NDR_64_SLOWER.replace("parallel=8", "parallel=4")
-                .replace("32 uplink cables of 25", "16 uplink cables of 50"))
+                 "sharp=True, oversubscription=2.5; 32 uplink cables of 20 GB/s per leaf (2.5:1 does not divide 32 "
+                 "cables: each runs at 1/2.5 of full rate))")
 
 
 @functools.cache
-def ndr_64_fabric(parallel: int | None) -> tuple[int, float, str]:
-    """dgx_h100_ndr_32 on 64 servers (16 leaves) at 2:1: a leaf's uplink cables, their rate in GB/s, the fabric's
-    name."""
-    fabric = {"leaves": 16, "oversubscription": "2:1", **({} if parallel is None else {"parallel": parallel})}
-    graph = build({"file": "dgx_h100_ndr_32", "nodes": 64, "fabric_params": fabric})
+def ndr_64_fabric(ratio: str) -> tuple[int, float, str, set]:
+    """dgx_h100_ndr_32 on 64 servers (16 leaves) at `ratio`: a leaf's uplink cables, their rate in GB/s, the
+    fabric's name, and the cables a leaf has to each spine."""
+    graph = build({"file": "dgx_h100_ndr_32", "nodes": 64, "fabric_params": {"leaves": 16, "oversubscription": ratio}})
     edges = [graph.edges["leaf0", v] for v in graph.successors("leaf0") if v.startswith("spine")]
     rates = {edge["bandwidth_Bps"] / edge["cables"] / 1e9 for edge in edges}
     assert len(rates) == 1
-    name = re.search(r"leaf_spine\([^)]*\)", graph.graph["name"]).group(0)
-    return sum(edge["cables"] for edge in edges), rates.pop(), name
+    name = re.search(r"leaf_spine\([^()]*(\([^()]*\))?\)", graph.graph["name"]).group(0)
+    return sum(edge["cables"] for edge in edges), rates.pop(), name, {edge["cables"] for edge in edges}
 
 
 @functools.cache
@@ -654,14 +655,16 @@ CLAIMS = [
     *claims("docs/topology.md", "(`cut across torus dimension 1 of [4, 8]: c1 < 4 -> c1 ≥ 4`;",
             ("cut across torus dimension 1 of [4, 8]: c1 < 4 -> c1 ≥ 4",
              lambda: describe(torus_graph((4, 8)))["bisection_cut"], identity)),
-    *claims("docs/topology.md", "32 cables per leaf at 25 GB/s, half the NDR rate",
-            ("32", lambda: ndr_64_fabric(None)[0]), ("25", lambda: ndr_64_fabric(None)[1], fixed(0))),
-    *claims("docs/topology.md", "gives 16 cables of 50 GB/s. Both carry 800 GB/s up per leaf",
-            ("16", lambda: ndr_64_fabric(4)[0]), ("50", lambda: ndr_64_fabric(4)[1], fixed(0)),
-            ("800", lambda: {ndr_64_fabric(p)[0] * ndr_64_fabric(p)[1] for p in (None, 4)},
-             lambda totals: " or ".join(f"{t:.0f}" for t in sorted(totals)))),
-    *claims("docs/topology.md", NDR_64_SLOWER, (NDR_64_SLOWER, lambda: ndr_64_fabric(None)[2], identity)),
-    *claims("docs/topology.md", NDR_64_FEWER, (NDR_64_FEWER, lambda: ndr_64_fabric(4)[2], identity)),
+    *claims("docs/topology.md", "keeps 16 cables per leaf at 50 GB/s, the NDR rate, 4 to every spine",
+            ("16", lambda: ndr_64_fabric("2:1")[0]), ("50", lambda: ndr_64_fabric("2:1")[1], fixed(0)),
+            ("4", lambda: ndr_64_fabric("2:1")[3], lambda counts: " or ".join(map(str, sorted(counts))))),
+    *claims("docs/topology.md", "`oversubscription: 5:2` keeps all 32 at 20 GB/s",
+            ("32", lambda: ndr_64_fabric("5:2")[0]), ("20", lambda: ndr_64_fabric("5:2")[1], fixed(0))),
+    *claims("docs/topology.md", "They carry 800 and 640 GB/s up per leaf",
+            ("800", lambda: ndr_64_fabric("2:1")[0] * ndr_64_fabric("2:1")[1], fixed(0)),
+            ("640", lambda: ndr_64_fabric("5:2")[0] * ndr_64_fabric("5:2")[1], fixed(0))),
+    *claims("docs/topology.md", NDR_64_FEWER, (NDR_64_FEWER, lambda: ndr_64_fabric("2:1")[2], identity)),
+    *claims("docs/topology.md", NDR_64_SLOWER, (NDR_64_SLOWER, lambda: ndr_64_fabric("5:2")[2], identity)),
     *claims("docs/topology.md", "a GPU pair then uses a single plane (1/6 of an A100's links)",
             ("1/6", a100_plane_share, identity)),
     *claims("docs/topology.md", "a DGX H100 ring reaches 18 × 25 =\n450 GB/s of busbw",

@@ -50,7 +50,8 @@ from simnet.topology.contract import (
 from simnet.topology.routing import Router
 from simnet.units import format_bandwidth, format_time
 
-__all__ = ["describe", "bisection", "bisection_bandwidth_Bps", "format_description"]
+__all__ = ["describe", "bisection", "bisection_bandwidth_Bps", "format_description", "over_ports",
+           "ports_warning"]
 
 _KIND_ORDER = ("gpu", "nic", "cpu", "switch")
 
@@ -122,7 +123,9 @@ def describe(graph: nx.DiGraph) -> dict:
         direction); ``routing`` (the rule routes follow); ``bisection_Bps``;
         ``diameter_hops``; ``diameter_s``; ``reduce_switches``: efficiency -> the
         switches that reduce in flight at it, in graph order (see the module
-        docstring for the definitions).
+        docstring for the definitions); ``switch_ports`` (the port count of the fabric's
+        switch model, or None), ``over_ports`` (:func:`over_ports`, by name) and
+        ``ports_warning`` (:func:`ports_warning`).
     """
     validate(graph)
     kinds = Counter(kind for _, kind in graph.nodes(data="kind"))
@@ -163,7 +166,44 @@ def describe(graph: nx.DiGraph) -> dict:
         "diameter_hops": hops,
         "diameter_s": latency,
         "reduce_switches": dict(sorted(reducing.items())),
+        "switch_ports": graph.graph.get("switch_ports"),
+        "over_ports": {str(node): count for node, count in over_ports(graph).items()},
+        "ports_warning": ports_warning(graph),
     }
+
+
+def over_ports(graph: nx.DiGraph) -> dict:
+    """Fabric switches with more cables than the ports of their model, from the graph's ``switch_ports``.
+
+    ``switch_ports`` is the port count of the model the topology file names for its fabric
+    switches (a file-level key, like ``description``); a fabric switch is a switch without a
+    ``host``, and its cables count every full-duplex cable it ends, host cables included.
+
+    Returns
+    -------
+    dict
+        Switch -> its cables, in graph order, for every fabric switch with more cables than
+        ``switch_ports``; empty when the graph carries no ``switch_ports``.
+    """
+    ports = graph.graph.get("switch_ports")
+    if ports is None:
+        return {}
+    cables = {node: sum(data.get("cables", 1) for _, _, data in graph.out_edges(node, data=True))
+              for node, data in graph.nodes(data=True) if data.get("kind") == "switch" and data.get("host") is None}
+    return {node: count for node, count in cables.items() if count > ports}
+
+
+def ports_warning(graph: nx.DiGraph) -> str | None:
+    """One line saying which fabric switches have more cables than their model's ports (:func:`over_ports`), or
+    None when all fit."""
+    over = over_ports(graph)
+    if not over:
+        return None
+    names = list(over)
+    shown = f"{names[0]} has" if len(names) == 1 else f"{len(names)} switches ({names[0]} .. {names[-1]}) have"
+    return (f"warning: {shown} up to {max(over.values())} cables, more than the {graph.graph['switch_ports']} "
+            f"ports of the topology's switch model (switch_ports): no such switch exists, so a fabric this size "
+            f"needs bigger switches or another tier")
 
 
 def format_description(info: dict) -> str:
@@ -190,6 +230,8 @@ def format_description(info: dict) -> str:
         lines.append("  in-switch reduction (NVLS/SHARP): " + "; ".join(shown))
     else:
         lines.append("  in-switch reduction (NVLS/SHARP): none")
+    if info.get("ports_warning"):
+        lines.append(info["ports_warning"])
     return "\n".join(lines)
 
 

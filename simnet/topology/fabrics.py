@@ -203,15 +203,24 @@ def _label(builder: str, **params) -> str:
         else:
             shown.append(f"{key}={value}")
     if builder == "leaf_spine":
-        cables, cable_Bps = _leaf_spine_uplinks(**params)
+        cables, cable_Bps, removed = _leaf_spine_uplinks(**params)
         shown[-1] += f"; {cables} uplink cable{'s' if cables != 1 else ''} of {format_bandwidth(cable_Bps)} per leaf"
+        ratio = params.get("oversubscription", 1.0)
+        full = params["spines"] * params.get("parallel", 1)
+        if removed:
+            used = min(cables, params["spines"])
+            on = f", on {used} of {params['spines']} spines" if used < params["spines"] else ""
+            shown[-1] += f" ({ratio:g}:1 keeps {cables} of {full} at full rate{on})"
+        elif ratio != 1:
+            shown[-1] += f" ({ratio:g}:1 does not divide {full} cables: each runs at 1/{ratio:g} of full rate)"
     return f"{builder}({', '.join(shown)})"
 
 
 def _leaf_spine_uplinks(
     spines: int, hosts_per_leaf: int, bandwidth_Bps: float, oversubscription: float = 1.0, parallel: int = 1, **_
-) -> tuple[int, float]:
-    """Uplink cables of one leaf of :func:`leaf_spine` and the bandwidth of each, per direction.
+) -> tuple[int, float, bool]:
+    """Uplink cables of one leaf of :func:`leaf_spine`, the bandwidth of each per direction, and whether
+    `oversubscription` removed cables.
 
     Parameters
     ----------
@@ -220,21 +229,25 @@ def _leaf_spine_uplinks(
 
     Returns
     -------
-    tuple of (int, float)
-        ``spines * parallel`` cables of ``hosts_per_leaf * bandwidth_Bps /
-        (oversubscription * spines * parallel)`` bytes/s each: `oversubscription`
-        lowers every cable's rate and keeps their count; halving `parallel` as well
-        keeps the rate and halves the cables.
+    tuple of (int, float, bool)
+        Non-blocking, a leaf has ``C = spines * parallel`` cables of ``hosts_per_leaf *
+        bandwidth_Bps / C`` each. When `oversubscription` ``r > 1`` divides ``C`` into a whole
+        number, ``C / r`` of them remain at that rate (as oversubscribed fabrics are built:
+        fewer uplinks at line rate) and the flag is True; otherwise all ``C`` remain, each
+        at ``1 / r`` of that rate, and the flag is False.
 
     Examples
     --------
     >>> _leaf_spine_uplinks(spines=4, hosts_per_leaf=32, bandwidth_Bps=50e9, oversubscription=2.0, parallel=8)
-    (32, 25000000000.0)
-    >>> _leaf_spine_uplinks(spines=4, hosts_per_leaf=32, bandwidth_Bps=50e9, oversubscription=2.0, parallel=4)
-    (16, 50000000000.0)
+    (16, 50000000000.0, True)
+    >>> _leaf_spine_uplinks(spines=2, hosts_per_leaf=8, bandwidth_Bps=12.5e9, oversubscription=3.0)
+    (2, 16666666666.666666, False)
     """
     cables = spines * parallel
-    return cables, hosts_per_leaf * bandwidth_Bps / (oversubscription * cables)
+    kept = cables / oversubscription
+    if oversubscription > 1 and kept >= 1 and math.isclose(kept, round(kept), rel_tol=0, abs_tol=1e-9):
+        return round(kept), hosts_per_leaf * bandwidth_Bps / cables, True
+    return cables, hosts_per_leaf * bandwidth_Bps / (oversubscription * cables), False
 
 
 def _new_graph(builder: str, **params) -> nx.DiGraph:
@@ -478,14 +491,17 @@ def _leaf_spine_fabric(
         0 < oversubscription < float("inf")
     ):
         raise TopologyError(f"must be a finite ratio > 0, got {oversubscription!r}", path="oversubscription")
-    cable_Bps = _leaf_spine_uplinks(spines, hosts_per_leaf, bandwidth_Bps, oversubscription, parallel)[1]
+    uplinks, cable_Bps, _ = _leaf_spine_uplinks(spines, hosts_per_leaf, bandwidth_Bps, oversubscription, parallel)
+    per_spine = [len(range(s, uplinks, spines)) for s in range(spines)]
     for s in range(spines):
-        graph.add_node(f"spine{s}", kind="switch", level="spine", **_capability(sharp))
+        if per_spine[s]:
+            graph.add_node(f"spine{s}", kind="switch", level="spine", **_capability(sharp))
     ports = []
     for leaf in range(leaves):
         graph.add_node(f"leaf{leaf}", kind="switch", level="leaf", **_capability(sharp))
         for s in range(spines):
-            add_cable(graph, f"leaf{leaf}", f"spine{s}", cable_Bps, latency_s, tier, cables=parallel)
+            if per_spine[s]:
+                add_cable(graph, f"leaf{leaf}", f"spine{s}", cable_Bps, latency_s, tier, cables=per_spine[s])
         ports.extend([f"leaf{leaf}"] * hosts_per_leaf)
     return ports
 
@@ -507,12 +523,17 @@ def leaf_spine(
 
     Every leaf ``leaf{l}`` serves `hosts_per_leaf` hosts and is cabled to every
     spine ``spine{s}`` by `parallel` cables. The uplinks of a leaf carry in total
-    ``hosts_per_leaf * bandwidth_Bps / oversubscription`` per direction, split
-    evenly over the spines and cables: each leaf-spine cable has
-    ``hosts_per_leaf * bandwidth_Bps / (oversubscription * spines * parallel)``.
-    `oversubscription` thus lowers every cable's rate and keeps their number; fewer
-    cables at the same rate take a smaller `parallel` too. The graph's name ends
-    with a leaf's uplinks, e.g. ``; 8 uplink cables of 12.5 GB/s per leaf``.
+    ``hosts_per_leaf * bandwidth_Bps / oversubscription`` per direction. Non-blocking,
+    a leaf has ``C = spines * parallel`` uplink cables of ``hosts_per_leaf * bandwidth_Bps / C``
+    each. An `oversubscription` ``r > 1`` that divides ``C`` into a whole number removes cables
+    and keeps that rate, as oversubscribed fabrics are built (fewer uplinks at line rate):
+    a leaf keeps its up-ports ``0 .. C/r - 1`` in d-mod-k's numbering (port ``p + j·spines``
+    is cable ``j`` to ``spine{p}``), so every spine keeps ``parallel / r`` cables when ``r``
+    divides `parallel`, the first ``C/r`` spines one each when ``C/r < spines`` (the others
+    are left out), and the kept cables share the destinations evenly in every case. Any
+    other ratio keeps all ``C`` cables, each at ``1/r`` of that rate. The graph's name ends
+    with a leaf's uplinks and how `oversubscription` got them, e.g. ``; 8 uplink cables of
+    12.5 GB/s per leaf (2:1 keeps 8 of 16 at full rate)``.
 
     Parameters
     ----------
@@ -526,7 +547,7 @@ def leaf_spine(
         Latency of every cable, seconds.
     oversubscription : float, optional
         Downlink-to-uplink capacity ratio of a leaf (default 1.0, non-blocking;
-        3.0 means 3:1).
+        3.0 means 3:1): fewer cables where it divides their number, slower ones otherwise.
     parallel : int, optional
         Cables between every leaf and every spine (default 1). They are separate
         links, each route pinned to one by the routing rule.
@@ -535,7 +556,8 @@ def leaf_spine(
     routing : str, optional
         Routing rule (graph attribute ``routing``; default ``"dmodk"``: a leaf
         sends to GPU ``d`` through up-port ``d mod (spines * parallel)``, spine
-        ``d mod spines``, cable ``⌊d / spines⌋ mod parallel``).
+        ``d mod spines``, cable ``⌊d / spines⌋ mod parallel``; with ``U`` up-ports left
+        by `oversubscription`, up-port ``d mod U``).
     sharp : bool, optional
         Mark every switch as able to reduce in flight (``reduce = True``, see
         :mod:`simnet.topology.contract`), as InfiniBand SHARP does on NVIDIA Quantum,
@@ -545,15 +567,18 @@ def leaf_spine(
     -------
     networkx.DiGraph
         ``leaves * hosts_per_leaf`` GPUs ``gpu0 ..`` (GPU ``i`` on ``leaf{i // hosts_per_leaf}``),
-        ``leaves + spines`` switches, ``leaves * (hosts_per_leaf + spines * parallel)`` cables.
+        ``leaves + spines`` switches, ``leaves * (hosts_per_leaf + spines * parallel)`` cables
+        (fewer when `oversubscription` removes uplinks).
         ``leaf_spine(4, 2, 4, ..., parallel=2)`` is SimGrid's ``FAT_TREE``
         cluster ``2;4,4;1,2;1,2``.
 
     Examples
     --------
     >>> G = leaf_spine(2, 2, 4, 25e9, 1e-6, oversubscription=2.0)
-    >>> G.edges["leaf0", "spine0"]["bandwidth_Bps"]
-    25000000000.0
+    >>> G.edges["leaf0", "spine0"]["bandwidth_Bps"], G.has_node("spine1")
+    (50000000000.0, False)
+    >>> leaf_spine(2, 2, 4, 25e9, 1e-6, oversubscription=3.0).edges["leaf0", "spine0"]["bandwidth_Bps"]
+    16666666666.666666
     """
     _check_int(leaves, "leaves", 1)
     _check_int(hosts_per_leaf, "hosts_per_leaf", 1)

@@ -1,7 +1,10 @@
 """Topology files: load and save YAML, export GraphML.
 
-A topology file is YAML in one of two forms; both may carry ``description`` (str)
-and ``sources`` (list of str: where the figures come from).
+A topology file is YAML in one of two forms; both may carry ``description`` (str),
+``sources`` (list of str: where the figures come from) and ``switch_ports`` (int: the
+ports of the switch model its fabric switches are, which ``simnet topo show`` and
+``simnet run`` compare with each switch's cables, see
+:func:`simnet.topology.describe.over_ports`).
 
 Builder form
     ``builder`` names a function of :data:`simnet.topology.BUILDERS`; every other
@@ -93,7 +96,7 @@ BUILDERS = MappingProxyType(
 )
 """Builder name (as in files and scenarios) -> builder function."""
 
-_META = ("description", "sources")
+_META = ("description", "sources", "switch_ports")
 _GRAPH_KEYS = ("name", "routing", "dims", "host_transit", "pxn", "server")
 _LINK_KEYS = ("from", "to", "bandwidth", "latency", "tier", "cables", "striped")
 
@@ -118,6 +121,15 @@ def _check_meta(spec: Mapping) -> None:
     sources = spec.get("sources")
     if sources is not None and (not isinstance(sources, list) or not all(isinstance(s, str) for s in sources)):
         raise TopologyError("must be a list of citations (text)", path="sources")
+    ports = spec.get("switch_ports")
+    if ports is not None and (isinstance(ports, bool) or not isinstance(ports, int) or ports < 1):
+        raise TopologyError(f"must be the whole number of ports of the fabric's switch model, ≥ 1, got {ports!r}",
+                            path="switch_ports")
+
+
+def _meta_value(key: str, value):
+    """A copy of the file-level `value` of `key` (one of ``_META``)."""
+    return list(value) if key == "sources" else value
 
 
 def _from_builder(spec: Mapping) -> nx.DiGraph:
@@ -301,7 +313,7 @@ def build(spec: Mapping, *, base: str | Path | None = None, including: tuple[Pat
         raise TopologyError("a topology needs 'builder' (with parameters), 'nodes' and 'links', or 'file'")
     for key in _META:
         if key in spec:
-            graph.graph[key] = spec[key] if key == "description" else list(spec[key])
+            graph.graph[key] = _meta_value(key, spec[key])
     return graph
 
 
@@ -579,7 +591,7 @@ def to_spec(graph: nx.DiGraph) -> dict:
         spec["builder"] = name
     for key in _META:
         if key in graph.graph:
-            spec[key] = graph.graph[key] if key == "description" else list(graph.graph[key])
+            spec[key] = _meta_value(key, graph.graph[key])
     if "builder" in spec:
         params = to_yaml(BUILDERS[name], graph.graph["params"])
         spec.update(_nested(name, params, lambda builder, given, _path: to_yaml(builder, given, keep_defaults=True)))

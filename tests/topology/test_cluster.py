@@ -328,19 +328,23 @@ def test_the_calibrated_cluster_keeps_one_leaf_per_rail_for_any_number_of_server
         assert by_rail == {rail: {f"leaf{rail}"} for rail in by_rail} and len(by_leaf) == len(by_rail)
 
 
-def test_the_name_of_a_leaf_spine_cluster_tells_fewer_cables_from_slower_ones():
-    """On dgx_h100_ndr_32 grown to 64 servers, 2:1 lowers each of a leaf's 32 spine cables to 25 GB/s; 2:1 with
-    parallel halved keeps 16 cables at the NDR rate of 50 GB/s. Both carry 800 GB/s up per leaf; a lone flow
-    between the two leaves of rail 0 gets one cable's rate (docs/topology.md). The names tell them apart."""
+def test_an_oversubscribed_leaf_spine_cluster_keeps_fewer_cables_at_line_rate():
+    """Study r25 F1: on dgx_h100_ndr_32 grown to 64 servers, 2:1 keeps 16 of a leaf's 32 spine cables at the NDR
+    rate of 50 GB/s (4 to every spine), so a lone flow between the two leaves of rail 0 keeps 50 GB/s while a
+    leaf's uplinks carry 800 GB/s instead of 1.6 TB/s; 2.5:1 does not divide 32 cables and slows all 32 to
+    20 GB/s, which the name says."""
     names, uplinks, flows = [], [], []
-    for fabric in ({"leaves": 16, "oversubscription": "2:1"}, {"leaves": 16, "oversubscription": "2:1", "parallel": 4}):
-        graph = build({"file": "dgx_h100_ndr_32", "nodes": 64, "fabric_params": fabric})
+    for ratio in ("1", "2:1", "5:2"):
+        graph = build({"file": "dgx_h100_ndr_32", "nodes": 64, "fabric_params": {"leaves": 16,
+                                                                                 "oversubscription": ratio}})
         names.append(graph.graph["name"])
         edges = [graph.edges["leaf0", f"spine{s}"] for s in range(4)]
-        uplinks.append((sum(e["cables"] for e in edges), {e["bandwidth_Bps"] / e["cables"] for e in edges}))
+        uplinks.append(([e["cables"] for e in edges], {e["bandwidth_Bps"] / e["cables"] for e in edges},
+                        sum(e["bandwidth_Bps"] for e in edges)))
         network = Network(graph)
         flows.append(network.route_bandwidth_Bps(network.endpoint("n0.gpu0"), network.endpoint("n63.gpu0")))
-    assert uplinks == [(32, {25e9}), (16, {50e9})]
-    assert flows == [25e9, 50e9]
-    assert "; 32 uplink cables of 25 GB/s per leaf), NIC cables 50 GB/s" in names[0]
-    assert "; 16 uplink cables of 50 GB/s per leaf), NIC cables 50 GB/s" in names[1]
+    assert uplinks == [([8] * 4, {50e9}, 1600e9), ([4] * 4, {50e9}, 800e9), ([8] * 4, {20e9}, 640e9)]
+    assert flows == [50e9, 50e9, 20e9]
+    assert "; 16 uplink cables of 50 GB/s per leaf (2:1 keeps 16 of 32 at full rate)), NIC cables 50 GB/s" in names[1]
+    assert ("; 32 uplink cables of 20 GB/s per leaf (2.5:1 does not divide 32 cables: each runs at 1/2.5 of full "
+            "rate)), NIC cables 50 GB/s") in names[2]

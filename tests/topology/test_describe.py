@@ -12,6 +12,8 @@ from simnet.topology import (
     PRESETS, cluster, describe, dgx1, dgx_a100, dgx_h100, format_description, gpus, leaf_spine, load, switch,
     torus,
 )
+from simnet.topology.describe import over_ports, ports_warning
+from simnet.topology.io import build, find
 
 
 def test_dgx1_counts_tiers_and_diameter():
@@ -27,6 +29,14 @@ def test_bisection_of_a_switch_and_an_oversubscribed_leaf_spine():
     assert describe(switch(8, 1e9, 1e-6))["bisection_Bps"] == pytest.approx(4e9, rel=1e-12)
     graph = leaf_spine(2, 2, 4, 1e9, 1e-6, oversubscription=2.0)
     assert describe(graph)["bisection_Bps"] == pytest.approx(2e9, rel=1e-12)
+
+
+@pytest.mark.parametrize("ratio", [1.0, 2.0, 4.0, 3.0])
+def test_bisection_of_two_leaves_is_one_leafs_uplink_capacity_however_oversubscription_is_built(ratio):
+    """Closed form: two leaves of 8 hosts at 25 GB/s split into halves by leaf, so the cut is one leaf's uplinks,
+    8 * 25 GB/s / ratio, whether the ratio removes cables (2, 4 of 8) or slows them (3)."""
+    graph = leaf_spine(2, 2, 8, 25e9, 1e-6, parallel=4, oversubscription=ratio)
+    assert describe(graph)["bisection_Bps"] == pytest.approx(8 * 25e9 / ratio, rel=1e-12)
 
 
 def test_dgx_a100_bisection_is_the_nvswitch_bandwidth_of_half_the_gpus():
@@ -130,3 +140,13 @@ def test_rank_halves_are_the_smallest_balanced_cut_of_the_small_presets(name):
     info = describe(graph)
     assert info["bisection_cut"] == "first half of ranks -> second"
     assert info["bisection_Bps"] == pytest.approx(min(flows), rel=1e-12)
+
+
+def test_the_documented_64_server_ndr_fabric_needs_128_port_spines_and_2_to_1_fits_64():
+    """Study r25 F4: dgx_h100_ndr_32 names 64-port Quantum-2 QM9700 switches (switch_ports: 64); grown to 64
+    servers on 16 leaves its 4 spines end 16 x 8 = 128 cables each. At 2:1 they end 64 and fit."""
+    grown = {"file": "dgx_h100_ndr_32", "nodes": 64, "fabric_params": {"leaves": 16}}
+    assert over_ports(build(grown)) == {f"spine{s}": 128 for s in range(4)}
+    assert over_ports(build({**grown, "fabric_params": {"leaves": 16, "oversubscription": "2:1"}})) == {}
+    assert over_ports(load(find("dgx_h100_ndr_32"))) == {} and over_ports(load(find("gb200_nvl72_xdr_2"))) == {}
+    assert ports_warning(leaf_spine(2, 2, 4, 1e9, 1e-6)) is None

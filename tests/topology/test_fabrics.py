@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simnet.errors import TopologyError
+from simnet.network import Network
 from simnet.topology import describe, fat_tree, gpus, leaf_spine, pgft, ring, switch, torus
 from simnet.topology.describe import bisection_bandwidth_Bps
 from simnet.units import format_bandwidth
@@ -97,12 +98,14 @@ def test_leaf_spine_uplink_capacity_matches_oversubscription(leaves, spines, hos
     bandwidth = 12.5e9
     graph = leaf_spine(leaves, spines, hosts_per_leaf, bandwidth, 1e-6, oversubscription=oversubscription)
     for leaf in range(leaves):
-        up = sum(graph.edges[f"leaf{leaf}", f"spine{s}"]["bandwidth_Bps"] for s in range(spines))
+        up = sum(d["bandwidth_Bps"] for _, v, d in graph.out_edges(f"leaf{leaf}", data=True) if v.startswith("spine"))
         down = sum(d["bandwidth_Bps"] for _, v, d in graph.out_edges(f"leaf{leaf}", data=True) if v.startswith("gpu"))
         assert down == pytest.approx(hosts_per_leaf * bandwidth, rel=1e-12)
         assert up == pytest.approx(hosts_per_leaf * bandwidth / oversubscription, rel=1e-12)
         assert down / up == pytest.approx(oversubscription, rel=1e-12)
-    assert len(_switches(graph)) == leaves + spines
+    kept = spines / oversubscription
+    used = min(spines, round(kept)) if oversubscription != 1 and kept >= 1 and kept == round(kept) else spines
+    assert len(_switches(graph)) == leaves + used
 
 
 def test_leaf_spine_name_shows_oversubscription_only_when_set():
@@ -202,24 +205,57 @@ def test_pgft_rejects_bad_shapes_naming_them(args, path):
     assert error.value.path == path
 
 
-def test_leaf_spine_parallel_cables_split_the_uplink_capacity():
+def test_leaf_spine_oversubscription_removes_cables_when_it_divides_them():
+    """Study r25 F1: 2:1 keeps half the cables, at the non-blocking rate, on every spine alike."""
     graph = leaf_spine(2, 2, 8, 25e9, 1e-6, oversubscription=2.0, parallel=4)
+    for s in (0, 1):
+        assert graph.edges["leaf0", f"spine{s}"]["cables"] == 2
+        assert graph.edges["leaf0", f"spine{s}"]["bandwidth_Bps"] == 2 * 8 * 25e9 / 8
+    assert graph.graph["name"].endswith(
+        "oversubscription=2.0, parallel=4; 4 uplink cables of 25 GB/s per leaf (2:1 keeps 4 of 8 at full rate))")
+
+
+def test_leaf_spine_oversubscription_lowers_the_rate_when_it_does_not_divide_the_cables():
+    graph = leaf_spine(2, 2, 8, 25e9, 1e-6, oversubscription=3.0, parallel=4)
     assert graph.edges["leaf0", "spine1"]["cables"] == 4
-    assert graph.edges["leaf0", "spine1"]["bandwidth_Bps"] == 8 * 25e9 / 2 / 2
-    assert graph.graph["name"].endswith("oversubscription=2.0, parallel=4; 8 uplink cables of 12.5 GB/s per leaf)")
+    assert graph.edges["leaf0", "spine1"]["bandwidth_Bps"] == pytest.approx(4 * 8 * 25e9 / 8 / 3, rel=1e-12)
+    assert graph.graph["name"].endswith(
+        "; 8 uplink cables of 8.333 GB/s per leaf (3:1 does not divide 8 cables: each runs at 1/3 of full rate))")
+
+
+def test_leaf_spine_fewer_uplinks_than_spines_use_the_first_spines_only():
+    graph = leaf_spine(2, 4, 8, 25e9, 1e-6, oversubscription=2.0)
+    assert [n for n in graph if str(n).startswith("spine")] == ["spine0", "spine1"]
+    assert graph.edges["leaf1", "spine1"]["bandwidth_Bps"] == 8 * 25e9 / 4
+    assert graph.graph["name"].endswith("(2:1 keeps 2 of 4 at full rate, on 2 of 4 spines))")
+
+
+@pytest.mark.parametrize("spines, parallel, ratio", [(2, 4, 2.0), (4, 2, 4.0), (3, 2, 1.5), (4, 3, 2.0)])
+def test_oversubscribed_uplinks_share_destinations_evenly(spines, parallel, ratio):
+    """Under d-mod-k every kept uplink cable of a leaf carries the same number of destinations, also when the
+    spines keep unequal numbers of cables (4 spines, 3 cables each, 2:1: 2, 2, 1, 1)."""
+    graph = leaf_spine(2, spines, 12, 25e9, 1e-6, oversubscription=ratio, parallel=parallel)
+    network = Network(graph)
+    kept = round(spines * parallel / ratio)
+    load = {}
+    for d in range(12, 24):
+        up = network.links[network.route(0, d)[1]]
+        assert up[0] == "leaf0" and str(up[1]).startswith("spine")
+        load[up] = load.get(up, 0) + 1
+    assert len(load) == kept and len(set(load.values())) == 1
 
 
 @pytest.mark.parametrize("kwargs, cables, rate", [
-    ({}, 2, "16 GB/s"), ({"oversubscription": 2.0}, 2, "8 GB/s"), ({"parallel": 4}, 8, "4 GB/s"),
-    ({"oversubscription": 2.0, "parallel": 2}, 4, "4 GB/s"), ({"spines": 1}, 1, "32 GB/s"),
+    ({}, 2, "16 GB/s"), ({"oversubscription": 3.0}, 2, "5.333 GB/s"), ({"parallel": 4}, 8, "4 GB/s"),
+    ({"oversubscription": 2.0, "parallel": 2}, 2, "8 GB/s"), ({"spines": 1}, 1, "32 GB/s"),
 ])
 def test_leaf_spine_name_shows_the_uplink_cables_of_a_leaf(kwargs, cables, rate):
     """The name says how many cables leave a leaf and at what rate, which oversubscription lowers and parallel
     splits: 8 hosts of 4 GB/s over 2 spines."""
     params = {"spines": 2, **kwargs}
     graph = leaf_spine(2, params.pop("spines"), 8, 4e9, 1e-6, **params)
-    suffix = f"; {cables} uplink cable{'s' if cables > 1 else ''} of {rate} per leaf)"
-    assert graph.graph["name"].endswith(suffix)
+    suffix = f"; {cables} uplink cable{'s' if cables > 1 else ''} of {rate} per leaf"
+    assert suffix in graph.graph["name"]
     uplinks = [graph.edges["leaf0", v] for v in graph.successors("leaf0") if v.startswith("spine")]
     assert sum(edge["cables"] for edge in uplinks) == cables
     assert {format_bandwidth(edge["bandwidth_Bps"] / edge["cables"]) for edge in uplinks} == {rate}

@@ -133,6 +133,11 @@ def _column(values: array | np.ndarray | Constant) -> np.ndarray:
     return column
 
 
+def _flags(values: array | Constant) -> np.ndarray:
+    """A per-transfer int8 column as the compiled loop takes it (:func:`_column`)."""
+    return np.asarray(_column(values), dtype=np.int8)
+
+
 def _distinct_pairs(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
     """The distinct (src, dst) pairs of network endpoints as keys ``src * span + dst``, `span`, and the pair of
     every one of `src`, `dst` (not empty). One int64 key per pair, where sources and destinations would take two."""
@@ -274,6 +279,7 @@ class Simulation:
         self._route_ids = array("i")
         self._nbytes: array | Constant = Constant()
         self._channels: array | Constant = Constant(0)
+        self._in_order: array | Constant = Constant(0)
         self._not_before: array | Constant = Constant()
         self._overhead: array | Constant = Constant()
         self._reduction: array | Constant = Constant()
@@ -425,6 +431,7 @@ class Simulation:
         adopt = self._deferred is not None
         self._nbytes = appended(self._nbytes, wire, adopt=adopt)
         self._channels = appended(self._channels, columns.channel, "i", adopt=adopt)
+        self._in_order = appended(self._in_order, np.full(count, int(schedule.in_order), dtype=np.int8), "b")
         self._not_before = appended(self._not_before, now + offset[src] if offset.any() else np.full(count, now))
         self._overhead = appended(self._overhead, overhead_s * slow[src] + columns.delay_s if overhead_s
                                   else columns.delay_s, adopt=adopt)
@@ -505,7 +512,7 @@ class Simulation:
             float(self.env.now), initial, route, line, lines, _column(self._nbytes), _column(self._not_before),
             _column(self._overhead), _column(self._reduction), view(self._waiting), view(self._bounds),
             view(self._dependents), *links._kernel_routes(), view(self._ready_s), view(self._issue_s),
-            view(self._end_s))
+            view(self._end_s), _flags(self._in_order))
         links._adopt(count, order, route, started_s, finished_s, history_flow, history_instants, history_rate,
                      history_limit, blocked)
         self._remaining[0] -= count - int(np.isnan(view(self._end_s)).sum())
@@ -596,7 +603,8 @@ class Simulation:
                      np.array([job.count for job in self._jobs], dtype=np.int64))
         columns = (route, view(line), _column(self._nbytes), _column(self._not_before), _column(self._overhead),
                    _column(self._reduction), view(self._waiting), view(self._bounds), view(self._dependents),
-                   view(self._ready_s), view(self._issue_s), view(self._end_s), view(self._flow_job))
+                   view(self._ready_s), view(self._issue_s), view(self._end_s), view(self._flow_job),
+                   _flags(self._in_order))
         now, status = loop.advance(float(self.env.now), float(self.env.peek()), True, initial, columns,
                                    tuple(routes), weighted)
         return now, status, line
@@ -702,9 +710,10 @@ class Simulation:
     def _submit(self, now: float, issued: list[int]) -> None:
         """Hand `issued` to the link model, in increasing order."""
         issued.sort()
-        channels = self._channels
+        channels, in_order = self._channels, self._in_order
         self._links.submit(now, issued, self._route_ids, self._nbytes,
-                           None if isinstance(channels, Constant) and channels.value == 0 else channels)
+                           None if isinstance(channels, Constant) and channels.value == 0 else channels,
+                           None if isinstance(in_order, Constant) and in_order.value == 0 else in_order)
 
     def _done_batch(self, now: float, done: list[int]) -> list[int]:
         """The loop of :meth:`_finish` over `done` with array arithmetic; return the transfers it releases.
@@ -777,7 +786,7 @@ class Simulation:
         for name in ("_ready_s", "_end_s"):
             setattr(self, name, array("d"))
         self._nbytes = self._not_before = self._overhead = self._reduction = Constant()
-        self._channels = Constant(0)
+        self._channels = self._in_order = Constant(0)
         for name in ("_route_ids", "_waiting", "_dependents"):
             setattr(self, name, array("i"))
         self._bounds = array("i", [0])

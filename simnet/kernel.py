@@ -486,7 +486,7 @@ def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, 
     then of no further use).
     """
     (route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, ready_s, issue_s, end_s,
-     flow_job) = columns
+     flow_job, in_order) = columns
     (route_first, route_hops, route_flat, route_latency_s, route_rate_Bps, route_limit, route_weight,
      capacity_Bps) = routes
     (slot_of, queue_next, place, kind_of, heap_flow, heap_time, blocked, order, passing, handing, finished,
@@ -498,7 +498,7 @@ def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, 
     # The caller holds every array for the whole call; the loop works on views of them that own nothing.
     (
         initial, route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, ready_s,
-        issue_s, end_s, flow_job, route_first, route_hops, route_flat, route_latency_s, route_rate_Bps,
+        issue_s, end_s, flow_job, in_order, route_first, route_hops, route_flat, route_latency_s, route_rate_Bps,
         route_limit, route_weight, capacity_Bps, slot_of, queue_next, place, kind_of, heap_flow, heap_time,
         blocked, order, passing, handing, finished, started_s, finished_s, free_slots, slot_remaining, slot_rate,
         slot_since, slot_limit, seen_slot, fixed, out_rate, out_limit, holders, component_flows, component_keys,
@@ -507,7 +507,7 @@ def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, 
         memo_digest, memo_start, memo_size, memo_route, memo_rate, memo_limit, job_left, completed,
     ) = _unowned((
         initial, route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, ready_s,
-        issue_s, end_s, flow_job, route_first, route_hops, route_flat, route_latency_s, route_rate_Bps,
+        issue_s, end_s, flow_job, in_order, route_first, route_hops, route_flat, route_latency_s, route_rate_Bps,
         route_limit, route_weight, capacity_Bps, slot_of, queue_next, place, kind_of, heap_flow, heap_time,
         blocked, order, passing, handing, finished, started_s, finished_s, free_slots, slot_remaining, slot_rate,
         slot_since, slot_limit, seen_slot, fixed, out_rate, out_limit, holders, component_flows, component_keys,
@@ -682,12 +682,23 @@ def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, 
                 flow = passing[position]
                 connection = line[flow]
                 if busy[connection]:
-                    queue_next[flow] = -1
-                    if queue_tail[connection] >= 0:
-                        queue_next[queue_tail[connection]] = flow
-                    else:
+                    tail = queue_tail[connection]
+                    if tail < flow or not (in_order[0] if len(in_order) == 1 else in_order[flow]):
+                        queue_next[flow] = -1
+                        if tail >= 0:
+                            queue_next[tail] = flow
+                        else:
+                            queue_head[connection] = flow
+                        queue_tail[connection] = flow
+                        continue
+                    before, after = -1, queue_head[connection]
+                    while after < flow:
+                        before, after = after, queue_next[after]
+                    queue_next[flow] = after
+                    if before < 0:
                         queue_head[connection] = flow
-                    queue_tail[connection] = flow
+                    else:
+                        queue_next[before] = flow
                     continue
                 busy[connection] = True
                 nfree -= 1
@@ -1115,18 +1126,19 @@ def _longer(values: np.ndarray, size: int, length: int, fill) -> np.ndarray:
 
 def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, reduction, waiting, bounds, dependents,
         route_first, route_hops, route_flat, route_latency_s, route_rate_Bps, route_limit, route_weight, capacity_Bps,
-        weighted, ready_s, issue_s, end_s):
+        weighted, ready_s, issue_s, end_s, in_order):
     """Run the transfers `initial` (ready at `start_s`) and everything they release to the end.
 
-    Per-transfer columns (`nbytes`, `not_before`, `overhead`, `reduction`) of length 1 hold one value for
-    all; `line` numbers each transfer's connection, of `lines`. `ready_s`, `issue_s` and `end_s` are filled in
-    place; `waiting` is consumed. Returns ``(order, history_flow, history_instants, history_rate_Bps,
-    history_limit, blocked, started_s, finished_s)``: the transfers in the order they were submitted, each change
-    of a flow's rate or bottleneck in the order made (its time as ``history_instants``, the times of the instants
-    with changes and the number of changes made up to the end of each), the flows that waited for their
-    connection in the order they started
-    draining (slices of longer buffers: copying them would double the peak), and when each transfer entered
-    the network and when its last byte arrived (NaN for those never reached).
+    Per-transfer columns (`nbytes`, `not_before`, `overhead`, `reduction`, `in_order`) of length 1 hold one value
+    for all; `line` numbers each transfer's connection, of `lines`; a transfer with `in_order` set that finds its
+    connection busy goes ahead of the waiting transfers numbered after it, the others queue last. `ready_s`,
+    `issue_s` and `end_s` are filled in place; `waiting` is consumed. Returns ``(order, history_flow,
+    history_instants, history_rate_Bps, history_limit, blocked, started_s, finished_s)``: the transfers in the order
+    they were submitted, each change of a flow's rate or bottleneck in the order made (its time as
+    ``history_instants``, the times of the instants with changes and the number of changes made up to the end of
+    each), the flows that waited for their connection in the order they started draining (slices of longer buffers:
+    copying them would double the peak), and when each transfer entered the network and when its last byte arrived
+    (NaN for those never reached).
 
     State of a draining flow lives in one of ``min(lines, transfers)`` slots (a connection drains one flow
     at a time), and each transfer has at most one pending event (issued, starting, finishing or reduced):
@@ -1139,7 +1151,7 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
         loop.share_finished(end_s)
     loop.reserve(count, lines, int(route_hops.max()) if len(route_hops) else 1, np.array([count]))
     columns = (route, line, nbytes, not_before, overhead, reduction, waiting, bounds, dependents, ready_s, issue_s,
-               end_s, np.zeros(1, dtype=np.int32))
+               end_s, np.zeros(1, dtype=np.int32), in_order)
     routes = (route_first, route_hops, route_flat, route_latency_s, route_rate_Bps, route_limit, route_weight,
               capacity_Bps)
     loop.advance(start_s, np.inf, False, initial, columns, routes, weighted)

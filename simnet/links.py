@@ -318,12 +318,15 @@ class LinkModel(Protocol):
         """The number of each of `routes` (a table, or tuples of link indices), given on first sight and kept."""
 
     def submit(self, now_s: float, flows: Sequence[int], routes: Sequence[int],
-               nbytes: Sequence[float], channels: Sequence[int] | None = None) -> None:
+               nbytes: Sequence[float], channels: Sequence[int] | None = None,
+               in_order: Sequence[int] | None = None) -> None:
         """Flows ready at `now_s` (the current instant), in this order; ``routes[f]`` (a number from
         :meth:`intern`), ``nbytes[f]`` describe flow ``f``.
 
         ``channels[f]`` (default 0) names the connection a flow belongs to among those
-        of its route, for models that keep connections in order."""
+        of its route, for models that keep connections in order; a flow with ``in_order[f]``
+        (default 0) set goes ahead of the flows of its connection waiting with higher numbers
+        (:attr:`simnet.schedule.Schedule.in_order`)."""
 
     def advance(self, now_s: float, instant: Instant) -> list[int]:
         """Process the model's events of `instant` (at `now_s`); return the flows finishing now, sorted."""
@@ -455,8 +458,9 @@ class FifoLinks:
             ids[k] = route_id
         return ids
 
-    def submit(self, now_s: float, flows: Sequence[int], routes, nbytes, channels=None) -> None:
-        """Reserve the routes of `flows`, ready at `now_s`, in order (channels play no part: links serialize)."""
+    def submit(self, now_s: float, flows: Sequence[int], routes, nbytes, channels=None, in_order=None) -> None:
+        """Reserve the routes of `flows`, ready at `now_s`, in order (channels and `in_order` play no part: links
+        serialize in arrival order)."""
         cache = self._routes
         route_list = self._route_list
         free = self._free_s
@@ -547,7 +551,9 @@ class MaxMinLinks:
     or one MPI queue pair:
     a transfer whose latency has elapsed while an earlier one of its connection is
     still draining waits, and starts draining the instant that one finishes (its
-    latency overlapped the wait, as in a pipeline). Its ``started_s`` is then
+    latency overlapped the wait, as in a pipeline); several waiting start in the order
+    their latencies elapsed, except that a flow submitted ``in_order`` goes ahead of
+    those numbered after it. Its ``started_s`` is then
     ``L`` before it starts draining, and it is ``blocked_by`` the route's slowest
     link. Transfers of different connections (other end points, or other channels
     between the same ones) share links max-min fairly. Hence a
@@ -629,6 +635,7 @@ class MaxMinLinks:
         self._route_flat = array("i")
         self._line_ids: dict[tuple[int, int], int] = {}
         self._lines: list[deque[int]] = []
+        self._in_order: Sequence[int] = Constant(0)
         self._busy = bytearray()
         self._queued = array("i")
         self._load = array("i", bytes(4 * len(bandwidth_Bps)))
@@ -801,8 +808,10 @@ class MaxMinLinks:
                 self._route_line[route_id] = line
         return line
 
-    def submit(self, now_s: float, flows: Sequence[int], routes, nbytes, channels=None) -> None:
+    def submit(self, now_s: float, flows: Sequence[int], routes, nbytes, channels=None, in_order=None) -> None:
         """Start `flows` at `now_s`, in order; each drains once its route latency has passed."""
+        if in_order is not None:
+            self._in_order = in_order
         if len(flows) >= BATCH:
             self._submit_batch(now_s, flows, routes, nbytes, channels)
             return
@@ -924,7 +933,11 @@ class MaxMinLinks:
             for flow in started:
                 line = line_of[flow]
                 if busy[line]:
-                    lines[line].append(flow)
+                    waiting = lines[line]
+                    if waiting and waiting[-1] > flow and self._in_order[flow]:
+                        waiting.insert(next(k for k, other in enumerate(waiting) if other > flow), flow)
+                    else:
+                        waiting.append(flow)
                     queued[line] += 1
                     continue
                 busy[line] = True

@@ -638,6 +638,12 @@ class Schedule:
         ``alltoall`` and ``alltoallv``: the rank each chunk must end at (in its work
         buffer). Other ranks may hold it on the way (Bruck's algorithm, leaders of
         hierarchical schemes); what they are left with does not matter.
+    in_order : bool, optional
+        Whether the transfers are numbered in the order the program issues them on
+        each connection: a connection with several of them waiting then drains the
+        lowest numbered first, as an implementation that posts its sends in that order
+        does (and never idles while one waits). By default a connection drains them
+        first come, first served: in the order their latencies elapsed.
     """
 
     collective: str
@@ -651,10 +657,13 @@ class Schedule:
     topk: int | None = None
     switches: tuple[tuple[int, ...], ...] = ()
     targets: tuple[int, ...] | None = None
+    in_order: bool = False
 
     def __post_init__(self) -> None:
         if self.collective not in COLLECTIVES:
             raise ScheduleError(f"collective must be one of {COLLECTIVES}, got {self.collective!r}")
+        if not isinstance(self.in_order, bool):
+            raise ScheduleError(f"in_order must be True or False, got {self.in_order!r}")
         if not isinstance(self.nranks, int) or self.nranks < 1:
             raise ScheduleError(f"nranks must be an integer ≥ 1, got {self.nranks!r}")
         if self.collective in ("broadcast", "reduce") and not (

@@ -303,6 +303,27 @@ def test_wire_bytes_occupy_the_links_and_payload_bytes_are_reduced(model):
     assert trace.links()["bytes"].max() == 2 * MIB
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize("in_order", [False, True])
+def test_a_connection_drains_waiting_transfers_as_they_came_or_in_program_order(compiled, in_order):
+    """Transfers 1 and 2 wait behind 0 on one connection and 2's latency elapses first: it drains first, unless
+    the schedule is `in_order` (numbered as the program issues them), where 1 goes first."""
+    net = Network(switch(2, B, LAT))
+    transfers = (Transfer(0, 1, (0,), MIB), Transfer(0, 1, (1,), MIB, delay_s=2e-6),
+                 Transfer(0, 1, (2,), MIB, delay_s=1e-6))
+    schedule = Schedule(collective="allreduce", nranks=2, chunk_bytes=(1, 1, 1), transfers=transfers,
+                        in_order=in_order)
+    trace = simulate(net, schedule, compiled=compiled)
+    second, third = (1, 2) if in_order else (2, 1)
+    assert trace.end_s[[0, second, third]] == pytest.approx([2 * LAT + k * MIB / B for k in (1, 2, 3)], rel=1e-12)
+
+
+def test_in_order_is_a_bool():
+    with pytest.raises(SimnetError, match="in_order must be True or False"):
+        Schedule(collective="allreduce", nranks=2, chunk_bytes=(1,), transfers=(Transfer(0, 1, (0,), MIB),),
+                 in_order=1)
+
+
 def test_channels_between_the_same_endpoints_share_links_and_one_channel_keeps_order():
     net = Network(switch(2, B, LAT))
     transfers = tuple(Transfer(0, 1, (c,), MIB, channel=c) for c in range(2))

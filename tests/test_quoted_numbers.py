@@ -155,6 +155,16 @@ def blueconnect_dgx_model_error() -> float:
     return float((frame["sim_time_s"] / frame["model_time_s"] - 1).abs().max())
 
 
+def pipelined_blueconnect_sim_over_model() -> float:
+    """``blueconnect [8, 4]`` with 8 chunks on four calibrated DGX H100 at 256 MiB: simulated over modelled."""
+    data = {"name": "pipelined", "topology": {"builder": "calibrated_cluster", "kind": "dgx_h100", "nodes": 4,
+                                              "pxn": True},
+            "collective": {"op": "allreduce", "algorithms": [{"name": "blueconnect", "factors": [8, 4], "chunks": 8}]},
+            "sizes": ["256 MiB"]}
+    (record,) = run(parse_scenario(data)).to_dict(orient="records")
+    return record["sim_time_s"] / record["model_time_s"]
+
+
 def torus_2d_column_hops() -> int:
     network = load_scenario(ROOT / "scenarios" / "torus_2d.yaml").built_network()
     x = json.loads(row("torus_2d", "torus_2d", MIB)["params"])["factors"][0]
@@ -556,6 +566,8 @@ CLAIMS = [
     # docs/design.md and docs/algorithms.md
     *claims("docs/design.md", "a 1024-rank ring of 2 M transfers",
             ("2 M", lambda: len(ring_allreduce(1024, MIB).transfers), lambda n: f"{n / 1e6:.0f} M")),
+    *claims("docs/algorithms.md", "256 MiB runs 0.98 × its closed form",
+            ("0.98", pipelined_blueconnect_sim_over_model, fixed(2))),
     *claims("docs/algorithms.md", "2 M-transfer ring of 1024 ranks",
             ("2 M", lambda: len(ring_allreduce(1024, MIB).transfers), lambda n: f"{n / 1e6:.0f} M")),
     *claims("docs/algorithms.md", "contention-free too (99.1-99.7 %, tested)",

@@ -198,7 +198,7 @@ def _staged_schedule(nranks: int, size_bytes: int, factors: Sequence[int], chunk
     if min(factors) < 2:
         builder = ScheduleBuilder(_nested_leaves(size_bytes, factors, chunks), nranks)
         _staged_allreduce(builder, range(nranks), factors, chunks, labels)
-        return builder.schedule("allreduce", algorithm, params)
+        return _pipelined(builder.schedule("allreduce", algorithm, params), factors, chunks)
     p, k, C = nranks, len(factors), chunks
     f = [int(x) for x in factors]
     stride = [math.prod(f[:i]) for i in range(k)]
@@ -291,8 +291,46 @@ def _staged_schedule(nranks: int, size_bytes: int, factors: Sequence[int], chunk
         stages=tuple(labels[i][1 if gather else 0] for gather, i in phases),
         src_buffer=np.zeros(count, dtype=np.uint8), dst_buffer=np.zeros(count, dtype=np.uint8),
     )
-    return Schedule(collective="allreduce", nranks=nranks, chunk_bytes=tuple(chunk_bytes), transfers=table,
-                    algorithm=algorithm, params=dict(params))
+    schedule = Schedule(collective="allreduce", nranks=nranks, chunk_bytes=tuple(chunk_bytes), transfers=table,
+                        algorithm=algorithm, params=dict(params))
+    return _pipelined(schedule, f, C)
+
+
+def _in_sub_chunk_order(schedule: Schedule, chunks: int) -> Schedule:
+    """`schedule`, whose phases (stages) follow each other in its numbering and whose chunk ``c`` is sub-chunk
+    ``c mod chunks`` of its segment, renumbered by phase, then sub-chunk, then as before, and run in that order
+    (:attr:`~simnet.schedule.Schedule.in_order`).
+
+    Every sub-chunk reaches a phase at once. Served first come, first served, a ring of ``p_i ≥ 3`` members
+    would drain step 0 of all ``C`` sub-chunks on each connection before any step 1, as their latencies
+    elapse, and no sub-chunk would leave the phase before its last step, the next phase idle until then. Issued
+    sub-chunk by sub-chunk, as a pipelined implementation posts them, sub-chunk 0 leaves after ``p_i - 1``
+    steps and the phases overlap, as the pipelined closed forms (:func:`blueconnect_time`) assume.
+    Sub-chunks touch disjoint cells, so every dependency still points to an earlier transfer.
+    """
+    table = schedule.transfers
+    n = len(table)
+    sub = table.piece_chunks[table.piece_offsets[table.piece]] % chunks
+    phase = np.concatenate([[0], np.cumsum(table.stage[1:] != table.stage[:-1])])
+    order = np.lexsort((np.arange(n), sub, phase))
+    place = np.empty(n, dtype=np.int64)
+    place[order] = np.arange(n)
+    keys = np.sort(place[np.repeat(np.arange(n), np.diff(table.dep_offsets))] * n + place[table.deps])
+    dep_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys // n, minlength=n), out=dep_offsets[1:])
+    moved = {name: getattr(table, name)[order] for name in ("src", "dst", "nbytes", "op", "piece", "stage",
+                                                           "src_buffer", "dst_buffer")}
+    return schedule.replace(transfers=table.replace(deps=(keys % n).astype(np.int32), dep_offsets=dep_offsets,
+                                                    **moved), in_order=True)
+
+
+def _pipelined(schedule: Schedule, factors: Sequence[int], chunks: int) -> Schedule:
+    """A staged all-reduce (:func:`_staged_schedule`) in sub-chunk order (:func:`_in_sub_chunk_order`) where that
+    matters: a ring of two members has one step, and one level has no next level to feed (it stays the ring
+    all-reduce, transfer for transfer)."""
+    if chunks == 1 or max(factors) < 3 or len(factors) < 2:
+        return schedule
+    return _in_sub_chunk_order(schedule, chunks)
 
 
 def _level_labels(levels: int) -> list[tuple[str, str]]:
@@ -471,7 +509,8 @@ def hierarchical_ring_allreduce(
     ring_reduce_scatter(builder, leaders, "inter_reduce_scatter")
     ring_all_gather(builder, leaders, "inter_all_gather")
     tree_broadcast(builder, trees, "intra_broadcast")
-    return builder.schedule("allreduce", "hierarchical_ring", {"factors": list(factors), "chunks": chunks})
+    schedule = builder.schedule("allreduce", "hierarchical_ring", {"factors": list(factors), "chunks": chunks})
+    return _in_sub_chunk_order(schedule, chunks) if chunks > 1 and 1 < local < nranks else schedule
 
 
 def _slowest_hop(alpha, beta, sharing) -> tuple[float, float, float, np.ndarray | None]:

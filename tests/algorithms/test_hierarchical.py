@@ -101,7 +101,8 @@ def test_the_structural_staged_schedule_is_what_the_builder_derives(factors, chu
     labels = labels[: len(factors)] + [(f"rs{i}", f"ag{i}") for i in range(len(labels), len(factors))]
     builder = ScheduleBuilder(hierarchical._nested_leaves(size, factors, chunks), p)
     hierarchical._staged_allreduce(builder, range(p), factors, chunks, labels)
-    expected = builder.schedule("allreduce", "blueconnect", {"factors": factors})
+    expected = hierarchical._pipelined(builder.schedule("allreduce", "blueconnect", {"factors": factors}),
+                                                factors, chunks)
     actual = hierarchical._staged_schedule(p, size, factors, chunks, labels, "blueconnect", {"factors": factors})
     assert actual.chunk_bytes == expected.chunk_bytes and actual.transfers.stages == expected.transfers.stages
     for name in ("src", "dst", "nbytes", "op", "piece", "piece_offsets", "piece_chunks", "deps", "dep_offsets",

@@ -443,17 +443,26 @@ def test_the_documented_python_route_to_a_jobs_scenarios_tables():
 
 
 def test_every_python_block_of_docs_concurrency_runs_as_written(monkeypatch):
-    """Study r25 F6: the hand-built run_jobs example used a `network` it never built (NameError)."""
+    """Study r25 F6: the hand-built run_jobs example used a `network` it never built (NameError). A block that
+    prints (the sparse job beside TP against NCCL, study r25 F2) prints the lines the text quotes after it."""
+    import contextlib
+    import io
     import re
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
     monkeypatch.chdir(root)
-    blocks = re.findall(r"```python\n(.*?)```", (root / "docs" / "concurrency.md").read_text(), re.S)
-    assert len(blocks) == 2
+    text = (root / "docs" / "concurrency.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) == 3
     for index, block in enumerate(blocks):
         namespace: dict = {}
-        exec(compile(block, f"docs/concurrency.md block {index}", "exec"), namespace)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            exec(compile(block, f"docs/concurrency.md block {index}", "exec"), namespace)
+        printed = out.getvalue().splitlines()
+        after = text.split(block, 1)[1].removeprefix("```\n\n").split("\n\n")[0]
+        assert all(f"`{line}`" in after for line in printed)
+        assert not printed or index == 0
     traces = namespace["result"].traces
     assert isinstance(traces["tp"], list) and len(traces["tp"]) == 4 and len(traces["dp"]) == 8
 

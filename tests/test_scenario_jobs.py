@@ -401,3 +401,20 @@ def test_a_bad_job_payload_is_one_line_naming_its_key_path(path, value, message)
     with pytest.raises(ScenarioError) as raised:
         parse_scenario(with_changes(path, value, base), source="s.yaml")
     assert str(raised.value).startswith(f"s.yaml: {message}") and "\n" not in str(raised.value)
+
+
+def test_the_sparse_jobs_example_of_docs_concurrency_is_the_shipped_scenario():
+    """The YAML that docs/concurrency.md shows for a sparse job beside TP is scenarios/jobs_sparse_tp.yaml's."""
+    import re
+    from pathlib import Path
+
+    from simnet.scenario import read_yaml
+    from simnet.yamlio import safe_load
+
+    root = Path(__file__).resolve().parents[1]
+    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", (root / "docs" / "concurrency.md").read_text(), re.S)
+                if "payload" in b]
+    shown = safe_load(block)
+    shipped = read_yaml(root / "scenarios" / "jobs_sparse_tp.yaml")
+    assert shown == {key: shipped[key] for key in shown}
+    parse_scenario(shipped | {"name": "doc"})

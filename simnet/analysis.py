@@ -1175,6 +1175,12 @@ def _nccl_pick(params: str) -> str:
     return f" ({chosen['nccl_algorithm']}/{chosen.get('protocol', 'simple')}{channels})"
 
 
+def _density(params: str) -> str:
+    """`` d=1/128``: the density of a job's sparse payload, from its params JSON (empty for a dense job)."""
+    payload = json.loads(params or "{}").get("payload")
+    return f" d={format_fraction(payload['density'])}" if isinstance(payload, dict) else ""
+
+
 JOBS_NOTE = ("shared: time during which a link held the job back while another job had traffic on it; "
              "most shared link: the link with the most of that time (whenever shared > 0); slowed by: the other job "
              "with the most of it, named only if the job took longer than alone (slowdown > 1: sharing a link need "
@@ -1183,7 +1189,8 @@ JOBS_NOTE = ("shared: time during which a link held the job back while another j
 
 
 def display_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
-    """A copy of a jobs frame (:data:`JOB_COLUMNS`) for people: times with units, ratios rounded."""
+    """A copy of a jobs frame (:data:`JOB_COLUMNS`) for people: times with units, ratios rounded; a sparse
+    job's size is its dense size with its density (``64 MB d=1/128``) and its bus bandwidth is empty."""
     shown = pd.DataFrame({
         "point": jobs["point"],
         "job": jobs["job"],
@@ -1191,12 +1198,12 @@ def display_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
         "algorithm": [name + _nccl_pick(params) for name, params in zip(jobs["algorithm"], jobs["params"])],
         "GPUs": jobs["gpus"],
         "comms x ranks": jobs["communicators"].astype(str) + " x " + jobs["ranks"].astype(str),
-        "size": jobs["size_bytes"].map(format_size),
+        "size": [format_size(size) + _density(params) for size, params in zip(jobs["size_bytes"], jobs["params"])],
         "repeat": jobs["repeat"],
         "time": jobs["time_s"].map(format_time),
         "alone": jobs["alone_s"].map(lambda t: "" if t != t else format_time(t)),
         "slowdown": jobs["slowdown"].map(lambda x: "" if x != x else f"{x:.3f}"),
-        "busbw GB/s": jobs["busbw_GBps"].map("{:.2f}".format),
+        "busbw GB/s": _bandwidth(jobs["busbw_GBps"]),
         "shared": jobs["shared_s"].map(format_time),
         "slowed by": jobs["slowed_by"].fillna(""),
         "most shared link": jobs["shared_link"].fillna(""),

@@ -620,7 +620,9 @@ class JobsResult:
         ``point``): ``time_s`` (collectives: from its start to its last collective's
         end; flows: the mean flow completion time), ``alone_s`` (the same, the job
         alone on the same fabric), ``slowdown = time_s / alone_s``, bandwidths per
-        collective, ``shared_s`` (time held back on links other jobs used), whenever
+        collective (a sparse payload's job: ``algbw_GBps`` on its dense size, ``busbw_GBps``
+        NaN, as :func:`simnet.analysis.result_row` leaves it), ``shared_s`` (time held
+        back on links other jobs used), whenever
         ``shared_s > 0`` the link with the most shared time (``shared_link``) and, only
         if the job also took longer than alone, the other job with the most shared time
         (``slowed_by``; sharing a link can delay some transfers of a job and not its
@@ -776,7 +778,7 @@ def run_jobs(network: Network, jobs: Sequence[Job], *, model: str = "maxmin", sh
             "end_s": end_s, "time_s": time_s, "alone_s": alone_times[index],
             "slowdown": time_s / alone_times[index] if alone_times[index] > 0 else math.nan,
             "algbw_GBps": algbw,
-            "busbw_GBps": algbw * busbw_factor(op, width) if job.schedule is not None else algbw,
+            "busbw_GBps": _busbw(job, op, width, algbw),
             "shared_s": shared.get(index, 0.0),
             "slowed_by": by_other.index[0] if shared.get(index, 0.0) > 0 and time_s > alone_times[index] else "",
             "shared_link": _label(network, int(by_link.index[0])) if shared.get(index, 0.0) > 0 else "",
@@ -788,6 +790,16 @@ def run_jobs(network: Network, jobs: Sequence[Job], *, model: str = "maxmin", sh
     for record in state.records:
         traces[names[record.job]].append(record.trace)
     return JobsResult(pd.DataFrame(rows, columns=list(JOB_COLUMNS)), timeline, frame, traces)
+
+
+def _busbw(job: Job, op: str, width: int, algbw_GBps: float) -> float:
+    """nccl-tests' bus bandwidth of a collective job (a flows job's algbw); NaN for a sparse payload, whose
+    dense-equivalent figure can exceed every link's bandwidth (docs/sparse.md)."""
+    if job.schedule is None:
+        return algbw_GBps
+    if "payload" in job.schedule.params:
+        return math.nan
+    return algbw_GBps * busbw_factor(op, width)
 
 
 def _params(job: Job) -> str:

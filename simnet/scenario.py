@@ -376,9 +376,9 @@ class PayloadSpec(_Strict):
     indices_file: str = ""
     values_file: str = ""
 
-    def payloads(self, base: Path | None = None) -> list[SparsePayload]:
+    def payloads(self, base: Path | None = None, *, path: str = "payload") -> list[SparsePayload]:
         """One payload per (dimension, density), dimensions outermost; relative ``indices_file`` and
-        ``values_file`` templates start at `base` (see :func:`scenario_path`)."""
+        ``values_file`` templates start at `base` (see :func:`scenario_path`); errors name keys under `path`."""
         fixed = self.model_dump(exclude={"kind", "dimension", "density"})
         for key in ("indices_file", "values_file"):
             if fixed[key] and base is not None:
@@ -386,7 +386,31 @@ class PayloadSpec(_Strict):
         try:
             return [SparsePayload(dimension=n, density=d, **fixed) for n in self.dimension for d in self.density]
         except SimnetError as error:
-            raise ScenarioError(error.message, path=f"payload.{error.path}") from None
+            raise ScenarioError(error.message, path=f"{path}.{error.path}") from None
+
+
+class _PayloadBlock(_Strict):
+    payload: PayloadSpec
+
+
+def _job_payload(value: Any, path: str, base: Path | None) -> SparsePayload:
+    """The one sparse payload of a job's collective, given as the top-level ``payload`` is, at key path `path`
+    (``jobs.<name>.collective.payload`` or a level's ``jobs.<name>.groups.<level>.payload``)."""
+    if not isinstance(value, Mapping):
+        raise ScenarioError(f"expected a sparse payload such as {{kind: sparse, dimension: 16M, density: 1/128}}, "
+                            f"got {value!r}", path=path)
+    try:
+        spec = _PayloadBlock.model_validate({"payload": value}).payload
+    except ValidationError as error:
+        found = _format_validation_error(error)
+        raise ScenarioError(found.message, path=path + found.path.removeprefix("payload")) from None
+    for key in ("dimension", "density"):
+        values = getattr(spec, key)
+        if len(values) > 1:
+            raise ScenarioError(f"a job runs one payload, got {len(values)} values; give one, and sweep "
+                                f"{path}.{key} to compare several", path=f"{path}.{key}")
+    (payload,) = spec.payloads(base, path=path)
+    return payload
 
 
 def _placement(value: Any) -> Any:
@@ -439,12 +463,13 @@ class FlowsSpec(_Strict):
 
 
 class JobCollectiveSpec(_Strict):
-    """A job's collective: ``op``, ``algorithm``, ``size`` per rank, and the algorithm's parameters."""
+    """A job's collective: ``op``, ``algorithm``, ``size`` per rank (or a sparse ``payload``, as the top-level
+    one, which then fixes the size), and the algorithm's parameters."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
     op: Literal[COLLECTIVES]  # type: ignore[valid-type]
     algorithm: str
-    size: Size
+    size: Size | None = None
 
 
 class JobSpec(_Strict):
@@ -1620,8 +1645,8 @@ def _check_jobs_scenario(scenario: Scenario, data: dict) -> None:
     if "sizes" in data or scenario.payload is not None:
         if "sizes" in data:
             raise ScenarioError("every job gives its own size; remove sizes", path="sizes")
-        raise ScenarioError("jobs take no sparse payload (sparse algorithms run alone, with one collective: "
-                            "docs/sparse.md); remove payload", path="payload")
+        raise ScenarioError("every job gives its own payload; move it into the job's collective "
+                            "(jobs.<name>.collective.payload, in place of size)", path="payload")
     if not scenario.jobs:
         raise ScenarioError("must list at least one job", path="jobs")
 
@@ -1647,9 +1672,11 @@ class JobPlan:
     op : str
         Collective (``"flows"`` for background flows).
     size_bytes : int
-        Size per rank (of every flow for background flows).
+        Size per rank (a sparse payload's dense size ``dimension * value_bytes``; of every flow for
+        background flows).
     params : dict
-        The algorithm's parameters, SI units, topology-derived defaults filled in.
+        The algorithm's parameters, SI units, topology-derived defaults filled in (a sparse algorithm's
+        :class:`~simnet.payloads.SparsePayload` as ``payload``).
     origins : dict
         Key path of each given parameter (and of ``size``, ``algorithm``, ``ranks``).
     flows : Flows or None
@@ -1718,23 +1745,30 @@ def _job_collective(raw: dict[str, tuple[Any, str]], network: Network, members: 
     if op not in record.ops:
         raise ScenarioError(f"algorithm {name!r} computes {', '.join(record.ops)}, not {op} "
                             f"(algorithms for {op}: {', '.join(ALGORITHMS.for_op(op))})", path=name_path)
-    if record.payload == "sparse":
-        raise ScenarioError(f"{name!r} is a sparse all-reduce and needs a sparse payload, which a job cannot give; "
-                            "use a dense algorithm in jobs, or run it alone with a top-level payload "
-                            "(docs/sparse.md)", path=name_path)
-    if "payload" in raw:
-        raise ScenarioError("a job takes no sparse payload (sparse algorithms run alone, with a top-level "
-                            "payload: docs/sparse.md); remove payload", path=raw["payload"][1])
-    size, size_path = raw["size"]
-    try:
-        size_bytes = units.parse_payload_size(size)
-    except SimnetError as error:
-        raise ScenarioError(error.message, path=size_path) from None
+    payload = _job_payload(*raw["payload"], base) if "payload" in raw else None
+    if record.payload == "sparse" and payload is None:
+        raise ScenarioError(f"{name!r} is a sparse all-reduce and needs a sparse payload in place of size "
+                            "(payload: {kind: sparse, dimension: 16M, density: 1/128}: docs/sparse.md)",
+                            path=name_path)
+    if payload is not None and "size" in raw:
+        raise ScenarioError("a sparse payload fixes the size (dimension * value_bytes); remove size",
+                            path=raw["size"][1])
+    if payload is not None:
+        size_bytes = payload.size_bytes
+    elif "size" in raw:
+        size, size_path = raw["size"]
+        try:
+            size_bytes = units.parse_payload_size(size)
+        except SimnetError as error:
+            raise ScenarioError(error.message, path=size_path) from None
+    else:
+        raise ScenarioError("missing; give the size of the collective (or a sparse payload, which fixes it)",
+                            path=f"{op_path.rsplit('.', 1)[0]}.size")
     what = f"algorithm {name!r}"
     params: dict[str, Any] = {}
     matrix = raw.get("matrix", (None, f"{name_path.rsplit('.', 1)[0]}.matrix"))
     for key, (value, path) in raw.items():
-        if key in ("op", "algorithm", "size", "matrix"):
+        if key in ("op", "algorithm", "size", "matrix", "payload"):
             continue
         params |= call_with_units(record.builder, {key: value}, path=path.rsplit(".", 1)[0], what=what,
                                   skip=("nranks", "size_bytes", "matrix"), required=False)
@@ -1742,6 +1776,8 @@ def _job_collective(raw: dict[str, tuple[Any, str]], network: Network, members: 
         params |= _matrix_param(op, *matrix, base)
     elif matrix[0] is not None:
         raise ScenarioError(f"{what} takes no traffic matrix", path=matrix[1])
+    if record.payload == "sparse":
+        params["payload"] = payload
     if record.defaults is not None:
         gpus = [network.ranks[r] for r in members]
         try:
@@ -1801,14 +1837,17 @@ def plan_jobs(scenario: Scenario, network: Network) -> list[JobPlan]:
             levels = communicators(ranks, {level: group.get("ranks") for level, group in groups.items()} or None)
         except SimnetError as error:
             raise ScenarioError(error.message, path=f"{where}.groups.{error.path}") from None
-        size = units.format_exact(spec.collective.size, "size")
+        size = None if spec.collective.size is None else units.format_exact(spec.collective.size, "size")
         base = {key: (value, f"{where}.collective.{key}")
                 for key, value in {"op": spec.collective.op, "algorithm": spec.collective.algorithm,
-                                   "size": size, **(spec.collective.model_extra or {})}.items()}
+                                   "size": size, **(spec.collective.model_extra or {})}.items()
+                if key != "size" or value is not None}
         for level, members in levels.items():
-            raw = dict(base)
-            raw |= {key: (value, f"{where}.groups.{level}.{key}")
-                    for key, value in groups.get(level, {}).items() if key != "ranks"}
+            override = {key: (value, f"{where}.groups.{level}.{key}")
+                        for key, value in groups.get(level, {}).items() if key != "ranks"}
+            raw = {key: value for key, value in base.items()
+                   if not (key in ("size", "payload") and ("size" in override or "payload" in override))}
+            raw |= override
             op, algorithm, size, params, origins = _job_collective(raw, network, members[0], scenario.base_dir)
             path = f"{where}.groups.{level}" if level else where
             origins["ranks"] = path if level else f"{where}.ranks"

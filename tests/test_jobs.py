@@ -443,17 +443,26 @@ def test_the_documented_python_route_to_a_jobs_scenarios_tables():
 
 
 def test_every_python_block_of_docs_concurrency_runs_as_written(monkeypatch):
-    """Study r25 F6: the hand-built run_jobs example used a `network` it never built (NameError)."""
+    """Study r25 F6: the hand-built run_jobs example used a `network` it never built (NameError). A block that
+    prints (the sparse job beside TP against NCCL, study r25 F2) prints the lines the text quotes after it."""
+    import contextlib
+    import io
     import re
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
     monkeypatch.chdir(root)
-    blocks = re.findall(r"```python\n(.*?)```", (root / "docs" / "concurrency.md").read_text(), re.S)
-    assert len(blocks) == 2
+    text = (root / "docs" / "concurrency.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) == 3
     for index, block in enumerate(blocks):
         namespace: dict = {}
-        exec(compile(block, f"docs/concurrency.md block {index}", "exec"), namespace)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            exec(compile(block, f"docs/concurrency.md block {index}", "exec"), namespace)
+        printed = out.getvalue().splitlines()
+        after = text.split(block, 1)[1].removeprefix("```\n\n").split("\n\n")[0]
+        assert all(f"`{line}`" in after for line in printed)
+        assert not printed or index == 0
     traces = namespace["result"].traces
     assert isinstance(traces["tp"], list) and len(traces["tp"]) == 4 and len(traces["dp"]) == 8
 
@@ -471,3 +480,30 @@ def test_a_missing_builder_parameter_is_named_as_its_caller_writes_it():
     with pytest.raises(SimnetError) as error:
         build({"builder": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 2, "bandwidth": "1 GB/s"})
     assert str(error.value) == "latency: missing parameter 'latency' (latency_s)"
+
+
+def test_a_sparse_all_reduce_runs_as_a_job_alone_as_simulated_and_no_faster_beside_tensor_parallel_rings():
+    """Study r25 F2: a sparse schedule is a job like any other. Alone it takes `simulate`'s time exactly; beside TP
+    rings on the same GPUs (reverse order: no GPU pair carries both, so nothing queues on a shared connection) it
+    is slower, held back on NVSwitch links by them. Its bus bandwidth is NaN (docs/sparse.md): its algbw is on
+    the dense size and no link carries it."""
+    from simnet.algorithms.sparse import sparse_ring_ring
+    from simnet.engine import simulate
+    from simnet.payloads import SparsePayload
+
+    payload = SparsePayload(dimension=2**18, density=1 / 64, seed=1)
+    grad = Job("grad", (tuple(range(32)),),
+               schedule=sparse_ring_ring(32, payload.size_bytes, payload=payload, gpus_per_node=8))
+    tp = Job("tp", tuple(tuple(range(8 * n + 7, 8 * n - 1, -1)) for n in range(4)),
+             schedule=ring_allreduce(8, 16 * 2**20))
+    alone = run_jobs(DGX, [grad])
+    (row,) = alone.jobs.to_dict("records")
+    assert row["time_s"] == row["alone_s"] == simulate(DGX, grad.schedule).time_s
+    assert math.isnan(row["busbw_GBps"])
+    assert row["algbw_GBps"] == pytest.approx(payload.size_bytes / row["time_s"] / 1e9)
+    both = run_jobs(DGX, [grad, tp])
+    jobs = both.jobs.set_index("job")
+    assert jobs.loc["grad", "alone_s"] == row["time_s"] < jobs.loc["grad", "time_s"]
+    assert jobs.loc["grad", "slowed_by"] == "tp" and jobs.loc["tp", "time_s"] >= jobs.loc["tp", "alone_s"]
+    held = both.interference[both.interference["job"] == "grad"]
+    assert len(held) and set(held["tier"]) == {"nvlink"} and set(held["other"]) == {"tp"}

@@ -111,12 +111,17 @@ def test_a_sweep_over_placement_and_load_writes_every_table(tmp_path):
     ("jobs.train.colective", 1, "jobs.train.colective: unknown key; did you mean 'collective'?"),
     ("jobs.train.repeat", 0, "jobs.train.repeat: must be ≥ 1, got 0"),
     ("jobs.train.collective.algorithm", "sparse_ring",
-     "jobs.train.collective.algorithm: 'sparse_ring' is a sparse all-reduce and needs a sparse payload, which a job "
-     "cannot give; use a dense algorithm in jobs"),
-    ("jobs.train.groups.dp.algorithm", "gtopk", "jobs.train.groups.dp.algorithm: 'gtopk' is a sparse all-reduce"),
+     "jobs.train.collective.algorithm: 'sparse_ring' is a sparse all-reduce and needs a sparse payload in place of "
+     "size (payload: {kind: sparse, dimension: 16M, density: 1/128}: docs/sparse.md)"),
+    ("jobs.train.groups.dp.algorithm", "gtopk", "jobs.train.groups.dp.algorithm: 'gtopk' is a sparse all-reduce and "
+                                                "needs a sparse payload"),
     ("jobs.train.collective.payload", {"kind": "sparse", "dimension": "1M", "density": "1/128"},
-     "jobs.train.collective.payload: a job takes no sparse payload"),
-    ("payload", {"kind": "sparse", "dimension": "1M"}, "payload: jobs take no sparse payload"),
+     "jobs.train.collective.size: a sparse payload fixes the size (dimension * value_bytes); remove size"),
+    ("payload", {"kind": "sparse", "dimension": "1M"},
+     "payload: every job gives its own payload; move it into the job's collective (jobs.<name>.collective.payload, "
+     "in place of size)"),
+    ("jobs.train.collective.size", None, "jobs.train.collective.size: missing; give the size of the collective (or a "
+                                         "sparse payload, which fixes it)"),
 ])
 def test_job_errors_name_the_key_path(path, value, message):
     with pytest.raises(ScenarioError) as raised:
@@ -308,3 +313,108 @@ def test_an_all_gather_jobs_size_is_the_whole_output_buffer_as_the_docs_say():
     assert row["time_s"] == pytest.approx(3 * (2e-6 + 1e6 / 1e9), rel=1e-9)
     text = (Path(__file__).resolve().parents[1] / "docs" / "concurrency.md").read_text()
     assert "whole *output* buffer for `all_gather`" in text and "(per rank; for all-to-all" not in text
+
+
+SPARSE = {"kind": "sparse", "dimension": "256K", "density": "1/64", "seed": 1}
+"""A 256K-entry gradient (1.024 MB dense) at density 1/64: big enough that the ring's hops fill in."""
+
+
+def sparse_jobs(collective: dict, **more) -> dict:
+    """A scenario whose job ``grad`` runs `collective` on all 16 GPUs of :data:`CLUSTER`, with jobs `more` after it."""
+    return {"name": "sparse", "topology": CLUSTER, "jobs": {"grad": {"ranks": "all", "collective": collective}, **more}}
+
+
+def plain_time_s(listed: dict, payload: dict = SPARSE) -> float:
+    """The simulated time of one algorithm of a plain scenario on :data:`CLUSTER` with a top-level payload."""
+    rows = run(parse_scenario({"name": "plain", "topology": CLUSTER, "payload": payload,
+                               "collective": {"op": "allreduce", "algorithms": [listed]}}))
+    (time_s,) = rows["sim_time_s"]
+    return time_s
+
+
+@pytest.mark.parametrize("listed", [{"name": "sparse_ring"}, {"name": "sparse_ring_ring", "gpus_per_node": 8},
+                                    {"name": "ssar_recursive_doubling"}, {"name": "gtopk"}, {"name": "ring"}])
+def test_a_job_with_a_payload_alone_takes_exactly_the_time_of_the_same_plain_scenario(listed):
+    """Study r25 F2: a job could not run a sparse all-reduce. A job's payload is the top-level one: sparse algorithms
+    get it, dense ones run at its dense size, and alone each takes what the plain scenario simulates, exactly."""
+    collective = {"op": "allreduce", "algorithm": listed["name"], "payload": SPARSE,
+                  **{key: value for key, value in listed.items() if key != "name"}}
+    (point,) = expand(parse_scenario(sparse_jobs(collective)))
+    (job,) = run_jobs_point(point).jobs.to_dict("records")
+    assert job["time_s"] == job["alone_s"] == plain_time_s(listed)
+    assert job["size_bytes"] == 256_000 * 4 and job["slowdown"] == 1
+    sparse = listed["name"] != "ring"
+    assert np.isnan(job["busbw_GBps"]) == sparse and job["algbw_GBps"] == pytest.approx(1.024e6 / job["time_s"] / 1e9)
+    assert ('"payload": {' in job["params"]) == sparse
+
+
+def test_a_sparse_job_beside_tensor_parallel_traffic_is_slower_than_alone_and_the_report_names_the_links():
+    collective = {"op": "allreduce", "algorithm": "sparse_ring_ring", "gpus_per_node": 8, "payload": SPARSE}
+    tp = {"ranks": list(range(7, -1, -1)), "collective": {"op": "allreduce", "algorithm": "ring", "size": "16 MiB"}}
+    (point,) = expand(parse_scenario(sparse_jobs(collective, tp=tp)))
+    result = run_jobs_point(point)
+    jobs = result.jobs.set_index("job")
+    assert jobs.loc["grad", "alone_s"] == plain_time_s({"name": "sparse_ring_ring", "gpus_per_node": 8})
+    assert jobs.loc["grad", "time_s"] > jobs.loc["grad", "alone_s"]
+    assert jobs.loc["grad", "slowed_by"] == "tp" and jobs.loc["grad", "shared_s"] > 0
+    mine = result.interference[result.interference["job"] == "grad"]
+    assert set(mine["other"]) == {"tp"} and (mine["shared_s"] <= mine["held_s"] + 1e-15).all()
+    assert all("nvswitch" in src + dst for src, dst in zip(mine["src"], mine["dst"]))
+
+
+def test_a_level_of_groups_may_give_a_payload_in_place_of_the_jobs_size():
+    data = with_changes("jobs.train.groups.dp", {"ranks": "rest", "algorithm": "sparse_ring", "payload": SPARSE})
+    scenario = parse_scenario(data)
+    plans = {plan.name: plan for plan in plan_jobs(scenario, scenario.built_network())}
+    assert plans["train.tp"].size_bytes == 2**20 and "payload" not in plans["train.tp"].params
+    assert plans["train.dp"].size_bytes == 1_024_000 and plans["train.dp"].params["payload"].density == 1 / 64
+    result = run_jobs_point(expand(scenario)[0])
+    assert list(result.jobs["job"]) == ["train.tp", "train.dp", "moe", "noise"]
+
+
+def test_a_sweep_varies_a_jobs_payload_and_a_denser_one_takes_longer():
+    collective = {"op": "allreduce", "algorithm": "sparse_ring", "payload": SPARSE}
+    data = sparse_jobs(collective) | {"sweep": {"grid": {"jobs.grad.collective.payload.density": ["1/256", "1/16"]}}}
+    sparse, denser = (run_jobs_point(point).jobs["time_s"].item() for point in expand(parse_scenario(data)))
+    assert sparse == plain_time_s({"name": "sparse_ring"}, SPARSE | {"density": "1/256"}) and denser > sparse
+
+
+@pytest.mark.parametrize(("path", "value", "message"), [
+    ("jobs.grad.collective.payload.density", ["1/16", "1/128"],
+     "jobs.grad.collective.payload.density: a job runs one payload, got 2 values; give one, and sweep "
+     "jobs.grad.collective.payload.density to compare several"),
+    ("jobs.grad.collective.payload.densty", "1/16",
+     "jobs.grad.collective.payload.densty: unknown key; did you mean 'density'?"),
+    ("jobs.grad.collective.payload.kind", "dense", "jobs.grad.collective.payload.kind: must be one of 'sparse', got "
+                                                   "'dense'"),
+    ("jobs.grad.collective.payload.density", "2", "jobs.grad.collective.payload.density[0]: "),
+    ("jobs.grad.collective.payload.dimension", None, "jobs.grad.collective.payload.dimension: missing"),
+    ("jobs.grad.collective.payload", "16M", "jobs.grad.collective.payload: expected a sparse payload such as {kind: "
+                                            "sparse, dimension: 16M, density: 1/128}, got '16M'"),
+    ("jobs.grad.collective.size", "1 MiB", "jobs.grad.collective.size: a sparse payload fixes the size "
+                                           "(dimension * value_bytes); remove size"),
+    ("jobs.grad.collective.payload", None, "jobs.grad.collective.algorithm: 'sparse_ring' is a sparse all-reduce and "
+                                           "needs a sparse payload"),
+])
+def test_a_bad_job_payload_is_one_line_naming_its_key_path(path, value, message):
+    base = sparse_jobs({"op": "allreduce", "algorithm": "sparse_ring", "payload": SPARSE})
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(with_changes(path, value, base), source="s.yaml")
+    assert str(raised.value).startswith(f"s.yaml: {message}") and "\n" not in str(raised.value)
+
+
+def test_the_sparse_jobs_example_of_docs_concurrency_is_the_shipped_scenario():
+    """The YAML that docs/concurrency.md shows for a sparse job beside TP is scenarios/jobs_sparse_tp.yaml's."""
+    import re
+    from pathlib import Path
+
+    from simnet.scenario import read_yaml
+    from simnet.yamlio import safe_load
+
+    root = Path(__file__).resolve().parents[1]
+    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", (root / "docs" / "concurrency.md").read_text(), re.S)
+                if "payload" in b]
+    shown = safe_load(block)
+    shipped = read_yaml(root / "scenarios" / "jobs_sparse_tp.yaml")
+    assert shown == {key: shipped[key] for key in shown}
+    parse_scenario(shipped | {"name": "doc"})

@@ -133,9 +133,9 @@ def _column(values: array | np.ndarray | Constant) -> np.ndarray:
     return column
 
 
-def _flags(values: array | Constant) -> np.ndarray:
-    """A per-transfer int8 column as the compiled loop takes it (:func:`_column`)."""
-    return np.asarray(_column(values), dtype=np.int8)
+def _tags(values: array | Constant) -> np.ndarray:
+    """A per-transfer int32 column as the compiled loop takes it (:func:`_column`)."""
+    return np.asarray(_column(values), dtype=np.int32)
 
 
 def _distinct_pairs(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
@@ -431,7 +431,7 @@ class Simulation:
         adopt = self._deferred is not None
         self._nbytes = appended(self._nbytes, wire, adopt=adopt)
         self._channels = appended(self._channels, columns.channel, "i", adopt=adopt)
-        self._in_order = appended(self._in_order, np.full(count, int(schedule.in_order), dtype=np.int8), "b")
+        self._in_order = appended(self._in_order, np.full(count, len(self._jobs) if schedule.in_order else 0), "i")
         self._not_before = appended(self._not_before, now + offset[src] if offset.any() else np.full(count, now))
         self._overhead = appended(self._overhead, overhead_s * slow[src] + columns.delay_s if overhead_s
                                   else columns.delay_s, adopt=adopt)
@@ -512,7 +512,7 @@ class Simulation:
             float(self.env.now), initial, route, line, lines, _column(self._nbytes), _column(self._not_before),
             _column(self._overhead), _column(self._reduction), view(self._waiting), view(self._bounds),
             view(self._dependents), *links._kernel_routes(), view(self._ready_s), view(self._issue_s),
-            view(self._end_s), _flags(self._in_order))
+            view(self._end_s), _tags(self._in_order))
         links._adopt(count, order, route, started_s, finished_s, history_flow, history_instants, history_rate,
                      history_limit, blocked)
         self._remaining[0] -= count - int(np.isnan(view(self._end_s)).sum())
@@ -604,7 +604,7 @@ class Simulation:
         columns = (route, view(line), _column(self._nbytes), _column(self._not_before), _column(self._overhead),
                    _column(self._reduction), view(self._waiting), view(self._bounds), view(self._dependents),
                    view(self._ready_s), view(self._issue_s), view(self._end_s), view(self._flow_job),
-                   _flags(self._in_order))
+                   _tags(self._in_order))
         now, status = loop.advance(float(self.env.now), float(self.env.peek()), True, initial, columns,
                                    tuple(routes), weighted)
         return now, status, line

@@ -683,7 +683,14 @@ def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, 
                 connection = line[flow]
                 if busy[connection]:
                     tail = queue_tail[connection]
-                    if tail < flow or not (in_order[0] if len(in_order) == 1 else in_order[flow]):
+                    tag = in_order[0] if len(in_order) == 1 else in_order[flow]
+                    before, after = -1, -1
+                    if tag != 0:
+                        after = queue_head[connection]
+                        while after >= 0 and not (after > flow and (in_order[0] if len(in_order) == 1
+                                                                    else in_order[after]) == tag):
+                            before, after = after, queue_next[after]
+                    if after < 0:
                         queue_next[flow] = -1
                         if tail >= 0:
                             queue_next[tail] = flow
@@ -691,9 +698,6 @@ def _loop(now, bound, strict, initial, width, weighted, columns, routes, state, 
                             queue_head[connection] = flow
                         queue_tail[connection] = flow
                         continue
-                    before, after = -1, queue_head[connection]
-                    while after < flow:
-                        before, after = after, queue_next[after]
                     queue_next[flow] = after
                     if before < 0:
                         queue_head[connection] = flow
@@ -1130,8 +1134,9 @@ def run(start_s, initial, route, line, lines, nbytes, not_before, overhead, redu
     """Run the transfers `initial` (ready at `start_s`) and everything they release to the end.
 
     Per-transfer columns (`nbytes`, `not_before`, `overhead`, `reduction`, `in_order`) of length 1 hold one value
-    for all; `line` numbers each transfer's connection, of `lines`; a transfer with `in_order` set that finds its
-    connection busy goes ahead of the waiting transfers numbered after it, the others queue last. `ready_s`,
+    for all; `line` numbers each transfer's connection, of `lines`; `in_order` is 0 or the number of the
+    transfer's in-order schedule, and a transfer with one that finds its connection busy takes the place of the first
+    waiting transfer of that schedule numbered after it (which moves back by one), the others queue last. `ready_s`,
     `issue_s` and `end_s` are filled in place; `waiting` is consumed. Returns ``(order, history_flow,
     history_instants, history_rate_Bps, history_limit, blocked, started_s, finished_s)``: the transfers in the order
     they were submitted, each change of a flow's rate or bottleneck in the order made (its time as

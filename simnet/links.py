@@ -324,9 +324,10 @@ class LinkModel(Protocol):
         :meth:`intern`), ``nbytes[f]`` describe flow ``f``.
 
         ``channels[f]`` (default 0) names the connection a flow belongs to among those
-        of its route, for models that keep connections in order; a flow with ``in_order[f]``
-        (default 0) set goes ahead of the flows of its connection waiting with higher numbers
-        (:attr:`simnet.schedule.Schedule.in_order`)."""
+        of its route, for models that keep connections in order; ``in_order[f]`` (default 0)
+        is 0 or the number of the flow's in-order schedule, and a flow with one takes the place
+        of the first flow of its connection and schedule waiting with a higher number, which
+        moves back by one (:attr:`simnet.schedule.Schedule.in_order`)."""
 
     def advance(self, now_s: float, instant: Instant) -> list[int]:
         """Process the model's events of `instant` (at `now_s`); return the flows finishing now, sorted."""
@@ -552,8 +553,8 @@ class MaxMinLinks:
     a transfer whose latency has elapsed while an earlier one of its connection is
     still draining waits, and starts draining the instant that one finishes (its
     latency overlapped the wait, as in a pipeline); several waiting start in the order
-    their latencies elapsed, except that a flow submitted ``in_order`` goes ahead of
-    those numbered after it. Its ``started_s`` is then
+    their latencies elapsed, except that a flow of an ``in_order`` schedule goes ahead of
+    the waiting flows of that schedule numbered after it (not of other schedules'). Its ``started_s`` is then
     ``L`` before it starts draining, and it is ``blocked_by`` the route's slowest
     link. Transfers of different connections (other end points, or other channels
     between the same ones) share links max-min fairly. Hence a
@@ -933,11 +934,14 @@ class MaxMinLinks:
             for flow in started:
                 line = line_of[flow]
                 if busy[line]:
-                    waiting = lines[line]
-                    if waiting and waiting[-1] > flow and self._in_order[flow]:
-                        waiting.insert(next(k for k, other in enumerate(waiting) if other > flow), flow)
-                    else:
+                    waiting, tags = lines[line], self._in_order
+                    tag = tags[flow]
+                    place = next((k for k, other in enumerate(waiting) if other > flow and tags[other] == tag),
+                                 None) if tag else None
+                    if place is None:
                         waiting.append(flow)
+                    else:
+                        waiting.insert(place, flow)
                     queued[line] += 1
                     continue
                 busy[line] = True

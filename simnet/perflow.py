@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = ["TYPECODES", "view", "grown", "Constant", "appended", "take", "by_time"]
 
-TYPECODES = {"d": np.float64, "q": np.int64, "i": np.int32, "b": np.int8}
+TYPECODES = {"d": np.float64, "q": np.int64, "i": np.int32}
 
 
 def view(values: array | np.ndarray) -> np.ndarray:

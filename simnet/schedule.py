@@ -643,7 +643,8 @@ class Schedule:
         each connection: a connection with several of them waiting then drains the
         lowest numbered first, as an implementation that posts its sends in that order
         does (and never idles while one waits). By default a connection drains them
-        first come, first served: in the order their latencies elapsed.
+        first come, first served: in the order their latencies elapsed. Another schedule
+        run at the same time keeps its places in the connection's queue either way.
     """
 
     collective: str

@@ -15,6 +15,7 @@ from simnet.errors import SimnetError
 from simnet.jobs import (Flows, Job, _blocks, _covered_blocks, _intersect_blocks, _merge, _merge_blocks, communicators,
                          place, run_jobs)
 from simnet.network import Network
+from simnet.schedule import Schedule, Transfer
 from simnet.topology import cluster, fat_tree, leaf_spine, switch
 from tests.algorithms.fabrics import dgx_cluster
 from tests.test_engine import assert_identical
@@ -365,6 +366,27 @@ def _assert_same_jobs(mine, theirs) -> None:
         for a, b in zip(mine.traces[job], traces, strict=True):
             assert a.begin_s == b.begin_s and a.flows == b.flows
             assert_identical(a, b)
+
+
+@pytest.mark.parametrize("compiled_from", [0, math.inf])
+@pytest.mark.parametrize("in_order", [False, True])
+def test_an_in_order_schedule_reorders_only_its_own_waiting_transfers(monkeypatch, compiled_from, in_order):
+    """On one connection, A's 4 MiB transfer drains while B's (3 us), A's third (6 us) and A's second (11 us)
+    wait, in that order. In program order A's second takes its third's place, never B's: B, then A's second and
+    third, and B's time does not depend on whether A is `in_order`."""
+    monkeypatch.setattr(engine, "COMPILED_FROM", compiled_from)
+    bandwidth_Bps, mib = 100e9, 2**20
+    network = Network(switch(2, bandwidth_Bps, LATENCY_S))
+    first = Schedule(collective="allreduce", nranks=2, chunk_bytes=(1, 1, 1), in_order=in_order,
+                     transfers=(Transfer(0, 1, (0,), 4 * mib), Transfer(0, 1, (1,), mib, delay_s=9e-6),
+                                Transfer(0, 1, (2,), mib, delay_s=4e-6)))
+    second = Schedule(collective="allreduce", nranks=2, chunk_bytes=(1,), transfers=(Transfer(0, 1, (0,), mib),))
+    result = run_jobs(network, [Job("a", ((0, 1),), schedule=first),
+                                Job("b", ((0, 1),), schedule=second, start_s=1e-6)], alone=False)
+    ends_s = [2 * LATENCY_S + k * mib / bandwidth_Bps for k in (4, 5, 6, 7)]
+    order = (0, 2, 3) if in_order else (0, 3, 2)
+    assert result.traces["a"][0].end_s == pytest.approx([ends_s[k] for k in order], rel=1e-12)
+    assert result.traces["b"][0].end_s == pytest.approx([ends_s[1]], rel=1e-12)
 
 
 def test_jobs_run_in_the_compiled_loop_as_in_simpys(monkeypatch):

@@ -25,7 +25,7 @@ import pandas as pd
 
 from simnet import units
 from simnet.algorithms import ALGORITHMS
-from simnet.algorithms.nccl import NCCL_CHOICES, NCCL_NAMES, NCCL_RELEASE
+from simnet.algorithms.nccl import NCCL_CHOICES, NCCL_NAMES, built_release
 from simnet.engine import Trace
 from simnet.errors import SimnetError
 from simnet.schedule import Schedule
@@ -909,9 +909,7 @@ def nccl_release(algorithm: str, params: str) -> str:
     >>> nccl_release("nccl", '{"version": "2.26.2"}'), nccl_release("nvls", "{}"), nccl_release("ring", "{}")
     ('2.26.2', '2.30.7', '')
     """
-    if algorithm not in NCCL_NAMES and algorithm not in NCCL_CHOICES:
-        return ""
-    return str(_params(params).get("version", NCCL_RELEASE))
+    return built_release(algorithm, _params(params))
 
 
 def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:

@@ -89,7 +89,7 @@ from pydantic import (
 from simnet import engine, units, yamlio
 from simnet.algorithms import ALGORITHMS
 from simnet.algorithms.hierarchy import hierarchy_factors
-from simnet.algorithms.nccl import NCCL_CHOICES, NCCL_NAMES, NCCL_RELEASE
+from simnet.algorithms.nccl import NCCL_RELEASE, built_release
 from simnet.algorithms.registry import Algorithm, resolved_changes
 from simnet.analysis import (RESULT_COLUMNS, choice_matches, choice_text, format_fraction, parse_choice, result_row,
                              sent_bytes_per_rank)
@@ -1475,13 +1475,6 @@ def _nccl_references(network: Network, op: str, sizes: Sequence[int],
     return references
 
 
-def _nccl_release(record: Algorithm, params: dict[str, Any]) -> str:
-    """The NCCL release an NCCL-family entry builds (its ``version``, else the default), ``""`` for another."""
-    if record.name not in NCCL_NAMES and record.name not in NCCL_CHOICES:
-        return ""
-    return str(params.get("version", NCCL_RELEASE))
-
-
 def _shown_params(params: dict[str, Any], payload: SparsePayload | None) -> str:
     """The ``params`` column of a result row: YAML keys, and the payload's description."""
     described = {_yaml_key(k): v for k, v in params.items()}
@@ -1559,7 +1552,7 @@ def _attempts(point: Point, *, force: bool = False) -> Iterator[Run | Failure]:
     listed = _algorithm_runs(scenario, nranks)
     repeats = _repeats(listed, network)
     kept = [(index, entry) for index, entry in enumerate(listed) if index not in repeats]
-    releases = [_nccl_release(record, params) for _, (record, params, _, _) in kept]
+    releases = [built_release(record.name, params) for _, (record, params, _, _) in kept]
     pinned = set(filter(None, releases))
     others = pinned.pop() if len(pinned) == 1 else NCCL_RELEASE
     priced = {release: _nccl_references(network, scenario.collective.op, [size for size, _ in cases], release)

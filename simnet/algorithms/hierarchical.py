@@ -319,7 +319,9 @@ def _in_sub_chunk_order(schedule: Schedule, chunks: int) -> Schedule:
     dep_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(keys // n, minlength=n), out=dep_offsets[1:])
     moved = {name: getattr(table, name)[order] for name in ("src", "dst", "nbytes", "op", "piece", "stage",
-                                                           "src_buffer", "dst_buffer")}
+                                                           "src_buffer", "dst_buffer", "nnz", "dense", "merged",
+                                                           "wire_bytes", "delay_s", "channel")
+             if getattr(table, name) is not None}
     return schedule.replace(transfers=table.replace(deps=(keys % n).astype(np.int32), dep_offsets=dep_offsets,
                                                     **moved), in_order=True)
 

@@ -78,6 +78,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -117,6 +118,7 @@ __all__ = [
     "nccl_reduce",
     "NCCL_CHOICES",
     "NCCL_NAMES",
+    "built_release",
     "SWITCH_SCHEDULES",
     "NVLS_CHUNK_BYTES",
     "nccl_variants",
@@ -1514,6 +1516,20 @@ NCCL_NAMES = {"nccl_ring": "ring", "nccl_tree": "tree", "nvls": "nvls", "nvls_tr
               "nccl_ring_reduce": "ring", "nccl_pat_all_gather": "pat", "nccl_pat_reduce_scatter": "pat"}
 """simnet's name of each of NCCL's schedules -> NCCL's algorithm name
 (:data:`simnet.models.nccl.ALGORITHMS`, the tuner file's ``algorithm``)."""
+
+
+
+def built_release(name: str, params: Mapping[str, Any]) -> str:
+    """The NCCL release a run of registry entry `name` with `params` builds: its ``version``, else
+    :data:`NCCL_RELEASE`; ``""`` for a schedule outside NCCL's family.
+
+    >>> built_release("nccl", {"version": "2.26.2"}), built_release("nvls", {}), built_release("ring", {})
+    ('2.26.2', '2.30.7', '')
+    """
+    if name not in NCCL_NAMES and name not in NCCL_CHOICES:
+        return ""
+    return str(params.get("version", NCCL_RELEASE))
+
 
 SWITCH_SCHEDULES = ("nvls", "nvls_tree", "collnet_direct", "collnet_chain")
 """NCCL's schedules that reduce in a switch: they run only where a reduce-capable switch serves each of their

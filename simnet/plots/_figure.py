@@ -151,13 +151,14 @@ def time_axis(axis, low: float, high: float) -> None:
     beyond, so that a point on them is whole), so every point lies between two labelled ticks.
     """
     ticks = time_ticks(low, high)
-    axis.axes.set_xscale("log") if axis.axis_name == "x" else axis.axes.set_yscale("log")
+    horizontal = axis.axis_name == "x"
+    (axis.axes.set_xscale if horizontal else axis.axes.set_yscale)("log")
     if len(ticks) < 2:
         axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     else:
         axis.set_major_locator(FixedLocator(ticks))
         limits = (ticks[0] / _TIME_MARGIN, ticks[-1] * _TIME_MARGIN)
-        axis.axes.set_xlim(*limits) if axis.axis_name == "x" else axis.axes.set_ylim(*limits)
+        (axis.axes.set_xlim if horizontal else axis.axes.set_ylim)(*limits)
     axis.set_major_formatter(FuncFormatter(lambda value, _: format_time(value)))
     axis.set_minor_formatter(NullFormatter())
 

@@ -211,6 +211,8 @@ def _label(builder: str, **params) -> str:
             used = min(cables, params["spines"])
             on = f", on {used} of {params['spines']} spines" if used < params["spines"] else ""
             shown[-1] += f" ({ratio:g}:1 keeps {cables} of {full} at full rate{on})"
+        elif ratio < 1:
+            shown[-1] += f" ({ratio:g}:1, undersubscribed: each runs at {1 / ratio:g} × full rate)"
         elif ratio != 1:
             shown[-1] += f" ({ratio:g}:1 does not divide {full} cables: each runs at 1/{ratio:g} of full rate)"
     return f"{builder}({', '.join(shown)})"

@@ -111,6 +111,8 @@ def test_leaf_spine_uplink_capacity_matches_oversubscription(leaves, spines, hos
 def test_leaf_spine_name_shows_oversubscription_only_when_set():
     assert "oversubscription=3.0" in leaf_spine(2, 2, 4, 1e9, 1e-6, oversubscription=3.0).graph["name"]
     assert "oversubscription" not in leaf_spine(2, 2, 4, 1e9, 1e-6).graph["name"]
+    assert "(0.5:1, undersubscribed: each runs at 2 × full rate)" in leaf_spine(
+        2, 2, 4, 1e9, 1e-6, oversubscription=0.5).graph["name"]
 
 
 @pytest.mark.parametrize("bad", [0, -1.0, float("inf"), "3"])

@@ -2,6 +2,7 @@ import csv
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -760,3 +761,19 @@ def test_an_interrupted_tune_says_what_is_kept_and_how_to_keep_more(capsys, monk
     assert capsys.readouterr().err == ("interrupted: tune writes its table once every size is tuned, so nothing of "
                                        "this run is kept; tune fewer sizes at a time (--sizes, 2 now) to keep answers "
                                        "as they come\n")
+
+
+def test_run_prints_each_phase_on_stderr_once_it_has_taken_a_while_unless_quiet(monkeypatch, capsys):
+    """A run that takes longer than a moment (here: any) says on stderr which phase it is in, with the time since it
+    started, so a long run is not silent; -q prints none, and neither does a short run (other tests: stderr empty)."""
+    import simnet.cli
+
+    monkeypatch.setattr(simnet.cli, "_QUIET_FOR_S", 0.0)
+    assert main(["run", "scenarios/quickstart.yaml"]) == 0
+    lines = [re.sub(r"\[\d+ s\]", "[t]", line) for line in capsys.readouterr().err.splitlines()]
+    assert lines == ["quickstart: [t] building the network", "quickstart: [t] NCCL's own choice on 8 ranks",
+                     *(f"quickstart: [t] ring at {size} ({i} of 3): {phase}"
+                       for i, size in enumerate(["1 KiB", "1 MiB", "64 MiB"], 1)
+                       for phase in ("building the schedule", "simulating 112 transfers"))]
+    assert main(["run", "scenarios/quickstart.yaml", "-q"]) == 0
+    assert capsys.readouterr().err == ""

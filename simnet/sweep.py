@@ -278,7 +278,8 @@ def run_sweep(
     bar = tqdm(total=len(points), initial=len(finished), unit="point", disable=not progress,
                file=sys.stderr, dynamic_ncols=True)
     stop = _StopRequest()
-    stream = _local(todo, workers, force, stop, on_phase) if executor == "local" else _dask(todo, scheduler, force, stop)
+    stream = (_local(todo, workers, force, stop, on_phase) if executor == "local"
+              else _dask(todo, scheduler, force, stop))
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, stop) if in_main_thread else None
     failures: list[dict] = []

@@ -243,10 +243,10 @@ def test_a_point_that_fails_as_a_whole_is_one_failure(tmp_path, monkeypatch):
     points = expand(parse_scenario(sweep_scenario(grid={"topology.hosts": [2, 3, 4]})))
     tables = sweep.point_tables
 
-    def broken(point, force=False):
+    def broken(point, force=False, on_phase=None):
         if point.index == 1:
             raise ScenarioError("cannot build", path="topology")
-        return tables(point, force=force)
+        return tables(point, force=force, on_phase=on_phase)
 
     monkeypatch.setattr(sweep, "point_tables", broken)
     with pytest.raises(SweepFailed) as raised:

@@ -250,6 +250,8 @@ def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: st
     from simnet.sweep import run_sweep, write_atomic
 
     show_progress = progress if progress is not None else (len(points) > 1 and sys.stderr.isatty())
+    on_phase = None if progress is False or executor != "local" or workers > 1 else _PhaseLines(loaded.name,
+                                                                                                 len(points))
     if out_dir is not None:
         manifest = {"simnet_version": __version__, "scenario": str(scenario), "name": loaded.name,
                     "base_dir": str(Path(scenario).parent.resolve()),
@@ -260,7 +262,7 @@ def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: st
         write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
     try:
         return run_sweep(points, out_dir=out_dir, executor=executor, workers=workers, scheduler=scheduler,
-                         resume=resume, progress=show_progress, force=force)
+                         resume=resume, progress=show_progress, force=force, on_phase=on_phase)
     except SweepInterrupted as error:
         again = f"simnet run {scenario} --out {out_dir} --resume" if out_dir else "rerun with --out DIR"
         raise SweepInterrupted(f"{error.message}; resume with: {again}", source=str(scenario)) from None
@@ -268,6 +270,56 @@ def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: st
         if error.path in ("scheduler", "executor") and not error.source:
             raise SimnetError(error.message, path=f"--{error.path}") from None
         raise error.at(source=str(scenario)) from None
+    finally:
+        if on_phase is not None:
+            on_phase.close()
+
+
+_QUIET_FOR_S = 3.0
+"""A run's phases are printed on stderr from this long after it started (shorter runs print none)."""
+
+
+class _PhaseLines:
+    """Prints each phase of a run's points on stderr as it starts (``h100_512n: [12 s] nccl at 64 MiB (1 of 4):
+    simulating 2,486,272 transfers``), with the time since the run started, once the run has taken
+    :data:`_QUIET_FOR_S`: the phase going on then at that moment (from a timer), every later one as it starts."""
+
+    def __init__(self, name: str, points: int) -> None:
+        import threading
+        import time
+
+        self._name, self._points, self._clock = name, points, time.monotonic
+        self._began = self._clock()
+        self._current: str | None = None
+        self._printing = _QUIET_FOR_S <= 0
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(_QUIET_FOR_S, self._wake)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def __call__(self, point, text: str) -> None:
+        where = f"{self._name}, point {point.index} ({point.label})" if self._points > 1 else self._name
+        with self._lock:
+            self._current = f"{where}: [{{:.0f}} s] {text}"
+            if self._printing:
+                self._print()
+
+    def _wake(self) -> None:
+        with self._lock:
+            self._printing = True
+            if self._current is not None:
+                self._print()
+
+    def _print(self) -> None:
+        from tqdm import tqdm
+
+        tqdm.write(self._current.format(self._clock() - self._began), file=sys.stderr)
+
+    def close(self) -> None:
+        """Stop the timer (nothing more is printed)."""
+        self._timer.cancel()
+        with self._lock:
+            self._printing = False
 
 
 def _ran(points: list, results: pd.DataFrame) -> list:

@@ -137,6 +137,7 @@ class Network:
         self._endpoints: list[Hashable] = []
         self._endpoint_ids: dict[Hashable, int] = {}
         self._reducers: dict[tuple[int, ...], Hashable] = {}
+        self._hops_to: dict[Hashable, dict[Hashable, int]] = {}
         self._derived: dict[Hashable, Any] = {}
 
     def derived(self, key: Hashable, compute: Callable[[], Any]) -> Any:
@@ -219,14 +220,14 @@ class Network:
                 path="switches")
         best = None
         for order, switch in enumerate(local or [n for n in candidates if self.graph.nodes[n].get("host") is None]):
-            try:
-                routes = [self._router.hops(n, switch) for n in nodes]
-            except TopologyError:
+            fewest = self._fewest_hops(switch)
+            if any(n not in fewest for n in nodes):
                 continue
-            hops = [len(route) for route in routes]
-            score = (max(hops), sum(hops), sum(self._off_rail(n, route) for n, route in zip(nodes, routes)), order)
-            if best is None or score < best[0]:
-                best = (score, switch)
+            if best is not None and (max(fewest[n] for n in nodes), sum(fewest[n] for n in nodes), 0) >= best[0][:3]:
+                continue
+            score = self._reduction_score(nodes, switch, None if best is None else best[0][:3])
+            if score is not None and (best is None or score + (order,) < best[0]):
+                best = (score + (order,), switch)
         if best is None:
             raise SimnetError(
                 f"ranks {list(key)} have no reduce-capable switch in common (a switch with reduce: true that "
@@ -235,6 +236,30 @@ class Network:
             )
         self._reducers[key] = best[1]
         return best[1]
+
+    def _fewest_hops(self, switch: Hashable) -> dict[Hashable, int]:
+        """Hops of the shortest path from each node that reaches `switch` to it (no route has fewer)."""
+        found = self._hops_to.get(switch)
+        if found is None:
+            found = self._hops_to[switch] = nx.single_source_shortest_path_length(self.graph.reverse(copy=False),
+                                                                                   switch)
+        return found
+
+    def _reduction_score(self, nodes: Sequence[Hashable], switch: Hashable,
+                         bound: tuple[int, int, int] | None) -> tuple[int, int, int] | None:
+        """``(max hops, sum of hops, routes off their GPU's rail)`` of the routes from `nodes` to `switch`; None
+        when one has no route, or as soon as the routes so far score `bound` or more (each term only grows, so
+        the switch cannot beat the one that scored `bound`)."""
+        most = total = off = 0
+        for node in nodes:
+            try:
+                route = self._router.hops(node, switch)
+            except TopologyError:
+                return None
+            most, total, off = max(most, len(route)), total + len(route), off + self._off_rail(node, route)
+            if bound is not None and (most, total, off) >= bound:
+                return None
+        return most, total, off
 
     def aggregation_switches(self, ranks: Sequence[int]) -> list[Hashable]:
         """Where the data of each GPU of `ranks` is first reduced on its way to :meth:`reduction_switch` of them.

@@ -1533,15 +1533,19 @@ def _case_text(size: int, payload: SparsePayload | None) -> str:
     return f"{units.format_size(size)} density {format_fraction(payload.density)}"
 
 
-def _attempts(point: Point, *, force: bool = False) -> Iterator[Run | Failure]:
+def _attempts(point: Point, *, force: bool = False,
+              on_phase: Callable[[str], None] | None = None) -> Iterator[Run | Failure]:
     """Every (algorithm, size) of one point as :func:`runs` simulates it, an error of one algorithm (at one
     size, or at all) as a :class:`Failure` in its place, and the point's other runs after it.
 
     Errors of the point as a whole (its network, its ``network:`` options, its list of algorithms) are raised.
+    `on_phase`, if given, is called with a line naming each phase before it starts (see :func:`point_tables`).
     """
     scenario = point.scenario
     if scenario.jobs is not None:
         raise ScenarioError("a jobs scenario runs its jobs together; use run_jobs_point", path="jobs")
+    phase = on_phase or (lambda text: None)
+    phase("building the network")
     network = scenario.built_network(force=force)
     nranks = network.size
     options = scenario.network.simulate_kwargs(nranks)
@@ -1555,9 +1559,11 @@ def _attempts(point: Point, *, force: bool = False) -> Iterator[Run | Failure]:
     releases = [built_release(record.name, params) for _, (record, params, _, _) in kept]
     pinned = set(filter(None, releases))
     others = pinned.pop() if len(pinned) == 1 else NCCL_RELEASE
+    phase(f"NCCL's own choice on {nranks:,} ranks")
     priced = {release: _nccl_references(network, scenario.collective.op, [size for size, _ in cases], release)
               for release in {release or others for release in releases}}
     estimate = _estimated_transfers([entry for _, entry in kept], network, [size for size, _ in cases])
+    done = 0
     for (index, (record, params, origins, shown_extra)), release in zip(kept, releases):
         where = f"collective.algorithms[{index}]"
         references = priced[release or others]
@@ -1574,28 +1580,33 @@ def _attempts(point: Point, *, force: bool = False) -> Iterator[Run | Failure]:
             yield Failure(record.name, where, "", error)
             continue
         for size, payload in cases:
+            done += 1
+            step = f"{record.name} at {_case_text(size, payload)} ({done} of {len(kept) * len(cases)})"
             try:
                 yield _one_run(point, network, options, costs, estimate, references, (record, base, origins,
                                                                                       shown_extra),
-                               size, payload, fits)
+                               size, payload, fits, lambda text, step=step: phase(f"{step}: {text}"))
             except SimnetError as error:
                 yield Failure(record.name, where, _case_text(size, payload), error)
 
 
 def _one_run(point: Point, network: Network, options: dict[str, Any], costs: NetworkCosts, estimate: int,
              references: dict[int, tuple[str, float]], listed: tuple, size: int, payload: SparsePayload | None,
-             fits: Callable[[dict[str, Any], int], None]) -> Run:
+             fits: Callable[[dict[str, Any], int], None], phase: Callable[[str], None]) -> Run:
     """Build, simulate and model one listed algorithm (as :func:`_algorithm_runs` gives it, topology-derived
-    defaults filled in) at one case of `point`; errors at their scenario key paths."""
+    defaults filled in) at one case of `point`, `phase` called before the build and the simulation; errors at
+    their scenario key paths."""
     scenario = point.scenario
     record, base, origins, shown_extra = listed
     name, op, nranks = record.name, scenario.collective.op, network.size
     gamma = options["gamma_s_per_byte"]
     given = base | ({"payload": payload} if payload is not None and record.payload == "sparse" else {})
+    phase("building the schedule")
     params, schedule = _built(record, given, origins, network, size, sized_by="payload" if payload else "sizes",
                               fits=fits)
     shown = _shown_params({k: _jsonable(v) for k, v in given.items() if k != "payload"} | shown_extra, payload)
     chosen = {_yaml_key(k): _jsonable(v) for k, v in resolved_changes(given, params).items()}
+    phase(f"simulating {len(schedule):,} transfers")
     try:
         trace = simulate(network, schedule, **options,
                          compiled=engine._batch_compiled(options["model"], estimate, len(schedule)))
@@ -1905,7 +1916,8 @@ def run_jobs_point(point: Point, *, force: bool = False) -> JobsResult:
     return JobsResult(frame, extra["timeline"], extra["interference"], result.traces)
 
 
-def point_tables(point: Point, *, force: bool = False) -> dict[str, list[dict]]:
+def point_tables(point: Point, *, force: bool = False,
+                 on_phase: Callable[[str], None] | None = None) -> dict[str, list[dict]]:
     """The result rows of one point as plain records: ``{"rows": [...], "failed": [...]}``, and for a ``jobs:``
     scenario ``"rows"``, ``"interference"`` and ``"timeline"`` (see :func:`run_jobs_point`).
 
@@ -1913,6 +1925,10 @@ def point_tables(point: Point, *, force: bool = False) -> dict[str, list[dict]]:
     memory estimate) does not stop the others: its error is one record of ``"failed"``
     (:data:`simnet.analysis.FAILURE_COLUMNS`) per algorithm and error, naming the sizes it failed at, and the
     sizes it ran at keep their rows.
+
+    `on_phase`, if given, is called with one line before each long phase of a collective's point (building the
+    network, NCCL's choice, and each run's schedule and simulation: ``"nccl at 64 MiB (1 of 4): simulating
+    621,568 transfers"``), so a caller can show where a long point is.
 
     Raises
     ------
@@ -1923,7 +1939,7 @@ def point_tables(point: Point, *, force: bool = False) -> dict[str, list[dict]]:
     if point.scenario.jobs is None:
         rows, failed = [], {}
         cases = len(point.scenario.sizes) or len(point.scenario.sparse_payloads())
-        for attempt in _attempts(point, force=force):
+        for attempt in _attempts(point, force=force, on_phase=on_phase):
             if isinstance(attempt, Run):
                 rows.append(attempt.row)
                 continue

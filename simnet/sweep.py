@@ -30,6 +30,7 @@ its points also write ``interference.csv`` and ``timeline.csv`` (see
 
 from __future__ import annotations
 
+import functools
 import gc
 import itertools
 import json
@@ -56,10 +57,11 @@ _TABLES = {"interference": ("point", *INTERFERENCE_COLUMNS), "timeline": ("point
 """Tables a ``jobs:`` scenario adds to its rows, written as ``<name>.csv`` beside ``results.csv``."""
 
 
-def _rows(point: Point, force: bool = False) -> dict[str, list[dict]] | SimnetError:
+def _rows(point: Point, force: bool = False,
+          on_phase: Callable[[str], None] | None = None) -> dict[str, list[dict]] | SimnetError:
     """The tables of `point`, or the error that a user's input made it raise (the other points go on)."""
     try:
-        return point_tables(point, force=force)
+        return point_tables(point, force=force, on_phase=on_phase)
     except SimnetError as error:
         return error
 
@@ -138,12 +140,13 @@ class _StopRequest:
         self.requested = True
 
 
-def _local(points: list[Point], workers: int, force: bool, stop: _StopRequest) -> Iterator[tuple[Point, list[dict]]]:
+def _local(points: list[Point], workers: int, force: bool, stop: _StopRequest,
+           on_phase: Callable[[Point, str], None] | None = None) -> Iterator[tuple[Point, list[dict]]]:
     if workers <= 1:
         for point in points:
             if stop.requested:
                 return
-            yield point, _rows(point, force)
+            yield point, _rows(point, force, None if on_phase is None else functools.partial(on_phase, point))
         return
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
     pending: dict[Future, Point] = {}
@@ -210,6 +213,7 @@ def run_sweep(
     progress: bool = False,
     on_point: Callable[[Point], None] | None = None,
     force: bool = False,
+    on_phase: Callable[[Point, str], None] | None = None,
 ) -> pd.DataFrame:
     """Run every point of a sweep and return all result rows, in point order.
 
@@ -235,6 +239,10 @@ def run_sweep(
         Called with each point as it finishes (after its file is written).
     force : bool
         Run points that look too large for the machine (see :mod:`simnet.guards`).
+    on_phase : callable, optional
+        Called with a point and a line naming each long phase of it before it starts (building the network,
+        NCCL's choice, each run's schedule and simulation; see :func:`simnet.scenario.point_tables`), for points
+        run in this process (``executor="local"``, ``workers=1``).
 
     Raises
     ------
@@ -270,7 +278,8 @@ def run_sweep(
     bar = tqdm(total=len(points), initial=len(finished), unit="point", disable=not progress,
                file=sys.stderr, dynamic_ncols=True)
     stop = _StopRequest()
-    stream = _local(todo, workers, force, stop) if executor == "local" else _dask(todo, scheduler, force, stop)
+    stream = (_local(todo, workers, force, stop, on_phase) if executor == "local"
+              else _dask(todo, scheduler, force, stop))
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, stop) if in_main_thread else None
     failures: list[dict] = []

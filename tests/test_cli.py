@@ -2,6 +2,7 @@ import csv
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -819,3 +820,19 @@ def test_run_warns_on_stderr_about_switches_with_more_cables_than_ports_and_stil
     assert captured.err.count("warning: 2 switches (leaf0 .. leaf1) have up to 16 cables") == 1
     assert "(sweep point 0)" in captured.err
     assert "2 sweep points" in captured.out
+
+
+def test_run_prints_each_phase_on_stderr_once_it_has_taken_a_while_unless_quiet(monkeypatch, capsys):
+    """A run that takes longer than a moment (here: any) says on stderr which phase it is in, with the time since it
+    started, so a long run is not silent; -q prints none, and neither does a short run (other tests: stderr empty)."""
+    import simnet.cli
+
+    monkeypatch.setattr(simnet.cli, "_QUIET_FOR_S", 0.0)
+    assert main(["run", "scenarios/quickstart.yaml"]) == 0
+    lines = [re.sub(r"\[\d+ s\]", "[t]", line) for line in capsys.readouterr().err.splitlines()]
+    assert lines == ["quickstart: [t] building the network", "quickstart: [t] NCCL's own choice on 8 ranks",
+                     *(f"quickstart: [t] ring at {size} ({i} of 3): {phase}"
+                       for i, size in enumerate(["1 KiB", "1 MiB", "64 MiB"], 1)
+                       for phase in ("building the schedule", "simulating 112 transfers"))]
+    assert main(["run", "scenarios/quickstart.yaml", "-q"]) == 0
+    assert capsys.readouterr().err == ""

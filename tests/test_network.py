@@ -356,3 +356,34 @@ def test_aggregation_switches_are_each_gpus_first_sharp_switch_below_the_groups(
     assert two.reduction_switch(rail).startswith("spine")
     assert two.aggregation_switches(rail) == ["leaf6"] * 4 + ["leaf7"] * 4
     assert one.aggregation_switches(rail) == [one.reduction_switch(rail)] * 8 == ["leaf3"] * 8
+
+
+def _reduction_switch_by_definition(network, ranks):
+    """:meth:`Network.reduction_switch` of a group spanning servers, every fabric SHARP switch scored in full."""
+    nodes = [network.node(rank) for rank in ranks]
+    scored = []
+    fabric = [n for n, data in network.graph.nodes(data=True)
+              if data.get("kind") == "switch" and data.get("reduce") and data.get("host") is None]
+    for order, candidate in enumerate(fabric):
+        routes = [network._router.hops(node, candidate) for node in nodes]
+        hops = [len(route) for route in routes]
+        scored.append(((max(hops), sum(hops), sum(map(network._off_rail, nodes, routes)), order), candidate))
+    return min(scored)[1]
+
+
+def test_reduction_switch_scores_in_full_only_switches_that_can_beat_the_best_so_far():
+    """Groups of GPUs over 16 DGX H100 under 16 SHARP leaves (two per rail) and 4 spines: the switch is the one
+    scoring every candidate in full gives, and no leaf whose shortest paths already score worse than the best so far
+    is routed to: at most one route per GPU and spine, and one per GPU to the first candidate, where it was one per
+    GPU and candidate (20 here), growing with the leaves, so with the servers."""
+    network = Network(cluster("dgx_h100", 16, fabric="leaf_spine", pxn=True, fabric_params={
+        "leaves": 16, "spines": 4, "hosts_per_leaf": 8, "parallel": 1, "bandwidth_Bps": 50e9, "latency_s": 1e-6,
+        "sharp": True}))
+    reference = Network(network.graph)
+    routed = []
+    hops = network._router.hops
+    network._router.hops = lambda source, target: routed.append(target) or hops(source, target)
+    for group in ([*range(3, 128, 8)], [*range(0, 32, 8)], [0, 9, 18, 27], [*range(0, 128, 5)]):
+        routed.clear()
+        assert network.reduction_switch(group) == _reduction_switch_by_definition(reference, group)
+        assert len(routed) <= (1 + 4) * len(group)

@@ -243,10 +243,10 @@ def test_a_point_that_fails_as_a_whole_is_one_failure(tmp_path, monkeypatch):
     points = expand(parse_scenario(sweep_scenario(grid={"topology.hosts": [2, 3, 4]})))
     tables = sweep.point_tables
 
-    def broken(point, force=False):
+    def broken(point, force=False, on_phase=None):
         if point.index == 1:
             raise ScenarioError("cannot build", path="topology")
-        return tables(point, force=force)
+        return tables(point, force=force, on_phase=on_phase)
 
     monkeypatch.setattr(sweep, "point_tables", broken)
     with pytest.raises(SweepFailed) as raised:
@@ -342,3 +342,16 @@ def test_outputs_are_byte_identical_across_processes_and_hash_seeds(tmp_path):
                                       "--workers", "2"), check=True, env=subprocess_env(seed), capture_output=True)
         outputs.append([(out / name).read_bytes() for name in ("results.csv", "results.json", "manifest.json")])
     assert outputs[0] == outputs[1]
+
+
+def test_run_sweep_names_each_phase_of_a_point_before_it_starts():
+    """``on_phase`` hears of the network, NCCL's choice, and each run's schedule and simulation before it starts
+    (a 4096-GPU point spent minutes in one of them with nothing on the terminal)."""
+    heard = []
+    run_sweep(expand(parse_scenario(QUICKSTART | {"sizes": ["1 KiB", "1 MiB"]})),
+              on_phase=lambda point, text: heard.append((point.index, text)))
+    assert heard == [(0, "building the network"), (0, "NCCL's own choice on 8 ranks"),
+                     (0, "ring at 1 KiB (1 of 2): building the schedule"),
+                     (0, "ring at 1 KiB (1 of 2): simulating 112 transfers"),
+                     (0, "ring at 1 MiB (2 of 2): building the schedule"),
+                     (0, "ring at 1 MiB (2 of 2): simulating 112 transfers")]

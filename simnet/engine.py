@@ -1005,7 +1005,9 @@ class Trace:
         draining through it at once; ``held_flow_s`` sums, over the transfers, the time
         the link held each back (:meth:`limits`: drained below its lone rate at the
         rate the link set, or waited to start for it), the link where transfers
-        competed rather than the one that carried the most.
+        competed rather than the one that carried the most. Every column counts this
+        trace's transfers only: in a simulation of several schedules (jobs), the others'
+        traffic on a link is in their traces.
         """
         net = self.network
         count = len(net.links)

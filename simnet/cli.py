@@ -389,13 +389,15 @@ def _write_jobs_report(out_dir: Path, name: str, results, *, draw: bool = True, 
     results.md lists the `failures` (:data:`simnet.analysis.FAILURE_COLUMNS`)."""
     import pandas as pd
 
-    from simnet import analysis, plots
+    from simnet import analysis
     from simnet.sweep import write_atomic
 
     interference = pd.read_csv(out_dir / "interference.csv", keep_default_na=False)
     written = [out_dir / f"{table}.{kind}" for table, kind in (("results", "csv"), ("results", "json"),
                                                                 ("interference", "csv"), ("timeline", "csv"))]
     if draw:
+        from simnet import plots
+
         timeline = pd.read_csv(out_dir / "timeline.csv", keep_default_na=False)
         plots.jobs_gantt(timeline, out_dir / "jobs_gantt.png", title=name)
         plots.slowdown_bars(results, out_dir / "slowdown.png", title=name)
@@ -419,12 +421,14 @@ def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | 
     the α-β model drawn over the whole range; speedup bars when an algorithm ran
     beside the baseline.
     """
-    from simnet import analysis, plots
+    from simnet import analysis
     from simnet.sweep import write_atomic
 
     written = [out_dir / "results.csv", out_dir / "results.json"]
     baseline = baseline or analysis.default_baseline(results)
     if draw:
+        from simnet import plots
+
         against = plots.plotted_axes(results)
         for key in against:
             curves = _curves(points, results, key)

@@ -465,6 +465,17 @@ def test_startup_imports_no_heavy_module(code):
     assert result.stdout.splitlines()[-1] == "[]"
 
 
+@pytest.mark.parametrize("scenario", ["quickstart.yaml", "jobs_tp_dp.yaml"])
+def test_run_without_plots_does_not_import_matplotlib(scenario, tmp_path):
+    """`simnet run --no-plots` (sweeps on workers, scripted runs) leaves matplotlib unloaded."""
+    code = (f"import sys\nfrom simnet.cli import main\n"
+            f"main(['run', {str(ROOT / 'scenarios' / scenario)!r}, '--no-plots', '-o', {str(tmp_path / 'out')!r}])\n"
+            f"print('matplotlib' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.stdout.splitlines()[-1] == "False"
+
+
 def test_python_dash_m_simnet_is_the_command_line():
     result = subprocess.run([sys.executable, "-m", "simnet", "--help"], capture_output=True, text=True,
                             env=dict(os.environ, PYTHONPATH=str(ROOT)))

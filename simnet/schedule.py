@@ -587,6 +587,23 @@ class TransferTable(Sequence):
             raise ScheduleError(f"no column {sorted(unknown)[0]!r}", path="replace")
         return TransferTable(**{**current, **arrays})
 
+    def reordered(self, order: np.ndarray) -> TransferTable:
+        """The table with transfer ``order[i]`` as transfer ``i``, every column and dependency moved along (a
+        :class:`Schedule` checks that each dependency stays an earlier transfer)."""
+        count = len(self)
+        place = np.empty(count, dtype=np.int64)
+        place[order] = np.arange(count)
+        keys = np.sort(place[np.repeat(np.arange(count), np.diff(self.dep_offsets))] * count + place[self.deps])
+        dep_offsets = np.zeros(count + 1, dtype=np.int64)
+        np.cumsum(np.bincount(keys // count, minlength=count), out=dep_offsets[1:])
+        moved = {name: getattr(self, name)[order] for name in _PER_TRANSFER if getattr(self, name) is not None}
+        return self.replace(deps=(keys % count).astype(self.deps.dtype), dep_offsets=dep_offsets, **moved)
+
+
+_PER_TRANSFER = ("src", "dst", "nbytes", "op", "piece", "stage", "src_buffer", "dst_buffer", "nnz", "dense",
+                 "merged", "wire_bytes", "delay_s", "channel")
+"""The columns of :class:`TransferTable` with one entry per transfer (besides the dependencies)."""
+
 
 def _int_tuple(values: Any) -> tuple[int, ...]:
     """`values` as a tuple of ints; an integer array's equal values share one int object."""

@@ -373,3 +373,19 @@ def test_depends_on_is_reachability_through_dependencies_in_any_order(data):
         ancestors = nx.ancestors(graph, later)
         assert [_depends_on(parents, later, earlier) for earlier in range(later)] == \
                [earlier in ancestors for earlier in range(later)]
+
+
+def test_reordered_moves_every_column_and_renumbers_the_dependencies():
+    table = TransferTable.from_transfers([
+        Transfer(0, 1, (0,), 10, wire_bytes=20, channel=1),
+        Transfer(1, 2, (1,), 11, delay_s=1e-6),
+        Transfer(1, 2, (0,), 12, deps=(0,)),
+        Transfer(2, 0, (1,), 13, deps=(1, 2)),
+    ])
+    moved = table.reordered(np.array([1, 0, 2, 3]))
+    assert [(t.src, t.dst, t.nbytes, t.deps) for t in moved] == [(1, 2, 11, ()), (0, 1, 10, ()), (1, 2, 12, (1,)),
+                                                                 (2, 0, 13, (0, 2))]
+    assert moved.wire_bytes.tolist() == [11, 20, 12, 13] and moved.channel.tolist() == [0, 1, 0, 0]
+    assert moved.delay_s.tolist() == [1e-6, 0.0, 0.0, 0.0]
+    assert table.reordered(np.arange(4)) == table
+    assert len(TransferTable.from_transfers([]).reordered(np.zeros(0, dtype=np.int64))) == 0

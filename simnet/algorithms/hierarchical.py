@@ -309,21 +309,10 @@ def _in_sub_chunk_order(schedule: Schedule, chunks: int) -> Schedule:
     Sub-chunks touch disjoint cells, so every dependency still points to an earlier transfer.
     """
     table = schedule.transfers
-    n = len(table)
     sub = table.piece_chunks[table.piece_offsets[table.piece]] % chunks
     phase = np.concatenate([[0], np.cumsum(table.stage[1:] != table.stage[:-1])])
-    order = np.lexsort((np.arange(n), sub, phase))
-    place = np.empty(n, dtype=np.int64)
-    place[order] = np.arange(n)
-    keys = np.sort(place[np.repeat(np.arange(n), np.diff(table.dep_offsets))] * n + place[table.deps])
-    dep_offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(keys // n, minlength=n), out=dep_offsets[1:])
-    moved = {name: getattr(table, name)[order] for name in ("src", "dst", "nbytes", "op", "piece", "stage",
-                                                           "src_buffer", "dst_buffer", "nnz", "dense", "merged",
-                                                           "wire_bytes", "delay_s", "channel")
-             if getattr(table, name) is not None}
-    return schedule.replace(transfers=table.replace(deps=(keys % n).astype(np.int32), dep_offsets=dep_offsets,
-                                                    **moved), in_order=True)
+    order = np.lexsort((np.arange(len(table)), sub, phase))
+    return schedule.replace(transfers=table.reordered(order), in_order=True)
 
 
 def _pipelined(schedule: Schedule, factors: Sequence[int], chunks: int) -> Schedule:

@@ -1518,7 +1518,6 @@ NCCL_NAMES = {"nccl_ring": "ring", "nccl_tree": "tree", "nvls": "nvls", "nvls_tr
 (:data:`simnet.models.nccl.ALGORITHMS`, the tuner file's ``algorithm``)."""
 
 
-
 def built_release(name: str, params: Mapping[str, Any]) -> str:
     """The NCCL release a run of registry entry `name` with `params` builds: its ``version``, else
     :data:`NCCL_RELEASE`; ``""`` for a schedule outside NCCL's family.

@@ -575,12 +575,9 @@ class TransferTable(Sequence):
 
     def replace(self, **arrays) -> TransferTable:
         """A copy with some columns replaced, e.g. ``table.replace(nbytes=..., nnz=..., dense=..., merged=...)``."""
-        current = {
-            "src": self.src, "dst": self.dst, "nbytes": self.nbytes, "op": self.op, "piece": self.piece,
+        current = {name: getattr(self, name) for name in _PER_TRANSFER} | {
             "pieces": (self.piece_offsets, self.piece_chunks), "deps": self.deps, "dep_offsets": self.dep_offsets,
-            "stage": self.stage, "stages": self.stages, "src_buffer": self.src_buffer, "dst_buffer": self.dst_buffer,
-            "nnz": self.nnz, "dense": self.dense, "merged": self.merged,
-            "wire_bytes": self.wire_bytes, "delay_s": self.delay_s, "channel": self.channel,
+            "stages": self.stages,
         }
         unknown = set(arrays) - set(current)
         if unknown:

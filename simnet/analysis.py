@@ -1175,7 +1175,7 @@ def _nccl_pick(params: str) -> str:
 
 def _density(params: str) -> str:
     """`` d=1/128``: the density of a job's sparse payload, from its params JSON (empty for a dense job)."""
-    payload = json.loads(params or "{}").get("payload")
+    payload = _params(params).get("payload")
     return f" d={format_fraction(payload['density'])}" if isinstance(payload, dict) else ""
 
 

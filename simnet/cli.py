@@ -171,8 +171,9 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
 
 def _note_ports(points, *, force: bool = False) -> None:
     """Say on stderr, one line per topology, which fabric switches have more cables than the ports of the switch
-    model the topology file names (``switch_ports``); topologies without it are not built here."""
-    from simnet.scenario import build_topology, split_tiers
+    model the topology file names (``switch_ports``); topologies without it are not built here, the others
+    once for the run (:meth:`~simnet.scenario.Scenario.built_network` keeps them)."""
+    from simnet.scenario import split_tiers
     from simnet.topology.describe import ports_warning
     from simnet.topology.io import resolve
 
@@ -182,7 +183,7 @@ def _note_ports(points, *, force: bool = False) -> None:
         try:
             if "switch_ports" not in resolve(split_tiers(spec)[0], base=point.scenario.base_dir):
                 continue
-            warning = ports_warning(build_topology(spec, force=force, base=point.scenario.base_dir))
+            warning = ports_warning(point.scenario.built_network(force=force).graph)
         except SimnetError:
             continue
         if warning:

@@ -570,7 +570,7 @@ def leaf_spine(
     networkx.DiGraph
         ``leaves * hosts_per_leaf`` GPUs ``gpu0 ..`` (GPU ``i`` on ``leaf{i // hosts_per_leaf}``),
         ``leaves + spines`` switches, ``leaves * (hosts_per_leaf + spines * parallel)`` cables
-        (fewer when `oversubscription` removes uplinks).
+        (fewer cables, and the spines left without one, when `oversubscription` removes uplinks).
         ``leaf_spine(4, 2, 4, ..., parallel=2)`` is SimGrid's ``FAT_TREE``
         cluster ``2;4,4;1,2;1,2``.
 

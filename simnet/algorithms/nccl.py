@@ -1437,14 +1437,20 @@ def _switch_transfers(nranks: int, size_bytes: int, params) -> int:
     return (2 * nranks + 1) * _piece_bound(size_bytes, nranks, NVLS_CHUNK_BYTES, _max_pieces(params))
 
 
-def _head_transfers(chunk_bytes: int) -> Callable[..., int]:
-    """Estimate of a schedule cutting each head's part into chunks of `chunk_bytes`: at most ``6 p`` messages per
-    chunk (to and from the switches inside servers, up and down the tree or aggregation between them)."""
+def _head_transfers(chunk_bytes: int, per_server: int) -> Callable[..., int]:
+    """Estimate of a schedule cutting each head's part into chunks of `chunk_bytes` and sending, per chunk, ``2 p``
+    messages inside the servers (every GPU into the head or switch and back) and at most `per_server` per server
+    between them: NVLSTree's ``p + s`` into and out of the switches plus ``2 (s - 1)`` tree edges over ``s``
+    servers is ``2 p + 3 s - 2``; CollNet's ``2 (p - s)`` inside, ``2 s`` to and from the fabric and two per leaf
+    of several servers is at most ``2 p + s``. Without ``gpus_per_node``, every rank counts as a server."""
     def transfers(nranks: int, size_bytes: int, params) -> int:
-        heads = params.get("heads") or params.get("gpus_per_node")
+        g = params.get("gpus_per_node")
+        servers = nranks // g if isinstance(g, int) and g >= 1 else nranks
+        heads = params.get("heads") or g
+        per_chunk = 2 * nranks + per_server * servers
         if not isinstance(heads, int) or heads < 1:
-            return 6 * nranks * min(nranks * _max_pieces(params), size_bytes // chunk_bytes + nranks)
-        return 6 * nranks * _piece_bound(size_bytes, heads, chunk_bytes, _max_pieces(params))
+            return per_chunk * min(nranks * _max_pieces(params), size_bytes // chunk_bytes + nranks)
+        return per_chunk * _piece_bound(size_bytes, heads, chunk_bytes, _max_pieces(params))
     return transfers
 
 
@@ -1481,7 +1487,7 @@ _RECORDS = {
         "nvls_tree", ("allreduce",), nvls_tree_allreduce,
         "NVLSTree: NVLS inside servers, double binary tree between their head GPUs",
         "NCCL model: hw_nvls + 2 log2 N·hw_net + n / bw",
-        model=_model("nvls_tree"), citation=_NCCL, transfers=_head_transfers(NVLS_CHUNK_BYTES),
+        model=_model("nvls_tree"), citation=_NCCL, transfers=_head_transfers(NVLS_CHUNK_BYTES, 3),
         resolve=_resolver("nvls_tree"),
         supports=lambda nranks: nranks >= 4,
     ),
@@ -1491,7 +1497,7 @@ _RECORDS = {
         "direct intra-server reduce/broadcast",
         "NCCL model: 2(hw_intra + (ppn-1)·0.4 us) + hw_net + n / bw",
         model=_model("collnet_direct"), citation=_NCCL + "; Graham et al. (2016), SHArP",
-        transfers=_head_transfers(COLLNET_DIRECT_CHUNK_BYTES),
+        transfers=_head_transfers(COLLNET_DIRECT_CHUNK_BYTES, 1),
         resolve=_resolver("collnet_direct"),
         supports=lambda nranks: nranks >= 4,
     ),
@@ -1501,7 +1507,7 @@ _RECORDS = {
         "aggregation tree",
         "NCCL model: 2(ppn-1)·hw_intra + hw_net + n / bw",
         model=_model("collnet_chain"), citation=_NCCL + "; Graham et al. (2016), SHArP",
-        transfers=_head_transfers(COLLNET_CHAIN_CHUNK_BYTES),
+        transfers=_head_transfers(COLLNET_CHAIN_CHUNK_BYTES, 1),
         resolve=_resolver("collnet_chain"),
         supports=lambda nranks: nranks >= 4,
     ),

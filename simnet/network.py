@@ -137,7 +137,8 @@ class Network:
         self._endpoints: list[Hashable] = []
         self._endpoint_ids: dict[Hashable, int] = {}
         self._reducers: dict[tuple[int, ...], Hashable] = {}
-        self._hops_to: dict[Hashable, dict[Hashable, int]] = {}
+        self._hops_to: dict[Hashable, np.ndarray] = {}
+        self._into: tuple[np.ndarray, np.ndarray, dict[Hashable, int]] | None = None
         self._derived: dict[Hashable, Any] = {}
 
     def derived(self, key: Hashable, compute: Callable[[], Any]) -> Any:
@@ -218,16 +219,22 @@ class Network:
                 f"ranks {list(key)} are GPUs of one server, which has no reduce-capable switch (reduce: true on "
                 "its NVSwitch)" + ("; the fabric's SHARP switches do not reduce inside a server" if fabric else ""),
                 path="switches")
-        best = None
+        position = self._links_into()[2]
+        positions = np.array([position[n] for n in nodes], dtype=np.int64)
+        best, rest = None, []
         for order, switch in enumerate(local or [n for n in candidates if self.graph.nodes[n].get("host") is None]):
-            fewest = self._fewest_hops(switch)
-            if any(n not in fewest for n in nodes):
+            fewest = self._fewest_hops(switch)[positions]
+            if (fewest < 0).any():
                 continue
-            if best is not None and (max(fewest[n] for n in nodes), sum(fewest[n] for n in nodes), 0) >= best[0][:3]:
+            if best is not None:
+                if (int(fewest.max()), int(fewest.sum()), 0) < best[0][:3]:
+                    rest.append((order, switch))
                 continue
-            score = self._reduction_score(nodes, switch, None if best is None else best[0][:3])
-            if score is not None and (best is None or score + (order,) < best[0]):
+            score = self._reduction_score(nodes, switch, None)
+            if score is not None:
                 best = (score + (order,), switch)
+        if best is not None and rest:
+            best = min([best, *self._reduction_scores(nodes, rest, best[0][:3])])
         if best is None:
             raise SimnetError(
                 f"ranks {list(key)} have no reduce-capable switch in common (a switch with reduce: true that "
@@ -237,13 +244,38 @@ class Network:
         self._reducers[key] = best[1]
         return best[1]
 
-    def _fewest_hops(self, switch: Hashable) -> dict[Hashable, int]:
-        """Hops of the shortest path from each node that reaches `switch` to it (no route has fewer)."""
+    def _links_into(self) -> tuple[np.ndarray, np.ndarray, dict[Hashable, int]]:
+        """The graph's links by their head, for searches against the links: the tails of the links into the node
+        at position ``i`` (graph order) are ``sources[starts[i]:starts[i + 1]]``; and each node's position."""
+        if self._into is None:
+            order = {node: i for i, node in enumerate(self.graph)}
+            heads = np.array([order[v] for _, v in self.graph.edges], dtype=np.int64)
+            tails = np.array([order[u] for u, _ in self.graph.edges], dtype=np.int64)
+            by_head = np.argsort(heads, kind="stable")
+            self._into = (np.searchsorted(heads[by_head], np.arange(len(order) + 1)), tails[by_head], order)
+        return self._into
+
+    def _fewest_hops(self, switch: Hashable) -> np.ndarray:
+        """Hops of the shortest path to `switch` from each node, by its position in graph order (-1 where no path
+        leads there; no route has fewer): a breadth-first search against the links, kept for the fabric's
+        switches (each group of a rail scores them all) but not for a server's (one group each)."""
         found = self._hops_to.get(switch)
-        if found is None:
-            found = self._hops_to[switch] = nx.single_source_shortest_path_length(self.graph.reverse(copy=False),
-                                                                                   switch)
-        return found
+        if found is not None:
+            return found
+        starts, sources, order = self._links_into()
+        hops = np.full(len(order), -1, dtype=np.int32)
+        frontier = np.array([order[switch]], dtype=np.int64)
+        hops[frontier] = level = 0
+        while frontier.size:
+            level += 1
+            first, counts = starts[frontier], starts[frontier + 1] - starts[frontier]
+            offsets = np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+            reached = np.unique(sources[offsets])
+            frontier = reached[hops[reached] < 0]
+            hops[frontier] = level
+        if self.graph.nodes[switch].get("host") is None:
+            self._hops_to[switch] = hops
+        return hops
 
     def _reduction_score(self, nodes: Sequence[Hashable], switch: Hashable,
                          bound: tuple[int, int, int] | None) -> tuple[int, int, int] | None:
@@ -260,6 +292,29 @@ class Network:
             if bound is not None and (most, total, off) >= bound:
                 return None
         return most, total, off
+
+    def _reduction_scores(self, nodes: Sequence[Hashable], switches: Sequence[tuple[int, Hashable]],
+                          bound: tuple[int, int, int]) -> list[tuple[tuple[int, int, int, int], Hashable]]:
+        """``(score + (order,), switch)`` of each ``(order, switch)`` of `switches` scoring below `bound`, as
+        :meth:`_reduction_score` scores it: routed GPU by GPU to every switch still below the bound, so that
+        the routes from one GPU share its search (one per GPU, where switch by switch each route of a large
+        group started its own)."""
+        alive = {order: [switch, 0, 0, 0] for order, switch in switches}
+        for node in nodes:
+            for order in list(alive):
+                entry = alive[order]
+                try:
+                    route = self._router.hops(node, entry[0])
+                except TopologyError:
+                    del alive[order]
+                    continue
+                entry[1], entry[2] = max(entry[1], len(route)), entry[2] + len(route)
+                entry[3] += self._off_rail(node, route)
+                if tuple(entry[1:]) >= bound:
+                    del alive[order]
+            if not alive:
+                return []
+        return [((most, total, off, order), switch) for order, (switch, most, total, off) in alive.items()]
 
     def aggregation_switches(self, ranks: Sequence[int]) -> list[Hashable]:
         """Where the data of each GPU of `ranks` is first reduced on its way to :meth:`reduction_switch` of them.

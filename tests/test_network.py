@@ -1,5 +1,6 @@
 """Tests of simnet.network: ranks, links, routes and tier efficiency."""
 
+import networkx as nx
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -369,6 +370,22 @@ def _reduction_switch_by_definition(network, ranks):
         hops = [len(route) for route in routes]
         scored.append(((max(hops), sum(hops), sum(map(network._off_rail, nodes, routes)), order), candidate))
     return min(scored)[1]
+
+
+@pytest.mark.parametrize("graph", [
+    cluster("dgx_h100", 4, fabric="leaf_spine", pxn=True, fabric_params={
+        "leaves": 16, "spines": 2, "hosts_per_leaf": 2, "parallel": 1, "bandwidth_Bps": 50e9, "latency_s": 1e-6,
+        "sharp": True}),
+    switch(4, 1e9, 1e-6), leaf_spine_builder(4, 2, 3, 25e9, 1e-6)], ids=["h100_sharp", "switch", "leaf_spine"])
+def test_fewest_hops_are_networkx_shortest_path_lengths_against_the_links(graph):
+    """The numpy breadth-first search behind reduction_switch gives NetworkX's hop counts to every node of the
+    graph, -1 where no path leads."""
+    network = Network(graph)
+    position = network._links_into()[2]
+    for target in graph:
+        expected = nx.single_source_shortest_path_length(graph.reverse(copy=False), target)
+        hops = network._fewest_hops(target)
+        assert {node: int(hops[position[node]]) for node in graph if hops[position[node]] >= 0} == expected
 
 
 def test_reduction_switch_scores_in_full_only_switches_that_can_beat_the_best_so_far():

@@ -128,7 +128,8 @@ def _pci_GBps(bandwidth_Bps: float) -> float:
     return round(bandwidth_Bps / PCIE_GEN3_X16_Bps * NCCL_PCI_GEN3_X16_GBps, 1)
 
 
-def _host(graph: nx.DiGraph, gpus: list, host: object, compcap: int, vendor: str, version: NcclVersion) -> _Host:
+def _host(graph: nx.DiGraph, gpus: list, members: list, compcap: int, vendor: str, version: NcclVersion) -> _Host:
+    """The server of `gpus`, whose nodes are `members` (in graph order), as NCCL's search sees it."""
     per_link = _nvlink_per_link(compcap, version)
     nvlink, pci = [], []
     for gpu in gpus:
@@ -141,13 +142,19 @@ def _host(graph: nx.DiGraph, gpus: list, host: object, compcap: int, vendor: str
         nvlink.append(cables * per_link)
         pci.append(max((_pci_GBps(data["bandwidth_Bps"]) for _, data in links if data["tier"] == "pcie"),
                        default=0.0))
-    local = graph.subgraph(
-        node for node, data in graph.nodes(data=True) if data.get("host") == host
-    ).to_undirected(as_view=True)
-    wires = nx.subgraph_view(local, filter_edge=lambda u, v: local.edges[u, v]["tier"] in SOCKET_TIERS | {"pcie"})
+    inside, tiers = set(members), SOCKET_TIERS | {"pcie"}
+    wires = nx.Graph()
+    wires.add_nodes_from(members)
+    wires.add_edges_from((u, v) for u in members for v, data in graph.succ[u].items()
+                         if v in inside and data["tier"] in tiers)
+
+    def link(u, v) -> dict:
+        return graph.edges[u, v] if graph.has_edge(u, v) else graph.edges[v, u]
+
     nics, best = [], 0.0
-    for nic, data in graph.nodes(data=True):
-        if data.get("kind") != "nic" or data.get("host") != host:
+    for nic in members:
+        data = graph.nodes[nic]
+        if data.get("kind") != "nic":
             continue
         port = data.get("port_bandwidth_Bps", 0.0) / 1e9
         paths = []
@@ -160,7 +167,7 @@ def _host(graph: nx.DiGraph, gpus: list, host: object, compcap: int, vendor: str
             cpus = kinds.count("cpu")
             kind = ("PIX" if kinds.count("switch") == 1 else "PXB") if cpus == 0 else "PHB" if cpus == 1 else "SYS"
             bw = min(
-                _pci_GBps(local.edges[u, v]["bandwidth_Bps"]) if local.edges[u, v]["tier"] == "pcie"
+                _pci_GBps(link(u, v)["bandwidth_Bps"]) if link(u, v)["tier"] == "pcie"
                 else INTER_CPU_GBps.get(vendor, OTHER_INTER_CPU_GBps)
                 for u, v in zip(route, route[1:])
             )
@@ -375,8 +382,11 @@ def graphs_from_network(network: Network, version: str | NcclVersion = "2.30.7",
     for rank in chosen:
         ranks_by_host.setdefault(graph.nodes[network.ranks[rank]].get("host", 0), []).append(rank)
     n_ranks, n_nodes = len(chosen), len(ranks_by_host)
-    hosts = [_host(graph, [network.ranks[rank] for rank in members], host, compute_capability, vendor, version)
-             for host, members in ranks_by_host.items()]
+    nodes_by_host: dict = {}
+    for node, host in graph.nodes(data="host"):
+        nodes_by_host.setdefault(host, []).append(node)
+    hosts = [_host(graph, [network.ranks[rank] for rank in members], nodes_by_host.get(host, []), compute_capability,
+                   vendor, version) for host, members in ranks_by_host.items()]
     inter = n_nodes > 1
     if inter and any(not host.nics for host in hosts):
         raise SimnetError("every server of a multi-node communicator needs a NIC", path="network")

@@ -664,7 +664,7 @@ def _is_scenario_file(text: str) -> bool:
 @click.option("--routing", type=click.Choice(_ROUTINGS), default=None,
               help="Routing rule instead of the topology's own (network.routing).")
 @click.option("--hash-seed", type=int, default=None,
-              help="Seed of ecmp_hash's hash, 0 its default (network.hash_seed): to see another hash's luck.")
+              help="Seed of ecmp_hash's hash, 0 by default (network.hash_seed); each seed is one draw of hash luck.")
 @click.option("--bundles", type=click.Choice(_BUNDLES), default=None,
               help="Parallel cables as separate links or one merged link (network.bundles).")
 @click.option("--sharing", type=click.Choice(_SHARING), default=None,

@@ -103,7 +103,7 @@ def test_a_routing_the_topology_cannot_take_is_an_error_at_validation():
 
 def test_a_sweep_over_the_ecmp_hash_seed_varies_the_hash_luck_and_seed_0_is_the_default_hash():
     """Recursive doubling over two cables per leaf pair: which flows share a cable depends on the hash, so
-    some seed gives another time than CRC-32, and seed 0 is the hash without a seed."""
+    some seeds give other times than others, and seed 0 is the hash of a scenario that names no seed."""
     base = BASE | {"topology": TWO_CABLES, "collective": {"algorithms": ["recursive_doubling"]},
                    "network": {"routing": "ecmp_hash"}}
     unseeded = run(parse_scenario(base))["sim_time_s"].iloc[0]

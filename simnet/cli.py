@@ -143,13 +143,13 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
                 where = _with_failures(where, results, points, failed)
             if loaded.jobs is not None:
                 click.echo(f"{loaded.name}: {where}, {results['job'].nunique()} jobs together, "
-                           f"{results['network_model'].iloc[0]} links")
+                           f"{results['network_model'].iloc[0]} links{_routing_header(results)}")
                 click.echo(analysis.display_jobs(results).to_string(index=False))
                 if (results["shared_s"] > 0).any():
                     click.echo(analysis.JOBS_NOTE)
             else:
                 click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, "
-                           f"{results['network_model'].iloc[0]} links")
+                           f"{results['network_model'].iloc[0]} links{_routing_header(results)}")
                 click.echo(analysis.display_table(results).to_string(index=False))
                 comparison = analysis.display_nccl_comparison(results)
                 if len(comparison):
@@ -167,6 +167,14 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
                           failures=failures)
         if failed is not None:
             _raise_failures(failed, out_dir)
+
+
+def _routing_header(results) -> str:
+    """``, routing <rule>`` for a run's header line (with the hash seed under ``ecmp_hash``), or ``""``."""
+    from simnet.analysis import routing_text
+
+    text = routing_text(results)
+    return f", routing {text}" if text else ""
 
 
 def _note_ports(points, *, force: bool = False) -> None:
@@ -731,6 +739,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
       simnet tune dgx_h100 --sizes 64KiB..4GiB:x4 --emit nccl-tuner nccl_tuner.conf
       simnet tune dgx_h100_ndr_32 --sizes 1MiB..1GiB:x32 --nccl --workers 2
     """
+    from simnet.analysis import routing_label
     from simnet.tune import comparison_note, display_tuner_table, skipped_note, tune as tune_sizes, tuner_table
     from simnet.units import format_size_span, parse_size_range
 
@@ -800,8 +809,10 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
             click.echo(table.to_csv(index=False, lineterminator="\n"), nl=False)
         else:
             model = network.get("model", "maxmin")
+            rule = network.get("routing") or graph.graph.get("routing", "shortest")
             counted = f"{len(size_list)} sizes" if len(size_list) > 1 else "1 size"
-            click.echo(f"{graph.graph.get('name', topology)}: {op}, {model} links, {counted} "
+            click.echo(f"{graph.graph.get('name', topology)}: {op}, {model} links, "
+                       f"routing {routing_label(rule, [int(network.get('hash_seed', 0))])}, {counted} "
                        f"({format_size_span(size_list[0], size_list[-1])}), "
                        f"{tuned['choice'].nunique()} candidates; {summary}")
             click.echo("predicted and simulated times are those at the size in 'at size', the largest of each range")

@@ -1623,6 +1623,8 @@ def _one_run(point: Point, network: Network, options: dict[str, Any], costs: Net
         params=shown,
         resolved=json.dumps(chosen, sort_keys=True) if chosen else "",
         network_model=scenario.network.model,
+        routing=network.routing,
+        hash_seed=network.hash_seed,
         ranks=nranks,
         size_bytes=size,
         sim_time_s=trace.time_s,

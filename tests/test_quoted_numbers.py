@@ -539,7 +539,7 @@ def a100_plane_share() -> str:
 # -- the claims ---------------------------------------------------------------------------------------
 
 QUICKSTART_TABLE = """\
-quickstart: switch(hosts=8, bandwidth=12.5 GB/s, latency=1 us), allreduce, fifo links
+quickstart: switch(hosts=8, bandwidth=12.5 GB/s, latency=1 us), allreduce, fifo links, routing shortest
 algorithm   params  ranks   size sim time model time sim/model sim/crit.path algbw GB/s busbw GB/s
      ring chunks=1      8  1 KiB 28.14 us   28.14 us    1.0000        1.0000       0.04       0.06
      ring chunks=1      8  1 MiB 174.8 us   174.8 us    1.0000        1.0000       6.00      10.50

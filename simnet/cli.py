@@ -1324,7 +1324,11 @@ def show(topology: str, fmt: str, point_text: str) -> None:
     """
     from simnet.topology import describe, format_description
 
-    info = describe(_topology_graph(topology, point_text))
+    graph = _topology_graph(topology, point_text)
+    try:
+        info = describe(graph)
+    except SimnetError as error:
+        raise error.at(source=error.source or topology) from None
     if fmt == "json":
         click.echo(json.dumps(info, indent=2))
     elif fmt == "csv":

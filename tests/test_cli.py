@@ -407,6 +407,22 @@ def test_topo_show_and_draw_a_scenarios_topology_at_a_sweep_point(capsys, tmp_pa
     assert "--point: picks a sweep point of a scenario file, got '1' with a topology" in capsys.readouterr().err
 
 
+def test_topo_show_names_the_file_of_a_fabric_its_routing_cannot_route(tmp_path, capsys):
+    """Study r26 F2: `simnet run` named the file of a fat-tree short of a cable, `topo show` did not."""
+    from simnet.topology import dumps, fat_tree
+
+    graph = fat_tree(4, 12.5e9, 1e-6)
+    graph.remove_edge("agg0_1", "core2")
+    graph.remove_edge("core2", "agg0_1")
+    del graph.graph["builder"]
+    path = tmp_path / "failed.yaml"
+    path.write_text(dumps(graph))
+    assert main(["topo", "show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: routing: no d-mod-k route from 'gpu4' to 'gpu1': ") and err.count("\n") == 1
+    assert "'agg0_1' 1 of 2 up-ports, 'core2' 3 of 4 down-ports" in err
+
+
 @pytest.mark.parametrize("command", [["topo", "show", "dgx_h10"], ["topo", "draw", "dgx_h10", "-o", "x.png"],
                                      ["tune", "dgx_h10", "--sizes", "1MiB"]])
 def test_a_misspelt_topology_argument_is_named_as_the_argument_with_the_closest_preset(command, capsys, tmp_path,

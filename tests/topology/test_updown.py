@@ -145,6 +145,25 @@ def test_simgrid_down_cables_collide_on_a_shift_where_dmodk_does_not():
     assert peaks == {"dmodk": 1, "simgrid": 2}
 
 
+@pytest.mark.parametrize("k", [4, 8])
+def test_dmodk_on_a_fat_tree_climbs_by_the_destination_alone_unlike_al_fares_tables(k):
+    """Study r26 F4: docs/topology.md called this Al-Fares' two-level table, whose suffix port (i - 2 + z) mod
+    (k/2) also depends on the switch's position z in its pod. Under d-mod-k every edge switch of a pod sends to
+    GPU d through agg{p}_{d mod k/2}, then core ⌊d/(k/2)⌋ mod k/2 of that aggregation switch."""
+    graph = fat_tree(k, B, LAT)
+    router = Router(graph)
+    half, ranks = k // 2, gpus(graph)
+    per_pod = half * half
+    for d, target in enumerate(ranks):
+        for source in ranks[::half]:
+            pod = ranks.index(source) // per_pod
+            if pod == d // per_pod:
+                continue
+            nodes = router.path(source, target)
+            assert nodes[2] == f"agg{pod}_{d % half}"
+            assert nodes[3] == f"core{(d % half) * half + (d // half) % half}"
+
+
 def test_dmodk_destinations_are_port_indices_of_cluster_nics():
     graph = cluster("dgx_a100", 2, fabric="leaf_spine",
                     fabric_params={"leaves": 4, "spines": 2, "hosts_per_leaf": 4, "bandwidth_Bps": B, "latency_s": LAT})

@@ -108,6 +108,21 @@ def test_leaf_spine_uplink_capacity_matches_oversubscription(leaves, spines, hos
     assert len(_switches(graph)) == leaves + used
 
 
+def test_the_3_to_1_preset_is_oversubscribed_by_cable_count_at_one_line_rate():
+    """Study r26 F5: leaf_spine_3to1 had 2 uplinks of 16.67 GB/s (133 Gb/s) beside 12.5 GB/s host cables;
+    switch ports run at one line rate, so 3:1 is 6 host cables and 2 uplink cables per leaf, all 12.5 GB/s."""
+    from simnet.topology import load
+
+    graph = load("leaf_spine_3to1")
+    assert {data["bandwidth_Bps"] for _, _, data in graph.edges(data=True)} == {12.5e9}
+    leaves = [n for n, level in graph.nodes(data="level") if level == "leaf"]
+    assert len(leaves) == 4
+    for leaf in leaves:
+        kinds = [graph.nodes[v]["kind"] for v in graph.successors(leaf)]
+        assert (kinds.count("gpu"), kinds.count("switch")) == (6, 2)
+    assert graph.graph["name"].endswith("; 2 uplink cables of 12.5 GB/s per leaf (3:1 keeps 2 of 6 at full rate))")
+
+
 def test_leaf_spine_name_shows_oversubscription_only_when_set():
     assert "oversubscription=3.0" in leaf_spine(2, 2, 4, 1e9, 1e-6, oversubscription=3.0).graph["name"]
     assert "oversubscription" not in leaf_spine(2, 2, 4, 1e9, 1e-6).graph["name"]

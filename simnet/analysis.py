@@ -34,6 +34,9 @@ from simnet.units import format_size, format_time
 __all__ = [
     "HASH_SEED",
     "hash_seed_spread",
+    "HASHED_ROUTING",
+    "routing_label",
+    "routing_text",
     "RESULT_COLUMNS",
     "JOB_COLUMNS",
     "FAILURE_COLUMNS",
@@ -84,6 +87,8 @@ RESULT_COLUMNS = (
     "params",
     "resolved",
     "network_model",
+    "routing",
+    "hash_seed",
     "ranks",
     "size_bytes",
     "sim_time_s",
@@ -100,12 +105,15 @@ RESULT_COLUMNS = (
     "sent_bytes_per_rank_max",
     "sent_bytes_per_rank_mean",
 )
+"""Columns of a result row (see :func:`result_row`)."""
 
 JOB_COLUMNS = (
     "scenario",
     "point",
     "topology",
     "network_model",
+    "routing",
+    "hash_seed",
     "job",
     "op",
     "algorithm",
@@ -126,9 +134,10 @@ JOB_COLUMNS = (
     "slowed_by",
     "shared_link",
 )
-"""Columns of a job's result row (see :func:`simnet.jobs.run_jobs`): ``gpus`` of the job, ``communicators``
-of ``ranks`` each, ``repeat`` collectives each (rounds for background flows), ``time_s`` and ``alone_s``,
-bandwidths per collective, time held back on shared links and by whom."""
+"""Columns of a job's result row (see :func:`simnet.jobs.run_jobs`): the routing rule and hash seed as in
+:func:`result_row`, ``gpus`` of the job, ``communicators`` of ``ranks`` each, ``repeat`` collectives each (rounds
+for background flows), ``time_s`` and ``alone_s``, bandwidths per collective, time held back on shared links
+and by whom."""
 
 FAILURE_COLUMNS = ("index", "point", "algorithm", "entry", "sizes", "path", "message")
 """Columns of what a sweep could not run (:class:`simnet.errors.SweepFailed`, ``results.md``), one row per
@@ -188,6 +197,8 @@ def result_row(
     nccl_model_s: float = math.nan,
     payload_kind: str = "dense",
     sent_bytes_per_rank: Sequence[float] = (),
+    routing: str = "",
+    hash_seed: int = 0,
 ) -> dict:
     """One result row with derived columns (ratios to the two models, algbw, busbw in GB/s).
 
@@ -204,6 +215,9 @@ def result_row(
     own cost model picks for this collective and size on the topology and the time
     it predicts for it (empty and ``nan`` where simnet has no NCCL model of the
     topology), the same on every row of one size.
+    ``routing`` is the routing rule in force (:attr:`simnet.network.Network.routing`)
+    and ``hash_seed`` the seed of its hash under ``ecmp_hash`` (one draw of the hash's
+    luck), ``""`` under the rules that do not hash.
 
     `payload_kind` is ``"sparse"`` for an algorithm that moves a sparse payload:
     its bus bandwidth is then the dense-equivalent figure ``effective_busbw_GBps``
@@ -226,6 +240,8 @@ def result_row(
         "params": params,
         "resolved": resolved,
         "network_model": network_model,
+        "routing": routing,
+        "hash_seed": hash_seed if routing == HASHED_ROUTING else "",
         "ranks": ranks,
         "size_bytes": size_bytes,
         "sim_time_s": sim_time_s,
@@ -242,6 +258,48 @@ def result_row(
         "sent_bytes_per_rank_max": float(sent.max()) if sent.size else None,
         "sent_bytes_per_rank_mean": float(sent.mean()) if sent.size else None,
     }
+
+
+HASHED_ROUTING = "ecmp_hash"
+"""The routing rule whose routes depend on a hash seed."""
+
+
+def routing_label(routing: str, hash_seeds: Sequence[int] = ()) -> str:
+    """`routing` as a report's header names it: with its hash seeds under ``ecmp_hash``, a single seed called
+    one draw of the hash.
+
+    >>> routing_label("dmodk")
+    'dmodk'
+    >>> routing_label("ecmp_hash", [0])
+    'ecmp_hash, hash_seed 0 (one draw of the ECMP hash; sweep network.hash_seed for the spread)'
+    >>> routing_label("ecmp_hash", [0, 1, 2, 3])
+    'ecmp_hash, hash_seed 0-3 (4 draws of the ECMP hash)'
+    """
+    seeds = sorted(set(hash_seeds))
+    if routing != HASHED_ROUTING or not seeds:
+        return routing
+    if len(seeds) == 1:
+        return f"{routing}, hash_seed {seeds[0]} (one draw of the ECMP hash; sweep network.hash_seed for the spread)"
+    listed = (f"{seeds[0]}-{seeds[-1]}" if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1))
+              else ", ".join(map(str, seeds)))
+    return f"{routing}, hash_seed {listed} ({len(seeds)} draws of the ECMP hash)"
+
+
+def routing_text(results: pd.DataFrame) -> str:
+    """The routing rules of `results`' rows (:data:`RESULT_COLUMNS` or :data:`JOB_COLUMNS`), each as
+    :func:`routing_label` names it, ``; ``-separated; ``""`` for rows without a ``routing`` column (results
+    written before simnet recorded it).
+
+    >>> routing_text(pd.DataFrame({"routing": ["dmodk", "ecmp_hash", "ecmp_hash"], "hash_seed": ["", 1, 2]}))
+    'dmodk; ecmp_hash, hash_seed 1, 2 (2 draws of the ECMP hash)'
+    """
+    if "routing" not in results:
+        return ""
+    labels = []
+    for rule in dict.fromkeys(r for r in results["routing"] if isinstance(r, str) and r):
+        seeds = results.loc[results["routing"] == rule, "hash_seed"] if "hash_seed" in results else []
+        labels.append(routing_label(rule, [int(float(s)) for s in seeds if s == s and s != ""]))
+    return "; ".join(labels)
 
 
 def records(frame: pd.DataFrame) -> list[dict]:
@@ -1075,6 +1133,11 @@ def _failed_section(failures: pd.DataFrame) -> list[str]:
             "exited with an error.", "", shown.to_markdown(index=False), ""]
 
 
+def _routing_fact(results: pd.DataFrame) -> list[str]:
+    text = routing_text(results)
+    return [f"- routing: {text}"] if text else []
+
+
 def _headed(title: str, facts: list[str], failures: pd.DataFrame | None) -> list[str]:
     """A report's title and `facts`, the failures' count among them, and the failures' section when any failed."""
     failed = failures is not None and len(failures) > 0
@@ -1106,6 +1169,7 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
     lines = _headed(title, [f"- topology: {', '.join(topologies)}",
                             f"- collective: {', '.join(sorted(set(results['op'])))}",
                             f"- link model: {', '.join(sorted(set(results['network_model'])))}",
+                            *_routing_fact(results),
                             f"- runs: {len(results)}"], failures)
     lines += ["## Fastest choice per size", ""]
     best = winners(results)
@@ -1231,6 +1295,7 @@ def jobs_markdown(jobs: pd.DataFrame, interference: pd.DataFrame, *, title: str,
     """
     lines = _headed(title, [f"- topology: {', '.join(sorted(set(jobs['topology'])))}",
                             f"- link model: {', '.join(sorted(set(jobs['network_model'])))}",
+                            *_routing_fact(jobs),
                             f"- jobs: {', '.join(dict.fromkeys(jobs['job']))}"], failures)
     lines += ["## Jobs", "",
               "`time`: from the job's start to the end of its last collective (background flows: the mean flow "

@@ -143,13 +143,13 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
                 where = _with_failures(where, results, points, failed)
             if loaded.jobs is not None:
                 click.echo(f"{loaded.name}: {where}, {results['job'].nunique()} jobs together, "
-                           f"{results['network_model'].iloc[0]} links")
+                           f"{results['network_model'].iloc[0]} links{_routing_header(results)}")
                 click.echo(analysis.display_jobs(results).to_string(index=False))
                 if (results["shared_s"] > 0).any():
                     click.echo(analysis.JOBS_NOTE)
             else:
                 click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, "
-                           f"{results['network_model'].iloc[0]} links")
+                           f"{results['network_model'].iloc[0]} links{_routing_header(results)}")
                 click.echo(analysis.display_table(results).to_string(index=False))
                 comparison = analysis.display_nccl_comparison(results)
                 if len(comparison):
@@ -167,6 +167,14 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
                           failures=failures)
         if failed is not None:
             _raise_failures(failed, out_dir)
+
+
+def _routing_header(results) -> str:
+    """``, routing <rule>`` for a run's header line (with the hash seed under ``ecmp_hash``), or ``""``."""
+    from simnet.analysis import routing_text
+
+    text = routing_text(results)
+    return f", routing {text}" if text else ""
 
 
 def _note_ports(points, *, force: bool = False) -> None:
@@ -664,7 +672,7 @@ def _is_scenario_file(text: str) -> bool:
 @click.option("--routing", type=click.Choice(_ROUTINGS), default=None,
               help="Routing rule instead of the topology's own (network.routing).")
 @click.option("--hash-seed", type=int, default=None,
-              help="Seed of ecmp_hash's hash, 0 its default (network.hash_seed): to see another hash's luck.")
+              help="Seed of ecmp_hash's hash, 0 by default (network.hash_seed); each seed is one draw of hash luck.")
 @click.option("--bundles", type=click.Choice(_BUNDLES), default=None,
               help="Parallel cables as separate links or one merged link (network.bundles).")
 @click.option("--sharing", type=click.Choice(_SHARING), default=None,
@@ -731,6 +739,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
       simnet tune dgx_h100 --sizes 64KiB..4GiB:x4 --emit nccl-tuner nccl_tuner.conf
       simnet tune dgx_h100_ndr_32 --sizes 1MiB..1GiB:x32 --nccl --workers 2
     """
+    from simnet.analysis import routing_label
     from simnet.tune import comparison_note, display_tuner_table, skipped_note, tune as tune_sizes, tuner_table
     from simnet.units import format_size_span, parse_size_range
 
@@ -800,8 +809,10 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
             click.echo(table.to_csv(index=False, lineterminator="\n"), nl=False)
         else:
             model = network.get("model", "maxmin")
+            rule = network.get("routing") or graph.graph.get("routing", "shortest")
             counted = f"{len(size_list)} sizes" if len(size_list) > 1 else "1 size"
-            click.echo(f"{graph.graph.get('name', topology)}: {op}, {model} links, {counted} "
+            click.echo(f"{graph.graph.get('name', topology)}: {op}, {model} links, "
+                       f"routing {routing_label(rule, [int(network.get('hash_seed', 0))])}, {counted} "
                        f"({format_size_span(size_list[0], size_list[-1])}), "
                        f"{tuned['choice'].nunique()} candidates; {summary}")
             click.echo("predicted and simulated times are those at the size in 'at size', the largest of each range")
@@ -1313,7 +1324,11 @@ def show(topology: str, fmt: str, point_text: str) -> None:
     """
     from simnet.topology import describe, format_description
 
-    info = describe(_topology_graph(topology, point_text))
+    graph = _topology_graph(topology, point_text)
+    try:
+        info = describe(graph)
+    except SimnetError as error:
+        raise error.at(source=error.source or topology) from None
     if fmt == "json":
         click.echo(json.dumps(info, indent=2))
     elif fmt == "csv":

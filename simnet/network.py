@@ -53,9 +53,10 @@ class Network:
         Routing rule, one of :data:`~simnet.topology.ROUTINGS`, overriding the
         graph's ``routing`` attribute (see :mod:`simnet.topology.routing`).
     hash_seed : int, optional
-        Seed of the ``ecmp_hash`` routing's hash (default 0, CRC-32; see
-        :class:`~simnet.topology.Router`); other seeds break the ties of equal-cost
-        paths by other hash functions. Refused under another routing.
+        Seed of the ``ecmp_hash`` routing's hash (default 0; see
+        :class:`~simnet.topology.Router`): every seed breaks the ties of equal-cost
+        paths by another hash function, one draw of the hash's luck. Refused (other
+        than 0) under another routing.
     bundles : {"cables", "merged"}, optional
         ``"cables"`` (default): every cable of a bundle that is not striped is a link
         of its own, ``bandwidth_Bps / cables``, and each route uses the one its

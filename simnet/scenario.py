@@ -247,7 +247,7 @@ class NetworkSpec(_Strict):
     (``{rank: time}`` before which the rank sends nothing); see :func:`simnet.engine.simulate`.
     ``routing`` overrides the topology's routing rule (``dmodk``, ``ecmp_hash``,
     ``shortest``, ``dimension_order``, ``simgrid``), ``hash_seed`` seeds ``ecmp_hash``'s
-    hash (0, the default, is its CRC-32; a sweep over seeds averages over hash luck;
+    hash (0 by default; every seed is one draw of the hash's luck, a sweep over seeds gives their spread;
     refused under another routing) and ``bundles`` (``cables`` or
     ``merged``) says how bundles of parallel cables are modelled (see
     :class:`simnet.network.Network`); ``sharing`` (``equal`` or ``rtt_weighted``, the
@@ -1623,6 +1623,8 @@ def _one_run(point: Point, network: Network, options: dict[str, Any], costs: Net
         params=shown,
         resolved=json.dumps(chosen, sort_keys=True) if chosen else "",
         network_model=scenario.network.model,
+        routing=network.routing,
+        hash_seed=network.hash_seed,
         ranks=nranks,
         size_bytes=size,
         sim_time_s=trace.time_s,

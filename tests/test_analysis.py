@@ -31,11 +31,42 @@ def test_result_row_derives_bandwidths():
     assert shown.iloc[0]["size"] == "1 GB" and shown.iloc[0]["sim time"] == "500 ms"
 
 
+def test_result_row_keeps_the_hash_seed_only_under_the_routing_that_hashes():
+    common = dict(scenario="s", point="", topology="t", op="allreduce", algorithm="ring", params="{}",
+                  critical_path_s=0.4, network_model="fifo", ranks=8, size_bytes=10**9, sim_time_s=0.5,
+                  model_time_s=0.25)
+    assert result_row(**common, routing="ecmp_hash", hash_seed=5)["hash_seed"] == 5
+    assert result_row(**common, routing="dmodk", hash_seed=0)["hash_seed"] == ""
+    assert result_row(**common)["routing"] == ""
+
+
+@pytest.mark.parametrize(("routing", "seeds", "text"), [
+    (["dmodk"], [""], "dmodk"),
+    (["ecmp_hash"], [0], "ecmp_hash, hash_seed 0 (one draw of the ECMP hash; sweep network.hash_seed for the "
+                         "spread)"),
+    (["ecmp_hash"] * 8, list(range(8)), "ecmp_hash, hash_seed 0-7 (8 draws of the ECMP hash)"),
+    (["ecmp_hash", "ecmp_hash", "dmodk"], [1.0, 7.0, float("nan")],
+     "ecmp_hash, hash_seed 1, 7 (2 draws of the ECMP hash); dmodk"),
+])
+def test_the_routing_text_names_each_rule_and_only_the_hashed_one_with_its_seeds(routing, seeds, text):
+    """As read back from results.csv too: seeds as floats, an empty seed as NaN."""
+    from simnet.analysis import routing_text
+
+    assert routing_text(pd.DataFrame({"routing": routing, "hash_seed": seeds})) == text
+
+
+def test_results_written_before_the_routing_column_have_no_routing_line():
+    from simnet.analysis import markdown_summary, routing_text
+
+    old = TABLE.drop(columns=["routing", "hash_seed"])
+    assert routing_text(old) == "" and "- routing" not in markdown_summary(old, title="study")
+
+
 def results_frame(rows):
     return pd.DataFrame([
         result_row(scenario="s", point=point, topology="t", op="allreduce", algorithm=algorithm, params=params,
                    network_model="maxmin", ranks=8, size_bytes=size, sim_time_s=sim, model_time_s=model,
-                   critical_path_s=crit)
+                   critical_path_s=crit, routing="dmodk")
         for point, algorithm, params, size, sim, model, crit in rows
     ])
 
@@ -108,6 +139,7 @@ def test_markdown_summary_names_winners_and_speedups():
 
     text = markdown_summary(TABLE, title="study")
     assert text.startswith("# study")
+    assert "- link model: maxmin\n- routing: dmodk\n- runs:" in text
     assert "## Fastest choice per size" in text and "| 1 KiB  | tree" in text
     assert "## Speedup over ring" in text and "## Models against the simulation" in text
 

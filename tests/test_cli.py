@@ -24,6 +24,28 @@ def test_run_prints_a_table(capsys):
     assert "64 MiB" in out and "9.423 ms" in out
 
 
+@pytest.mark.parametrize(("network", "named"), [
+    ({}, ", routing dmodk\n"),
+    ({"routing": "ecmp_hash", "hash_seed": 2},
+     ", routing ecmp_hash, hash_seed 2 (one draw of the ECMP hash; sweep network.hash_seed for the spread)\n"),
+])
+def test_run_and_compare_headers_and_the_report_name_the_routing_and_its_seed(tmp_path, capsys, network, named):
+    """Study r26 F3: a one-seed ECMP run and a d-mod-k run printed the same header, the report too."""
+    path = tmp_path / "fabric.yaml"
+    path.write_text(json.dumps({
+        "name": "fabric", "sizes": ["1 MiB"], "collective": {"op": "alltoall", "algorithms": ["direct"]},
+        "topology": {"builder": "fat_tree", "k": 4, "bandwidth": "100 Gbps", "latency": "1 us"},
+        "network": network}))
+    assert main(["run", str(path), "-q", "--out", str(tmp_path / "out"), "--no-plots"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith(named.rstrip("\n"))
+    assert f"- routing: {named.removeprefix(', routing ')}" in (tmp_path / "out" / "results.md").read_text()
+    assert main(["compare", str(path), "-q"]) == 0
+    assert f"- routing: {named.removeprefix(', routing ')}" in capsys.readouterr().out
+    row = pd.read_csv(tmp_path / "out" / "results.csv", keep_default_na=False).iloc[0]
+    assert (row["routing"], str(row["hash_seed"])) == (network.get("routing", "dmodk"),
+                                                       str(network.get("hash_seed", "")))
+
+
 def test_json_is_the_only_output(capsys):
     assert main(["run", str(QUICKSTART), "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -383,6 +405,22 @@ def test_topo_show_and_draw_a_scenarios_topology_at_a_sweep_point(capsys, tmp_pa
     assert main(["topo", "draw", str(scenario), "-o", str(tmp_path / "c.png")]) == 0 and (tmp_path / "c.png").is_file()
     assert main(["topo", "show", "dgx1", "--point", "1"]) == 2
     assert "--point: picks a sweep point of a scenario file, got '1' with a topology" in capsys.readouterr().err
+
+
+def test_topo_show_names_the_file_of_a_fabric_its_routing_cannot_route(tmp_path, capsys):
+    """Study r26 F2: `simnet run` named the file of a fat-tree short of a cable, `topo show` did not."""
+    from simnet.topology import dumps, fat_tree
+
+    graph = fat_tree(4, 12.5e9, 1e-6)
+    graph.remove_edge("agg0_1", "core2")
+    graph.remove_edge("core2", "agg0_1")
+    del graph.graph["builder"]
+    path = tmp_path / "failed.yaml"
+    path.write_text(dumps(graph))
+    assert main(["topo", "show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: routing: no d-mod-k route from 'gpu4' to 'gpu1': ") and err.count("\n") == 1
+    assert "'agg0_1' 1 of 2 up-ports, 'core2' 3 of 4 down-ports" in err
 
 
 @pytest.mark.parametrize("command", [["topo", "show", "dgx_h10"], ["topo", "draw", "dgx_h10", "-o", "x.png"],

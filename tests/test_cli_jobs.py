@@ -17,7 +17,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def test_run_prints_one_row_per_job(capsys):
     assert main(["run", str(TP_DP)]) == 0
     out = capsys.readouterr().out
-    assert "jobs_tp_dp: 2 sweep points, 2 jobs together, maxmin links" in out
+    assert "jobs_tp_dp: 2 sweep points, 2 jobs together, maxmin links, routing dmodk\n" in out
     *lines, note = out.splitlines()[2:]
     assert [line.split()[1] for line in lines] == ["train.tp", "train.dp"] * 2
     assert note == analysis.JOBS_NOTE

@@ -74,6 +74,18 @@ def test_routing_and_bundles_override_the_topology_per_scenario():
     assert times[("ecmp_hash",)] > times[()]
 
 
+def test_result_rows_name_the_routing_in_force_and_the_seed_only_where_it_hashes():
+    """Study r26 F3: only manifest.json named the routing and seed, so a one-seed ECMP run and a d-mod-k run
+    printed the same header and rows."""
+    base = BASE | {"topology": TWO_CABLES}
+    rows = {name: run(parse_scenario(base | {"network": network})).iloc[0]
+            for name, network in (("default", {}), ("seed", {"routing": "ecmp_hash", "hash_seed": 3}),
+                                  ("shortest", {"routing": "shortest"}))}
+    assert (rows["default"]["routing"], rows["default"]["hash_seed"]) == ("dmodk", "")
+    assert (rows["seed"]["routing"], rows["seed"]["hash_seed"]) == ("ecmp_hash", 3)
+    assert (rows["shortest"]["routing"], rows["shortest"]["hash_seed"]) == ("shortest", "")
+
+
 @pytest.mark.parametrize(("key", "value"), [("routing", "ospf"), ("bundles", "striped")])
 def test_bad_routing_or_bundles_name_the_key(key, value):
     with pytest.raises(ScenarioError) as error:
@@ -103,7 +115,7 @@ def test_a_routing_the_topology_cannot_take_is_an_error_at_validation():
 
 def test_a_sweep_over_the_ecmp_hash_seed_varies_the_hash_luck_and_seed_0_is_the_default_hash():
     """Recursive doubling over two cables per leaf pair: which flows share a cable depends on the hash, so
-    some seed gives another time than CRC-32, and seed 0 is the hash without a seed."""
+    some seeds give other times than others, and seed 0 is the hash of a scenario that names no seed."""
     base = BASE | {"topology": TWO_CABLES, "collective": {"algorithms": ["recursive_doubling"]},
                    "network": {"routing": "ecmp_hash"}}
     unseeded = run(parse_scenario(base))["sim_time_s"].iloc[0]

@@ -426,8 +426,9 @@ def fat_tree(
     routing : str, optional
         Routing rule (graph attribute ``routing``; default ``"dmodk"``: GPU ``d``
         is reached from edge switches through ``agg{p}_{d mod k/2}`` and from
-        aggregation switches through their ``⌊d / (k/2)⌋ mod k/2``-th core, the
-        two-level tables of Al-Fares et al.).
+        aggregation switches through their ``⌊d / (k/2)⌋ mod k/2``-th core,
+        Zahavi's destination-based d-mod-k; Al-Fares et al.'s two-level tables
+        also offset the port by the switch's position in its pod).
     sharp : bool, optional
         Mark every switch as able to reduce in flight (``reduce = True``, see
         :mod:`simnet.topology.contract`), as InfiniBand SHARP does on NVIDIA Quantum,

@@ -16,15 +16,17 @@ in every run and process whatever ``PYTHONHASHSEED`` is.
 ``"ecmp_hash"``
     The same shortest paths with ties broken like ECMP in a switch, but without
     randomness: at every node with ``k`` equal-cost predecessors the one at index
-    ``crc32("s|t|node") mod k`` of the predecessors sorted by name (then by type
+    ``h("s|t|node") mod k`` of the predecessors sorted by name (then by type
     name, should two names print alike), and over a bundle the cable
-    ``crc32("s|t|u|v") mod cables``, ``s`` and ``t`` being the route's end points.
-    Different pairs spread over the equal-cost paths, with the hash's luck. A
-    ``hash_seed`` other than 0 (the default) stands for another switch's hash
-    function: the same keys hashed by BLAKE2b keyed with the seed (first 4 bytes of
-    the digest, little-endian) instead of CRC-32. A salted CRC would not do: CRC is
-    affine, so a salt only relabels the paths of keys of one length and keeps
-    which pairs collide.
+    ``h("s|t|u|v") mod cables``, ``s`` and ``t`` being the route's end points.
+    ``h`` is BLAKE2b keyed with ``hash_seed`` (8 bytes, little-endian; the first 4
+    bytes of the digest, little-endian), so every seed, 0 (the default) included,
+    stands for one switch's hash function, one draw of the hash's luck: different
+    pairs spread over the equal-cost paths as a random hash spreads them. CRC-32
+    would not do: CRC is affine, so over these structured keys it spreads pairs in
+    a regular pattern (on fat-trees and leaf-spines often as evenly as d-mod-k, on
+    others worse than a random hash), and a salt only relabels the paths of keys
+    of one length and keeps which pairs collide.
 ``"dmodk"``
     Up/down destination-mod-k on fat-trees and leaf-spines, as an InfiniBand subnet
     manager programs them (:mod:`simnet.topology.updown`): between two nodes cabled
@@ -83,7 +85,6 @@ SimGrid 3.32 source: src/kernel/routing/TorusZone.cpp, FatTreeZone.cpp.
 from __future__ import annotations
 
 import hashlib
-import zlib
 from collections.abc import Callable, Hashable, Sequence
 from heapq import heappop, heappush
 from itertools import chain, count
@@ -114,9 +115,7 @@ def _cost(data) -> int:
 
 
 def _digest(key: str, seed: int) -> int:
-    """The ECMP hash of `key`: CRC-32 for seed 0, else BLAKE2b keyed with the seed (4 bytes, little-endian)."""
-    if seed == 0:
-        return zlib.crc32(key.encode())
+    """The ECMP hash of `key`: BLAKE2b keyed with the seed (8 bytes in, 4 bytes out, both little-endian)."""
     return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=4, key=seed.to_bytes(8, "little")).digest(),
                           "little")
 
@@ -343,9 +342,9 @@ class Router:
         Send to other servers through the NIC of the destination's rail (default the
         graph's ``pxn`` attribute, else False).
     hash_seed : int, optional
-        Seed of the ``ecmp_hash`` tie-breaking hash, in ``[0, 2**64)``: 0 (default)
-        is CRC-32, any other value another hash function (see the module docstring).
-        Only ``ecmp_hash`` hashes.
+        Seed of the ``ecmp_hash`` tie-breaking hash, in ``[0, 2**64)`` (default 0):
+        every seed is another hash function, one draw of the hash's luck (see the
+        module docstring). Only ``ecmp_hash`` hashes.
 
     Raises
     ------

@@ -50,6 +50,7 @@ trees. IPPS '95, 37-44.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
@@ -159,17 +160,58 @@ class UpDown:
             if not ports:
                 if top:
                     break
-                raise TopologyError(
-                    f"no up/down route from {source!r} to {target!r}: {node!r} has no link to a higher level; "
-                    "d-mod-k needs a fat-tree or leaf-spine fabric (routing 'shortest' takes any graph)",
-                    path="routing",
-                )
+                raise TopologyError(self._stuck(source, target, nodes), path="routing")
             parent, cable = ports[(index // divisor) % len(ports)]
             divisor *= self._parents[node] if self._simgrid else len(ports)
             nodes.append(parent)
             cables.append(cable)
             node = parent
         return nodes, cables
+
+    def _stuck(self, source: Hashable, target: Hashable, climb: list) -> str:
+        """Why the climb `climb` from `source` towards `target` ends below no switch above `target`.
+
+        Either its last switch has no cable up where most switches of its level have some, or it is a top
+        switch with no cable down to a switch above `target`. The message then lists the switches with fewer
+        cables to other switches than most of their level (a missing cable shows at both its ends).
+        """
+        rule = "SimGrid's fat-tree rule" if self._simgrid else "d-mod-k"
+        node = climb[-1]
+        walked = " → ".join(map(str, climb))
+        head = f"no {rule} route from {source!r} to {target!r}: its climb {walked} ends at {node!r}"
+        at = self._level.get(node, -1)
+        usual_up = _usual(len(self._up[s]) for s, level in self._level.items() if level == at)
+        if usual_up:
+            reason = f"which has no cable to a higher level where most switches of its level have {usual_up}"
+        elif at > 0:
+            below = [s for s, level in self._level.items() if level == at - 1 and self._above(s, target)]
+            reason = (f"which has no cable down to {' or '.join(map(repr, below))}, the switches above {target!r} "
+                      "one level lower" if below else f"and {target!r} reaches no switch of level {at - 1} going up")
+        else:
+            return (f"{head}, which has no link to a higher level; {rule} needs a fat-tree or leaf-spine fabric "
+                    "(routing 'shortest' takes any graph)")
+        short = self._short_of_cables()
+        listed = ", ".join(short[:6]) + (", …" if len(short) > 6 else "")
+        irregular = f" (switches with fewer cables than most of their level: {listed})" if short else ""
+        return (f"{head}, {reason}{irregular}; {rule} needs every cable of a regular fat-tree (OpenSM's ftree "
+                "refuses such a fabric and falls back to min-hop): routing 'shortest' or 'ecmp_hash' takes shortest "
+                "paths around missing cables")
+
+    def _short_of_cables(self) -> list[str]:
+        """``'agg0_1' 1 of 2 up-ports`` for every switch with fewer up- or down-ports to other switches than most
+        switches of its level, lowest level first."""
+        levels: dict[int, list] = {}
+        for switch, level in self._level.items():
+            levels.setdefault(level, []).append(switch)
+        short = []
+        for level in sorted(levels):
+            for ports, kind in ((self._up, "up"), (self._down, "down")):
+                if kind == "down" and level == 0:
+                    continue
+                usual = _usual(len(ports[s]) for s in levels[level])
+                short += [f"{s!r} {len(ports[s])} of {usual} {kind}-port{'' if usual == 1 else 's'}"
+                          for s in levels[level] if len(ports[s]) < usual]
+        return short
 
     def _mirror(self, target: Hashable) -> dict:
         """Switch -> (next node, cable) down to `target`: `target`'s own climb, backwards."""
@@ -432,6 +474,12 @@ class _Tables:
             number = self.edge_ids[u, v] = len(self.edges)
             self.edges.append((u, v))
         return number
+
+
+def _usual(counts) -> int:
+    """The most common of `counts` (the larger on a tie; 0 for none)."""
+    tally = Counter(counts)
+    return max(tally, key=lambda count: (tally[count], count), default=0)
 
 
 def _below(tables: _Tables, node: np.ndarray, target: np.ndarray) -> np.ndarray:

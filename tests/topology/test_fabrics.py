@@ -108,6 +108,21 @@ def test_leaf_spine_uplink_capacity_matches_oversubscription(leaves, spines, hos
     assert len(_switches(graph)) == leaves + used
 
 
+def test_the_3_to_1_preset_is_oversubscribed_by_cable_count_at_one_line_rate():
+    """Study r26 F5: leaf_spine_3to1 had 2 uplinks of 16.67 GB/s (133 Gb/s) beside 12.5 GB/s host cables;
+    switch ports run at one line rate, so 3:1 is 6 host cables and 2 uplink cables per leaf, all 12.5 GB/s."""
+    from simnet.topology import load
+
+    graph = load("leaf_spine_3to1")
+    assert {data["bandwidth_Bps"] for _, _, data in graph.edges(data=True)} == {12.5e9}
+    leaves = [n for n, level in graph.nodes(data="level") if level == "leaf"]
+    assert len(leaves) == 4
+    for leaf in leaves:
+        kinds = [graph.nodes[v]["kind"] for v in graph.successors(leaf)]
+        assert (kinds.count("gpu"), kinds.count("switch")) == (6, 2)
+    assert graph.graph["name"].endswith("; 2 uplink cables of 12.5 GB/s per leaf (3:1 keeps 2 of 6 at full rate))")
+
+
 def test_leaf_spine_name_shows_oversubscription_only_when_set():
     assert "oversubscription=3.0" in leaf_spine(2, 2, 4, 1e9, 1e-6, oversubscription=3.0).graph["name"]
     assert "oversubscription" not in leaf_spine(2, 2, 4, 1e9, 1e-6).graph["name"]
@@ -334,8 +349,8 @@ def test_tiers_by_level_name_each_cable_by_the_levels_it_joins():
 
 def test_per_level_tiers_split_the_critical_path_as_a_relabelled_graph_does_and_move_no_time():
     """The study's workaround, relabelling the edges in Python, gives the same breakdown (host 48.1 %,
-    edge-aggregation 31.6 %, aggregation-core 20.3 % for halving-doubling on ECMP seed 1), and the times are
-    those of the plain fat-tree."""
+    edge-aggregation 31.6 %, aggregation-core 20.3 % for halving-doubling of 16 MiB on ECMP seed 1; 47.7, 31.7
+    and 20.7 % at 64 MiB, the sizes docs/topology.md names), and the times are those of the plain fat-tree."""
     from simnet.algorithms import ALGORITHMS
     from simnet.engine import simulate
     from simnet.network import Network
@@ -357,3 +372,7 @@ def test_per_level_tiers_split_the_critical_path_as_a_relabelled_graph_does_and_
         pytest.approx(theirs.sort_index().tolist(), rel=1e-12)
     assert [round(ours[f"fabric:{level}"], 3) for level in ("host-edge", "edge-aggregation", "aggregation-core")] \
         == [0.481, 0.316, 0.203], "the figures docs/topology.md quotes"
+    larger = simulate(Network(tiers_by_level(plain), routing="ecmp_hash", hash_seed=1),
+                      ALGORITHMS["halving_doubling"].build(16, 64 * 2**20)).tiers().set_index("tier")["fraction"]
+    assert [round(larger[f"fabric:{level}"], 3) for level in ("host-edge", "edge-aggregation", "aggregation-core")] \
+        == [0.477, 0.317, 0.207], "the 64 MiB figures docs/topology.md quotes"

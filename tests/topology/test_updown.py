@@ -145,6 +145,25 @@ def test_simgrid_down_cables_collide_on_a_shift_where_dmodk_does_not():
     assert peaks == {"dmodk": 1, "simgrid": 2}
 
 
+@pytest.mark.parametrize("k", [4, 8])
+def test_dmodk_on_a_fat_tree_climbs_by_the_destination_alone_unlike_al_fares_tables(k):
+    """Study r26 F4: docs/topology.md called this Al-Fares' two-level table, whose suffix port (i - 2 + z) mod
+    (k/2) also depends on the switch's position z in its pod. Under d-mod-k every edge switch of a pod sends to
+    GPU d through agg{p}_{d mod k/2}, then core ⌊d/(k/2)⌋ mod k/2 of that aggregation switch."""
+    graph = fat_tree(k, B, LAT)
+    router = Router(graph)
+    half, ranks = k // 2, gpus(graph)
+    per_pod = half * half
+    for d, target in enumerate(ranks):
+        for source in ranks[::half]:
+            pod = ranks.index(source) // per_pod
+            if pod == d // per_pod:
+                continue
+            nodes = router.path(source, target)
+            assert nodes[2] == f"agg{pod}_{d % half}"
+            assert nodes[3] == f"core{(d % half) * half + (d // half) % half}"
+
+
 def test_dmodk_destinations_are_port_indices_of_cluster_nics():
     graph = cluster("dgx_a100", 2, fabric="leaf_spine",
                     fabric_params={"leaves": 4, "spines": 2, "hosts_per_leaf": 4, "bandwidth_Bps": B, "latency_s": LAT})
@@ -153,9 +172,50 @@ def test_dmodk_destinations_are_port_indices_of_cluster_nics():
 
 
 def test_dmodk_on_a_graph_without_levels_is_an_error_naming_the_routing():
-    with pytest.raises(TopologyError, match="no up/down route") as error:
+    with pytest.raises(TopologyError, match="no d-mod-k route .* needs a fat-tree or leaf-spine fabric") as error:
         Router(torus([4], B, LAT), routing="dmodk").path("gpu0", "gpu2")
     assert error.value.path == "routing"
+
+
+def _without(graph: nx.DiGraph, *cables: tuple[str, str]) -> nx.DiGraph:
+    for u, v in cables:
+        graph.remove_edge(u, v)
+        graph.remove_edge(v, u)
+    return graph
+
+
+def test_a_missing_cable_names_the_climb_the_switches_short_of_cables_and_the_routings_that_avoid_it():
+    """Study r26 F2: without agg0_1-core2, gpu4's climb for gpu1 (port 1: agg1_1, then core2) ends at core2,
+    which reaches no switch above gpu1 (pod 0's aggregation switches); the message blamed core2 for having no
+    link up, as cores never have."""
+    graph = _without(fat_tree(4, B, LAT), ("agg0_1", "core2"))
+    with pytest.raises(TopologyError) as error:
+        Router(graph).path("gpu4", "gpu1")
+    assert error.value.path == "routing"
+    assert str(error.value.message) == (
+        "no d-mod-k route from 'gpu4' to 'gpu1': its climb gpu4 → edge1_0 → agg1_1 → core2 ends at 'core2', "
+        "which has no cable down to 'agg0_0' or 'agg0_1', the switches above 'gpu1' one level lower (switches "
+        "with fewer cables than most of their level: 'agg0_1' 1 of 2 up-ports, 'core2' 3 of 4 down-ports); "
+        "d-mod-k needs every cable of a regular fat-tree (OpenSM's ftree refuses such a fabric and falls back "
+        "to min-hop): routing 'shortest' or 'ecmp_hash' takes shortest paths around missing cables")
+    ranks = gpus(graph)
+    for routing in ("shortest", "ecmp_hash"):
+        router = Router(graph, routing=routing)
+        for a in ranks:
+            for b in ranks:
+                nodes = router.path(a, b)
+                assert len(nodes) <= 7 and ("agg0_1", "core2") not in zip(nodes, nodes[1:])
+
+
+def test_a_switch_cut_off_from_the_level_above_is_named_with_its_usual_up_ports():
+    """Every spine lost its cable to leaf0 alike, so only leaf0 is short of cables for its level."""
+    graph = _without(leaf_spine(4, 4, 4, B, LAT), *(("leaf0", f"spine{s}") for s in range(4)))
+    with pytest.raises(TopologyError) as error:
+        Router(graph).path("gpu0", "gpu4")
+    assert error.value.message.startswith(
+        "no d-mod-k route from 'gpu0' to 'gpu4': its climb gpu0 → leaf0 ends at 'leaf0', which has no cable to a "
+        "higher level where most switches of its level have 4 (switches with fewer cables than most of their "
+        "level: 'leaf0' 0 of 4 up-ports); d-mod-k needs every cable")
 
 
 @pytest.mark.parametrize("simgrid", [False, True])
@@ -222,7 +282,7 @@ def test_a_led_route_is_its_lead_hop_then_the_route_from_the_switch_it_reaches(g
 
 def test_routes_at_once_raise_where_route_does():
     tree = UpDown(torus([4], B, LAT), simgrid=False)
-    with pytest.raises(TopologyError, match="no up/down route") as error:
+    with pytest.raises(TopologyError, match="no d-mod-k route") as error:
         tree.routes_of(tree.numbers(["gpu0", "gpu1"]), tree.numbers(["gpu1", "gpu2"]))
     assert error.value.path == "routing"
 

@@ -91,9 +91,10 @@ def cli(context: click.Context, debug: bool) -> None:
                    "(jobs scenarios: also interference.csv and timeline.csv).")
 @_format_option()
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
-              help="Run sweep points in local processes or on a dask.distributed cluster.")
+              help="Run sweep points in local processes or on a dask.distributed cluster (--scheduler, or "
+                   "a local one of --workers processes).")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Local worker processes.")
+              help="Worker processes (1 with the local executor: run in this process).")
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786.")
 @click.option("--resume", is_flag=True, help="Skip sweep points already finished in --out.")
 @click.option("--overwrite", is_flag=True, help="Replace another scenario's results in --out instead of refusing.")
@@ -862,26 +863,13 @@ def _tune_executor(executor: str, workers: int, scheduler: str | None) -> Iterat
     workers are ended at once."""
     _check_scheduler(executor, scheduler)
     if executor == "dask":
-        try:
-            from dask.distributed import Client, LocalCluster
+        from simnet.sweep import dask_client
 
-            from simnet.sweep import _collect_failed_client
-        except ImportError:
-            raise SimnetError("the dask executor needs dask.distributed: pip install 'simnet[cluster]'",
-                              path="--executor") from None
         with contextlib.ExitStack() as stack:
-            if scheduler is None:
-                cluster = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                           dashboard_address=None))
-                address = cluster.scheduler_address
-            else:
-                address = scheduler
             try:
-                client = stack.enter_context(Client(address))
-            except (OSError, TimeoutError, ValueError) as error:
-                _collect_failed_client()
-                raise SimnetError(f"cannot reach the Dask scheduler at {address!r}: {error}",
-                                  path="--scheduler") from None
+                client = stack.enter_context(dask_client(scheduler, workers))
+            except SimnetError as error:
+                raise SimnetError(error.message, path=f"--{error.path}") from None
             yield client.get_executor()
     elif workers > 1:
         from simnet.sweep import _ignore_sigint

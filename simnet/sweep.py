@@ -30,6 +30,7 @@ its points also write ``interference.csv`` and ``timeline.csv`` (see
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import itertools
@@ -50,7 +51,7 @@ from simnet.errors import ScenarioError, SimnetError, SweepFailed, SweepInterrup
 from simnet.jobs import INTERFERENCE_COLUMNS, TIMELINE_COLUMNS
 from simnet.scenario import Point, point_tables, swept_columns
 
-__all__ = ["SweepInterrupted", "run_sweep", "write_atomic"]
+__all__ = ["SweepInterrupted", "dask_client", "run_sweep", "write_atomic"]
 
 
 _TABLES = {"interference": ("point", *INTERFERENCE_COLUMNS), "timeline": ("point", *TIMELINE_COLUMNS)}
@@ -177,20 +178,43 @@ def _collect_failed_client() -> None:
     gc.collect()
 
 
-def _dask(
-    points: list[Point], scheduler: str | None, force: bool, stop: _StopRequest
-) -> Iterator[tuple[Point, list[dict]]]:
+@contextlib.contextmanager
+def dask_client(scheduler: str | None, workers: int) -> Iterator:
+    """A dask.distributed ``Client`` for the block: of the scheduler at `scheduler`, or (``None``) of a local
+    cluster of `workers` worker processes, one thread each, started for the block and ended after it.
+
+    Raises
+    ------
+    SimnetError
+        Without dask.distributed installed (``path="executor"``), or for a `scheduler` that cannot be reached
+        within Dask's ``distributed.comm.timeouts.connect`` (``path="scheduler"``).
+    """
     try:
-        from dask.distributed import Client, as_completed
+        from dask.distributed import Client, LocalCluster
     except ImportError:
         raise SimnetError("the dask executor needs dask.distributed: pip install 'simnet[cluster]'",
                           path="executor") from None
-    try:
-        client = Client(scheduler) if scheduler else Client(processes=False)
-    except (OSError, TimeoutError, ValueError) as error:
-        _collect_failed_client()
-        raise SimnetError(f"cannot reach the Dask scheduler at {scheduler!r}: {error}", path="scheduler") from None
-    try:
+    with contextlib.ExitStack() as stack:
+        if scheduler is None:
+            cluster = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                       dashboard_address=None))
+            address = cluster.scheduler_address
+        else:
+            address = scheduler
+        try:
+            client = stack.enter_context(Client(address))
+        except (OSError, TimeoutError, ValueError) as error:
+            _collect_failed_client()
+            raise SimnetError(f"cannot reach the Dask scheduler at {address!r}: {error}", path="scheduler") from None
+        yield client
+
+
+def _dask(
+    points: list[Point], scheduler: str | None, workers: int, force: bool, stop: _StopRequest
+) -> Iterator[tuple[Point, list[dict]]]:
+    from dask.distributed import as_completed
+
+    with dask_client(scheduler, workers) as client:
         futures = {client.submit(_rows, point, force, key=f"simnet-point-{point.digest}", pure=False): point
                    for point in points}
         for future in as_completed(futures):
@@ -198,8 +222,6 @@ def _dask(
                 client.cancel([f for f in futures if not f.done()])
                 return
             yield futures[future], future.result()
-    finally:
-        client.close()
 
 
 def run_sweep(
@@ -227,10 +249,12 @@ def run_sweep(
     executor : {"local", "dask"}
         Local worker processes, or a dask.distributed cluster.
     workers : int
-        Local worker processes (1 runs in this process).
+        Worker processes: local ones (1 runs in this process), or with ``executor="dask"`` and no
+        `scheduler` those of the local Dask cluster started for the sweep (as ``simnet run`` and
+        ``simnet tune`` read ``--workers``).
     scheduler : str, optional
-        Address of the Dask scheduler (``tcp://host:8786``); ``None`` starts an
-        in-process cluster.
+        Address of the Dask scheduler (``tcp://host:8786``); ``None`` starts a local
+        cluster of `workers` processes (see :func:`dask_client`).
     resume : bool
         Reuse finished points found in ``out_dir/points`` whose scenario is unchanged.
     progress : bool
@@ -279,7 +303,7 @@ def run_sweep(
                file=sys.stderr, dynamic_ncols=True)
     stop = _StopRequest()
     stream = (_local(todo, workers, force, stop, on_phase) if executor == "local"
-              else _dask(todo, scheduler, force, stop))
+              else _dask(todo, scheduler, workers, force, stop))
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, stop) if in_main_thread else None
     failures: list[dict] = []

@@ -241,6 +241,30 @@ def test_a_scheduler_that_cannot_be_used_is_named_in_one_line(capsys, tmp_path, 
                                        "port number in address '127.0.0.1'\n")
 
 
+def test_dask_workers_mean_the_same_under_run_and_tune(capsys, tmp_path, monkeypatch):
+    """Study r26 F3: `run --executor dask --workers 2` without --scheduler ran on threads inside the process
+    (Client(processes=False)) and dropped --workers, where `tune` started 2 worker processes. Both now ask
+    simnet.sweep.dask_client for a local cluster of --workers processes."""
+    import contextlib
+
+    from simnet import sweep
+
+    asked = []
+    real = sweep.dask_client
+
+    @contextlib.contextmanager
+    def recorded(scheduler, workers):
+        asked.append((scheduler, workers))
+        with real(scheduler, workers) as client:
+            yield client
+
+    monkeypatch.setattr(sweep, "dask_client", recorded)
+    assert main(["run", str(QUICKSTART), "-q", "--format", "csv", "--executor", "dask", "--workers", "2"]) == 0
+    assert main(["tune", "switch8", "--sizes", "1MiB", "-q", "--format", "csv", "--executor", "dask",
+                 "--workers", "2"]) == 0
+    assert asked == [(None, 2), (None, 2)]
+
+
 def test_tune_workers_end_at_once_when_the_command_fails():
     """An error or Ctrl-C must not wait for simulations already handed to the workers (a hang guard: the
     tasks sleep ten minutes)."""

@@ -90,6 +90,15 @@ def test_two_hundred_points_locally_and_on_dask_give_identical_results(tmp_path)
     pd.testing.assert_frame_equal(local, sequential)
 
 
+def test_dask_without_a_scheduler_runs_on_a_local_cluster_of_workers_processes():
+    """Study r26 F3: the in-process cluster had no worker processes whatever `workers` said."""
+    from simnet.sweep import dask_client
+
+    with dask_client(None, 2) as client:
+        pids = client.run(os.getpid)
+    assert len(pids) == 2 and len(set(pids.values())) == 2 and os.getpid() not in pids.values()
+
+
 def test_results_have_a_column_per_swept_key_holding_its_value(tmp_path):
     """The new-user study: results.csv and results.json held the swept values only inside the ``point`` label,
     whose values may hold commas. Each swept key is now a column named by its key path: numbers as numbers,

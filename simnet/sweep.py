@@ -35,6 +35,7 @@ import functools
 import gc
 import itertools
 import json
+import numbers
 import os
 import signal
 import sys
@@ -288,10 +289,16 @@ def run_sweep(
     SimnetError
         For a `scheduler` that cannot be reached (``path="scheduler"``, within Dask's
         ``distributed.comm.timeouts.connect``), or ``executor="dask"`` without
-        dask.distributed installed.
+        dask.distributed installed; before anything runs, for an `executor` other than ``"local"``
+        or ``"dask"``, `workers` not an integer ≥ 1, or a `scheduler` without ``executor="dask"``,
+        naming the argument.
     """
     if executor not in ("local", "dask"):
         raise SimnetError(f"executor must be 'local' or 'dask', got {executor!r}", path="executor")
+    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
+        raise SimnetError(f"must be an integer ≥ 1 (worker processes), got {workers!r}", path="workers")
+    if scheduler is not None and executor != "dask":
+        raise SimnetError(f"{scheduler!r} is a Dask scheduler; give it with executor='dask'", path="scheduler")
     points_dir = out_dir / "points" if out_dir is not None else None
     if points_dir is not None:
         points_dir.mkdir(parents=True, exist_ok=True)

@@ -24,10 +24,14 @@ than the tolerance.
 from __future__ import annotations
 
 import io
+import math
+import numbers
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from simnet.errors import SimnetError
 
 __all__ = ["KEY_COLUMNS", "LABEL_COLUMNS", "TIME_COLUMNS", "JOB_KEY_COLUMNS", "JOB_TIME_COLUMNS", "timing_changes",
            "assert_timings", "assert_under", "Golden", "simnet_golden"]
@@ -47,19 +51,41 @@ def _columns(frame: pd.DataFrame) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return (JOB_KEY_COLUMNS, JOB_TIME_COLUMNS) if "job" in frame.columns else (KEY_COLUMNS, TIME_COLUMNS)
 
 
-def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
+def _keyed(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The key, label and time columns of `frame` (the argument `name`), types as :func:`simnet.run` gives them.
+
+    Raises
+    ------
+    SimnetError
+        At `name`, for a missing column, or rows that repeat another's key (a frame concatenated twice, say):
+        each row must be one run.
+    """
     keys, times = _columns(frame)
     labels = [c for c in LABEL_COLUMNS if c != "resolved" or c in frame.columns]
     missing = [c for c in (*keys, *labels, *times) if c not in frame.columns]
     if missing:
-        raise ValueError(f"timings need the columns {missing}")
+        raise SimnetError(f"timings need the columns {missing}", path=name)
     keyed = frame.loc[:, [*keys, *labels, *times]]
     if "resolved" in keyed:
         keyed["resolved"] = keyed["resolved"].fillna("").astype(str)
     keyed = keyed.astype({"point": str, "ranks": "int64", "size_bytes": "int64"})
     for column in times:
         keyed[column] = pd.to_numeric(keyed[column].replace("", float("nan")), errors="raise")
+    repeated = keyed.duplicated(list(keys))
+    if repeated.any():
+        first = keyed.loc[repeated, list(keys)].to_dict(orient="records")[0]
+        shown = ", ".join(f"{key}={value!r}" for key, value in first.items())
+        raise SimnetError(f"expected one row per ({', '.join(keys)}); {int(repeated.sum())} row(s) repeat an "
+                          f"earlier one, the first: {shown}", path=name)
     return keyed
+
+
+def _tolerance(rtol: float) -> float:
+    """`rtol` checked: a finite number ≥ 0."""
+    if isinstance(rtol, bool) or not isinstance(rtol, numbers.Real) or not 0 <= rtol < math.inf:
+        raise SimnetError(f"must be a finite number ≥ 0 (a relative tolerance such as 1e-9), got {rtol!r}",
+                          path="rtol")
+    return float(rtol)
 
 
 def timing_changes(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float = 1e-9) -> pd.DataFrame:
@@ -79,9 +105,16 @@ def timing_changes(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float 
     pandas.DataFrame
         One row per change: the key columns, ``column``, ``expected``, ``actual``,
         ``relative_change`` (``NaN`` for added or removed rows) and ``change``.
+
+    Raises
+    ------
+    SimnetError
+        Naming the argument: `rtol` not a finite number ≥ 0; a frame without the compared columns, or with
+        two rows of one key (each row must be one run).
     """
+    _tolerance(rtol)
     key_columns, time_columns = _columns(actual)
-    expected, actual = _keyed(expected), _keyed(actual)
+    expected, actual = _keyed(expected, "expected"), _keyed(actual, "actual")
     label_columns = [c for c in LABEL_COLUMNS if c in expected and c in actual]
     expected, actual = (frame.drop(columns=[c for c in LABEL_COLUMNS if c in frame and c not in label_columns])
                         for frame in (expected, actual))
@@ -160,6 +193,8 @@ def assert_timings(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float 
     ------
     AssertionError
         Listing each moved, added or removed row with old and new values.
+    SimnetError
+        For bad arguments, as :func:`timing_changes`.
     """
     changes = timing_changes(actual, expected, rtol=rtol)
     if len(changes):
@@ -182,12 +217,19 @@ def assert_under(results: pd.DataFrame, limit: str | float, *, column: str = "si
     ------
     AssertionError
         Listing the rows over the budget with their time.
+    SimnetError
+        For a `limit` that is not a time > 0 (``path="limit"``), or a `column` the rows do not have.
     """
     from simnet.units import format_time, parse_time
 
-    limit_s = parse_time(limit) if isinstance(limit, str) else float(limit)
+    try:
+        limit_s = parse_time(limit) if isinstance(limit, str) else limit
+    except SimnetError as error:
+        raise SimnetError(error.message, path="limit") from None
+    if isinstance(limit_s, bool) or not isinstance(limit_s, numbers.Real) or not 0 < limit_s < math.inf:
+        raise SimnetError(f"must be a time > 0 such as '6.5 ms' (or seconds), got {limit!r}", path="limit")
     if column not in results:
-        raise ValueError(f"no column {column!r} to bound; the rows have {list(results.columns)}")
+        raise SimnetError(f"no column {column!r} to bound; the rows have {list(results.columns)}", path="column")
     over = results[results[column] > limit_s]
     if len(over):
         labels = [c for c in ("scenario", "point", "job", "algorithm", "params", "size_bytes") if c in over]
@@ -213,7 +255,7 @@ class Golden:
     def __init__(self, directory: Path, *, update: bool = False, rtol: float = 1e-9) -> None:
         self.directory = Path(directory)
         self.update = update
-        self.rtol = rtol
+        self.rtol = _tolerance(rtol)
 
     def path(self, name: str) -> Path:
         """File of golden table `name`."""
@@ -240,8 +282,8 @@ class Golden:
             The changes found (empty when nothing moved).
         """
         path = self.path(name)
-        rtol = self.rtol if rtol is None else rtol
-        current = _keyed(results)
+        rtol = self.rtol if rtol is None else _tolerance(rtol)
+        current = _keyed(results, "results")
         if not path.exists():
             if not self.update:
                 pytest.fail(f"no golden table {path}; run pytest with --simnet-update-golden to create it",

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from simnet.analysis import RESULT_COLUMNS
-from simnet.errors import ScenarioError, SweepFailed
+from simnet.errors import ScenarioError, SimnetError, SweepFailed
 from simnet.scenario import expand, parse_scenario, run
 from simnet.sweep import SweepInterrupted, run_sweep
 
@@ -97,6 +97,24 @@ def test_dask_without_a_scheduler_runs_on_a_local_cluster_of_workers_processes()
     with dask_client(None, 2) as client:
         pids = client.run(os.getpid)
     assert len(pids) == 2 and len(set(pids.values())) == 2 and os.getpid() not in pids.values()
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"workers": 0}, "workers: must be an integer ≥ 1 (worker processes), got 0"),
+    ({"workers": -1}, "workers: must be an integer ≥ 1 (worker processes), got -1"),
+    ({"workers": 2.0}, "workers: must be an integer ≥ 1 (worker processes), got 2.0"),
+    ({"scheduler": "tcp://1.2.3.4:1"}, "scheduler: 'tcp://1.2.3.4:1' is a Dask scheduler; give it with "
+                                       "executor='dask'"),
+    ({"executor": "ray"}, "executor: executor must be 'local' or 'dask', got 'ray'"),
+])
+def test_bad_arguments_are_refused_before_anything_runs(tmp_path, options, message):
+    """Study r26 F7: workers=0 and -1 ran quietly, and a scheduler with the local executor was ignored, where
+    the command line refuses both."""
+    points = expand(parse_scenario(QUICKSTART))
+    with pytest.raises(SimnetError) as raised:
+        run_sweep(points, out_dir=tmp_path / "out", **options)
+    assert str(raised.value) == message
+    assert not (tmp_path / "out").exists()
 
 
 def test_results_have_a_column_per_swept_key_holding_its_value(tmp_path):

@@ -1,8 +1,9 @@
 import pandas as pd
 import pytest
 
+from simnet.errors import SimnetError
 from simnet.scenario import load_scenario, parse_scenario, run
-from simnet.testing import Golden, assert_timings, timing_changes
+from simnet.testing import Golden, assert_timings, assert_under, timing_changes
 
 from tests.test_scenario import ROOT, with_changes
 
@@ -121,5 +122,29 @@ def test_a_budget_names_the_rows_over_it(quickstart):
     with pytest.raises(AssertionError, match=r"1 row\(s\) over 5 ms in sim_time_s:") as failed:
         assert_under(quickstart, "5 ms")
     assert "ring" in str(failed.value) and "67108864" in str(failed.value)
-    with pytest.raises(ValueError, match="no column 'time_s'"):
+    with pytest.raises(SimnetError, match="^column: no column 'time_s'"):
         assert_under(quickstart, 1.0, column="time_s")
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda q: assert_timings(q, q, rtol=-1),
+     "rtol: must be a finite number ≥ 0 (a relative tolerance such as 1e-9), got -1"),
+    (lambda q: timing_changes(q, q, rtol=float("nan")), "rtol: must be a finite number ≥ 0"),
+    (lambda q: Golden(".", rtol="1e-9"), "rtol: must be a finite number ≥ 0 (a relative tolerance such as 1e-9), "
+                                         "got '1e-9'"),
+    (lambda q: assert_under(q, "-1 ms"), "limit: must be a time > 0 such as '6.5 ms' (or seconds), got '-1 ms'"),
+    (lambda q: assert_under(q, 0), "limit: must be a time > 0 such as '6.5 ms' (or seconds), got 0"),
+    (lambda q: assert_under(q, "5 parsecs"), "limit: unknown unit 'parsecs'"),
+    (lambda q: assert_timings(pd.concat([q, q.iloc[:1]]), q),
+     "actual: expected one row per (scenario, point, algorithm, params, network_model, ranks, size_bytes); 1 row(s) "
+     "repeat an earlier one, the first: scenario='quickstart', point='', algorithm='ring', "
+     "params='{\"chunks\": 1}', network_model='fifo', ranks=8, size_bytes=1024"),
+    (lambda q: assert_timings(q, pd.concat([q, q])), "expected: expected one row per"),
+    (lambda q: assert_timings(q.drop(columns="sim_time_s"), q), "actual: timings need the columns ['sim_time_s']"),
+], ids=["negative rtol", "nan rtol", "rtol as text", "negative budget", "zero budget", "budget without a time unit",
+        "repeated actual row", "repeated expected row", "missing column"])
+def test_a_bad_argument_names_itself_its_value_and_what_was_expected(quickstart, call, message):
+    """Study r26 F7: rtol=-1 reported every timing as changed, a negative budget and a row given twice passed."""
+    with pytest.raises(SimnetError) as raised:
+        call(quickstart)
+    assert str(raised.value).startswith(message), str(raised.value)

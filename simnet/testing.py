@@ -180,10 +180,13 @@ def _describe(changes: pd.DataFrame) -> str:
 
 
 def _counted(changes: pd.DataFrame) -> str:
-    """``"9 timing(s) changed"``, with ``", 3 label(s) changed"`` where topologies or choices were relabelled."""
-    labels = int((changes["change"] == "relabelled").sum())
-    text = f"{len(changes) - labels} timing(s) changed"
-    return text + (f", {labels} label(s) changed" if labels else "")
+    """What changed, counted by kind: ``"9 timing(s) changed"``, then ``", 2 row(s) added"``, ``", 1 row(s)
+    removed"`` and ``", 3 label(s) changed"`` (topologies or choices relabelled) where there are any."""
+    kinds = changes["change"]
+    counts = [(int((kinds == kind).sum()), what) for kind, what in (
+        ("moved", "timing(s) changed"), ("added", "row(s) added"), ("removed", "row(s) removed"),
+        ("relabelled", "label(s) changed"))]
+    return ", ".join(f"{count} {what}" for count, what in counts if count)
 
 
 def assert_timings(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float = 1e-9) -> None:

@@ -25,8 +25,18 @@ def test_moved_added_and_removed_rows_are_reported(quickstart):
     assert list(changes["change"]) == ["moved", "removed"]
     assert changes.iloc[0]["relative_change"] == pytest.approx(1e-8, rel=1e-6)
     assert list(timing_changes(quickstart, quickstart.iloc[:2])["change"]) == ["added"]
-    with pytest.raises(AssertionError, match=r"2 timing\(s\) changed"):
+    with pytest.raises(AssertionError, match=r"^1 timing\(s\) changed, 1 row\(s\) removed \(rtol=1e-09\):"):
         assert_timings(moved.iloc[:2], quickstart)
+
+
+def test_the_header_counts_added_and_removed_rows_apart_from_changed_timings(tmp_path, quickstart):
+    """Study r26 F8: 30 rows added or removed (fewer sizes, an algorithm dropped) were "30 timing(s) changed"."""
+    Golden(tmp_path, update=True).check("q", quickstart.iloc[1:])
+    with pytest.raises(pytest.fail.Exception) as failed:
+        Golden(tmp_path).check("q", quickstart.iloc[:2])
+    assert str(failed.value).startswith(f"{tmp_path / 'q.csv'}: 1 row(s) added, 1 row(s) removed (rtol=1e-09):\n")
+    with pytest.raises(AssertionError, match=r"^2 row\(s\) removed \(rtol=1e-09\):"):
+        assert_timings(quickstart.iloc[:1], quickstart)
 
 
 def test_a_latency_change_fails_the_golden_check_naming_the_scenario(tmp_path, quickstart):

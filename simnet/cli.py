@@ -255,24 +255,16 @@ def _note_repeats(points, *, force: bool = False) -> None:
 
 def _sweep(scenario: Path, loaded, points, out_dir: Path | None, *, executor: str = "local", workers: int = 1,
            scheduler: str | None = None, resume: bool = False, progress: bool | None = None, force: bool = False):
-    from simnet import __version__
-    from simnet.outputs import MANIFEST_FILE
-    from simnet.sweep import run_sweep, write_atomic
+    from simnet.sweep import _run_sweep, write_manifest
 
     show_progress = progress if progress is not None else (len(points) > 1 and sys.stderr.isatty())
     on_phase = None if progress is False or executor != "local" or workers > 1 else _PhaseLines(loaded.name,
                                                                                                  len(points))
     if out_dir is not None:
-        manifest = {"simnet_version": __version__, "scenario": str(scenario), "name": loaded.name,
-                    "base_dir": str(Path(scenario).parent.resolve()),
-                    "points": [{"index": p.index, "label": p.label, "digest": p.digest,
-                                "scenario": p.scenario.model_dump(mode="json", exclude_none=True,
-                                                                  exclude={"sizes"} if p.scenario.jobs else None)}
-                               for p in points]}
-        write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
+        write_manifest(out_dir, points, source=str(scenario))
     try:
-        return run_sweep(points, out_dir=out_dir, executor=executor, workers=workers, scheduler=scheduler,
-                         resume=resume, progress=show_progress, force=force, on_phase=on_phase)
+        return _run_sweep(points, out_dir=out_dir, executor=executor, workers=workers, scheduler=scheduler,
+                          resume=resume, progress=show_progress, on_point=None, force=force, on_phase=on_phase)
     except SweepInterrupted as error:
         again = f"simnet run {scenario} --out {out_dir} --resume" if out_dir else "rerun with --out DIR"
         raise SweepInterrupted(f"{error.message}; resume with: {again}", source=str(scenario)) from None
@@ -385,12 +377,9 @@ def _run_scenario(scenario: Path, out_dir: Path | None, *, executor: str = "loca
 
 def _record_files(out_dir: Path, written: list[Path]) -> None:
     """List the files a run wrote in its manifest, so that an overwrite removes exactly those."""
-    from simnet.outputs import MANIFEST_FILE, owner_of
-    from simnet.sweep import write_atomic
+    from simnet.outputs import record_files
 
-    manifest = owner_of(out_dir) or {}
-    manifest["files"] = sorted({*manifest.get("files", []), *(path.name for path in written)})
-    write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
+    record_files(out_dir, [path.name for path in written])
 
 
 def _write_jobs_report(out_dir: Path, name: str, results, *, draw: bool = True, quiet: bool = False,

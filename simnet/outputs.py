@@ -1,7 +1,7 @@
 """Output directories: owned by one run at a time, never holding two studies' results.
 
-A command writing into a directory (``simnet run/compare/tune --out DIR``) first
-*claims* it with :func:`claim`:
+A command writing into a directory (``simnet run/compare/tune --out DIR``, and
+:func:`simnet.sweep.run_sweep` given ``out_dir``) first *claims* it with :func:`claim`:
 
 * **One run at a time.** The claim holds an exclusive lock on ``DIR/.simnet.lock``
   (``fcntl.flock``) for the whole run; the file says who holds it (command,
@@ -15,7 +15,9 @@ A command writing into a directory (``simnet run/compare/tune --out DIR``) first
   A claim for another study is refused unless ``overwrite=True``, which first
   removes the files the previous study wrote (those its manifest lists, or the
   names simnet writes when it lists none) and nothing else. Running the same study
-  again, with or without ``resume``, is allowed.
+  again, with or without ``resume``, is allowed. Whoever claims a directory writes
+  its manifest (:func:`simnet.sweep.write_manifest`) and lists the files it wrote
+  there (:func:`record_files`).
 
 Without ``fcntl`` (Windows) the lock is not taken and only the study check applies.
 """
@@ -38,7 +40,8 @@ try:
 except ImportError:
     fcntl = None
 
-__all__ = ["LOCK_FILE", "MANIFEST_FILE", "RESULT_FILES", "OutputBusy", "claim", "owner_of"]
+__all__ = ["LOCK_FILE", "MANIFEST_FILE", "RESULT_FILES", "COMMAND_OPTIONS", "PYTHON_ARGUMENTS", "OutputBusy",
+           "claim", "owner_of", "record_files", "write_atomic"]
 
 LOCK_FILE = ".simnet.lock"
 """Name of the lock file inside a claimed directory."""
@@ -52,11 +55,27 @@ RESULT_FILES = (
 )
 """Files simnet writes into an output directory, removed by an overwrite when the manifest lists none."""
 
+COMMAND_OPTIONS = ("--out", "--overwrite")
+"""How the command line names the output directory and the overwrite switch, in :func:`claim`'s messages."""
+
+PYTHON_ARGUMENTS = ("out_dir", "overwrite=True")
+"""How the Python API (:func:`simnet.sweep.run_sweep`) names them."""
+
 _POINT_FILE = re.compile(r"\d{5}-[0-9a-f]{16}\.json")
 
 
 class OutputBusy(SimnetError):
     """An output directory claimed by another run that is still going."""
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file and a rename."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(temporary, "w", encoding="utf-8", newline="") as stream:
+        stream.write(text)
+        stream.flush()
+        os.fsync(stream.fileno())
+    os.replace(temporary, path)
 
 
 def owner_of(out_dir: Path) -> dict | None:
@@ -86,7 +105,7 @@ def _holder(text: str) -> str:
     return f"{what}, {where}, started {info.get('started', '?')}"
 
 
-def _lock(path: Path, info: dict) -> int | None:
+def _lock(path: Path, info: dict, out_option: str) -> int | None:
     """Take the lock at `path` (a new file, or one whose holder has ended) and return its descriptor."""
     if fcntl is None:
         return None
@@ -100,7 +119,7 @@ def _lock(path: Path, info: dict) -> int | None:
         except BlockingIOError:
             text = os.pread(fd, 4096, 0).decode("utf-8", errors="replace")
             os.close(fd)
-            raise OutputBusy(f"in use by {_holder(text)}; wait for it or choose another --out",
+            raise OutputBusy(f"in use by {_holder(text)}; wait for it or choose another {out_option}",
                              source=str(path.parent)) from None
         except OSError as error:
             os.close(fd)
@@ -145,7 +164,8 @@ def _remove_results(out_dir: Path, manifest: dict) -> None:
 
 
 @contextmanager
-def claim(out_dir: Path, *, name: str, command: str, source: str = "", overwrite: bool = False) -> Iterator[Path]:
+def claim(out_dir: Path, *, name: str, command: str, source: str = "", overwrite: bool = False,
+          options: tuple[str, str] = COMMAND_OPTIONS) -> Iterator[Path]:
     """Own `out_dir` for the block: its lock, and its study checked or replaced.
 
     Parameters
@@ -160,6 +180,9 @@ def claim(out_dir: Path, *, name: str, command: str, source: str = "", overwrite
         The scenario file or topology, for the lock file and messages.
     overwrite : bool, optional
         Replace another study's results instead of refusing.
+    options : tuple of str, optional
+        How the caller names `out_dir` and `overwrite` in messages: :data:`COMMAND_OPTIONS`
+        (``--out``, ``--overwrite``) or :data:`PYTHON_ARGUMENTS` (``out_dir``, ``overwrite=True``).
 
     Yields
     ------
@@ -171,18 +194,19 @@ def claim(out_dir: Path, *, name: str, command: str, source: str = "", overwrite
     OutputBusy
         When another run holds the directory, naming it (command, study, pid, start time).
     SimnetError
-        When the directory holds another study's results and `overwrite` is false
-        (path ``--out``), or the lock file cannot be made.
+        When the directory holds another study's results and `overwrite` is false,
+        or the directory or its lock file cannot be made.
     """
+    out_option, overwrite_option = options
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise SimnetError(f"cannot create the directory: {error.strerror}", path="--out",
+        raise SimnetError(f"cannot create the directory: {error.strerror}", path=out_option,
                           source=str(out_dir)) from None
     info = {"command": command, "name": name, "source": source, "pid": os.getpid(),
             "host": socket.gethostname(), "started": time.strftime("%Y-%m-%d %H:%M:%S %z")}
     lock_path = out_dir / LOCK_FILE
-    fd = _lock(lock_path, info)
+    fd = _lock(lock_path, info, out_option)
     try:
         manifest = owner_of(out_dir)
         previous = manifest.get("name") if manifest is not None else None
@@ -190,9 +214,17 @@ def claim(out_dir: Path, *, name: str, command: str, source: str = "", overwrite
             if not overwrite:
                 raise SimnetError(
                     f"holds the results of {previous!r} ({manifest.get('scenario') or manifest.get('source', '?')}), "
-                    f"not {name!r}; pass --overwrite to replace them, or choose another --out",
+                    f"not {name!r}; pass {overwrite_option} to replace them, or choose another {out_option}",
                     source=str(out_dir))
             _remove_results(out_dir, manifest)
         yield out_dir
     finally:
         _unlock(lock_path, fd)
+
+
+def record_files(out_dir: Path, names: list[str]) -> None:
+    """Add `names` (files written into `out_dir`) to the list its manifest keeps, so that an overwrite removes
+    exactly those (see :func:`claim`)."""
+    manifest = owner_of(out_dir) or {}
+    manifest["files"] = sorted({*manifest.get("files", []), *names})
+    write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")

@@ -522,7 +522,14 @@ class Scenario(_Strict):
     sweep: SweepSpec | None = None
     _networks: NetworkCache = PrivateAttr(default_factory=NetworkCache)
     _base_dir: Path | None = PrivateAttr(default=None)
+    _source: str = PrivateAttr(default="")
     _programs: dict = PrivateAttr(default_factory=dict)
+
+    @property
+    def source(self) -> str:
+        """The file the scenario was read from (:func:`load_scenario`), or ``""`` for one given as data;
+        its sweep points keep it."""
+        return self._source
 
     @property
     def base_dir(self) -> Path | None:
@@ -1040,6 +1047,7 @@ def parse_scenario(data: Any, *, source: str = "", force: bool = False,
     if programs is not None:
         scenario._programs = programs
     scenario._base_dir = None if base_dir is None else Path(base_dir)
+    scenario._source = source
     try:
         if scenario.jobs is None and scenario.collective is None:
             raise ScenarioError("missing; a scenario runs a collective (with sizes) or jobs", path="collective")
@@ -1174,6 +1182,7 @@ def expand(scenario: Scenario, *, source: str = "", force: bool = False) -> list
                 _no_repeats(point)
         except SimnetError as error:
             raise ScenarioError(f"point {index} ({label}): {error}", path="sweep", source=source) from None
+        point._source = scenario.source
         digest = hashlib.sha256(point.model_dump_json().encode()).hexdigest()[:16]
         points.append(Point(index, label, digest, point, tuple(overrides)))
     return points

@@ -36,7 +36,6 @@ import gc
 import itertools
 import json
 import numbers
-import os
 import signal
 import sys
 import threading
@@ -50,9 +49,10 @@ from tqdm import tqdm
 from simnet.analysis import FAILURE_COLUMNS, JOB_COLUMNS, RESULT_COLUMNS, records
 from simnet.errors import ScenarioError, SimnetError, SweepFailed, SweepInterrupted
 from simnet.jobs import INTERFERENCE_COLUMNS, TIMELINE_COLUMNS
+from simnet.outputs import MANIFEST_FILE, PYTHON_ARGUMENTS, claim, record_files, write_atomic
 from simnet.scenario import Point, point_tables, swept_columns
 
-__all__ = ["SweepInterrupted", "dask_client", "run_sweep", "write_atomic"]
+__all__ = ["SweepInterrupted", "dask_client", "run_sweep", "write_atomic", "write_manifest"]
 
 
 _TABLES = {"interference": ("point", *INTERFERENCE_COLUMNS), "timeline": ("point", *TIMELINE_COLUMNS)}
@@ -103,16 +103,6 @@ def _failed(points: list[Point], failures: list[dict], whole: dict[int, SimnetEr
     return SweepFailed(f"point {first['index']} ({first['point']}): {inner}; {more}{summary}", path="sweep",
                        source=error.source if error is not None else "", results=results,
                        failures=pd.DataFrame(failures, columns=list(FAILURE_COLUMNS)), summary=summary)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file and a rename."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temporary, "w", encoding="utf-8", newline="") as stream:
-        stream.write(text)
-        stream.flush()
-        os.fsync(stream.fileno())
-    os.replace(temporary, path)
 
 
 def _load_finished(points_dir: Path, points: list[Point]) -> dict[int, list[dict]]:
@@ -225,10 +215,33 @@ def _dask(
             yield futures[future], future.result()
 
 
+def write_manifest(out_dir: Path, points: list[Point], *, source: str = "") -> None:
+    """Write ``out_dir/manifest.json``: the study's name (its first point's scenario's), simnet's version, the
+    scenario file (`source`, else the one the points were read from, if known) and its directory, and each
+    point's index, label, digest and full scenario (``simnet plot DIR`` reruns a point from it)."""
+    from simnet import __version__
+
+    scenarios = [point.scenario for point in points]
+    base = next((scenario.base_dir for scenario in scenarios if scenario.base_dir is not None), None)
+    manifest = {"simnet_version": __version__, "scenario": source or next((s.source for s in scenarios), ""),
+                "name": _study(points), "base_dir": str((base or Path()).resolve()),
+                "points": [{"index": p.index, "label": p.label, "digest": p.digest,
+                            "scenario": p.scenario.model_dump(mode="json", exclude_none=True,
+                                                              exclude={"sizes"} if p.scenario.jobs else None)}
+                           for p in points]}
+    write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
+
+
+def _study(points: list[Point]) -> str:
+    """The name of the study `points` are of: their scenario's."""
+    return next((point.scenario.name for point in points), "")
+
+
 def run_sweep(
     points: list[Point],
     *,
     out_dir: Path | None = None,
+    overwrite: bool = False,
     executor: str = "local",
     workers: int = 1,
     scheduler: str | None = None,
@@ -246,7 +259,13 @@ def run_sweep(
         From :func:`simnet.scenario.expand`.
     out_dir : pathlib.Path, optional
         Where each finished point is written at once (``points/``) and the combined
-        ``results.csv`` / ``results.json`` at the end.
+        ``results.csv`` / ``results.json`` at the end, with ``manifest.json`` naming the study
+        (:func:`write_manifest`). The directory is held for the sweep and holds one study's results,
+        as ``simnet run --out`` does (:func:`simnet.outputs.claim`): a directory another run is
+        writing, or holding another study's results, is refused.
+    overwrite : bool
+        Replace another study's results in `out_dir` (the files its manifest lists) instead of
+        refusing.
     executor : {"local", "dask"}
         Local worker processes, or a dask.distributed cluster.
     workers : int
@@ -286,8 +305,11 @@ def run_sweep(
         ``path="sweep"``, ``point <index> (<label>): <key path>: <message>``; of one, at
         its key path) and says how many more failed and what ran (``summary``). A sweep
         of one point of which nothing ran raises that point's own error.
+    simnet.outputs.OutputBusy
+        When another run is writing into `out_dir`, naming it.
     SimnetError
-        For a `scheduler` that cannot be reached (``path="scheduler"``, within Dask's
+        When `out_dir` holds another study's results and `overwrite` is false (naming both studies); for
+        a `scheduler` that cannot be reached (``path="scheduler"``, within Dask's
         ``distributed.comm.timeouts.connect``), or ``executor="dask"`` without
         dask.distributed installed; before anything runs, for an `executor` other than ``"local"``
         or ``"dask"``, `workers` not an integer ≥ 1, or a `scheduler` without ``executor="dask"``,
@@ -299,6 +321,20 @@ def run_sweep(
         raise SimnetError(f"must be an integer ≥ 1 (worker processes), got {workers!r}", path="workers")
     if scheduler is not None and executor != "dask":
         raise SimnetError(f"{scheduler!r} is a Dask scheduler; give it with executor='dask'", path="scheduler")
+    options = {"executor": executor, "workers": workers, "scheduler": scheduler, "resume": resume,
+               "progress": progress, "on_point": on_point, "force": force, "on_phase": on_phase}
+    if out_dir is None:
+        return _run_sweep(points, out_dir=None, **options)
+    with claim(out_dir, name=_study(points), command="run_sweep", overwrite=overwrite, options=PYTHON_ARGUMENTS,
+               source=next((point.scenario.source for point in points), "")):
+        write_manifest(out_dir, points)
+        return _run_sweep(points, out_dir=out_dir, **options)
+
+
+def _run_sweep(points: list[Point], *, out_dir: Path | None, executor: str, workers: int, scheduler: str | None,
+               resume: bool, progress: bool, on_point: Callable[[Point], None] | None, force: bool,
+               on_phase: Callable[[Point, str], None] | None) -> pd.DataFrame:
+    """:func:`run_sweep` with its arguments checked, into an `out_dir` the caller holds (or none)."""
     points_dir = out_dir / "points" if out_dir is not None else None
     if points_dir is not None:
         points_dir.mkdir(parents=True, exist_ok=True)
@@ -370,4 +406,5 @@ def _write_results(out_dir: Path | None, finished: dict[int, dict[str, list[dict
                                  columns=list(table_columns))
             table = swept_columns(table, points)
             write_atomic(out_dir / f"{name}.csv", table.to_csv(index=False, lineterminator="\n"))
+        record_files(out_dir, ["results.csv", "results.json", *(f"{name}.csv" for name in tables)])
     return results

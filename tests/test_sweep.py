@@ -117,6 +117,33 @@ def test_bad_arguments_are_refused_before_anything_runs(tmp_path, options, messa
     assert not (tmp_path / "out").exists()
 
 
+def test_run_sweep_refuses_a_directory_of_another_study_as_the_command_line_does(tmp_path):
+    """Study r26 F2: run_sweep(out_dir=...) wrote one study's results.csv beside another's manifest, results.md,
+    plots and point files, and said nothing. It now holds the directory as `simnet run --out` does: another
+    study's directory is refused (overwrite=True replaces that study's files), the same study's is reused."""
+    from simnet.cli import main
+
+    out = tmp_path / "out"
+    assert main(["run", str(ROOT / "scenarios" / "ring_chunks_sweep.yaml"), "-o", str(out), "-q", "--no-plots"]) == 0
+    before = sorted(path.name for path in out.rglob("*"))
+    points = expand(parse_scenario(QUICKSTART, source="quickstart.yaml"))
+    with pytest.raises(SimnetError) as raised:
+        run_sweep(points, out_dir=out)
+    assert str(raised.value) == (f"{out}: holds the results of 'ring_chunks_sweep' "
+                                 f"({ROOT / 'scenarios' / 'ring_chunks_sweep.yaml'}), not 'quickstart'; pass "
+                                 "overwrite=True to replace them, or choose another out_dir")
+    assert sorted(path.name for path in out.rglob("*")) == before
+    results = run_sweep(points, out_dir=out, overwrite=True)
+    assert sorted(path.name for path in out.rglob("*")) == [
+        f"00000-{points[0].digest}.json", "manifest.json", "points", "results.csv", "results.json"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (manifest["name"], manifest["scenario"], manifest["files"]) == (
+        "quickstart", "quickstart.yaml", ["results.csv", "results.json"])
+    assert [point["label"] for point in manifest["points"]] == [""]
+    pd.testing.assert_frame_equal(run_sweep(points, out_dir=out, resume=True), results)
+    assert main(["run", str(ROOT / "scenarios" / "ring_chunks_sweep.yaml"), "-o", str(out), "-q"]) == 2
+
+
 def test_results_have_a_column_per_swept_key_holding_its_value(tmp_path):
     """The new-user study: results.csv and results.json held the swept values only inside the ``point`` label,
     whose values may hold commas. Each swept key is now a column named by its key path: numbers as numbers,

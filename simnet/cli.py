@@ -182,12 +182,12 @@ def _note_ports(points, *, force: bool = False) -> None:
     """Say on stderr, one line per topology, which fabric switches have more cables than the ports of the switch
     model the topology file names (``switch_ports``); topologies without it are not built here, the others
     once for the run (:meth:`~simnet.scenario.Scenario.built_network` keeps them)."""
-    from simnet.scenario import split_tiers
+    from simnet.scenario import split_tiers, valid_points
     from simnet.topology.describe import ports_warning
     from simnet.topology.io import resolve
 
     where: dict[str, list[int]] = {}
-    for point in points:
+    for point in valid_points(points):
         spec = point.scenario.topology
         try:
             if "switch_ports" not in resolve(split_tiers(spec)[0], base=point.scenario.base_dir):
@@ -241,10 +241,10 @@ def _load(scenario: Path, *, force: bool = False, collective: str = ""):
 
 def _note_repeats(points, *, force: bool = False) -> None:
     """Say on stderr, one line each, which listed algorithms run what an earlier entry runs (and so run once)."""
-    from simnet.scenario import repeated_algorithms
+    from simnet.scenario import repeated_algorithms, valid_points
 
     where: dict[tuple[int, int, str], list[int]] = {}
-    for point in points:
+    for point in valid_points(points):
         for repeat in repeated_algorithms(point.scenario, force=force):
             where.setdefault(repeat, []).append(point.index)
     for (index, first, choice), at in where.items():
@@ -504,7 +504,9 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
     if not quiet:
         _note_repeats(points, force=force)
     if baseline is not None:
-        listed = {entry.name for point in points for entry in point.scenario.collective.algorithms}
+        from simnet.scenario import valid_points
+
+        listed = {entry.name for point in valid_points(points) for entry in point.scenario.collective.algorithms}
         try:
             name = analysis.parse_choice(baseline)[0]
         except SimnetError as error:
@@ -611,10 +613,11 @@ def _topology_graph(topology: str, point_text: str = "0"):
 
         points = expand(load_scenario(Path(topology)), source=topology)
         index = _point_number(point_text, [point.label for point in points], source=topology)
+        point = _valid(points[index], topology)
         if len(points) > 1:
-            click.echo(f"{topology}: the topology of sweep point {index} {points[index].label!r} (of {len(points)}, "
+            click.echo(f"{topology}: the topology of sweep point {index} {point.label!r} (of {len(points)}, "
                        "--point picks another)", err=True)
-        return points[index].scenario.built_network().graph
+        return point.scenario.built_network().graph
     if point_text.strip() != "0":
         raise SimnetError(f"picks a sweep point of a scenario file, got {point_text!r} with a topology",
                           path="--point", source=topology)
@@ -623,6 +626,16 @@ def _topology_graph(topology: str, point_text: str = "0"):
     except SimnetError as error:
         raise type(error)(error.message, path="TOPOLOGY") from None
     return load(path)
+
+
+def _valid(point, source: str):
+    """`point`, for a command that needs its scenario; for a sweep point whose scenario does not validate, its
+    error as a sweep names it (``sweep: point 1 (<label>): <key path>: <message>``)."""
+    from simnet.scenario import point_error
+
+    if point.error is not None:
+        raise point_error(point, source=source)
+    return point
 
 
 def _is_scenario_file(text: str) -> bool:
@@ -1103,6 +1116,7 @@ def _recorded_jobs(directory: Path) -> bool:
 
 def _recorded(directory: Path, *, required: bool):
     """The scenario name and sweep points a results directory's manifest.json records (points None if absent)."""
+    from simnet.errors import ScenarioError
     from simnet.scenario import NetworkCache, Point, parse_scenario
 
     manifest = directory / "manifest.json"
@@ -1115,7 +1129,9 @@ def _recorded(directory: Path, *, required: bool):
         recorded = json.loads(manifest.read_text(encoding="utf-8"))
         cache = NetworkCache()
         base = recorded.get("base_dir")
-        points = [Point(p["index"], p["label"], p["digest"], parse_scenario(p["scenario"], networks=cache,
+        points = [Point(p["index"], p["label"], p["digest"], None, error=ScenarioError(p["error"]))
+                  if "error" in p else
+                  Point(p["index"], p["label"], p["digest"], parse_scenario(p["scenario"], networks=cache,
                                                                            base_dir=base))
                   for p in recorded["points"]]
     except (json.JSONDecodeError, KeyError, TypeError) as error:
@@ -1134,7 +1150,7 @@ def _one_run(points, index: int, algorithm: str | None, size_text: str | None, d
 
     if not 0 <= index < len(points):
         raise SimnetError(f"no point {index}; the sweep has {len(points)}", path="--point", source=source)
-    point = points[index]
+    point = _valid(points[index], source)
     chosen = point.scenario
     if chosen.jobs is not None:
         raise SimnetError(_NO_SINGLE_RUN, path="--kind", source=source)
@@ -1202,7 +1218,7 @@ def _plot_jobs(source: Path, kind: str, output: Path | None, point_text: str) ->
     elif source.suffix in (".yaml", ".yml"):
         loaded = load_scenario(source)
         points = expand(loaded, source=str(source))
-        if points[0].scenario.jobs is None:
+        if loaded.jobs is None:
             raise SimnetError("this scenario has no jobs; --kind jobs and slowdown draw jobs scenarios", path="--kind",
                               source=str(source))
         title, target = loaded.name, output or Path(f"{kind}.png")
@@ -1211,7 +1227,7 @@ def _plot_jobs(source: Path, kind: str, output: Path | None, point_text: str) ->
             if len(points) > 1:
                 title += f"\n{points[point].label} (sweep point {point} of {len(points)}, counted from 0)"
             points, point = [points[point]], 0
-        results = [run_jobs_point(one) for one in points]
+        results = [run_jobs_point(_valid(one, str(source))) for one in points]
         table = pd.concat([r.timeline if kind == "jobs" else r.jobs for r in results], ignore_index=True)
     else:
         raise SimnetError("expected a results directory (from `simnet run --out`) or a scenario .yaml",
@@ -1378,7 +1394,8 @@ def export_msccl(scenario: Path, algorithm: str, size_text: str | None, out_path
     from simnet.units import parse_size
 
     points = expand(load_scenario(scenario), source=str(scenario))
-    point = points[_point_number(point_text, [one.label for one in points], source=str(scenario))]
+    point = _valid(points[_point_number(point_text, [one.label for one in points], source=str(scenario))],
+                   str(scenario))
     try:
         size = parse_size(size_text) if size_text else point.scenario.sizes[0]
     except SimnetError as error:

@@ -120,6 +120,8 @@ __all__ = [
     "parse_scenario",
     "parse_network",
     "expand",
+    "point_error",
+    "valid_points",
     "build_topology",
     "call_with_units",
     "run",
@@ -560,18 +562,26 @@ class Point:
         empty for a scenario without a sweep.
     digest : str
         First 16 hex digits of the SHA-256 of the point's full scenario.
-    scenario : Scenario
-        The point's validated scenario, without a sweep.
+    scenario : Scenario or None
+        The point's validated scenario, without a sweep; ``None`` when it does not validate
+        (see `error`).
     values : tuple of (str, object)
         The overridden keys and their values as the sweep wrote them, in the label's order
         (see :func:`swept_columns`); empty for a scenario without a sweep.
+    error : SimnetError or None
+        Why the point's scenario does not validate (its topology cannot be built with the
+        point's values, its ``network:`` options name a rank it does not have, ...), at the
+        key path inside the point; ``None`` for a valid point. :func:`simnet.sweep.run_sweep`
+        records it as the point's failure and runs the other points; :func:`point_error`
+        gives it as the sweep names it.
     """
 
     index: int
     label: str
     digest: str
-    scenario: Scenario
+    scenario: Scenario | None
     values: tuple[tuple[str, Any], ...] = ()
+    error: SimnetError | None = None
 
     @property
     def filename(self) -> str:
@@ -1153,10 +1163,17 @@ def expand(scenario: Scenario, *, source: str = "", force: bool = False) -> list
     ``collective.algorithms`` accept a single value as a one-element list. A
     scenario without a sweep has one point with an empty label.
 
+    A point whose scenario does not validate (its values make a topology that cannot
+    be built, say, or leave a ``network:`` option naming a rank the point does not have)
+    is kept with its error (:attr:`Point.error`, ``scenario=None``): the other points run,
+    and a sweep records it as failed (:func:`simnet.sweep.run_sweep`). An error of the sweep
+    itself, or of every point alike, is an error of the scenario as a whole and is raised.
+
     Raises
     ------
     ScenarioError
-        Naming the sweep key, or the point whose scenario does not validate.
+        Naming the sweep key; or when no point validates, the first point's error as
+        :func:`point_error` gives it (``sweep: point 0 (<label>): <key path>: <message>``).
     """
     base = scenario.model_dump(mode="json", exclude={"sweep"}, exclude_defaults=True)
     sweep = scenario.sweep or SweepSpec()
@@ -1181,11 +1198,26 @@ def expand(scenario: Scenario, *, source: str = "", force: bool = False) -> list
             if point.jobs is None and any(key == "sizes" for key, _ in overrides):
                 _no_repeats(point)
         except SimnetError as error:
-            raise ScenarioError(f"point {index} ({label}): {error}", path="sweep", source=source) from None
+            digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+            points.append(Point(index, label, digest, None, tuple(overrides), error=error))
+            continue
         point._source = scenario.source
         digest = hashlib.sha256(point.model_dump_json().encode()).hexdigest()[:16]
         points.append(Point(index, label, digest, point, tuple(overrides)))
+    if all(point.scenario is None for point in points):
+        raise point_error(points[0], source=source)
     return points
+
+
+def point_error(point: Point, *, source: str = "") -> ScenarioError:
+    """The error of a `point` whose scenario does not validate (:attr:`Point.error`) as a sweep names it:
+    ``sweep: point <index> (<label>): <key path>: <message>``, from the scenario file `source`."""
+    return ScenarioError(f"point {point.index} ({point.label}): {point.error}", path="sweep", source=source)
+
+
+def valid_points(points: Sequence[Point]) -> list[Point]:
+    """The points of `points` whose scenario validates (:attr:`Point.error` is ``None``)."""
+    return [point for point in points if point.scenario is not None]
 
 
 def _cell(value: Any) -> Any:
@@ -2003,6 +2035,9 @@ def run(scenario: Scenario, *, force: bool = False) -> pd.DataFrame:
         ``point``, one column per swept key (:func:`swept_columns`).
     """
     points = expand(scenario, force=force)
+    for point in points:
+        if point.error is not None:
+            raise point_error(point, source=scenario.source)
     frames = [run_point(point, force=force) for point in points]
     return swept_columns(pd.concat(frames, ignore_index=True), points)
 
@@ -2036,12 +2071,13 @@ def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *
     pandas.DataFrame
         Columns :data:`CURVE_COLUMNS`, one row per (point, algorithm, case, value)
         whose closed form gives a time; ``params`` is written as in result rows.
-        A value the closed form refuses (a size the algorithm cannot split) is left out.
+        A value the closed form refuses (a size the algorithm cannot split) is left out,
+        and so is a point whose scenario does not validate (:attr:`Point.error`).
     """
     if along not in ("size", "payload.density"):
         raise ScenarioError(f"must be 'size' or 'payload.density', got {along!r}", path="along")
     rows = []
-    for point in points:
+    for point in valid_points(points):
         scenario = point.scenario
         if scenario.collective is None:
             continue

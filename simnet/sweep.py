@@ -12,7 +12,9 @@ dotted path (see :func:`simnet.scenario.expand`)::
         - {collective.chunks: 4, network.model: fifo}
 
 A point's algorithm that its network cannot run fails alone: the point's other
-algorithms run, and what failed is recorded (see :func:`run_sweep`).
+algorithms run, and what failed is recorded (see :func:`run_sweep`). So does a point
+whose scenario does not validate (a topology its values cannot build, a straggler rank
+it does not have): the other points run.
 
 Results survive interruptions. With an output directory, every finished point is
 written at once to ``points/<index>-<digest>.json`` (temporary file + rename, so a
@@ -50,7 +52,7 @@ from simnet.analysis import FAILURE_COLUMNS, JOB_COLUMNS, RESULT_COLUMNS, record
 from simnet.errors import ScenarioError, SimnetError, SweepFailed, SweepInterrupted
 from simnet.jobs import INTERFERENCE_COLUMNS, TIMELINE_COLUMNS
 from simnet.outputs import MANIFEST_FILE, PYTHON_ARGUMENTS, claim, record_files, write_atomic
-from simnet.scenario import Point, point_tables, swept_columns
+from simnet.scenario import Point, point_tables, swept_columns, valid_points
 
 __all__ = ["SweepInterrupted", "dask_client", "run_sweep", "write_atomic", "write_manifest"]
 
@@ -101,7 +103,7 @@ def _failed(points: list[Point], failures: list[dict], whole: dict[int, SimnetEr
     summary = f"{kept}{where}"
     error = whole.get(first["index"])
     return SweepFailed(f"point {first['index']} ({first['point']}): {inner}; {more}{summary}", path="sweep",
-                       source=error.source if error is not None else "", results=results,
+                       source=(error.source if error is not None else "") or _source(points), results=results,
                        failures=pd.DataFrame(failures, columns=list(FAILURE_COLUMNS)), summary=summary)
 
 
@@ -221,20 +223,26 @@ def write_manifest(out_dir: Path, points: list[Point], *, source: str = "") -> N
     point's index, label, digest and full scenario (``simnet plot DIR`` reruns a point from it)."""
     from simnet import __version__
 
-    scenarios = [point.scenario for point in points]
+    scenarios = [point.scenario for point in valid_points(points)]
     base = next((scenario.base_dir for scenario in scenarios if scenario.base_dir is not None), None)
-    manifest = {"simnet_version": __version__, "scenario": source or next((s.source for s in scenarios), ""),
-                "name": _study(points), "base_dir": str((base or Path()).resolve()),
-                "points": [{"index": p.index, "label": p.label, "digest": p.digest,
-                            "scenario": p.scenario.model_dump(mode="json", exclude_none=True,
-                                                              exclude={"sizes"} if p.scenario.jobs else None)}
+    manifest = {"simnet_version": __version__, "scenario": source or _source(points), "name": _study(points),
+                "base_dir": str((base or Path()).resolve()),
+                "points": [{"index": p.index, "label": p.label, "digest": p.digest} | (
+                    {"error": str(p.error)} if p.scenario is None else
+                    {"scenario": p.scenario.model_dump(mode="json", exclude_none=True,
+                                                       exclude={"sizes"} if p.scenario.jobs else None)})
                            for p in points]}
     write_atomic(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
 
 
 def _study(points: list[Point]) -> str:
     """The name of the study `points` are of: their scenario's."""
-    return next((point.scenario.name for point in points), "")
+    return next((point.scenario.name for point in valid_points(points)), "")
+
+
+def _source(points: list[Point]) -> str:
+    """The scenario file `points` were read from (``""`` if not known)."""
+    return next((point.scenario.source for point in valid_points(points)), "")
 
 
 def run_sweep(
@@ -299,7 +307,8 @@ def run_sweep(
         (and is held by the error, ``results``). An algorithm a point cannot run (``nvls``
         on a server whose NVSwitch does not reduce, say) fails alone, at that point: the
         point's other algorithms run and keep their rows. An error of the point as a
-        whole (its topology, its ``network:`` options) fails the point. The error lists
+        whole (its topology, its ``network:`` options; a point whose scenario does not
+        validate, :attr:`simnet.scenario.Point.error`, is not run) fails the point. The error lists
         what failed (``failures``, :data:`simnet.analysis.FAILURE_COLUMNS`), names the
         first (in a sweep of several points as a point's scenario errors are:
         ``path="sweep"``, ``point <index> (<label>): <key path>: <message>``; of one, at
@@ -326,7 +335,7 @@ def run_sweep(
     if out_dir is None:
         return _run_sweep(points, out_dir=None, **options)
     with claim(out_dir, name=_study(points), command="run_sweep", overwrite=overwrite, options=PYTHON_ARGUMENTS,
-               source=next((point.scenario.source for point in points), "")):
+               source=_source(points)):
         write_manifest(out_dir, points)
         return _run_sweep(points, out_dir=out_dir, **options)
 
@@ -340,17 +349,18 @@ def _run_sweep(points: list[Point], *, out_dir: Path | None, executor: str, work
         points_dir.mkdir(parents=True, exist_ok=True)
         for stale in points_dir.glob(".*.tmp"):
             stale.unlink(missing_ok=True)
-    finished = _load_finished(points_dir, points) if (resume and points_dir is not None) else {}
-    todo = [p for p in points if p.index not in finished]
-    bar = tqdm(total=len(points), initial=len(finished), unit="point", disable=not progress,
+    finished = _load_finished(points_dir, valid_points(points)) if (resume and points_dir is not None) else {}
+    todo = [p for p in valid_points(points) if p.index not in finished]
+    invalid = [point for point in points if point.scenario is None]
+    bar = tqdm(total=len(points), initial=len(finished) + len(invalid), unit="point", disable=not progress,
                file=sys.stderr, dynamic_ncols=True)
     stop = _StopRequest()
     stream = (_local(todo, workers, force, stop, on_phase) if executor == "local"
               else _dask(todo, scheduler, workers, force, stop))
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, stop) if in_main_thread else None
-    failures: list[dict] = []
-    whole: dict[int, SimnetError] = {}
+    whole: dict[int, SimnetError] = {point.index: point.error for point in invalid}
+    failures: list[dict] = [_point_failure(point, point.error) for point in invalid]
     try:
         for point, tables in stream:
             if isinstance(tables, SimnetError):
@@ -379,7 +389,7 @@ def _run_sweep(points: list[Point], *, out_dir: Path | None, executor: str, work
         if in_main_thread:
             signal.signal(signal.SIGINT, previous)
         bar.close()
-    jobs = bool(points) and points[0].scenario.jobs is not None
+    jobs = any(point.scenario.jobs is not None for point in valid_points(points))
     ran = any(tables["rows"] for tables in finished.values())
     results = _write_results(out_dir if ran or not failures else None, finished,
                              JOB_COLUMNS if jobs else RESULT_COLUMNS, _TABLES if jobs else {}, points)
@@ -397,14 +407,14 @@ def _write_results(out_dir: Path | None, finished: dict[int, dict[str, list[dict
     """The rows of the `finished` points, in point order, with a column per swept key
     (:func:`simnet.scenario.swept_columns`), written with the other `tables` into `out_dir` if given."""
     rows = [row for index in sorted(finished) for row in finished[index]["rows"]]
-    results = swept_columns(pd.DataFrame(rows, columns=list(columns)), points)
+    results = swept_columns(pd.DataFrame(rows, columns=list(columns)), valid_points(points))
     if out_dir is not None:
         write_atomic(out_dir / "results.csv", results.to_csv(index=False, lineterminator="\n"))
         write_atomic(out_dir / "results.json", json.dumps(records(results), indent=2) + "\n")
         for name, table_columns in tables.items():
             table = pd.DataFrame([row for index in sorted(finished) for row in finished[index].get(name, [])],
                                  columns=list(table_columns))
-            table = swept_columns(table, points)
+            table = swept_columns(table, valid_points(points))
             write_atomic(out_dir / f"{name}.csv", table.to_csv(index=False, lineterminator="\n"))
         record_files(out_dir, ["results.csv", "results.json", *(f"{name}.csv" for name in tables)])
     return results

@@ -738,6 +738,36 @@ def test_emit_says_in_one_line_when_its_file_cannot_be_written(tmp_path, capsys,
     assert link.is_symlink() and not (tmp_path / "later").exists() and fifo.is_fifo() and kept.read_text() == "mine"
 
 
+def test_a_sweep_point_that_does_not_validate_fails_alone_on_the_command_line(tmp_path, capsys):
+    """Study r26 F1: `topology.hosts: [4, 1, 8]` (or a straggler rank one point lacks) refused the whole sweep
+    when it was loaded, though README promised that only the point fails. Points 0 and 2 now run and are written,
+    results.md lists point 1 under Failed, stderr has its one-line error and exit code is 2; commands that need the
+    point's scenario give that error."""
+    scenario = tmp_path / "hosts.yaml"
+    scenario.write_text("name: hosts\ntopology: {builder: switch, hosts: 8, bandwidth: 100 Gbps, latency: 1 us}\n"
+                        "collective: {op: allreduce, algorithms: [ring]}\nsizes: [1 MiB]\n"
+                        "sweep: {grid: {topology.hosts: [4, 1, 8]}}\n")
+    out = tmp_path / "out"
+    assert main(["run", str(scenario), "--out", str(out), "-q", "--no-plots"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.startswith("hosts: 2 of 3 sweep points (1 failure, on stderr), allreduce, maxmin links")
+    line = "sweep: point 1 (topology.hosts=1): topology.hosts: must be an integer ≥ 2, got 1"
+    assert captured.err.splitlines() == [
+        f"error: {scenario}: {line}",
+        f"error: {scenario}: sweep: 1 failure (also listed in {out / 'results.md'}); 2 of the 3 points ran, results "
+        f"in {out / 'results.csv'}"]
+    assert pd.read_csv(out / "results.csv")["topology.hosts"].tolist() == [4, 8]
+    report = (out / "results.md").read_text()
+    assert "- failed: 1 whole point" in report
+    assert ("| topology.hosts=1 | every algorithm (the point failed) | all     | topology.hosts: must be an integer "
+            "≥ 2, got 1 |") in report
+    assert main(["topo", "show", str(scenario), "--point", "1"]) == 2
+    assert capsys.readouterr().err == f"error: {scenario}: {line}\n"
+    assert main(["plot", str(out), "--kind", "gantt", "--point", "1"]) == 2
+    assert capsys.readouterr().err == f"error: {out}: {line}\n"
+    assert main(["plot", str(out), "--kind", "gantt", "--point", "2", "-o", str(tmp_path / "g.png")]) == 0
+
+
 def test_run_keeps_what_a_point_could_run_and_lists_what_failed(tmp_path, capsys):
     """NVLS on DGX H100 and DGX A100 (the new-user study): the A100 point keeps its ring in the table, results and
     plots; results.md counts and lists the failed (point, nvls); stderr has one error

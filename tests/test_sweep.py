@@ -54,7 +54,8 @@ def test_scenario_without_sweep_is_one_unlabelled_point():
 @pytest.mark.parametrize(
     ("sweep", "message"),
     [
-        ({"grid": {"topology.hosts": [4, 1]}}, "sweep: point 1 (topology.hosts=1): topology.hosts: must be an integer ≥ 2, got 1"),
+        ({"grid": {"topology.hosts": [1, 0]}}, "sweep: point 0 (topology.hosts=1): topology.hosts: must be an "
+                                               "integer ≥ 2, got 1"),
         ({"grid": {"topology.hosts": []}}, "sweep.grid.topology.hosts: must list at least one value"),
         ({"grid": {"name.first": ["x"]}}, "sweep: cannot set 'name.first': name is not a mapping"),
         ({"grid": {"topology.bandwith": ["1 GB/s"]}}, "did you mean 'bandwidth'?"),
@@ -307,6 +308,44 @@ def test_a_point_that_fails_as_a_whole_is_one_failure(tmp_path, monkeypatch):
         run_sweep(points, out_dir=tmp_path)
     assert raised.value.message.startswith("point 1 (topology.hosts=3): topology: cannot build; 2 of the 3 points ran")
     assert raised.value.failures[["index", "algorithm", "entry", "sizes"]].values.tolist() == [[1, "", "", "all"]]
+
+
+@pytest.mark.parametrize(("changes", "grid", "failed"), [
+    ({}, {"topology.hosts": [4, 1, 8]}, [1, "topology.hosts=1", "topology.hosts", "must be an integer ≥ 2, got 1"]),
+    ({"network": {"stragglers": {5: 2.0}}}, {"topology.hosts": [8, 4, 6]},
+     [1, "topology.hosts=4", "network.stragglers[5]", "no rank 5; ranks are 0 .. 3"]),
+], ids=["topology", "network"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_point_whose_scenario_does_not_validate_fails_alone(tmp_path, changes, grid, failed, workers):
+    """Study r26 F1: a sweep point whose topology cannot be built, or whose `network:` names a rank it does not
+    have, stopped the whole sweep when it was loaded: no point ran and nothing was written. It is now kept with
+    its error (Point.error), not run, and recorded as the point's failure; the other points run and are written."""
+    data = sweep_scenario(grid=grid, sizes=["1 MiB"]) | changes
+    points = expand(parse_scenario(data, source="s.yaml"), source="s.yaml")
+    assert [point.error is None for point in points] == [True, False, True]
+    assert points[1].scenario is None and (points[1].error.path, points[1].error.message) == tuple(failed[2:])
+    with pytest.raises(SweepFailed) as raised:
+        run_sweep(points, out_dir=tmp_path, workers=workers)
+    error = raised.value
+    index, label, path, message = failed
+    assert str(error) == (f"s.yaml: sweep: point {index} ({label}): {path}: {message}; 2 of the 3 points ran, results in "
+                          f"{tmp_path / 'results.csv'}")
+    assert error.failures.values.tolist() == [[index, label, "", "", "all", path, message]]
+    written = pd.read_csv(tmp_path / "results.csv")
+    assert written["point"].unique().tolist() == [points[0].label, points[2].label]
+    pd.testing.assert_frame_equal(error.results.reset_index(drop=True), run_sweep([points[0], points[2]]))
+    recorded = json.loads((tmp_path / "manifest.json").read_text())["points"][1]
+    assert recorded == {"index": 1, "label": label, "digest": points[1].digest, "error": f"{path}: {message}"}
+    assert len(list((tmp_path / "points").glob("*.json"))) == 2
+
+
+def test_a_sweep_of_which_no_point_validates_fails_as_a_whole():
+    """Every point alike: the error is the scenario's, raised when it is loaded, naming the first point."""
+    data = sweep_scenario(grid={"topology.hosts": [1, 0]})
+    with pytest.raises(ScenarioError) as raised:
+        expand(parse_scenario(data, source="s.yaml"), source="s.yaml")
+    assert str(raised.value) == "s.yaml: sweep: point 0 (topology.hosts=1): topology.hosts: must be an integer ≥ 2, " \
+                                "got 1"
 
 
 def test_keyboard_interrupt_keeps_finished_points(tmp_path):

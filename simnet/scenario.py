@@ -1967,7 +1967,7 @@ def point_tables(point: Point, *, force: bool = False,
     An algorithm the point cannot run (an error of building, resolving or simulating its schedule, or of its
     memory estimate) does not stop the others: its error is one record of ``"failed"``
     (:data:`simnet.analysis.FAILURE_COLUMNS`) per algorithm and error, naming the sizes it failed at, and the
-    sizes it ran at keep their rows.
+    sizes it ran at keep their rows; each record also holds the first such error itself (``"error"``).
 
     `on_phase`, if given, is called with one line before each long phase of a collective's point (building the
     network, NCCL's choice, and each run's schedule and simulation: ``"nccl at 64 MiB (1 of 4): simulating
@@ -1990,7 +1990,7 @@ def point_tables(point: Point, *, force: bool = False,
             key = (attempt.entry, error.path, error.message)
             failed.setdefault(key, {"index": point.index, "point": point.label, "algorithm": attempt.algorithm,
                                     "entry": attempt.entry, "sizes": [], "path": error.path,
-                                    "message": error.message})
+                                    "message": error.message, "error": error})
             if attempt.case:
                 failed[key]["sizes"].append(attempt.case)
         for record in failed.values():
@@ -2022,8 +2022,11 @@ def run_point(point: Point, *, force: bool = False) -> pd.DataFrame:
 def run(scenario: Scenario, *, force: bool = False) -> pd.DataFrame:
     """Run every point of `scenario` in this process and concatenate the rows.
 
-    For sweeps on several processes or a cluster, with results kept on disk as
-    they finish, see :func:`simnet.sweep.run_sweep`.
+    Failures are handled as :func:`simnet.sweep.run_sweep` handles them (it runs the points,
+    with no output directory): an algorithm a point cannot run, or a point whose scenario does
+    not validate, fails alone, every other run goes on, and the error raised at the end holds
+    the rows of what ran. For sweeps on several processes or a cluster, with results kept on
+    disk as they finish, call :func:`simnet.sweep.run_sweep` itself.
 
     Returns
     -------
@@ -2033,13 +2036,26 @@ def run(scenario: Scenario, *, force: bool = False) -> pd.DataFrame:
         (point, job) with :data:`simnet.analysis.JOB_COLUMNS`, whose per-link tables
         (``interference``, ``timeline``) and traces :func:`run_jobs_point` gives; after
         ``point``, one column per swept key (:func:`swept_columns`).
+
+    Raises
+    ------
+    simnet.errors.SweepFailed
+        When something failed, after the rest ran: its ``results`` are the rows of what ran, its
+        ``failures`` list what failed (:data:`simnet.analysis.FAILURE_COLUMNS`), and its message
+        names the scenario file (:attr:`Scenario.source`), the first failure's point by index and
+        label, key path and error, and how many more failed. A scenario of one point of which
+        nothing ran raises that point's own error, naming the file.
+    simnet.errors.SweepInterrupted
+        On Ctrl-C, as :func:`simnet.sweep.run_sweep`: the first lets the running point finish, the second
+        aborts it.
     """
-    points = expand(scenario, force=force)
-    for point in points:
-        if point.error is not None:
-            raise point_error(point, source=scenario.source)
-    frames = [run_point(point, force=force) for point in points]
-    return swept_columns(pd.concat(frames, ignore_index=True), points)
+    from simnet.sweep import run_sweep
+
+    points = expand(scenario, source=scenario.source, force=force)
+    try:
+        return run_sweep(points, force=force)
+    except SimnetError as error:
+        raise error.at(source=scenario.source) from None
 
 
 CURVE_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "payload_kind", "ranks", "size_bytes",

@@ -86,7 +86,7 @@ def _failed(points: list[Point], failures: list[dict], whole: dict[int, SimnetEr
     first = failures[0]
     inner = ": ".join(part for part in (first["path"], first["message"]) if part)
     if len(points) == 1 and not len(results) and (len(failures) == 1 or first["index"] in whole):
-        return whole.get(first["index"]) or ScenarioError(first["message"], path=first["path"])
+        return whole.get(first["index"]) or first.get("error") or ScenarioError(first["message"], path=first["path"])
     more = f"{len(failures) - 1} more failed; " if len(failures) > 1 else ""
     where = f", results in {out_dir / 'results.csv'}" if out_dir is not None and len(results) else ""
     if len(points) == 1:
@@ -376,7 +376,8 @@ def _run_sweep(points: list[Point], *, out_dir: Path | None, executor: str, work
                 if extra:
                     record["tables"] = extra
                 if failed:
-                    record["failed"] = failed
+                    record["failed"] = [{key: value for key, value in failure.items() if key != "error"}
+                                        for failure in failed]
                 write_atomic(points_dir / point.filename, json.dumps(record, indent=1) + "\n")
             finished[point.index] = tables
             failures.extend(failed)

@@ -2,11 +2,12 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
 from simnet.analysis import RESULT_COLUMNS
-from simnet.errors import ScenarioError
+from simnet.errors import ScenarioError, SweepFailed
 from simnet.algorithms.dense import ring_allreduce_time
 from simnet.scenario import (build_topology, expand, load_scenario, parse_scenario, point_error, repeated_algorithms,
                              run)
@@ -576,3 +577,34 @@ sizes: [64 MiB]
     assert table["nccl_release"].tolist() == ["2.26.2", "2.30.7"]
     assert table["nccl_model_s"][1] == pytest.approx(271.72e-6, rel=1e-3)
     assert not table["nccl_simulated_s"].isna().any()
+
+
+def test_run_of_a_sweep_keeps_what_ran_and_names_the_failing_point_and_file(tmp_path):
+    """Study r26 F4: simnet.run stopped at the first algorithm a point could not run, lost the points that had run
+    and named neither the point nor the file; run_sweep and the command line kept the rows. run now fails as
+    run_sweep does."""
+    from simnet.sweep import run_sweep
+
+    path = tmp_path / "nvls.yaml"
+    path.write_text("name: nvls_by_server\ntopology: dgx_h100\ncollective: {op: allreduce, algorithms: [ring, nvls]}\n"
+                    "sizes: [1 MiB]\nsweep: {grid: {topology: [dgx_h100, {builder: switch, hosts: 1, bandwidth: "
+                    "1 GB/s, latency: 1 us}, dgx_a100]}}\n")
+    scenario = load_scenario(path)
+    with pytest.raises(SweepFailed) as raised:
+        run(scenario)
+    error = raised.value
+    assert str(error).startswith(f'{path}: sweep: point 1 (topology={{"bandwidth": "1 GB/s", "builder": "switch", '
+                                 '"hosts": 1, "latency": "1 us"}): topology.hosts: must be an integer ≥ 2, got 1; '
+                                 '1 more failed; 2 of the 3 points ran, 1 of them in part')
+    assert error.failures[["index", "algorithm", "sizes"]].values.tolist() == [[1, "", "all"], [2, "nvls", "all"]]
+    assert error.failures["message"].iloc[1].startswith("nvls on this topology: ")
+    assert list(zip(error.results["point"], error.results["algorithm"])) == [
+        ("topology=dgx_h100", "ring"), ("topology=dgx_h100", "nvls"), ("topology=dgx_a100", "ring")]
+    with pytest.raises(SweepFailed) as again:
+        run_sweep(expand(scenario))
+    pd.testing.assert_frame_equal(error.results, again.value.results)
+    path.write_text("name: nvls_a100\ntopology: dgx_a100\ncollective: {op: allreduce, algorithms: [nvls]}\n"
+                    "sizes: [1 MiB]\n")
+    with pytest.raises(ScenarioError) as alone:
+        run(load_scenario(path))
+    assert str(alone.value).startswith(f"{path}: collective.algorithms[0]: nvls on this topology: ")

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,6 +46,12 @@ __all__ = [
     "sent_bytes_per_rank",
     "result_row",
     "records",
+    "TEXT_COLUMNS",
+    "COUNT_COLUMNS",
+    "json_text",
+    "typed_column",
+    "result_frame",
+    "read_results",
     "display_table",
     "point_keys",
     "factors",
@@ -319,6 +327,136 @@ def records(frame: pd.DataFrame) -> list[dict]:
                 except json.JSONDecodeError:
                     pass
     return rows
+
+
+TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "resolved", "network_model",
+                "nccl_choice", "payload_kind", "job", "slowed_by", "shared_link")
+"""Columns of result rows (:data:`RESULT_COLUMNS`, :data:`JOB_COLUMNS`) that hold text, ``""`` where empty;
+``params`` and ``resolved`` hold JSON text (:func:`json_text`)."""
+
+COUNT_COLUMNS = ("ranks", "size_bytes", "gpus", "communicators", "repeat")
+"""Columns of result rows that hold integers; the others not in :data:`TEXT_COLUMNS` hold floats (``NaN`` where
+empty)."""
+
+
+def json_text(value: Any) -> str:
+    """A ``params`` or ``resolved`` cell as result frames and CSV hold it: JSON text with sorted keys, ``""`` for
+    none. The object results.json holds (:func:`records`) becomes that text again; text stays as it is.
+
+    >>> json_text({"chunks": 4}), json_text(None), json_text('{"chunks": 4}')
+    ('{"chunks": 4}', '', '{"chunks": 4}')
+    """
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value)
+
+
+def typed_column(cells: Sequence[Any], index: pd.Index | None = None) -> pd.Series:
+    """A column of swept values (:func:`simnet.scenario.swept_columns`) with the type its cells share: integers
+    as ``int64``, numbers as ``float64``, text as ``str``; with a cell missing (``None``, a key some points do not
+    set) or kinds mixed, the values themselves (``object``).
+
+    >>> typed_column([4, 8]).dtype, typed_column([4, None]).tolist()
+    (dtype('int64'), [4, None])
+    """
+    values = list(cells)
+
+    def every(kind: type) -> bool:
+        return bool(values) and all(isinstance(v, kind) and not isinstance(v, bool) for v in values)
+
+    if every(numbers.Integral):
+        return pd.Series(values, index=index, dtype="int64")
+    if every(numbers.Real):
+        return pd.Series(values, index=index, dtype="float64")
+    if every(str):
+        return pd.Series(values, index=index, dtype=str)
+    return pd.Series(values, index=index, dtype=object)
+
+
+def result_frame(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
+    """Result rows (:func:`result_row`, or a job's) as a frame with one type per column: text as ``str``
+    (:data:`TEXT_COLUMNS`), counts as ``int64`` (:data:`COUNT_COLUMNS`), every other column as ``float64``
+    (``None`` as ``NaN``), whatever the rows hold."""
+    frame = pd.DataFrame(list(rows), columns=list(columns))
+    return _typed(frame, list(columns))
+
+
+def _typed(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    for column in columns:
+        if column in ("params", "resolved"):
+            frame[column] = pd.Series([json_text(v) for v in frame[column]], index=frame.index, dtype=str)
+        elif column in TEXT_COLUMNS:
+            frame[column] = pd.Series(["" if v is None or v != v else str(v) for v in frame[column]],
+                                      index=frame.index, dtype=str)
+        elif column in COUNT_COLUMNS:
+            frame[column] = frame[column].astype("int64")
+        else:
+            frame[column] = pd.to_numeric(frame[column].astype(object).where(frame[column].notna(), math.nan),
+                                          errors="raise").astype("float64")
+    return frame
+
+
+_NUMBER = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
+
+
+def _written_value(text: str) -> Any:
+    """A swept value as results.csv wrote it, read back: an integer or a number where the text is one, ``None``
+    where it is empty, else the text."""
+    if text == "":
+        return None
+    if re.fullmatch(r"[+-]?\d+", text):
+        return int(text)
+    if _NUMBER.fullmatch(text):
+        return float(text)
+    return text
+
+
+def read_results(path: str | Path) -> pd.DataFrame:
+    """The rows of a ``results.csv`` or ``results.json`` (``simnet run --out``, :func:`simnet.sweep.run_sweep`)
+    as :func:`simnet.run` returned them: ``params`` and ``resolved`` as JSON text (results.json holds them as
+    objects), ``""`` for empty text, ``NaN`` for missing numbers, and each swept key's column typed as
+    :func:`typed_column` types it, ``None`` where a point does not set the key.
+
+    From results.json the swept values come back exactly; results.csv cannot tell a number from text that
+    reads as one (a value written as the string ``"8"`` comes back as 8).
+
+    Raises
+    ------
+    SimnetError
+        For a file that is neither, or that cannot be read as one (naming the file).
+    """
+    path = Path(path)
+    try:
+        if path.suffix == ".json":
+            rows = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+                raise SimnetError("expected a list of result rows (objects)", source=str(path))
+            frame = pd.DataFrame(rows)
+            written = False
+        elif path.suffix == ".csv":
+            header = list(pd.read_csv(path, nrows=0).columns)
+            known = JOB_COLUMNS if "job" in header else RESULT_COLUMNS
+            text = [c for c in header if c in TEXT_COLUMNS or c not in known]
+            frame = pd.read_csv(path, dtype={c: str for c in text}, keep_default_na=False,
+                                na_values={c: [""] for c in header if c not in text})
+            written = True
+        else:
+            raise SimnetError(f"expected a results.csv or results.json file, got {path.name!r}", source=str(path))
+    except (OSError, ValueError) as error:
+        if isinstance(error, SimnetError):
+            raise
+        raise SimnetError(f"cannot read results: {error}", source=str(path)) from None
+    known = JOB_COLUMNS if "job" in frame.columns else RESULT_COLUMNS
+    missing = [c for c in ("scenario", "point") if c not in frame.columns]
+    if missing:
+        raise SimnetError(f"not a table of results: no column {missing[0]!r}", source=str(path))
+    frame = _typed(frame, [c for c in frame.columns if c in known])
+    for column in [c for c in frame.columns if c not in known]:
+        cells = [_written_value(v) if written else (None if v is None or v != v else v) for v in frame[column]]
+        frame[column] = typed_column(cells, frame.index)
+    return frame
 
 
 def _compact(params: str) -> str:

@@ -957,7 +957,6 @@ def _emit_nccl_tuner(path: Path, tuned, graph, network: dict, *, op: str, quiet:
 _RESULT_PLOTS = ("time", "busbw", "speedup")
 _TRACE_PLOTS = ("links", "gantt")
 _JOB_PLOTS = ("jobs", "slowdown")
-_TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "network_model", "payload_kind")
 
 
 @cli.command()
@@ -1091,15 +1090,14 @@ _POINTS_LISTED = 20
 
 
 def _read_results(directory: Path):
-    """results.csv of a results directory, empty text cells as empty strings and empty numbers as NaN."""
-    import pandas as pd
+    """results.csv of a results directory, as the run returned it (:func:`simnet.analysis.read_results`)."""
+    from simnet.analysis import read_results
 
     csv = directory / "results.csv"
     if not csv.is_file():
         raise SimnetError(f"no results.csv in this directory; `simnet run SCENARIO --out {directory}` writes it",
                           source=str(directory))
-    results = pd.read_csv(csv, dtype={c: str for c in _TEXT_COLUMNS})
-    return results.fillna({c: "" for c in _TEXT_COLUMNS if c in results})
+    return read_results(csv)
 
 
 _NO_SINGLE_RUN = "a jobs scenario has no single run to draw; use --kind jobs or --kind slowdown"

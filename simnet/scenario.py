@@ -92,7 +92,7 @@ from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.nccl import NCCL_RELEASE, built_release
 from simnet.algorithms.registry import Algorithm, resolved_changes
 from simnet.analysis import (RESULT_COLUMNS, choice_matches, choice_text, format_fraction, parse_choice, result_row,
-                             sent_bytes_per_rank)
+                             sent_bytes_per_rank, typed_column)
 from simnet.engine import Trace, simulate
 from simnet.errors import ScenarioError, SimnetError, UnitError, did_you_mean
 from simnet.guards import BYTES_PER_GPU, BYTES_PER_TRANSFER, check_fits, estimate_gpus
@@ -1236,7 +1236,8 @@ def swept_columns(table: pd.DataFrame, points: Sequence[Point]) -> pd.DataFrame:
     value its point gives the key (matched by the ``point`` label): a number as a number, a string as written
     (``"100 Gbps"``), a boolean, list or mapping as the JSON text the label shows (``"false"``, ``"[4, 2]"``),
     and ``None`` where the point leaves
-    the key as the scenario has it (a sweep of ``points`` may set different keys at each). The ``point``
+    the key as the scenario has it (a sweep of ``points`` may set different keys at each); the column has the
+    type its cells share (:func:`simnet.analysis.typed_column`: ``int64`` for integers, ...). The ``point``
     label itself is kept.
 
     Parameters
@@ -1268,8 +1269,7 @@ def swept_columns(table: pd.DataFrame, points: Sequence[Point]) -> pd.DataFrame:
     at = list(frame.columns).index("point") + 1
     for offset, key in enumerate(keys):
         cells = [_cell(given[label][key]) if key in given.get(label, {}) else None for label in frame["point"]]
-        frame.insert(at + offset, f"sweep.{key}" if key in table.columns else key,
-                     pd.Series(cells, index=frame.index, dtype=object))
+        frame.insert(at + offset, f"sweep.{key}" if key in table.columns else key, typed_column(cells, frame.index))
     return frame
 
 

@@ -48,7 +48,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from simnet.analysis import FAILURE_COLUMNS, JOB_COLUMNS, RESULT_COLUMNS, records
+from simnet.analysis import FAILURE_COLUMNS, JOB_COLUMNS, RESULT_COLUMNS, records, result_frame
 from simnet.errors import ScenarioError, SimnetError, SweepFailed, SweepInterrupted
 from simnet.jobs import INTERFERENCE_COLUMNS, TIMELINE_COLUMNS
 from simnet.outputs import MANIFEST_FILE, PYTHON_ARGUMENTS, claim, record_files, write_atomic
@@ -408,7 +408,7 @@ def _write_results(out_dir: Path | None, finished: dict[int, dict[str, list[dict
     """The rows of the `finished` points, in point order, with a column per swept key
     (:func:`simnet.scenario.swept_columns`), written with the other `tables` into `out_dir` if given."""
     rows = [row for index in sorted(finished) for row in finished[index]["rows"]]
-    results = swept_columns(pd.DataFrame(rows, columns=list(columns)), valid_points(points))
+    results = swept_columns(result_frame(rows, columns), valid_points(points))
     if out_dir is not None:
         write_atomic(out_dir / "results.csv", results.to_csv(index=False, lineterminator="\n"))
         write_atomic(out_dir / "results.json", json.dumps(records(results), indent=2) + "\n")

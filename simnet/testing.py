@@ -60,14 +60,17 @@ def _keyed(frame: pd.DataFrame, name: str) -> pd.DataFrame:
         At `name`, for a missing column, or rows that repeat another's key (a frame concatenated twice, say):
         each row must be one run.
     """
+    from simnet.analysis import json_text
+
     keys, times = _columns(frame)
     labels = [c for c in LABEL_COLUMNS if c != "resolved" or c in frame.columns]
     missing = [c for c in (*keys, *labels, *times) if c not in frame.columns]
     if missing:
         raise SimnetError(f"timings need the columns {missing}", path=name)
     keyed = frame.loc[:, [*keys, *labels, *times]]
-    if "resolved" in keyed:
-        keyed["resolved"] = keyed["resolved"].fillna("").astype(str)
+    for column in ("params", "resolved"):
+        if column in keyed:
+            keyed[column] = [json_text(value) for value in keyed[column]]
     keyed = keyed.astype({"point": str, "ranks": "int64", "size_bytes": "int64"})
     for column in times:
         keyed[column] = pd.to_numeric(keyed[column].replace("", float("nan")), errors="raise")
@@ -94,9 +97,10 @@ def timing_changes(actual: pd.DataFrame, expected: pd.DataFrame, *, rtol: float 
     Parameters
     ----------
     actual, expected : pandas.DataFrame
-        Result frames as returned by :func:`simnet.run` (or read back from CSV); the
-        rows of a ``jobs:`` scenario are keyed by job and compare ``time_s``,
-        ``alone_s`` and ``shared_s``.
+        Result frames as returned by :func:`simnet.run`, or read back from results.csv or
+        results.json (:func:`simnet.analysis.read_results`, or pandas' own readers: ``params``
+        and ``resolved`` may be the objects results.json holds); the rows of a ``jobs:``
+        scenario are keyed by job and compare ``time_s``, ``alone_s`` and ``shared_s``.
     rtol : float
         Relative tolerance on each time column.
 

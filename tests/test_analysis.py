@@ -539,3 +539,47 @@ def test_the_spread_over_hash_seeds_gives_best_median_and_worst_with_their_seeds
         "worst_over_best": 5.0, "best_seed": 1, "worst_seed": 3}]
     assert "## Over ECMP hash seeds" in markdown_summary(rows, title="t")
     assert hash_seed_spread(rows.iloc[[0, 4]]).empty and hash_seed_spread(nccl_rows([])).empty
+
+
+ROUND_TRIP = {"name": "round_trip", "topology": {"builder": "calibrated_cluster", "kind": "dgx_h100", "nodes": 1},
+              "collective": {"op": "allreduce", "algorithms": ["ring", "nccl"]}, "sizes": ["1 MiB"],
+              "sweep": {"grid": {"topology.nodes": [1, 2]},
+                        "points": [{"network.overhead": "100 ns"}, {"collective.chunks": 2}]}}
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """A sweep's rows as run_sweep returns them and the directory it wrote them into: a swept key every point sets
+    (integers), two that some points leave (text, an integer), NCCL's `resolved` choice beside rings without one."""
+    from simnet.scenario import expand, parse_scenario
+    from simnet.sweep import run_sweep
+
+    out = tmp_path_factory.mktemp("round_trip")
+    return run_sweep(expand(parse_scenario(ROUND_TRIP)), out_dir=out), out
+
+
+@pytest.mark.parametrize("name", ["results.csv", "results.json"])
+def test_results_read_back_from_either_file_are_the_frame_that_was_written(written, name):
+    """Study r26 F5: results.json held params as an object and resolved as null where the frame has JSON text
+    and "", and the swept topology.nodes was an object column in the frame but int64 read back."""
+    from simnet.analysis import read_results
+
+    frame, out = written
+    assert (frame["resolved"] != "").any() and (frame["resolved"] == "").any()
+    assert frame["topology.nodes"].dtype == "int64"
+    assert frame["network.overhead"].tolist()[:4] == ["100 ns", "100 ns", None, None]
+    assert frame["effective_busbw_GBps"].dtype == "float64"
+    pd.testing.assert_frame_equal(read_results(out / name), frame)
+
+
+def test_reading_something_else_than_results_is_one_error(tmp_path):
+    from simnet.analysis import read_results
+
+    (tmp_path / "x.txt").write_text("")
+    (tmp_path / "x.json").write_text('{"a": 1}')
+    with pytest.raises(SimnetError, match=r"x.txt: expected a results.csv or results.json file, got 'x.txt'$"):
+        read_results(tmp_path / "x.txt")
+    with pytest.raises(SimnetError, match=r"x.json: expected a list of result rows \(objects\)$"):
+        read_results(tmp_path / "x.json")
+    with pytest.raises(SimnetError, match=r"absent.csv: cannot read results: "):
+        read_results(tmp_path / "absent.csv")

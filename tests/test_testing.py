@@ -158,3 +158,27 @@ def test_a_bad_argument_names_itself_its_value_and_what_was_expected(quickstart,
     with pytest.raises(SimnetError) as raised:
         call(quickstart)
     assert str(raised.value).startswith(message), str(raised.value)
+
+
+@pytest.mark.parametrize("reader", ["read_results", "pandas.read_json", "json.load", "pandas.read_csv"])
+def test_timings_compare_however_the_written_results_are_read(tmp_path, reader):
+    """Study r26 F5: assert_timings on results.json read back ended in pandas' `unhashable type: 'dict'` (params
+    and resolved are JSON objects there, JSON text in the frame and results.csv)."""
+    import json
+
+    from simnet.analysis import read_results
+    from simnet.sweep import run_sweep
+    from simnet.scenario import expand
+
+    from tests.test_analysis import ROUND_TRIP
+
+    results = run_sweep(expand(parse_scenario(ROUND_TRIP)), out_dir=tmp_path)
+    read = {"read_results": lambda: read_results(tmp_path / "results.json"),
+            "pandas.read_json": lambda: pd.read_json(tmp_path / "results.json"),
+            "json.load": lambda: pd.DataFrame(json.loads((tmp_path / "results.json").read_text())),
+            "pandas.read_csv": lambda: pd.read_csv(tmp_path / "results.csv")}[reader]()
+    assert_timings(read, results)
+    assert_timings(results, read)
+    moved = results.assign(sim_time_s=results["sim_time_s"] * (1 + 1e-6))
+    with pytest.raises(AssertionError, match=rf"^{len(results)} timing\(s\) changed"):
+        assert_timings(moved, read)

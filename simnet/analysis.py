@@ -737,6 +737,26 @@ def _choice(frame: pd.DataFrame) -> pd.Series:
                      dtype=object)
 
 
+def _column_choice(frame: pd.DataFrame) -> pd.Series:
+    """Choices as :func:`_choice` names them, without the parameters that change only from point to point
+    (``factors`` derived from each point's topology, a swept ``chunks``): those belong to the point, so one
+    listed algorithm is one column of a table across a sweep. A parameter in which two runs of one case (point,
+    size, payload) differ stays."""
+    given = [{key: value for key, value in _params(text).items() if key != "payload"} for text in frame["params"]]
+    cases = _with_payload(frame)[["point", "size_bytes", "payload"]].reset_index(drop=True)
+    algorithms = frame["algorithm"].to_numpy()
+    dropped: dict[str, set[str]] = {}
+    for algorithm in dict.fromkeys(algorithms):
+        rows = np.flatnonzero(algorithms == algorithm)
+        for key in dict.fromkeys(key for row in rows for key in given[row]):
+            values = pd.Series([json.dumps(given[row].get(key), sort_keys=True) for row in rows])
+            within_case = values.groupby([cases.loc[rows, c].to_numpy() for c in cases.columns]).nunique()
+            if values.nunique() > 1 and not (within_case > 1).any():
+                dropped.setdefault(algorithm, set()).add(key)
+    return pd.Series([choice_text(algorithm, {k: v for k, v in params.items() if k not in dropped.get(algorithm, ())})
+                      for algorithm, params in zip(algorithms, given)], index=frame.index, dtype=object)
+
+
 def _with_payload(results: pd.DataFrame) -> pd.DataFrame:
     """`results` with ``payload``: a sparse payload's dimension and density (``N=1000000 d=1/16``), else empty."""
     def described(params: str) -> str:
@@ -1303,7 +1323,7 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
         What failed (:data:`FAILURE_COLUMNS`, as :class:`simnet.errors.SweepFailed` holds it): counted in
         the header and listed first, under ``## Failed``.
     """
-    topologies = sorted(set(results["topology"]))
+    topologies = dict.fromkeys(results["topology"])
     lines = _headed(title, [f"- topology: {', '.join(topologies)}",
                             f"- collective: {', '.join(sorted(set(results['op'])))}",
                             f"- link model: {', '.join(sorted(set(results['network_model'])))}",
@@ -1331,7 +1351,7 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
     baseline = baseline or default_baseline(results)
     if baseline is not None and _choice(results).nunique() > 1:
         table = speedups(results, baseline)
-        pivot = table.assign(choice=_marked(_choice(table), table), size=table["size_bytes"].map(format_size))
+        pivot = table.assign(choice=_marked(_column_choice(table), table), size=table["size_bytes"].map(format_size))
         pivot = pivot.pivot_table(index=["point", "size_bytes", "size", "payload"], columns="choice",
                                   values="speedup", sort=False).reset_index().drop(columns=["size_bytes"])
         pivot = pivot.drop(columns=[c for c in ("point", "payload") if not pivot[c].astype(bool).any()])
@@ -1431,7 +1451,7 @@ def jobs_markdown(jobs: pd.DataFrame, interference: pd.DataFrame, *, title: str,
         Sweep points that failed (:data:`FAILURE_COLUMNS`): counted in the header and listed under
         ``## Failed``.
     """
-    lines = _headed(title, [f"- topology: {', '.join(sorted(set(jobs['topology'])))}",
+    lines = _headed(title, [f"- topology: {', '.join(dict.fromkeys(jobs['topology']))}",
                             f"- link model: {', '.join(sorted(set(jobs['network_model'])))}",
                             *_routing_fact(jobs),
                             f"- jobs: {', '.join(dict.fromkeys(jobs['job']))}"], failures)

@@ -583,3 +583,29 @@ def test_reading_something_else_than_results_is_one_error(tmp_path):
         read_results(tmp_path / "x.json")
     with pytest.raises(SimnetError, match=r"absent.csv: cannot read results: "):
         read_results(tmp_path / "absent.csv")
+
+
+def test_the_speedup_table_has_one_column_per_listed_algorithm_across_a_sweep_and_topologies_in_sweep_order():
+    """Study r26 F9: hierarchical_ring's default factors come from each point's topology ([8, 4] at 4 servers,
+    [8, 16] at 16), and the speedup table made a column of each, half of it nan. Parameters that change only from
+    point to point now belong to the point; two variants run at one point stay apart. The topology line listed
+    the 16-server cluster before the 4-server one (sorted as text); it now follows the rows."""
+    from simnet.analysis import markdown_summary
+
+    rows = []
+    for nodes, scale in ((4, 1.0), (16, 2.0)):
+        point = f"topology.nodes={nodes}"
+        for algorithm, params, time_s in (("ring", "{}", 1.0), ("ring", '{"chunks": 4}', 0.8),
+                                          ("hierarchical_ring", json.dumps({"factors": [8, nodes]}), 0.5)):
+            rows.append(result_row(scenario="s", point=point, topology=f"cluster({nodes} x dgx_h100())",
+                                   op="allreduce", algorithm=algorithm, params=params, network_model="maxmin",
+                                   ranks=8 * nodes, size_bytes=2**20, sim_time_s=time_s * scale,
+                                   model_time_s=time_s, critical_path_s=time_s))
+    report = markdown_summary(pd.DataFrame(rows), title="s")
+    assert "- topology: cluster(4 x dgx_h100()), cluster(16 x dgx_h100())\n" in report
+    table = report.split("## Speedup over ring\n\n")[1].split("\n\n")[0].splitlines()
+    assert [cell.strip() for cell in table[0].strip("|").split("|")] == [
+        "point", "size", "ring", 'ring {"chunks": 4}', "hierarchical_ring"]
+    assert [cell.strip() for cell in table[3].strip("|").split("|")] == [
+        "topology.nodes=16", "1 MiB", "1.000", "1.250", "2.000"]
+    assert "nan" not in "\n".join(table)

@@ -17,6 +17,7 @@ Examples
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Any
 
 __all__ = [
@@ -66,7 +67,9 @@ _WHERE = {
 }
 """Module of each name exported here: imported on first use (PEP 562), so that
 ``import simnet.cli`` and ``simnet --help`` load neither numpy, pandas, SimPy,
-NetworkX, pydantic nor matplotlib."""
+NetworkX, pydantic nor matplotlib. Every other submodule (``simnet.testing``,
+``simnet.sweep``, ``simnet.analysis``, ...) is also an attribute after a bare
+``import simnet``, imported on first use."""
 
 
 def _version() -> str:
@@ -85,6 +88,8 @@ def __getattr__(name: str) -> Any:
         value = importlib.import_module(f"simnet.{name}")
     elif name in _WHERE:
         value = getattr(importlib.import_module(_WHERE[name]), name)
+    elif not name.startswith("_") and importlib.util.find_spec(f"simnet.{name}") is not None:
+        value = importlib.import_module(f"simnet.{name}")
     else:
         raise AttributeError(f"module 'simnet' has no attribute {name!r}")
     globals()[name] = value

@@ -553,6 +553,17 @@ def test_the_library_attributes_load_on_first_use():
         simnet.nope
 
 
+def test_every_submodule_is_an_attribute_after_a_bare_import_and_loads_on_first_use():
+    """Study r26 F6: `import simnet; simnet.testing` was an AttributeError (docs/testing.md wrote it so), and
+    so was simnet.sweep. A bare import still loads no heavy module."""
+    code = ("import sys, simnet; heavy = 'pandas' in sys.modules; "
+            "print(heavy, simnet.testing.assert_under.__module__, simnet.sweep.run_sweep.__module__, "
+            "simnet.analysis.read_results.__name__)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.stdout.split() == ["False", "simnet.testing", "simnet.sweep", "read_results"], result.stderr
+
+
 def test_the_choices_written_into_the_command_line_are_the_librarys():
     from simnet import cli, links, network
     from simnet.topology import contract

@@ -1,6 +1,7 @@
 import pandas as pd
 import pytest
 
+from simnet.analysis import read_results
 from simnet.errors import SimnetError
 from simnet.scenario import load_scenario, parse_scenario, run
 from simnet.testing import Golden, assert_timings, assert_under, timing_changes
@@ -182,3 +183,53 @@ def test_timings_compare_however_the_written_results_are_read(tmp_path, reader):
     moved = results.assign(sim_time_s=results["sim_time_s"] * (1 + 1e-6))
     with pytest.raises(AssertionError, match=rf"^{len(results)} timing\(s\) changed"):
         assert_timings(moved, read)
+
+
+def python_blocks(markdown: str) -> list[str]:
+    """The ```python blocks of a Markdown text, as written (a block inside a list item dedented)."""
+    import re
+    import textwrap
+
+    return [textwrap.dedent(body) for _, body in
+            re.findall(r"^( *)```python\n(.*?)^\1```$", markdown, re.S | re.M)]
+
+
+def test_the_python_of_docs_testing_md_runs_as_written(tmp_path):
+    """Study r26 F6: docs/testing.md called simnet.testing.assert_under after a bare `import simnet` (an
+    AttributeError outside pytest's plugin) and its result_row snippet used names it never defined. Every
+    Python block now runs as written: the conftest and test files in a project of their own (with
+    --simnet-update-golden, then checking), the sweeps as scripts."""
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    blocks = python_blocks((ROOT / "docs" / "testing.md").read_text(encoding="utf-8"))
+    (conftest,) = [block for block in blocks if "pytest_plugins" in block]
+    tests = [block for block in blocks if "def test_" in block]
+    scripts = [block for block in blocks if block not in tests and block != conftest]
+    assert len(tests) == 3 and len(scripts) == 2
+    (tmp_path / "scenarios").mkdir()
+    mine = yaml.safe_load((ROOT / "scenarios" / "quickstart.yaml").read_text()) | {"sizes": ["1 KiB", "1 MiB"]}
+    (tmp_path / "scenarios" / "my_allreduce.yaml").write_text(yaml.safe_dump(mine))
+    (tmp_path / "scenarios" / "ring_chunks_sweep.yaml").write_text(
+        (ROOT / "scenarios" / "ring_chunks_sweep.yaml").read_text())
+    (tmp_path / "conftest.py").write_text(conftest)
+    for number, block in enumerate(tests):
+        (tmp_path / f"test_doc_{number}.py").write_text(block)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for update in (["--simnet-update-golden"], []):
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *update],
+                              cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "3 passed" in done.stdout
+    assert sorted(path.name for path in (tmp_path / "golden").iterdir()) == ["my_allreduce.csv", "python_ring.csv"]
+    printed = []
+    for script in scripts:
+        done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        printed.append(done.stdout)
+    assert printed == ["36 rows from 12 of 12 points\n", ""]
+    pd.testing.assert_frame_equal(read_results(tmp_path / "results" / "nightly" / "results.json"),
+                                  read_results(tmp_path / "results" / "nightly_dask" / "results.csv"))

@@ -330,13 +330,13 @@ def records(frame: pd.DataFrame) -> list[dict]:
 
 
 TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "resolved", "network_model",
-                "nccl_choice", "payload_kind", "job", "slowed_by", "shared_link")
+                "routing", "nccl_choice", "payload_kind", "job", "slowed_by", "shared_link")
 """Columns of result rows (:data:`RESULT_COLUMNS`, :data:`JOB_COLUMNS`) that hold text, ``""`` where empty;
 ``params`` and ``resolved`` hold JSON text (:func:`json_text`)."""
 
 COUNT_COLUMNS = ("ranks", "size_bytes", "gpus", "communicators", "repeat")
-"""Columns of result rows that hold integers; the others not in :data:`TEXT_COLUMNS` hold floats (``NaN`` where
-empty)."""
+"""Columns of result rows that hold integers. ``hash_seed`` holds an integer under ``ecmp_hash`` and ``""``
+under the other rules; every other column holds floats (``NaN`` where empty)."""
 
 
 def json_text(value: Any) -> str:
@@ -392,6 +392,9 @@ def _typed(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
                                       index=frame.index, dtype=str)
         elif column in COUNT_COLUMNS:
             frame[column] = frame[column].astype("int64")
+        elif column == "hash_seed":
+            frame[column] = pd.Series(["" if v is None or v != v or v == "" else int(float(v)) for v in frame[column]],
+                                      index=frame.index, dtype=object)
         else:
             frame[column] = pd.to_numeric(frame[column].astype(object).where(frame[column].notna(), math.nan),
                                           errors="raise").astype("float64")
@@ -438,7 +441,7 @@ def read_results(path: str | Path) -> pd.DataFrame:
         elif path.suffix == ".csv":
             header = list(pd.read_csv(path, nrows=0).columns)
             known = JOB_COLUMNS if "job" in header else RESULT_COLUMNS
-            text = [c for c in header if c in TEXT_COLUMNS or c not in known]
+            text = [c for c in header if c in TEXT_COLUMNS or c == "hash_seed" or c not in known]
             frame = pd.read_csv(path, dtype={c: str for c in text}, keep_default_na=False,
                                 na_values={c: [""] for c in header if c not in text})
             written = True

@@ -544,13 +544,15 @@ def test_the_spread_over_hash_seeds_gives_best_median_and_worst_with_their_seeds
 ROUND_TRIP = {"name": "round_trip", "topology": {"builder": "calibrated_cluster", "kind": "dgx_h100", "nodes": 1},
               "collective": {"op": "allreduce", "algorithms": ["ring", "nccl"]}, "sizes": ["1 MiB"],
               "sweep": {"grid": {"topology.nodes": [1, 2]},
-                        "points": [{"network.overhead": "100 ns"}, {"collective.chunks": 2}]}}
+                        "points": [{"network.overhead": "100 ns"}, {"collective.chunks": 2},
+                                   {"network.routing": "ecmp_hash", "network.hash_seed": 3}]}}
 
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
     """A sweep's rows as run_sweep returns them and the directory it wrote them into: a swept key every point sets
-    (integers), two that some points leave (text, an integer), NCCL's `resolved` choice beside rings without one."""
+    (integers), others that some points leave (text, integers), NCCL's `resolved` choice beside rings without one,
+    a hash seed beside rules without one."""
     from simnet.scenario import expand, parse_scenario
     from simnet.sweep import run_sweep
 
@@ -569,6 +571,7 @@ def test_results_read_back_from_either_file_are_the_frame_that_was_written(writt
     assert frame["topology.nodes"].dtype == "int64"
     assert frame["network.overhead"].tolist()[:4] == ["100 ns", "100 ns", None, None]
     assert frame["effective_busbw_GBps"].dtype == "float64"
+    assert frame["hash_seed"].tolist()[:6] == ["", "", "", "", 3, 3]
     pd.testing.assert_frame_equal(read_results(out / name), frame)
 
 

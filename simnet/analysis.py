@@ -336,7 +336,8 @@ TEXT_COLUMNS = ("scenario", "point", "topology", "op", "algorithm", "params", "r
 
 COUNT_COLUMNS = ("ranks", "size_bytes", "gpus", "communicators", "repeat")
 """Columns of result rows that hold integers. ``hash_seed`` holds an integer under ``ecmp_hash`` and ``""``
-under the other rules; every other column holds floats (``NaN`` where empty)."""
+under the other rules (typed as :func:`typed_column` types its cells); every other column holds floats
+(``NaN`` where empty)."""
 
 
 def json_text(value: Any) -> str:
@@ -393,8 +394,8 @@ def _typed(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
         elif column in COUNT_COLUMNS:
             frame[column] = frame[column].astype("int64")
         elif column == "hash_seed":
-            frame[column] = pd.Series(["" if v is None or v != v or v == "" else int(float(v)) for v in frame[column]],
-                                      index=frame.index, dtype=object)
+            frame[column] = typed_column(["" if v is None or v != v or v == "" else int(float(v))
+                                          for v in frame[column]], frame.index)
         else:
             frame[column] = pd.to_numeric(frame[column].astype(object).where(frame[column].notna(), math.nan),
                                           errors="raise").astype("float64")

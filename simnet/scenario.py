@@ -88,7 +88,6 @@ from pydantic import (
 
 from simnet import engine, units, yamlio
 from simnet.algorithms import ALGORITHMS
-from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.nccl import NCCL_RELEASE, built_release
 from simnet.algorithms.registry import Algorithm, resolved_changes
 from simnet.analysis import (RESULT_COLUMNS, choice_matches, choice_text, format_fraction, parse_choice, result_row,
@@ -1263,9 +1262,7 @@ def _supplied(scenario: Scenario) -> tuple[str, ...]:
 
 def _with_defaults(record: Algorithm, params: dict[str, Any], network: Network) -> dict[str, Any]:
     """`params` over the parameters `record` derives from the topology's hierarchy."""
-    if record.defaults is None:
-        return params
-    return {**record.defaults(functools.partial(hierarchy_factors, network.graph)), **params}
+    return record.with_topology_defaults(network, params)
 
 
 def _shrinking(record: Algorithm, nranks: int, size_bytes: int, params: Mapping[str, Any]) -> list[str]:
@@ -1312,7 +1309,7 @@ def _built(record: Algorithm, params: dict[str, Any], origins: dict[str, str], n
     with errors at their scenario key paths; `fits` sees the resolved parameters and the size before anything is
     built."""
     try:
-        params = record.resolved(network, size, params)
+        params = record.on_network(network, size, params)
     except SimnetError as error:
         raise _at_key(error, record, origins, sized_by) from None
     if fits is not None:
@@ -1782,25 +1779,16 @@ def _job_collective(raw: dict[str, tuple[Any, str]], network: Network, members: 
         raise ScenarioError(f"{what} takes no traffic matrix", path=matrix[1])
     if record.payload == "sparse":
         params["payload"] = payload
-    if record.defaults is not None:
-        gpus = [network.ranks[r] for r in members]
-        try:
-            derived = record.defaults(functools.partial(hierarchy_factors, network.graph, ranks=gpus))
-        except SimnetError as error:
-            derivable = record.defaults(lambda levels: (len(members), 1))
-            missing = ", ".join(key for key in derivable if key not in params)
-            if missing:
-                raise ScenarioError(f"cannot derive {missing} from the GPUs of this job ({error.message}); give it",
-                                    path=name_path) from None
-            derived = {}
-        params = {**derived, **params}
     origins = {key: path for key, (_, path) in raw.items()}
-    if record.resolve is not None:
-        try:
-            params = record.resolved(network, size_bytes, params, ranks=members)
-        except SimnetError as error:
-            key = _yaml_key(error.path)
-            raise ScenarioError(f"{name}: {error.message}", path=origins.get(key, name_path)) from None
+    try:
+        derived = record.with_topology_defaults(network, params, ranks=members)
+    except SimnetError as error:
+        raise ScenarioError(error.message, path=name_path) from None
+    try:
+        params = record.resolved(network, size_bytes, derived, ranks=members)
+    except SimnetError as error:
+        key = _yaml_key(error.path)
+        raise ScenarioError(f"{name}: {error.message}", path=origins.get(key, name_path)) from None
     return op, name, size_bytes, params, origins
 
 
@@ -2056,7 +2044,7 @@ def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *
             for size, payload in cases:
                 given = params | ({"payload": payload} if payload is not None and record.payload == "sparse" else {})
                 try:
-                    resolved = record.resolved(network, size, given)
+                    resolved = record.on_network(network, size, given)
                     time_s = record.predict(costs, network.size, size, gamma_s_per_byte=gamma, **resolved)
                 except SimnetError:
                     continue

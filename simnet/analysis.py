@@ -895,8 +895,8 @@ def nccl_without_model(results: pd.DataFrame) -> str:
             f"Set {advice} in the algorithm's parameters.")
 
 
-_FALLBACKS = {"channels": "e.g. one per NIC of a server: each channel crosses servers through one NIC; "
-                          "NCCL launches at most 64",
+_FALLBACKS = {"channels": "e.g. one per NIC of a server: channel c crosses servers through NIC c mod the NICs, "
+                          "as NCCL's graph search spreads them; NCCL launches at most 64",
               "protocol": "simple, ll or ll128"}
 """Parameters NCCL's schedules take from NCCL's model (in the order a note names them), and a hint for
 setting each where there is no model."""

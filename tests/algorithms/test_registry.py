@@ -142,7 +142,7 @@ def test_topology_defaults_are_read_off_the_network_or_given():
     assert record.with_topology_defaults(Network(DGX), {"gpus_per_node": 2}) == {"gpus_per_node": 2}
     order = gpus(DGX)
     interleaved = Network(DGX, ranks=[gpu for pair in zip(order[:4], order[4:]) for gpu in pair])
-    with pytest.raises(SimnetError, match=r"cannot derive gpus_per_node from the hierarchy of these GPUs \(node") as error:
+    with pytest.raises(SimnetError, match=r"cannot derive gpus_per_node from the hierarchy of these GPUs \(") as error:
         record.with_topology_defaults(interleaved, {})
     assert error.value.path == "gpus_per_node"
     assert record.with_topology_defaults(interleaved, {"gpus_per_node": 1}) == {"gpus_per_node": 1}

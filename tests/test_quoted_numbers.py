@@ -385,6 +385,23 @@ def abci_scenario_matches_the_study(count: int, dimension: str, density: str) ->
     return f"{count} GPUs, N = {dimension}, d = {density}" if same else f"differs: {scenario} vs {study}"
 
 
+def sparse_doc_python_output() -> str:
+    """What docs/sparse.md's Python block prints, run as it stands in the doc."""
+    (block,) = re.findall(r"```python\n(.*?)```", text("docs/sparse.md"), re.S)
+    out = io.StringIO()
+    with contextlib.chdir(ROOT), contextlib.redirect_stdout(out):
+        exec(compile(block, "docs/sparse.md", "exec"), {})
+    return out.getvalue().strip()
+
+
+def sparse_doc_yaml_topology_size() -> str:
+    """The GPUs of the topology docs/sparse.md writes in YAML, if scenarios/sparse_study/abci_16.yaml has it."""
+    doc = " ".join(text("docs/sparse.md").split())
+    written = yaml.safe_load(re.search(r"\(`(topology: \{builder: cluster.*?)`\)", doc).group(1))["topology"]
+    assert written == yaml.safe_load(text("scenarios/sparse_study/abci_16.yaml"))["topology"]
+    return str(Network(build(written)).size)
+
+
 def sparse_quick_effective_busbw_GBps(algorithm: str, density: float) -> float:
     """The dense-equivalent busbw of `algorithm` at `density` in scenarios/sparse_quick.yaml."""
     found = [r["effective_busbw_GBps"] for r in scenario_rows("sparse_quick").to_dict(orient="records")
@@ -740,6 +757,8 @@ CLAIMS = [
     *[c for snippet, stage, merged in FILL_IN_ROWS
       for c in claims("docs/sparse.md", snippet,
                       (snippet, functools.partial(fill_in_row, stage, merged), identity))],
+    *claims("docs/sparse.md", "prints `16` (GPUs)", ("16", sparse_doc_python_output),
+            ("16", sparse_doc_yaml_topology_size)),
     *claims("docs/sparse.md", "(checked for 16 GPUs, N = 16M, d = 1/512)",
             ("16 GPUs, N = 16M, d = 1/512", lambda: abci_scenario_matches_the_study(16, "16M", "1/512"), identity)),
     *[c for (count, density), line in SPARSE_FIFO_ROWS.items()

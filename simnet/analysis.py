@@ -50,6 +50,7 @@ __all__ = [
     "numeric_values",
     "format_fraction",
     "default_baseline",
+    "baseline_label",
     "baseline_runs",
     "parse_choice",
     "choice_text",
@@ -392,22 +393,26 @@ def _params(text: str) -> dict[str, Any]:
 
 
 def _choices(results: pd.DataFrame, params: list[dict], density: pd.Series) -> list[str]:
-    """Algorithm names with the parameters that tell two runs of one case apart.
+    """Algorithm names with the parameters that tell two runs of one case apart, and those a scenario gave its
+    every run of the algorithm (``ring channels=2``, also when it is the only ring).
 
-    A parameter is part of the choice when two rows of the same algorithm at the
-    same point, size and density differ in it (``binomial_tree chunks=8``); one
-    that only changes from point to point (a swept ``chunks``, factors derived
-    from each point's topology) belongs to the point, not the choice.
+    A parameter is part of the choice when two rows of the same algorithm at the same point, size and density
+    differ in it (``binomial_tree chunks=8``), or when it has one value in every row of the algorithm and is
+    not one the algorithm reads off the topology's hierarchy (:attr:`Algorithm.derived`, BlueConnect's
+    ``factors``): the scenario gave it. One that only changes from point to point (a swept ``chunks``,
+    factors derived from each point's topology) belongs to the point, not the choice.
     """
     frame = pd.DataFrame({"algorithm": results["algorithm"].to_numpy(), "point": results["point"].to_numpy(),
                           "size": results["size_bytes"].to_numpy(), "density": density.fillna(-1.0).to_numpy()})
     shown_keys: dict[str, list[str]] = {}
     for algorithm, rows in frame.groupby("algorithm", sort=False):
         keys = list(dict.fromkeys(k for i in rows.index for k in params[i] if k != "payload"))
+        derived = ALGORITHMS[algorithm].derived if algorithm in ALGORITHMS else ()
         distinguishing = []
         for key in keys:
             values = rows.assign(value=[json.dumps(params[i].get(key), sort_keys=True) for i in rows.index])
-            if (values.groupby(["point", "size", "density"])["value"].nunique() > 1).any():
+            given = key not in derived and values["value"].nunique() == 1
+            if given or (values.groupby(["point", "size", "density"])["value"].nunique() > 1).any():
                 distinguishing.append(key)
         shown_keys[algorithm] = distinguishing
     labels = []
@@ -602,6 +607,23 @@ def default_baseline(results: pd.DataFrame) -> str | None:
     if not len(results):
         return None
     return "ring" if (results["algorithm"] == "ring").any() else str(results["algorithm"].iloc[0])
+
+
+def baseline_label(results: pd.DataFrame, baseline: str, *, legend: bool = False) -> str:
+    """The runs of `baseline` (:func:`baseline_runs`) named as the speedup table's columns name choices, or with
+    `legend` as plot legends do (:func:`factors`): ``ring {"channels": 2}`` (``ring channels=2``) for a baseline
+    ``ring`` that ran only with two channels; ``the fastest of ...`` where several choices are the baseline.
+
+    Raises
+    ------
+    SimnetError
+        If the baseline is not among the results.
+    """
+    runs = baseline_runs(results, baseline)
+    results = results.reset_index(drop=True)
+    names = factors(results)["choice"].to_numpy() if legend else np.array(_marked(_choice(results), results))
+    chosen = list(dict.fromkeys(names[runs]))
+    return chosen[0] if len(chosen) == 1 else f"the fastest of {', '.join(chosen)}"
 
 
 def baseline_runs(results: pd.DataFrame, baseline: str) -> np.ndarray:
@@ -1133,7 +1155,8 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
         pivot = pivot.pivot_table(index=["point", "size_bytes", "size", "payload"], columns="choice",
                                   values="speedup", sort=False).reset_index().drop(columns=["size_bytes"])
         pivot = pivot.drop(columns=[c for c in ("point", "payload") if not pivot[c].astype(bool).any()])
-        lines += [f"## Speedup over {baseline}", "", pivot.to_markdown(index=False, floatfmt=".3f"), ""]
+        lines += [f"## Speedup over {baseline_label(results, baseline)}", "",
+                  pivot.to_markdown(index=False, floatfmt=".3f"), ""]
     spread = hash_seed_spread(results)
     if len(spread):
         shown = spread.assign(size=spread["size_bytes"].map(format_size), median=spread["median_s"].map(format_time),

@@ -145,6 +145,28 @@ def test_speedups_are_over_ring_if_it_ran_else_over_the_first_algorithm():
     assert "## Speedup over tree" in markdown_summary(without_ring, title="study")
 
 
+def test_a_variant_keeps_the_parameters_it_was_given_in_labels_and_headings():
+    """Study r26 F7: a lone {name: ring, channels: 2} was "ring" in legends and "speedup over ring" in results.md
+    and speedup.png, while the column was `ring {"channels": 2}`. Given parameters stay in the label; those read off
+    the topology (blueconnect's factors) and swept ones (they belong to the point) do not."""
+    from simnet.analysis import baseline_label, factors, markdown_summary
+
+    rows = results_frame([
+        ("", "ring", '{"channels": 2}', 1024, 4.0, 4.0, 4.0),
+        ("", "halving_doubling", '{"chunks": 4}', 1024, 2.0, 2.0, 2.0),
+        ("", "blueconnect", '{"factors": [2, 2, 4]}', 1024, 3.0, 3.0, 3.0),
+    ])
+    assert list(factors(rows)["choice"]) == ["ring channels=2", "halving_doubling chunks=4", "blueconnect"]
+    assert baseline_label(rows, "ring") == 'ring {"channels": 2}'
+    assert baseline_label(rows, "ring", legend=True) == "ring channels=2"
+    assert '## Speedup over ring {"channels": 2}\n' in markdown_summary(rows, title="study")
+    two = pd.concat([rows, results_frame([("", "ring", '{"channels": 1}', 1024, 5.0, 5.0, 5.0)])])
+    assert baseline_label(two, "ring", legend=True) == "the fastest of ring channels=2, ring channels=1"
+    swept = results_frame([(f"collective.chunks={c}", "ring", json.dumps({"chunks": c}), 1024, 1.0, 1.0, 1.0)
+                           for c in (1, 2)])
+    assert list(factors(swept)["choice"]) == ["ring", "ring"]
+
+
 def test_tier_and_link_summaries_of_a_run():
     from simnet.algorithms import ring_allreduce
     from simnet.analysis import link_summary, tier_summary

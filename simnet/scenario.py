@@ -32,7 +32,8 @@ A sparse scenario replaces ``sizes`` by a ``payload`` (see :class:`PayloadSpec`)
 
     payload: {kind: sparse, dimension: 32M, density: 1/128, distribution: uniform, seed: 1}
 
-Every combination of its ``dimension`` and ``density`` (each a value or a list) runs
+Every combination of its ``dimension`` and ``density`` (each a value, a range such as
+``1/1024..1/4:x4`` as ``sizes`` takes one, or a list of them) runs
 at the dense size ``dimension * value_bytes``; sparse algorithms receive the
 :class:`~simnet.payloads.SparsePayload` as their ``payload`` parameter.
 
@@ -350,21 +351,65 @@ class SweepSpec(_Strict):
     points: list[dict[str, Any]] = Field(default_factory=list)
 
 
-def _as_list(value: Any) -> Any:
-    return value if isinstance(value, list) else [value]
-
-
 Count = Annotated[int, BeforeValidator(units.parse_count), Field(ge=1)]
+
+
+def _ranges(parse_range: Callable[[str], list], parse: Callable[[Any], Any], what: str,
+            most: float = math.inf) -> Callable[[Any], list]:
+    """A validator of a list of values (or one), each read by `parse`, in which an item may be a range
+    ``LOW..HIGH[:xN]`` or a comma-separated list, read by `parse_range` and put in place of the item, as
+    ``sizes`` reads them. An error names the item as written (``[1]``, or no index for a lone value): a value
+    `parse` refuses, a range that goes above `most`, or a value listed twice where a range is involved."""
+
+    def expanded(value: Any) -> list:
+        items, where = (value, "[{}]") if isinstance(value, list) else ([value], "")
+        values: list = []
+        first: dict = {}
+        for index, item in enumerate(items):
+            ranged = isinstance(item, str) and (".." in item or "," in item)
+            try:
+                found = parse_range(item) if ranged else [parse(item)]
+            except SimnetError as error:
+                raise ScenarioError(error.message, path=where.format(index)) from None
+            if max(found) > most:
+                raise ScenarioError(f"must be ≤ {most:g}, got {item!r}", path=where.format(index))
+            for one in found:
+                if one in first and (ranged or first[one][1]):
+                    raise ScenarioError(f"{what} {one!r} is listed twice (also {what}{where.format(first[one][0])})",
+                                        path=where.format(index))
+                first.setdefault(one, (index, ranged))
+                values.append(one)
+        return values
+
+    return expanded
+
+
+def _count_at_least_1(text: Any) -> int:
+    count = units.parse_count(text)
+    if count < 1:
+        raise ScenarioError(f"must be ≥ 1, got {text!r}")
+    return count
+
+
+def _fraction_above_0(text: Any) -> float:
+    value = units.parse_fraction(text)
+    if not value > 0:
+        raise ScenarioError(f"must be > 0, got {text!r}")
+    return value
 
 
 class PayloadSpec(_Strict):
     """A sparse payload; keys as :class:`simnet.payloads.SparsePayload`, counts like ``32M``,
-    densities like ``1/128`` or ``0.5%``; ``dimension`` and ``density`` may be lists."""
+    densities like ``1/128`` or ``0.5%``; ``dimension`` and ``density`` may be lists, whose items may be
+    ranges as ``sizes`` takes them: ``256Ki..4Mi:x4`` (every fourfold count, both ends included; without
+    ``:xN`` each doubles), ``1/1024..1/4:x4``."""
 
     kind: Literal["sparse"]
-    dimension: Annotated[list[Count], BeforeValidator(_as_list), Field(min_length=1)]
-    density: Annotated[list[Annotated[float, BeforeValidator(units.parse_fraction), Field(gt=0, le=1)]],
-                       BeforeValidator(_as_list), Field(min_length=1)] = [1 / 128]
+    dimension: Annotated[list[Count], BeforeValidator(_ranges(units.parse_count_range, _count_at_least_1,
+                                                               "dimension")), Field(min_length=1)]
+    density: Annotated[list[Annotated[float, Field(gt=0, le=1)]],
+                       BeforeValidator(_ranges(units.parse_fraction_range, _fraction_above_0, "density", 1.0)),
+                       Field(min_length=1)] = [1 / 128]
     distribution: Literal[DISTRIBUTIONS] = "uniform"  # type: ignore[valid-type]
     seed: int = Field(0, ge=0)
     index_bytes: int = Field(4, ge=1)

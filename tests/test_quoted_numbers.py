@@ -53,7 +53,7 @@ from simnet.scenario import load_scenario, parse_scenario, run
 from simnet.smpi import as_mpi
 from simnet.testing import KEY_COLUMNS, Golden
 from simnet.topology import build, describe, dgx_a100, fat_tree, find, gpus, leaf_spine, load, torus
-from simnet.units import format_size, parse_size_range
+from simnet.units import format_size, parse_count_range, parse_fraction_range, parse_size_range
 from tests.validation.test_simgrid import CLUSTERS, SHUFFLED, cluster_network
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -757,6 +757,13 @@ CLAIMS = [
     *[c for snippet, stage, merged in FILL_IN_ROWS
       for c in claims("docs/sparse.md", snippet,
                       (snippet, functools.partial(fill_in_row, stage, merged), identity))],
+    *claims("docs/sparse.md", "`dimension: 256Ki..4Mi:x4` is 256Ki, 1Mi and 4Mi entries",
+            ("256Ki, 1Mi and 4Mi", lambda: parse_count_range("256Ki..4Mi:x4"),
+             lambda counts: ", ".join(f"{c // 1024}Ki" if c < 2**20 else f"{c // 2**20}Mi" for c in counts[:-1])
+             + f" and {counts[-1] // 2**20}Mi")),
+    *claims("docs/sparse.md", "`density: 1/1024..1/4:x4` the densities\n1/1024, 1/256, 1/64, 1/16 and 1/4",
+            ("1/1024, 1/256, 1/64, 1/16 and 1/4", lambda: parse_fraction_range("1/1024..1/4:x4"),
+             lambda ds: ", ".join(f"1/{1 / d:.0f}" for d in ds[:-1]) + f" and 1/{1 / ds[-1]:.0f}")),
     *claims("docs/sparse.md", "prints `16` (GPUs)", ("16", sparse_doc_python_output),
             ("16", sparse_doc_yaml_topology_size)),
     *claims("docs/sparse.md", "(checked for 16 GPUs, N = 16M, d = 1/512)",

@@ -435,6 +435,38 @@ def test_sparse_payload_files_start_at_the_scenario_files_directory(tmp_path, mo
     assert len(run(scenario)) == 1
 
 
+SPARSE_SCENARIO = {"name": "sparse", "topology": {"builder": "switch", "hosts": 4, "bandwidth": "25 GB/s",
+                                                 "latency": "1 us"},
+                   "collective": {"op": "allreduce", "algorithms": ["sparse_ring"]}}
+
+
+def test_a_sparse_payload_takes_ranges_of_dimensions_and_densities():
+    """Study r26 F9: `dimension: 256Ki..4Mi:x4` was refused ("unknown unit 'Ki..4Mi:x4'") and `density:
+    1/1024..1/4:x4` quoted a mangled value; both are ranges as `sizes` takes them, alone or as list items."""
+    payload = {"kind": "sparse", "dimension": "256Ki..4Mi:x4", "density": ["1/1024..1/16:x4", "1/4"]}
+    scenario = parse_scenario({**SPARSE_SCENARIO, "payload": payload})
+    assert scenario.payload.dimension == [2**18, 2**20, 2**22]
+    assert scenario.payload.density == [1 / 1024, 1 / 256, 1 / 64, 1 / 16, 1 / 4]
+    assert len(scenario.sparse_payloads()) == 15
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("dimension", "4Mi..256Ki", "payload.dimension: expected a range 'LOW..HIGH' with 1 ≤ LOW ≤ HIGH, got "
+                                "'4Mi..256Ki'"),
+    ("dimension", ["1Mi", "256Ki..4Mi:x4"], "payload.dimension[1]: dimension 1048576 is listed twice (also "
+                                            "dimension[0])"),
+    ("density", "1/4..2", "payload.density: must be ≤ 1, got '1/4..2'"),
+    ("density", ["1/1024..1/4:x4", "abc"], "payload.density[1]: expected a fraction such as '1/128', got 'abc'"),
+    ("density", ["1/1024..1/4:x4", 2], "payload.density[1]: must be ≤ 1, got 2"),
+    ("density", 0, "payload.density: must be > 0, got 0"),
+])
+def test_a_bad_range_of_a_payload_names_the_item_as_written(key, value, message):
+    payload = {"kind": "sparse", "dimension": "1M", key: value}
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario({**SPARSE_SCENARIO, "payload": payload})
+    assert str(raised.value) == message
+
+
 CLUSTER = {"builder": "cluster", "node": "dgx1", "nodes": 2, "fabric": "switch",
            "fabric_params": {"bandwidth": "100 Gbps", "latency": "1 us"}}
 

@@ -1492,14 +1492,15 @@ def _is_msccl(entry: AlgorithmSpec) -> bool:
 
 
 def _nccl_references(network: Network, op: str, sizes: Sequence[int],
-                     version: str = NCCL_RELEASE) -> dict[int, tuple[str, float]]:
-    """NCCL's own choice (``"algorithm/protocol"``) and model time per size with NCCL release `version`, where
-    simnet models NCCL on the network (none for a release NCCL's model does not know: the run says so).
+                     version: str = NCCL_RELEASE) -> dict[int, tuple[str, float, float]]:
+    """NCCL's own choice (``"algorithm/protocol"``), model time and the latency part of it
+    (:func:`~simnet.models.nccl.algo_latency_s`) per size with NCCL release `version`, where simnet models NCCL
+    on the network (none for a release NCCL's model does not know: the run says so).
 
     simnet's size of an all-gather (the gathered result) and of a reduce-scatter (each rank's input) is
     already the total NCCL feeds its model (:func:`~simnet.models.nccl.model_nbytes` of the per-rank count).
     """
-    from simnet.models.nccl import choose, network_tuning
+    from simnet.models.nccl import algo_latency_s, choose, network_tuning
 
     try:
         tuning = network_tuning(network, version)
@@ -1513,7 +1514,8 @@ def _nccl_references(network: Network, op: str, sizes: Sequence[int],
             pick = choose(tuning, op, size)
         except SimnetError:
             continue
-        references[size] = (f"{pick.algorithm}/{pick.protocol}", pick.time_s)
+        references[size] = (f"{pick.algorithm}/{pick.protocol}", pick.time_s,
+                            algo_latency_s(tuning, op, pick.algorithm, pick.protocol, size))
     return references
 
 
@@ -1633,7 +1635,7 @@ def _attempts(point: Point, *, force: bool = False,
 
 
 def _one_run(point: Point, network: Network, options: dict[str, Any], costs: NetworkCosts, estimate: int,
-             references: dict[int, tuple[str, float]], listed: tuple, size: int, payload: SparsePayload | None,
+             references: dict[int, tuple[str, float, float]], listed: tuple, size: int, payload: SparsePayload | None,
              fits: Callable[[dict[str, Any], int], None], phase: Callable[[str], None]) -> Run:
     """Build, simulate and model one listed algorithm (as :func:`_algorithm_runs` gives it, topology-derived
     defaults filled in) at one case of `point`, `phase` called before the build and the simulation; errors at
@@ -1672,8 +1674,9 @@ def _one_run(point: Point, network: Network, options: dict[str, Any], costs: Net
         critical_path_s=critical_path_time(network, schedule, gamma, overhead_s=options["overhead_s"],
                                            start_offset_s=options["start_offset_s"],
                                            slowdown=options["slowdown"]),
-        nccl_choice=references.get(size, ("", math.nan))[0],
-        nccl_model_s=references.get(size, ("", math.nan))[1],
+        nccl_choice=references.get(size, ("", math.nan, math.nan))[0],
+        nccl_model_s=references.get(size, ("", math.nan, math.nan))[1],
+        nccl_latency_s=references.get(size, ("", math.nan, math.nan))[2],
         payload_kind=record.payload,
         sent_bytes_per_rank=sent_bytes_per_rank(schedule),
     )

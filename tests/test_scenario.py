@@ -607,3 +607,30 @@ sizes: [64 MiB]
     assert table["nccl_release"].tolist() == ["2.26.2", "2.30.7"]
     assert table["nccl_model_s"][1] == pytest.approx(271.72e-6, rel=1e-3)
     assert not table["nccl_simulated_s"].isna().any()
+
+
+def test_a_sparse_all_reduce_at_density_1_beats_nccl_only_by_the_latency_it_does_not_pay():
+    """Study r26 F6: on 4 DGX H100 at 1 MiB, sparse_ring_ring at density 1 (no sparsity at all) ran in 39 us beside
+    NCCL's 100 us and was named simnet's best. Each row carries the latency NCCL's model charges its choice, and the
+    comparison says that latency, not the algorithm, puts it ahead."""
+    from simnet.analysis import nccl_comparison
+    from simnet.models.nccl import algo_latency_s, network_tuning
+
+    scenario = parse_scenario({
+        "name": "f6", "topology": {"file": "dgx_h100_ndr_32", "nodes": 4},
+        "collective": {"op": "allreduce", "algorithms": ["sparse_ring_ring", "nccl"]},
+        "payload": {"kind": "sparse", "dimension": "256Ki", "density": 1, "seed": 1}})
+    rows = run(scenario)
+    algorithm, protocol = rows["nccl_choice"].iloc[0].split("/")
+    tuning = network_tuning(scenario.built_network(), "2.30.7")
+    assert (rows["nccl_latency_s"] == algo_latency_s(tuning, "allreduce", algorithm, protocol, 2**20)).all()
+    (row,) = nccl_comparison(rows).to_dict(orient="records")
+    assert row["simnet_best"].startswith("sparse_ring_ring") and not row["simnet_best_pays_nccl_latency"]
+    assert row["simnet_best_s"] < 0.5 * row["nccl_best_s"]
+    assert row["nccl_best_s"] <= row["simnet_best_with_nccl_latency_s"]
+    assert row["latency_decides"]
+    doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "nccl.md").read_text().split())
+    assert (f"`sparse_ring_ring` at density 1 (no sparsity at all) simulates in {row['simnet_best_s'] * 1e6:.0f} us "
+            f"beside NCCL's {row['nccl_best_s'] * 1e6:.0f} us, but NCCL's Tree/LL128 pays "
+            f"{row['nccl_latency_s'] * 1e6:.0f} us of latency before any byte moves") in doc
+    assert row["nccl_choice"] == "tree/ll128"

@@ -61,6 +61,7 @@ __all__ = [
     "numeric_values",
     "format_fraction",
     "default_baseline",
+    "baseline_label",
     "baseline_runs",
     "parse_choice",
     "choice_text",
@@ -79,6 +80,7 @@ __all__ = [
     "nccl_release",
     "nccl_without_model",
     "nccl_comparison_note",
+    "NCCL_LATENCY_NOTE",
     "nccl_switched_off",
     "display_nccl_comparison",
     "NCCL_COMPARISON_NOTE",
@@ -108,6 +110,7 @@ RESULT_COLUMNS = (
     "busbw_GBps",
     "nccl_choice",
     "nccl_model_s",
+    "nccl_latency_s",
     "payload_kind",
     "effective_busbw_GBps",
     "sent_bytes_per_rank_max",
@@ -203,6 +206,7 @@ def result_row(
     resolved: str = "",
     nccl_choice: str = "",
     nccl_model_s: float = math.nan,
+    nccl_latency_s: float = math.nan,
     payload_kind: str = "dense",
     sent_bytes_per_rank: Sequence[float] = (),
     routing: str = "",
@@ -221,7 +225,9 @@ def result_row(
     ``params`` across sizes.
     ``nccl_choice`` (``"algorithm/protocol"``) and ``nccl_model_s`` are what NCCL's
     own cost model picks for this collective and size on the topology and the time
-    it predicts for it (empty and ``nan`` where simnet has no NCCL model of the
+    it predicts for it, ``nccl_latency_s`` the latency part of that time
+    (:func:`simnet.models.nccl.algo_latency_s`: what NCCL's model charges before any
+    byte moves) (empty and ``nan`` where simnet has no NCCL model of the
     topology), the same on every row of one size.
     ``routing`` is the routing rule in force (:attr:`simnet.network.Network.routing`)
     and ``hash_seed`` the seed of its hash under ``ecmp_hash`` (one draw of the hash's
@@ -261,6 +267,7 @@ def result_row(
         "busbw_GBps": None if sparse else busbw_GBps,
         "nccl_choice": nccl_choice,
         "nccl_model_s": nccl_model_s,
+        "nccl_latency_s": nccl_latency_s,
         "payload_kind": payload_kind,
         "effective_busbw_GBps": busbw_GBps if sparse else None,
         "sent_bytes_per_rank_max": float(sent.max()) if sent.size else None,
@@ -592,22 +599,26 @@ def _params(text: str) -> dict[str, Any]:
 
 
 def _choices(results: pd.DataFrame, params: list[dict], density: pd.Series) -> list[str]:
-    """Algorithm names with the parameters that tell two runs of one case apart.
+    """Algorithm names with the parameters that tell two runs of one case apart, and those a scenario gave its
+    every run of the algorithm (``ring channels=2``, also when it is the only ring).
 
-    A parameter is part of the choice when two rows of the same algorithm at the
-    same point, size and density differ in it (``binomial_tree chunks=8``); one
-    that only changes from point to point (a swept ``chunks``, factors derived
-    from each point's topology) belongs to the point, not the choice.
+    A parameter is part of the choice when two rows of the same algorithm at the same point, size and density
+    differ in it (``binomial_tree chunks=8``), or when it has one value in every row of the algorithm and is
+    not one the algorithm reads off the topology's hierarchy (:attr:`Algorithm.derived`, BlueConnect's
+    ``factors``): the scenario gave it. One that only changes from point to point (a swept ``chunks``,
+    factors derived from each point's topology) belongs to the point, not the choice.
     """
     frame = pd.DataFrame({"algorithm": results["algorithm"].to_numpy(), "point": results["point"].to_numpy(),
                           "size": results["size_bytes"].to_numpy(), "density": density.fillna(-1.0).to_numpy()})
     shown_keys: dict[str, list[str]] = {}
     for algorithm, rows in frame.groupby("algorithm", sort=False):
         keys = list(dict.fromkeys(k for i in rows.index for k in params[i] if k != "payload"))
+        derived = ALGORITHMS[algorithm].derived if algorithm in ALGORITHMS else ()
         distinguishing = []
         for key in keys:
             values = rows.assign(value=[json.dumps(params[i].get(key), sort_keys=True) for i in rows.index])
-            if (values.groupby(["point", "size", "density"])["value"].nunique() > 1).any():
+            given = key not in derived and values["value"].nunique() == 1
+            if given or (values.groupby(["point", "size", "density"])["value"].nunique() > 1).any():
                 distinguishing.append(key)
         shown_keys[algorithm] = distinguishing
     labels = []
@@ -824,6 +835,23 @@ def default_baseline(results: pd.DataFrame) -> str | None:
     return "ring" if (results["algorithm"] == "ring").any() else str(results["algorithm"].iloc[0])
 
 
+def baseline_label(results: pd.DataFrame, baseline: str, *, legend: bool = False) -> str:
+    """The runs of `baseline` (:func:`baseline_runs`) named as the speedup table's columns name choices, or with
+    `legend` as plot legends do (:func:`factors`): ``ring {"channels": 2}`` (``ring channels=2``) for a baseline
+    ``ring`` that ran only with two channels; ``the fastest of ...`` where several choices are the baseline.
+
+    Raises
+    ------
+    SimnetError
+        If the baseline is not among the results.
+    """
+    runs = baseline_runs(results, baseline)
+    results = results.reset_index(drop=True)
+    names = factors(results)["choice"].to_numpy() if legend else np.array(_marked(_choice(results), results))
+    chosen = list(dict.fromkeys(names[runs]))
+    return chosen[0] if len(chosen) == 1 else f"the fastest of {', '.join(chosen)}"
+
+
 def baseline_runs(results: pd.DataFrame, baseline: str) -> np.ndarray:
     """Which rows of `results` are runs of the baseline `baseline` (a boolean mask).
 
@@ -1027,21 +1055,33 @@ def nccl_key(algorithm: str, params: str, resolved: str = "") -> str:
     return f"{name}/{values.get('protocol', 'simple')}"
 
 
-NCCL_COMPARISON_NOTE = ("Schedules outside NCCL's family (ring, trees, BlueConnect, imported MSCCL programs, ...) "
-                        "pay link latencies only, none of NCCL's per-step, kernel or launch latencies (an MSCCL "
-                        "program pays only its LL or LL128 wire bytes): NCCL's choice is best compared with the "
-                        "best NCCL schedule.")
-"""What the NCCL comparison's reader must know about its "simnet's best" column."""
+NCCL_COMPARISON_NOTE = ("Schedules outside NCCL's family (ring, trees, BlueConnect, sparse all-reduces, imported "
+                        "MSCCL programs, ...) pay link latencies only, none of NCCL's per-step, kernel or launch "
+                        "latencies (an MSCCL program pays only its LL or LL128 wire bytes): NCCL's choice is best "
+                        "compared with the best NCCL schedule.")
+"""What the NCCL comparison's reader must know about its "simnet's best" column (and ``tune``'s reader about a
+winner outside NCCL's family)."""
+
+NCCL_LATENCY_NOTE = ("'+ NCCL latency' adds to such a best the latency NCCL's own model charges its choice at that "
+                     "size (its base and per-step latencies, before any byte moves), roughly what the schedule would "
+                     "pay run by NCCL; 'latency decides' is yes where that leaves it no faster than the best NCCL "
+                     "schedule (NCCL's model where none ran): it is ahead by latency NCCL pays and it does not, not "
+                     "by its algorithm.")
+"""What the NCCL comparison's columns ``+ NCCL latency`` and ``latency decides`` mean."""
 
 
 def nccl_comparison_note(results: pd.DataFrame) -> str:
-    """:data:`NCCL_COMPARISON_NOTE` where a schedule outside NCCL's family ran beside NCCL's choice (``""`` where
-    only NCCL's schedules ran, or no row has an NCCL choice)."""
+    """:data:`NCCL_COMPARISON_NOTE` where a schedule outside NCCL's family ran beside NCCL's choice, and
+    :data:`NCCL_LATENCY_NOTE` where one is simnet's best (``""`` where only NCCL's schedules ran, or no row has an
+    NCCL choice)."""
     if "nccl_choice" not in results:
         return ""
     chosen = results[results["nccl_choice"].astype(str) != ""]
     outside = ~chosen["algorithm"].isin([*NCCL_NAMES, *NCCL_CHOICES])
-    return NCCL_COMPARISON_NOTE if outside.any() else ""
+    if not outside.any():
+        return ""
+    best_outside = not nccl_comparison(results)["simnet_best_pays_nccl_latency"].all()
+    return f"{NCCL_COMPARISON_NOTE} {NCCL_LATENCY_NOTE}" if best_outside else NCCL_COMPARISON_NOTE
 
 
 def nccl_switched_off(results: pd.DataFrame) -> str:
@@ -1115,8 +1155,8 @@ def nccl_without_model(results: pd.DataFrame) -> str:
             f"Set {advice} in the algorithm's parameters.")
 
 
-_FALLBACKS = {"channels": "e.g. one per NIC of a server: each channel crosses servers through one NIC; "
-                          "NCCL launches at most 64",
+_FALLBACKS = {"channels": "e.g. one per NIC of a server: channel c crosses servers through NIC c mod the NICs, "
+                          "as NCCL's graph search spreads them; NCCL launches at most 64",
               "protocol": "simple, ll or ll128"}
 """Parameters NCCL's schedules take from NCCL's model (in the order a note names them), and a hint for
 setting each where there is no model."""
@@ -1138,8 +1178,9 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``point, size_bytes, payload, simnet_best, simnet_best_s, nccl_release, nccl_best, nccl_best_s,
-        nccl_choice, nccl_model_s, nccl_simulated_s, agree`` (``payload`` as in :func:`winners`): the fastest
+        ``point, size_bytes, payload, simnet_best, simnet_best_s, simnet_best_pays_nccl_latency,
+        simnet_best_with_nccl_latency_s, nccl_release, nccl_best, nccl_best_s, nccl_choice, nccl_model_s,
+        nccl_latency_s, nccl_simulated_s, agree, latency_decides`` (``payload`` as in :func:`winners`): the fastest
         simulated run of an exact algorithm (lossy ones, :func:`lossy_rows`, are not competitors; an NCCL
         schedule with the algorithm/protocol it ran, ``nccl (nvls/simple)``) and its time; the NCCL release
         of the row, one row per release the NCCL schedules of the point ran (their ``version``, else
@@ -1151,9 +1192,16 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         predicts; the simulated time of that choice where a run of it with that release is in `results`
         (``nan`` otherwise); whether simnet's winner is NCCL's choice (a run of it with that release). Empty
         where no row has an NCCL choice (the topology is not one simnet models NCCL on).
+
+        Whether simnet's best is an NCCL schedule, and so pays NCCL's latencies; its time with the latency
+        NCCL's model charges its choice (``nccl_latency_s``) added where it does not (its own time where it
+        does); and ``latency_decides``: whether a best outside NCCL's family is faster than the best NCCL
+        schedule (NCCL's model time where none ran) only by less than that latency, so that latency NCCL
+        pays and it does not, not its algorithm, puts it ahead.
     """
-    columns = ["point", "size_bytes", "payload", "simnet_best", "simnet_best_s", "nccl_release", "nccl_best",
-               "nccl_best_s", "nccl_choice", "nccl_model_s", "nccl_simulated_s", "agree"]
+    columns = ["point", "size_bytes", "payload", "simnet_best", "simnet_best_s", "simnet_best_pays_nccl_latency",
+               "simnet_best_with_nccl_latency_s", "nccl_release", "nccl_best", "nccl_best_s", "nccl_choice",
+               "nccl_model_s", "nccl_latency_s", "nccl_simulated_s", "agree", "latency_decides"]
     rows = []
     chosen = results[results["nccl_choice"].astype(str) != ""] if "nccl_choice" in results else results.iloc[:0]
     for (point, size, payload), group in _with_payload(chosen).groupby(_RUN_KEY, sort=False):
@@ -1169,19 +1217,28 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
             choice = str(own.iloc[0]["nccl_choice"])
             matching = [t for key, t, of in zip(keys, ordered["sim_time_s"], ordered["_release"])
                         if key == choice and of == release]
+            nccl_best_s = ordered["sim_time_s"].iloc[family[0]] if family else math.nan
+            latency_s = float(own.iloc[0].get("nccl_latency_s", math.nan))
+            pays = bool(best["_release"])
+            with_latency_s = best["sim_time_s"] if pays else best["sim_time_s"] + latency_s
+            against_s = nccl_best_s if family else own.iloc[0]["nccl_model_s"]
             rows.append({
                 "point": point,
                 "size_bytes": size,
                 "payload": payload,
                 "simnet_best": labels.iloc[0] + (f" ({keys[0]})" if keys[0] else ""),
                 "simnet_best_s": best["sim_time_s"],
+                "simnet_best_pays_nccl_latency": pays,
+                "simnet_best_with_nccl_latency_s": with_latency_s,
                 "nccl_release": release,
                 "nccl_best": f"{labels.iloc[family[0]]} ({keys[family[0]]})" if family else "",
-                "nccl_best_s": ordered["sim_time_s"].iloc[family[0]] if family else math.nan,
+                "nccl_best_s": nccl_best_s,
                 "nccl_choice": choice,
                 "nccl_model_s": own.iloc[0]["nccl_model_s"],
+                "nccl_latency_s": latency_s,
                 "nccl_simulated_s": min(matching) if matching else math.nan,
-                "agree": bool(keys[0]) and keys[0] == choice and best["_release"] == release,
+                "agree": pays and keys[0] == choice and best["_release"] == release,
+                "latency_decides": not pays and best["sim_time_s"] < against_s <= with_latency_s,
             })
     return pd.DataFrame(rows, columns=columns)
 
@@ -1195,6 +1252,8 @@ def display_nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         "payload": frame["payload"],
         "simnet's best (simulated)": frame["simnet_best"].map(lambda label: label.replace('"', "")),
         "time": frame["simnet_best_s"].map(format_time),
+        "+ NCCL latency": [("paid" if pays else "—" if t != t else format_time(t)) for pays, t in
+                           zip(frame["simnet_best_pays_nccl_latency"], frame["simnet_best_with_nccl_latency_s"])],
         "best NCCL schedule (simulated)": frame["nccl_best"].map(lambda label: label.replace('"', "") or "none run"),
         "its time": frame["nccl_best_s"].map(lambda t: "—" if t != t else format_time(t)),
         "NCCL release": frame["nccl_release"].map(lambda release: release or "—"),
@@ -1202,6 +1261,9 @@ def display_nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
         "NCCL model": frame["nccl_model_s"].map(format_time),
         "simulated": frame["nccl_simulated_s"].map(lambda t: "not run" if t != t else format_time(t)),
         "same": frame["agree"].map({True: "yes", False: "no"}),
+        "latency decides": [("—" if pays or t != t else "yes" if decides else "no") for pays, t, decides in
+                            zip(frame["simnet_best_pays_nccl_latency"], frame["simnet_best_with_nccl_latency_s"],
+                                frame["latency_decides"])],
     })
     return shown.drop(columns=[c for c in ("point", "payload") if not frame[c].astype(bool).any()])
 
@@ -1359,7 +1421,8 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
         pivot = pivot.pivot_table(index=["point", "size_bytes", "size", "payload"], columns="choice",
                                   values="speedup", sort=False).reset_index().drop(columns=["size_bytes"])
         pivot = pivot.drop(columns=[c for c in ("point", "payload") if not pivot[c].astype(bool).any()])
-        lines += [f"## Speedup over {baseline}", "", pivot.to_markdown(index=False, floatfmt=".3f"), ""]
+        lines += [f"## Speedup over {baseline_label(results, baseline)}", "",
+                  pivot.to_markdown(index=False, floatfmt=".3f"), ""]
     spread = hash_seed_spread(results)
     if len(spread):
         shown = spread.assign(size=spread["size_bytes"].map(format_size), median=spread["median_s"].map(format_time),

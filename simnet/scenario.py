@@ -32,7 +32,8 @@ A sparse scenario replaces ``sizes`` by a ``payload`` (see :class:`PayloadSpec`)
 
     payload: {kind: sparse, dimension: 32M, density: 1/128, distribution: uniform, seed: 1}
 
-Every combination of its ``dimension`` and ``density`` (each a value or a list) runs
+Every combination of its ``dimension`` and ``density`` (each a value, a range such as
+``1/1024..1/4:x4`` as ``sizes`` takes one, or a list of them) runs
 at the dense size ``dimension * value_bytes``; sparse algorithms receive the
 :class:`~simnet.payloads.SparsePayload` as their ``payload`` parameter.
 
@@ -88,7 +89,6 @@ from pydantic import (
 
 from simnet import engine, units, yamlio
 from simnet.algorithms import ALGORITHMS
-from simnet.algorithms.hierarchy import hierarchy_factors
 from simnet.algorithms.nccl import NCCL_RELEASE, built_release
 from simnet.algorithms.registry import Algorithm, resolved_changes
 from simnet.analysis import (RESULT_COLUMNS, choice_matches, choice_text, format_fraction, parse_choice, result_row,
@@ -353,21 +353,65 @@ class SweepSpec(_Strict):
     points: list[dict[str, Any]] = Field(default_factory=list)
 
 
-def _as_list(value: Any) -> Any:
-    return value if isinstance(value, list) else [value]
-
-
 Count = Annotated[int, BeforeValidator(units.parse_count), Field(ge=1)]
+
+
+def _ranges(parse_range: Callable[[str], list], parse: Callable[[Any], Any], what: str,
+            most: float = math.inf) -> Callable[[Any], list]:
+    """A validator of a list of values (or one), each read by `parse`, in which an item may be a range
+    ``LOW..HIGH[:xN]`` or a comma-separated list, read by `parse_range` and put in place of the item, as
+    ``sizes`` reads them. An error names the item as written (``[1]``, or no index for a lone value): a value
+    `parse` refuses, a range that goes above `most`, or a value listed twice where a range is involved."""
+
+    def expanded(value: Any) -> list:
+        items, where = (value, "[{}]") if isinstance(value, list) else ([value], "")
+        values: list = []
+        first: dict = {}
+        for index, item in enumerate(items):
+            ranged = isinstance(item, str) and (".." in item or "," in item)
+            try:
+                found = parse_range(item) if ranged else [parse(item)]
+            except SimnetError as error:
+                raise ScenarioError(error.message, path=where.format(index)) from None
+            if max(found) > most:
+                raise ScenarioError(f"must be ≤ {most:g}, got {item!r}", path=where.format(index))
+            for one in found:
+                if one in first and (ranged or first[one][1]):
+                    raise ScenarioError(f"{what} {one!r} is listed twice (also {what}{where.format(first[one][0])})",
+                                        path=where.format(index))
+                first.setdefault(one, (index, ranged))
+                values.append(one)
+        return values
+
+    return expanded
+
+
+def _count_at_least_1(text: Any) -> int:
+    count = units.parse_count(text)
+    if count < 1:
+        raise ScenarioError(f"must be ≥ 1, got {text!r}")
+    return count
+
+
+def _fraction_above_0(text: Any) -> float:
+    value = units.parse_fraction(text)
+    if not value > 0:
+        raise ScenarioError(f"must be > 0, got {text!r}")
+    return value
 
 
 class PayloadSpec(_Strict):
     """A sparse payload; keys as :class:`simnet.payloads.SparsePayload`, counts like ``32M``,
-    densities like ``1/128`` or ``0.5%``; ``dimension`` and ``density`` may be lists."""
+    densities like ``1/128`` or ``0.5%``; ``dimension`` and ``density`` may be lists, whose items may be
+    ranges as ``sizes`` takes them: ``256Ki..4Mi:x4`` (every fourfold count, both ends included; without
+    ``:xN`` each doubles), ``1/1024..1/4:x4``."""
 
     kind: Literal["sparse"]
-    dimension: Annotated[list[Count], BeforeValidator(_as_list), Field(min_length=1)]
-    density: Annotated[list[Annotated[float, BeforeValidator(units.parse_fraction), Field(gt=0, le=1)]],
-                       BeforeValidator(_as_list), Field(min_length=1)] = [1 / 128]
+    dimension: Annotated[list[Count], BeforeValidator(_ranges(units.parse_count_range, _count_at_least_1,
+                                                               "dimension")), Field(min_length=1)]
+    density: Annotated[list[Annotated[float, Field(gt=0, le=1)]],
+                       BeforeValidator(_ranges(units.parse_fraction_range, _fraction_above_0, "density", 1.0)),
+                       Field(min_length=1)] = [1 / 128]
     distribution: Literal[DISTRIBUTIONS] = "uniform"  # type: ignore[valid-type]
     seed: int = Field(0, ge=0)
     index_bytes: int = Field(4, ge=1)
@@ -1304,9 +1348,7 @@ def _supplied(scenario: Scenario) -> tuple[str, ...]:
 
 def _with_defaults(record: Algorithm, params: dict[str, Any], network: Network) -> dict[str, Any]:
     """`params` over the parameters `record` derives from the topology's hierarchy."""
-    if record.defaults is None:
-        return params
-    return {**record.defaults(functools.partial(hierarchy_factors, network.graph)), **params}
+    return record.with_topology_defaults(network, params)
 
 
 def _shrinking(record: Algorithm, nranks: int, size_bytes: int, params: Mapping[str, Any]) -> list[str]:
@@ -1353,7 +1395,7 @@ def _built(record: Algorithm, params: dict[str, Any], origins: dict[str, str], n
     with errors at their scenario key paths; `fits` sees the resolved parameters and the size before anything is
     built."""
     try:
-        params = record.resolved(network, size, params)
+        params = record.on_network(network, size, params)
     except SimnetError as error:
         raise _at_key(error, record, origins, sized_by) from None
     if fits is not None:
@@ -1491,14 +1533,15 @@ def _is_msccl(entry: AlgorithmSpec) -> bool:
 
 
 def _nccl_references(network: Network, op: str, sizes: Sequence[int],
-                     version: str = NCCL_RELEASE) -> dict[int, tuple[str, float]]:
-    """NCCL's own choice (``"algorithm/protocol"``) and model time per size with NCCL release `version`, where
-    simnet models NCCL on the network (none for a release NCCL's model does not know: the run says so).
+                     version: str = NCCL_RELEASE) -> dict[int, tuple[str, float, float]]:
+    """NCCL's own choice (``"algorithm/protocol"``), model time and the latency part of it
+    (:func:`~simnet.models.nccl.algo_latency_s`) per size with NCCL release `version`, where simnet models NCCL
+    on the network (none for a release NCCL's model does not know: the run says so).
 
     simnet's size of an all-gather (the gathered result) and of a reduce-scatter (each rank's input) is
     already the total NCCL feeds its model (:func:`~simnet.models.nccl.model_nbytes` of the per-rank count).
     """
-    from simnet.models.nccl import choose, network_tuning
+    from simnet.models.nccl import algo_latency_s, choose, network_tuning
 
     try:
         tuning = network_tuning(network, version)
@@ -1512,7 +1555,8 @@ def _nccl_references(network: Network, op: str, sizes: Sequence[int],
             pick = choose(tuning, op, size)
         except SimnetError:
             continue
-        references[size] = (f"{pick.algorithm}/{pick.protocol}", pick.time_s)
+        references[size] = (f"{pick.algorithm}/{pick.protocol}", pick.time_s,
+                            algo_latency_s(tuning, op, pick.algorithm, pick.protocol, size))
     return references
 
 
@@ -1632,7 +1676,7 @@ def _attempts(point: Point, *, force: bool = False,
 
 
 def _one_run(point: Point, network: Network, options: dict[str, Any], costs: NetworkCosts, estimate: int,
-             references: dict[int, tuple[str, float]], listed: tuple, size: int, payload: SparsePayload | None,
+             references: dict[int, tuple[str, float, float]], listed: tuple, size: int, payload: SparsePayload | None,
              fits: Callable[[dict[str, Any], int], None], phase: Callable[[str], None]) -> Run:
     """Build, simulate and model one listed algorithm (as :func:`_algorithm_runs` gives it, topology-derived
     defaults filled in) at one case of `point`, `phase` called before the build and the simulation; errors at
@@ -1673,8 +1717,9 @@ def _one_run(point: Point, network: Network, options: dict[str, Any], costs: Net
         critical_path_s=critical_path_time(network, schedule, gamma, overhead_s=options["overhead_s"],
                                            start_offset_s=options["start_offset_s"],
                                            slowdown=options["slowdown"]),
-        nccl_choice=references.get(size, ("", math.nan))[0],
-        nccl_model_s=references.get(size, ("", math.nan))[1],
+        nccl_choice=references.get(size, ("", math.nan, math.nan))[0],
+        nccl_model_s=references.get(size, ("", math.nan, math.nan))[1],
+        nccl_latency_s=references.get(size, ("", math.nan, math.nan))[2],
         payload_kind=record.payload,
         sent_bytes_per_rank=sent_bytes_per_rank(schedule),
     )
@@ -1825,25 +1870,16 @@ def _job_collective(raw: dict[str, tuple[Any, str]], network: Network, members: 
         raise ScenarioError(f"{what} takes no traffic matrix", path=matrix[1])
     if record.payload == "sparse":
         params["payload"] = payload
-    if record.defaults is not None:
-        gpus = [network.ranks[r] for r in members]
-        try:
-            derived = record.defaults(functools.partial(hierarchy_factors, network.graph, ranks=gpus))
-        except SimnetError as error:
-            derivable = record.defaults(lambda levels: (len(members), 1))
-            missing = ", ".join(key for key in derivable if key not in params)
-            if missing:
-                raise ScenarioError(f"cannot derive {missing} from the GPUs of this job ({error.message}); give it",
-                                    path=name_path) from None
-            derived = {}
-        params = {**derived, **params}
     origins = {key: path for key, (_, path) in raw.items()}
-    if record.resolve is not None:
-        try:
-            params = record.resolved(network, size_bytes, params, ranks=members)
-        except SimnetError as error:
-            key = _yaml_key(error.path)
-            raise ScenarioError(f"{name}: {error.message}", path=origins.get(key, name_path)) from None
+    try:
+        derived = record.with_topology_defaults(network, params, ranks=members)
+    except SimnetError as error:
+        raise ScenarioError(error.message, path=name_path) from None
+    try:
+        params = record.resolved(network, size_bytes, derived, ranks=members)
+    except SimnetError as error:
+        key = _yaml_key(error.path)
+        raise ScenarioError(f"{name}: {error.message}", path=origins.get(key, name_path)) from None
     return op, name, size_bytes, params, origins
 
 
@@ -2119,7 +2155,7 @@ def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *
             for size, payload in cases:
                 given = params | ({"payload": payload} if payload is not None and record.payload == "sparse" else {})
                 try:
-                    resolved = record.resolved(network, size, given)
+                    resolved = record.on_network(network, size, given)
                     time_s = record.predict(costs, network.size, size, gamma_s_per_byte=gamma, **resolved)
                 except SimnetError:
                     continue

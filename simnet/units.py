@@ -41,6 +41,8 @@ __all__ = [
     "parse_size",
     "parse_payload_size",
     "parse_size_range",
+    "parse_count_range",
+    "parse_fraction_range",
     "parse_time",
     "parse_bandwidth",
     "parse_fraction",
@@ -194,25 +196,77 @@ def parse_size_range(text: str) -> list[int]:
     UnitError
         For a malformed range, naming the text, or a size below 1 B, naming it.
     """
+    return _geometric_range(text, parse_payload_size, "1 B ≤ LOW ≤ HIGH")
+
+
+def parse_count_range(text: str) -> list[int]:
+    """Counts from ``"256Ki..4Mi:x4"`` (×4 steps), ``"256Ki..4Mi"`` (doubling) or ``"1M,16M"``, as
+    :func:`parse_size_range` reads sizes (a sparse payload's ``dimension``); each count at least 1.
+
+    >>> parse_count_range("256Ki..4Mi:x4"), parse_count_range("16M, 1M")
+    ([262144, 1048576, 4194304], [1000000, 16000000])
+
+    Raises
+    ------
+    UnitError
+        For a malformed range, naming the text, or a count that is not a whole number ≥ 1, naming it.
+    """
+    return _geometric_range(text, _positive_count, "1 ≤ LOW ≤ HIGH")
+
+
+def parse_fraction_range(text: str) -> list[float]:
+    """Fractions from ``"1/1024..1/4:x4"`` (×4 steps), ``"1/1024..1/4"`` (doubling) or ``"1/128, 1%"``, as
+    :func:`parse_size_range` reads sizes (a sparse payload's ``density``): ``LOW, LOW·N, …`` while below
+    ``HIGH``, then ``HIGH``.
+
+    >>> parse_fraction_range("1/1024..1/4:x4")
+    [0.0009765625, 0.00390625, 0.015625, 0.0625, 0.25]
+
+    Raises
+    ------
+    UnitError
+        For a malformed range or a fraction that is not a number > 0, naming the text.
+    """
+    return _geometric_range(text, _positive_fraction, "0 < LOW ≤ HIGH")
+
+
+def _positive_count(text: str) -> int:
+    count = parse_count(text)
+    if count < 1:
+        raise UnitError(f"must be ≥ 1, got {text!r}")
+    return count
+
+
+def _positive_fraction(text: str) -> float:
+    value = parse_fraction(text)
+    if not value > 0:
+        raise UnitError(f"must be > 0, got {text!r}")
+    return value
+
+
+def _geometric_range(text: str, parse, bounds_rule: str) -> list:
+    """The values of a range ``LOW..HIGH[:xN]`` or a comma-separated list (sorted, each once), each read by
+    `parse`: ``LOW, LOW·N, LOW·N², …`` while below ``HIGH`` (N = 2 without a step), then ``HIGH``."""
     if ".." not in text:
-        return sorted({parse_payload_size(part.strip()) for part in text.split(",")})
+        return sorted({parse(part.strip()) for part in text.split(",")})
     bounds, _, step = text.partition(":")
     low_text, _, high_text = bounds.partition("..")
-    low, high = parse_payload_size(low_text.strip()), parse_payload_size(high_text.strip())
+    low, high = parse(low_text.strip()), parse(high_text.strip())
     factor = 2
     if step:
         step = step.strip()
         if not (step.startswith("x") and step[1:].isdigit() and int(step[1:]) >= 2):
             raise UnitError(f"expected a step such as ':x4' after the range, got {text!r}")
         factor = int(step[1:])
-    if not 1 <= low <= high:
-        raise UnitError(f"expected a range 'LOW..HIGH' with 1 B ≤ LOW ≤ HIGH, got {text!r}")
-    sizes = [low]
-    while sizes[-1] * factor < high:
-        sizes.append(sizes[-1] * factor)
-    if sizes[-1] != high:
-        sizes.append(high)
-    return sizes
+    if not low <= high:
+        raise UnitError(f"expected a range 'LOW..HIGH' with {bounds_rule}, got {text!r}")
+    below = high if isinstance(high, int) else high * (1 - 1e-9)
+    values = [low]
+    while low * factor ** len(values) < below:
+        values.append(low * factor ** len(values))
+    if values[-1] != high:
+        values.append(high)
+    return values
 
 
 def parse_time(text: str | int | float) -> float:
@@ -261,8 +315,11 @@ def parse_fraction(text: str | int | float) -> float:
             return _parse(stripped[:-1], {"": 1.0}, "fraction", "1/128") / 100
         if "/" in stripped:
             numerator, _, denominator = stripped.partition("/")
-            top = _parse(numerator, {"": 1.0}, "fraction", "1/128")
-            bottom = _parse(denominator, {"": 1.0}, "fraction", "1/128")
+            try:
+                top = _parse(numerator, {"": 1.0}, "fraction", "1/128")
+                bottom = _parse(denominator, {"": 1.0}, "fraction", "1/128")
+            except UnitError:
+                raise UnitError(f"expected a fraction such as '1/128', '0.5%' or 0.01, got {text!r}") from None
             if bottom == 0:
                 raise UnitError(f"fraction {text!r} divides by zero")
             return top / bottom

@@ -177,6 +177,28 @@ def test_speedups_are_over_ring_if_it_ran_else_over_the_first_algorithm():
     assert "## Speedup over tree" in markdown_summary(without_ring, title="study")
 
 
+def test_a_variant_keeps_the_parameters_it_was_given_in_labels_and_headings():
+    """Study r26 F7: a lone {name: ring, channels: 2} was "ring" in legends and "speedup over ring" in results.md
+    and speedup.png, while the column was `ring {"channels": 2}`. Given parameters stay in the label; those read off
+    the topology (blueconnect's factors) and swept ones (they belong to the point) do not."""
+    from simnet.analysis import baseline_label, factors, markdown_summary
+
+    rows = results_frame([
+        ("", "ring", '{"channels": 2}', 1024, 4.0, 4.0, 4.0),
+        ("", "halving_doubling", '{"chunks": 4}', 1024, 2.0, 2.0, 2.0),
+        ("", "blueconnect", '{"factors": [2, 2, 4]}', 1024, 3.0, 3.0, 3.0),
+    ])
+    assert list(factors(rows)["choice"]) == ["ring channels=2", "halving_doubling chunks=4", "blueconnect"]
+    assert baseline_label(rows, "ring") == 'ring {"channels": 2}'
+    assert baseline_label(rows, "ring", legend=True) == "ring channels=2"
+    assert '## Speedup over ring {"channels": 2}\n' in markdown_summary(rows, title="study")
+    two = pd.concat([rows, results_frame([("", "ring", '{"channels": 1}', 1024, 5.0, 5.0, 5.0)])])
+    assert baseline_label(two, "ring", legend=True) == "the fastest of ring channels=2, ring channels=1"
+    swept = results_frame([(f"collective.chunks={c}", "ring", json.dumps({"chunks": c}), 1024, 1.0, 1.0, 1.0)
+                           for c in (1, 2)])
+    assert list(factors(swept)["choice"]) == ["ring", "ring"]
+
+
 def test_tier_and_link_summaries_of_a_run():
     from simnet.algorithms import ring_allreduce
     from simnet.analysis import link_summary, tier_summary
@@ -220,6 +242,31 @@ def test_nccl_comparison_sets_simnets_winner_beside_nccls_choice():
     unrecorded = nccl_comparison(nccl_rows([("nccl", "{}", 1 << 30, 5.0, "nvls/simple", 6.0)]))
     assert unrecorded.iloc[0][["simnet_best", "nccl_best", "agree"]].tolist() == ["nccl", "", False], \
         "a pick the results do not record is not taken for ring/simple"
+
+
+@pytest.mark.parametrize(("latency_s", "decides"), [(1.5, True), (0.5, False)])
+def test_a_best_outside_nccls_family_is_shown_with_nccls_latency_and_whether_that_decides(latency_s, decides):
+    """Study r26 F6: a sparse schedule at density 1 "beat NCCL 2.6x" at 1 MiB because simnet's own schedules pay
+    link latencies only. The table adds the latency NCCL's model charges its choice to such a best, and says
+    whether the best is ahead of the best NCCL schedule only by less than that."""
+    from simnet.analysis import NCCL_COMPARISON_NOTE, NCCL_LATENCY_NOTE, display_nccl_comparison, nccl_comparison
+    from simnet.analysis import nccl_comparison_note
+
+    frame = nccl_rows([("nccl_ring", '{"protocol": "ll"}', 1024, 3.0, "ring/ll", 2.5),
+                       ("blueconnect", "{}", 1024, 2.0, "ring/ll", 2.5),
+                       ("nccl", "{}", 1 << 30, 5.0, "nvls/simple", 6.0),
+                       ("ring", "{}", 1 << 30, 7.0, "nvls/simple", 6.0)]).assign(nccl_latency_s=latency_s)
+    table = nccl_comparison(frame)
+    assert table["simnet_best_pays_nccl_latency"].tolist() == [False, True]
+    assert table["simnet_best_with_nccl_latency_s"].tolist() == [2.0 + latency_s, 5.0]
+    assert table["latency_decides"].tolist() == [decides, False]
+    shown = display_nccl_comparison(frame)
+    assert shown["+ NCCL latency"].tolist() == [f"{2.0 + latency_s:g} s", "paid"]
+    assert shown["latency decides"].tolist() == ["yes" if decides else "no", "—"]
+    assert nccl_comparison_note(frame) == f"{NCCL_COMPARISON_NOTE} {NCCL_LATENCY_NOTE}"
+    assert nccl_comparison_note(frame[frame["algorithm"] != "blueconnect"]) == NCCL_COMPARISON_NOTE
+    legacy = display_nccl_comparison(frame.drop(columns=["nccl_latency_s"]))
+    assert legacy["+ NCCL latency"].tolist() == ["—", "paid"] and legacy["latency decides"].tolist() == ["—", "—"]
 
 
 def test_nccl_comparison_has_one_row_per_size_and_sparse_payload():
@@ -334,14 +381,15 @@ def test_a_forced_nccl_schedule_nccls_model_has_off_is_named_with_why():
 
 
 def test_the_comparison_note_is_given_only_where_a_schedule_outside_nccls_family_ran():
-    from simnet.analysis import NCCL_COMPARISON_NOTE, nccl_comparison_note
+    from simnet.analysis import NCCL_COMPARISON_NOTE, NCCL_LATENCY_NOTE, nccl_comparison_note
 
     nccl_only = nccl_rows([("nccl_ring", '{"protocol": "ll"}', 1024, 3.0, "ring/ll", 2.5),
                            ("nccl", "{}", 1024, 3.0, "ring/ll", 2.5)])
     assert nccl_comparison_note(nccl_only) == ""
     mixed = nccl_rows([("nccl_ring", '{"protocol": "ll"}', 1024, 3.0, "ring/ll", 2.5),
                        ("blueconnect", "{}", 1024, 2.0, "ring/ll", 2.5)])
-    assert nccl_comparison_note(mixed) == NCCL_COMPARISON_NOTE
+    assert nccl_comparison_note(mixed) == f"{NCCL_COMPARISON_NOTE} {NCCL_LATENCY_NOTE}"
+    assert nccl_comparison_note(mixed.assign(sim_time_s=[2.0, 3.0])) == NCCL_COMPARISON_NOTE
 
 
 def test_the_note_says_which_of_nccls_decisions_fell_back_to_what():

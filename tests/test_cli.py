@@ -101,11 +101,14 @@ def test_help_shows_an_example(args, capsys):
 def test_algorithms_lists_parameters_and_formulas(capsys):
     assert main(["algorithms"]) == 0
     out = capsys.readouterr().out
-    assert "blueconnect (allreduce):" in out and "factors: Sequence[int] | None = None" in out
+    assert "blueconnect (allreduce):" in out
+    assert "factors: Sequence[int] | None = read off the topology's hierarchy on a network" in out
     assert "channels: int = 1" in out and "2(p-1)α + 2(p-1)/p·nβ" in out
     assert main(["algorithms", "--format", "json"]) == 0
     entries = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
     assert entries["halving_doubling"]["parameters"] == {"chunks": {"type": "int", "default": 1, "decided_by": None}}
+    derived = entries["sparse_ring_ring"]["parameters"]["gpus_per_node"]
+    assert derived["default"] is None and derived["decided_by"].startswith("read off the topology's hierarchy")
 
 
 def test_nccl_runs_on_a_topology_without_nvls(tmp_path, capsys):

@@ -387,7 +387,7 @@ def test_a_sweep_varies_a_jobs_payload_and_a_denser_one_takes_longer():
      "jobs.grad.collective.payload.densty: unknown key; did you mean 'density'?"),
     ("jobs.grad.collective.payload.kind", "dense", "jobs.grad.collective.payload.kind: must be one of 'sparse', got "
                                                    "'dense'"),
-    ("jobs.grad.collective.payload.density", "2", "jobs.grad.collective.payload.density[0]: "),
+    ("jobs.grad.collective.payload.density", "2", "jobs.grad.collective.payload.density: must be ≤ 1, got '2'"),
     ("jobs.grad.collective.payload.dimension", None, "jobs.grad.collective.payload.dimension: missing"),
     ("jobs.grad.collective.payload", "16M", "jobs.grad.collective.payload: expected a sparse payload such as {kind: "
                                             "sparse, dimension: 16M, density: 1/128}, got '16M'"),

@@ -14,7 +14,9 @@ from simnet.units import (
     format_size_span,
     format_time,
     parse_bandwidth,
+    parse_count_range,
     parse_fraction,
+    parse_fraction_range,
     parse_ratio,
     parse_payload_size,
     parse_size,
@@ -198,6 +200,37 @@ def test_size_ranges():
     for bad in ("8KiB..1KiB", "1KiB..1GiB:y2", "1KiB..1GiB:x1", "1 parsec..2 KiB"):
         with pytest.raises(UnitError):
             parse_size_range(bad)
+
+
+def test_count_and_fraction_ranges_step_as_size_ranges_do():
+    """Study r26 F9: a sparse payload's dimension and density take ranges as sizes do."""
+    assert parse_count_range("256Ki..4Mi:x4") == [2**18, 2**20, 2**22]
+    assert parse_count_range("1Mi..3Mi") == [2**20, 2**21, 3 * 2**20]
+    assert parse_count_range("16M, 1M,16M") == [10**6, 16 * 10**6]
+    assert parse_fraction_range("1/1024..1/4:x4") == [1 / 1024, 1 / 256, 1 / 64, 1 / 16, 1 / 4]
+    assert parse_fraction_range("1/1024..1/128") == [1 / 1024, 1 / 512, 1 / 256, 1 / 128]
+    assert parse_fraction_range("0.001..0.1:x10") == pytest.approx([0.001, 0.01, 0.1])
+    assert len(parse_fraction_range("0.001..0.1:x10")) == 3
+    assert parse_fraction_range("1%, 1/128") == [1 / 128, 0.01]
+    for bad, message in (("4Mi..256Ki", "expected a range 'LOW..HIGH' with 1 ≤ LOW ≤ HIGH, got '4Mi..256Ki'"),
+                         ("0..1Mi", "must be ≥ 1, got '0'"),
+                         ("256Ki..4Mi:x4x", "expected a step such as ':x4' after the range, got '256Ki..4Mi:x4x'")):
+        with pytest.raises(UnitError) as error:
+            parse_count_range(bad)
+        assert error.value.message == message
+    for bad, message in (("1/4..1/1024", "expected a range 'LOW..HIGH' with 0 < LOW ≤ HIGH, got '1/4..1/1024'"),
+                         ("0..1/4", "must be > 0, got '0'")):
+        with pytest.raises(UnitError) as error:
+            parse_fraction_range(bad)
+        assert error.value.message == message
+
+
+def test_a_fraction_that_is_not_one_is_quoted_whole():
+    """Study r26 F9: '1/1024..1/4:x4' given as one fraction was refused quoting '1024..1/4:x4'."""
+    for text in ("1/1024..1/4:x4", "1/1024/2", "1/x"):
+        with pytest.raises(UnitError) as error:
+            parse_fraction(text)
+        assert error.value.message == f"expected a fraction such as '1/128', '0.5%' or 0.01, got {text!r}"
 
 
 @pytest.mark.parametrize(("text", "bad"), [("-1KiB", "-1KiB"), ("0", "0"), ("1MiB, -4MiB", "-4MiB"),

@@ -29,10 +29,11 @@ costs what its largest message costs.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
+from simnet.algorithms.hierarchy import node_defaults
 from simnet.algorithms.primitives import check_args
 from simnet.algorithms.registry import Algorithm, PairCosts, steps_time
 from simnet.errors import ScheduleError, SimnetError
@@ -634,11 +635,6 @@ def _rail_aligned_model(costs: PairCosts, nranks: int, size_bytes: int, *, chunk
     return steps_time(costs, steps, chunks)
 
 
-def _node_defaults(factors: Callable[[Sequence[str]], tuple[int, ...]]) -> dict:
-    found = factors(("host",))
-    return {"gpus_per_node": found[0] if len(found) > 1 else 1}
-
-
 def _chunked(nranks: int, params) -> int:
     return int(params.get("chunks", 1))
 
@@ -683,9 +679,9 @@ ALGORITHMS = (
     Algorithm("hierarchical", _OPS, hierarchical_alltoall,
               "leader-based: gather to the node leader, exchange between leaders, scatter",
               "2(α_in + (g-1)(p-1)·n/p·β_in) + (m-1)(α_out + g²·n/p·β_out)   [C = 1]",
-              model=_hierarchical_model, citation=_KUMAR, defaults=_node_defaults, transfers=_hierarchical_transfers),
+              model=_hierarchical_model, citation=_KUMAR, defaults=node_defaults, transfers=_hierarchical_transfers),
     Algorithm("rail_aligned", _OPS, rail_aligned_alltoall,
               "NVLink to the GPU on the destination's rail, then that GPU's NIC (NCCL PXN)",
               "(g-1)(α_in + m·n/p·β_in) + (m-1)(α_out + g·n/p·β_out)   [C = 1]",
-              model=_rail_aligned_model, citation=_PXN, defaults=_node_defaults, transfers=_rail_transfers),
+              model=_rail_aligned_model, citation=_PXN, defaults=node_defaults, transfers=_rail_transfers),
 )

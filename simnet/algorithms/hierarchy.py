@@ -36,14 +36,14 @@ Examples
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import networkx as nx
 
 from simnet.errors import TopologyError
 from simnet.topology import gpus, torus_coordinates
 
-__all__ = ["LEVELS", "TORUS", "hierarchy_factors", "rank_coordinates"]
+__all__ = ["LEVELS", "TORUS", "hierarchy_factors", "node_defaults", "rank_coordinates"]
 
 LEVELS = ("socket", "host", "leaf")
 """GPU attributes that name hierarchy levels, innermost first."""
@@ -186,3 +186,18 @@ def _torus_factors(graph: nx.DiGraph, ranks: list) -> tuple[int, ...]:
         return (len(ranks),)
     return tuple(reversed(dims))
 
+
+def node_defaults(factors: Callable[[Sequence[str]], tuple[int, ...]]) -> dict:
+    """The ``gpus_per_node`` of an algorithm laid out server by server (``hierarchical`` and ``rail_aligned``
+    all-to-all, ``sparse_ring_ring``): the GPUs per host, 1 on a topology whose GPUs name no host.
+
+    `factors` is ``hierarchy_factors`` of the topology (an :attr:`~simnet.algorithms.registry.Algorithm.defaults`
+    callable).
+
+    >>> import functools
+    >>> from simnet.topology import switch
+    >>> node_defaults(functools.partial(hierarchy_factors, switch(16, 12.5e9, 1e-6)))
+    {'gpus_per_node': 1}
+    """
+    found = factors(("host",))
+    return {"gpus_per_node": found[0] if len(found) > 1 else 1}

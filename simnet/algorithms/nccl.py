@@ -239,30 +239,46 @@ def _pieces(nbytes: int, piece_bytes: int, max_pieces: int) -> list[int]:
 
 
 def rail_ring_orders(nranks: int, gpus_per_node: int, channels: int,
-                     exits: Sequence[Sequence[int]] | None = None) -> list[list[int]]:
+                     exits: Sequence[Sequence[int]] | None = None,
+                     entries: Sequence[int] | None = None) -> list[list[int]]:
     """Rank order of each NCCL ring channel on servers of `gpus_per_node` GPUs.
 
-    Channel ``c`` enters every server at its GPU ``e = c mod g`` and visits the
-    server's GPUs ``e, e+1, ..., e-1`` (for ``(c // g)`` odd: ``e, e-1, ..., e+1``)
-    before the next server's GPU ``e``. With `exits`, the ring leaves each server
-    from the last GPU of that order that is in ``exits[e]``, moved to the end (the
-    others keep their order); where none is, from the last of the order.
+    Channel ``c`` enters every server at its GPU ``e = entries[c mod g]`` (default
+    ``c mod g``) and visits the server's GPUs ``e, e+1, ..., e-1`` (for ``(c // g)``
+    odd: ``e, e-1, ..., e+1``) before the next server's GPU ``e``. With `exits`, the
+    ring leaves each server from the last GPU of that order that is in ``exits[e]``,
+    moved to the end (the others keep their order); where none is, from the last of
+    the order.
 
     >>> rail_ring_orders(8, 4, 2)
     [[0, 1, 2, 3, 4, 5, 6, 7], [1, 2, 3, 0, 5, 6, 7, 4]]
     >>> rail_ring_orders(8, 4, 2, exits=[[1], [0], [3], [2]])
     [[0, 2, 3, 1, 4, 6, 7, 5], [1, 2, 3, 0, 5, 6, 7, 4]]
+    >>> rail_ring_orders(8, 4, 2, exits=[[1], [0], [3], [2]], entries=[0, 2, 1, 3])
+    [[0, 2, 3, 1, 4, 6, 7, 5], [2, 0, 1, 3, 6, 4, 5, 7]]
     """
     g = gpus_per_node
+    starts = list(range(g)) if entries is None else list(entries)
     orders = []
     for c in range(channels):
-        entry, step = c % g, 1 if (c // g) % 2 == 0 else -1
+        entry, step = starts[c % g], 1 if (c // g) % 2 == 0 else -1
         local = [(entry + step * i) % g for i in range(g)]
         if exits is not None:
             last = next((gpu for gpu in reversed(local[1:]) if gpu in exits[entry]), local[-1])
             local = [gpu for gpu in local if gpu != last] + [last]
         orders.append([node * g + r for node in range(nranks // g) for r in local])
     return orders
+
+
+def _check_entries(entries: Sequence[int] | None, g: int) -> list[int] | None:
+    """Validate `entries` (see :func:`nccl_ring_allreduce`) for servers of `g` GPUs; return it as a list."""
+    if entries is None:
+        return None
+    if not isinstance(entries, (list, tuple)) or sorted(entries) != list(range(g)) or not all(
+            isinstance(x, int) and not isinstance(x, bool) for x in entries):
+        raise ScheduleError(f"must be the {g} GPUs of a server, 0 to {g - 1}, in the order channels enter at "
+                            f"them, got {entries!r}", path="entries")
+    return list(entries)
 
 
 def _check_exits(exits: Sequence[Sequence[int]] | None, g: int) -> list[list[int]] | None:
@@ -302,6 +318,11 @@ def _annotate(schedule: Schedule, protocol: Protocol, node_of: np.ndarray, base_
     return schedule.replace(transfers=table.replace(wire_bytes=wire, delay_s=delay, channel=channel))
 
 
+def _rail_params(exits: list[list[int]] | None, entries: list[int] | None) -> dict:
+    """The ``exits`` and ``entries`` a schedule records in its params, those given."""
+    return {key: value for key, value in (("exits", exits), ("entries", entries)) if value is not None}
+
+
 def _ranks_node_of(nranks: int, g: int, extra: Sequence[int] = ()) -> np.ndarray:
     return np.concatenate([np.arange(nranks) // g, np.asarray(extra, dtype=np.int64)]).astype(np.int64)
 
@@ -309,7 +330,8 @@ def _ranks_node_of(nranks: int, g: int, extra: Sequence[int] = ()) -> np.ndarray
 @gc_paused()
 def nccl_ring_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None, channels: int = 2,
                         protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 64,
-                        version: str = NCCL_RELEASE, exits: Sequence[Sequence[int]] | None = None) -> Schedule:
+                        version: str = NCCL_RELEASE, exits: Sequence[Sequence[int]] | None = None,
+                        entries: Sequence[int] | None = None) -> Schedule:
     """NCCL's ring all-reduce: `channels` rail-aligned rings, each on its share of the payload.
 
     Parameters
@@ -340,6 +362,16 @@ def nccl_ring_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
         ``ncclTopoSearchCheckNet`` in ``src/graph/search.cc``). A network gives it
         (the registry's ``resolve``, from :meth:`simnet.network.Network.exit_rail`);
         default: the order of :func:`rail_ring_orders` without it.
+    entries : list of int, optional
+        The GPUs of a server in the order channels enter at them: channel ``c``
+        enters at ``entries[c mod g]`` (default ``c mod g``). NCCL's graph search
+        starts channel ``c`` from the ``c``-th NIC of the server (modulo their
+        number), at the GPU nearest it (``ncclTopoSearchRecNet`` and
+        ``ncclTopoGetLocalGpu`` in ``src/graph/search.cc`` and ``topo.cc``), so its
+        channels spread over the NICs; a network gives the GPUs NIC by NIC, the
+        first GPU of every NIC, then the second, ... (the registry's ``resolve``,
+        from the GPUs' ``rail``): ``[0, 2, 1, 3]`` where GPUs 0-1 share NIC 0 and
+        2-3 NIC 1.
 
     Returns
     -------
@@ -350,12 +382,13 @@ def nccl_ring_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
     g, nodes = _check(nranks, size_bytes, gpus_per_node, protocol, intra, max_pieces)
     _check_count(channels, "channels")
     exits = _check_exits(exits, g)
+    entries = _check_entries(entries, g)
     channels = min(channels, size_bytes)
     proto = PROTOCOLS[protocol]
     chunk_bytes: list[int] = []
     chunk_channel: list[int] = []
     groups = []
-    for channel, (members, part) in enumerate(zip(rail_ring_orders(nranks, g, channels, exits),
+    for channel, (members, part) in enumerate(zip(rail_ring_orders(nranks, g, channels, exits, entries),
                                                  split_bytes(size_bytes, channels))):
         blocks = []
         for block_bytes in split_bytes(part, nranks):
@@ -368,7 +401,7 @@ def nccl_ring_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
     ring_reduce_scatter(builder, groups, "reduce_scatter")
     ring_all_gather(builder, groups, "all_gather")
     params = dict(gpus_per_node=g, channels=channels, protocol=protocol, intra=intra, max_pieces=max_pieces,
-                  version=version, **({} if exits is None else {"exits": exits}))
+                  version=version, **_rail_params(exits, entries))
     schedule = builder.schedule("allreduce", "nccl_ring", params)
     base, intra_s, inter_s = _latencies_s(version, "ring", protocol, intra, g)
     return _annotate(schedule, proto, _ranks_node_of(nranks, g), base,
@@ -377,7 +410,7 @@ def nccl_ring_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
 
 def _ring_phase(collective: str, nranks: int, size_bytes: int, gpus_per_node: int | None, channels: int,
                 protocol: str, intra: str, max_pieces: int, version: str,
-                exits: Sequence[Sequence[int]] | None) -> Schedule:
+                exits: Sequence[Sequence[int]] | None, entries: Sequence[int] | None) -> Schedule:
     """NCCL's ring all-gather or reduce-scatter: one ring phase per channel over every rank's share.
 
     Rank ``r``'s share (its contribution to an all-gather, its result of a
@@ -391,6 +424,7 @@ def _ring_phase(collective: str, nranks: int, size_bytes: int, gpus_per_node: in
     g, _ = _check(nranks, size_bytes, gpus_per_node, protocol, intra, max_pieces)
     _check_count(channels, "channels")
     exits = _check_exits(exits, g)
+    entries = _check_entries(entries, g)
     shares = split_bytes(size_bytes, nranks)
     channels = max(1, min(channels, min(shares)))
     proto = PROTOCOLS[protocol]
@@ -406,7 +440,7 @@ def _ring_phase(collective: str, nranks: int, size_bytes: int, gpus_per_node: in
             chunk_channel.extend([channel] * len(slices))
             owners.extend([rank] * len(slices))
     groups = []
-    for channel, members in enumerate(rail_ring_orders(nranks, g, channels, exits)):
+    for channel, members in enumerate(rail_ring_orders(nranks, g, channels, exits, entries)):
         blocks: list[list[tuple[int, ...]]] = [[] for _ in members]
         for position, rank in enumerate(members):
             blocks[(position + 1) % nranks] = parts[rank, channel]
@@ -414,7 +448,7 @@ def _ring_phase(collective: str, nranks: int, size_bytes: int, gpus_per_node: in
     builder = ScheduleBuilder(chunk_bytes, nranks)
     (ring_all_gather if collective == "all_gather" else ring_reduce_scatter)(builder, groups, collective)
     params = dict(gpus_per_node=g, channels=channels, protocol=protocol, intra=intra, max_pieces=max_pieces,
-                  version=version, **({} if exits is None else {"exits": exits}))
+                  version=version, **_rail_params(exits, entries))
     schedule = builder.schedule(collective, f"nccl_ring_{collective}", params, owners=tuple(owners))
     base, intra_s, inter_s = _latencies_s(version, "ring", protocol, intra, g)
     return _annotate(schedule, proto, _ranks_node_of(nranks, g), base,
@@ -424,8 +458,8 @@ def _ring_phase(collective: str, nranks: int, size_bytes: int, gpus_per_node: in
 @gc_paused()
 def nccl_ring_all_gather(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None, channels: int = 2,
                          protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 64,
-                         version: str = NCCL_RELEASE,
-                         exits: Sequence[Sequence[int]] | None = None) -> Schedule:
+                         version: str = NCCL_RELEASE, exits: Sequence[Sequence[int]] | None = None,
+                         entries: Sequence[int] | None = None) -> Schedule:
     """NCCL's ring all-gather: ``p - 1`` steps on each of `channels` rail-aligned rings.
 
     Parameters
@@ -435,19 +469,19 @@ def nccl_ring_all_gather(nranks: int, size_bytes: int, *, gpus_per_node: int | N
     size_bytes : int
         Size of the gathered result, bytes (nccl-tests' size): rank ``r`` contributes
         part ``r`` of ``p``.
-    gpus_per_node, channels, protocol, intra, max_pieces, version, exits
+    gpus_per_node, channels, protocol, intra, max_pieces, version, exits, entries
         As :func:`nccl_ring_allreduce`; channels are at most the bytes of the
         smallest contribution.
     """
     return _ring_phase("all_gather", nranks, size_bytes, gpus_per_node, channels, protocol, intra, max_pieces,
-                       version, exits)
+                       version, exits, entries)
 
 
 @gc_paused()
 def nccl_ring_reduce_scatter(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None, channels: int = 2,
                              protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 64,
-                             version: str = NCCL_RELEASE,
-                             exits: Sequence[Sequence[int]] | None = None) -> Schedule:
+                             version: str = NCCL_RELEASE, exits: Sequence[Sequence[int]] | None = None,
+                             entries: Sequence[int] | None = None) -> Schedule:
     """NCCL's ring reduce-scatter: ``p - 1`` steps on each of `channels` rail-aligned rings.
 
     Parameters
@@ -457,12 +491,12 @@ def nccl_ring_reduce_scatter(nranks: int, size_bytes: int, *, gpus_per_node: int
     size_bytes : int
         Payload per rank, bytes (nccl-tests' size): rank ``r`` ends with part ``r``
         of ``p``, summed over the ranks.
-    gpus_per_node, channels, protocol, intra, max_pieces, version, exits
+    gpus_per_node, channels, protocol, intra, max_pieces, version, exits, entries
         As :func:`nccl_ring_allreduce`; channels are at most the bytes of the
         smallest part.
     """
     return _ring_phase("reduce_scatter", nranks, size_bytes, gpus_per_node, channels, protocol, intra, max_pieces,
-                       version, exits)
+                       version, exits, entries)
 
 
 def pat_chunk_bytes(collective: str, size_bytes: int, channels: int) -> int:
@@ -674,7 +708,7 @@ def nccl_pat_reduce_scatter(nranks: int, size_bytes: int, *, gpus_per_node: int 
 
 def _ring_chain(collective: str, nranks: int, size_bytes: int, root: int, gpus_per_node: int | None, channels: int,
                 protocol: str, intra: str, max_pieces: int, version: str,
-                exits: Sequence[Sequence[int]] | None) -> Schedule:
+                exits: Sequence[Sequence[int]] | None, entries: Sequence[int] | None) -> Schedule:
     """NCCL's ring broadcast or reduce: the data flows once around each channel's ring.
 
     A broadcast leaves `root` and is forwarded by every rank to the next of the
@@ -690,13 +724,14 @@ def _ring_chain(collective: str, nranks: int, size_bytes: int, root: int, gpus_p
     if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < nranks:
         raise ScheduleError(f"must be a rank in [0, {nranks}), got {root!r}", path="root")
     exits = _check_exits(exits, g)
+    entries = _check_entries(entries, g)
     channels = min(channels, size_bytes)
     proto = PROTOCOLS[protocol]
     step = proto.tree_chunk_bytes if protocol == "simple" else proto.ring_slice_bytes
     chunk_bytes: list[int] = []
     chunk_channel: list[int] = []
     chains = []
-    for channel, (order, part) in enumerate(zip(rail_ring_orders(nranks, g, channels, exits),
+    for channel, (order, part) in enumerate(zip(rail_ring_orders(nranks, g, channels, exits, entries),
                                                split_bytes(size_bytes, channels))):
         at = order.index(root)
         chain = order[at:] + order[:at] if collective == "broadcast" else order[at + 1:] + order[:at + 1]
@@ -712,7 +747,7 @@ def _ring_chain(collective: str, nranks: int, size_bytes: int, root: int, gpus_p
         pieces = [builder.piece((chunk,)) for _, chunks in chains for chunk in chunks]
         builder.send_batch(src, dst, pieces, op, collective)
     params = dict(root=root, gpus_per_node=g, channels=channels, protocol=protocol, intra=intra,
-                  max_pieces=max_pieces, version=version, **({} if exits is None else {"exits": exits}))
+                  max_pieces=max_pieces, version=version, **_rail_params(exits, entries))
     schedule = builder.schedule(collective, f"nccl_ring_{collective}", params, root=root)
     base, intra_s, inter_s = _latencies_s(version, "ring", protocol, intra, g)
     return _annotate(schedule, proto, _ranks_node_of(nranks, g), base,
@@ -722,8 +757,8 @@ def _ring_chain(collective: str, nranks: int, size_bytes: int, root: int, gpus_p
 @gc_paused()
 def nccl_ring_broadcast(nranks: int, size_bytes: int, *, root: int = 0, gpus_per_node: int | None = None,
                         channels: int = 2, protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 64,
-                        version: str = NCCL_RELEASE,
-                        exits: Sequence[Sequence[int]] | None = None) -> Schedule:
+                        version: str = NCCL_RELEASE, exits: Sequence[Sequence[int]] | None = None,
+                        entries: Sequence[int] | None = None) -> Schedule:
     """NCCL's ring broadcast from `root`: a pipelined chain around each of `channels` rail-aligned rings.
 
     Parameters
@@ -734,18 +769,18 @@ def nccl_ring_broadcast(nranks: int, size_bytes: int, *, root: int = 0, gpus_per
         Payload, bytes (nccl-tests' size).
     root : int, optional
         Rank that holds the data.
-    gpus_per_node, channels, protocol, intra, max_pieces, version, exits
+    gpus_per_node, channels, protocol, intra, max_pieces, version, exits, entries
         As :func:`nccl_ring_allreduce`.
     """
     return _ring_chain("broadcast", nranks, size_bytes, root, gpus_per_node, channels, protocol, intra, max_pieces,
-                       version, exits)
+                       version, exits, entries)
 
 
 @gc_paused()
 def nccl_ring_reduce(nranks: int, size_bytes: int, *, root: int = 0, gpus_per_node: int | None = None,
                      channels: int = 2, protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 64,
-                     version: str = NCCL_RELEASE,
-                     exits: Sequence[Sequence[int]] | None = None) -> Schedule:
+                     version: str = NCCL_RELEASE, exits: Sequence[Sequence[int]] | None = None,
+                     entries: Sequence[int] | None = None) -> Schedule:
     """NCCL's ring reduce to `root`: a pipelined chain of additions around each of `channels` rings.
 
     Parameters
@@ -756,17 +791,19 @@ def nccl_ring_reduce(nranks: int, size_bytes: int, *, root: int = 0, gpus_per_no
         Payload per rank, bytes (nccl-tests' size).
     root : int, optional
         Rank that ends with the sum.
-    gpus_per_node, channels, protocol, intra, max_pieces, version, exits
+    gpus_per_node, channels, protocol, intra, max_pieces, version, exits, entries
         As :func:`nccl_ring_allreduce`.
     """
     return _ring_chain("reduce", nranks, size_bytes, root, gpus_per_node, channels, protocol, intra, max_pieces,
-                       version, exits)
+                       version, exits, entries)
 
 
-def _tree_parents(nranks: int, g: int, channel: int, channels: int) -> list[int | None]:
-    """Parent rank of every rank in channel `channel`'s tree (chain in servers, binary tree between them)."""
+def _tree_parents(nranks: int, g: int, channel: int, channels: int,
+                  entries: Sequence[int] | None = None) -> list[int | None]:
+    """Parent rank of every rank in channel `channel`'s tree (chain in servers, binary tree between them); the
+    chain starts at GPU ``entries[channel mod g]`` (default ``channel mod g``)."""
     nodes = nranks // g
-    entry = channel % g
+    entry = channel % g if entries is None else entries[channel % g]
     chain = [(entry + i) % g for i in range(g)]
     dual = double_binary_tree_parents(nodes) if nodes > 1 else ([None], [None])
     tree = dual[0] if channel < max(1, channels - channels // 2) else dual[1]
@@ -828,18 +865,19 @@ def _slots(parents: Sequence[int | None]) -> list[int]:
 @gc_paused()
 def nccl_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | None = None, channels: int = 2,
                         protocol: str = "simple", intra: str = "nvlink", max_pieces: int = 256,
-                        version: str = NCCL_RELEASE) -> Schedule:
+                        version: str = NCCL_RELEASE, entries: Sequence[int] | None = None) -> Schedule:
     """NCCL's tree all-reduce: per channel a chain in every server and a binary tree between servers.
 
     Channel ``c`` reduces its share of the payload up the chain of every server
-    (starting at GPU ``c mod g``, whose NIC's rail carries the inter-server tree)
+    (starting at GPU ``e = entries[c mod g]``, default ``c mod g``, whose NIC's rail
+    carries the inter-server tree, and going on at ``e+1, ..., e-1``)
     and up NCCL's binary tree over the servers (tree 0 for the first half of the
     channels, the mirrored or shifted tree 1 for the rest), then broadcasts the sum
     back down, chunk after chunk, reduction and broadcast overlapping.
 
     Parameters
     ----------
-    nranks, size_bytes, gpus_per_node, channels, protocol, intra, version
+    nranks, size_bytes, gpus_per_node, channels, protocol, intra, version, entries
         As :func:`nccl_ring_allreduce`.
     max_pieces : int, optional
         At most this many pipelined chunks per channel.
@@ -851,6 +889,7 @@ def nccl_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
     """
     g, nodes = _check(nranks, size_bytes, gpus_per_node, protocol, intra, max_pieces)
     _check_count(channels, "channels")
+    entries = _check_entries(entries, g)
     channels = min(channels, size_bytes)
     proto = PROTOCOLS[protocol]
     chunk_bytes: list[int] = []
@@ -858,7 +897,7 @@ def nccl_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
     trees = []
     for channel, part in enumerate(split_bytes(size_bytes, channels)):
         pieces = _pieces(part, proto.tree_chunk_bytes, max_pieces)
-        trees.append((_tree_parents(nranks, g, channel, channels), range(len(chunk_bytes), len(chunk_bytes)
+        trees.append((_tree_parents(nranks, g, channel, channels, entries), range(len(chunk_bytes), len(chunk_bytes)
                                                                          + len(pieces))))
         chunk_bytes.extend(pieces)
         chunk_channel.extend([channel] * len(pieces))
@@ -879,7 +918,7 @@ def nccl_tree_allreduce(nranks: int, size_bytes: int, *, gpus_per_node: int | No
         _tree_batches(np.concatenate(edges) if edges else np.zeros((0, 5), dtype=np.int64), builder, op, stage,
                       upward)
     params = dict(gpus_per_node=g, channels=channels, protocol=protocol, intra=intra, max_pieces=max_pieces,
-                  version=version)
+                  version=version, **_rail_params(None, entries))
     schedule = builder.schedule("allreduce", "nccl_tree", params)
     base, intra_s, inter_s = _latencies_s(version, "tree", protocol, intra, g)
     return _annotate(schedule, proto, _ranks_node_of(nranks, g), base,
@@ -1327,6 +1366,25 @@ def _ring_exits(network, ranks, g: int) -> list[list[int]] | None:
     return network.derived(("nccl_ring_exits", tuple(members[:2 * g]), g), derive)
 
 
+def _rail_entries(network, ranks, g: int) -> list[int] | None:
+    """The channels' ``entries`` on the network (or the communicator of `ranks`, network ranks): the GPUs of the
+    communicator's first server NIC by NIC (by their ``rail``, NICs in the order of their first GPU), the first
+    GPU of every NIC, then the second, ...; None where that is ``0, 1, ..., g-1`` (a NIC per GPU), on one
+    GPU per server, or where a GPU has no rail."""
+    members = list(range(network.size)) if ranks is None else [int(rank) for rank in ranks]
+    if not isinstance(g, int) or g < 2 or len(members) < g:
+        return None
+    rails = [network.graph.nodes[network.node(rank)].get("rail") for rank in members[:g]]
+    if None in rails:
+        return None
+    by_rail: dict = {}
+    for local, rail in enumerate(rails):
+        by_rail.setdefault(rail, []).append(local)
+    groups = list(by_rail.values())
+    entries = [group[turn] for turn in range(max(map(len, groups))) for group in groups if turn < len(group)]
+    return None if entries == list(range(g)) else entries
+
+
 def _keywords(builder) -> set[str]:
     import inspect
 
@@ -1372,6 +1430,10 @@ def _resolver(algorithm: str, collective: str = "allreduce"):
             exits = _ring_exits(network, ranks, params["gpus_per_node"])
             if exits is not None:
                 params["exits"] = exits
+        if "entries" in keywords and "entries" not in params:
+            entries = _rail_entries(network, ranks, params["gpus_per_node"])
+            if entries is not None:
+                params["entries"] = entries
         if "leaf_servers" in keywords and "leaf_servers" not in params:
             leaves = _leaf_servers(network, ranks, params["gpus_per_node"], params.get("heads"))
             if leaves is not None:
@@ -1628,6 +1690,9 @@ _NETWORK_DECIDED = {
                 "(give a number to force it)",
     "exits": "per GPU of a server, the GPUs whose route to the next server's GPU leaves on its rail without a relay "
              "(Network.exit_rail); none on one server or without rails",
+    "entries": "a server's GPUs NIC by NIC (the first GPU of every rail, then the second, ...), so channel c crosses "
+               "servers through NIC c mod NICs as in NCCL's graph search; none where each GPU has its own NIC or "
+               "without rails",
     "leaf_servers": "the servers under each leaf of SHARP's aggregation tree where a rail spans several leaves, "
                     "else one leaf (Network.aggregation_switches)",
 }

@@ -13,17 +13,19 @@ sets of concurrent rank-to-rank messages: algorithms know ranks, never links.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from simnet.errors import UnknownName, did_you_mean
+from simnet.algorithms.hierarchy import hierarchy_factors
+from simnet.errors import SimnetError, UnknownName, did_you_mean
 from simnet.schedule import COLLECTIVES, Schedule
 
-__all__ = ["PairCosts", "Parameter", "Algorithm", "Stage", "pipelined_time", "steps_time", "Registry",
-           "resolved_changes", "chunk_variants"]
+__all__ = ["PairCosts", "Parameter", "Algorithm", "TOPOLOGY_DEFAULT", "Stage", "pipelined_time", "steps_time",
+           "Registry", "resolved_changes", "chunk_variants"]
 
 
 class PairCosts(Protocol):
@@ -149,6 +151,10 @@ class Parameter:
     decided_by: str = ""
 
 
+TOPOLOGY_DEFAULT = "read off the topology's hierarchy on a network (simnet.algorithms.hierarchy)"
+"""What :attr:`Parameter.decided_by` says of a parameter an :attr:`Algorithm.defaults` derives."""
+
+
 def _no_variants(nranks: int, factors: Callable[[Sequence[str]], tuple[int, ...]] | None, chunk_counts,
                  channel_counts) -> list[dict]:
     return []
@@ -255,19 +261,57 @@ class Algorithm:
     @property
     def parameters(self) -> tuple[Parameter, ...]:
         """Keyword parameters of the builder, with their type hints and defaults (``None`` if required, or if
-        decided on the network: :attr:`decided_by`)."""
+        decided on the network: :attr:`decided_by`, or read off the topology's hierarchy: :attr:`defaults`,
+        whose builder default only a bare builder call uses)."""
         hints = inspect.get_annotations(self.builder, eval_str=False)
+        decided = {**dict.fromkeys(self.derived, TOPOLOGY_DEFAULT), **self.decided_by}
         return tuple(
             Parameter(p.name, str(hints.get(p.name, "")),
-                      None if p.default is p.empty or p.name in self.decided_by else p.default,
-                      self.decided_by.get(p.name, ""))
+                      None if p.default is p.empty or p.name in decided else p.default,
+                      decided.get(p.name, ""))
             for p in inspect.signature(self.builder).parameters.values()
             if p.kind is inspect.Parameter.KEYWORD_ONLY
         )
 
+    @property
+    def derived(self) -> tuple[str, ...]:
+        """Names of the parameters :attr:`defaults` derives from the topology's hierarchy."""
+        return () if self.defaults is None else tuple(self.defaults(lambda levels: (2, 1)))
+
     def build(self, nranks: int, size_bytes: int, **params) -> Schedule:
         """The schedule for `nranks` ranks and `size_bytes` bytes per rank."""
         return self.builder(nranks, size_bytes, **params)
+
+    def with_topology_defaults(self, network: Any, params: dict, ranks: Any = None) -> dict:
+        """`params` over the parameters :attr:`defaults` derives from the hierarchy of the network's GPUs (of
+        the network ranks `ranks`, if given), e.g. BlueConnect's ``factors`` or the ``gpus_per_node`` of
+        ``sparse_ring_ring``; `params` itself for an algorithm that derives nothing.
+
+        Raises
+        ------
+        SimnetError
+            When the GPUs break the hierarchy (not numbered hierarchy-major, groups of different sizes) and
+            `params` does not give every parameter the hierarchy would (``path`` the first missing one).
+        """
+        if self.defaults is None:
+            return params
+        gpus = list(network.ranks) if ranks is None else [network.ranks[rank] for rank in ranks]
+        try:
+            derived = self.defaults(functools.partial(hierarchy_factors, network.graph, ranks=gpus))
+        except SimnetError as error:
+            missing = [key for key in self.defaults(lambda levels: (len(gpus), 1)) if key not in params]
+            if missing:
+                raise SimnetError(f"cannot derive {', '.join(missing)} from the hierarchy of these GPUs "
+                                  f"({error.message}); give it", path=missing[0]) from None
+            derived = {}
+        return {**derived, **params}
+
+    def on_network(self, network: Any, size_bytes: int, params: dict, ranks: Any = None) -> dict:
+        """The parameters a run builds on `network` (on the communicator of network ranks `ranks`, if given) at
+        `size_bytes`: `params` over the topology's defaults (:meth:`with_topology_defaults`), then what the
+        algorithm decides at run time filled in (:meth:`resolved`). Scenarios, jobs and
+        :func:`simnet.models.predict` all decide parameters here."""
+        return self.resolved(network, size_bytes, self.with_topology_defaults(network, params, ranks), ranks)
 
     def resolved(self, network: Any, size_bytes: int, params: dict, ranks: Any = None) -> dict:
         """`params` with what the algorithm decides on `network` (on the communicator of network ranks `ranks`,

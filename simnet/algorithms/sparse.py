@@ -47,6 +47,7 @@ import numpy as np
 
 from simnet.algorithms.builder import ScheduleBuilder
 from simnet.algorithms.dense import power_of_two_members
+from simnet.algorithms.hierarchy import node_defaults
 from simnet.algorithms.primitives import ring_all_gather, ring_reduce_scatter
 from simnet.algorithms.registry import Algorithm, PairCosts
 from simnet.errors import ScheduleError
@@ -738,7 +739,9 @@ def sparse_ring_ring(nranks: int, size_bytes: int, *, payload: SparsePayload, gp
     payload : SparsePayload
         The ranks' sparse vectors.
     gpus_per_node : int, optional
-        GPUs per node ``g`` (default 4, as on ABCI).
+        GPUs per node ``g``. Scenarios, jobs and :func:`simnet.models.predict` read it off
+        the topology (its GPUs per server, :func:`~simnet.algorithms.hierarchy.node_defaults`);
+        a bare builder call defaults to 4, as on ABCI.
 
     Returns
     -------
@@ -1102,7 +1105,7 @@ ALGORITHMS = (
         model=_sparse_ring_ring_model,
         citation="Nguyen, T. T., Wahib, M. and Takano, R. (2019). Topology-aware sparse allreduce for large-scale "
                  "deep learning. IPCCC 2019.",
-        payload="sparse", transfers=_sparse_transfers,
+        payload="sparse", transfers=_sparse_transfers, defaults=node_defaults,
     ),
 )
 """Registry records of the sparse all-reduce algorithms."""

@@ -45,10 +45,14 @@ def predict(algorithm: str, network: Network, nranks: int, size_bytes: int, *,
     **params
         The algorithm's parameters (e.g. ``chunks``, ``factors``, ``channels``;
         every parameter the builder takes changes the closed form accordingly) and
-        ``gamma_s_per_byte``. What the algorithm decides on `network` and was not
-        given (``protocol: auto``, NCCL's algorithm, protocol and channels for
-        ``nccl``, ``gpus_per_node``) is decided first, as a scenario run decides it
-        (:meth:`~simnet.algorithms.registry.Algorithm.resolved`).
+        ``gamma_s_per_byte``. What the algorithm reads off `network` and was not
+        given is decided first, by the one call a scenario run decides it with
+        (:meth:`~simnet.algorithms.registry.Algorithm.on_network`): the topology's
+        defaults (``factors`` of BlueConnect and ``hierarchical_ring``,
+        ``gpus_per_node`` of ``sparse_ring_ring``), then what a library decides at
+        run time (``protocol: auto``, NCCL's algorithm, protocol and channels for
+        ``nccl``). With `nranks` below the network's ranks, they are decided on
+        the communicator of its first `nranks` ranks.
 
     Raises
     ------
@@ -65,6 +69,6 @@ def predict(algorithm: str, network: Network, nranks: int, size_bytes: int, *,
         hint = f" (simnet.units.parse_size({size_bytes!r}) converts a unit string)" if isinstance(size_bytes, str) else ""
         raise SimnetError(f"must be a whole number of bytes ≥ 0{hint}, got {size_bytes!r}", path="size_bytes")
     gamma = params.pop("gamma_s_per_byte", 0.0)
-    params = record.resolved(network, size_bytes, params)
+    params = record.on_network(network, size_bytes, params, ranks=None if nranks == network.size else range(nranks))
     return record.predict(NetworkCosts(network, overhead_s=overhead_s), nranks, size_bytes, gamma_s_per_byte=gamma,
                           **params)

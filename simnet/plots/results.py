@@ -30,8 +30,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from simnet.algorithms.nccl import NCCL_CHOICES, NCCL_NAMES
-from simnet.analysis import (baseline_runs, busbw_factor, factors, format_fraction, keys_together, numeric_values,
-                             speedups, swept_keys)
+from simnet.analysis import (baseline_label, baseline_runs, busbw_factor, factors, format_fraction, keys_together,
+                             numeric_values, speedups, swept_keys)
 from simnet.errors import SimnetError
 from simnet.plots._figure import MAX_SIZE_IN, new_figure, save, size_axis, time_axis, value_axis, wrap
 from simnet.units import format_bandwidth, format_size, format_time
@@ -685,6 +685,7 @@ def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ri
     if against not in frame.attrs["variables"] or against == "choice":
         raise SimnetError(f"{against!r} is not a variable of these runs", path="against")
     own = baseline_runs(results, baseline)
+    named = baseline_label(results, baseline, legend=True)
     if frame.loc[own, "choice"].nunique() == 1:
         frame = frame[~own]
     frame = frame[frame["speedup"].notna()]
@@ -729,7 +730,7 @@ def speedup_bars(results: pd.DataFrame, path: str | Path, *, baseline: str = "ri
     for axes in grid.flat[len(plan.panels):]:
         axes.set_axis_off()
     for axes in grid[:, 0]:
-        axes.set_ylabel(f"speedup over {baseline}\n(simulated; > 1 is faster)", fontsize="small")
+        axes.set_ylabel(f"speedup over {named}\n(simulated; > 1 is faster)", fontsize="small")
     for axes in grid[-1, :]:
         axes.set_xlabel(_axis_label(against, bool(_is_sparse(results).any()), results.get("op"), together),
                         fontsize="small")

@@ -70,6 +70,75 @@ def test_ring_channels_leave_every_server_from_a_gpu_of_their_exits(g, nodes, ch
         assert order == [k * g + r for k in range(nodes) for r in local]
 
 
+@settings(max_examples=40, deadline=None)
+@given(g=st.integers(1, 8), nodes=st.integers(1, 4), channels=st.integers(1, 20), data=st.data())
+def test_ring_channels_enter_at_the_gpus_of_their_entries(g, nodes, channels, data):
+    """With `entries`, channel c enters every server at GPU entries[c mod g], and is otherwise the plain ring of
+    the channel that entered there."""
+    entries = data.draw(st.permutations(range(g)))
+    plain = rail_ring_orders(g * nodes, g, g * (1 + channels // g))
+    for c, order in enumerate(rail_ring_orders(g * nodes, g, channels, entries=entries)):
+        assert order == plain[c - c % g + entries[c % g]]
+
+
+def test_entries_that_are_not_a_servers_gpus_are_refused():
+    for entries in ([0, 1, 2], [0, 0, 1, 2], [0, 1, 2, 4], [True, 0, 2, 3]):
+        with pytest.raises(ScheduleError) as error:
+            nccl_ring_allreduce(8, MIB, gpus_per_node=4, entries=entries)
+        assert error.value.path == "entries" and "the 4 GPUs of a server" in error.value.message
+
+
+ABCI = {"builder": "cluster", "node": "abci_node", "nodes": 4, "fabric": "switch",
+        "fabric_params": {"bandwidth": "100 Gbps", "latency": "0.5 us"}}
+"""4 ABCI servers: 4 V100 and 2 EDR HCAs each, GPUs 0-1 on NIC 0's PCIe switch, 2-3 on NIC 1's."""
+
+
+@pytest.mark.parametrize("name", ["nccl_ring", "nccl_tree"])
+def test_channels_spread_over_the_nics_as_nccls_search_does(name):
+    """Study r26 F5: on ABCI both channels of nccl_ring entered at GPUs 0 and 1 and crossed servers through NIC 0
+    (busbw 12.47 GB/s at 64 MiB, NIC 1 idle). NCCL's search starts channel c from NIC c mod 2, at its nearest GPU
+    (ncclTopoSearchRecNet, search.cc): channel 1 enters at GPU 2, and two channels use both NICs."""
+    net = Network(build_topology(ABCI))
+    record = ALGORITHMS[name]
+    size = 64 * MIB
+    busy = {}
+    for channels in (1, 2):
+        params = record.resolved(net, size, {"channels": channels, "protocol": "simple"})
+        assert params["entries"] == [0, 2, 1, 3]
+        trace = simulate(net, record.build(net.size, size, **params))
+        links = trace.links()
+        busy[channels] = trace.time_s, {nic for nic in ("n0.nic0", "n0.nic1")
+                                        if links.loc[(links.src == nic) & (links.dst == "switch"), "load"].max() > 0.1}
+    assert busy[1][1] == {"n0.nic0"} and busy[2][1] == {"n0.nic0", "n0.nic1"}
+    one_nic = simulate(net, record.build(net.size, size, **{**params, "entries": [0, 1, 2, 3]})).time_s
+    assert busy[2][0] < 0.6 * busy[1][0] and busy[2][0] < one_nic / 1.25
+
+
+def test_the_documented_busbw_of_two_channels_on_abci_is_what_a_run_gives():
+    """docs/nccl.md quotes nccl_ring with channels: 2 on 4 ABCI servers at 64 MiB, spread and on NIC 0 alone."""
+    from simnet.analysis import busbw_factor
+
+    net = Network(build_topology(ABCI))
+    record, size = ALGORITHMS["nccl_ring"], 64 * MIB
+    params = record.resolved(net, size, {"channels": 2})
+    busbw = {}
+    for entries in (params["entries"], [0, 1, 2, 3]):
+        time_s = simulate(net, record.build(net.size, size, **{**params, "entries": entries})).time_s
+        busbw[tuple(entries)] = f"{size / time_s * busbw_factor('allreduce', net.size) / 1e9:.2f}"
+    doc = " ".join((Path(__file__).resolve().parents[2] / "docs" / "nccl.md").read_text().split())
+    assert (f"`{{name: nccl_ring, channels: 2}}` reaches busbw {busbw[0, 2, 1, 3]} GB/s, both HCAs busy "
+            f"({busbw[0, 1, 2, 3]} GB/s through NIC 0 alone before the channels spread)") in doc
+
+
+def test_channels_enter_as_before_where_every_gpu_has_its_own_nic():
+    """One NIC per GPU (DGX A100, H100, B200): channel c enters at GPU c mod g, and a run records no entries."""
+    for preset in ("dgx_a100", "dgx_h100", "dgx_b200"):
+        net = Network(cluster(preset, 2, fabric="switch", fabric_params={"bandwidth_Bps": 50e9, "latency_s": 1e-6}))
+        assert "entries" not in ALGORITHMS["nccl_ring"].resolved(net, 64 * MIB, {"protocol": "simple"}), preset
+    dgx1 = Network(cluster("dgx1", 2, fabric="switch", fabric_params={"bandwidth_Bps": 12.5e9, "latency_s": 1e-6}))
+    assert ALGORITHMS["nccl_tree"].resolved(dgx1, MIB, {})["entries"] == [0, 2, 4, 6, 1, 3, 5, 7]
+
+
 def test_exits_that_do_not_fit_the_servers_are_refused():
     with pytest.raises(ScheduleError) as error:
         nccl_ring_allreduce(16, MIB, gpus_per_node=8, exits=[[1]] * 4)

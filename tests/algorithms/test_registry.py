@@ -129,6 +129,26 @@ def test_no_two_level_variant_where_a_level_is_one(name):
     assert variants(144, racks, (1, 4), (1,)) == [{"factors": [72, 2], "chunks": 1}, {"factors": [72, 2], "chunks": 4}]
 
 
+def test_topology_defaults_are_read_off_the_network_or_given():
+    """with_topology_defaults reads the GPUs' hierarchy (of a communicator too); GPUs that break it need the
+    derived parameters given, and the error names the first one missing."""
+    from simnet.errors import SimnetError
+    from simnet.topology import gpus
+
+    record = ALGORITHMS["sparse_ring_ring"]
+    assert record.derived == ("gpus_per_node",)
+    assert record.with_topology_defaults(Network(DGX), {}) == {"gpus_per_node": 4}
+    assert record.with_topology_defaults(Network(DGX), {}, ranks=[4, 5]) == {"gpus_per_node": 2}
+    assert record.with_topology_defaults(Network(DGX), {"gpus_per_node": 2}) == {"gpus_per_node": 2}
+    order = gpus(DGX)
+    interleaved = Network(DGX, ranks=[gpu for pair in zip(order[:4], order[4:]) for gpu in pair])
+    with pytest.raises(SimnetError, match=r"cannot derive gpus_per_node from the hierarchy of these GPUs \(") as error:
+        record.with_topology_defaults(interleaved, {})
+    assert error.value.path == "gpus_per_node"
+    assert record.with_topology_defaults(interleaved, {"gpus_per_node": 1}) == {"gpus_per_node": 1}
+    assert ALGORITHMS["ring"].with_topology_defaults(interleaved, {"chunks": 2}) == {"chunks": 2}
+
+
 CHUNKED = [n for n in NAMES if ALGORITHMS[n].model is not None and "chunks" in {p.name for p in ALGORITHMS[n].parameters}]
 NETWORKS = {"full_mesh": Network(full_mesh(8)), "switch": Network(switch(8, 12.5e9, 1e-6)), "dgx": Network(DGX)}
 
@@ -136,10 +156,12 @@ NETWORKS = {"full_mesh": Network(full_mesh(8)), "switch": Network(switch(8, 12.5
 @pytest.mark.parametrize("network", sorted(NETWORKS))
 @pytest.mark.parametrize("name", CHUNKED)
 def test_closed_forms_move_with_chunks_as_the_simulation_does(name, network):
-    """predict() honours chunks: pipelining that speeds the simulation up speeds the closed form up."""
+    """predict() honours chunks: pipelining that speeds the simulation up speeds the closed form up (the schedule
+    built with what predict() reads off the network, e.g. torus_2d's factors)."""
     net = NETWORKS[network]
     size = 4 * 2**20
     _, params = parameters(name, 8)
+    params = ALGORITHMS[name].with_topology_defaults(net, params)
     times = {}
     for chunks in (1, 8):
         schedule = ALGORITHMS[name].build(8, size, **params, chunks=chunks)

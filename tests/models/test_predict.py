@@ -1,6 +1,7 @@
 """predict(): the registered closed forms against the simulator, and BlueConnect on a DGX-style cluster."""
 
 import inspect
+import json
 import math
 
 import pytest
@@ -165,3 +166,34 @@ def test_predict_decides_what_nccl_decides_on_the_network(size):
         assert predict("nccl_ring", net, 8, size, protocol="auto") == pytest.approx(pick.time_s, rel=1e-12)
     with pytest.raises(ScheduleError, match=r"got 'auto'; 'auto' is NCCL's choice on a network: .*resolved"):
         ALGORITHMS["nccl_ring"].build(8, size, protocol="auto")
+
+
+CLUSTERS = {
+    "abci": {"builder": "cluster", "node": "abci_node", "nodes": 4, "fabric": "switch",
+             "fabric_params": {"bandwidth": "100 Gbps", "latency": "0.5 us"}},
+    "dgx_h100": {"file": "dgx_h100_ndr_32", "nodes": 4},
+}
+"""4 ABCI servers (4 V100, 2 EDR HCAs each) on a switch, and 4 DGX H100 (8 GPUs, 8 NDR NICs each)."""
+
+
+@pytest.mark.parametrize("cluster", sorted(CLUSTERS))
+def test_predict_decides_parameters_as_a_scenario_run_does(cluster):
+    """Study r26 F3/F4: predict() read none of the topology's defaults (BlueConnect and hierarchical_ring priced
+    flat, 2.520 ms for 3.375 ms / 1.515 ms on ABCI) and sparse_ring_ring took 4 GPUs per server on 8-GPU DGX
+    H100s in both. Now predict() is the run's model column, and the run shows the GPUs per server it read."""
+    from simnet.scenario import parse_scenario, run
+
+    scenario = parse_scenario({
+        "name": "predict", "topology": CLUSTERS[cluster],
+        "collective": {"op": "allreduce", "algorithms": ["blueconnect", "hierarchical_ring", "sparse_ring_ring"]},
+        "payload": {"kind": "sparse", "dimension": "256Ki", "density": "1/64", "seed": 1},
+    })
+    network = scenario.built_network()
+    (payload,) = scenario.sparse_payloads()
+    rows = run(scenario).set_index("algorithm")
+    per_server = {"abci": 4, "dgx_h100": 8}[cluster]
+    assert json.loads(rows.loc["sparse_ring_ring", "params"])["gpus_per_node"] == per_server
+    assert json.loads(rows.loc["hierarchical_ring", "params"])["factors"] == [per_server, 4]
+    for name, row in rows.iterrows():
+        given = {"payload": payload} if name == "sparse_ring_ring" else {}
+        assert predict(name, network, network.size, payload.size_bytes, **given) == row["model_time_s"], name

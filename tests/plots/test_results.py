@@ -220,6 +220,19 @@ def test_speedup_bars_leave_out_the_baseline_and_compare_case_by_case(tmp_path):
     assert all(to_rgba(p.get_facecolor()) == to_rgba("C0") for axes in figure.axes for p in axes.patches)
 
 
+def test_legends_and_the_speedup_axis_keep_the_parameters_a_lone_variant_was_given(tmp_path):
+    """Study r26 F7: {name: ring, channels: 2} and {name: halving_doubling, chunks: 4} were "ring" and
+    "halving_doubling" in every legend, and speedup.png said "speedup over ring"."""
+    results = rows([""], ["ring", "halving_doubling"], [2**20, 2**26])
+    results["params"] = results["algorithm"].map({"ring": '{"channels": 2}', "halving_doubling": '{"chunks": 4}'})
+    bars = plots.speedup_bars(results, tmp_path / "speedup.png", against="size")
+    assert bars.axes[0].get_ylabel().startswith("speedup over ring channels=2\n")
+    assert [t.get_text() for legend in legends(bars) for t in legend.get_texts()] == ["halving_doubling chunks=4"]
+    lines = plots.time_vs_size(results, tmp_path / "time.png")
+    shown = {t.get_text() for legend in legends(lines) for t in legend.get_texts()}
+    assert {"ring channels=2", "halving_doubling chunks=4"} <= shown
+
+
 def test_the_speedup_legend_has_each_choices_colour_when_the_first_panel_lacks_one(tmp_path):
     """nvls could not run at the DGX A100 point, the first panel: the legend took nvls's handle from that panel's
     empty bars and drew it in nccl's blue."""

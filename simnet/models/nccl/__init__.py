@@ -55,6 +55,7 @@ from simnet.models.nccl.logs import (
 from simnet.models.nccl.model import (
     NcclChoice,
     NcclTuning,
+    algo_latency_s,
     algo_time_s,
     choose,
     cost_table,
@@ -84,6 +85,7 @@ __all__ = [
     "NcclInputs",
     "tune_model",
     "algo_time_s",
+    "algo_latency_s",
     "cost_table",
     "choose",
     "launch_config",

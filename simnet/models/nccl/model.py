@@ -61,6 +61,7 @@ __all__ = [
     "NcclChoice",
     "tune_model",
     "algo_time_s",
+    "algo_latency_s",
     "cost_table",
     "choose",
     "launch_config",
@@ -622,10 +623,22 @@ def _check_pipe_ops(num_pipe_ops: object) -> int:
     return num_pipe_ops
 
 
+def _latency_term_us(tuning: NcclTuning, c: int, a: int, p: int, nbytes: int, num_pipe_ops: int) -> float:
+    """The latency term ``lat · n_lat`` of ``ncclTopoGetAlgoTime``, µs (§4.2): the Ring/Simple multi-node
+    AllReduce plateau factor once ``nbytes / (channels · ranks) ≥ 64``, ``n_lat`` per pipelined operation."""
+    version, system = tuning.version, tuning.system
+    lat = tuning.latency_us[c][a][p]
+    multi = system.n_nodes > 1 and not (version.plateau_skips_mnnvl and system.mnnvl)
+    if a == RING and p == SIMPLE and multi and c == ALL_REDUCE \
+            and nbytes // (system.n_channels * system.n_ranks) >= 64:
+        lat *= 1.9 if system.min_compcap < 80 else 1.4
+    lat_count = num_pipe_ops if a == RING else -(-num_pipe_ops // version.work_batch)
+    return lat * lat_count
+
+
 def _time_us(tuning: NcclTuning, c: int, a: int, p: int, nbytes: int, num_pipe_ops: int, bw: float) -> float:
     """``ncclTopoGetAlgoTime`` with a given bandwidth, µs (§4.2 and §4.5)."""
     version, system = tuning.version, tuning.system
-    lat = tuning.latency_us[c][a][p]
     shifted = nbytes >> 6
     log_size = (_log2i(shifted) if shifted > 0 else 0) if version.old_log2 else _log2i(shifted)
     if a == TREE and c == ALL_REDUCE and 0 <= log_size < 23:
@@ -633,12 +646,7 @@ def _time_us(tuning: NcclTuning, c: int, a: int, p: int, nbytes: int, num_pipe_o
     if version.nvls_tree_correction and a == NVLS_TREE and c == ALL_REDUCE and 0 <= log_size < 24 \
             and system.min_compcap >= 100 and system.cpu_arch == "x86":
         bw *= version.tree_correction[p][log_size]
-    multi = system.n_nodes > 1 and not (version.plateau_skips_mnnvl and system.mnnvl)
-    if a == RING and p == SIMPLE and multi and c == ALL_REDUCE \
-            and nbytes // (system.n_channels * system.n_ranks) >= 64:
-        lat *= 1.9 if system.min_compcap < 80 else 1.4
-    lat_count = num_pipe_ops if a == RING else -(-num_pipe_ops // version.work_batch)
-    return lat * lat_count + nbytes / (1000 * bw)
+    return _latency_term_us(tuning, c, a, p, nbytes, num_pipe_ops) + nbytes / (1000 * bw)
 
 
 def algo_time_s(tuning: NcclTuning, collective: str, algorithm: str, protocol: str, nbytes: int,
@@ -677,6 +685,22 @@ def algo_time_s(tuning: NcclTuning, collective: str, algorithm: str, protocol: s
     if bw == 0:
         return math.inf
     return _time_us(tuning, c, a, p, nbytes, num_pipe_ops, bw) * 1e-6
+
+
+def algo_latency_s(tuning: NcclTuning, collective: str, algorithm: str, protocol: str, nbytes: int,
+                   num_pipe_ops: int = 1) -> float:
+    """The latency part of :func:`algo_time_s`, ``lat · n_lat · 1e-6``, seconds: what NCCL's model charges one
+    algorithm and protocol before any byte moves (its base latency plus the per-step latencies of its
+    pattern, ``ncclTopoTuneModel``), with the same corrections; ``math.inf`` for a disabled entry.
+
+    Parameters are those of :func:`algo_time_s`.
+    """
+    c, a, p = tuning._indices(collective, algorithm, protocol)
+    nbytes = _check_nbytes(nbytes)
+    num_pipe_ops = _check_pipe_ops(num_pipe_ops)
+    if tuning.bandwidth_GBps[c][a][p] == 0:
+        return math.inf
+    return _latency_term_us(tuning, c, a, p, nbytes, num_pipe_ops) * 1e-6
 
 
 def _filtered(tuning: NcclTuning, c: int, a: int, nvls_op_support: bool, collnet_op_support: bool) -> bool:

@@ -19,6 +19,7 @@ from simnet.models.nccl import (
     NcclGraph,
     NcclGraphs,
     NcclSystem,
+    algo_latency_s,
     algo_time_s,
     choose,
     cost_table,
@@ -210,6 +211,27 @@ def test_ring_plateau_and_pipelined_operations(communicators):
     old = _tuning(communicators, "h100x4", "2.21.5")
     assert algo_time_s(old, "allreduce", "tree", "simple", 0, num_pipe_ops=9) == \
         pytest.approx(old.latency_s("allreduce", "tree", "simple"))
+
+
+def test_the_latency_part_is_the_model_time_without_its_bytes(communicators):
+    """algo_latency_s is algo_time_s less its bytes: nbytes / bw for Ring (the plateau and pipelined operations
+    included), the time of 0 bytes for the others (whose bandwidth a tree correction may scale); inf off."""
+    tuning = _tuning(communicators, "h100x4", "2.30.7")
+    system = tuning.system
+    edge = 64 * system.n_channels * system.n_ranks
+    for protocol in ("simple", "ll", "ll128"):
+        bw = tuning.bandwidth_Bps("allreduce", "ring", protocol)
+        for nbytes, pipe in ((edge - 1, 1), (edge, 1), (1 << 24, 3)):
+            assert algo_latency_s(tuning, "allreduce", "ring", protocol, nbytes, pipe) == pytest.approx(
+                algo_time_s(tuning, "allreduce", "ring", protocol, nbytes, pipe) - nbytes / bw, rel=1e-9)
+    assert algo_latency_s(tuning, "allreduce", "ring", "simple", edge) == \
+        pytest.approx(1.4 * tuning.latency_s("allreduce", "ring", "simple"))
+    for algorithm, protocol in (("tree", "ll128"), ("nvls_tree", "simple"), ("collnet_direct", "simple")):
+        if tuning.bandwidth_Bps("allreduce", algorithm, protocol) == 0:
+            assert algo_latency_s(tuning, "allreduce", algorithm, protocol, 1 << 20) == math.inf
+        else:
+            assert algo_latency_s(tuning, "allreduce", algorithm, protocol, 1 << 20) == \
+                algo_time_s(tuning, "allreduce", algorithm, protocol, 0)
 
 
 def test_derived_multinode_models(communicators):

@@ -241,7 +241,8 @@ def test_scenario_payload_key_runs_every_dimension_and_density():
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"payload": {"kind": "sparse", "dimension": "4k", "density": "2"}}, "payload.density[0]"),
+        ({"payload": {"kind": "sparse", "dimension": "4k", "density": "2"}}, "payload.density: must be ≤ 1, got '2'"),
+        ({"payload": {"kind": "sparse", "dimension": "4k", "density": ["1/2", "2"]}}, "payload.density[1]: "),
         ({"payload": {"kind": "dense", "dimension": 10}}, "payload.kind"),
         ({"sizes": ["1 MiB"]}, "sizes: a sparse payload fixes the size"),
         ({"payload": None}, "collective.algorithms[1].payload: missing"),

@@ -500,8 +500,9 @@ def test_the_ring_phases_are_priced_by_nccls_model_of_their_collective(collectiv
         assert predicted == pytest.approx(algo_time_s(tuning, collective, "ring", resolved["protocol"], size),
                                           rel=1e-12)
         assert predicted < ALGORITHMS["nccl_ring"].predict(_costs(net), 8, size, protocol=resolved["protocol"])
-        choice, time_s = _nccl_references(net, collective, [size])[size]
+        choice, time_s, latency_s = _nccl_references(net, collective, [size])[size]
         assert choice == f"ring/{resolved['protocol']}" and time_s == pytest.approx(predicted, rel=1e-12)
+        assert 0 < latency_s < time_s
 
 
 @pytest.mark.parametrize("collective", sorted(PHASES))

@@ -567,7 +567,7 @@ def scenario_dir(tmp_path: Path, algorithms: str, sizes: str = "[1 KiB, 1 MiB]")
 def test_the_nccl_comparison_note_names_an_ll_import_and_what_it_pays(tmp_path, capsys):
     """An LL program beats NCCL's ring/LL at 32 KiB on a DGX H100 only by NCCL's latencies, which it does not pay:
     the note under the comparison says so, and the program's row pays the LL wire bytes at 16 MiB."""
-    from simnet.analysis import NCCL_COMPARISON_NOTE
+    from simnet.analysis import NCCL_COMPARISON_NOTE, NCCL_LATENCY_NOTE
 
     (tmp_path / "ring_ll.xml").write_text(program(ring(8), nchunks=8, proto="LL", name="ring_ll"))
     path = tmp_path / "ll.yaml"
@@ -576,7 +576,7 @@ def test_the_nccl_comparison_note_names_an_ll_import_and_what_it_pays(tmp_path, 
                     "sizes: [32 KiB, 16 MiB]\n")
     assert main(["run", str(path), "-o", str(tmp_path / "out"), "--no-plots"]) == 0
     out = capsys.readouterr().out
-    assert NCCL_COMPARISON_NOTE in out.splitlines()
+    assert f"{NCCL_COMPARISON_NOTE} {NCCL_LATENCY_NOTE}" in out.splitlines()
     assert "imported MSCCL programs" in NCCL_COMPARISON_NOTE and "LL or LL128 wire bytes" in NCCL_COMPARISON_NOTE
     rows = json.loads((tmp_path / "out" / "results.json").read_text())
     busbw = {(row["algorithm"], row["size_bytes"]): row["busbw_GBps"] for row in rows}

@@ -313,8 +313,19 @@ def routing_text(results: pd.DataFrame) -> str:
     labels = []
     for rule in dict.fromkeys(r for r in results["routing"] if isinstance(r, str) and r):
         seeds = results.loc[results["routing"] == rule, "hash_seed"] if "hash_seed" in results else []
-        labels.append(routing_label(rule, [int(float(s)) for s in seeds if s == s and s != ""]))
+        labels.append(routing_label(rule, [seed for seed in map(_seed, seeds) if seed != ""]))
     return "; ".join(labels)
+
+
+def _seed(cell: Any) -> int | str:
+    """A ``hash_seed`` cell as an exact integer (an integer, or text as results.csv gives it back: ``"7"``,
+    ``"7.0"``), ``""`` for none; seeds go up to ``2**64 - 1``, beyond a float's 53 bits."""
+    if cell is None or cell is pd.NA or (isinstance(cell, float) and math.isnan(cell)) or cell == "":
+        return ""
+    if isinstance(cell, numbers.Integral):
+        return int(cell)
+    text = str(cell).strip()
+    return int(text) if text.isdigit() else int(float(text))
 
 
 def records(frame: pd.DataFrame) -> list[dict]:
@@ -361,10 +372,14 @@ def json_text(value: Any) -> str:
     return str(value)
 
 
+_INT64 = np.iinfo(np.int64)
+
+
 def typed_column(cells: Sequence[Any], index: pd.Index | None = None) -> pd.Series:
     """A column of swept values (:func:`simnet.scenario.swept_columns`) with the type its cells share: integers
     as ``int64``, numbers as ``float64``, text as ``str``; with a cell missing (``None``, a key some points do not
-    set) or kinds mixed, the values themselves (``object``).
+    set), kinds mixed or an integer beyond ``int64`` (a hash seed up to ``2**64 - 1``), the values themselves
+    (``object``).
 
     >>> typed_column([4, 8]).dtype, typed_column([4, None]).tolist()
     (dtype('int64'), [4, None])
@@ -375,7 +390,8 @@ def typed_column(cells: Sequence[Any], index: pd.Index | None = None) -> pd.Seri
         return bool(values) and all(isinstance(v, kind) and not isinstance(v, bool) for v in values)
 
     if every(numbers.Integral):
-        return pd.Series(values, index=index, dtype="int64")
+        fits = all(_INT64.min <= v <= _INT64.max for v in values)
+        return pd.Series(values, index=index, dtype="int64" if fits else object)
     if every(numbers.Real):
         return pd.Series(values, index=index, dtype="float64")
     if every(str):
@@ -401,8 +417,7 @@ def _typed(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
         elif column in COUNT_COLUMNS:
             frame[column] = frame[column].astype("int64")
         elif column == "hash_seed":
-            frame[column] = typed_column(["" if v is None or v != v or v == "" else int(float(v))
-                                          for v in frame[column]], frame.index)
+            frame[column] = typed_column([_seed(v) for v in frame[column]], frame.index)
         else:
             frame[column] = pd.to_numeric(frame[column].astype(object).where(frame[column].notna(), math.nan),
                                           errors="raise").astype("float64")

@@ -660,3 +660,22 @@ def test_the_speedup_table_has_one_column_per_listed_algorithm_across_a_sweep_an
     assert [cell.strip() for cell in table[3].strip("|").split("|")] == [
         "topology.nodes=16", "1 MiB", "1.000", "1.250", "2.000"]
     assert "nan" not in "\n".join(table)
+
+
+@pytest.mark.parametrize("name", ["results.csv", "results.json"])
+def test_hash_seeds_beyond_a_float_and_int64_are_recorded_exactly_and_read_back(tmp_path, name):
+    """Seeds go up to 2**64 - 1: 2**60 + 1 was recorded as 2**60 (through a float) and 2**63 + 1 ended the run
+    with an OverflowError (an int64 column) after simulating."""
+    from simnet.analysis import read_results, routing_text
+    from simnet.scenario import expand, parse_scenario
+    from simnet.sweep import run_sweep
+
+    seeds = [2**60 + 1, 2**64 - 1]
+    scenario = {"name": "seeds", "topology": {"builder": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 2,
+                                              "bandwidth": "100 Gbps", "latency": "1 us"},
+                "collective": {"op": "allreduce", "algorithms": ["ring"]}, "sizes": ["1 KiB"],
+                "network": {"routing": "ecmp_hash"}, "sweep": {"grid": {"network.hash_seed": seeds}}}
+    frame = run_sweep(expand(parse_scenario(scenario)), out_dir=tmp_path)
+    assert frame["hash_seed"].tolist() == frame["network.hash_seed"].tolist() == seeds
+    assert routing_text(frame) == f"ecmp_hash, hash_seed {seeds[0]}, {seeds[1]} (2 draws of the ECMP hash)"
+    pd.testing.assert_frame_equal(read_results(tmp_path / name), frame)

@@ -274,8 +274,8 @@ def _check_entries(entries: Sequence[int] | None, g: int) -> list[int] | None:
     """Validate `entries` (see :func:`nccl_ring_allreduce`) for servers of `g` GPUs; return it as a list."""
     if entries is None:
         return None
-    if not isinstance(entries, (list, tuple)) or sorted(entries) != list(range(g)) or not all(
-            isinstance(x, int) and not isinstance(x, bool) for x in entries):
+    if not isinstance(entries, (list, tuple)) or not all(
+            isinstance(x, int) and not isinstance(x, bool) for x in entries) or sorted(entries) != list(range(g)):
         raise ScheduleError(f"must be the {g} GPUs of a server, 0 to {g - 1}, in the order channels enter at "
                             f"them, got {entries!r}", path="entries")
     return list(entries)

@@ -82,7 +82,7 @@ def test_ring_channels_enter_at_the_gpus_of_their_entries(g, nodes, channels, da
 
 
 def test_entries_that_are_not_a_servers_gpus_are_refused():
-    for entries in ([0, 1, 2], [0, 0, 1, 2], [0, 1, 2, 4], [True, 0, 2, 3]):
+    for entries in ([0, 1, 2], [0, 0, 1, 2], [0, 1, 2, 4], [True, 0, 2, 3], [0, "1", 2, 3], [0, None, 2, 3]):
         with pytest.raises(ScheduleError) as error:
             nccl_ring_allreduce(8, MIB, gpus_per_node=4, entries=entries)
         assert error.value.path == "entries" and "the 4 GPUs of a server" in error.value.message

@@ -248,7 +248,7 @@ def _source(points: list[Point]) -> str:
 def run_sweep(
     points: list[Point],
     *,
-    out_dir: Path | None = None,
+    out_dir: str | Path | None = None,
     overwrite: bool = False,
     executor: str = "local",
     workers: int = 1,
@@ -265,7 +265,7 @@ def run_sweep(
     ----------
     points : list of Point
         From :func:`simnet.scenario.expand`.
-    out_dir : pathlib.Path, optional
+    out_dir : str or pathlib.Path, optional
         Where each finished point is written at once (``points/``) and the combined
         ``results.csv`` / ``results.json`` at the end, with ``manifest.json`` naming the study
         (:func:`write_manifest`). The directory is held for the sweep and holds one study's results,
@@ -334,6 +334,7 @@ def run_sweep(
                "progress": progress, "on_point": on_point, "force": force, "on_phase": on_phase}
     if out_dir is None:
         return _run_sweep(points, out_dir=None, **options)
+    out_dir = Path(out_dir)
     with claim(out_dir, name=_study(points), command="run_sweep", overwrite=overwrite, options=PYTHON_ARGUMENTS,
                source=_source(points)):
         write_manifest(out_dir, points)

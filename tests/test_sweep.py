@@ -118,6 +118,15 @@ def test_bad_arguments_are_refused_before_anything_runs(tmp_path, options, messa
     assert not (tmp_path / "out").exists()
 
 
+def test_run_sweep_takes_its_output_directory_as_text_too(tmp_path, monkeypatch):
+    """As read_results takes its file: out_dir='nightly' ended in "'str' object has no attribute 'mkdir'"."""
+    from simnet.analysis import read_results
+
+    monkeypatch.chdir(tmp_path)
+    results = run_sweep(expand(parse_scenario(QUICKSTART)), out_dir="nightly")
+    pd.testing.assert_frame_equal(read_results("nightly/results.csv"), results)
+
+
 def test_run_sweep_refuses_a_directory_of_another_study_as_the_command_line_does(tmp_path):
     """Study r26 F2: run_sweep(out_dir=...) wrote one study's results.csv beside another's manifest, results.md,
     plots and point files, and said nothing. It now holds the directory as `simnet run --out` does: another

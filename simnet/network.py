@@ -227,13 +227,10 @@ class Network:
             fewest = self._fewest_hops(switch)[positions]
             if (fewest < 0).any():
                 continue
-            if best is not None:
-                if (int(fewest.max()), int(fewest.sum()), 0) < best[0][:3]:
-                    rest.append((order, switch))
-                continue
-            score = self._reduction_score(nodes, switch, None)
-            if score is not None:
-                best = (score + (order,), switch)
+            if best is None:
+                best = next(iter(self._reduction_scores(nodes, [(order, switch)])), None)
+            elif (int(fewest.max()), int(fewest.sum()), 0) < best[0][:3]:
+                rest.append((order, switch))
         if best is not None and rest:
             best = min([best, *self._reduction_scores(nodes, rest, best[0][:3])])
         if best is None:
@@ -278,27 +275,13 @@ class Network:
             self._hops_to[switch] = hops
         return hops
 
-    def _reduction_score(self, nodes: Sequence[Hashable], switch: Hashable,
-                         bound: tuple[int, int, int] | None) -> tuple[int, int, int] | None:
-        """``(max hops, sum of hops, routes off their GPU's rail)`` of the routes from `nodes` to `switch`; None
-        when one has no route, or as soon as the routes so far score `bound` or more (each term only grows, so
-        the switch cannot beat the one that scored `bound`)."""
-        most = total = off = 0
-        for node in nodes:
-            try:
-                route = self._router.hops(node, switch)
-            except TopologyError:
-                return None
-            most, total, off = max(most, len(route)), total + len(route), off + self._off_rail(node, route)
-            if bound is not None and (most, total, off) >= bound:
-                return None
-        return most, total, off
-
     def _reduction_scores(self, nodes: Sequence[Hashable], switches: Sequence[tuple[int, Hashable]],
-                          bound: tuple[int, int, int]) -> list[tuple[tuple[int, int, int, int], Hashable]]:
-        """``(score + (order,), switch)`` of each ``(order, switch)`` of `switches` scoring below `bound`, as
-        :meth:`_reduction_score` scores it: routed GPU by GPU to every switch still below the bound, so that
-        the routes from one GPU share its search (one per GPU, where switch by switch each route of a large
+                          bound: tuple[int, int, int] | None = None
+                          ) -> list[tuple[tuple[int, int, int, int], Hashable]]:
+        """``((max hops, sum of hops, routes off their GPU's rail, order), switch)`` of the routes from `nodes` to
+        each ``(order, switch)`` of `switches` that every node reaches and that scores below `bound` (each term only
+        grows, so a switch is dropped as soon as its routes so far reach it). Routed GPU by GPU to every switch
+        still in play, so that the routes from one GPU share its search (switch by switch, each route of a large
         group started its own)."""
         alive = {order: [switch, 0, 0, 0] for order, switch in switches}
         for node in nodes:
@@ -311,7 +294,7 @@ class Network:
                     continue
                 entry[1], entry[2] = max(entry[1], len(route)), entry[2] + len(route)
                 entry[3] += self._off_rail(node, route)
-                if tuple(entry[1:]) >= bound:
+                if bound is not None and tuple(entry[1:]) >= bound:
                     del alive[order]
             if not alive:
                 return []

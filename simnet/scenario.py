@@ -1346,11 +1346,6 @@ def _supplied(scenario: Scenario) -> tuple[str, ...]:
     return ("payload",) if scenario.payload is not None else ()
 
 
-def _with_defaults(record: Algorithm, params: dict[str, Any], network: Network) -> dict[str, Any]:
-    """`params` over the parameters `record` derives from the topology's hierarchy."""
-    return record.with_topology_defaults(network, params)
-
-
 def _shrinking(record: Algorithm, nranks: int, size_bytes: int, params: Mapping[str, Any]) -> list[str]:
     """The whole-number parameters of `record` whose lowering to 1 lowers its transfer estimate on `nranks`
     ranks at `size_bytes`, as ``"max_pieces (64 now)"``: the value given, else the builder's default; the name
@@ -1381,7 +1376,7 @@ def _estimated_transfers(listed: list, network: Network, sizes: Sequence[int]) -
     total = 0
     for record, params, _, _ in listed:
         try:
-            params = _with_defaults(record, params, network)
+            params = record.with_topology_defaults(network, params)
             total += sum(record.transfers(network.size, size, params) for size in sizes)
         except SimnetError:
             continue
@@ -1391,11 +1386,12 @@ def _estimated_transfers(listed: list, network: Network, sizes: Sequence[int]) -
 def _built(record: Algorithm, params: dict[str, Any], origins: dict[str, str], network: Network, size: int,
            *, sized_by: str = "sizes", fits: Callable[[dict[str, Any], int], None] | None = None
            ) -> tuple[dict[str, Any], Schedule]:
-    """The parameters `record` resolves on the network and size, and ``record.builder(nranks, size, **them)``,
-    with errors at their scenario key paths; `fits` sees the resolved parameters and the size before anything is
-    built."""
+    """The parameters `record` resolves on the network and size from `params` (the topology's defaults already
+    filled in: :meth:`~simnet.algorithms.registry.Algorithm.with_topology_defaults`), and
+    ``record.builder(nranks, size, **them)``, with errors at their scenario key paths; `fits` sees the resolved
+    parameters and the size before anything is built."""
     try:
-        params = record.on_network(network, size, params)
+        params = record.resolved(network, size, params)
     except SimnetError as error:
         raise _at_key(error, record, origins, sized_by) from None
     if fits is not None:
@@ -1431,7 +1427,7 @@ def build_schedule(point: Point, algorithm: str, size_bytes: int, *, force: bool
     network = scenario.built_network(force=force)
     listed = _algorithm_runs(scenario, network.size)
     record, params, origins, _ = listed[_listed_index(scenario, listed, network, algorithm)]
-    return _built(record, _with_defaults(record, params, network), origins, network, size_bytes)[1]
+    return _built(record, record.with_topology_defaults(network, params), origins, network, size_bytes)[1]
 
 
 def algorithm_index(scenario: Scenario, algorithm: str, *, force: bool = False) -> int:
@@ -1460,7 +1456,7 @@ def algorithm_index(scenario: Scenario, algorithm: str, *, force: bool = False) 
 def _listed_choice(record: Algorithm, params: dict[str, Any], shown_extra: dict[str, Any], network: Network
                    ) -> dict[str, Any]:
     """The parameters of a listed entry's result rows (their ``params`` read as JSON, without a payload)."""
-    given = {k: _jsonable(v) for k, v in _with_defaults(record, params, network).items() if k != "payload"}
+    given = {k: _jsonable(v) for k, v in record.with_topology_defaults(network, params).items() if k != "payload"}
     return json.loads(_shown_params(given | shown_extra, None))
 
 
@@ -1660,7 +1656,7 @@ def _attempts(point: Point, *, force: bool = False,
                        lower=_shrinking(record, nranks, size, chosen))
 
         try:
-            base = _with_defaults(record, params, network)
+            base = record.with_topology_defaults(network, params)
         except SimnetError as error:
             yield Failure(record.name, where, "", error)
             continue
@@ -2151,11 +2147,11 @@ def model_curves(points: Sequence[Point], along: str, values: Sequence[float], *
             if record.model is None:
                 continue
             name = record.name
-            params = _with_defaults(record, params, network)
+            params = record.with_topology_defaults(network, params)
             for size, payload in cases:
                 given = params | ({"payload": payload} if payload is not None and record.payload == "sparse" else {})
                 try:
-                    resolved = record.on_network(network, size, given)
+                    resolved = record.resolved(network, size, given)
                     time_s = record.predict(costs, network.size, size, gamma_s_per_byte=gamma, **resolved)
                 except SimnetError:
                     continue

@@ -309,8 +309,8 @@ class Algorithm:
     def on_network(self, network: Any, size_bytes: int, params: dict, ranks: Any = None) -> dict:
         """The parameters a run builds on `network` (on the communicator of network ranks `ranks`, if given) at
         `size_bytes`: `params` over the topology's defaults (:meth:`with_topology_defaults`), then what the
-        algorithm decides at run time filled in (:meth:`resolved`). Scenarios, jobs and
-        :func:`simnet.models.predict` all decide parameters here."""
+        algorithm decides at run time filled in (:meth:`resolved`), as :func:`simnet.models.predict` decides them;
+        a scenario run takes the same two steps, the first once per algorithm and the second per size."""
         return self.resolved(network, size_bytes, self.with_topology_defaults(network, params, ranks), ranks)
 
     def resolved(self, network: Any, size_bytes: int, params: dict, ranks: Any = None) -> dict:

@@ -1085,17 +1085,19 @@ NCCL_LATENCY_NOTE = ("'+ NCCL latency' adds to such a best the latency NCCL's ow
 """What the NCCL comparison's columns ``+ NCCL latency`` and ``latency decides`` mean."""
 
 
-def nccl_comparison_note(results: pd.DataFrame) -> str:
+def nccl_comparison_note(results: pd.DataFrame, comparison: pd.DataFrame | None = None) -> str:
     """:data:`NCCL_COMPARISON_NOTE` where a schedule outside NCCL's family ran beside NCCL's choice, and
     :data:`NCCL_LATENCY_NOTE` where one is simnet's best (``""`` where only NCCL's schedules ran, or no row has an
-    NCCL choice)."""
+    NCCL choice); `comparison` is :func:`nccl_comparison` of `results` where the caller has it."""
     if "nccl_choice" not in results:
         return ""
     chosen = results[results["nccl_choice"].astype(str) != ""]
     outside = ~chosen["algorithm"].isin([*NCCL_NAMES, *NCCL_CHOICES])
     if not outside.any():
         return ""
-    best_outside = not nccl_comparison(results)["simnet_best_pays_nccl_latency"].all()
+    if comparison is None:
+        comparison = nccl_comparison(results)
+    best_outside = not comparison["simnet_best_pays_nccl_latency"].all()
     return f"{NCCL_COMPARISON_NOTE} {NCCL_LATENCY_NOTE}" if best_outside else NCCL_COMPARISON_NOTE
 
 
@@ -1258,9 +1260,9 @@ def nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def display_nccl_comparison(results: pd.DataFrame) -> pd.DataFrame:
-    """:func:`nccl_comparison` for people: sizes and times with units."""
-    frame = nccl_comparison(results)
+def display_nccl_comparison(results: pd.DataFrame, comparison: pd.DataFrame | None = None) -> pd.DataFrame:
+    """:func:`nccl_comparison` (`comparison`, where the caller has it) for people: sizes and times with units."""
+    frame = nccl_comparison(results) if comparison is None else comparison
     shown = pd.DataFrame({
         "point": frame["point"],
         "size": frame["size_bytes"].map(format_size),
@@ -1452,12 +1454,13 @@ def markdown_summary(results: pd.DataFrame, *, title: str, baseline: str | None 
                   "time over the seeds run, with the seeds that gave them.", "",
                   shown.to_markdown(index=False, floatfmt=".3f"), ""]
     if "nccl_choice" in results and results["nccl_choice"].astype(str).ne("").any():
+        compared = nccl_comparison(results)
         lines += ["## NCCL's choice beside simnet's", "",
                   "What NCCL's own cost model picks per size (and sparse payload) and predicts "
                   "(`simnet.models.nccl`), beside the fastest "
                   "simulated run, the fastest simulated NCCL schedule and, where it ran, the simulated time of NCCL's "
-                  f"choice. {nccl_comparison_note(results)}".rstrip(), "",
-                  display_nccl_comparison(results).to_markdown(index=False), ""]
+                  f"choice. {nccl_comparison_note(results, compared)}".rstrip(), "",
+                  display_nccl_comparison(results, compared).to_markdown(index=False), ""]
     for note in (nccl_without_model(results), nccl_switched_off(results)):
         if note:
             lines += [note, ""]

@@ -152,11 +152,11 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
                 click.echo(f"{loaded.name}: {where}, {results['op'].iloc[0]}, "
                            f"{results['network_model'].iloc[0]} links{_routing_header(results)}")
                 click.echo(analysis.display_table(results).to_string(index=False))
-                comparison = analysis.display_nccl_comparison(results)
-                if len(comparison):
+                compared = analysis.nccl_comparison(results)
+                if len(compared):
                     click.echo("\nNCCL's own choice (its cost model) beside simnet's simulated best:")
-                    click.echo(comparison.to_string(index=False))
-                for note in (analysis.nccl_comparison_note(results), analysis.nccl_without_model(results),
+                    click.echo(analysis.display_nccl_comparison(results, compared).to_string(index=False))
+                for note in (analysis.nccl_comparison_note(results, compared), analysis.nccl_without_model(results),
                              analysis.nccl_switched_off(results)):
                     if note:
                         click.echo(note)
@@ -389,7 +389,7 @@ def _write_jobs_report(out_dir: Path, name: str, results, *, draw: bool = True, 
     import pandas as pd
 
     from simnet import analysis
-    from simnet.sweep import write_atomic
+    from simnet.outputs import write_atomic
 
     interference = pd.read_csv(out_dir / "interference.csv", keep_default_na=False)
     written = [out_dir / f"{table}.{kind}" for table, kind in (("results", "csv"), ("results", "json"),
@@ -421,7 +421,7 @@ def _write_report(out_dir: Path, name: str, results, points, *, baseline: str | 
     beside the baseline.
     """
     from simnet import analysis
-    from simnet.sweep import write_atomic
+    from simnet.outputs import write_atomic
 
     written = [out_dir / "results.csv", out_dir / "results.json"]
     baseline = baseline or analysis.default_baseline(results)
@@ -831,7 +831,7 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
         if out_dir is not None:
             from simnet import __version__
             from simnet.outputs import MANIFEST_FILE
-            from simnet.sweep import write_atomic
+            from simnet.outputs import write_atomic
 
             manifest = {"simnet_version": __version__, "command": "tune", "name": name, "source": topology,
                         "sizes": size_list, "network": network, "prune_factor": prune_factor,
@@ -941,7 +941,7 @@ def _emit_nccl_tuner(path: Path, tuned, graph, network: dict, *, op: str, quiet:
     """Write ``nccl_tuner.conf`` from the simulated NCCL winners of `tuned` (see :func:`simnet.tune.nccl_tuner_rows`)."""
     from simnet.models.nccl import tuner_rows_to_csv
     from simnet.scenario import parse_network
-    from simnet.sweep import write_atomic
+    from simnet.outputs import write_atomic
     from simnet.tune import nccl_tuner_rows
 
     try:

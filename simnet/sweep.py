@@ -54,7 +54,7 @@ from simnet.jobs import INTERFERENCE_COLUMNS, TIMELINE_COLUMNS
 from simnet.outputs import MANIFEST_FILE, PYTHON_ARGUMENTS, claim, record_files, write_atomic
 from simnet.scenario import Point, point_tables, swept_columns, valid_points
 
-__all__ = ["SweepInterrupted", "dask_client", "run_sweep", "write_atomic", "write_manifest"]
+__all__ = ["SweepInterrupted", "dask_client", "run_sweep", "write_manifest"]
 
 
 _TABLES = {"interference": ("point", *INTERFERENCE_COLUMNS), "timeline": ("point", *TIMELINE_COLUMNS)}

@@ -591,9 +591,10 @@ def metric_plot(
                for y in (np.asarray(line.get_ydata(), dtype=float) for line in axes.get_lines())]
     drawn_y = [y for y in drawn_y if len(y)]
     if metric == "time":
-        first.set_yscale("log")
         if drawn_y:
             time_axis(first.yaxis, min(float(y.min()) for y in drawn_y), max(float(y.max()) for y in drawn_y))
+        else:
+            first.set_yscale("log")
         ylabel = "completion time"
     else:
         top = max((float(y.max()) for y in drawn_y), default=1.0)

@@ -130,7 +130,9 @@ def run(scenario: Path, out_dir: Path | None, fmt: str, executor: str, workers: 
     if not quiet:
         _note_repeats(points, force=force)
         _note_ports(points, force=force)
-    with _owned(out_dir, name=loaded.name, command="run", source=str(scenario), overwrite=overwrite):
+    from simnet.outputs import claim
+
+    with claim(out_dir, name=loaded.name, command="run", source=str(scenario), overwrite=overwrite):
         results, failed = _partial(lambda: _sweep(
             scenario, loaded, points, out_dir, executor=executor, workers=workers, scheduler=scheduler,
             resume=resume, progress=False if quiet else progress, force=force))
@@ -214,18 +216,6 @@ def _check_out_options(out_dir: Path | None, *, resume: bool = False, overwrite:
 def _check_scheduler(executor: str, scheduler: str | None) -> None:
     if scheduler is not None and executor != "dask":
         raise SimnetError(f"{scheduler!r} is a Dask scheduler; give it with --executor dask", path="--scheduler")
-
-
-@contextlib.contextmanager
-def _owned(out_dir: Path | None, *, name: str, command: str, source: str, overwrite: bool) -> Iterator[None]:
-    """Hold `out_dir` for the block (see :func:`simnet.outputs.claim`); nothing to hold without one."""
-    if out_dir is None:
-        yield
-        return
-    from simnet.outputs import claim
-
-    with claim(out_dir, name=name, command=command, source=source, overwrite=overwrite):
-        yield
 
 
 def _load(scenario: Path, *, force: bool = False, collective: str = ""):
@@ -514,7 +504,9 @@ def compare(scenario: Path, baseline: str | None, out_dir: Path | None, overwrit
         if name.partition(":")[0] not in listed:
             raise SimnetError(f"baseline {baseline!r} names {name!r}, which the scenario does not list "
                               f"({', '.join(sorted(listed))})", path="--baseline", source=str(scenario))
-    with _owned(out_dir, name=loaded.name, command="compare", source=str(scenario), overwrite=overwrite):
+    from simnet.outputs import claim
+
+    with claim(out_dir, name=loaded.name, command="compare", source=str(scenario), overwrite=overwrite):
         results, failed = _partial(lambda: _sweep(scenario, loaded, points, out_dir,
                                                   progress=False if quiet else progress, force=force))
         baseline = baseline or analysis.default_baseline(results)
@@ -780,7 +772,9 @@ def tune(topology: str, op: str, sizes: str, prune_factor: float, top: int | Non
     network = {**block, **given}
     show_progress = not quiet and (progress if progress is not None else sys.stderr.isatty())
     name = f"tune {Path(topology).stem if Path(topology).suffix in ('.yaml', '.yml') else topology}"
-    with _owned(out_dir, name=name, command="tune", source=topology, overwrite=overwrite):
+    from simnet.outputs import claim
+
+    with claim(out_dir, name=name, command="tune", source=topology, overwrite=overwrite):
         try:
             if emit is not None:
                 _check_emit(emit[1], graph, network)

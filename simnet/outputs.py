@@ -164,14 +164,14 @@ def _remove_results(out_dir: Path, manifest: dict) -> None:
 
 
 @contextmanager
-def claim(out_dir: Path, *, name: str, command: str, source: str = "", overwrite: bool = False,
-          options: tuple[str, str] = COMMAND_OPTIONS) -> Iterator[Path]:
+def claim(out_dir: Path | None, *, name: str, command: str, source: str = "", overwrite: bool = False,
+          options: tuple[str, str] = COMMAND_OPTIONS) -> Iterator[Path | None]:
     """Own `out_dir` for the block: its lock, and its study checked or replaced.
 
     Parameters
     ----------
-    out_dir : pathlib.Path
-        The output directory (created if missing).
+    out_dir : pathlib.Path or None
+        The output directory (created if missing); None: a run without one, nothing to hold.
     name : str
         The study the results will be of: a scenario's name, or ``"tune <topology>"``.
     command : str
@@ -186,7 +186,7 @@ def claim(out_dir: Path, *, name: str, command: str, source: str = "", overwrite
 
     Yields
     ------
-    pathlib.Path
+    pathlib.Path or None
         `out_dir`.
 
     Raises
@@ -197,6 +197,9 @@ def claim(out_dir: Path, *, name: str, command: str, source: str = "", overwrite
         When the directory holds another study's results and `overwrite` is false,
         or the directory or its lock file cannot be made.
     """
+    if out_dir is None:
+        yield None
+        return
     out_option, overwrite_option = options
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

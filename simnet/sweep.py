@@ -330,15 +330,13 @@ def run_sweep(
         raise SimnetError(f"must be an integer ≥ 1 (worker processes), got {workers!r}", path="workers")
     if scheduler is not None and executor != "dask":
         raise SimnetError(f"{scheduler!r} is a Dask scheduler; give it with executor='dask'", path="scheduler")
-    options = {"executor": executor, "workers": workers, "scheduler": scheduler, "resume": resume,
-               "progress": progress, "on_point": on_point, "force": force, "on_phase": on_phase}
-    if out_dir is None:
-        return _run_sweep(points, out_dir=None, **options)
-    out_dir = Path(out_dir)
+    out_dir = None if out_dir is None else Path(out_dir)
     with claim(out_dir, name=_study(points), command="run_sweep", overwrite=overwrite, options=PYTHON_ARGUMENTS,
                source=_source(points)):
-        write_manifest(out_dir, points)
-        return _run_sweep(points, out_dir=out_dir, **options)
+        if out_dir is not None:
+            write_manifest(out_dir, points)
+        return _run_sweep(points, out_dir=out_dir, executor=executor, workers=workers, scheduler=scheduler,
+                          resume=resume, progress=progress, on_point=on_point, force=force, on_phase=on_phase)
 
 
 def _run_sweep(points: list[Point], *, out_dir: Path | None, executor: str, workers: int, scheduler: str | None,

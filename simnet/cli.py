@@ -1101,7 +1101,7 @@ def _recorded_jobs(directory: Path) -> bool:
     """Whether a results directory's manifest.json records a ``jobs:`` scenario (False without a readable one)."""
     try:
         recorded = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
-        return any("jobs" in point["scenario"] for point in recorded["points"])
+        return any("jobs" in (point.get("scenario") or {}) for point in recorded["points"])
     except (OSError, json.JSONDecodeError, KeyError, TypeError):
         return False
 
@@ -1136,12 +1136,11 @@ def _recorded(directory: Path, *, required: bool):
 
 def _one_run(points, index: int, algorithm: str | None, size_text: str | None, density_text: str | None, *,
              source: str):
-    """Simulate the one (algorithm, size, density) of sweep point `index` that --algorithm/--size/--density name."""
+    """Simulate the one (algorithm, size, density) of sweep point `index` (in range: :func:`_point_number`) that
+    --algorithm/--size/--density name."""
     from simnet.scenario import Point, algorithm_index, runs
     from simnet.units import format_size, parse_fraction, parse_size
 
-    if not 0 <= index < len(points):
-        raise SimnetError(f"no point {index}; the sweep has {len(points)}", path="--point", source=source)
     point = _valid(points[index], source)
     chosen = point.scenario
     if chosen.jobs is not None:

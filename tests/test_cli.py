@@ -953,3 +953,16 @@ def test_run_prints_each_phase_on_stderr_once_it_has_taken_a_while_unless_quiet(
                        for phase in ("building the schedule", "simulating 112 transfers"))]
     assert main(["run", "scenarios/quickstart.yaml", "-q"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_a_jobs_results_directory_is_recognised_beside_a_point_that_failed_to_validate(tmp_path):
+    """A sweep's manifest records a point that does not validate with its error and no scenario; reading whether
+    the directory holds a jobs run stopped at that point (a KeyError) and said no."""
+    from simnet.cli import _recorded_jobs
+
+    (tmp_path / "manifest.json").write_text(json.dumps({"points": [
+        {"label": "nodes=40", "error": "topology.nodes: ..."},
+        {"label": "nodes=4", "scenario": {"name": "j", "jobs": {"train": {}}}}]}))
+    assert _recorded_jobs(tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps({"points": [{"label": "", "scenario": {"name": "r"}}]}))
+    assert not _recorded_jobs(tmp_path)

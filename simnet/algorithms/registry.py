@@ -299,7 +299,7 @@ class Algorithm:
         try:
             derived = self.defaults(functools.partial(hierarchy_factors, network.graph, ranks=gpus))
         except SimnetError as error:
-            missing = [key for key in self.defaults(lambda levels: (len(gpus), 1)) if key not in params]
+            missing = [key for key in self.derived if key not in params]
             if missing:
                 raise SimnetError(f"cannot derive {', '.join(missing)} from the hierarchy of these GPUs "
                                   f"({error.message}); give it", path=missing[0]) from None

@@ -167,7 +167,8 @@ def scenario_path(base: str | Path | None, name: str | Path) -> Path:
 
 
 def _is_range(item: Any) -> bool:
-    """Whether a ``sizes`` item is a range or a comma-separated list of sizes."""
+    """Whether an item of ``sizes`` (or of a payload's ``dimension`` or ``density``) is a range or a
+    comma-separated list."""
     return isinstance(item, str) and (".." in item or "," in item)
 
 
@@ -368,7 +369,7 @@ def _ranges(parse_range: Callable[[str], list], parse: Callable[[Any], Any], wha
         values: list = []
         first: dict = {}
         for index, item in enumerate(items):
-            ranged = isinstance(item, str) and (".." in item or "," in item)
+            ranged = _is_range(item)
             try:
                 found = parse_range(item) if ranged else [parse(item)]
             except SimnetError as error:
@@ -386,20 +387,6 @@ def _ranges(parse_range: Callable[[str], list], parse: Callable[[Any], Any], wha
     return expanded
 
 
-def _count_at_least_1(text: Any) -> int:
-    count = units.parse_count(text)
-    if count < 1:
-        raise ScenarioError(f"must be ≥ 1, got {text!r}")
-    return count
-
-
-def _fraction_above_0(text: Any) -> float:
-    value = units.parse_fraction(text)
-    if not value > 0:
-        raise ScenarioError(f"must be > 0, got {text!r}")
-    return value
-
-
 class PayloadSpec(_Strict):
     """A sparse payload; keys as :class:`simnet.payloads.SparsePayload`, counts like ``32M``,
     densities like ``1/128`` or ``0.5%``; ``dimension`` and ``density`` may be lists, whose items may be
@@ -407,10 +394,11 @@ class PayloadSpec(_Strict):
     ``:xN`` each doubles), ``1/1024..1/4:x4``."""
 
     kind: Literal["sparse"]
-    dimension: Annotated[list[Count], BeforeValidator(_ranges(units.parse_count_range, _count_at_least_1,
+    dimension: Annotated[list[Count], BeforeValidator(_ranges(units.parse_count_range, units.parse_positive_count,
                                                                "dimension")), Field(min_length=1)]
     density: Annotated[list[Annotated[float, Field(gt=0, le=1)]],
-                       BeforeValidator(_ranges(units.parse_fraction_range, _fraction_above_0, "density", 1.0)),
+                       BeforeValidator(_ranges(units.parse_fraction_range, units.parse_positive_fraction, "density",
+                                               1.0)),
                        Field(min_length=1)] = [1 / 128]
     distribution: Literal[DISTRIBUTIONS] = "uniform"  # type: ignore[valid-type]
     seed: int = Field(0, ge=0)

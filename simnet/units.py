@@ -43,6 +43,8 @@ __all__ = [
     "parse_size_range",
     "parse_count_range",
     "parse_fraction_range",
+    "parse_positive_count",
+    "parse_positive_fraction",
     "parse_time",
     "parse_bandwidth",
     "parse_fraction",
@@ -211,7 +213,7 @@ def parse_count_range(text: str) -> list[int]:
     UnitError
         For a malformed range, naming the text, or a count that is not a whole number ≥ 1, naming it.
     """
-    return _geometric_range(text, _positive_count, "1 ≤ LOW ≤ HIGH")
+    return _geometric_range(text, parse_positive_count, "1 ≤ LOW ≤ HIGH")
 
 
 def parse_fraction_range(text: str) -> list[float]:
@@ -227,17 +229,19 @@ def parse_fraction_range(text: str) -> list[float]:
     UnitError
         For a malformed range or a fraction that is not a number > 0, naming the text.
     """
-    return _geometric_range(text, _positive_fraction, "0 < LOW ≤ HIGH")
+    return _geometric_range(text, parse_positive_fraction, "0 < LOW ≤ HIGH")
 
 
-def _positive_count(text: str) -> int:
+def parse_positive_count(text: str) -> int:
+    """:func:`parse_count` of `text`, which must be ≥ 1 (:class:`~simnet.errors.UnitError` naming it otherwise)."""
     count = parse_count(text)
     if count < 1:
         raise UnitError(f"must be ≥ 1, got {text!r}")
     return count
 
 
-def _positive_fraction(text: str) -> float:
+def parse_positive_fraction(text: str) -> float:
+    """:func:`parse_fraction` of `text`, which must be > 0 (:class:`~simnet.errors.UnitError` naming it otherwise)."""
     value = parse_fraction(text)
     if not value > 0:
         raise UnitError(f"must be > 0, got {text!r}")

@@ -292,3 +292,13 @@ def test_sizes_are_64_bit_counts_of_bytes():
             parse_size(text)
     with pytest.raises(UnitError, match="too large"):
         parse_size_range("1 KiB..1e20 B")
+
+
+def test_positive_counts_and_fractions_name_the_text_they_refuse():
+    from simnet.units import parse_positive_count, parse_positive_fraction
+
+    assert parse_positive_count("4Mi") == 4 * 2**20 and parse_positive_fraction("1/128") == 1 / 128
+    with pytest.raises(UnitError, match="must be ≥ 1, got '0'"):
+        parse_positive_count("0")
+    with pytest.raises(UnitError, match="must be > 0, got '0'"):
+        parse_positive_fraction("0")

@@ -37,6 +37,7 @@ __all__ = [
     "HASH_SEED",
     "hash_seed_spread",
     "HASHED_ROUTING",
+    "routing_cells",
     "routing_label",
     "routing_text",
     "RESULT_COLUMNS",
@@ -254,8 +255,7 @@ def result_row(
         "params": params,
         "resolved": resolved,
         "network_model": network_model,
-        "routing": routing,
-        "hash_seed": hash_seed if routing == HASHED_ROUTING else "",
+        **routing_cells(routing, hash_seed),
         "ranks": ranks,
         "size_bytes": size_bytes,
         "sim_time_s": sim_time_s,
@@ -277,6 +277,15 @@ def result_row(
 
 HASHED_ROUTING = "ecmp_hash"
 """The routing rule whose routes depend on a hash seed."""
+
+
+def routing_cells(routing: str, hash_seed: int) -> dict[str, Any]:
+    """A result row's ``routing`` and ``hash_seed`` cells: the seed only under the rule that hashes, else ``""``.
+
+    >>> routing_cells("ecmp_hash", 3), routing_cells("dmodk", 0)
+    ({'routing': 'ecmp_hash', 'hash_seed': 3}, {'routing': 'dmodk', 'hash_seed': ''})
+    """
+    return {"routing": routing, "hash_seed": hash_seed if routing == HASHED_ROUTING else ""}
 
 
 def routing_label(routing: str, hash_seeds: Sequence[int] = ()) -> str:

@@ -35,7 +35,7 @@ import simpy
 
 from simnet import engine
 from simnet.algorithms.alltoall import flows_schedule
-from simnet.analysis import HASHED_ROUTING, JOB_COLUMNS, busbw_factor
+from simnet.analysis import JOB_COLUMNS, busbw_factor, routing_cells
 from simnet.engine import Simulation, Trace
 from simnet.errors import SimnetError
 from simnet.network import Network
@@ -770,7 +770,7 @@ def run_jobs(network: Network, jobs: Sequence[Job], *, model: str = "maxmin", sh
         algbw = size / per_collective / 1e9 if per_collective > 0 else math.nan
         rows.append({
             "scenario": "", "point": "", "topology": network.name, "network_model": model,
-            "routing": network.routing, "hash_seed": network.hash_seed if network.routing == HASHED_ROUTING else "",
+            **routing_cells(network.routing, network.hash_seed),
             "job": job.name,
             "op": op,
             "algorithm": job.schedule.algorithm if job.schedule is not None else job.flows.pattern,
